@@ -1,0 +1,74 @@
+// Cache-line-blocked Bloom filter: h1 picks one 512-bit block, and all k bits of a key fall
+// inside it (positions a + i*b mod 512 with b odd, so they are distinct for k <= 512).
+// One cache miss per key instead of k, at the price of a higher FP rate at equal memory,
+// which the sizing code compensates for.
+
+import { mulhi64 } from "./reduce";
+import { xxh64, secondHash } from "./xxh64";
+
+// @ts-ignore: decorator
+@inline function testPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
+  const block = bits + (<usize>mulhi64(h1, blocks) << 6);
+  let a = <u32>h2 & 511;
+  const b = (<u32>(h2 >> 9) & 511) | 1;
+  let all: u32 = 1;
+  for (let j: u32 = 0; j < k; j++) {
+    all &= (<u32>load<u8>(block + (a >> 3)) >> (a & 7)) & 1;
+    a = (a + b) & 511;
+  }
+  return all;
+}
+
+// @ts-ignore: decorator
+@inline function setPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
+  const block = bits + (<usize>mulhi64(h1, blocks) << 6);
+  let a = <u32>h2 & 511;
+  const b = (<u32>(h2 >> 9) & 511) | 1;
+  let fresh: u32 = 0;
+  for (let j: u32 = 0; j < k; j++) {
+    const p = block + (a >> 3);
+    const mask = <u32>1 << (a & 7);
+    const byte = <u32>load<u8>(p);
+    fresh |= (byte & mask) ^ mask;
+    store<u8>(p, byte | mask);
+    a = (a + b) & 511;
+  }
+  return fresh != 0 ? 1 : 0;
+}
+
+/** Writes 1 at out[i] when all k in-block bits of hash pair i are set, else 0. */
+export function blockedTest(bits: usize, blocksF: f64, k: u32, hashes: usize, count: u32, out: usize): void {
+  const blocks = <u64>blocksF;
+  for (let i: u32 = 0; i < count; i++) {
+    const h = hashes + (<usize>i << 4);
+    store<u8>(out + i, <u8>testPair(bits, blocks, k, load<u64>(h), load<u64>(h, 8)));
+  }
+}
+
+/** Sets the in-block bits of every hash pair i whose skip[i] is 0; out[i] = 1 when new; returns the count new. */
+export function blockedSet(bits: usize, blocksF: f64, k: u32, hashes: usize, count: u32, skip: usize, out: usize): u32 {
+  const blocks = <u64>blocksF;
+  let added: u32 = 0;
+  for (let i: u32 = 0; i < count; i++) {
+    let isNew: u32 = 0;
+    if (skip == 0 || load<u8>(skip + i) == 0) {
+      const h = hashes + (<usize>i << 4);
+      isNew = setPair(bits, blocks, k, load<u64>(h), load<u64>(h, 8));
+    }
+    store<u8>(out + i, <u8>isNew);
+    added += isNew;
+  }
+  return added;
+}
+
+/** 1 when all in-block bits of one key are set. */
+export function blockedHasKey(bits: usize, blocksF: f64, k: u32, key: usize, len: usize): u32 {
+  const h1 = xxh64(key, len, 0);
+  return testPair(bits, <u64>blocksF, k, h1, secondHash(h1));
+}
+
+/** Sets the in-block bits of one key; 1 when the key was new. */
+export function blockedAddKey(bits: usize, blocksF: f64, k: u32, key: usize, len: usize): u32 {
+  const h1 = xxh64(key, len, 0);
+  return setPair(bits, <u64>blocksF, k, h1, secondHash(h1));
+}

@@ -1,0 +1,101 @@
+// Standard Bloom filter over a bit array of m bits (bit i = byte i >> 3, bit i & 7, LSB first).
+// Positions by double hashing: a = h1 mapped to [0, m), b = h2 mapped to [1, m); g_i = a + i*b mod m.
+// Batch kernels take precomputed hash pairs (see hashPairs) so one hashing pass can serve several
+// filters (scalable stages, partitions) and the random memory accesses are issued back to back.
+// m crosses the boundary as f64 (exact below 2^53) so no BigInt is made per call.
+
+import { mulhi64 } from "./reduce";
+import { xxh64, secondHash } from "./xxh64";
+
+// @ts-ignore: decorator
+@inline function testPair(bits: usize, m: u64, k: u32, h1: u64, h2: u64): u32 {
+  let a = mulhi64(h1, m);
+  let b = mulhi64(h2, m);
+  if (b == 0) b = 1;
+  let all: u32 = 1;
+  for (let j: u32 = 0; j < k; j++) {
+    all &= (<u32>load<u8>(bits + <usize>(a >> 3)) >> <u32>(a & 7)) & 1;
+    a += b;
+    if (a >= m) a -= m;
+  }
+  return all;
+}
+
+// @ts-ignore: decorator
+@inline function setPair(bits: usize, m: u64, k: u32, h1: u64, h2: u64): u32 {
+  let a = mulhi64(h1, m);
+  let b = mulhi64(h2, m);
+  if (b == 0) b = 1;
+  let fresh: u32 = 0;
+  for (let j: u32 = 0; j < k; j++) {
+    const p = bits + <usize>(a >> 3);
+    const mask = <u32>1 << <u32>(a & 7);
+    const byte = <u32>load<u8>(p);
+    fresh |= (byte & mask) ^ mask;
+    store<u8>(p, byte | mask);
+    a += b;
+    if (a >= m) a -= m;
+  }
+  return fresh != 0 ? 1 : 0;
+}
+
+/** Writes 1 at out[i] when all k bits of hash pair i are set, else 0. */
+export function bloomTest(bits: usize, mF: f64, k: u32, hashes: usize, count: u32, out: usize): void {
+  const m = <u64>mF;
+  for (let i: u32 = 0; i < count; i++) {
+    const h = hashes + (<usize>i << 4);
+    store<u8>(out + i, <u8>testPair(bits, m, k, load<u64>(h), load<u64>(h, 8)));
+  }
+}
+
+/**
+ * Sets the k bits of every hash pair i whose skip[i] is 0 (skip = 0: no skip list) and writes
+ * 1 at out[i] when at least one of them was 0 before (the key was new); returns how many were new.
+ */
+export function bloomSet(bits: usize, mF: f64, k: u32, hashes: usize, count: u32, skip: usize, out: usize): u32 {
+  const m = <u64>mF;
+  let added: u32 = 0;
+  for (let i: u32 = 0; i < count; i++) {
+    let isNew: u32 = 0;
+    if (skip == 0 || load<u8>(skip + i) == 0) {
+      const h = hashes + (<usize>i << 4);
+      isNew = setPair(bits, m, k, load<u64>(h), load<u64>(h, 8));
+    }
+    store<u8>(out + i, <u8>isNew);
+    added += isNew;
+  }
+  return added;
+}
+
+/** 1 when all k bits of the key of `len` bytes at `key` are set: one call for a single key. */
+export function bloomHasKey(bits: usize, mF: f64, k: u32, key: usize, len: usize): u32 {
+  const h1 = xxh64(key, len, 0);
+  return testPair(bits, <u64>mF, k, h1, secondHash(h1));
+}
+
+/** Sets the k bits of one key; 1 when the key was new. */
+export function bloomAddKey(bits: usize, mF: f64, k: u32, key: usize, len: usize): u32 {
+  const h1 = xxh64(key, len, 0);
+  return setPair(bits, <u64>mF, k, h1, secondHash(h1));
+}
+
+/** Number of set bits among `bytes` bytes at `bits` (bytes a multiple of 8), as f64. */
+export function popcountBytes(bits: usize, bytes: usize): f64 {
+  let n: u64 = 0;
+  const end = bits + bytes;
+  while (bits < end) {
+    n += popcnt<u64>(load<u64>(bits));
+    bits += 8;
+  }
+  return <f64>n;
+}
+
+/** ORs `bytes` bytes at `src` into `dst` (bytes a multiple of 8): the union of two equal filters. */
+export function orBytes(dst: usize, src: usize, bytes: usize): void {
+  const end = dst + bytes;
+  while (dst < end) {
+    store<u64>(dst, load<u64>(dst) | load<u64>(src));
+    dst += 8;
+    src += 8;
+  }
+}

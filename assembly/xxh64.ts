@@ -1,0 +1,106 @@
+// XXH64 (Yann Collet, xxHash spec v0.1.2). Chosen as the filters' key hash because it is
+// published with test vectors, fast on short keys in wasm, and byte-exact across platforms.
+
+const P1: u64 = 0x9E3779B185EBCA87;
+const P2: u64 = 0xC2B2AE3D27D4EB4F;
+const P3: u64 = 0x165667B19E3779F9;
+const P4: u64 = 0x85EBCA77C2B2AE63;
+const P5: u64 = 0x27D4EB2F165667C5;
+
+// @ts-ignore: decorator
+@inline function round(acc: u64, lane: u64): u64 {
+  return rotl<u64>(acc + lane * P2, 31) * P1;
+}
+
+// @ts-ignore: decorator
+@inline function mergeRound(acc: u64, val: u64): u64 {
+  return (acc ^ round(0, val)) * P1 + P4;
+}
+
+/** XXH64 of `len` bytes at `ptr` with `seed`. */
+export function xxh64(ptr: usize, len: usize, seed: u64): u64 {
+  const end = ptr + len;
+  let h: u64;
+  if (len >= 32) {
+    const limit = end - 32;
+    let v1 = seed + P1 + P2;
+    let v2 = seed + P2;
+    let v3 = seed;
+    let v4 = seed - P1;
+    do {
+      v1 = round(v1, load<u64>(ptr));
+      v2 = round(v2, load<u64>(ptr, 8));
+      v3 = round(v3, load<u64>(ptr, 16));
+      v4 = round(v4, load<u64>(ptr, 24));
+      ptr += 32;
+    } while (ptr <= limit);
+    h = rotl<u64>(v1, 1) + rotl<u64>(v2, 7) + rotl<u64>(v3, 12) + rotl<u64>(v4, 18);
+    h = mergeRound(h, v1);
+    h = mergeRound(h, v2);
+    h = mergeRound(h, v3);
+    h = mergeRound(h, v4);
+  } else {
+    h = seed + P5;
+  }
+  h += <u64>len;
+  while (ptr + 8 <= end) {
+    h ^= round(0, load<u64>(ptr));
+    h = rotl<u64>(h, 27) * P1 + P4;
+    ptr += 8;
+  }
+  if (ptr + 4 <= end) {
+    h ^= <u64>load<u32>(ptr) * P1;
+    h = rotl<u64>(h, 23) * P2 + P3;
+    ptr += 4;
+  }
+  while (ptr < end) {
+    h ^= <u64>load<u8>(ptr) * P5;
+    h = rotl<u64>(h, 11) * P1;
+    ptr++;
+  }
+  h ^= h >> 33;
+  h *= P2;
+  h ^= h >> 29;
+  h *= P3;
+  h ^= h >> 32;
+  return h;
+}
+
+/** Second hash for double hashing: the splitmix64 finalizer of h1, forced odd so it is never 0. */
+// @ts-ignore: decorator
+@inline export function secondHash(h1: u64): u64 {
+  let z = h1 + 0x9E3779B97F4A7C15;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
+  return (z ^ (z >> 31)) | 1;
+}
+
+/**
+ * Hashes `count` keys laid out as bytes at `keys` with `count + 1` u32 offsets at `offsets`,
+ * writing the pair (h1, h2) of each key as two u64 at `out + 16 * i`.
+ */
+export function hashPairs(keys: usize, offsets: usize, count: u32, out: usize): void {
+  let start = load<u32>(offsets);
+  for (let i: u32 = 0; i < count; i++) {
+    const end = load<u32>(offsets + ((<usize>i + 1) << 2));
+    const h1 = xxh64(keys + start, end - start, 0);
+    store<u64>(out, h1);
+    store<u64>(out, secondHash(h1), 8);
+    out += 16;
+    start = end;
+  }
+}
+
+/**
+ * Folds XXH64 over `len` bytes at `ptr` in pieces of `piece` bytes, each piece's hash the seed of
+ * the next (one piece for len 0): the checksum of serialized segments, computable piecewise.
+ */
+export function xxh64Pieces(ptr: usize, len: usize, seed: u64, piece: usize): u64 {
+  let done: usize = 0;
+  do {
+    const n = min<usize>(piece, len - done);
+    seed = xxh64(ptr + done, n, seed);
+    done += n;
+  } while (done < len);
+  return seed;
+}

@@ -1,0 +1,223 @@
+// What the standard and the blocked Bloom filter share: the key API over partitioned bits,
+// statistics, and the serialized form (kinds 1 and 2 have the same parameters and payload).
+import { ChecksumMismatchError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
+import { concat, expectParams, headChecksum, readContainer, writeHead, writeTrailer, type KindCode } from "../format/container.js";
+import { checksumRegion } from "../format/checksum.js";
+import { estimateItems } from "../sizing.js";
+import * as check from "../validate.js";
+import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
+import { PartitionedBits, partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
+
+const PARAM_BYTES = 40;
+
+/** A Bloom filter over partitioned bits; the public classes fix the layout. */
+export abstract class BitFilter {
+  /** @internal */
+  readonly store: PartitionedBits;
+  /** The load the filter was sized for ({ items: 0, fpRate: 0 } when built from explicit bits). */
+  readonly planned: PlannedLoad;
+  private inserted: number;
+
+  protected constructor(geometry: BitsGeometry, planned: PlannedLoad, inserted = 0) {
+    this.store = new PartitionedBits(geometry);
+    this.planned = planned;
+    this.inserted = inserted;
+  }
+
+  /** Adds a key; true when it was new (false: it was present, or a false positive). */
+  add(key: string | Uint8Array): boolean {
+    const isNew = this.store.addOne(check.key("key", key));
+    if (isNew) this.inserted++;
+    return isNew;
+  }
+
+  /** True when the key may have been added (it might be a false positive); false is definite. */
+  has(key: string | Uint8Array): boolean {
+    return this.store.hasOne(check.key("key", key));
+  }
+
+  /** Adds many keys in few boundary crossings; result[i] = 1 when keys[i] was new. */
+  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    return this.batch(check.keyList("keys", keys), true);
+  }
+
+  /** Tests many keys; result[i] = 1 when keys[i] may be present. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    return this.batch(check.keyList("keys", keys), false);
+  }
+
+  /** Adds keys given as ranges of one buffer (key i = data[offsets[i] .. offsets[i+1])); result[i] = 1 when new. */
+  addRanges(data: Uint8Array, offsets: ArrayLike<number>): Uint8Array {
+    return this.ranges(data, offsets, true);
+  }
+
+  /** Tests keys given as ranges of one buffer; result[i] = 1 when key i may be present. */
+  hasRanges(data: Uint8Array, offsets: ArrayLike<number>): Uint8Array {
+    return this.ranges(data, offsets, false);
+  }
+
+  /** Bits in the filter (m), over all partitions. */
+  get bits(): number {
+    return totalBits(this.store.geometry);
+  }
+
+  /** Hash functions (k). */
+  get hashes(): number {
+    return this.store.geometry.hashes;
+  }
+
+  /** Partitions (separate WebAssembly memories) holding the bits. */
+  get partitions(): number {
+    return this.store.geometry.partitions;
+  }
+
+  /** Bytes of bit storage. */
+  get byteLength(): number {
+    return this.store.bytesPerPartition * this.store.geometry.partitions;
+  }
+
+  /** How many add calls reported a new key (an exact count of accepted keys). */
+  get count(): number {
+    return this.inserted;
+  }
+
+  /** Fraction of bits set. */
+  fillRatio(): number {
+    return this.store.popcount() / this.bits;
+  }
+
+  /** Estimated distinct keys added, from the bits set (Swamidass and Baldi). */
+  estimatedCount(): number {
+    return estimateItems({ bits: this.bits, hashes: this.hashes, setBits: this.store.popcount() });
+  }
+
+  /** Estimated FP rate now: the fill ratio to the power k. */
+  estimatedFpRate(): number {
+    return Math.pow(this.fillRatio(), this.hashes);
+  }
+
+  /** The filter in serialization format v1. */
+  serialize(): Uint8Array {
+    return concat([...this.serializeParts()], (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it; write serializeParts() to a stream instead"));
+  }
+
+  /** The serialized filter as consecutive pieces (header, one per partition, checksum): for filters above 4 GiB. */
+  *serializeParts(): Generator<Uint8Array> {
+    const parts = this.store.partitions;
+    const { slots, partitions, hashes } = this.store.geometry;
+    const params = new Uint8Array(PARAM_BYTES);
+    const view = new DataView(params.buffer);
+    view.setBigUint64(0, BigInt(slots), true);
+    view.setUint32(8, partitions, true);
+    view.setUint32(12, hashes, true);
+    view.setBigUint64(16, BigInt(this.planned.items), true);
+    view.setFloat64(24, this.planned.fpRate, true);
+    view.setBigUint64(32, BigInt(this.inserted), true);
+    const head = writeHead(this.kind, params, this.byteLength);
+    yield head;
+    let sum = headChecksum(head);
+    for (const part of parts) {
+      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
+      yield part.arena.u8.slice(part.bitsPtr, part.bitsPtr + part.bytes);
+    }
+    yield writeTrailer(sum);
+  }
+
+  /**
+   * @internal Applies the n hash pairs staged in `source` (this filter or another that hashed the
+   * batch) to this filter: a test, or a set of the pairs whose skip flag is 0. Returns the count new.
+   */
+  applyStaged(source: BitFilter, n: number, add: boolean, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
+    this.store.adoptHashes(source.store, n);
+    if (!add) {
+      this.store.test(n, out, at);
+      return 0;
+    }
+    const added = this.store.set(n, skip, out, at);
+    this.inserted += added;
+    return added;
+  }
+
+  /** Releases the filter's memory; any later call throws DisposedError. */
+  dispose(): void {
+    this.store.dispose();
+  }
+
+  /** The kind code this class serializes as. */
+  protected abstract get kind(): KindCode;
+
+  /** Parses and verifies serialized bytes of `kind`, then builds the filter through `make`. */
+  protected static load<T extends BitFilter>(
+    bytes: Uint8Array,
+    kind: KindCode,
+    layout: Layout,
+    make: (geometry: BitsGeometry, planned: PlannedLoad, inserted: number) => T,
+  ): T {
+    const container = readContainer(bytes, [kind]);
+    const params = expectParams(container, PARAM_BYTES);
+    const slots = safeNumber(params.getBigUint64(0, true), "slots");
+    const partitions = params.getUint32(8, true);
+    const hashes = params.getUint32(12, true);
+    const items = safeNumber(params.getBigUint64(16, true), "planned items");
+    const fpRate = params.getFloat64(24, true);
+    const inserted = safeNumber(params.getBigUint64(32, true), "insert count");
+    if (slots < 1) throw new FormatError(`slots ${slots} must be at least 1`, "ERR_BAD_PARAMS");
+    if (partitions < 1) throw new FormatError(`partitions ${partitions} must be at least 1`, "ERR_BAD_PARAMS");
+    if (hashes < 1 || hashes > MAX_HASHES) throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
+    if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1))) throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
+    const geometry: BitsGeometry = { layout, slots, partitions, hashes };
+    const perPartition = partitionBytes(geometry);
+    if (container.payloadBytes !== perPartition * partitions) {
+      throw new FormatError(`payload of ${container.payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
+    }
+    const filter = make(geometry, { items, fpRate }, inserted);
+    let sum = headChecksum(container.head);
+    let at = container.payloadStart;
+    for (const part of filter.store.partitions) {
+      part.arena.u8.set(bytes.subarray(at, at + part.bytes), part.bitsPtr);
+      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
+      at += part.bytes;
+    }
+    if (sum !== container.storedChecksum) {
+      filter.dispose();
+      throw new ChecksumMismatchError(container.storedChecksum, sum);
+    }
+    return filter;
+  }
+
+  private batch(keys: readonly (string | Uint8Array)[], add: boolean): Uint8Array {
+    const staging = this.store.front.staging;
+    return this.run(keys.length, (from) => staging.encodeBatch(keys, from), add);
+  }
+
+  private ranges(data: Uint8Array, offsets: ArrayLike<number>, add: boolean): Uint8Array {
+    if (!(data instanceof Uint8Array)) throw new InvalidArgumentError("data", data, "a Uint8Array");
+    if (offsets === null || typeof offsets !== "object" || typeof offsets.length !== "number") {
+      throw new InvalidArgumentError("offsets", offsets, "an array of byte offsets");
+    }
+    if (offsets.length > 0 && !(Number.isInteger(offsets[0]) && offsets[0] >= 0 && offsets[0] <= data.length)) {
+      throw new InvalidArgumentError("offsets[0]", offsets[0], `an offset within the data (0..${data.length})`);
+    }
+    const staging = this.store.front.staging;
+    return this.run(Math.max(0, offsets.length - 1), (from) => staging.stageRanges(data, offsets, from), add);
+  }
+
+  /** Stages, hashes and applies `count` keys batch by batch; `stage` encodes from a key index and says how many it took. */
+  private run(count: number, stage: (from: number) => number, add: boolean): Uint8Array {
+    const out = new Uint8Array(count);
+    const store = this.store;
+    for (let i = 0; i < count; ) {
+      const n = stage(i);
+      store.hashStaged(n);
+      if (add) this.inserted += store.set(n, undefined, out, i);
+      else store.test(n, out, i);
+      i += n;
+    }
+    return out;
+  }
+}
+
+function safeNumber(value: bigint, what: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new FormatError(`${what} ${value} is impossible`, "ERR_BAD_PARAMS");
+  return Number(value);
+}

@@ -1,0 +1,73 @@
+// From user options to a bit-storage geometry: sizing, explicit sizes, and partitioning.
+import { InvalidArgumentError, FilterTooLargeError } from "../errors.js";
+import { BLOCK_BITS, optimalBloom, optimalBlockedBloom } from "../sizing.js";
+import * as check from "../validate.js";
+import { partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
+
+/** Options of the Bloom filter constructors: a planned load, or explicit sizes. */
+export interface BloomFilterOptions {
+  /** Items planned (n); with fpRate, sizes the filter. */
+  readonly items?: number;
+  /** Wanted false-positive rate at `items` (p). */
+  readonly fpRate?: number;
+  /** Explicit size in bits (m), instead of items + fpRate. */
+  readonly bits?: number;
+  /** Explicit number of hash functions (k), with bits. */
+  readonly hashes?: number;
+  /** Largest partition in bytes (default 2 GiB); a bigger filter is split into partitions. */
+  readonly maxPartitionBytes?: number;
+}
+
+/** What a filter was planned for, kept for reporting and serialization (0 when unknown). */
+export interface PlannedLoad {
+  readonly items: number;
+  readonly fpRate: number;
+}
+
+/** Default largest partition: 2 GiB of bits, leaving room for staging in one wasm32 memory. */
+export const DEFAULT_MAX_PARTITION_BYTES = 2 ** 31;
+/** Most hash functions a filter may use. */
+export const MAX_HASHES = 64;
+const MAX_BITS = 2 ** 53 - 1;
+
+/** Resolves options into a geometry and the planned load. */
+export function resolveGeometry(layout: Layout, value: unknown): { geometry: BitsGeometry; plan: PlannedLoad } {
+  const opts = check.options<BloomFilterOptions>("options", value);
+  let bits: number;
+  let hashes: number;
+  let plan: PlannedLoad;
+  if (opts.bits !== undefined || opts.hashes !== undefined) {
+    if (opts.items !== undefined || opts.fpRate !== undefined) {
+      throw new InvalidArgumentError("options", value, "either { items, fpRate } or { bits, hashes }, not both");
+    }
+    bits = check.positiveInteger("bits", opts.bits, MAX_BITS);
+    hashes = check.positiveInteger("hashes", opts.hashes, MAX_HASHES);
+    plan = { items: 0, fpRate: 0 };
+  } else {
+    const items = check.positiveInteger("items", opts.items);
+    const fpRate = check.probability("fpRate", opts.fpRate);
+    const size = layout === "blocked" ? optimalBlockedBloom({ items, fpRate }) : optimalBloom({ items, fpRate });
+    if (size.bits > MAX_BITS) throw new FilterTooLargeError(size.bytes, `${size.bits} bits exceed 2^53`);
+    bits = size.bits;
+    hashes = Math.min(size.hashes, MAX_HASHES);
+    plan = { items, fpRate };
+  }
+  const maxBytes = opts.maxPartitionBytes === undefined ? DEFAULT_MAX_PARTITION_BYTES : check.positiveInteger("maxPartitionBytes", opts.maxPartitionBytes, DEFAULT_MAX_PARTITION_BYTES);
+  if (maxBytes % 64 !== 0) throw new InvalidArgumentError("maxPartitionBytes", maxBytes, "a multiple of 64");
+  return { geometry: split(layout, bits, hashes, maxBytes), plan };
+}
+
+function split(layout: Layout, bits: number, hashes: number, maxBytes: number): BitsGeometry {
+  if (layout === "blocked") {
+    const blocks = Math.ceil(bits / BLOCK_BITS);
+    const partitions = Math.ceil((blocks * 64) / maxBytes);
+    return { layout, slots: Math.ceil(blocks / partitions), partitions, hashes };
+  }
+  const partitions = Math.ceil(partitionBytes({ layout, slots: bits }) / maxBytes);
+  return { layout, slots: Math.ceil(bits / partitions), partitions, hashes };
+}
+
+/** Total bits of a geometry. */
+export function totalBits(geometry: BitsGeometry): number {
+  return geometry.slots * geometry.partitions * (geometry.layout === "blocked" ? BLOCK_BITS : 1);
+}

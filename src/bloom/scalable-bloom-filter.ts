@@ -1,0 +1,194 @@
+// Scalable Bloom filter (Almeida, Baquero, Preguiça, Hutchison 2007): a series of standard filters,
+// stage i planned for initialItems * growth^i items at fpRate * (1 - r) * r^i, so the compound FP
+// rate stays below fpRate however many items come. New keys go to the newest stage.
+import { FilterTooLargeError, FormatError } from "../errors.js";
+import { checksumBytes } from "../format/checksum.js";
+import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, writeTrailer } from "../format/container.js";
+import { ChecksumMismatchError } from "../errors.js";
+import * as check from "../validate.js";
+import { BloomFilter } from "./bloom-filter.js";
+
+/** Options of ScalableBloomFilter. */
+export interface ScalableBloomFilterOptions {
+  /** Bound on the compound false-positive rate. */
+  readonly fpRate: number;
+  /** Items planned for the first stage (default 65536). */
+  readonly initialItems?: number;
+  /** Capacity factor between stages (default 2). */
+  readonly growth?: number;
+  /** FP-rate factor r between stages, 0 < r < 1 (default 0.5). */
+  readonly tightening?: number;
+}
+
+const PARAM_BYTES = 32;
+const DEFAULT_INITIAL = 1 << 16;
+
+/** A Bloom filter that grows a new stage when the current one is full, keeping the FP bound. */
+export class ScalableBloomFilter {
+  readonly fpRate: number;
+  readonly initialItems: number;
+  readonly growth: number;
+  readonly tightening: number;
+  private stages: BloomFilter[] = [];
+  private readonly present = new Uint8Array(4096);
+
+  constructor(options: ScalableBloomFilterOptions) {
+    const opts = check.options<ScalableBloomFilterOptions>("options", options);
+    this.fpRate = check.probability("fpRate", opts.fpRate);
+    this.initialItems = check.positiveInteger("initialItems", opts.initialItems ?? DEFAULT_INITIAL);
+    this.growth = check.integerInRange("growth", opts.growth ?? 2, 2, 16);
+    this.tightening = check.probability("tightening", opts.tightening ?? 0.5);
+  }
+
+  /** Adds a key; true when it was new to every stage. */
+  add(key: string | Uint8Array): boolean {
+    check.key("key", key);
+    for (const stage of this.stages) if (stage.has(key)) return false;
+    return this.writable().add(key);
+  }
+
+  /** True when some stage may hold the key; false is definite. */
+  has(key: string | Uint8Array): boolean {
+    check.key("key", key);
+    for (const stage of this.stages) if (stage.has(key)) return true;
+    return false;
+  }
+
+  /** Adds many keys; result[i] = 1 when keys[i] was new. */
+  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    const out = new Uint8Array(keys.length);
+    for (let i = 0; i < keys.length; ) {
+      const last = this.writable();
+      const room = last.planned.items - last.count;
+      const front = this.stages[0];
+      const n = front.store.front.staging.encodeBatch(keys, i, room);
+      front.store.hashStaged(n);
+      const present = this.present.subarray(0, n).fill(0);
+      for (let s = 0; s < this.stages.length - 1; s++) {
+        const flags = out.subarray(i, i + n);
+        this.stages[s].applyStaged(front, n, false, undefined, flags, 0);
+        for (let j = 0; j < n; j++) present[j] |= flags[j];
+      }
+      last.applyStaged(front, n, true, present, out, i);
+      i += n;
+    }
+    return out;
+  }
+
+  /** Tests many keys; result[i] = 1 when keys[i] may be present. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    const out = new Uint8Array(keys.length);
+    if (this.stages.length === 0) return out;
+    const front = this.stages[0];
+    const flags = new Uint8Array(4096);
+    for (let i = 0; i < keys.length; ) {
+      const n = front.store.front.staging.encodeBatch(keys, i);
+      front.store.hashStaged(n);
+      for (const stage of this.stages) {
+        stage.applyStaged(front, n, false, undefined, flags, 0);
+        for (let j = 0; j < n; j++) out[i + j] |= flags[j];
+      }
+      i += n;
+    }
+    return out;
+  }
+
+  /** Keys accepted as new so far. */
+  get count(): number {
+    let total = 0;
+    for (const stage of this.stages) total += stage.count;
+    return total;
+  }
+
+  /** Stages allocated so far. */
+  get stageCount(): number {
+    return this.stages.length;
+  }
+
+  /** Bytes of bit storage over all stages. */
+  get byteLength(): number {
+    let total = 0;
+    for (const stage of this.stages) total += stage.byteLength;
+    return total;
+  }
+
+  /** Upper bound of the compound FP rate of the stages so far: 1 - prod(1 - p_i). */
+  compoundFpRate(): number {
+    let keep = 1;
+    for (const stage of this.stages) keep *= 1 - stage.estimatedFpRate();
+    return 1 - keep;
+  }
+
+  /** The filter in serialization format v1 (stages nested, each with its own checksum). */
+  serialize(): Uint8Array {
+    const params = new Uint8Array(PARAM_BYTES);
+    const view = new DataView(params.buffer);
+    view.setFloat64(0, this.fpRate, true);
+    view.setBigUint64(8, BigInt(this.initialItems), true);
+    view.setUint32(16, this.growth, true);
+    view.setFloat64(20, this.tightening, true);
+    view.setUint32(28, this.stages.length, true);
+    const parts: Uint8Array[] = [];
+    for (const stage of this.stages) {
+      const bytes = stage.serialize();
+      const length = new Uint8Array(8);
+      new DataView(length.buffer).setBigUint64(0, BigInt(bytes.length), true);
+      parts.push(length, bytes);
+    }
+    const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
+    const payload = concat(parts, tooLarge);
+    const head = writeHead(Kind.ScalableBloomFilter, params, payload.length);
+    const sum = checksumBytes(headChecksum(head), payload);
+    return concat([head, payload, writeTrailer(sum)], tooLarge);
+  }
+
+  /** Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. */
+  static deserialize(bytes: Uint8Array): ScalableBloomFilter {
+    const container = readContainer(bytes, [Kind.ScalableBloomFilter]);
+    const params = expectParams(container, PARAM_BYTES);
+    const payload = bytes.subarray(container.payloadStart, container.payloadStart + container.payloadBytes);
+    const sum = checksumBytes(headChecksum(container.head), payload);
+    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+    const filter = new ScalableBloomFilter({
+      fpRate: params.getFloat64(0, true),
+      initialItems: Number(params.getBigUint64(8, true)),
+      growth: params.getUint32(16, true),
+      tightening: params.getFloat64(20, true),
+    });
+    const stageCount = params.getUint32(28, true);
+    const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    let at = 0;
+    for (let s = 0; s < stageCount; s++) {
+      if (at + 8 > payload.length) throw new FormatError(`stage ${s} of ${stageCount} is missing`, "ERR_BAD_PARAMS");
+      const length = Number(view.getBigUint64(at, true));
+      if (at + 8 + length > payload.length) throw new FormatError(`stage ${s} declares ${length} bytes past the payload`, "ERR_BAD_PARAMS");
+      filter.stages.push(BloomFilter.deserialize(payload.subarray(at + 8, at + 8 + length)));
+      at += 8 + length;
+    }
+    if (at !== payload.length) throw new FormatError(`${payload.length - at} stray bytes after the last stage`, "ERR_BAD_PARAMS");
+    return filter;
+  }
+
+  /** Releases every stage. */
+  dispose(): void {
+    for (const stage of this.stages) stage.dispose();
+    this.stages = [];
+  }
+
+  /** The newest stage, after opening a new one if it is full. */
+  private writable(): BloomFilter {
+    const last = this.stages[this.stages.length - 1];
+    if (last !== undefined && last.count < last.planned.items) return last;
+    const i = this.stages.length;
+    const p0 = this.fpRate * (1 - this.tightening);
+    this.stages.push(
+      new BloomFilter({
+        items: Math.min(Number.MAX_SAFE_INTEGER, this.initialItems * Math.pow(this.growth, i)),
+        fpRate: Math.max(Number.MIN_VALUE, p0 * Math.pow(this.tightening, i)),
+      }),
+    );
+    return this.stages[i];
+  }
+}

@@ -1,0 +1,88 @@
+// Typed errors: every failure a caller can provoke carries a stable `code` and names the bad value.
+
+/** Base class of every error crawlsieve throws on purpose. */
+export class CrawlsieveError extends Error {
+  /** Stable machine-readable code, e.g. ERR_INVALID_ARGUMENT. */
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** An argument is out of range or of the wrong type; `argument` names it, `value` holds it. */
+export class InvalidArgumentError extends CrawlsieveError {
+  readonly argument: string;
+  readonly value: unknown;
+  constructor(argument: string, value: unknown, expected: string) {
+    super("ERR_INVALID_ARGUMENT", `${argument} must be ${expected}, got ${describe(value)}`);
+    this.argument = argument;
+    this.value = value;
+  }
+}
+
+/** Serialized bytes are not a valid crawlsieve structure (bad magic, bad parameters, wrong kind). */
+export class FormatError extends CrawlsieveError {
+  constructor(message: string, code = "ERR_FORMAT") {
+    super(code, message);
+  }
+}
+
+/** Serialized bytes end before the structure they declare. */
+export class TruncatedInputError extends FormatError {
+  constructor(expected: number, actual: number) {
+    super(`serialized input is truncated: expected ${expected} bytes, got ${actual}`, "ERR_TRUNCATED");
+  }
+}
+
+/** Serialized bytes fail their checksum: they were corrupted after being written. */
+export class ChecksumMismatchError extends FormatError {
+  constructor(expected: bigint, actual: bigint) {
+    super(
+      `checksum mismatch: stored 0x${expected.toString(16).padStart(16, "0")}, computed 0x${actual.toString(16).padStart(16, "0")}`,
+      "ERR_CHECKSUM",
+    );
+  }
+}
+
+/** Serialized bytes use a format version this build does not read. */
+export class UnsupportedVersionError extends FormatError {
+  readonly version: number;
+  constructor(version: number, supported: number) {
+    super(`unsupported format version ${version} (this build reads version ${supported})`, "ERR_UNSUPPORTED_VERSION");
+    this.version = version;
+  }
+}
+
+/** A structure would need more memory than this platform can give one object. */
+export class FilterTooLargeError extends CrawlsieveError {
+  readonly bytes: number;
+  constructor(bytes: number, reason: string) {
+    super("ERR_TOO_LARGE", `a structure of ${bytes} bytes is too large: ${reason}`);
+    this.bytes = bytes;
+  }
+}
+
+/** The WebAssembly module was used before init() (or initSync()) finished. */
+export class NotInitializedError extends CrawlsieveError {
+  constructor() {
+    super("ERR_NOT_INITIALIZED", "crawlsieve is not initialised: await init() first (Node also offers initSync())");
+  }
+}
+
+/** A structure was used after dispose(). */
+export class DisposedError extends CrawlsieveError {
+  constructor(what: string) {
+    super("ERR_DISPOSED", `${what} was used after dispose()`);
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 80 ? value.slice(0, 80) + "…" : value);
+  if (typeof value === "bigint") return `${value}n`;
+  if (value instanceof Uint8Array) return `Uint8Array(${value.length})`;
+  if (Array.isArray(value)) return `array(${value.length})`;
+  if (value === null || typeof value !== "object") return String(value);
+  return Object.prototype.toString.call(value);
+}

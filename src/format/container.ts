@@ -1,0 +1,138 @@
+// Serialization format v1, shared by every structure. Little-endian throughout:
+//   0  4  magic "CSIV"
+//   4  2  format version (1)
+//   6  2  kind (see Kind)
+//   8  2  hash scheme (1: XXH64 seed 0 + splitmix64 pair, multiply-high reduction, bits LSB first)
+//  10  2  flags (0; reserved)
+//  12  4  parameter bytes P
+//  16  8  payload bytes L
+//  24  P  parameters (kind-specific)
+//  24+P L payload (kind-specific segments)
+//  end 8  checksum (see checksum.ts) over header + parameters, then each payload segment
+import { FormatError, TruncatedInputError, UnsupportedVersionError } from "../errors.js";
+import { checksumBytes } from "./checksum.js";
+
+/** "CSIV" */
+export const MAGIC = 0x56495343;
+/** The format version this build writes and reads. */
+export const FORMAT_VERSION = 1;
+/** The only hash scheme so far. */
+export const HASH_SCHEME = 1;
+/** Bytes before the parameters. */
+export const HEADER_BYTES = 24;
+/** Bytes of the trailing checksum. */
+export const TRAILER_BYTES = 8;
+
+/** What a serialized structure is. */
+export const Kind = {
+  BloomFilter: 1,
+  BlockedBloomFilter: 2,
+  ScalableBloomFilter: 3,
+} as const;
+/** A kind code. */
+export type KindCode = (typeof Kind)[keyof typeof Kind];
+
+const KIND_NAMES = new Map<number, string>(Object.entries(Kind).map(([name, code]) => [code, name]));
+
+/** A parsed header: where the parameters and the payload are. */
+export interface Container {
+  readonly kind: KindCode;
+  readonly params: DataView;
+  /** Header + parameters, the first checksum segment. */
+  readonly head: Uint8Array;
+  readonly payloadStart: number;
+  readonly payloadBytes: number;
+  readonly storedChecksum: bigint;
+}
+
+/** Builds header + parameters for a payload of `payloadBytes`. */
+export function writeHead(kind: KindCode, params: Uint8Array, payloadBytes: number): Uint8Array {
+  const head = new Uint8Array(HEADER_BYTES + params.length);
+  const view = new DataView(head.buffer);
+  view.setUint32(0, MAGIC, true);
+  view.setUint16(4, FORMAT_VERSION, true);
+  view.setUint16(6, kind, true);
+  view.setUint16(8, HASH_SCHEME, true);
+  view.setUint16(10, 0, true);
+  view.setUint32(12, params.length, true);
+  view.setBigUint64(16, BigInt(payloadBytes), true);
+  head.set(params, HEADER_BYTES);
+  return head;
+}
+
+/** The 8-byte trailer holding `checksum`. */
+export function writeTrailer(checksum: bigint): Uint8Array {
+  const trailer = new Uint8Array(TRAILER_BYTES);
+  new DataView(trailer.buffer).setBigUint64(0, checksum, true);
+  return trailer;
+}
+
+/** Validates the header of `bytes` (magic, version, kind, scheme, lengths) before anything is allocated. */
+export function readContainer(bytes: unknown, expected: readonly KindCode[]): Container {
+  if (!(bytes instanceof Uint8Array)) throw new FormatError(`serialized input must be a Uint8Array, got ${typeof bytes}`, "ERR_INVALID_ARGUMENT");
+  if (bytes.length < HEADER_BYTES) throw new TruncatedInputError(HEADER_BYTES, bytes.length);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const magic = view.getUint32(0, true);
+  if (magic !== MAGIC) {
+    throw new FormatError(`not a crawlsieve structure: magic 0x${magic.toString(16).padStart(8, "0")} (expected "CSIV")`, "ERR_BAD_MAGIC");
+  }
+  const version = view.getUint16(4, true);
+  if (version !== FORMAT_VERSION) throw new UnsupportedVersionError(version, FORMAT_VERSION);
+  const kind = view.getUint16(6, true) as KindCode;
+  if (!expected.includes(kind)) {
+    const want = expected.map((code) => KIND_NAMES.get(code)).join(" or ");
+    throw new FormatError(`serialized kind ${kind} (${KIND_NAMES.get(kind) ?? "unknown"}) where ${want} was expected`, "ERR_WRONG_KIND");
+  }
+  const scheme = view.getUint16(8, true);
+  if (scheme !== HASH_SCHEME) throw new FormatError(`unknown hash scheme ${scheme}`, "ERR_BAD_PARAMS");
+  const flags = view.getUint16(10, true);
+  if (flags !== 0) throw new FormatError(`unknown flags 0x${flags.toString(16)}`, "ERR_BAD_PARAMS");
+  const paramBytes = view.getUint32(12, true);
+  const payloadBig = view.getBigUint64(16, true);
+  if (payloadBig > BigInt(Number.MAX_SAFE_INTEGER)) throw new FormatError(`payload length ${payloadBig} is impossible`, "ERR_BAD_PARAMS");
+  const payloadBytes = Number(payloadBig);
+  const total = HEADER_BYTES + paramBytes + payloadBytes + TRAILER_BYTES;
+  if (bytes.length < total) throw new TruncatedInputError(total, bytes.length);
+  if (bytes.length > total) {
+    throw new FormatError(`serialized input has ${bytes.length - total} bytes after its end (declared ${total} bytes)`, "ERR_TRAILING_BYTES");
+  }
+  const payloadStart = HEADER_BYTES + paramBytes;
+  return {
+    kind,
+    params: new DataView(bytes.buffer, bytes.byteOffset + HEADER_BYTES, paramBytes),
+    head: bytes.subarray(0, payloadStart),
+    payloadStart,
+    payloadBytes,
+    storedChecksum: view.getBigUint64(total - TRAILER_BYTES, true),
+  };
+}
+
+/** Reads the parameter block, checking its length first. */
+export function expectParams(container: Container, bytes: number): DataView {
+  if (container.params.byteLength !== bytes) {
+    throw new FormatError(`parameter block of ${container.params.byteLength} bytes where ${bytes} were expected`, "ERR_BAD_PARAMS");
+  }
+  return container.params;
+}
+
+/** The checksum of the header segment. */
+export function headChecksum(head: Uint8Array): bigint {
+  return checksumBytes(0n, head);
+}
+
+/** Joins parts into one array, refusing sizes no typed array can hold. */
+export function concat(parts: readonly Uint8Array[], tooLarge: (bytes: number) => Error): Uint8Array {
+  let total = 0;
+  for (const part of parts) total += part.length;
+  if (total > MAX_BYTE_ARRAY) throw tooLarge(total);
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** Largest Uint8Array the engines we target create (2^32 - 1 bytes on 64-bit V8). */
+export const MAX_BYTE_ARRAY = 2 ** 32 - 1;

@@ -1,0 +1,93 @@
+// MD5 (RFC 1321) through the WASM kernels: one-shot, batch and streaming. Results are copied out,
+// so a caller never holds a view into WASM memory.
+import { InvalidArgumentError } from "../errors.js";
+import { sharedEngine } from "../wasm/engine.js";
+import * as check from "../validate.js";
+
+const STATE_BYTES = 96; // mirrors MD5_STATE_BYTES in assembly/md5.ts
+const PIECE = 1 << 20;
+const STREAM_STRING_CHARS = 1 << 20;
+const encoder = new TextEncoder();
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/** The 16-byte MD5 digest of bytes, or of a string's UTF-8 encoding. */
+export function md5(input: Uint8Array | string): Uint8Array {
+  const data = check.key("input", input);
+  if (typeof data === "string" && data.length > STREAM_STRING_CHARS) return new Md5().update(data).digest();
+  if (data instanceof Uint8Array && data.length > PIECE) return new Md5().update(data).digest();
+  const { arena, staging } = sharedEngine();
+  const len = staging.encodeOne(data);
+  arena.k.md5(staging.statePtr, staging.keysPtr, len, staging.outPtr);
+  return arena.u8.slice(staging.outPtr, staging.outPtr + 16);
+}
+
+/** The MD5 digest as 32 lowercase hex digits. */
+export function md5Hex(input: Uint8Array | string): string {
+  return toHex(md5(input));
+}
+
+/** MD5 of many keys in few boundary crossings: digest i is result[16 i .. 16 i + 16). */
+export function md5Many(keys: readonly (string | Uint8Array)[]): Uint8Array {
+  check.keyList("keys", keys);
+  const out = new Uint8Array(16 * keys.length);
+  const { arena, staging } = sharedEngine();
+  for (let i = 0; i < keys.length; ) {
+    const n = staging.encodeBatch(keys, i);
+    // The batch's digests go where its hash pairs would: 16 bytes per key fits that region exactly.
+    arena.k.md5Batch(staging.statePtr, staging.keysPtr, staging.offsetsPtr, n, staging.hashesPtr);
+    out.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), 16 * i);
+    i += n;
+  }
+  return out;
+}
+
+/** Lowercase hex of bytes. */
+export function toHex(bytes: Uint8Array): string {
+  let hex = "";
+  for (let i = 0; i < bytes.length; i++) hex += HEX[bytes[i]];
+  return hex;
+}
+
+/** Streaming MD5: update() any number of times, then digest() once. */
+export class Md5 {
+  private readonly state = new Uint8Array(STATE_BYTES);
+  private done = false;
+
+  constructor() {
+    const { arena, staging } = sharedEngine();
+    arena.k.md5Init(staging.statePtr);
+    this.state.set(arena.u8.subarray(staging.statePtr, staging.statePtr + STATE_BYTES));
+  }
+
+  /** Feeds bytes, or a string's UTF-8 encoding. */
+  update(input: Uint8Array | string): this {
+    const data = check.key("input", input);
+    if (this.done) throw new InvalidArgumentError("md5", "finished", "a hasher that has not produced its digest yet");
+    const bytes = typeof data === "string" ? encoder.encode(data) : data;
+    const { arena, staging } = sharedEngine();
+    staging.ensureKeyBytes(Math.min(PIECE, Math.max(1, bytes.length)));
+    arena.u8.set(this.state, staging.statePtr);
+    for (let at = 0; at < bytes.length; at += PIECE) {
+      const piece = bytes.subarray(at, at + PIECE);
+      arena.u8.set(piece, staging.keysPtr);
+      arena.k.md5Update(staging.statePtr, staging.keysPtr, piece.length);
+    }
+    this.state.set(arena.u8.subarray(staging.statePtr, staging.statePtr + STATE_BYTES));
+    return this;
+  }
+
+  /** The 16-byte digest; the hasher cannot be updated afterwards. */
+  digest(): Uint8Array {
+    if (this.done) throw new InvalidArgumentError("md5", "finished", "a hasher that has not produced its digest yet");
+    this.done = true;
+    const { arena, staging } = sharedEngine();
+    arena.u8.set(this.state, staging.statePtr);
+    arena.k.md5Final(staging.statePtr, staging.outPtr);
+    return arena.u8.slice(staging.outPtr, staging.outPtr + 16);
+  }
+
+  /** The digest as hex. */
+  digestHex(): string {
+    return toHex(this.digest());
+  }
+}

@@ -1,0 +1,22 @@
+// Everything the package exports, the same in every runtime; the entry files add init().
+export { BloomFilter } from "./bloom/bloom-filter.js";
+export { BlockedBloomFilter } from "./bloom/blocked-bloom-filter.js";
+export { ScalableBloomFilter, type ScalableBloomFilterOptions } from "./bloom/scalable-bloom-filter.js";
+export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
+export { md5, md5Hex, md5Many, Md5, toHex } from "./hash/md5.js";
+export { xxh64 } from "./hash/xxh64.js";
+export * as sizing from "./sizing.js";
+export { optimalBloom } from "./sizing.js";
+export {
+  CrawlsieveError,
+  InvalidArgumentError,
+  FormatError,
+  TruncatedInputError,
+  ChecksumMismatchError,
+  UnsupportedVersionError,
+  FilterTooLargeError,
+  NotInitializedError,
+  DisposedError,
+} from "./errors.js";
+export { FORMAT_VERSION } from "./format/container.js";
+export { isInitialized } from "./wasm/module.js";

@@ -1,0 +1,105 @@
+// Sizing math. For n items in m bits with k hash functions, a standard Bloom filter's
+// false-positive rate is (1 - e^(-kn/m))^k; for a target p the optimum is m = -n ln p / (ln 2)^2
+// bits and k = round(m/n ln 2). Worked example: n = 1e9, p = 0.01 gives about 9.585e9 bits
+// (1.2 GB) and k = 7.
+import * as check from "./validate.js";
+
+/** The size of a standard Bloom filter for a planned load. */
+export interface BloomSize {
+  /** Bits in the filter (m). */
+  readonly bits: number;
+  /** Hash functions (k). */
+  readonly hashes: number;
+  /** Bytes of the bit array, ceil(m / 8). */
+  readonly bytes: number;
+  /** The theoretical FP rate at the planned load with these (rounded) m and k. */
+  readonly fpRate: number;
+  /** Bits per planned item, m / n. */
+  readonly bitsPerItem: number;
+}
+
+/** Planned load: items to be inserted and the wanted false-positive rate. */
+export interface BloomPlan {
+  readonly items: number;
+  readonly fpRate: number;
+}
+
+const LN2 = Math.LN2;
+/** Bits of one cache line: the block of the blocked variant. */
+export const BLOCK_BITS = 512;
+
+/** m and k for a standard Bloom filter holding `items` at `fpRate`. */
+export function optimalBloom(plan: BloomPlan): BloomSize {
+  const opts = check.options<BloomPlan>("plan", plan);
+  const items = check.positiveInteger("items", opts.items);
+  const fpRate = check.probability("fpRate", opts.fpRate);
+  const bits = Math.ceil((-items * Math.log(fpRate)) / (LN2 * LN2));
+  const hashes = Math.max(1, Math.round((bits / items) * LN2));
+  return describe(bits, hashes, items, bloomFpRate({ bits, hashes, items }));
+}
+
+/** (1 - e^(-kn/m))^k: the expected FP rate of a standard filter with m bits and k hashes after n items. */
+export function bloomFpRate(size: { bits: number; hashes: number; items: number }): number {
+  const { bits, hashes, items } = size;
+  return Math.pow(-Math.expm1((-hashes * items) / bits), hashes);
+}
+
+/**
+ * The expected FP rate of a cache-line-blocked filter: keys per block are Poisson with mean
+ * n * B / m, and a block holding j keys answers falsely with (1 - (1 - 1/B)^(jk))^k.
+ */
+export function blockedBloomFpRate(size: { bits: number; hashes: number; items: number }): number {
+  const { bits, hashes, items } = size;
+  const lambda = (items * BLOCK_BITS) / bits;
+  const perBit = Math.log1p(-1 / BLOCK_BITS);
+  let total = 0;
+  // Sum the Poisson mixture far enough past the mean that the tail is negligible.
+  const last = Math.ceil(lambda + 12 * Math.sqrt(lambda) + 20);
+  let logPmf = -lambda;
+  for (let j = 0; j <= last; j++) {
+    if (j > 0) logPmf += Math.log(lambda) - Math.log(j);
+    total += Math.exp(logPmf) * Math.pow(-Math.expm1(j * hashes * perBit), hashes);
+  }
+  return total;
+}
+
+/** m (a whole number of 512-bit blocks) and k for a blocked filter meeting `fpRate` at `items`. */
+export function optimalBlockedBloom(plan: BloomPlan): BloomSize {
+  const opts = check.options<BloomPlan>("plan", plan);
+  const items = check.positiveInteger("items", opts.items);
+  const fpRate = check.probability("fpRate", opts.fpRate);
+  const base = optimalBloom({ items, fpRate });
+  // Blocking costs memory at equal p: search the smallest block count (and its best k) that meets p.
+  const rateAt = (blocks: number) => bestK(blocks * BLOCK_BITS, items);
+  let lo = Math.max(1, Math.floor(base.bits / BLOCK_BITS));
+  let hi = lo;
+  while (rateAt(hi).fpRate > fpRate) hi *= 2;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (rateAt(mid).fpRate > fpRate) lo = mid + 1;
+    else hi = mid;
+  }
+  const best = rateAt(lo);
+  return describe(lo * BLOCK_BITS, best.hashes, items, best.fpRate);
+}
+
+function bestK(bits: number, items: number): { hashes: number; fpRate: number } {
+  const center = Math.max(1, Math.round((bits / items) * LN2));
+  let best = { hashes: center, fpRate: blockedBloomFpRate({ bits, hashes: center, items }) };
+  for (let hashes = Math.max(1, center - 3); hashes <= center + 3; hashes++) {
+    const fpRate = blockedBloomFpRate({ bits, hashes, items });
+    if (fpRate < best.fpRate) best = { hashes, fpRate };
+  }
+  return best;
+}
+
+/** Swamidass-Baldi estimate of the items in a filter from its set bits: -(m/k) ln(1 - X/m). */
+export function estimateItems(size: { bits: number; hashes: number; setBits: number }): number {
+  const { bits, hashes, setBits } = size;
+  if (setBits >= bits) return Infinity;
+  return (-bits / hashes) * Math.log1p(-setBits / bits);
+}
+
+function describe(bits: number, hashes: number, items: number, fpRate: number): BloomSize {
+  return { bits, hashes, bytes: Math.ceil(bits / 8), fpRate, bitsPerItem: bits / items };
+}

@@ -1,0 +1,34 @@
+// The process-wide instance for work that belongs to no structure: MD5 of caller bytes and
+// checksums of serialized bytes. Created on first use, after init().
+import { Arena } from "./arena.js";
+import { Staging } from "./staging.js";
+
+/** An arena with a staging region and nothing else. */
+export interface Engine {
+  readonly arena: Arena;
+  readonly staging: Staging;
+}
+
+let engine: Engine | undefined;
+
+/** The shared engine instance. */
+export function sharedEngine(): Engine {
+  if (engine === undefined) {
+    const arena = new Arena();
+    engine = { arena, staging: new Staging(arena, arena.base) };
+  }
+  return engine;
+}
+
+/** Streams `bytes` through the engine's key region in pieces of at most `piece` bytes. */
+export function forEachPiece(bytes: Uint8Array, piece: number, visit: (ptr: number, len: number) => void): void {
+  const { arena, staging } = sharedEngine();
+  staging.ensureKeyBytes(Math.min(piece, Math.max(bytes.length, 1)));
+  let at = 0;
+  do {
+    const n = Math.min(piece, bytes.length - at);
+    arena.u8.set(bytes.subarray(at, at + n), staging.keysPtr);
+    visit(staging.keysPtr, n);
+    at += n;
+  } while (at < bytes.length);
+}

@@ -1,0 +1,26 @@
+// The exports of build/crawlsieve.wasm as TypeScript sees them. Pointers and lengths are byte
+// offsets into the instance's own memory; bit counts cross as f64 (exact below 2^53).
+
+/** The kernel functions of one instance. */
+export interface Kernels {
+  readonly memory: WebAssembly.Memory;
+  heapBase(): number;
+  xxh64(ptr: number, len: number, seed: bigint): bigint;
+  xxh64Pieces(ptr: number, len: number, seed: bigint, piece: number): bigint;
+  hashPairs(keys: number, offsets: number, count: number, out: number): void;
+  bloomTest(bits: number, m: number, k: number, hashes: number, count: number, out: number): void;
+  bloomSet(bits: number, m: number, k: number, hashes: number, count: number, skip: number, out: number): number;
+  bloomHasKey(bits: number, m: number, k: number, key: number, len: number): number;
+  bloomAddKey(bits: number, m: number, k: number, key: number, len: number): number;
+  blockedTest(bits: number, blocks: number, k: number, hashes: number, count: number, out: number): void;
+  blockedSet(bits: number, blocks: number, k: number, hashes: number, count: number, skip: number, out: number): number;
+  blockedHasKey(bits: number, blocks: number, k: number, key: number, len: number): number;
+  blockedAddKey(bits: number, blocks: number, k: number, key: number, len: number): number;
+  popcountBytes(bits: number, bytes: number): number;
+  orBytes(dst: number, src: number, bytes: number): void;
+  md5Init(state: number): void;
+  md5Update(state: number, ptr: number, len: number): void;
+  md5Final(state: number, out: number): void;
+  md5(state: number, ptr: number, len: number, out: number): void;
+  md5Batch(state: number, keys: number, offsets: number, count: number, out: number): void;
+}

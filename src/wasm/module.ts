@@ -1,0 +1,33 @@
+// Holds the compiled WebAssembly.Module: compiled once per process by the runtime's entry file
+// (Node reads the file, browsers fetch it, workers import it), instantiated once per structure.
+import { NotInitializedError } from "../errors.js";
+import type { Kernels } from "./kernels.js";
+
+let compiled: WebAssembly.Module | undefined;
+let pending: Promise<void> | undefined;
+
+/** Installs the compiled module; later calls are ignored so init stays idempotent. */
+export function setModule(module: WebAssembly.Module): void {
+  if (compiled === undefined) compiled = module;
+}
+
+/** True once a module is installed. */
+export function isInitialized(): boolean {
+  return compiled !== undefined;
+}
+
+/** Runs `load` once, sharing the promise among concurrent callers of init(). */
+export function initOnce(load: () => Promise<WebAssembly.Module>): Promise<void> {
+  if (compiled !== undefined) return Promise.resolve();
+  pending ??= load().then(setModule, (error: unknown) => {
+    pending = undefined;
+    throw error;
+  });
+  return pending;
+}
+
+/** A fresh instance with its own memory; throws NotInitializedError before init(). */
+export function instantiate(): Kernels {
+  if (compiled === undefined) throw new NotInitializedError();
+  return new WebAssembly.Instance(compiled, {}).exports as unknown as Kernels;
+}

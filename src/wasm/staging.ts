@@ -1,0 +1,166 @@
+// The staging region of an arena: where a batch of keys is encoded (bytes + u32 offsets) for one
+// kernel call, with room for the kernel's hash pairs and per-key result flags. Keys are encoded
+// here, never inside a kernel: WASM sees only bytes, so strings are hashed as UTF-8, not UTF-16.
+import { InvalidArgumentError } from "../errors.js";
+import { alignUp, type Arena } from "./arena.js";
+
+/** Most keys one kernel call serves. */
+export const BATCH = 4096;
+/** Characters of string keys gathered into one batch before it is cut (a single longer key goes alone). */
+const BATCH_CHARS = 1 << 18;
+const INITIAL_KEY_BYTES = 1 << 16;
+
+const encoder = new TextEncoder();
+// Offsets are gathered here first: growing the key region may detach the arena's views.
+const offsetScratch = new Uint32Array(BATCH + 1);
+
+/** Batch staging inside one arena, starting at a fixed offset after the structure's own data. */
+export class Staging {
+  readonly offsetsPtr: number;
+  readonly hashesPtr: number;
+  readonly outPtr: number;
+  readonly skipPtr: number;
+  /** Scratch for MD5 state (96 bytes). */
+  readonly statePtr: number;
+  readonly keysPtr: number;
+  private keyCapacity = 0;
+  private keyView: Uint8Array | undefined;
+
+  constructor(private readonly arena: Arena, start: number) {
+    this.offsetsPtr = alignUp(start, 64);
+    this.hashesPtr = alignUp(this.offsetsPtr + 4 * (BATCH + 1), 64);
+    this.outPtr = this.hashesPtr + 16 * BATCH;
+    this.skipPtr = this.outPtr + BATCH;
+    this.statePtr = this.skipPtr + BATCH;
+    this.keysPtr = alignUp(this.statePtr + 96, 64);
+    this.ensureKeyBytes(INITIAL_KEY_BYTES);
+  }
+
+  /** End of the staging region as laid out now. */
+  get end(): number {
+    return this.keysPtr + this.keyCapacity;
+  }
+
+  /** Makes room for `bytes` bytes of keys; may grow memory. */
+  ensureKeyBytes(bytes: number): void {
+    if (bytes <= this.keyCapacity) return;
+    const capacity = Math.max(bytes, this.keyCapacity * 2);
+    this.arena.reserve(this.keysPtr + capacity);
+    this.keyCapacity = capacity;
+    this.keyView = undefined;
+  }
+
+  /** Encodes one key at keysPtr and returns its byte length. */
+  encodeOne(key: string | Uint8Array): number {
+    if (typeof key === "string") {
+      if (key.length * 3 > this.keyCapacity) this.ensureKeyBytes(key.length * 3);
+      const view = this.keyRegion();
+      return encoder.encodeInto(key, view).written;
+    }
+    if (!(key instanceof Uint8Array)) throw new InvalidArgumentError("key", key, "a string or a Uint8Array");
+    this.ensureKeyBytes(key.length);
+    this.arena.u8.set(key, this.keysPtr);
+    return key.length;
+  }
+
+  /**
+   * Encodes keys[from ..] into the batch region (bytes + count + 1 offsets) and returns how many
+   * it took: at most BATCH and at most `limit`, stopping early where the batch is full.
+   */
+  encodeBatch(keys: readonly (string | Uint8Array)[], from: number, limit = BATCH): number {
+    const last = Math.min(keys.length, from + Math.min(limit, BATCH));
+    const first = keys[from];
+    if (typeof first === "string") return this.encodeStrings(keys, from, last);
+    if (first instanceof Uint8Array) return this.copyBytes(keys, from, last);
+    throw new InvalidArgumentError(`keys[${from}]`, first, "a string or a Uint8Array");
+  }
+
+  /**
+   * Stages keys given as ranges of one byte buffer: key i is data[offsets[i] .. offsets[i + 1]).
+   * Takes keys from index `from` and returns how many it took.
+   */
+  stageRanges(data: Uint8Array, offsets: ArrayLike<number>, from: number, limit = BATCH): number {
+    const count = offsets.length - 1;
+    const last = Math.min(count, from + Math.min(limit, BATCH));
+    const start = offsets[from];
+    let n = 0;
+    let end = start;
+    for (let i = from; i < last; i++) {
+      const next = offsets[i + 1];
+      if (!(next >= end && next <= data.length)) {
+        throw new InvalidArgumentError(`offsets[${i + 1}]`, next, `a non-decreasing offset within the data (0..${data.length})`);
+      }
+      if (n > 0 && next - start > this.keyCapacity) break;
+      offsetScratch[n + 1] = next - start;
+      end = next;
+      n++;
+    }
+    offsetScratch[0] = 0;
+    this.ensureKeyBytes(end - start);
+    const u8 = this.arena.u8;
+    u8.set(data.subarray(start, end), this.keysPtr);
+    this.arena.u32.set(offsetScratch.subarray(0, n + 1), this.offsetsPtr >>> 2);
+    return n;
+  }
+
+  private encodeStrings(keys: readonly (string | Uint8Array)[], from: number, last: number): number {
+    // One native encode for the whole batch: the keys are joined and encoded once; when every
+    // character was ASCII (written == length) byte offsets equal the character offsets.
+    let joined = "";
+    let chars = 0;
+    let n = 0;
+    for (let i = from; i < last; i++) {
+      const key = keys[i];
+      if (typeof key !== "string") {
+        if (key instanceof Uint8Array) break;
+        throw new InvalidArgumentError(`keys[${i}]`, key, "a string or a Uint8Array");
+      }
+      if (n > 0 && chars + key.length > BATCH_CHARS) break;
+      joined += key;
+      chars += key.length;
+      offsetScratch[++n] = chars;
+    }
+    offsetScratch[0] = 0;
+    this.ensureKeyBytes(chars * 3);
+    const view = this.keyRegion();
+    const { written } = encoder.encodeInto(joined, view);
+    if (written !== chars) {
+      let at = 0;
+      for (let j = 0; j < n; j++) {
+        at += encoder.encodeInto(keys[from + j] as string, view.subarray(at)).written;
+        offsetScratch[j + 1] = at;
+      }
+    }
+    this.arena.u32.set(offsetScratch.subarray(0, n + 1), this.offsetsPtr >>> 2);
+    return n;
+  }
+
+  private copyBytes(keys: readonly (string | Uint8Array)[], from: number, last: number): number {
+    let bytes = 0;
+    let n = 0;
+    for (let i = from; i < last; i++) {
+      const key = keys[i];
+      if (!(key instanceof Uint8Array)) {
+        if (typeof key === "string") break;
+        throw new InvalidArgumentError(`keys[${i}]`, key, "a string or a Uint8Array");
+      }
+      if (n > 0 && bytes + key.length > this.keyCapacity) break;
+      if (n === 0) this.ensureKeyBytes(key.length);
+      bytes += key.length;
+      offsetScratch[++n] = bytes;
+    }
+    offsetScratch[0] = 0;
+    const u8 = this.arena.u8;
+    for (let j = 0; j < n; j++) u8.set(keys[from + j] as Uint8Array, this.keysPtr + offsetScratch[j]);
+    this.arena.u32.set(offsetScratch.subarray(0, n + 1), this.offsetsPtr >>> 2);
+    return n;
+  }
+
+  private keyRegion(): Uint8Array {
+    const u8 = this.arena.u8;
+    if (this.keyView === undefined || this.keyView.buffer !== u8.buffer) {
+      this.keyView = u8.subarray(this.keysPtr, this.keysPtr + this.keyCapacity);
+    }
+    return this.keyView;
+  }
+}
