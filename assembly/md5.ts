@@ -84,14 +84,13 @@ export function md5(st: usize, p: usize, len: usize, out: usize): void {
 }
 
 /**
- * MD5 of `count` keys laid out as bytes at `keys` with `count + 1` u32 offsets at `offsets`;
- * digest i goes to `out + 16 * i`. `st` is scratch state.
+ * MD5 of `count` keys, key i being the bytes at keys + [start_i, end_i) with (start_i, end_i) the
+ * u32 pair at `spans + 8 * i`; digest i goes to `out + 16 * i`. `st` is scratch state.
  */
-export function md5Batch(st: usize, keys: usize, offsets: usize, count: u32, out: usize): void {
-  let start = load<u32>(offsets);
+export function md5Batch(st: usize, keys: usize, spans: usize, count: u32, out: usize): void {
   for (let i: u32 = 0; i < count; i++) {
-    const end = load<u32>(offsets + ((<usize>i + 1) << 2));
-    md5(st, keys + start, end - start, out + (<usize>i << 4));
-    start = end;
+    const start = load<u32>(spans);
+    md5(st, keys + start, load<u32>(spans, 4) - start, out + (<usize>i << 4));
+    spans += 8;
   }
 }

@@ -76,18 +76,17 @@ export function xxh64(ptr: usize, len: usize, seed: u64): u64 {
 }
 
 /**
- * Hashes `count` keys laid out as bytes at `keys` with `count + 1` u32 offsets at `offsets`,
- * writing the pair (h1, h2) of each key as two u64 at `out + 16 * i`.
+ * Hashes `count` keys, key i being the bytes at keys + [start_i, end_i) with (start_i, end_i) the
+ * u32 pair at `spans + 8 * i`, writing its hash pair (h1, h2) as two u64 at `out + 16 * i`.
  */
-export function hashPairs(keys: usize, offsets: usize, count: u32, out: usize): void {
-  let start = load<u32>(offsets);
+export function hashPairs(keys: usize, spans: usize, count: u32, out: usize): void {
   for (let i: u32 = 0; i < count; i++) {
-    const end = load<u32>(offsets + ((<usize>i + 1) << 2));
-    const h1 = xxh64(keys + start, end - start, 0);
+    const start = load<u32>(spans);
+    const h1 = xxh64(keys + start, load<u32>(spans, 4) - start, 0);
     store<u64>(out, h1);
     store<u64>(out, secondHash(h1), 8);
+    spans += 8;
     out += 16;
-    start = end;
   }
 }
 

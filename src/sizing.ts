@@ -103,3 +103,14 @@ export function estimateItems(size: { bits: number; hashes: number; setBits: num
 function describe(bits: number, hashes: number, items: number, fpRate: number): BloomSize {
   return { bits, hashes, bytes: Math.ceil(bits / 8), fpRate, bitsPerItem: bits / items };
 }
+
+/**
+ * Bound on counter overflow in a counting Bloom filter with m counters of `counterBits` bits at the
+ * optimal load (Fan et al. 2000): P(max c >= 2^b) <= m (e ln 2 / 2^b)^(2^b); about 1.37e-15 m for b = 4.
+ */
+export function counterOverflowBound(size: { counters: number; counterBits: number }): number {
+  const counters = check.positiveInteger("counters", size.counters);
+  const counterBits = check.integerInRange("counterBits", size.counterBits, 1, 16);
+  const limit = 2 ** counterBits;
+  return Math.min(1, counters * Math.pow((Math.E * LN2) / limit, limit));
+}

@@ -42,3 +42,11 @@ export function keyList(name: string, value: unknown): readonly (string | Uint8A
   if (!Array.isArray(value)) throw new InvalidArgumentError(name, value, "an array of strings or Uint8Arrays");
   return value;
 }
+
+/** Bytes plus an even-length list of (start, end) offsets into them. */
+export function spans(data: unknown, spans: unknown): void {
+  if (!(data instanceof Uint8Array)) throw new InvalidArgumentError("data", data, "a Uint8Array");
+  if (spans === null || typeof spans !== "object" || typeof (spans as ArrayLike<number>).length !== "number" || (spans as ArrayLike<number>).length % 2 !== 0) {
+    throw new InvalidArgumentError("spans", spans, "an even-length array of (start, end) byte offsets");
+  }
+}

@@ -1,6 +1,6 @@
 // What the standard and the blocked Bloom filter share: the key API over partitioned bits,
 // statistics, and the serialized form (kinds 1 and 2 have the same parameters and payload).
-import { ChecksumMismatchError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
+import { ChecksumMismatchError, FilterTooLargeError, FormatError } from "../errors.js";
 import { concat, expectParams, headChecksum, readContainer, writeHead, writeTrailer, type KindCode } from "../format/container.js";
 import { checksumRegion } from "../format/checksum.js";
 import { estimateItems } from "../sizing.js";
@@ -46,14 +46,14 @@ export abstract class BitFilter {
     return this.batch(check.keyList("keys", keys), false);
   }
 
-  /** Adds keys given as ranges of one buffer (key i = data[offsets[i] .. offsets[i+1])); result[i] = 1 when new. */
-  addRanges(data: Uint8Array, offsets: ArrayLike<number>): Uint8Array {
-    return this.ranges(data, offsets, true);
+  /** Adds keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i+1]), ascending); result[i] = 1 when new. */
+  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+    return this.spans(data, spans, true);
   }
 
-  /** Tests keys given as ranges of one buffer; result[i] = 1 when key i may be present. */
-  hasRanges(data: Uint8Array, offsets: ArrayLike<number>): Uint8Array {
-    return this.ranges(data, offsets, false);
+  /** Tests keys given as spans of one buffer; result[i] = 1 when key i may be present. */
+  hasSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+    return this.spans(data, spans, false);
   }
 
   /** Bits in the filter (m), over all partitions. */
@@ -190,16 +190,10 @@ export abstract class BitFilter {
     return this.run(keys.length, (from) => staging.encodeBatch(keys, from), add);
   }
 
-  private ranges(data: Uint8Array, offsets: ArrayLike<number>, add: boolean): Uint8Array {
-    if (!(data instanceof Uint8Array)) throw new InvalidArgumentError("data", data, "a Uint8Array");
-    if (offsets === null || typeof offsets !== "object" || typeof offsets.length !== "number") {
-      throw new InvalidArgumentError("offsets", offsets, "an array of byte offsets");
-    }
-    if (offsets.length > 0 && !(Number.isInteger(offsets[0]) && offsets[0] >= 0 && offsets[0] <= data.length)) {
-      throw new InvalidArgumentError("offsets[0]", offsets[0], `an offset within the data (0..${data.length})`);
-    }
+  private spans(data: Uint8Array, spans: ArrayLike<number>, add: boolean): Uint8Array {
+    check.spans(data, spans);
     const staging = this.store.front.staging;
-    return this.run(Math.max(0, offsets.length - 1), (from) => staging.stageRanges(data, offsets, from), add);
+    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), add);
   }
 
   /** Stages, hashes and applies `count` keys batch by batch; `stage` encodes from a key index and says how many it took. */

@@ -7,6 +7,7 @@ import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, wri
 import { ChecksumMismatchError } from "../errors.js";
 import * as check from "../validate.js";
 import { BloomFilter } from "./bloom-filter.js";
+import { BATCH, type Staging } from "../wasm/staging.js";
 
 /** Options of ScalableBloomFilter. */
 export interface ScalableBloomFilterOptions {
@@ -30,7 +31,7 @@ export class ScalableBloomFilter {
   readonly growth: number;
   readonly tightening: number;
   private stages: BloomFilter[] = [];
-  private readonly present = new Uint8Array(4096);
+  private readonly present = new Uint8Array(BATCH);
 
   constructor(options: ScalableBloomFilterOptions) {
     const opts = check.options<ScalableBloomFilterOptions>("options", options);
@@ -57,23 +58,13 @@ export class ScalableBloomFilter {
   /** Adds many keys; result[i] = 1 when keys[i] was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    const out = new Uint8Array(keys.length);
-    for (let i = 0; i < keys.length; ) {
-      const last = this.writable();
-      const room = last.planned.items - last.count;
-      const front = this.stages[0];
-      const n = front.store.front.staging.encodeBatch(keys, i, room);
-      front.store.hashStaged(n);
-      const present = this.present.subarray(0, n).fill(0);
-      for (let s = 0; s < this.stages.length - 1; s++) {
-        const flags = out.subarray(i, i + n);
-        this.stages[s].applyStaged(front, n, false, undefined, flags, 0);
-        for (let j = 0; j < n; j++) present[j] |= flags[j];
-      }
-      last.applyStaged(front, n, true, present, out, i);
-      i += n;
-    }
-    return out;
+    return this.addStaged(keys.length, (staging, from, limit) => staging.encodeBatch(keys, from, limit));
+  }
+
+  /** Adds keys given as spans of one buffer (see BloomFilter.addSpans); result[i] = 1 when new. */
+  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+    check.spans(data, spans);
+    return this.addStaged(spans.length >>> 1, (staging, from, limit) => staging.stageSpans(data, spans, from, limit));
   }
 
   /** Tests many keys; result[i] = 1 when keys[i] may be present. */
@@ -82,7 +73,7 @@ export class ScalableBloomFilter {
     const out = new Uint8Array(keys.length);
     if (this.stages.length === 0) return out;
     const front = this.stages[0];
-    const flags = new Uint8Array(4096);
+    const flags = new Uint8Array(BATCH);
     for (let i = 0; i < keys.length; ) {
       const n = front.store.front.staging.encodeBatch(keys, i);
       front.store.hashStaged(n);
@@ -175,6 +166,30 @@ export class ScalableBloomFilter {
   dispose(): void {
     for (const stage of this.stages) stage.dispose();
     this.stages = [];
+  }
+
+  /**
+   * Adds `count` keys batch by batch: each batch is staged and hashed once in the first stage,
+   * tested against the older stages, and set in the newest where no older stage had it. A batch
+   * never holds more keys than the newest stage has room for, so stages fill to their plan.
+   */
+  private addStaged(count: number, stage: (staging: Staging, from: number, limit: number) => number): Uint8Array {
+    const out = new Uint8Array(count);
+    for (let i = 0; i < count; ) {
+      const last = this.writable();
+      const front = this.stages[0];
+      const n = stage(front.store.front.staging, i, last.planned.items - last.count);
+      front.store.hashStaged(n);
+      const present = this.present.subarray(0, n).fill(0);
+      const flags = out.subarray(i, i + n);
+      for (let s = 0; s < this.stages.length - 1; s++) {
+        this.stages[s].applyStaged(front, n, false, undefined, flags, 0);
+        for (let j = 0; j < n; j++) present[j] |= flags[j];
+      }
+      last.applyStaged(front, n, true, present, out, i);
+      i += n;
+    }
+    return out;
   }
 
   /** The newest stage, after opening a new one if it is full. */

@@ -2,6 +2,7 @@
 // so a caller never holds a view into WASM memory.
 import { InvalidArgumentError } from "../errors.js";
 import { sharedEngine } from "../wasm/engine.js";
+import type { Staging } from "../wasm/staging.js";
 import * as check from "../validate.js";
 
 const STATE_BYTES = 96; // mirrors MD5_STATE_BYTES in assembly/md5.ts
@@ -29,12 +30,22 @@ export function md5Hex(input: Uint8Array | string): string {
 /** MD5 of many keys in few boundary crossings: digest i is result[16 i .. 16 i + 16). */
 export function md5Many(keys: readonly (string | Uint8Array)[]): Uint8Array {
   check.keyList("keys", keys);
-  const out = new Uint8Array(16 * keys.length);
+  return digestBatches(keys.length, (staging, from) => staging.encodeBatch(keys, from));
+}
+
+/** MD5 of keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i+1]), ascending). */
+export function md5Spans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+  check.spans(data, spans);
+  return digestBatches(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from));
+}
+
+function digestBatches(count: number, stage: (staging: Staging, from: number) => number): Uint8Array {
+  const out = new Uint8Array(16 * count);
   const { arena, staging } = sharedEngine();
-  for (let i = 0; i < keys.length; ) {
-    const n = staging.encodeBatch(keys, i);
+  for (let i = 0; i < count; ) {
+    const n = stage(staging, i);
     // The batch's digests go where its hash pairs would: 16 bytes per key fits that region exactly.
-    arena.k.md5Batch(staging.statePtr, staging.keysPtr, staging.offsetsPtr, n, staging.hashesPtr);
+    arena.k.md5Batch(staging.statePtr, staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
     out.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), 16 * i);
     i += n;
   }

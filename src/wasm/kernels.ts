@@ -7,7 +7,7 @@ export interface Kernels {
   heapBase(): number;
   xxh64(ptr: number, len: number, seed: bigint): bigint;
   xxh64Pieces(ptr: number, len: number, seed: bigint, piece: number): bigint;
-  hashPairs(keys: number, offsets: number, count: number, out: number): void;
+  hashPairs(keys: number, spans: number, count: number, out: number): void;
   bloomTest(bits: number, m: number, k: number, hashes: number, count: number, out: number): void;
   bloomSet(bits: number, m: number, k: number, hashes: number, count: number, skip: number, out: number): number;
   bloomHasKey(bits: number, m: number, k: number, key: number, len: number): number;
@@ -22,5 +22,5 @@ export interface Kernels {
   md5Update(state: number, ptr: number, len: number): void;
   md5Final(state: number, out: number): void;
   md5(state: number, ptr: number, len: number, out: number): void;
-  md5Batch(state: number, keys: number, offsets: number, count: number, out: number): void;
+  md5Batch(state: number, keys: number, spans: number, count: number, out: number): void;
 }

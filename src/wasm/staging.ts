@@ -1,4 +1,4 @@
-// The staging region of an arena: where a batch of keys is encoded (bytes + u32 offsets) for one
+// The staging region of an arena: where a batch of keys is encoded (bytes + u32 spans) for one
 // kernel call, with room for the kernel's hash pairs and per-key result flags. Keys are encoded
 // here, never inside a kernel: WASM sees only bytes, so strings are hashed as UTF-8, not UTF-16.
 import { InvalidArgumentError } from "../errors.js";
@@ -11,12 +11,13 @@ const BATCH_CHARS = 1 << 18;
 const INITIAL_KEY_BYTES = 1 << 16;
 
 const encoder = new TextEncoder();
-// Offsets are gathered here first: growing the key region may detach the arena's views.
-const offsetScratch = new Uint32Array(BATCH + 1);
+// Spans (start, end pairs) are gathered here first: growing the key region may detach the arena's views.
+const spanScratch = new Uint32Array(2 * BATCH);
 
 /** Batch staging inside one arena, starting at a fixed offset after the structure's own data. */
 export class Staging {
-  readonly offsetsPtr: number;
+  /** Key i is keys[spans[2i] .. spans[2i + 1]). */
+  readonly spansPtr: number;
   readonly hashesPtr: number;
   readonly outPtr: number;
   readonly skipPtr: number;
@@ -27,8 +28,8 @@ export class Staging {
   private keyView: Uint8Array | undefined;
 
   constructor(private readonly arena: Arena, start: number) {
-    this.offsetsPtr = alignUp(start, 64);
-    this.hashesPtr = alignUp(this.offsetsPtr + 4 * (BATCH + 1), 64);
+    this.spansPtr = alignUp(start, 64);
+    this.hashesPtr = alignUp(this.spansPtr + 8 * BATCH, 64);
     this.outPtr = this.hashesPtr + 16 * BATCH;
     this.skipPtr = this.outPtr + BATCH;
     this.statePtr = this.skipPtr + BATCH;
@@ -64,7 +65,7 @@ export class Staging {
   }
 
   /**
-   * Encodes keys[from ..] into the batch region (bytes + count + 1 offsets) and returns how many
+   * Encodes keys[from ..] into the batch region (bytes + spans) and returns how many
    * it took: at most BATCH and at most `limit`, stopping early where the batch is full.
    */
   encodeBatch(keys: readonly (string | Uint8Array)[], from: number, limit = BATCH): number {
@@ -76,30 +77,31 @@ export class Staging {
   }
 
   /**
-   * Stages keys given as ranges of one byte buffer: key i is data[offsets[i] .. offsets[i + 1]).
-   * Takes keys from index `from` and returns how many it took.
+   * Stages keys given as spans of one buffer: key i = data[spans[2i] .. spans[2i + 1]), spans in
+   * ascending order and not overlapping (as lines of a read buffer are). Takes keys from index
+   * `from` and returns how many it took; the covered bytes are copied once.
    */
-  stageRanges(data: Uint8Array, offsets: ArrayLike<number>, from: number, limit = BATCH): number {
-    const count = offsets.length - 1;
+  stageSpans(data: Uint8Array, spans: ArrayLike<number>, from: number, limit = BATCH): number {
+    const count = spans.length >>> 1;
     const last = Math.min(count, from + Math.min(limit, BATCH));
-    const start = offsets[from];
+    const first = spans[2 * from];
+    let end = first;
     let n = 0;
-    let end = start;
     for (let i = from; i < last; i++) {
-      const next = offsets[i + 1];
-      if (!(next >= end && next <= data.length)) {
-        throw new InvalidArgumentError(`offsets[${i + 1}]`, next, `a non-decreasing offset within the data (0..${data.length})`);
+      const s = spans[2 * i];
+      const e = spans[2 * i + 1];
+      if (!(s >= end && e >= s && e <= data.length && Number.isInteger(s) && Number.isInteger(e))) {
+        throw new InvalidArgumentError(`spans[${2 * i}..${2 * i + 1}]`, [s, e], `an ascending, non-overlapping span within the data (0..${data.length})`);
       }
-      if (n > 0 && next - start > this.keyCapacity) break;
-      offsetScratch[n + 1] = next - start;
-      end = next;
+      if (n > 0 && e - first > this.keyCapacity) break;
+      spanScratch[2 * n] = s - first;
+      spanScratch[2 * n + 1] = e - first;
+      end = e;
       n++;
     }
-    offsetScratch[0] = 0;
-    this.ensureKeyBytes(end - start);
-    const u8 = this.arena.u8;
-    u8.set(data.subarray(start, end), this.keysPtr);
-    this.arena.u32.set(offsetScratch.subarray(0, n + 1), this.offsetsPtr >>> 2);
+    this.ensureKeyBytes(end - first);
+    this.arena.u8.set(data.subarray(first, end), this.keysPtr);
+    this.writeSpans(n);
     return n;
   }
 
@@ -117,21 +119,23 @@ export class Staging {
       }
       if (n > 0 && chars + key.length > BATCH_CHARS) break;
       joined += key;
+      spanScratch[2 * n] = chars;
       chars += key.length;
-      offsetScratch[++n] = chars;
+      spanScratch[2 * n + 1] = chars;
+      n++;
     }
-    offsetScratch[0] = 0;
     this.ensureKeyBytes(chars * 3);
     const view = this.keyRegion();
     const { written } = encoder.encodeInto(joined, view);
     if (written !== chars) {
       let at = 0;
       for (let j = 0; j < n; j++) {
+        spanScratch[2 * j] = at;
         at += encoder.encodeInto(keys[from + j] as string, view.subarray(at)).written;
-        offsetScratch[j + 1] = at;
+        spanScratch[2 * j + 1] = at;
       }
     }
-    this.arena.u32.set(offsetScratch.subarray(0, n + 1), this.offsetsPtr >>> 2);
+    this.writeSpans(n);
     return n;
   }
 
@@ -146,14 +150,19 @@ export class Staging {
       }
       if (n > 0 && bytes + key.length > this.keyCapacity) break;
       if (n === 0) this.ensureKeyBytes(key.length);
+      spanScratch[2 * n] = bytes;
       bytes += key.length;
-      offsetScratch[++n] = bytes;
+      spanScratch[2 * n + 1] = bytes;
+      n++;
     }
-    offsetScratch[0] = 0;
     const u8 = this.arena.u8;
-    for (let j = 0; j < n; j++) u8.set(keys[from + j] as Uint8Array, this.keysPtr + offsetScratch[j]);
-    this.arena.u32.set(offsetScratch.subarray(0, n + 1), this.offsetsPtr >>> 2);
+    for (let j = 0; j < n; j++) u8.set(keys[from + j] as Uint8Array, this.keysPtr + spanScratch[2 * j]);
+    this.writeSpans(n);
     return n;
+  }
+
+  private writeSpans(n: number): void {
+    this.arena.u32.set(spanScratch.subarray(0, 2 * n), this.spansPtr >>> 2);
   }
 
   private keyRegion(): Uint8Array {

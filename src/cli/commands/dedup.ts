@@ -1,0 +1,108 @@
+// `crawlsieve dedup`: lines in, first occurrences out, order kept, streaming in bounded memory.
+import { parseArgs } from "node:util";
+import { BloomFilter } from "../../bloom/bloom-filter.js";
+import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
+import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
+import { CrawlsieveError } from "../../errors.js";
+import { lineBatches, readInputs } from "../lines.js";
+import { Output } from "../output.js";
+import { count, Progress } from "../progress.js";
+import { integerOption, probabilityOption } from "../parse.js";
+
+/** Usage of `dedup`. */
+export const dedupUsage = `crawlsieve dedup [FILE...] --approx [--fp-rate P] [--items N] [--blocked] [--stats]
+  Prints the first occurrence of every input line (stdin when no FILE), in input order.
+  Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
+  --approx        Bloom filter only: constant memory, but a line may be dropped as a false
+                  positive with probability up to P. (Exact mode arrives with the exact store.)
+  --fp-rate P     false-positive rate (default 0.001)
+  --items N       expected distinct lines; without it a scalable filter grows as lines come
+                  and keeps the compound false-positive rate under P
+  --blocked       cache-line-blocked filter (faster, a little larger); needs --items
+  --stats         one JSON line of counts and timings on stderr at the end`;
+
+/** What dedup needs of a filter. */
+interface SpanFilter {
+  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array;
+  readonly byteLength: number;
+}
+
+/** Runs `dedup`; returns the exit code. */
+export async function dedup(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      approx: { type: "boolean" },
+      "fp-rate": { type: "string" },
+      items: { type: "string" },
+      blocked: { type: "boolean" },
+      stats: { type: "boolean" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (!values.approx) {
+    throw new CrawlsieveError("ERR_NOT_AVAILABLE", "exact dedup (the default) is not available in this build yet; pass --approx for Bloom-filter dedup");
+  }
+  const fpRate = probabilityOption("fp-rate", values["fp-rate"], 0.001);
+  const items = values.items === undefined ? undefined : integerOption("items", values.items);
+  if (values.blocked && items === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --items");
+  const filter: SpanFilter =
+    items === undefined
+      ? new ScalableBloomFilter({ fpRate })
+      : values.blocked
+        ? new BlockedBloomFilter({ items, fpRate })
+        : new BloomFilter({ items, fpRate });
+
+  const started = performance.now();
+  const out = new Output();
+  const progress = new Progress();
+  const newline = Uint8Array.of(0x0a);
+  let lines = 0;
+  let unique = 0;
+  let bytesIn = 0;
+  for await (const source of readInputs(positionals)) {
+    for await (const batch of lineBatches(source)) {
+      const fresh = filter.addSpans(batch.data, batch.spans);
+      // Consecutive new lines are written as one piece of the input buffer.
+      let runStart = -1;
+      let runEnd = -1;
+      for (let i = 0; i < batch.count; i++) {
+        if (fresh[i] === 0) continue;
+        unique++;
+        const start = batch.spans[2 * i];
+        if (start !== runEnd) {
+          if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+          runStart = start;
+        }
+        runEnd = batch.ends[i];
+      }
+      if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+      if (batch.unterminated && fresh[0] === 1) out.push(newline);
+      lines += batch.count;
+      bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
+      if (out.full) await out.flush();
+      progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
+    }
+  }
+  await out.end();
+  progress.done();
+  if (values.stats) {
+    const seconds = (performance.now() - started) / 1000;
+    const stats = {
+      command: "dedup",
+      mode: "approx",
+      filter: items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      fpRate,
+      lines,
+      unique,
+      duplicates: lines - unique,
+      bytesIn,
+      filterBytes: filter.byteLength,
+      seconds: Number(seconds.toFixed(3)),
+      linesPerSecond: Math.round(lines / seconds),
+    };
+    process.stderr.write(JSON.stringify(stats) + "\n");
+  }
+  return 0;
+}

@@ -1,0 +1,61 @@
+// `crawlsieve size`: what a filter for a planned load costs.
+import { parseArgs } from "node:util";
+import { InvalidArgumentError } from "../../errors.js";
+import { counterOverflowBound, optimalBloom, optimalBlockedBloom } from "../../sizing.js";
+import { integerOption, probabilityOption } from "../parse.js";
+
+/** Usage of `size`. */
+export const sizeUsage = `crawlsieve size --items N --fp-rate P [--counter-bits B] [--json]
+  Bits (m), hashes (k) and bytes of a Bloom filter for N items at false-positive rate P, the
+  cache-line-blocked variant, and a counting filter with B-bit counters (2, 4 or 8; default 4)
+  with its counter-overflow bound P(max c >= 2^B) <= m (e ln2 / 2^B)^(2^B).`;
+
+/** Runs `size`; returns the exit code. */
+export function size(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: { items: { type: "string" }, "fp-rate": { type: "string" }, "counter-bits": { type: "string" }, json: { type: "boolean" } },
+    strict: true,
+  });
+  const items = integerOption("items", values.items);
+  const fpRate = probabilityOption("fp-rate", values["fp-rate"]);
+  const counterBits = values["counter-bits"] === undefined ? 4 : integerOption("counter-bits", values["counter-bits"], 2, 8);
+  if (![2, 4, 8].includes(counterBits)) throw new InvalidArgumentError("--counter-bits", values["counter-bits"], "2, 4 or 8");
+  const standard = optimalBloom({ items, fpRate });
+  const blocked = optimalBlockedBloom({ items, fpRate });
+  const counting = {
+    counterBits,
+    bytes: Math.ceil((standard.bits * counterBits) / 8),
+    overflowBound: counterOverflowBound({ counters: standard.bits, counterBits }),
+  };
+  const report = { items, fpRate, standard, blocked, counting };
+  if (values.json) {
+    process.stdout.write(JSON.stringify(report) + "\n");
+    return 0;
+  }
+  const rows: [string, string][] = [
+    ["items (n)", String(items)],
+    ["target fp rate (p)", String(fpRate)],
+    ["bits (m)", String(standard.bits)],
+    ["hashes (k)", String(standard.hashes)],
+    ["bytes", `${standard.bytes} (${human(standard.bytes)})`],
+    ["bits per item", standard.bitsPerItem.toFixed(3)],
+    ["fp rate at n", standard.fpRate.toPrecision(4)],
+    ["blocked: bits, k", `${blocked.bits}, ${blocked.hashes} (${human(blocked.bytes)}, ${blocked.bitsPerItem.toFixed(3)} bits/item, fp ${blocked.fpRate.toPrecision(4)})`],
+    [`counting (${counterBits}-bit)`, `${counting.bytes} bytes (${human(counting.bytes)})`],
+    ["overflow bound", `P(max c >= ${2 ** counterBits}) <= ${counting.overflowBound.toPrecision(3)}`],
+  ];
+  for (const [label, value] of rows) process.stdout.write(`${label.padEnd(20)}${value}\n`);
+  return 0;
+}
+
+function human(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 2)} ${units[unit]}`;
+}
