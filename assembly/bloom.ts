@@ -1,5 +1,8 @@
 // Standard Bloom filter over a bit array of m bits (bit i = byte i >> 3, bit i & 7, LSB first).
-// Positions by double hashing: a = h1 mapped to [0, m), b = h2 mapped to [1, m); g_i = a + i*b mod m.
+// Positions by double hashing in 64 bits, then mapped to [0, m): g_i = reduce(h1 + i*h2 mod 2^64, m)
+// with reduce(x, m) = floor(x * m / 2^64). Reducing h1 and h2 to [0, m) first would leave only
+// m^2 distinct position sets, and for small filters with low fpRate the chance that two keys share
+// all k positions (about n / m^2) then exceeds the target FP rate; 64-bit steps avoid that.
 // Batch kernels take precomputed hash pairs (see hashPairs) so one hashing pass can serve several
 // filters (scalable stages, partitions) and the random memory accesses are issued back to back.
 // m crosses the boundary as f64 (exact below 2^53) so no BigInt is made per call.
@@ -9,32 +12,26 @@ import { xxh64, secondHash } from "./xxh64";
 
 // @ts-ignore: decorator
 @inline function testPair(bits: usize, m: u64, k: u32, h1: u64, h2: u64): u32 {
-  let a = mulhi64(h1, m);
-  let b = mulhi64(h2, m);
-  if (b == 0) b = 1;
   let all: u32 = 1;
   for (let j: u32 = 0; j < k; j++) {
+    const a = mulhi64(h1, m);
     all &= (<u32>load<u8>(bits + <usize>(a >> 3)) >> <u32>(a & 7)) & 1;
-    a += b;
-    if (a >= m) a -= m;
+    h1 += h2;
   }
   return all;
 }
 
 // @ts-ignore: decorator
 @inline function setPair(bits: usize, m: u64, k: u32, h1: u64, h2: u64): u32 {
-  let a = mulhi64(h1, m);
-  let b = mulhi64(h2, m);
-  if (b == 0) b = 1;
   let fresh: u32 = 0;
   for (let j: u32 = 0; j < k; j++) {
+    const a = mulhi64(h1, m);
     const p = bits + <usize>(a >> 3);
     const mask = <u32>1 << <u32>(a & 7);
     const byte = <u32>load<u8>(p);
     fresh |= (byte & mask) ^ mask;
     store<u8>(p, byte | mask);
-    a += b;
-    if (a >= m) a -= m;
+    h1 += h2;
   }
   return fresh != 0 ? 1 : 0;
 }

@@ -66,13 +66,19 @@ export function xxh64(ptr: usize, len: usize, seed: u64): u64 {
   return h;
 }
 
-/** Second hash for double hashing: the splitmix64 finalizer of h1, forced odd so it is never 0. */
+/** splitmix64's step: a bijective 64-bit mix of x + the golden-ratio increment. */
 // @ts-ignore: decorator
-@inline export function secondHash(h1: u64): u64 {
-  let z = h1 + 0x9E3779B97F4A7C15;
+@inline export function mix64(x: u64): u64 {
+  let z = x + 0x9E3779B97F4A7C15;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
-  return (z ^ (z >> 31)) | 1;
+  return z ^ (z >> 31);
+}
+
+/** Second hash for double hashing: mix64(h1) forced odd, so the 64-bit steps never repeat. */
+// @ts-ignore: decorator
+@inline export function secondHash(h1: u64): u64 {
+  return mix64(h1) | 1;
 }
 
 /**

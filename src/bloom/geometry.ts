@@ -29,6 +29,8 @@ export const DEFAULT_MAX_PARTITION_BYTES = 2 ** 31;
 /** Most hash functions a filter may use. */
 export const MAX_HASHES = 64;
 const MAX_BITS = 2 ** 53 - 1;
+/** Refused up front: past this a filter belongs on disk or in Redis, and allocating it would only fail slowly. */
+export const MAX_TOTAL_BYTES = 2 ** 40;
 
 /** Resolves options into a geometry and the planned load. */
 export function resolveGeometry(layout: Layout, value: unknown): { geometry: BitsGeometry; plan: PlannedLoad } {
@@ -54,6 +56,7 @@ export function resolveGeometry(layout: Layout, value: unknown): { geometry: Bit
   }
   const maxBytes = opts.maxPartitionBytes === undefined ? DEFAULT_MAX_PARTITION_BYTES : check.positiveInteger("maxPartitionBytes", opts.maxPartitionBytes, DEFAULT_MAX_PARTITION_BYTES);
   if (maxBytes % 64 !== 0) throw new InvalidArgumentError("maxPartitionBytes", maxBytes, "a multiple of 64");
+  if (bits / 8 > MAX_TOTAL_BYTES) throw new FilterTooLargeError(Math.ceil(bits / 8), "it exceeds the 1 TiB limit of one in-process filter");
   return { geometry: split(layout, bits, hashes, maxBytes), plan };
 }
 

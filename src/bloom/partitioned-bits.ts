@@ -1,7 +1,8 @@
 // The storage under the Bloom variants: a bit array split into partitions, each in its own WASM
 // instance (wasm32 memory tops out at 4 GiB, so a bigger filter is split, never truncated).
-// A key's partition comes from the low 32 bits of h1; its bits inside the partition from the
-// full hash pair, so a one-partition filter is exactly the textbook filter.
+// A key's partition comes from (low 32 bits of h1) xor (high 32 bits of h2), bits that steer
+// positions inside a partition least; its bits inside the partition come from the full hash pair,
+// so a one-partition filter is exactly the textbook filter.
 import { Arena, alignUp } from "../wasm/arena.js";
 import { Staging } from "../wasm/staging.js";
 import { DisposedError } from "../errors.js";
@@ -159,7 +160,7 @@ export class PartitionedBits {
     const pairs = front.arena.u32.slice(base, base + 4 * n);
     const count = this.parts.length;
     const members: number[][] = Array.from({ length: count }, () => []);
-    for (let i = 0; i < n; i++) members[Math.floor((pairs[4 * i] * count) / 4294967296)].push(i);
+    for (let i = 0; i < n; i++) members[Math.floor((((pairs[4 * i] ^ pairs[4 * i + 3]) >>> 0) * count) / 4294967296)].push(i);
     let added = 0;
     const partSkip = skip === undefined ? undefined : new Uint8Array(n);
     const partOut = new Uint8Array(n);

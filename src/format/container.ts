@@ -2,7 +2,8 @@
 //   0  4  magic "CSIV"
 //   4  2  format version (1)
 //   6  2  kind (see Kind)
-//   8  2  hash scheme (1: XXH64 seed 0 + splitmix64 pair, multiply-high reduction, bits LSB first)
+//   8  2  hash scheme (1: h1 = XXH64 seed 0, h2 = splitmix64(h1) | 1, positions
+//          floor(((h1 + i h2) mod 2^64) * m / 2^64), bits LSB first; see assembly/bloom.ts)
 //  10  2  flags (0; reserved)
 //  12  4  parameter bytes P
 //  16  8  payload bytes L

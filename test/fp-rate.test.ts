@@ -1,0 +1,50 @@
+// Measured false-positive rates against theory, each on 1e6 keys never inserted.
+import { beforeAll, describe, expect, it } from "vitest";
+import { BlockedBloomFilter, BloomFilter, ScalableBloomFilter, sizing } from "../build/js/index.node.js";
+import { ready, urls } from "./helpers.js";
+
+const ABSENT = 1_000_000;
+let absent: string[];
+
+beforeAll(async () => {
+  await ready();
+  absent = urls(ABSENT, "absent");
+});
+
+const measure = (filter: { hasMany(keys: string[]): Uint8Array }) => filter.hasMany(absent).reduce((a, b) => a + b, 0) / ABSENT;
+
+const grid = [1e4, 1e5, 1e6].flatMap((items) => [1e-2, 1e-3, 1e-4].map((fpRate) => ({ items, fpRate })));
+
+describe("FP rate within 1.5x of the target on 1e6 absent keys", () => {
+  it.each(grid)("BloomFilter n=$items p=$fpRate", ({ items, fpRate }) => {
+    const filter = new BloomFilter({ items, fpRate });
+    filter.addMany(urls(items, "present"));
+    const measured = measure(filter);
+    expect(measured).toBeLessThan(1.5 * fpRate);
+    expect(measured).toBeGreaterThan(fpRate / 1.5);
+    // The filter's bits per key are the formula's, within 1%.
+    expect(filter.bits / items / (-Math.log(fpRate) / Math.LN2 ** 2)).toBeCloseTo(1, 2);
+    filter.dispose();
+  });
+
+  it.each(grid)("BlockedBloomFilter n=$items p=$fpRate", ({ items, fpRate }) => {
+    const filter = new BlockedBloomFilter({ items, fpRate });
+    filter.addMany(urls(items, "present"));
+    const measured = measure(filter);
+    const predicted = sizing.blockedBloomFpRate({ bits: filter.bits, hashes: filter.hashes, items });
+    expect(measured).toBeLessThan(1.5 * fpRate);
+    expect(measured).toBeGreaterThan(predicted / 1.5);
+    filter.dispose();
+  });
+
+  it("ScalableBloomFilter keeps its compound bound after growing 16-fold", () => {
+    const fpRate = 1e-3;
+    const filter = new ScalableBloomFilter({ fpRate, initialItems: 10_000 });
+    filter.addMany(urls(160_000, "present"));
+    expect(filter.stageCount).toBeGreaterThanOrEqual(4);
+    const measured = measure(filter);
+    expect(measured).toBeLessThan(1.5 * fpRate);
+    expect(measured).toBeGreaterThan(0);
+    filter.dispose();
+  });
+});

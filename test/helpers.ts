@@ -1,0 +1,35 @@
+// Shared test helpers: a seeded generator (tests are reproducible) and key factories.
+import { init } from "../build/js/index.node.js";
+
+/** Initialises the package once per test file. */
+export async function ready(): Promise<void> {
+  await init();
+}
+
+/** xorshift128+ seeded: the same sequence on every run. */
+export function rng(seed = 1): () => number {
+  let s0 = BigInt(seed) * 0x9e3779b97f4a7c15n & 0xffffffffffffffffn || 1n;
+  let s1 = (s0 ^ 0xda942042e4dd58b5n) & 0xffffffffffffffffn;
+  return () => {
+    let x = s0;
+    const y = s1;
+    s0 = y;
+    x ^= (x << 23n) & 0xffffffffffffffffn;
+    s1 = x ^ y ^ (x >> 17n) ^ (y >> 26n);
+    return Number(((s1 + y) & 0xffffffffffffffffn) >> 11n) / 2 ** 53;
+  };
+}
+
+/** Random bytes of a given length. */
+export function randomBytes(next: () => number, length: number): Uint8Array {
+  const out = new Uint8Array(length);
+  for (let i = 0; i < length; i++) out[i] = Math.floor(next() * 256);
+  return out;
+}
+
+/** URL-like keys of 60-100 bytes, disjoint between different prefixes. */
+export function urls(count: number, prefix = "present"): string[] {
+  const out = new Array<string>(count);
+  for (let i = 0; i < count; i++) out[i] = `https://www.example-${i % 97}.com/${prefix}/section/${i}/article?id=${i * 7}&ref=crawl`;
+  return out;
+}
