@@ -34,7 +34,7 @@ export function optimalBloom(plan: BloomPlan): BloomSize {
   const items = check.positiveInteger("items", opts.items);
   const fpRate = check.probability("fpRate", opts.fpRate);
   const bits = Math.ceil((-items * Math.log(fpRate)) / (LN2 * LN2));
-  const hashes = Math.max(1, Math.round((bits / items) * LN2));
+  const hashes = Math.min(MAX_SIZED_HASHES, Math.max(1, Math.round((bits / items) * LN2)));
   return describe(bits, hashes, items, bloomFpRate({ bits, hashes, items }));
 }
 
@@ -83,10 +83,13 @@ export function optimalBlockedBloom(plan: BloomPlan): BloomSize {
   return describe(lo * BLOCK_BITS, best.hashes, items, best.fpRate);
 }
 
+/** Most hash functions the sizing functions choose (the filters accept up to 64). */
+export const MAX_SIZED_HASHES = 64;
+
 function bestK(bits: number, items: number): { hashes: number; fpRate: number } {
-  const center = Math.max(1, Math.round((bits / items) * LN2));
-  let best = { hashes: center, fpRate: blockedBloomFpRate({ bits, hashes: center, items }) };
-  for (let hashes = Math.max(1, center - 3); hashes <= center + 3; hashes++) {
+  // Sparse blocks favour more hashes than m/n ln 2, so every k up to the cap is tried.
+  let best = { hashes: 1, fpRate: blockedBloomFpRate({ bits, hashes: 1, items }) };
+  for (let hashes = 2; hashes <= MAX_SIZED_HASHES; hashes++) {
     const fpRate = blockedBloomFpRate({ bits, hashes, items });
     if (fpRate < best.fpRate) best = { hashes, fpRate };
   }

@@ -1,0 +1,147 @@
+// The command line as a user runs it: real processes, real files, real pipes.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { rng } from "./helpers.js";
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+const SAMPLE = new URL("../examples/nodejs-doc-links.txt", import.meta.url).pathname;
+
+function run(args: string[], input?: Uint8Array | string) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { input, maxBuffer: 1 << 28 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr.toString() };
+}
+
+/** The reference: split on \n, compare lines without a trailing \r, keep the first occurrence's bytes. */
+function firstOccurrences(input: Buffer): Buffer {
+  const seen = new Set<string>();
+  const out: Buffer[] = [];
+  let start = 0;
+  while (start < input.length) {
+    let end = input.indexOf(10, start);
+    const terminated = end !== -1;
+    if (!terminated) end = input.length;
+    let keyEnd = end;
+    if (keyEnd > start && input[keyEnd - 1] === 13) keyEnd--;
+    const key = input.subarray(start, keyEnd).toString("latin1");
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(input.subarray(start, terminated ? end + 1 : end));
+      if (!terminated) out.push(Buffer.from("\n"));
+    }
+    start = end + 1;
+  }
+  return Buffer.concat(out);
+}
+
+describe("crawlsieve dedup --approx", () => {
+  it("equals first occurrences on the shipped sample (FP rate 1e-9 makes a drop vanishingly unlikely)", () => {
+    const input = readFileSync(SAMPLE);
+    const { code, stdout, stderr } = run(["dedup", "--approx", "--fp-rate", "1e-9", "--stats", SAMPLE]);
+    expect(code, stderr).toBe(0);
+    expect(stdout.equals(firstOccurrences(input))).toBe(true);
+    const stats = JSON.parse(stderr.trim());
+    expect(stats.lines).toBe(input.toString().split("\n").length - 1);
+    expect(stats.unique).toBe(new Set(input.toString().split("\n").slice(0, -1)).size);
+    expect(stats.duplicates).toBe(stats.lines - stats.unique);
+  });
+
+  it("keeps bytes exactly: CRLF, empty lines, invalid UTF-8, a 1 MB line, no final newline", () => {
+    const megabyte = Buffer.alloc(1 << 20, 0x61);
+    const input = Buffer.concat([
+      Buffer.from("a\r\nb\n\n\na\n"),
+      Buffer.from([0xff, 0xfe, 0x80, 0x0a, 0xc3, 0x28, 0x0a, 0xff, 0xfe, 0x80, 0x0a]),
+      megabyte,
+      Buffer.from("\n"),
+      megabyte,
+      Buffer.from("\nb\r\nlast"),
+    ]);
+    for (const extra of [[], ["--items", "1000"], ["--items", "1000", "--blocked"]]) {
+      const { code, stdout, stderr } = run(["dedup", "--approx", "--fp-rate", "1e-9", ...extra], input);
+      expect(code, stderr).toBe(0);
+      expect(stdout.equals(firstOccurrences(input)), extra.join(" ")).toBe(true);
+    }
+  });
+
+  it("equals first occurrences on random input with many repeats, read from several files", () => {
+    const next = rng(99);
+    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-cli-"));
+    const files: string[] = [];
+    const all: Buffer[] = [];
+    for (let f = 0; f < 3; f++) {
+      const lines: string[] = [];
+      for (let i = 0; i < 20_000; i++) lines.push(`https://site${Math.floor(next() * 50)}.example/p/${Math.floor(next() * 5000)}`);
+      const body = Buffer.from(lines.join("\n") + "\n");
+      files.push(join(dir, `part${f}.txt`));
+      writeFileSync(files[f], body);
+      all.push(body);
+    }
+    const { code, stdout } = run(["dedup", "--approx", "--fp-rate", "1e-9", ...files]);
+    expect(code).toBe(0);
+    expect(stdout.equals(firstOccurrences(Buffer.concat(all)))).toBe(true);
+  });
+
+  it("is exact-or-fewer at a loose FP rate: output is a subsequence of first occurrences", () => {
+    const input = readFileSync(SAMPLE);
+    const { stdout } = run(["dedup", "--approx", "--fp-rate", "0.05", "--items", "2000", SAMPLE]);
+    const reference = firstOccurrences(input).toString().split("\n");
+    const got = stdout.toString().split("\n");
+    let j = 0;
+    for (const line of got) {
+      while (j < reference.length && reference[j] !== line) j++;
+      expect(j < reference.length, `line ${line} out of order or invented`).toBe(true);
+      j++;
+    }
+    expect(got.length).toBeLessThan(reference.length);
+  });
+
+  it("refuses exact mode until it exists, and bad values by name, with exit code 2", () => {
+    expect(run(["dedup"], "a\n")).toMatchObject({ code: 2, stderr: expect.stringMatching(/pass --approx/) });
+    expect(run(["dedup", "--approx", "--fp-rate", "1.5"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--fp-rate must be .* got "1.5"/) });
+    expect(run(["dedup", "--approx", "--items=-3"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--items must be .* got "-3"/) });
+    expect(run(["dedup", "--approx", "--blocked"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--blocked needs --items/) });
+    expect(run(["dedup", "--approx", "--bogus"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unknown option '--bogus'/) });
+    expect(run(["dedup", "--approx", "/nonexistent/file"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/ENOENT.*\/nonexistent\/file/) });
+    expect(run(["frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"/) });
+  });
+
+  it("stops quietly when the reader goes away (| head)", () => {
+    const result = spawnSync("bash", ["-c", `node ${CLI} dedup --approx ${SAMPLE} | head -n 3`]);
+    expect(result.status).toBe(0);
+    expect(result.stdout.toString().split("\n")).toHaveLength(4);
+    expect(result.stderr.toString()).toBe("");
+  });
+});
+
+describe("crawlsieve md5", () => {
+  it("prints node:crypto's digest of every line", () => {
+    const input = Buffer.concat([Buffer.from("abc\r\n\nhello world\n"), Buffer.from([0xff, 0x00, 0x0a]), Buffer.from("tail")]);
+    const { code, stdout } = run(["md5"], input);
+    expect(code).toBe(0);
+    const lines = [Buffer.from("abc"), Buffer.from(""), Buffer.from("hello world"), Buffer.from([0xff, 0x00]), Buffer.from("tail")];
+    expect(stdout.toString()).toBe(lines.map((l) => createHash("md5").update(l).digest("hex") + "\n").join(""));
+  });
+});
+
+describe("crawlsieve size", () => {
+  it("gives the worked example's numbers", () => {
+    const { code, stdout } = run(["size", "--items", "1e9", "--fp-rate", "0.01", "--json"]);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout.toString());
+    expect(report.standard.bits / 9.585e9).toBeCloseTo(1, 3);
+    expect(report.standard.hashes).toBe(7);
+    expect(report.standard.bytes / 1.2e9).toBeCloseTo(1, 1);
+    // P(max c >= 16) <= m (e ln 2 / 16)^16, about 1.37e-15 m.
+    expect(report.counting.overflowBound / (1.37e-15 * report.standard.bits)).toBeCloseTo(1, 1);
+  });
+
+  it("prints a table and rejects bad counter widths", () => {
+    const { stdout } = run(["size", "--items", "1000000", "--fp-rate", "0.001"]);
+    expect(stdout.toString()).toMatch(/hashes \(k\)\s+10/);
+    expect(run(["size", "--items", "10", "--fp-rate", "0.1", "--counter-bits", "3"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--counter-bits must be 2, 4 or 8, got "3"/) });
+    expect(run(["size", "--fp-rate", "0.1"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--items must be/) });
+  });
+});
