@@ -1,6 +1,8 @@
 // One WebAssembly instance and its memory, owned by one structure. Regions are laid out by the
-// owner; the arena grows memory on request and re-creates its views only when the buffer changed
-// (growth detaches the old ArrayBuffer, and a write through a detached view is silently lost).
+// owner; the arena grows memory on request and re-creates its views right then (growth detaches
+// the old ArrayBuffer, and a write through a detached view is silently lost). The kernels never
+// grow memory themselves, so reserve() is the only place the buffer can change and the hot path
+// never has to ask the memory for its buffer.
 import { FilterTooLargeError } from "../errors.js";
 import { instantiate } from "./module.js";
 import type { Kernels } from "./kernels.js";
@@ -20,20 +22,22 @@ export class Arena {
   readonly k: Kernels;
   /** First free byte after the module's static data, 64-byte aligned. */
   readonly base: number;
-  private buffer: ArrayBuffer;
-  private bytes: Uint8Array;
-  private words: Uint32Array;
+  /** A byte view of the whole memory, replaced by reserve() when memory grows. */
+  u8: Uint8Array;
+  /** A u32 view of the whole memory, replaced by reserve() when memory grows. */
+  u32: Uint32Array;
+  /** Counts memory growths, so holders of sub-views know when to re-create them. */
+  generation = 0;
 
   constructor(initialBytes = 0) {
     this.k = instantiate();
     this.base = alignUp(this.k.heapBase(), 64);
-    this.buffer = this.k.memory.buffer;
-    this.bytes = new Uint8Array(this.buffer);
-    this.words = new Uint32Array(this.buffer);
+    this.u8 = new Uint8Array(this.k.memory.buffer);
+    this.u32 = new Uint32Array(this.k.memory.buffer);
     this.reserve(initialBytes);
   }
 
-  /** Ensures bytes [0, end) exist; may grow memory (so re-read views after calling it). */
+  /** Ensures bytes [0, end) exist; may grow memory (so re-read u8 and u32 after calling it). */
   reserve(end: number): void {
     const have = this.k.memory.buffer.byteLength;
     if (end <= have) return;
@@ -45,23 +49,8 @@ export class Arena {
     } catch (error) {
       throw new FilterTooLargeError(end, `the platform refused to grow WebAssembly memory (${String(error)})`);
     }
-  }
-
-  /** A byte view of the whole memory, valid until the next reserve(). */
-  get u8(): Uint8Array {
-    if (this.buffer !== this.k.memory.buffer) this.refresh();
-    return this.bytes;
-  }
-
-  /** A u32 view of the whole memory, valid until the next reserve(). */
-  get u32(): Uint32Array {
-    if (this.buffer !== this.k.memory.buffer) this.refresh();
-    return this.words;
-  }
-
-  private refresh(): void {
-    this.buffer = this.k.memory.buffer;
-    this.bytes = new Uint8Array(this.buffer);
-    this.words = new Uint32Array(this.buffer);
+    this.u8 = new Uint8Array(this.k.memory.buffer);
+    this.u32 = new Uint32Array(this.k.memory.buffer);
+    this.generation++;
   }
 }

@@ -26,6 +26,7 @@ export class Staging {
   readonly keysPtr: number;
   private keyCapacity = 0;
   private keyView: Uint8Array | undefined;
+  private keyViewGeneration = -1;
 
   constructor(private readonly arena: Arena, start: number) {
     this.spansPtr = alignUp(start, 64);
@@ -48,7 +49,7 @@ export class Staging {
     const capacity = Math.max(bytes, this.keyCapacity * 2);
     this.arena.reserve(this.keysPtr + capacity);
     this.keyCapacity = capacity;
-    this.keyView = undefined;
+    this.keyViewGeneration = -1;
   }
 
   /** Encodes one key at keysPtr and returns its byte length. */
@@ -166,9 +167,9 @@ export class Staging {
   }
 
   private keyRegion(): Uint8Array {
-    const u8 = this.arena.u8;
-    if (this.keyView === undefined || this.keyView.buffer !== u8.buffer) {
-      this.keyView = u8.subarray(this.keysPtr, this.keysPtr + this.keyCapacity);
+    if (this.keyViewGeneration !== this.arena.generation || this.keyView === undefined) {
+      this.keyView = this.arena.u8.subarray(this.keysPtr, this.keysPtr + this.keyCapacity);
+      this.keyViewGeneration = this.arena.generation;
     }
     return this.keyView;
   }

@@ -1,0 +1,48 @@
+// Shared benchmark helpers: realistic keys, a tinybench runner that reports keys per second, and
+// markdown output. Benchmarks import what ships (build/js), never the sources.
+import { cpus, totalmem } from "node:os";
+import { Bench } from "tinybench";
+
+/**
+ * `count` distinct URL keys of 60-100 bytes. They are produced the way a crawler meets them, as
+ * lines split from one text (flat strings), not as template-literal ropes that V8 would flatten
+ * on first use and so charge to whichever library touches them first.
+ */
+export function urlKeys(count, tag = "page") {
+  const parts = new Array(count);
+  for (let i = 0; i < count; i++) {
+    parts[i] = `https://www.site-${i % 997}.example.com/${tag}/${(i * 2654435761) % 100000}/${i}.html?ref=${i % 13}`;
+  }
+  return Buffer.from(parts.join("\n"), "latin1").toString("latin1").split("\n");
+}
+
+/**
+ * Times each task over `iterations` full passes (plus one warm-up pass) and returns
+ * { name -> keys per second }, from tinybench's mean latency.
+ */
+export async function keysPerSecond(name, keysPerPass, tasks, { iterations = 3 } = {}) {
+  const bench = new Bench({ name, iterations, time: 0, warmup: true, warmupIterations: 1, warmupTime: 0 });
+  for (const task of tasks) bench.add(task.name, task.fn, task.options ?? {});
+  await bench.run();
+  const out = new Map();
+  for (const task of bench.tasks) {
+    const passes = task.name in (keysPerPass.overrides ?? {}) ? keysPerPass.overrides[task.name] : keysPerPass.count;
+    out.set(task.name, passes / (task.result.latency.mean / 1000));
+  }
+  return out;
+}
+
+/** The machine line recorded with every result. */
+export function machine() {
+  const cpu = cpus();
+  return `${cpu[0]?.model ?? "unknown CPU"} x${cpu.length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
+}
+
+/** Millions with two decimals. */
+export const millions = (n) => (n / 1e6).toFixed(2);
+
+/** A markdown table from a header and rows. */
+export function table(header, rows) {
+  const line = (cells) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
