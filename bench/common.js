@@ -9,11 +9,16 @@ import { Bench } from "tinybench";
  * on first use and so charge to whichever library touches them first.
  */
 export function urlKeys(count, tag = "page") {
-  const parts = new Array(count);
-  for (let i = 0; i < count; i++) {
-    parts[i] = `https://www.site-${i % 997}.example.com/${tag}/${(i * 2654435761) % 100000}/${i}.html?ref=${i % 13}`;
+  const out = [];
+  // One text per million keys: a single string may not exceed 2^29 characters.
+  for (let start = 0; start < count; start += 1_000_000) {
+    const parts = [];
+    for (let i = start; i < Math.min(count, start + 1_000_000); i++) {
+      parts.push(`https://www.site-${i % 997}.example.com/${tag}/${(i * 2654435761) % 100000}/${i}.html?ref=${i % 13}`);
+    }
+    for (const line of Buffer.from(parts.join("\n"), "latin1").toString("latin1").split("\n")) out.push(line);
   }
-  return Buffer.from(parts.join("\n"), "latin1").toString("latin1").split("\n");
+  return out;
 }
 
 /**

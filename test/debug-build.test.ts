@@ -1,7 +1,7 @@
 // The same cases against the debug build (unoptimised, with assertions): the optimiser must not
 // change a single answer. Instances come from @assemblyscript/loader, which supplies env.abort
 // should a debug assertion ever fire.
-import loader from "@assemblyscript/loader";
+import * as loader from "@assemblyscript/loader";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
