@@ -36,12 +36,39 @@ import { xxh64, secondHash } from "./xxh64";
   return fresh != 0 ? 1 : 0;
 }
 
+// A batch is worked in groups: first every position of the group's keys is read with no
+// dependence between the reads, so the CPU overlaps their cache and TLB misses (wasm has no
+// prefetch instruction); then the group is tested or set on warm lines. At 1e7 keys this is
+// what separates memory latency from memory throughput.
+const GROUP: u32 = 16;
+let touched: u32 = 0;
+
+// @ts-ignore: decorator
+@inline function touchGroup(bits: usize, m: u64, k: u32, hashes: usize, from: u32, to: u32): void {
+  let sum: u32 = 0;
+  for (let i = from; i < to; i++) {
+    const h = hashes + (<usize>i << 4);
+    let h1 = load<u64>(h);
+    const h2 = load<u64>(h, 8);
+    for (let j: u32 = 0; j < k; j++) {
+      sum += <u32>load<u8>(bits + <usize>(mulhi64(h1, m) >> 3));
+      h1 += h2;
+    }
+  }
+  // Kept observable so the optimiser cannot drop the reads.
+  touched ^= sum;
+}
+
 /** Writes 1 at out[i] when all k bits of hash pair i are set, else 0. */
 export function bloomTest(bits: usize, mF: f64, k: u32, hashes: usize, count: u32, out: usize): void {
   const m = <u64>mF;
-  for (let i: u32 = 0; i < count; i++) {
-    const h = hashes + (<usize>i << 4);
-    store<u8>(out + i, <u8>testPair(bits, m, k, load<u64>(h), load<u64>(h, 8)));
+  for (let g: u32 = 0; g < count; g += GROUP) {
+    const end = min<u32>(g + GROUP, count);
+    touchGroup(bits, m, k, hashes, g, end);
+    for (let i = g; i < end; i++) {
+      const h = hashes + (<usize>i << 4);
+      store<u8>(out + i, <u8>testPair(bits, m, k, load<u64>(h), load<u64>(h, 8)));
+    }
   }
 }
 
@@ -52,14 +79,18 @@ export function bloomTest(bits: usize, mF: f64, k: u32, hashes: usize, count: u3
 export function bloomSet(bits: usize, mF: f64, k: u32, hashes: usize, count: u32, skip: usize, out: usize): u32 {
   const m = <u64>mF;
   let added: u32 = 0;
-  for (let i: u32 = 0; i < count; i++) {
-    let isNew: u32 = 0;
-    if (skip == 0 || load<u8>(skip + i) == 0) {
-      const h = hashes + (<usize>i << 4);
-      isNew = setPair(bits, m, k, load<u64>(h), load<u64>(h, 8));
+  for (let g: u32 = 0; g < count; g += GROUP) {
+    const end = min<u32>(g + GROUP, count);
+    touchGroup(bits, m, k, hashes, g, end);
+    for (let i = g; i < end; i++) {
+      let isNew: u32 = 0;
+      if (skip == 0 || load<u8>(skip + i) == 0) {
+        const h = hashes + (<usize>i << 4);
+        isNew = setPair(bits, m, k, load<u64>(h), load<u64>(h, 8));
+      }
+      store<u8>(out + i, <u8>isNew);
+      added += isNew;
     }
-    store<u8>(out + i, <u8>isNew);
-    added += isNew;
   }
   return added;
 }

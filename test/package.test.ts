@@ -1,0 +1,54 @@
+// The package as users meet it: the exports map, the runtime entries, the release binary.
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = new URL("../", import.meta.url);
+const pkg = JSON.parse(readFileSync(new URL("package.json", root), "utf8"));
+
+/** Every module reachable from an entry by static imports, with its import specifiers. */
+function importGraph(entry: string): Map<string, string[]> {
+  const seen = new Map<string, string[]>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    const source = readFileSync(file, "utf8");
+    const specifiers = [...source.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1]);
+    seen.set(file, specifiers);
+    for (const s of specifiers) if (s.startsWith(".") && s.endsWith(".js")) visit(resolve(dirname(file), s));
+  };
+  visit(entry);
+  return seen;
+}
+
+describe("package", () => {
+  it("lists types first in every export condition and points at built files", () => {
+    for (const [condition, target] of Object.entries(pkg.exports["."] as Record<string, Record<string, string>>)) {
+      expect(Object.keys(target)[0], condition).toBe("types");
+      for (const file of Object.values(target)) expect(() => readFileSync(new URL(file, root)), file).not.toThrow();
+    }
+  });
+
+  it("resolves its own name to the Node entry", async () => {
+    const self = await import("crawlsieve");
+    await self.init();
+    expect(self.md5Hex("abc")).toBe("900150983cd24fb0d6963f7d28e17f72");
+  });
+
+  it("keeps Node built-ins out of the browser and worker entries", () => {
+    for (const entry of ["build/js/index.browser.js", "build/js/index.workerd.js"]) {
+      const graph = importGraph(new URL(entry, root).pathname);
+      expect(graph.size).toBeGreaterThan(5);
+      for (const [file, specifiers] of graph) {
+        // Only relative imports: no node: built-ins and no packages in the core.
+        for (const s of specifiers) expect(s.startsWith("."), `${file} imports ${s}`).toBe(true);
+        expect(readFileSync(file, "utf8"), file).not.toMatch(/\bBuffer\.|\bprocess\.|require\(/);
+      }
+    }
+  });
+
+  it("ships a release module that imports nothing and has no runtime dependencies", () => {
+    const module = new WebAssembly.Module(readFileSync(new URL("build/crawlsieve.wasm", root)));
+    expect(WebAssembly.Module.imports(module)).toEqual([]);
+    expect(pkg.dependencies ?? {}).toEqual({});
+  });
+});
