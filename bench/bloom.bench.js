@@ -19,12 +19,21 @@ export async function bloomSuite(n) {
   const probes = keys.slice(0, n / 2).concat(absent.slice(0, n / 2));
   const sample = keys.slice(0, SLOW_PEER_SAMPLE);
   const sampleProbes = probes.filter((_, i) => i % Math.ceil(n / SLOW_PEER_SAMPLE) === 0);
+  // The same keys as lines of one buffer, as the CLI reads them: no JavaScript string per key.
+  const text = Buffer.from(keys.join("\n") + "\n", "latin1");
+  const spans = new Uint32Array(2 * n);
+  for (let i = 0, at = 0; i < n; i++) {
+    spans[2 * i] = at;
+    at += keys[i].length;
+    spans[2 * i + 1] = at;
+    at++;
+  }
   const plan = new BloomFilter({ items: n, fpRate });
   const { bits, hashes } = plan;
   plan.dispose();
 
   // Every add pass starts from an empty filter of its own (made in beforeEach, not timed).
-  let ours, oursSingle, blocked, peer, slow;
+  let ours, oursSingle, blocked, peer, slow, spanned;
   const adds = await keysPerSecond(
     `add ${n}`,
     { count: n, overrides: { "bloom-filters add": sample.length } },
@@ -43,6 +52,11 @@ export async function bloomSuite(n) {
         name: "crawlsieve blocked addMany",
         fn: () => blocked.addMany(keys),
         options: { beforeEach: () => { blocked?.dispose(); blocked = new BlockedBloomFilter({ items: n, fpRate }); } },
+      },
+      {
+        name: "crawlsieve blocked addSpans",
+        fn: () => spanned.addSpans(text, spans),
+        options: { beforeEach: () => { spanned?.dispose(); spanned = new BlockedBloomFilter({ items: n, fpRate }); } },
       },
       {
         name: "bloomfilter add",
@@ -67,6 +81,7 @@ export async function bloomSuite(n) {
       { name: "crawlsieve hasMany", fn: () => { hits.ours = ours.hasMany(probes).reduce((a, b) => a + b, 0); } },
       { name: "crawlsieve has", fn: () => { let h = 0; for (let i = 0; i < probes.length; i++) h += oursSingle.has(probes[i]) ? 1 : 0; hits.single = h; } },
       { name: "crawlsieve blocked hasMany", fn: () => { hits.blocked = blocked.hasMany(probes).reduce((a, b) => a + b, 0); } },
+      { name: "crawlsieve blocked hasSpans", fn: () => spanned.hasSpans(text, spans) },
       { name: "bloomfilter has", fn: () => { let h = 0; for (let i = 0; i < probes.length; i++) h += peer.test(probes[i]) ? 1 : 0; hits.peer = h; } },
       { name: "bloom-filters has", fn: () => { let h = 0; for (let i = 0; i < sampleProbes.length; i++) h += slow.has(sampleProbes[i]) ? 1 : 0; } },
     ],
@@ -82,6 +97,8 @@ export async function bloomSuite(n) {
     rows.push([`${op}, batch (${op}Many)`, millions(batch), millions(bf), (batch / bf).toFixed(2), millions(bfs), (batch / bfs).toFixed(0)]);
     rows.push([`${op}, blocked batch`, millions(blockedRate), millions(bf), (blockedRate / bf).toFixed(2), millions(bfs), (blockedRate / bfs).toFixed(0)]);
     rows.push([`${op}, single-key calls`, millions(single), millions(bf), (single / bf).toFixed(2), millions(bfs), (single / bfs).toFixed(0)]);
+    const spannedRate = r.get(`crawlsieve blocked ${op}Spans`);
+    rows.push([`${op}, blocked, byte spans (CLI path, no strings)`, millions(spannedRate), millions(bf), (spannedRate / bf).toFixed(2), millions(bfs), (spannedRate / bfs).toFixed(0)]);
   }
   const memory = table(
     ["filter", "bits per key", "measured FP rate"],
@@ -93,7 +110,7 @@ export async function bloomSuite(n) {
       ["theory: -ln p / (ln 2)^2", (-Math.log(fpRate) / Math.LN2 ** 2).toFixed(3), String(fpRate)],
     ],
   );
-  for (const f of [ours, oursSingle, blocked]) f.dispose();
+  for (const f of [ours, oursSingle, blocked, spanned]) f.dispose();
   return [
     `### Bloom filter, ${n.toExponential(0)} URL keys (60-100 bytes), p = ${fpRate}`,
     "",

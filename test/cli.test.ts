@@ -108,6 +108,15 @@ describe("crawlsieve dedup --approx", () => {
     expect(run(["frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"/) });
   });
 
+  it("shows progress on stderr only when stderr is a terminal", () => {
+    // `script` gives the command a terminal; the plain pipe in the other tests gives none.
+    const result = spawnSync("script", ["-qec", `node ${CLI} dedup --approx ${SAMPLE} > /dev/null`, "/dev/null"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout.toString()).toMatch(/\d[\d,]* lines, [\d,]+ unique, [\d,]+ lines\/s/);
+    const piped = run(["dedup", "--approx", SAMPLE]);
+    expect(piped.stderr).toBe("");
+  });
+
   it("stops quietly when the reader goes away (| head)", () => {
     const result = spawnSync("bash", ["-c", `node ${CLI} dedup --approx ${SAMPLE} | head -n 3`]);
     expect(result.status).toBe(0);

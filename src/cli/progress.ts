@@ -2,7 +2,7 @@
 
 /** A throttled progress line. */
 export class Progress {
-  private last = 0;
+  private last = -Infinity;
   private shown = false;
   private readonly enabled: boolean;
 
