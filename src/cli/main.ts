@@ -3,12 +3,14 @@
 // message and exit code 2, and treats a closed stdout (`| head`) as a normal end.
 import { initSync } from "../index.node.js";
 import { CrawlsieveError } from "../errors.js";
+import { canonicalizeCommand, canonicalizeUsage } from "./commands/canonicalize.js";
 import { dedup, dedupUsage } from "./commands/dedup.js";
 import { md5Command, md5Usage } from "./commands/md5.js";
 import { size, sizeUsage } from "./commands/size.js";
 
 const commands: Record<string, { run: (argv: string[]) => number | Promise<number>; usage: string }> = {
   dedup: { run: dedup, usage: dedupUsage },
+  canonicalize: { run: canonicalizeCommand, usage: canonicalizeUsage },
   md5: { run: md5Command, usage: md5Usage },
   size: { run: size, usage: sizeUsage },
 };

@@ -23,4 +23,5 @@ export interface Kernels {
   md5Final(state: number, out: number): void;
   md5(state: number, ptr: number, len: number, out: number): void;
   md5Batch(state: number, keys: number, spans: number, count: number, out: number): void;
+  sha1(scratch: number, ptr: number, len: number, out: number): void;
 }

@@ -4,13 +4,15 @@ import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
 import { CrawlsieveError } from "../../errors.js";
-import { lineBatches, readInputs } from "../lines.js";
+import { canonicalizeUrl } from "../../url/canonicalize.js";
+import { lineBatches, readInputs, type LineBatch } from "../lines.js";
+import { urlFlags, urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption } from "../parse.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] --approx [--fp-rate P] [--items N] [--blocked] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] --approx [--fp-rate P] [--items N] [--blocked] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   --approx        Bloom filter only: constant memory, but a line may be dropped as a false
@@ -19,11 +21,14 @@ export const dedupUsage = `crawlsieve dedup [FILE...] --approx [--fp-rate P] [--
   --items N       expected distinct lines; without it a scalable filter grows as lines come
                   and keeps the compound false-positive rate under P
   --blocked       cache-line-blocked filter (faster, a little larger); needs --items
+  --canonicalize  compare lines by their canonical URL (Scrapy's rules), print them as they came;
+                  takes the canonicalize command's flags too
   --stats         one JSON line of counts and timings on stderr at the end`;
 
 /** What dedup needs of a filter. */
 interface SpanFilter {
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array;
+  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array;
   readonly byteLength: number;
 }
 
@@ -37,6 +42,8 @@ export async function dedup(argv: string[]): Promise<number> {
       items: { type: "string" },
       blocked: { type: "boolean" },
       stats: { type: "boolean" },
+      canonicalize: { type: "boolean" },
+      ...urlFlags,
     },
     allowPositionals: true,
     strict: true,
@@ -54,6 +61,16 @@ export async function dedup(argv: string[]): Promise<number> {
         ? new BlockedBloomFilter({ items, fpRate })
         : new BloomFilter({ items, fpRate });
 
+  const canonical = values.canonicalize ? urlOptions(values) : undefined;
+  if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
+  // With --canonicalize the keys are the lines' canonical URLs; otherwise the line bytes themselves.
+  const addBatch = (batch: LineBatch): Uint8Array => {
+    if (canonical === undefined) return filter.addSpans(batch.data, batch.spans);
+    const keys = new Array<string>(batch.count);
+    for (let i = 0; i < batch.count; i++) keys[i] = canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), canonical);
+    return filter.addMany(keys);
+  };
+
   const started = performance.now();
   const out = new Output();
   const progress = new Progress();
@@ -63,7 +80,7 @@ export async function dedup(argv: string[]): Promise<number> {
   let bytesIn = 0;
   for await (const source of readInputs(positionals)) {
     for await (const batch of lineBatches(source)) {
-      const fresh = filter.addSpans(batch.data, batch.spans);
+      const fresh = addBatch(batch);
       // Consecutive new lines are written as one piece of the input buffer.
       let runStart = -1;
       let runEnd = -1;
@@ -94,6 +111,7 @@ export async function dedup(argv: string[]): Promise<number> {
       mode: "approx",
       filter: items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
+      canonicalize: canonical !== undefined,
       lines,
       unique,
       duplicates: lines - unique,

@@ -1,0 +1,30 @@
+// `crawlsieve canonicalize`: the canonical form of every input line, one per line.
+import { parseArgs } from "node:util";
+import { canonicalizeUrl } from "../../url/canonicalize.js";
+import { lineBatches, readInputs } from "../lines.js";
+import { Output } from "../output.js";
+import { urlFlags, urlFlagsUsage, urlOptions } from "../url-options.js";
+
+/** Usage of `canonicalize`. */
+export const canonicalizeUsage = `crawlsieve canonicalize [FILE...] [flags]
+  Prints the canonical form of every input URL (Scrapy's canonicalize_url rules), one per line.
+${urlFlagsUsage}`;
+
+/** Runs `canonicalize`; returns the exit code. */
+export async function canonicalizeCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: urlFlags, allowPositionals: true, strict: true });
+  const options = urlOptions(values);
+  canonicalizeUrl("http://check.options/", options);
+  const out = new Output();
+  const encoder = new TextEncoder();
+  for await (const source of readInputs(positionals)) {
+    for await (const batch of lineBatches(source)) {
+      let text = "";
+      for (let i = 0; i < batch.count; i++) text += canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), options) + "\n";
+      out.push(encoder.encode(text));
+      if (out.full) await out.flush();
+    }
+  }
+  await out.end();
+  return 0;
+}

@@ -1,0 +1,70 @@
+// Text to bytes in the encodings a page may declare. TextEncoder speaks only UTF-8, so a
+// single-byte encoding is encoded by inverting TextDecoder's table for it; "latin1" means
+// ISO-8859-1 (code points 0-255) as in Python, not the WHATWG alias of windows-1252.
+import { InvalidArgumentError } from "../errors.js";
+
+const utf8 = new TextEncoder();
+const tables = new Map<string, Map<number, number>>();
+
+function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/[_\s]/g, "-");
+}
+
+const UTF8_NAMES = new Set(["utf8", "utf-8"]);
+const LATIN1_NAMES = new Set(["latin1", "latin-1", "iso-8859-1", "iso8859-1", "l1"]);
+const ALIASES: Record<string, string> = { cp1251: "windows-1251", cp1252: "windows-1252", cp1250: "windows-1250", koi8r: "koi8-r" };
+
+function singleByteTable(label: string): Map<number, number> {
+  let table = tables.get(label);
+  if (table !== undefined) return table;
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(label);
+  } catch {
+    throw new InvalidArgumentError("encoding", label, "utf8, latin1 or a single-byte encoding TextDecoder knows (e.g. cp1251)");
+  }
+  table = new Map();
+  const bytes = new Uint8Array(256).map((_, i) => i);
+  const chars = decoder.decode(bytes);
+  if (chars.length !== 256) throw new InvalidArgumentError("encoding", label, "a single-byte encoding");
+  for (let i = 255; i >= 0; i--) table.set(chars.charCodeAt(i), i);
+  tables.set(label, table);
+  return table;
+}
+
+/** Checks an encoding name and returns its canonical form. */
+export function encodingName(name: unknown): string {
+  if (typeof name !== "string" || name.length === 0) throw new InvalidArgumentError("encoding", name, "an encoding name such as utf8, latin1 or cp1251");
+  const key = normalizeName(name);
+  if (UTF8_NAMES.has(key)) return "utf8";
+  if (LATIN1_NAMES.has(key)) return "latin1";
+  const label = ALIASES[key] ?? key;
+  singleByteTable(label);
+  return label;
+}
+
+/** `text` in `encoding` (a name from encodingName), or undefined when a character has no byte there. */
+export function encodeText(text: string, encoding: string): Uint8Array | undefined {
+  if (encoding === "utf8") return utf8.encode(text);
+  const out = new Uint8Array(text.length);
+  if (encoding === "latin1") {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c > 255) return undefined;
+      out[i] = c;
+    }
+    return out;
+  }
+  const table = singleByteTable(encoding);
+  for (let i = 0; i < text.length; i++) {
+    const b = table.get(text.charCodeAt(i));
+    if (b === undefined) return undefined;
+    out[i] = b;
+  }
+  return out;
+}
+
+/** UTF-8 bytes of a string. */
+export function utf8Bytes(text: string): Uint8Array {
+  return utf8.encode(text);
+}
