@@ -20,7 +20,9 @@ export async function bloomSuite(n) {
   const sample = keys.slice(0, SLOW_PEER_SAMPLE);
   const sampleProbes = probes.filter((_, i) => i % Math.ceil(n / SLOW_PEER_SAMPLE) === 0);
   // The same keys as lines of one buffer, as the CLI reads them: no JavaScript string per key.
-  const text = Buffer.from(keys.join("\n") + "\n", "latin1");
+  const pieces = [];
+  for (let i = 0; i < n; i += 1_000_000) pieces.push(Buffer.from(keys.slice(i, i + 1_000_000).join("\n") + "\n", "latin1"));
+  const text = Buffer.concat(pieces);
   const spans = new Uint32Array(2 * n);
   for (let i = 0, at = 0; i < n; i++) {
     spans[2 * i] = at;
