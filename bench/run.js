@@ -1,11 +1,13 @@
 // `npm run bench`: every suite, peers in the same process, markdown on stdout (paste into
-// bench/RESULTS.md). `node bench/run.js bloom` or `md5` runs one suite; BENCH_SIZES=1e6 limits sizes.
+// bench/RESULTS.md). `node bench/run.js bloom`, `md5` or `url` runs one suite; BENCH_SIZES=1e6 limits sizes.
 import { bloomSuite } from "./bloom.bench.js";
 import { md5Suite } from "./md5.bench.js";
+import { urlSuite } from "./url.bench.js";
 import { machine } from "./common.js";
 
 const only = process.argv[2];
 const sizes = (process.env.BENCH_SIZES ?? "1e6,1e7").split(",").map(Number);
 console.log(`## ${new Date().toISOString().slice(0, 10)} — ${machine()}\n`);
 if (!only || only === "md5") console.log(await md5Suite());
+if (!only || only === "url") console.log(await urlSuite());
 if (!only || only === "bloom") for (const n of sizes) console.log(await bloomSuite(n));

@@ -66,6 +66,13 @@ describe("canonicalizeUrl: properties", () => {
     }), { numRuns: 3000 });
   });
 
+  it("sorts long queries like short ones (both sorting paths)", () => {
+    const pairs = Array.from({ length: 40 }, (_, i) => `k${(i * 7) % 40}=${i % 3}`);
+    const expected = [...pairs].map((p) => p.split("=")).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : 1)).map((p) => p.join("=")).join("&");
+    expect(canonicalizeUrl(`http://e.com/?${pairs.join("&")}`)).toBe(`http://e.com/?${expected}`);
+    expect(canonicalizeUrl(`http://e.com/?${pairs.slice(0, 10).join("&")}`)).toBe(canonicalizeUrl(`http://e.com/?${pairs.slice(0, 10).reverse().join("&")}`));
+  });
+
   it("treats reordered queries, host case and fragments as the same page", () => {
     expect(canonicalizeUrl("http://Example.com/a?b=2&a=1#top")).toBe(canonicalizeUrl("http://example.com/a?a=1&b=2"));
   });

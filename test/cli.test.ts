@@ -125,6 +125,20 @@ describe("crawlsieve dedup --approx", () => {
   });
 });
 
+describe("crawlsieve canonicalize and dedup --canonicalize", () => {
+  it("prints canonical forms and dedups by them while printing the lines as they came", () => {
+    const input = "http://Example.com/a?b=2&a=1#top\nhttp://example.com/a?a=1&b=2\nhttps://www.bücher.de?q=bücher&utm_source=x\n";
+    const canonical = run(["canonicalize"], input);
+    expect(canonical.stdout.toString()).toBe("http://example.com/a?a=1&b=2\nhttp://example.com/a?a=1&b=2\nhttps://www.xn--bcher-kva.de/?q=b%C3%BCcher&utm_source=x\n");
+    const extras = run(["canonicalize", "--remove-tracking", "--fold-www"], input);
+    expect(extras.stdout.toString().split("\n")[2]).toBe("https://xn--bcher-kva.de/?q=b%C3%BCcher");
+    const deduped = run(["dedup", "--approx", "--canonicalize"], input);
+    expect(deduped.stdout.toString()).toBe("http://Example.com/a?b=2&a=1#top\nhttps://www.bücher.de?q=bücher&utm_source=x\n");
+    expect(run(["dedup", "--approx"], input).stdout.toString()).toBe(input);
+    expect(run(["canonicalize", "--encoding", "bogus"], input)).toMatchObject({ code: 2, stderr: expect.stringMatching(/encoding must be .* got "bogus"/) });
+  });
+});
+
 describe("crawlsieve md5", () => {
   it("prints node:crypto's digest of every line", () => {
     const input = Buffer.concat([Buffer.from("abc\r\n\nhello world\n"), Buffer.from([0xff, 0x00, 0x0a]), Buffer.from("tail")]);

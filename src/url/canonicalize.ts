@@ -3,11 +3,11 @@
 // by default so that the Scrapy rules stay exact.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
-import { applyExtras, type ExtraNormalizations } from "./extras.js";
+import { applyExtras, hasExtras, type ExtraNormalizations } from "./extras.js";
 import { hostToAscii, splitNetloc } from "./host.js";
-import { asciiBytes, compareBytes, FORM_SAFE, PATH_SAFE, quote, SAFE, unquote } from "./quote.js";
+import { FORM_SAFE, PATH_SAFE, quote, SAFE, unquote } from "./quote.js";
 import { splitUrl } from "./split.js";
-import { encodeText, encodingName, utf8Bytes } from "./text-encoding.js";
+import { encodeText, encodingName, utf8ByteString } from "./text-encoding.js";
 
 /** Options of canonicalizeUrl; the first four mirror w3lib's keyword arguments. */
 export interface CanonicalizeOptions extends ExtraNormalizations {
@@ -22,6 +22,7 @@ export interface CanonicalizeOptions extends ExtraNormalizations {
 }
 
 const bytesDecoder = new TextDecoder("utf-8", { fatal: true });
+const NO_OPTIONS: CanonicalizeOptions = Object.freeze({});
 
 /**
  * The canonical form of `url`: IDNA host in lowercase, query arguments sorted (blank values kept
@@ -31,7 +32,7 @@ const bytesDecoder = new TextDecoder("utf-8", { fatal: true });
  * reference stays relative ("a?b=1#x" -> "a?b=1").
  */
 export function canonicalizeUrl(url: string | Uint8Array, options?: CanonicalizeOptions): string {
-  const opts = check.options<CanonicalizeOptions>("options", options);
+  const opts = options === undefined ? NO_OPTIONS : check.options<CanonicalizeOptions>("options", options);
   const text = typeof url === "string" ? url : url instanceof Uint8Array ? decodeBytes(url) : invalid(url);
   const keepBlank = opts.keepBlankValues ?? true;
   const separator = opts.querySeparator ?? "&";
@@ -43,8 +44,8 @@ export function canonicalizeUrl(url: string | Uint8Array, options?: Canonicalize
   let queryBytes = encodeText(parts.query, requested);
   let fragmentBytes = encodeText(parts.fragment, requested);
   if (queryBytes === undefined || fragmentBytes === undefined) {
-    queryBytes = utf8Bytes(parts.query);
-    fragmentBytes = utf8Bytes(parts.fragment);
+    queryBytes = utf8ByteString(parts.query);
+    fragmentBytes = utf8ByteString(parts.fragment);
   }
 
   const { userinfo, host, port } = splitNetloc(parts.netloc);
@@ -52,12 +53,14 @@ export function canonicalizeUrl(url: string | Uint8Array, options?: Canonicalize
   while (hostPort.endsWith(":")) hostPort = hostPort.slice(0, -1);
   const netloc = parts.netloc === "" ? "" : userinfo + hostPort;
 
-  const path = quote(unquotePath(quote(utf8Bytes(parts.path), PATH_SAFE)), PATH_SAFE) || "/";
+  const quotedPath = quote(utf8ByteString(parts.path), PATH_SAFE);
+  // Without escapes, decoding changes nothing and quoting quoted text is the identity.
+  const path = (quotedPath.includes("%") ? quote(unquotePath(quotedPath), PATH_SAFE) : quotedPath) || "/";
   const query = canonicalQuery(quote(queryBytes, SAFE), keepBlank, separator);
   const fragment = opts.keepFragments ? quote(fragmentBytes, SAFE) : "";
 
   const canonical = { scheme: parts.scheme, netloc, path, query, fragment };
-  return join(applyExtras(canonical, opts, separator));
+  return join(hasExtras(opts) ? applyExtras(canonical, opts, separator) : canonical);
 }
 
 /** Joins canonical parts back into a URL. */
@@ -76,29 +79,73 @@ function strip(url: string): string {
   let end = url.length;
   while (start < end && url.charCodeAt(start) <= 0x20) start++;
   while (end > start && url.charCodeAt(end - 1) <= 0x20) end--;
-  return url.slice(start, end).replace(/[\t\n\r]/g, "");
+  const trimmed = start === 0 && end === url.length ? url : url.slice(start, end);
+  const clean = trimmed.indexOf("\t") === -1 && trimmed.indexOf("\n") === -1 && trimmed.indexOf("\r") === -1;
+  return clean ? trimmed : trimmed.replace(TAB_OR_NEWLINE, "");
 }
 
+const TAB_OR_NEWLINE = /[\t\n\r]/g;
+
 // Escaped "/" and "?" must stay escaped: decoding them would change the path's structure.
-function unquotePath(quoted: string): Uint8Array {
-  return unquote(asciiBytes(quoted.replace(/%(2f|3f)/gi, (_, hex: string) => "%25" + hex.toUpperCase())));
+function unquotePath(quoted: string): string {
+  return unquote(quoted.replace(/%(2f|3f)/gi, (_, hex: string) => "%25" + hex.toUpperCase()));
 }
 
 /** Splits, decodes, sorts by (name, value) bytes and re-encodes the query as Python's urlencode does. */
 function canonicalQuery(query: string, keepBlank: boolean, separator: string): string {
   if (query === "") return "";
-  const pairs: [Uint8Array, Uint8Array][] = [];
-  for (const field of query.split(separator)) {
-    if (field === "") continue;
-    const eq = field.indexOf("=");
-    if (eq === -1 && !keepBlank) continue;
-    const name = eq === -1 ? field : field.slice(0, eq);
-    const value = eq === -1 ? "" : field.slice(eq + 1);
-    if (value === "" && !keepBlank) continue;
-    pairs.push([unquote(asciiBytes(name.replaceAll("+", " "))), unquote(asciiBytes(value.replaceAll("+", " ")))]);
+  // Names and values are byte strings: < and > order them as Python orders bytes.
+  const names: string[] = [];
+  const values: string[] = [];
+  for (let from = 0; from <= query.length; ) {
+    let to = query.indexOf(separator, from);
+    if (to === -1) to = query.length;
+    if (to > from) {
+      const eq = query.indexOf("=", from);
+      const hasValue = eq !== -1 && eq < to;
+      if (hasValue || keepBlank) {
+        const value = hasValue ? query.slice(eq + 1, to) : "";
+        if (value !== "" || keepBlank) {
+          names.push(decodeFormPart(query.slice(from, hasValue ? eq : to)));
+          values.push(decodeFormPart(value));
+        }
+      }
+    }
+    from = to + separator.length;
   }
-  pairs.sort((a, b) => compareBytes(a[0], b[0]) || compareBytes(a[1], b[1]));
-  return pairs.map(([name, value]) => quote(name, FORM_SAFE, true) + "=" + quote(value, FORM_SAFE, true)).join(separator);
+  const order = sortedOrder(names, values);
+  let out = "";
+  for (let i = 0; i < order.length; i++) {
+    if (i > 0) out += separator;
+    out += quote(names[order[i]], FORM_SAFE, true) + "=" + quote(values[order[i]], FORM_SAFE, true);
+  }
+  return out;
+}
+
+/** Indices of the pairs in (name, value) order: insertion sort for the usual short query, else Array.sort. */
+function sortedOrder(names: string[], values: string[]): number[] {
+  if (names.length > 32) {
+    const order = Array.from(names, (_, i) => i);
+    return order.sort((a, b) => (names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : 0));
+  }
+  const order = new Array<number>(names.length);
+  for (let i = 0; i < names.length; i++) {
+    let j = i;
+    while (j > 0) {
+      const prev = order[j - 1];
+      const before = names[prev] > names[i] || (names[prev] === names[i] && values[prev] > values[i]);
+      if (!before) break;
+      order[j] = prev;
+      j--;
+    }
+    order[j] = i;
+  }
+  return order;
+}
+
+// "+" means space in a query, before escapes are decoded.
+function decodeFormPart(part: string): string {
+  return unquote(part.includes("+") ? part.replaceAll("+", " ") : part);
 }
 
 function decodeBytes(bytes: Uint8Array): string {

@@ -41,6 +41,11 @@ const DEFAULT_PORTS: Record<string, string> = { http: ":80", https: ":443", ws: 
 
 type Parts = { scheme: string; netloc: string; path: string; query: string; fragment: string };
 
+/** True when `options` turns any extra on. */
+export function hasExtras(options: ExtraNormalizations): boolean {
+  return Boolean(options.removeDefaultPort || options.removeDotSegments || options.removeTrackingParams || options.foldWww);
+}
+
 /** Applies the extras that `options` turns on to canonical parts. */
 export function applyExtras(parts: Parts, options: ExtraNormalizations, separator: string): Parts {
   let { netloc, path, query } = parts;

@@ -9,8 +9,20 @@ const DOTS = /[.\u3002\uff0e\uff61]/;
 // eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 
+// Crawls meet the same hosts again and again: remember recent conversions (bounded).
+const cache = new Map<string, string | undefined>();
+const CACHE_LIMIT = 4096;
+
 /** The ASCII form of a host, or undefined where Python's idna codec would raise. */
 export function hostToAscii(host: string): string | undefined {
+  if (cache.has(host)) return cache.get(host);
+  const ascii = convert(host);
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(host, ascii);
+  return ascii;
+}
+
+function convert(host: string): string | undefined {
   if (host === "") return "";
   if (ASCII.test(host)) {
     const labels = host.split(".");

@@ -1,6 +1,10 @@
 // Percent-encoding as w3lib does it (byte tables, uppercase escapes). Written here because the
 // platform's encodeURIComponent and URLSearchParams use other safe sets and would not reproduce
 // Scrapy's canonical URLs byte for byte.
+//
+// Bytes travel as "byte strings": one char per byte (codes 0-255). V8 stores them compactly,
+// they compare in byte order with < and >, and the common all-ASCII URL never leaves string
+// land, so canonicalization allocates no typed arrays.
 
 const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
 const RESERVED = ":/?#[]@!$&'()*+,;=";
@@ -19,12 +23,15 @@ export const PATH_SAFE = table(RESERVED.replace("#", "") + "|%");
 /** Python's quote_plus(safe=""): only unreserved characters stay (space becomes "+"). */
 export const FORM_SAFE = table("");
 
-/** Percent-encodes every byte not marked in `safe`; `plus` writes space as "+". */
-export function quote(bytes: Uint8Array, safe: Uint8Array, plus = false): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (safe[b] === 1) out += String.fromCharCode(b);
+/** Percent-encodes every byte of a byte string not marked in `safe`; `plus` writes space as "+". */
+export function quote(bytes: string, safe: Uint8Array, plus = false): string {
+  let i = 0;
+  while (i < bytes.length && safe[bytes.charCodeAt(i)] === 1) i++;
+  if (i === bytes.length) return bytes;
+  let out = bytes.slice(0, i);
+  for (; i < bytes.length; i++) {
+    const b = bytes.charCodeAt(i);
+    if (safe[b] === 1) out += bytes[i];
     else if (plus && b === 0x20) out += "+";
     else out += HEX[b];
   }
@@ -38,36 +45,19 @@ function hexValue(c: number): number {
   return -1;
 }
 
-/** Decodes %XX escapes (valid hex only; anything else is kept as it is) into raw bytes. */
-export function unquote(bytes: Uint8Array): Uint8Array {
-  const out = new Uint8Array(bytes.length);
-  let n = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (c === 0x25 && i + 2 < bytes.length) {
-      const hi = hexValue(bytes[i + 1]);
-      const lo = hexValue(bytes[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out[n++] = (hi << 4) | lo;
-        i += 2;
-        continue;
-      }
-    }
-    out[n++] = c;
+/** Decodes %XX escapes (valid hex only; anything else is kept as it is) of a byte string. */
+export function unquote(bytes: string): string {
+  let at = bytes.indexOf("%");
+  if (at === -1) return bytes;
+  let out = "";
+  let from = 0;
+  for (; at !== -1 && at + 2 < bytes.length; at = bytes.indexOf("%", at + 1)) {
+    const hi = hexValue(bytes.charCodeAt(at + 1));
+    const lo = hexValue(bytes.charCodeAt(at + 2));
+    if (hi < 0 || lo < 0) continue;
+    out += bytes.slice(from, at) + String.fromCharCode((hi << 4) | lo);
+    from = at + 3;
+    at += 2;
   }
-  return out.subarray(0, n);
-}
-
-/** Bytes of an ASCII string (the output of quote); other characters keep their low byte. */
-export function asciiBytes(text: string): Uint8Array {
-  const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
-  return out;
-}
-
-/** Lexicographic order of byte strings, as Python sorts bytes. */
-export function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
-  return a.length - b.length;
+  return out + bytes.slice(from);
 }

@@ -12,13 +12,19 @@ export interface UrlParts {
 }
 
 const LETTER = /^\p{L}/u;
+const NETLOC_ENDS = ["/", "?", "#"];
+
+function startsWithLetter(text: string): boolean {
+  const c = text.charCodeAt(0) | 0x20;
+  return (c >= 0x61 && c <= 0x7a) || (text.charCodeAt(0) > 0x7f && LETTER.test(text));
+}
 
 /** Splits `url` into scheme, netloc, path, query and fragment. */
 export function splitUrl(url: string): UrlParts {
   let rest = url;
   let scheme = "";
   const colon = rest.indexOf(":");
-  if (colon > 0 && LETTER.test(rest)) {
+  if (colon > 0 && startsWithLetter(rest)) {
     scheme = rest.slice(0, colon).toLowerCase();
     rest = rest.slice(colon + 1);
   }
@@ -26,7 +32,7 @@ export function splitUrl(url: string): UrlParts {
   if (rest.startsWith("//")) {
     rest = rest.slice(2);
     let end = rest.length;
-    for (const sep of ["/", "?", "#"]) {
+    for (const sep of NETLOC_ENDS) {
       const at = rest.indexOf(sep);
       if (at !== -1 && at < end) end = at;
     }

@@ -1,14 +1,13 @@
-// Text to bytes in the encodings a page may declare. TextEncoder speaks only UTF-8, so a
-// single-byte encoding is encoded by inverting TextDecoder's table for it; "latin1" means
-// ISO-8859-1 (code points 0-255) as in Python, not the WHATWG alias of windows-1252.
+// Text to bytes (as byte strings, see quote.ts) in the encodings a page may declare.
+// TextEncoder speaks only UTF-8, so a single-byte encoding is encoded by inverting TextDecoder's
+// table for it; "latin1" means ISO-8859-1 (code points 0-255) as in Python, not the WHATWG alias
+// of windows-1252.
 import { InvalidArgumentError } from "../errors.js";
 
 const utf8 = new TextEncoder();
 const tables = new Map<string, Map<number, number>>();
-
-function normalizeName(name: string): string {
-  return name.toLowerCase().replace(/[_\s]/g, "-");
-}
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
 
 const UTF8_NAMES = new Set(["utf8", "utf-8"]);
 const LATIN1_NAMES = new Set(["latin1", "latin-1", "iso-8859-1", "iso8859-1", "l1"]);
@@ -23,10 +22,9 @@ function singleByteTable(label: string): Map<number, number> {
   } catch {
     throw new InvalidArgumentError("encoding", label, "utf8, latin1 or a single-byte encoding TextDecoder knows (e.g. cp1251)");
   }
-  table = new Map();
-  const bytes = new Uint8Array(256).map((_, i) => i);
-  const chars = decoder.decode(bytes);
+  const chars = decoder.decode(new Uint8Array(256).map((_, i) => i));
   if (chars.length !== 256) throw new InvalidArgumentError("encoding", label, "a single-byte encoding");
+  table = new Map();
   for (let i = 255; i >= 0; i--) table.set(chars.charCodeAt(i), i);
   tables.set(label, table);
   return table;
@@ -35,7 +33,7 @@ function singleByteTable(label: string): Map<number, number> {
 /** Checks an encoding name and returns its canonical form. */
 export function encodingName(name: unknown): string {
   if (typeof name !== "string" || name.length === 0) throw new InvalidArgumentError("encoding", name, "an encoding name such as utf8, latin1 or cp1251");
-  const key = normalizeName(name);
+  const key = name.toLowerCase().replace(/[_\s]/g, "-");
   if (UTF8_NAMES.has(key)) return "utf8";
   if (LATIN1_NAMES.has(key)) return "latin1";
   const label = ALIASES[key] ?? key;
@@ -43,23 +41,28 @@ export function encodingName(name: unknown): string {
   return label;
 }
 
-/** `text` in `encoding` (a name from encodingName), or undefined when a character has no byte there. */
-export function encodeText(text: string, encoding: string): Uint8Array | undefined {
-  if (encoding === "utf8") return utf8.encode(text);
-  const out = new Uint8Array(text.length);
+/** The UTF-8 bytes of `text` as a byte string (lone surrogates become U+FFFD, as TextEncoder does). */
+export function utf8ByteString(text: string): string {
+  if (text.length === 0 || ASCII.test(text)) return text;
+  const bytes = utf8.encode(text);
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode(...bytes.subarray(i, i + 8192));
+  return out;
+}
+
+/** `text` in `encoding` (a name from encodingName) as a byte string, or undefined when a character has no byte there. */
+export function encodeText(text: string, encoding: string): string | undefined {
+  if (encoding === "utf8" || ASCII.test(text)) return utf8ByteString(text);
   if (encoding === "latin1") {
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c > 255) return undefined;
-      out[i] = c;
-    }
-    return out;
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 255) return undefined;
+    return text;
   }
   const table = singleByteTable(encoding);
+  let out = "";
   for (let i = 0; i < text.length; i++) {
     const b = table.get(text.charCodeAt(i));
     if (b === undefined) return undefined;
-    out[i] = b;
+    out += String.fromCharCode(b);
   }
   return out;
 }

@@ -9,13 +9,15 @@ export default class SummaryReporter implements Reporter {
     let failed = unhandledErrors.length;
     let skipped = 0;
     for (const module of testModules) {
-      if (module.state() === "failed" && [...module.children.allTests()].length === 0) failed++;
+      let failedHere = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") passed++;
-        else if (state === "failed") failed++;
+        else if (state === "failed") failedHere++;
         else skipped++;
       }
+      // A file whose setup failed fails as a whole even though its tests never ran.
+      failed += module.state() === "failed" && failedHere === 0 ? 1 : failedHere;
     }
     process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }

@@ -1,0 +1,9 @@
+// Types of compute.js for the TypeScript tests.
+export declare function compute(cs: unknown, f: unknown): {
+  canonical: string[];
+  fingerprints: string[][];
+  md5s: string[];
+  bloom: number[];
+  blocked: number[];
+  answers: number[];
+};
