@@ -54,7 +54,8 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
   switch (algorithm) {
     case "md5": {
       // Method and canonical URL hold no newline, so the separators make the input unambiguous.
-      return toHex(md5(concat([utf8Bytes(`${method}\n${url}\n`), body])));
+      const head = `${method}\n${url}\n`;
+      return toHex(md5(body.length === 0 ? head : concat([utf8Bytes(head), body])));
     }
     case "scrapy": {
       const headers = selectedHeaders(req, opts.includeHeaders);
@@ -64,8 +65,10 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
     case "scrapy-redis":
       return toHex(sha1(`{"body": ${pyString(toHex(body))}, "method": ${pyString(method)}, "url": ${pyString(url)}}`));
     case "scrapy-legacy": {
+      const headers = selectedHeaders(req, opts.includeHeaders);
+      if (body.length === 0 && headers.length === 0) return toHex(sha1(method + url));
       const parts = [utf8Bytes(method), utf8Bytes(url), body];
-      for (const [name, values] of selectedHeaders(req, opts.includeHeaders)) parts.push(name, ...values);
+      for (const [name, values] of headers) parts.push(name, ...values);
       return toHex(sha1(concat(parts)));
     }
   }
