@@ -1,11 +1,14 @@
 // Request fingerprints: crawlsieve's MD5 default and three Scrapy-compatible SHA-1 forms, so a
 // Node crawler can share a seen-set with Python ones. All synchronous (MD5 and SHA-1 are ours).
-import { InvalidArgumentError } from "../errors.js";
+import { FilterTooLargeError, InvalidArgumentError } from "../errors.js";
 import { md5, toHex } from "../hash/md5.js";
 import { sha1 } from "../hash/sha1.js";
 import * as check from "../validate.js";
 import { canonicalizeUrl } from "./canonicalize.js";
 import { utf8Bytes } from "./text-encoding.js";
+import { concat as concatChecked } from "../format/container.js";
+
+const concat = (parts: readonly Uint8Array[]) => concatChecked(parts, (bytes) => new FilterTooLargeError(bytes, "a request body that large cannot be fingerprinted in one piece"));
 
 /** A request as fingerprints see it. */
 export interface RequestLike {
@@ -109,16 +112,4 @@ function pyString(text: string): string {
     else out += text[i];
   }
   return out + '"';
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const part of parts) total += part.length;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
