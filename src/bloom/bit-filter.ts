@@ -6,9 +6,12 @@ import { checksumRegion } from "../format/checksum.js";
 import { estimateItems } from "../sizing.js";
 import * as check from "../validate.js";
 import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
-import { PartitionedBits, partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
+import { PartitionedBits, partitionBytes, type BitsGeometry, type Layout, type Operation } from "./partitioned-bits.js";
 
 const PARAM_BYTES = 40;
+// The counting kind appends its counter width (u32) and a reserved u32.
+const COUNTING_PARAM_BYTES = 8;
+const COUNTER_BITS = [2, 4, 8];
 
 /** A Bloom filter over partitioned bits; the public classes fix the layout. */
 export abstract class BitFilter {
@@ -16,7 +19,8 @@ export abstract class BitFilter {
   readonly store: PartitionedBits;
   /** The load the filter was sized for ({ items: 0, fpRate: 0 } when built from explicit bits). */
   readonly planned: PlannedLoad;
-  private inserted: number;
+  /** Adds that reported a new key, less successful removes. */
+  protected inserted: number;
 
   protected constructor(geometry: BitsGeometry, planned: PlannedLoad, inserted = 0) {
     this.store = new PartitionedBits(geometry);
@@ -38,22 +42,22 @@ export abstract class BitFilter {
 
   /** Adds many keys in few boundary crossings; result[i] = 1 when keys[i] was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    return this.batch(check.keyList("keys", keys), true);
+    return this.batch(check.keyList("keys", keys), "set");
   }
 
   /** Tests many keys; result[i] = 1 when keys[i] may be present. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    return this.batch(check.keyList("keys", keys), false);
+    return this.batch(check.keyList("keys", keys), "test");
   }
 
   /** Adds keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i+1]), ascending); result[i] = 1 when new. */
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    return this.spans(data, spans, true);
+    return this.spans(data, spans, "set");
   }
 
   /** Tests keys given as spans of one buffer; result[i] = 1 when key i may be present. */
   hasSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    return this.spans(data, spans, false);
+    return this.spans(data, spans, "test");
   }
 
   /** Bits in the filter (m), over all partitions. */
@@ -105,8 +109,10 @@ export abstract class BitFilter {
   *serializeParts(): Generator<Uint8Array> {
     const parts = this.store.partitions;
     const { slots, partitions, hashes } = this.store.geometry;
-    const params = new Uint8Array(PARAM_BYTES);
+    const counting = this.store.geometry.layout === "counting";
+    const params = new Uint8Array(PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0));
     const view = new DataView(params.buffer);
+    if (counting) view.setUint32(PARAM_BYTES, this.store.geometry.counterBits ?? 4, true);
     view.setBigUint64(0, BigInt(slots), true);
     view.setUint32(8, partitions, true);
     view.setUint32(12, hashes, true);
@@ -154,7 +160,12 @@ export abstract class BitFilter {
     make: (geometry: BitsGeometry, planned: PlannedLoad, inserted: number) => T,
   ): T {
     const container = readContainer(bytes, [kind]);
-    const params = expectParams(container, PARAM_BYTES);
+    const counting = layout === "counting";
+    const params = expectParams(container, PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0));
+    const counterBits = counting ? params.getUint32(PARAM_BYTES, true) : undefined;
+    if (counterBits !== undefined && !COUNTER_BITS.includes(counterBits)) {
+      throw new FormatError(`counter width ${counterBits} must be 2, 4 or 8`, "ERR_BAD_PARAMS");
+    }
     const slots = safeNumber(params.getBigUint64(0, true), "slots");
     const partitions = params.getUint32(8, true);
     const hashes = params.getUint32(12, true);
@@ -165,7 +176,7 @@ export abstract class BitFilter {
     if (partitions < 1) throw new FormatError(`partitions ${partitions} must be at least 1`, "ERR_BAD_PARAMS");
     if (hashes < 1 || hashes > MAX_HASHES) throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
     if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1))) throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
-    const geometry: BitsGeometry = { layout, slots, partitions, hashes };
+    const geometry: BitsGeometry = counterBits === undefined ? { layout, slots, partitions, hashes } : { layout, slots, partitions, hashes, counterBits };
     const perPartition = partitionBytes(geometry);
     if (container.payloadBytes !== perPartition * partitions) {
       throw new FormatError(`payload of ${container.payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
@@ -185,25 +196,28 @@ export abstract class BitFilter {
     return filter;
   }
 
-  private batch(keys: readonly (string | Uint8Array)[], add: boolean): Uint8Array {
+  /** Runs `op` over a key array batch by batch. */
+  protected batch(keys: readonly (string | Uint8Array)[], op: Operation): Uint8Array {
     const staging = this.store.front.staging;
-    return this.run(keys.length, (from) => staging.encodeBatch(keys, from), add);
+    return this.run(keys.length, (from) => staging.encodeBatch(keys, from), op);
   }
 
-  private spans(data: Uint8Array, spans: ArrayLike<number>, add: boolean): Uint8Array {
+  private spans(data: Uint8Array, spans: ArrayLike<number>, op: Operation): Uint8Array {
     check.spans(data, spans);
     const staging = this.store.front.staging;
-    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), add);
+    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), op);
   }
 
   /** Stages, hashes and applies `count` keys batch by batch; `stage` encodes from a key index and says how many it took. */
-  private run(count: number, stage: (from: number) => number, add: boolean): Uint8Array {
+  private run(count: number, stage: (from: number) => number, op: Operation): Uint8Array {
     const out = new Uint8Array(count);
     const store = this.store;
     for (let i = 0; i < count; ) {
       const n = stage(i);
       store.hashStaged(n);
-      if (add) this.inserted += store.set(n, undefined, out, i);
+      if (op === "set") this.inserted += store.set(n, undefined, out, i);
+      else if (op === "remove") this.inserted -= store.remove(n, out, i);
+      else if (op === "min") store.min(n, out, i);
       else store.test(n, out, i);
       i += n;
     }

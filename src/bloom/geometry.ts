@@ -33,7 +33,7 @@ const MAX_BITS = 2 ** 53 - 1;
 export const MAX_TOTAL_BYTES = 2 ** 40;
 
 /** Resolves options into a geometry and the planned load. */
-export function resolveGeometry(layout: Layout, value: unknown): { geometry: BitsGeometry; plan: PlannedLoad } {
+export function resolveGeometry(layout: Layout, value: unknown, counterBits?: number): { geometry: BitsGeometry; plan: PlannedLoad } {
   const opts = check.options<BloomFilterOptions>("options", value);
   let bits: number;
   let hashes: number;
@@ -56,21 +56,23 @@ export function resolveGeometry(layout: Layout, value: unknown): { geometry: Bit
   }
   const maxBytes = opts.maxPartitionBytes === undefined ? DEFAULT_MAX_PARTITION_BYTES : check.positiveInteger("maxPartitionBytes", opts.maxPartitionBytes, DEFAULT_MAX_PARTITION_BYTES);
   if (maxBytes % 64 !== 0) throw new InvalidArgumentError("maxPartitionBytes", maxBytes, "a multiple of 64");
-  if (bits / 8 > MAX_TOTAL_BYTES) throw new FilterTooLargeError(Math.ceil(bits / 8), "it exceeds the 1 TiB limit of one in-process filter");
-  return { geometry: split(layout, bits, hashes, maxBytes), plan };
+  const bytes = (bits * (counterBits ?? 1)) / 8;
+  if (bytes > MAX_TOTAL_BYTES) throw new FilterTooLargeError(Math.ceil(bytes), "it exceeds the 1 TiB limit of one in-process filter");
+  const geometry = split(layout, bits, hashes, maxBytes, counterBits);
+  return { geometry: counterBits === undefined ? geometry : { ...geometry, counterBits }, plan };
 }
 
-function split(layout: Layout, bits: number, hashes: number, maxBytes: number): BitsGeometry {
+function split(layout: Layout, bits: number, hashes: number, maxBytes: number, counterBits?: number): BitsGeometry {
   if (layout === "blocked") {
     const blocks = Math.ceil(bits / BLOCK_BITS);
     const partitions = Math.ceil((blocks * 64) / maxBytes);
     return { layout, slots: Math.ceil(blocks / partitions), partitions, hashes };
   }
-  const partitions = Math.ceil(partitionBytes({ layout, slots: bits }) / maxBytes);
+  const partitions = Math.ceil(partitionBytes({ layout, slots: bits, counterBits }) / maxBytes);
   return { layout, slots: Math.ceil(bits / partitions), partitions, hashes };
 }
 
-/** Total bits of a geometry. */
+/** Total bits of a geometry (counters, for the counting layout). */
 export function totalBits(geometry: BitsGeometry): number {
   return geometry.slots * geometry.partitions * (geometry.layout === "blocked" ? BLOCK_BITS : 1);
 }

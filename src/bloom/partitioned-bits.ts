@@ -7,8 +7,11 @@ import { Arena, alignUp } from "../wasm/arena.js";
 import { Staging } from "../wasm/staging.js";
 import { DisposedError } from "../errors.js";
 
-/** Which kernels a layout uses and how many bits one slot is. */
-export type Layout = "standard" | "blocked";
+/** Which kernels a layout uses: bits anywhere, bits in one cache line, or packed counters. */
+export type Layout = "standard" | "blocked" | "counting";
+
+/** A batch operation on staged hash pairs. */
+export type Operation = "test" | "set" | "remove" | "min";
 
 /** Shape of the bit storage. */
 export interface BitsGeometry {
@@ -17,6 +20,8 @@ export interface BitsGeometry {
   readonly slots: number;
   readonly partitions: number;
   readonly hashes: number;
+  /** Bits per counter (counting layout only: 2, 4 or 8). */
+  readonly counterBits?: number;
 }
 
 /** One partition: its arena, where its bits start, how many bytes they take. */
@@ -28,8 +33,10 @@ interface Part {
 }
 
 /** Bytes one partition stores for `geometry` (whole cache lines). */
-export function partitionBytes(geometry: Pick<BitsGeometry, "layout" | "slots">): number {
-  return geometry.layout === "blocked" ? geometry.slots * 64 : alignUp(Math.ceil(geometry.slots / 8), 64);
+export function partitionBytes(geometry: Pick<BitsGeometry, "layout" | "slots" | "counterBits">): number {
+  if (geometry.layout === "blocked") return geometry.slots * 64;
+  const bitsPerSlot = geometry.layout === "counting" ? (geometry.counterBits ?? 4) : 1;
+  return alignUp(Math.ceil((geometry.slots * bitsPerSlot) / 8), 64);
 }
 
 /** A partitioned bit array with the kernels of its layout. */
@@ -38,10 +45,12 @@ export class PartitionedBits {
   readonly bytesPerPartition: number;
   private parts: Part[];
   private readonly blocked: boolean;
+  private readonly counting: boolean;
 
   constructor(geometry: BitsGeometry) {
     this.geometry = geometry;
     this.blocked = geometry.layout === "blocked";
+    this.counting = geometry.layout === "counting";
     this.bytesPerPartition = partitionBytes(geometry);
     this.parts = [];
     for (let p = 0; p < geometry.partitions; p++) {
@@ -68,7 +77,7 @@ export class PartitionedBits {
   /** Tests one key (one boundary crossing when unpartitioned). */
   hasOne(key: string | Uint8Array): boolean {
     const { arena, bitsPtr, staging } = this.front;
-    if (this.parts.length > 1) return this.viaBatch(key, false);
+    if (this.parts.length > 1 || this.counting) return this.viaBatch(key, "test") === 1;
     const len = staging.encodeOne(key);
     const { slots, hashes } = this.geometry;
     const k = arena.k;
@@ -78,7 +87,7 @@ export class PartitionedBits {
   /** Adds one key; true when it was new. */
   addOne(key: string | Uint8Array): boolean {
     const { arena, bitsPtr, staging } = this.front;
-    if (this.parts.length > 1) return this.viaBatch(key, true);
+    if (this.parts.length > 1 || this.counting) return this.viaBatch(key, "set") === 1;
     const len = staging.encodeOne(key);
     const { slots, hashes } = this.geometry;
     const k = arena.k;
@@ -101,18 +110,32 @@ export class PartitionedBits {
 
   /** Tests the n staged hash pairs; out[at + i] = 1 when pair i is present. */
   test(n: number, out: Uint8Array, at: number): void {
-    this.apply(n, undefined, out, at, false);
+    this.apply("test", n, undefined, out, at);
   }
 
   /** Sets the staged hash pairs whose skip flag is 0; out[at + i] = 1 when pair i was new. Returns the count new. */
   set(n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
-    return this.apply(n, skip, out, at, true);
+    return this.apply("set", n, skip, out, at);
   }
 
-  /** Set bits over all partitions. */
+  /** Counting layout: removes the staged pairs that are present; out[at + i] = 1 when removed. Returns the count removed. */
+  remove(n: number, out: Uint8Array, at: number): number {
+    return this.apply("remove", n, undefined, out, at);
+  }
+
+  /** Counting layout: out[at + i] = the smallest of pair i's counters. */
+  min(n: number, out: Uint8Array, at: number): void {
+    this.apply("min", n, undefined, out, at);
+  }
+
+  /** Set bits (non-zero counters for the counting layout) over all partitions. */
   popcount(): number {
     let total = 0;
-    for (const part of this.partitions) total += part.arena.k.popcountBytes(part.bitsPtr, part.bytes);
+    for (const part of this.partitions) {
+      total += this.counting
+        ? part.arena.k.countingNonzero(part.bitsPtr, this.geometry.slots, this.geometry.counterBits ?? 4)
+        : part.arena.k.popcountBytes(part.bitsPtr, part.bytes);
+    }
     return total;
   }
 
@@ -121,40 +144,51 @@ export class PartitionedBits {
     this.parts = [];
   }
 
-  private viaBatch(key: string | Uint8Array, add: boolean): boolean {
+  /** One key through the batch path (partitioned or counting filters); returns its result byte. */
+  viaBatch(key: string | Uint8Array, op: Operation): number {
     const n = this.front.staging.encodeBatch([key], 0);
     this.hashStaged(n);
     const out = new Uint8Array(1);
-    this.apply(1, undefined, out, 0, add);
-    return out[0] === 1;
+    this.apply(op, 1, undefined, out, 0);
+    return out[0];
   }
 
-  private apply(n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number, add: boolean): number {
-    if (this.parts.length === 1) return this.applyPart(this.front, n, skip, out, at, add);
-    return this.applyRouted(n, skip, out, at, add);
+  private apply(op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
+    if (this.parts.length === 1) return this.applyPart(this.front, op, n, skip, out, at);
+    return this.applyRouted(op, n, skip, out, at);
   }
 
-  private applyPart(part: Part, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number, add: boolean): number {
+  private applyPart(part: Part, op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
     const { arena, bitsPtr, staging } = part;
     const { slots, hashes } = this.geometry;
+    const bits = this.geometry.counterBits ?? 4;
     const k = arena.k;
-    let added = 0;
-    if (add) {
+    const h = staging.hashesPtr;
+    let changed = 0;
+    if (op === "set") {
       if (skip !== undefined) arena.u8.set(skip.subarray(0, n), staging.skipPtr);
       const skipPtr = skip === undefined ? 0 : staging.skipPtr;
-      added = this.blocked
-        ? k.blockedSet(bitsPtr, slots, hashes, staging.hashesPtr, n, skipPtr, staging.outPtr)
-        : k.bloomSet(bitsPtr, slots, hashes, staging.hashesPtr, n, skipPtr, staging.outPtr);
+      changed = this.counting
+        ? k.countingAdd(bitsPtr, slots, hashes, bits, h, n, skipPtr, staging.outPtr)
+        : this.blocked
+          ? k.blockedSet(bitsPtr, slots, hashes, h, n, skipPtr, staging.outPtr)
+          : k.bloomSet(bitsPtr, slots, hashes, h, n, skipPtr, staging.outPtr);
+    } else if (op === "remove") {
+      changed = k.countingRemove(bitsPtr, slots, hashes, bits, h, n, staging.outPtr);
+    } else if (op === "min" || this.counting) {
+      // A counting filter's test is its minimum counter, read as a flag.
+      k.countingMin(bitsPtr, slots, hashes, bits, h, n, staging.outPtr);
+      if (op === "test") for (let i = 0; i < n; i++) arena.u8[staging.outPtr + i] = arena.u8[staging.outPtr + i] === 0 ? 0 : 1;
     } else if (this.blocked) {
-      k.blockedTest(bitsPtr, slots, hashes, staging.hashesPtr, n, staging.outPtr);
+      k.blockedTest(bitsPtr, slots, hashes, h, n, staging.outPtr);
     } else {
-      k.bloomTest(bitsPtr, slots, hashes, staging.hashesPtr, n, staging.outPtr);
+      k.bloomTest(bitsPtr, slots, hashes, h, n, staging.outPtr);
     }
     out.set(arena.u8.subarray(staging.outPtr, staging.outPtr + n), at);
-    return added;
+    return changed;
   }
 
-  private applyRouted(n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number, add: boolean): number {
+  private applyRouted(op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
     const front = this.front;
     const base = front.staging.hashesPtr >>> 2;
     const pairs = front.arena.u32.slice(base, base + 4 * n);
@@ -174,7 +208,7 @@ export class PartitionedBits {
         u32.set(pairs.subarray(4 * list[j], 4 * list[j] + 4), dst + 4 * j);
         if (partSkip !== undefined) partSkip[j] = skip![list[j]];
       }
-      added += this.applyPart(part, list.length, partSkip, partOut, 0, add);
+      added += this.applyPart(part, op, list.length, partSkip, partOut, 0);
       for (let j = 0; j < list.length; j++) out[at + list[j]] = partOut[j];
     }
     return added;

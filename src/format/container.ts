@@ -29,6 +29,7 @@ export const Kind = {
   BloomFilter: 1,
   BlockedBloomFilter: 2,
   ScalableBloomFilter: 3,
+  CountingBloomFilter: 4,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

@@ -24,4 +24,8 @@ export interface Kernels {
   md5(state: number, ptr: number, len: number, out: number): void;
   md5Batch(state: number, keys: number, spans: number, count: number, out: number): void;
   sha1(scratch: number, ptr: number, len: number, out: number): void;
+  countingMin(counters: number, m: number, k: number, bits: number, hashes: number, count: number, out: number): void;
+  countingAdd(counters: number, m: number, k: number, bits: number, hashes: number, count: number, skip: number, out: number): number;
+  countingRemove(counters: number, m: number, k: number, bits: number, hashes: number, count: number, out: number): number;
+  countingNonzero(counters: number, m: number, bits: number): number;
 }

@@ -1,0 +1,67 @@
+// The counting Bloom filter: packed saturating counters instead of bits, so keys can be removed.
+import { InvalidArgumentError } from "../errors.js";
+import { Kind } from "../format/container.js";
+import { counterOverflowBound } from "../sizing.js";
+import * as check from "../validate.js";
+import { BitFilter } from "./bit-filter.js";
+import { resolveGeometry, type BloomFilterOptions } from "./geometry.js";
+
+/** Options of CountingBloomFilter: those of BloomFilter plus the counter width. */
+export interface CountingBloomFilterOptions extends BloomFilterOptions {
+  /** Bits per counter: 2, 4 (default) or 8. Two 4-bit counters share a byte. */
+  readonly counterBits?: number;
+}
+
+/**
+ * A counting Bloom filter: m counters of 2, 4 or 8 bits (sized like BloomFilter), saturating at
+ * 2^b - 1. A saturated counter never moves again, so removing never causes a false negative;
+ * `sizing.counterOverflowBound` gives the chance that any counter saturates at the planned load.
+ */
+export class CountingBloomFilter extends BitFilter {
+  constructor(options: CountingBloomFilterOptions) {
+    const opts = check.options<CountingBloomFilterOptions>("options", options);
+    const counterBits = opts.counterBits ?? 4;
+    if (![2, 4, 8].includes(counterBits)) throw new InvalidArgumentError("counterBits", opts.counterBits, "2, 4 or 8");
+    const { counterBits: _omit, ...rest } = opts;
+    void _omit;
+    const { geometry, plan } = resolveGeometry("counting", rest, counterBits);
+    super(geometry, plan);
+  }
+
+  protected get kind() {
+    return Kind.CountingBloomFilter;
+  }
+
+  /** Bits per counter. */
+  get counterBits(): number {
+    return this.store.geometry.counterBits ?? 4;
+  }
+
+  /** Removes one occurrence of a key; false (and no change) when it is not present. */
+  remove(key: string | Uint8Array): boolean {
+    const removed = this.store.viaBatch(check.key("key", key), "remove") === 1;
+    if (removed) this.inserted--;
+    return removed;
+  }
+
+  /** Removes many keys; result[i] = 1 when keys[i] was present and removed. */
+  removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    return this.batch(check.keyList("keys", keys), "remove");
+  }
+
+  /** An upper bound of how many times the key was added (its smallest counter; 0 means absent). */
+  multiplicity(key: string | Uint8Array): number {
+    return this.store.viaBatch(check.key("key", key), "min");
+  }
+
+  /** The bound P(some counter reaches 2^b) <= m (e ln 2 / 2^b)^(2^b) at the planned load. */
+  overflowBound(): number {
+    return counterOverflowBound({ counters: this.bits, counterBits: this.counterBits });
+  }
+
+  /** Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. */
+  static deserialize(bytes: Uint8Array): CountingBloomFilter {
+    // Built through the base constructor with this class as new.target: no sizing from options.
+    return BitFilter.load(bytes, Kind.CountingBloomFilter, "counting", (...args) => Reflect.construct(BitFilter, args, CountingBloomFilter));
+  }
+}
