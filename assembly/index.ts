@@ -8,6 +8,7 @@ export { md5Init, md5Update, md5Final, md5, md5Batch } from "./md5";
 export { md5Blocks } from "./md5-compress";
 export { sha1 } from "./sha1";
 export { countingMin, countingAdd, countingRemove, countingNonzero } from "./counting";
+export { dedupCheck, dedupRemove, tableRehash } from "./fingerprint-table";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */
 export function heapBase(): usize {

@@ -3,6 +3,7 @@ export { BloomFilter } from "./bloom/bloom-filter.js";
 export { BlockedBloomFilter } from "./bloom/blocked-bloom-filter.js";
 export { ScalableBloomFilter, type ScalableBloomFilterOptions } from "./bloom/scalable-bloom-filter.js";
 export { CountingBloomFilter, type CountingBloomFilterOptions } from "./bloom/counting-bloom-filter.js";
+export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./dedup/deduplicator.js";
 export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
 export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";

@@ -28,4 +28,7 @@ export interface Kernels {
   countingAdd(counters: number, m: number, k: number, bits: number, hashes: number, count: number, skip: number, out: number): number;
   countingRemove(counters: number, m: number, k: number, bits: number, hashes: number, count: number, out: number): number;
   countingNonzero(counters: number, m: number, bits: number): number;
+  dedupCheck(counters: number, m: number, k: number, bits: number, table: number, capacity: number, limit: number, digests: number, count: number, out: number, refs: number, stats: number): number;
+  dedupRemove(counters: number, m: number, k: number, bits: number, table: number, capacity: number, digests: number, count: number, out: number, refs: number, stats: number): void;
+  tableRehash(oldTable: number, oldCapacity: number, newTable: number, newCapacity: number): void;
 }

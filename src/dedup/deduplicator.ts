@@ -1,0 +1,196 @@
+// Exact dedup (IMP-CB): a key's MD5 fingerprint is checked against a counting filter first, and
+// only a "maybe" reads the exact fingerprint table, so new keys cost no table look-up and nothing
+// unique is ever dropped. Counting filter and table share one WASM instance; the table grows by
+// rehash. The kernels are in assembly/fingerprint-table.ts.
+import { FilterTooLargeError, InvalidArgumentError, DisposedError } from "../errors.js";
+import { optimalBloom } from "../sizing.js";
+import * as check from "../validate.js";
+import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { sharedEngine } from "../wasm/engine.js";
+import { BATCH, type Staging } from "../wasm/staging.js";
+
+/** Options of Deduplicator. */
+export interface DeduplicatorOptions {
+  /** Distinct keys planned; sizes the counting filter and the first table. More may come. */
+  readonly items: number;
+  /** Rate of "maybe" answers for new keys, i.e. of table look-ups (default 0.01); never of errors. */
+  readonly fpRate?: number;
+  /** Bits per counter: 2, 4 (default) or 8. */
+  readonly counterBits?: number;
+  /** Explicit counters (m) and hashes (k) instead of sizing from fpRate, e.g. m/n = 20, k = 8. */
+  readonly counters?: number;
+  readonly hashes?: number;
+}
+
+/** Counts kept by a Deduplicator. */
+export interface DedupStats {
+  /** Keys checked. */
+  readonly seen: number;
+  /** Keys that were new. */
+  readonly new: number;
+  /** Keys that were duplicates. */
+  readonly duplicates: number;
+  /** Table look-ups made (the counting filter said "maybe"). */
+  readonly lookups: number;
+  /** Table look-ups avoided (a zero counter proved the key new). */
+  readonly lookupsAvoided: number;
+}
+
+const SLOT_BYTES = 20;
+const MAX_LOAD = 0.8;
+const STATS_BYTES = 64;
+
+/** Exact deduplication of keys by MD5 fingerprint, fronted by a counting Bloom filter. */
+export class Deduplicator {
+  private arena: Arena | undefined;
+  private readonly m: number;
+  private readonly k: number;
+  private readonly bits: number;
+  private readonly countersPtr: number;
+  private readonly digestsPtr: number;
+  private readonly outPtr: number;
+  private readonly refsPtr: number;
+  private readonly statsPtr: number;
+  private tablePtr: number;
+  private capacity: number;
+  private seen = 0;
+  private fresh = 0;
+
+  constructor(options: DeduplicatorOptions) {
+    const opts = check.options<DeduplicatorOptions>("options", options);
+    const items = check.positiveInteger("items", opts.items);
+    this.bits = opts.counterBits ?? 4;
+    if (![2, 4, 8].includes(this.bits)) throw new InvalidArgumentError("counterBits", opts.counterBits, "2, 4 or 8");
+    if (opts.counters !== undefined || opts.hashes !== undefined) {
+      this.m = check.positiveInteger("counters", opts.counters, 2 ** 32);
+      this.k = check.integerInRange("hashes", opts.hashes, 1, 64);
+    } else {
+      const size = optimalBloom({ items, fpRate: check.probability("fpRate", opts.fpRate ?? 0.01) });
+      this.m = size.bits;
+      this.k = size.hashes;
+    }
+    this.capacity = Math.max(1024, Math.ceil(items / MAX_LOAD));
+    const arena = new Arena();
+    this.countersPtr = arena.base;
+    this.digestsPtr = alignUp(this.countersPtr + Math.ceil((this.m * this.bits) / 8), 64);
+    this.outPtr = this.digestsPtr + 16 * BATCH;
+    this.refsPtr = alignUp(this.outPtr + BATCH, 64);
+    this.statsPtr = this.refsPtr + 4 * BATCH;
+    this.tablePtr = alignUp(this.statsPtr + STATS_BYTES, 64);
+    arena.reserve(this.tablePtr + this.capacity * SLOT_BYTES);
+    this.arena = arena;
+  }
+
+  /** Checks one key: new (stored with one reference) or a duplicate (one more reference). */
+  check(key: string | Uint8Array): { isNew: boolean; count: number } {
+    const { isNew, counts } = this.checkMany([check.key("key", key)]);
+    return { isNew: isNew[0] === 1, count: counts[0] };
+  }
+
+  /** Checks many keys in order (a repeat inside the batch is a duplicate); isNew[i] = 1 when new. */
+  checkMany(keys: readonly (string | Uint8Array)[]): { isNew: Uint8Array; counts: Uint32Array } {
+    check.keyList("keys", keys);
+    return this.run(keys.length, (staging, from) => staging.encodeBatch(keys, from), false);
+  }
+
+  /** Checks keys given as spans of one buffer (see BloomFilter.addSpans). */
+  checkSpans(data: Uint8Array, spans: ArrayLike<number>): { isNew: Uint8Array; counts: Uint32Array } {
+    check.spans(data, spans);
+    return this.run(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from), false);
+  }
+
+  /** Drops one reference of a key; at the last, the key is forgotten. removed is false for an unknown key. */
+  remove(key: string | Uint8Array): { removed: boolean; count: number } {
+    const { isNew, counts } = this.run(1, (staging, from) => staging.encodeBatch([check.key("key", key)], from), true);
+    return { removed: isNew[0] === 1, count: counts[0] };
+  }
+
+  /** Drops one reference of each key; removed[i] = 1 when keys[i] was known, counts[i] = references left. */
+  removeMany(keys: readonly (string | Uint8Array)[]): { removed: Uint8Array; counts: Uint32Array } {
+    check.keyList("keys", keys);
+    const { isNew, counts } = this.run(keys.length, (staging, from) => staging.encodeBatch(keys, from), true);
+    return { removed: isNew, counts };
+  }
+
+  /** Distinct keys stored. */
+  get size(): number {
+    return Number(this.statsView()[2]);
+  }
+
+  /** Counts of keys seen, new and duplicate, and of table look-ups made and avoided. */
+  get stats(): DedupStats {
+    const view = this.statsView();
+    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: Number(view[0]), lookupsAvoided: Number(view[1]) };
+  }
+
+  /** Counters (m), hashes (k) and bits per counter of the front filter. */
+  get filter(): { counters: number; hashes: number; counterBits: number } {
+    return { counters: this.m, hashes: this.k, counterBits: this.bits };
+  }
+
+  /** Bytes of WebAssembly memory held (filter, table and any slack left by growth). */
+  get byteLength(): number {
+    return this.live().k.memory.buffer.byteLength;
+  }
+
+  /** Releases the memory; later calls throw DisposedError. */
+  dispose(): void {
+    this.arena = undefined;
+  }
+
+  private live(): Arena {
+    if (this.arena === undefined) throw new DisposedError("Deduplicator");
+    return this.arena;
+  }
+
+  private statsView(): BigUint64Array {
+    const arena = this.live();
+    return new BigUint64Array(arena.u8.buffer, this.statsPtr, 3);
+  }
+
+  /** Fingerprints the keys in the shared engine batch by batch, then checks or removes them here. */
+  private run(count: number, stage: (staging: Staging, from: number) => number, removing: boolean): { isNew: Uint8Array; counts: Uint32Array } {
+    const arena = this.live();
+    const engine = sharedEngine();
+    const flags = new Uint8Array(count);
+    const counts = new Uint32Array(count);
+    for (let i = 0; i < count; ) {
+      const n = stage(engine.staging, i);
+      const s = engine.staging;
+      engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
+      arena.u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
+      if (removing) {
+        arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digestsPtr, n, this.outPtr, this.refsPtr, this.statsPtr);
+      } else {
+        for (let done = 0; done < n; ) {
+          const limit = Math.floor(this.capacity * MAX_LOAD);
+          done += arena.k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done, this.refsPtr + 4 * done, this.statsPtr);
+          if (done < n) this.grow();
+        }
+      }
+      const u8 = this.live().u8;
+      flags.set(u8.subarray(this.outPtr, this.outPtr + n), i);
+      counts.set(new Uint32Array(u8.buffer, this.refsPtr, n), i);
+      if (!removing) {
+        this.seen += n;
+        for (let j = 0; j < n; j++) this.fresh += u8[this.outPtr + j];
+      }
+      i += n;
+    }
+    return { isNew: flags, counts };
+  }
+
+  /** Doubles the table: rehash into fresh memory after it, then move it back to its place. */
+  private grow(): void {
+    const arena = this.live();
+    const capacity = this.capacity * 2;
+    const oldBytes = this.capacity * SLOT_BYTES;
+    const newPtr = alignUp(this.tablePtr + oldBytes, 64);
+    const end = newPtr + capacity * SLOT_BYTES;
+    if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, "the fingerprint table has outgrown one WebAssembly memory");
+    arena.reserve(end);
+    arena.k.tableRehash(this.tablePtr, this.capacity, newPtr, capacity);
+    arena.u8.copyWithin(this.tablePtr, newPtr, end);
+    this.capacity = capacity;
+  }
+}
