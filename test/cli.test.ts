@@ -37,6 +37,39 @@ function firstOccurrences(input: Buffer): Buffer {
   return Buffer.concat(out);
 }
 
+describe("crawlsieve dedup (exact, the default)", () => {
+  it("equals first occurrences on the shipped sample, with look-up statistics", () => {
+    const input = readFileSync(SAMPLE);
+    const { code, stdout, stderr } = run(["dedup", "--stats", SAMPLE]);
+    expect(code, stderr).toBe(0);
+    expect(stdout.equals(firstOccurrences(input))).toBe(true);
+    const stats = JSON.parse(stderr.trim());
+    expect(stats.mode).toBe("exact");
+    expect(stats.lookups + stats.lookupsAvoided).toBe(stats.lines);
+  });
+
+  it("equals first occurrences on adversarial bytes and on random input from several files", () => {
+    const megabyte = Buffer.alloc(1 << 20, 0x62);
+    const input = Buffer.concat([Buffer.from("a\r\nb\n\n\na\n"), Buffer.from([0xff, 0xfe, 0x0a, 0xff, 0xfe, 0x0a]), megabyte, Buffer.from("\n"), megabyte, Buffer.from("\nlast")]);
+    const result = run(["dedup", "--items", "10"], input);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.equals(firstOccurrences(input))).toBe(true);
+    const next = rng(7);
+    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-exact-"));
+    const files: string[] = [];
+    const all: Buffer[] = [];
+    for (let f = 0; f < 3; f++) {
+      const body = Buffer.from(Array.from({ length: 30_000 }, () => `u${Math.floor(next() * 20_000)}`).join("\n") + "\n");
+      files.push(join(dir, `p${f}.txt`));
+      writeFileSync(files[f], body);
+      all.push(body);
+    }
+    // Planned for 1,000 lines, given 20,000 distinct: the table grows and stays exact.
+    const exact = run(["dedup", "--items", "1000", ...files]);
+    expect(exact.stdout.equals(firstOccurrences(Buffer.concat(all)))).toBe(true);
+  });
+});
+
 describe("crawlsieve dedup --approx", () => {
   it("equals first occurrences on the shipped sample (FP rate 1e-9 makes a drop vanishingly unlikely)", () => {
     const input = readFileSync(SAMPLE);
@@ -98,11 +131,11 @@ describe("crawlsieve dedup --approx", () => {
     expect(got.length).toBeLessThan(reference.length);
   });
 
-  it("refuses exact mode until it exists, and bad values by name, with exit code 2", () => {
-    expect(run(["dedup"], "a\n")).toMatchObject({ code: 2, stderr: expect.stringMatching(/pass --approx/) });
+  it("rejects bad values by name, with exit code 2", () => {
     expect(run(["dedup", "--approx", "--fp-rate", "1.5"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--fp-rate must be .* got "1.5"/) });
     expect(run(["dedup", "--approx", "--items=-3"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--items must be .* got "-3"/) });
-    expect(run(["dedup", "--approx", "--blocked"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--blocked needs --items/) });
+    expect(run(["dedup", "--approx", "--blocked"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--blocked needs --approx and --items/) });
+    expect(run(["dedup", "--blocked", "--items", "5"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--blocked needs --approx/) });
     expect(run(["dedup", "--approx", "--bogus"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unknown option '--bogus'/) });
     expect(run(["dedup", "--approx", "/nonexistent/file"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/ENOENT.*\/nonexistent\/file/) });
     expect(run(["frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"/) });

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
+import { Deduplicator } from "../../dedup/deduplicator.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { lineBatches, readInputs, type LineBatch } from "../lines.js";
@@ -12,24 +13,53 @@ import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption } from "../parse.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] --approx [--fp-rate P] [--items N] [--blocked] [--canonicalize] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [--items N] [--blocked] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
+  Exact by default: MD5 fingerprints in memory behind a counting Bloom filter (IMP-CB), so a
+  unique line is never dropped; memory grows with the distinct lines (about 30 bytes each).
   --approx        Bloom filter only: constant memory, but a line may be dropped as a false
-                  positive with probability up to P. (Exact mode arrives with the exact store.)
-  --fp-rate P     false-positive rate (default 0.001)
-  --items N       expected distinct lines; without it a scalable filter grows as lines come
-                  and keeps the compound false-positive rate under P
+                  positive with probability up to P
+  --fp-rate P     approx: false-positive rate (default 0.001); exact: the rate of fingerprint
+                  table look-ups for new lines (default 0.01), never of errors
+  --items N       expected distinct lines; approx without it: a scalable filter grows as lines
+                  come and keeps the compound false-positive rate under P; exact: sizes the
+                  counting filter and the first table (default 1000000; more may come)
   --blocked       cache-line-blocked filter (faster, a little larger); needs --items
   --canonicalize  compare lines by their canonical URL (Scrapy's rules), print them as they came;
                   takes the canonicalize command's flags too
   --stats         one JSON line of counts and timings on stderr at the end`;
 
-/** What dedup needs of a filter. */
-interface SpanFilter {
+/** What dedup needs of its seen-set: add keys, learn which were new. */
+interface SeenSet {
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array;
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array;
   readonly byteLength: number;
+  /** Extra numbers for --stats. */
+  report(): Record<string, unknown>;
+}
+
+function exactSet(items: number, fpRate: number): SeenSet {
+  const dedup = new Deduplicator({ items, fpRate });
+  return {
+    addSpans: (data, spans) => dedup.checkSpans(data, spans).isNew,
+    addMany: (keys) => dedup.checkMany(keys).isNew,
+    get byteLength() {
+      return dedup.byteLength;
+    },
+    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, countingFilter: dedup.filter }),
+  };
+}
+
+function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilter): SeenSet {
+  return {
+    addSpans: (data, spans) => filter.addSpans(data, spans),
+    addMany: (keys) => filter.addMany(keys),
+    get byteLength() {
+      return filter.byteLength;
+    },
+    report: () => ({}),
+  };
 }
 
 /** Runs `dedup`; returns the exit code. */
@@ -48,18 +78,19 @@ export async function dedup(argv: string[]): Promise<number> {
     allowPositionals: true,
     strict: true,
   });
-  if (!values.approx) {
-    throw new CrawlsieveError("ERR_NOT_AVAILABLE", "exact dedup (the default) is not available in this build yet; pass --approx for Bloom-filter dedup");
-  }
-  const fpRate = probabilityOption("fp-rate", values["fp-rate"], 0.001);
+  const exact = !values.approx;
+  const fpRate = probabilityOption("fp-rate", values["fp-rate"], exact ? 0.01 : 0.001);
   const items = values.items === undefined ? undefined : integerOption("items", values.items);
-  if (values.blocked && items === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --items");
-  const filter: SpanFilter =
-    items === undefined
-      ? new ScalableBloomFilter({ fpRate })
-      : values.blocked
-        ? new BlockedBloomFilter({ items, fpRate })
-        : new BloomFilter({ items, fpRate });
+  if (values.blocked && (exact || items === undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx and --items");
+  const filter: SeenSet = exact
+    ? exactSet(items ?? 1_000_000, fpRate)
+    : approxSet(
+        items === undefined
+          ? new ScalableBloomFilter({ fpRate })
+          : values.blocked
+            ? new BlockedBloomFilter({ items, fpRate })
+            : new BloomFilter({ items, fpRate }),
+      );
 
   const canonical = values.canonicalize ? urlOptions(values) : undefined;
   if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
@@ -108,15 +139,16 @@ export async function dedup(argv: string[]): Promise<number> {
     const seconds = (performance.now() - started) / 1000;
     const stats = {
       command: "dedup",
-      mode: "approx",
-      filter: items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      mode: exact ? "exact" : "approx",
+      filter: exact ? "counting+fingerprints" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
       canonicalize: canonical !== undefined,
       lines,
       unique,
       duplicates: lines - unique,
       bytesIn,
-      filterBytes: filter.byteLength,
+      memoryBytes: filter.byteLength,
+      ...filter.report(),
       seconds: Number(seconds.toFixed(3)),
       linesPerSecond: Math.round(lines / seconds),
     };
