@@ -4,6 +4,8 @@ export { BlockedBloomFilter } from "./bloom/blocked-bloom-filter.js";
 export { ScalableBloomFilter, type ScalableBloomFilterOptions } from "./bloom/scalable-bloom-filter.js";
 export { CountingBloomFilter, type CountingBloomFilterOptions } from "./bloom/counting-bloom-filter.js";
 export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./dedup/deduplicator.js";
+export { StoreDeduplicator, type StoreDeduplicatorOptions } from "./dedup/store-deduplicator.js";
+export type { FingerprintStore } from "./dedup/fingerprint-store.js";
 export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
 export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";

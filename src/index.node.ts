@@ -16,3 +16,4 @@ export function init(): Promise<void> {
 export function initSync(): void {
   if (!isInitialized()) setModule(new WebAssembly.Module(readFileSync(wasmUrl)));
 }
+export { openLmdbStore } from "./dedup/lmdb-store.js";

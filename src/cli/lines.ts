@@ -18,13 +18,19 @@ export interface LineBatch {
 const NEWLINE = 0x0a;
 const CR = 0x0d;
 
+/** Most lines in one batch: what a durable store commits at once, so output follows commits closely. */
+export const MAX_BATCH_LINES = 4096;
+
 /** Splits a byte stream into line batches; a last line without "\n" still counts as a line. */
 export async function* lineBatches(source: AsyncIterable<Uint8Array>): AsyncGenerator<LineBatch> {
   let carry: Uint8Array | undefined;
   for await (const chunk of source) {
     const data = carry === undefined ? chunk : join(carry, chunk);
     const batch = split(data);
-    if (batch.count > 0) yield batch;
+    for (let from = 0; from < batch.count; from += MAX_BATCH_LINES) {
+      const to = Math.min(batch.count, from + MAX_BATCH_LINES);
+      yield { data, spans: batch.spans.subarray(2 * from, 2 * to), ends: batch.ends.subarray(from, to), count: to - from, unterminated: false };
+    }
     const consumed = batch.count > 0 ? batch.ends[batch.count - 1] : 0;
     carry = consumed < data.length ? data.slice(consumed) : undefined;
   }

@@ -4,6 +4,8 @@ import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
 import { Deduplicator } from "../../dedup/deduplicator.js";
+import { openLmdbStore } from "../../dedup/lmdb-store.js";
+import { StoreDeduplicator } from "../../dedup/store-deduplicator.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { lineBatches, readInputs, type LineBatch } from "../lines.js";
@@ -26,6 +28,9 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [
                   come and keeps the compound false-positive rate under P; exact: sizes the
                   counting filter and the first table (default 1000000; more may come)
   --blocked       cache-line-blocked filter (faster, a little larger); needs --items
+  --store DIR     exact mode on disk: the fingerprints live in an LMDB store in DIR, so a later
+                  run with the same DIR resumes the same seen-set; every batch is committed
+                  before its lines are printed (after kill -9 nothing printed is forgotten)
   --canonicalize  compare lines by their canonical URL (Scrapy's rules), print them as they came;
                   takes the canonicalize command's flags too
   --stats         one JSON line of counts and timings on stderr at the end`;
@@ -51,6 +56,17 @@ function exactSet(items: number, fpRate: number): SeenSet {
   };
 }
 
+function storeSet(dir: string, items: number, fpRate: number): SeenSet & { close(): void } {
+  const dedup = new StoreDeduplicator(openLmdbStore(dir), { items, fpRate });
+  return {
+    addSpans: (data, spans) => dedup.checkSpans(data, spans).isNew,
+    addMany: (keys) => dedup.checkMany(keys).isNew,
+    byteLength: 0,
+    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, stored: dedup.size, rebuiltFilter: dedup.rebuilt }),
+    close: () => dedup.close(),
+  };
+}
+
 function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilter): SeenSet {
   return {
     addSpans: (data, spans) => filter.addSpans(data, spans),
@@ -72,6 +88,7 @@ export async function dedup(argv: string[]): Promise<number> {
       items: { type: "string" },
       blocked: { type: "boolean" },
       stats: { type: "boolean" },
+      store: { type: "string" },
       canonicalize: { type: "boolean" },
       ...urlFlags,
     },
@@ -82,7 +99,10 @@ export async function dedup(argv: string[]): Promise<number> {
   const fpRate = probabilityOption("fp-rate", values["fp-rate"], exact ? 0.01 : 0.001);
   const items = values.items === undefined ? undefined : integerOption("items", values.items);
   if (values.blocked && (exact || items === undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx and --items");
-  const filter: SeenSet = exact
+  if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
+  const filter: SeenSet & { close?(): void } = values.store !== undefined
+    ? storeSet(values.store, items ?? 1_000_000, fpRate)
+    : exact
     ? exactSet(items ?? 1_000_000, fpRate)
     : approxSet(
         items === undefined
@@ -102,6 +122,7 @@ export async function dedup(argv: string[]): Promise<number> {
     return filter.addMany(keys);
   };
 
+  const durable = values.store !== undefined;
   const started = performance.now();
   const out = new Output();
   const progress = new Progress();
@@ -129,18 +150,20 @@ export async function dedup(argv: string[]): Promise<number> {
       if (batch.unterminated && fresh[0] === 1) out.push(newline);
       lines += batch.count;
       bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
-      if (out.full) await out.flush();
+      // With a durable store the batch is committed: print it now, so little is committed unprinted.
+      if (out.full || durable) await out.flush();
       progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
     }
   }
   await out.end();
+  filter.close?.();
   progress.done();
   if (values.stats) {
     const seconds = (performance.now() - started) / 1000;
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter: exact ? "counting+fingerprints" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      filter: values.store !== undefined ? "counting+lmdb" : exact ? "counting+fingerprints" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
       canonicalize: canonical !== undefined,
       lines,

@@ -1,0 +1,169 @@
+// IMP-CB over an external fingerprint store (on disk, or anywhere with synchronous reads): the
+// counting filter lives in memory and is saved beside the store; a key goes to the store only
+// when every counter of its fingerprint is non-zero. Every batch is committed durably before
+// its answers are returned, so what a caller printed as new is never forgotten after a crash.
+import { CountingBloomFilter } from "../bloom/counting-bloom-filter.js";
+import { FormatError } from "../errors.js";
+import { toHex } from "../hash/md5.js";
+import * as check from "../validate.js";
+import { sharedEngine } from "../wasm/engine.js";
+import { BATCH, type Staging } from "../wasm/staging.js";
+import type { DedupStats } from "./deduplicator.js";
+import type { FingerprintStore } from "./fingerprint-store.js";
+
+/** Options of StoreDeduplicator (used only when the store has no saved counting filter). */
+export interface StoreDeduplicatorOptions {
+  readonly items: number;
+  readonly fpRate?: number;
+  readonly counterBits?: number;
+}
+
+const SIDE = "counting-filter.csiv";
+
+/** Exact dedup by MD5 fingerprint against a FingerprintStore, fronted by a counting filter. */
+export class StoreDeduplicator {
+  private readonly filter: CountingBloomFilter;
+  /** True when the saved filter did not match the store and was rebuilt from it. */
+  readonly rebuilt: boolean;
+  private seen = 0;
+  private fresh = 0;
+  private lookups = 0;
+  private avoided = 0;
+
+  constructor(private readonly store: FingerprintStore, options: StoreDeduplicatorOptions) {
+    const opts = check.options<StoreDeduplicatorOptions>("options", options);
+    const saved = loadSaved(store);
+    if (saved !== undefined) {
+      this.filter = saved;
+      this.rebuilt = false;
+    } else {
+      this.filter = new CountingBloomFilter({ items: opts.items ?? 1, fpRate: opts.fpRate ?? 0.01, counterBits: opts.counterBits });
+      this.rebuilt = store.size > 0;
+      this.rebuild();
+    }
+  }
+
+  /** Checks keys in order; isNew[i] = 1 when new; counts[i] = references after the call. Durable on return. */
+  checkMany(keys: readonly (string | Uint8Array)[]): { isNew: Uint8Array; counts: Uint32Array } {
+    check.keyList("keys", keys);
+    return this.run(keys.length, (staging, from) => staging.encodeBatch(keys, from));
+  }
+
+  /** Checks keys given as spans of one buffer. */
+  checkSpans(data: Uint8Array, spans: ArrayLike<number>): { isNew: Uint8Array; counts: Uint32Array } {
+    check.spans(data, spans);
+    return this.run(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from));
+  }
+
+  /** Counts of keys and of store look-ups made and avoided. */
+  get stats(): DedupStats {
+    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.lookups, lookupsAvoided: this.avoided };
+  }
+
+  /** Distinct keys in the store. */
+  get size(): number {
+    return this.store.size;
+  }
+
+  /** Saves the counting filter beside the store, tagged with the store's epoch. */
+  save(): void {
+    const bytes = this.filter.serialize();
+    const side = new Uint8Array(8 + bytes.length);
+    new DataView(side.buffer).setFloat64(0, this.store.epoch, true);
+    side.set(bytes, 8);
+    this.store.writeSide(SIDE, side);
+  }
+
+  /** Saves the filter and closes the store. */
+  close(): void {
+    this.save();
+    this.filter.dispose();
+    this.store.close();
+  }
+
+  private run(count: number, stage: (staging: Staging, from: number) => number): { isNew: Uint8Array; counts: Uint32Array } {
+    const engine = sharedEngine();
+    const flags = new Uint8Array(count);
+    const counts = new Uint32Array(count);
+    const maybe = new Uint8Array(BATCH);
+    const skip = new Uint8Array(BATCH);
+    const changes = new Map<string, { fingerprint: Uint8Array; count: number }>();
+    for (let i = 0; i < count; ) {
+      const n = stage(engine.staging, i);
+      const s = engine.staging;
+      engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
+      const digests = engine.arena.u8.slice(s.hashesPtr, s.hashesPtr + 16 * n);
+      this.stageDigests(digests, n);
+      this.filter.store.min(n, maybe, 0);
+      changes.clear();
+      skip.fill(1, 0, n);
+      for (let j = 0; j < n; j++) {
+        const fingerprint = digests.subarray(16 * j, 16 * j + 16);
+        const hex = toHex(fingerprint);
+        const pending = changes.get(hex);
+        let before: number;
+        if (pending !== undefined) before = pending.count;
+        else if (maybe[j] === 0) {
+          before = 0;
+          this.avoided++;
+        } else {
+          before = this.store.get(fingerprint);
+          this.lookups++;
+        }
+        if (before === 0) skip[j] = 0;
+        const after = before === 0xffffffff ? before : before + 1;
+        changes.set(hex, { fingerprint, count: after });
+        flags[i + j] = before === 0 ? 1 : 0;
+        counts[i + j] = after;
+      }
+      // A new fingerprint raises its counters once; the store commit makes the batch durable.
+      this.stageDigests(digests, n);
+      this.filter.store.set(n, skip, maybe, 0);
+      this.store.commit(changes, this.store.epoch + 1);
+      this.seen += n;
+      for (let j = 0; j < n; j++) this.fresh += flags[i + j];
+      i += n;
+    }
+    return { isNew: flags, counts };
+  }
+
+  /** Puts digests into the filter's hash-pair region (h2 forced odd, as the in-memory Deduplicator does). */
+  private stageDigests(digests: Uint8Array, n: number): void {
+    const front = this.filter.store.front;
+    front.arena.u8.set(digests.subarray(0, 16 * n), front.staging.hashesPtr);
+    const u32 = front.arena.u32;
+    const base = front.staging.hashesPtr >>> 2;
+    for (let j = 0; j < n; j++) u32[base + 4 * j + 2] |= 1;
+  }
+
+  /** Rebuilds the counters from every fingerprint in the store. */
+  private rebuild(): void {
+    const batch: Uint8Array[] = [];
+    const flush = () => {
+      const digests = new Uint8Array(16 * batch.length);
+      batch.forEach((fp, j) => digests.set(fp, 16 * j));
+      this.stageDigests(digests, batch.length);
+      this.filter.store.set(batch.length, undefined, new Uint8Array(batch.length), 0);
+      batch.length = 0;
+    };
+    for (const fingerprint of this.store.fingerprints()) {
+      batch.push(fingerprint);
+      if (batch.length === BATCH) flush();
+    }
+    if (batch.length > 0) flush();
+  }
+}
+
+/** The saved counting filter, when it exists, loads and belongs to the store's current epoch. */
+function loadSaved(store: FingerprintStore): CountingBloomFilter | undefined {
+  const side = store.readSide(SIDE);
+  if (side === undefined || side.length < 8) return undefined;
+  const epoch = new DataView(side.buffer, side.byteOffset, 8).getFloat64(0, true);
+  if (epoch !== store.epoch) return undefined;
+  try {
+    return CountingBloomFilter.deserialize(side.subarray(8));
+  } catch (error) {
+    if (error instanceof FormatError) return undefined;
+    throw error;
+  }
+}

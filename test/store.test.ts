@@ -1,0 +1,98 @@
+// The on-disk exact store (LMDB): persistence, resume after kill -9, and a distrusted filter.
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openLmdbStore, StoreDeduplicator } from "../build/js/index.node.js";
+import { ready, rng } from "./helpers.js";
+
+beforeAll(ready);
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-store-"));
+
+function randomKeys(seed: number, count: number, distinct: number): string[] {
+  const next = rng(seed);
+  return Array.from({ length: count }, () => `https://s${Math.floor(next() * 40)}.example/p/${Math.floor(next() * distinct)}`);
+}
+
+describe("StoreDeduplicator on LMDB", () => {
+  it("equals a Set across close and reopen, reusing the saved filter", () => {
+    const dir = temp();
+    const keys = randomKeys(1, 40_000, 15_000);
+    const seen = new Set<string>();
+    const expected = keys.map((k) => (seen.has(k) ? 0 : (seen.add(k), 1)));
+    let dedup = new StoreDeduplicator(openLmdbStore(dir), { items: 15_000 });
+    const first = dedup.checkMany(keys.slice(0, 20_000));
+    dedup.close();
+    dedup = new StoreDeduplicator(openLmdbStore(dir), { items: 15_000 });
+    expect(dedup.rebuilt).toBe(false);
+    const second = dedup.checkMany(keys.slice(20_000));
+    expect([...first.isNew, ...second.isNew]).toEqual(expected);
+    expect(dedup.size).toBe(seen.size);
+    dedup.close();
+  });
+
+  it("rebuilds a counting filter that does not match the store (not closed, or corrupted)", () => {
+    const dir = temp();
+    const store = openLmdbStore(dir);
+    const dedup = new StoreDeduplicator(store, { items: 1000 });
+    dedup.checkMany(["a", "b", "c"]);
+    store.close(); // no save: the filter on disk (none) does not match the store's epoch
+    const reopened = new StoreDeduplicator(openLmdbStore(dir), { items: 1000 });
+    expect(reopened.rebuilt).toBe(true);
+    expect(Array.from(reopened.checkMany(["a", "b", "c", "d"]).isNew)).toEqual([0, 0, 0, 1]);
+    reopened.close();
+    writeFileSync(join(dir, "counting-filter.csiv"), Buffer.from("garbage that is not a filter"));
+    const distrusting = new StoreDeduplicator(openLmdbStore(dir), { items: 1000 });
+    expect(distrusting.rebuilt).toBe(true);
+    expect(Array.from(distrusting.checkMany(["d", "e"]).isNew)).toEqual([0, 1]);
+    distrusting.close();
+  });
+});
+
+describe("crawlsieve dedup --store", () => {
+  it("resumes after kill -9 without reprinting anything it printed", async () => {
+    const dir = temp();
+    const input = join(dir, "input.txt");
+    const lines = randomKeys(9, 400_000, 150_000);
+    writeFileSync(input, lines.join("\n") + "\n");
+    const store = join(dir, "seen");
+    // First run: killed with SIGKILL once some output has arrived.
+    const printed1 = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [CLI, "dedup", "--store", store, input]);
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.length > 200_000) child.kill("SIGKILL");
+      });
+      // "close": everything the child wrote before it died is read, not only what had arrived.
+      child.on("close", () => resolve(out));
+    });
+    const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+    expect(first.length).toBeGreaterThan(1000);
+    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--stats", input], { maxBuffer: 1 << 28 });
+    expect(second.status, second.stderr.toString()).toBe(0);
+    const secondLines = second.stdout.toString().split("\n").filter(Boolean);
+    const stats = JSON.parse(second.stderr.toString());
+    expect(stats.rebuiltFilter).toBe(true);
+    const firstSet = new Set(first);
+    for (const line of secondLines) expect(firstSet.has(line), line).toBe(false);
+    const all = new Set(lines);
+    const unique = [...all];
+    const printed = new Set([...first, ...secondLines]);
+    for (const line of printed) expect(all.has(line), line).toBe(true);
+    expect(printed.size).toBe(first.length + secondLines.length);
+    // Committed but not yet printed when killed: at most the one batch in flight (4096 lines).
+    const missing = unique.filter((u) => !printed.has(u));
+    expect(missing.length).toBeLessThanOrEqual(4096);
+    expect(printed.size + missing.length).toBe(unique.length);
+  });
+
+  it("refuses --store with --approx", () => {
+    const result = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--store", temp()], { input: "a\n" });
+    expect(result.status).toBe(2);
+    expect(result.stderr.toString()).toMatch(/--store is for exact dedup/);
+  });
+});
