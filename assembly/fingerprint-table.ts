@@ -96,7 +96,7 @@ export function tableRehash(oldTable: usize, oldCapacity: u32, newTable: usize, 
  * incremented once; duplicates only gain a reference. out[i] = 1 when new; refs[i] = the
  * reference count after the call. Stops before the table would pass `limit` entries and returns
  * how many it processed (the caller grows the table and calls again). stats: u64 look-ups made,
- * u64 look-ups avoided, u64 entries.
+ * u64 look-ups avoided, u64 entries, u64 look-ups that found nothing (the filter's false "maybe").
  */
 export function dedupCheck(
   counters: usize, mF: f64, k: u32, bits: u32,
@@ -130,13 +130,18 @@ export function dedupCheck(
         store<u32>(refs + (<usize>i << 2), next);
         continue;
       }
+      store<u64>(stats, load<u64>(stats, 24) + 1, 24);
     } else {
       store<u64>(stats, load<u64>(stats, 8) + 1, 8);
     }
     if (entries >= limit) {
       store<u64>(stats, <u64>entries, 16);
-      if (maybe) store<u64>(stats, load<u64>(stats) - 1);
-      else store<u64>(stats, load<u64>(stats, 8) - 1, 8);
+      if (maybe) {
+        store<u64>(stats, load<u64>(stats) - 1);
+        store<u64>(stats, load<u64>(stats, 24) - 1, 24);
+      } else {
+        store<u64>(stats, load<u64>(stats, 8) - 1, 8);
+      }
       return i;
     }
     insert(table, capacity, key, 1);

@@ -1,8 +1,9 @@
 // `npm run bench`: every suite, peers in the same process, markdown on stdout (paste into
-// bench/RESULTS.md). `node bench/run.js bloom`, `md5` or `url` runs one suite; BENCH_SIZES=1e6 limits sizes.
+// bench/RESULTS.md). `node bench/run.js bloom`, `md5`, `url` or `dedup` runs one suite (PAPER_SIZES=5e5,1e6 limits the paper's sizes); BENCH_SIZES=1e6 limits sizes.
 import { bloomSuite } from "./bloom.bench.js";
 import { md5Suite } from "./md5.bench.js";
 import { urlSuite } from "./url.bench.js";
+import { paperSuite, throughputSuite } from "./dedup.bench.js";
 import { machine } from "./common.js";
 
 const only = process.argv[2];
@@ -10,4 +11,8 @@ const sizes = (process.env.BENCH_SIZES ?? "1e6,1e7").split(",").map(Number);
 console.log(`## ${new Date().toISOString().slice(0, 10)} — ${machine()}\n`);
 if (!only || only === "md5") console.log(await md5Suite());
 if (!only || only === "url") console.log(await urlSuite());
+if (!only || only === "dedup") {
+  console.log(await throughputSuite());
+  console.log(await paperSuite(process.env.PAPER_SIZES ? process.env.PAPER_SIZES.split(",").map(Number) : undefined));
+}
 if (!only || only === "bloom") for (const n of sizes) console.log(await bloomSuite(n));

@@ -34,6 +34,8 @@ export interface DedupStats {
   readonly lookups: number;
   /** Table look-ups avoided (a zero counter proved the key new). */
   readonly lookupsAvoided: number;
+  /** Look-ups that found nothing: new keys the counting filter could not rule out. */
+  readonly lookupsForNew: number;
 }
 
 const SLOT_BYTES = 20;
@@ -120,7 +122,7 @@ export class Deduplicator {
   /** Counts of keys seen, new and duplicate, and of table look-ups made and avoided. */
   get stats(): DedupStats {
     const view = this.statsView();
-    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: Number(view[0]), lookupsAvoided: Number(view[1]) };
+    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: Number(view[0]), lookupsAvoided: Number(view[1]), lookupsForNew: Number(view[3]) };
   }
 
   /** Counters (m), hashes (k) and bits per counter of the front filter. */
@@ -145,7 +147,7 @@ export class Deduplicator {
 
   private statsView(): BigUint64Array {
     const arena = this.live();
-    return new BigUint64Array(arena.u8.buffer, this.statsPtr, 3);
+    return new BigUint64Array(arena.u8.buffer, this.statsPtr, 4);
   }
 
   /** Fingerprints the keys in the shared engine batch by batch, then checks or removes them here. */

@@ -16,6 +16,9 @@ export interface StoreDeduplicatorOptions {
   readonly items: number;
   readonly fpRate?: number;
   readonly counterBits?: number;
+  /** Explicit counters (m) and hashes (k) instead of sizing from fpRate, e.g. m/n = 20, k = 8. */
+  readonly counters?: number;
+  readonly hashes?: number;
 }
 
 const SIDE = "counting-filter.csiv";
@@ -29,6 +32,7 @@ export class StoreDeduplicator {
   private fresh = 0;
   private lookups = 0;
   private avoided = 0;
+  private missed = 0;
 
   constructor(private readonly store: FingerprintStore, options: StoreDeduplicatorOptions) {
     const opts = check.options<StoreDeduplicatorOptions>("options", options);
@@ -37,7 +41,10 @@ export class StoreDeduplicator {
       this.filter = saved;
       this.rebuilt = false;
     } else {
-      this.filter = new CountingBloomFilter({ items: opts.items ?? 1, fpRate: opts.fpRate ?? 0.01, counterBits: opts.counterBits });
+      this.filter =
+        opts.counters !== undefined || opts.hashes !== undefined
+          ? new CountingBloomFilter({ bits: opts.counters, hashes: opts.hashes, counterBits: opts.counterBits })
+          : new CountingBloomFilter({ items: opts.items ?? 1, fpRate: opts.fpRate ?? 0.01, counterBits: opts.counterBits });
       this.rebuilt = store.size > 0;
       this.rebuild();
     }
@@ -57,7 +64,7 @@ export class StoreDeduplicator {
 
   /** Counts of keys and of store look-ups made and avoided. */
   get stats(): DedupStats {
-    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.lookups, lookupsAvoided: this.avoided };
+    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.lookups, lookupsAvoided: this.avoided, lookupsForNew: this.missed };
   }
 
   /** Distinct keys in the store. */
@@ -109,6 +116,7 @@ export class StoreDeduplicator {
         } else {
           before = this.store.get(fingerprint);
           this.lookups++;
+          if (before === 0) this.missed++;
         }
         if (before === 0) skip[j] = 0;
         const after = before === 0xffffffff ? before : before + 1;
