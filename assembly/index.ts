@@ -1,7 +1,7 @@
 // The kernel module: every export takes and returns numbers only (pointers, lengths, counts).
 // The TypeScript layer owns memory layout; heapBase tells it where free memory begins.
 
-export { xxh64, xxh64Pieces, hashPairs } from "./xxh64";
+export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh } from "./xxh64";
 export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, orBytes } from "./bloom";
 export { blockedTest, blockedSet, blockedHasKey, blockedAddKey } from "./blocked-bloom";
 export { md5Init, md5Update, md5Final, md5, md5Batch } from "./md5";

@@ -109,3 +109,19 @@ export function xxh64Pieces(ptr: usize, len: usize, seed: u64, piece: usize): u6
   } while (done < len);
   return seed;
 }
+
+/**
+ * 128-bit fingerprints without MD5: XXH64 of each key with seed 0 and with seed 2^64 / phi,
+ * written as 16 bytes at `out + 16 * i` (spans as in hashPairs). Two independent 64-bit hashes:
+ * for users who need speed and no MD5 compatibility.
+ */
+export function fingerprintsXxh(keys: usize, spans: usize, count: u32, out: usize): void {
+  for (let i: u32 = 0; i < count; i++) {
+    const start = load<u32>(spans);
+    const len = load<u32>(spans, 4) - start;
+    store<u64>(out, xxh64(keys + start, len, 0));
+    store<u64>(out, xxh64(keys + start, len, 0x9E3779B97F4A7C15), 8);
+    spans += 8;
+    out += 16;
+  }
+}

@@ -99,6 +99,7 @@ export async function throughputSuite(n = 1e6) {
   const rates = await keysPerSecond(`exact ${n}`, { count: n }, [
     { name: "Deduplicator.checkSpans (MD5, bytes)", fn: () => dedup.checkSpans(w.data, w.spans), options: { beforeEach: () => { dedup?.dispose(); dedup = new Deduplicator({ items: w.unique }); } } },
     { name: "Deduplicator.checkMany (MD5, strings)", fn: () => dedup.checkMany(w.keys), options: { beforeEach: () => { dedup?.dispose(); dedup = new Deduplicator({ items: w.unique }); } } },
+    { name: "Deduplicator.checkSpans (xxh64x2, bytes)", fn: () => dedup.checkSpans(w.data, w.spans), options: { beforeEach: () => { dedup?.dispose(); dedup = new Deduplicator({ items: w.unique, fingerprint: "xxh64x2" }); } } },
     { name: "Set<string>", fn: () => { const set = new Set(); let fresh = 0; for (const k of w.keys) if (!set.has(k)) { set.add(k); fresh++; } return fresh; } },
   ]);
   dedup.dispose();

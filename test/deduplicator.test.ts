@@ -78,6 +78,14 @@ describe("Deduplicator", () => {
     pool.forEach((key, i) => expect(final.isNew[i], key).toBe(refs.has(key) ? 0 : 1));
   });
 
+  it("gives the same answers with xxh64x2 fingerprints", () => {
+    const next = rng(3);
+    const keys = Array.from({ length: 50_000 }, () => `k${Math.floor(next() * 20_000)}`);
+    const got = new Deduplicator({ items: 5000, fingerprint: "xxh64x2" }).checkMany(keys);
+    expect(got.isNew).toEqual(Uint8Array.from(reference(keys), (e) => (e.isNew ? 1 : 0)));
+    expect(() => new Deduplicator({ items: 5, fingerprint: "sha256" as never })).toThrow(/fingerprint must be "md5" or "xxh64x2"/);
+  });
+
   it("removes only what it holds", () => {
     const dedup = new Deduplicator({ items: 100 });
     expect(dedup.remove("never")).toEqual({ removed: false, count: 0 });

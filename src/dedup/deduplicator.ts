@@ -20,6 +20,11 @@ export interface DeduplicatorOptions {
   /** Explicit counters (m) and hashes (k) instead of sizing from fpRate, e.g. m/n = 20, k = 8. */
   readonly counters?: number;
   readonly hashes?: number;
+  /**
+   * md5 (default): MD5 of the key, comparable with other MD5-keyed stores. xxh64x2: XXH64 with
+   * two seeds, 128 bits, several times faster, for callers who need no MD5 compatibility.
+   */
+  readonly fingerprint?: "md5" | "xxh64x2";
 }
 
 /** Counts kept by a Deduplicator. */
@@ -42,7 +47,7 @@ const SLOT_BYTES = 20;
 const MAX_LOAD = 0.8;
 const STATS_BYTES = 64;
 
-/** Exact deduplication of keys by MD5 fingerprint, fronted by a counting Bloom filter. */
+/** Exact deduplication of keys by 128-bit fingerprint (MD5 by default), fronted by a counting Bloom filter. */
 export class Deduplicator {
   private arena: Arena | undefined;
   private readonly m: number;
@@ -57,9 +62,13 @@ export class Deduplicator {
   private capacity: number;
   private seen = 0;
   private fresh = 0;
+  private readonly xxh: boolean;
 
   constructor(options: DeduplicatorOptions) {
     const opts = check.options<DeduplicatorOptions>("options", options);
+    const fingerprint = opts.fingerprint ?? "md5";
+    if (fingerprint !== "md5" && fingerprint !== "xxh64x2") throw new InvalidArgumentError("fingerprint", opts.fingerprint, '"md5" or "xxh64x2"');
+    this.xxh = fingerprint === "xxh64x2";
     const items = check.positiveInteger("items", opts.items);
     this.bits = opts.counterBits ?? 4;
     if (![2, 4, 8].includes(this.bits)) throw new InvalidArgumentError("counterBits", opts.counterBits, "2, 4 or 8");
@@ -159,7 +168,8 @@ export class Deduplicator {
     for (let i = 0; i < count; ) {
       const n = stage(engine.staging, i);
       const s = engine.staging;
-      engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
+      if (this.xxh) engine.arena.k.fingerprintsXxh(s.keysPtr, s.spansPtr, n, s.hashesPtr);
+      else engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
       arena.u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
       if (removing) {
         arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digestsPtr, n, this.outPtr, this.refsPtr, this.statsPtr);

@@ -8,6 +8,7 @@ export interface Kernels {
   xxh64(ptr: number, len: number, seed: bigint): bigint;
   xxh64Pieces(ptr: number, len: number, seed: bigint, piece: number): bigint;
   hashPairs(keys: number, spans: number, count: number, out: number): void;
+  fingerprintsXxh(keys: number, spans: number, count: number, out: number): void;
   bloomTest(bits: number, m: number, k: number, hashes: number, count: number, out: number): void;
   bloomSet(bits: number, m: number, k: number, hashes: number, count: number, skip: number, out: number): number;
   bloomHasKey(bits: number, m: number, k: number, key: number, len: number): number;
