@@ -90,6 +90,15 @@ describe("crawlsieve dedup --store", () => {
     expect(printed.size + missing.length).toBe(unique.length);
   });
 
+  it("refuses a store directory it cannot use, and a data file that is not LMDB, by name", () => {
+    const result = spawnSync(process.execPath, [CLI, "dedup", "--store", "/proc/crawlsieve-nope"], { input: "a\n", timeout: 20_000 });
+    expect(result.status).toBe(2);
+    expect(result.stderr.toString()).toMatch(/store directory "\/proc\/crawlsieve-nope" cannot be used/);
+    const dir = temp();
+    writeFileSync(join(dir, "fingerprints.mdb"), Buffer.alloc(8192, 0x5a));
+    expect(() => openLmdbStore(dir)).toThrow(/is not an LMDB fingerprint store/);
+  });
+
   it("refuses --store with --approx", () => {
     const result = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--store", temp()], { input: "a\n" });
     expect(result.status).toBe(2);
