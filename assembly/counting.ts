@@ -4,28 +4,7 @@
 // value is unknown, and decrementing it could later produce a false negative.
 
 import { mulhi64 } from "./reduce";
-
-// @ts-ignore: decorator
-@inline function address(counters: usize, i: u64, bits: u32): usize {
-  return counters + <usize>((i * <u64>bits) >> 3);
-}
-
-// @ts-ignore: decorator
-@inline function shiftOf(i: u64, bits: u32): u32 {
-  return <u32>((i * <u64>bits) & 7);
-}
-
-// @ts-ignore: decorator
-@inline function read(counters: usize, i: u64, bits: u32, max: u32): u32 {
-  return (<u32>load<u8>(address(counters, i, bits)) >> shiftOf(i, bits)) & max;
-}
-
-// @ts-ignore: decorator
-@inline function write(counters: usize, i: u64, bits: u32, max: u32, value: u32): void {
-  const p = address(counters, i, bits);
-  const shift = shiftOf(i, bits);
-  store<u8>(p, <u8>((<u32>load<u8>(p) & ~(max << shift)) | (value << shift)));
-}
+import { readCounter as read, writeCounter as write } from "./counters";
 
 /** Writes the smallest of pair i's k counters to out[i] (0: absent; else an upper bound of its multiplicity). */
 export function countingMin(counters: usize, mF: f64, k: u32, bits: u32, hashes: usize, count: u32, out: usize): void {

@@ -9,6 +9,7 @@
 // removal can never leave a false negative behind.
 
 import { mulhi64 } from "./reduce";
+import { counterAddress, readCounter, writeCounter } from "./counters";
 
 const SLOT: usize = 20;
 
@@ -20,23 +21,6 @@ const SLOT: usize = 20;
 // @ts-ignore: decorator
 @inline function nextSlot(i: u32, capacity: u32): u32 {
   return i + 1 == capacity ? 0 : i + 1;
-}
-
-// @ts-ignore: decorator
-@inline function counterAddress(counters: usize, i: u64, bits: u32): usize {
-  return counters + <usize>((i * <u64>bits) >> 3);
-}
-
-// @ts-ignore: decorator
-@inline function readCounter(counters: usize, i: u64, bits: u32, max: u32): u32 {
-  return (<u32>load<u8>(counterAddress(counters, i, bits)) >> <u32>((i * <u64>bits) & 7)) & max;
-}
-
-// @ts-ignore: decorator
-@inline function writeCounter(counters: usize, i: u64, bits: u32, max: u32, value: u32): void {
-  const p = counterAddress(counters, i, bits);
-  const shift = <u32>((i * <u64>bits) & 7);
-  store<u8>(p, <u8>((<u32>load<u8>(p) & ~(max << shift)) | (value << shift)));
 }
 
 /** Slot index holding the 16-byte key at `key`, or -1. */
