@@ -15,7 +15,7 @@ import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption } from "../parse.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [--items N] [--blocked] [--canonicalize] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [--items N] [--blocked] [--store DIR] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: MD5 fingerprints in memory behind a counting Bloom filter (IMP-CB), so a
@@ -27,7 +27,7 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [
   --items N       expected distinct lines; approx without it: a scalable filter grows as lines
                   come and keeps the compound false-positive rate under P; exact: sizes the
                   counting filter and the first table (default 1000000; more may come)
-  --blocked       cache-line-blocked filter (faster, a little larger); needs --items
+  --blocked       approx: cache-line-blocked filter (faster, a little larger); needs --items
   --store DIR     exact mode on disk: the fingerprints live in an LMDB store in DIR, so a later
                   run with the same DIR resumes the same seen-set; every batch is committed
                   before its lines are printed (after kill -9 nothing printed is forgotten)
