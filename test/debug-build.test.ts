@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { setModule, setInstantiator } from "../build/js/wasm/module.js";
-import { BlockedBloomFilter, BloomFilter, md5Hex, md5Many, toHex, xxh64 } from "../build/js/index.common.js";
+import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, md5Hex, md5Many, toHex, xxh64 } from "../build/js/index.common.js";
 import { urls } from "./helpers.js";
 
 const releaseBytes = readFileSync(new URL("../build/crawlsieve.wasm", import.meta.url));
@@ -18,6 +18,17 @@ beforeAll(() => {
 });
 
 describe("debug build", () => {
+  it("dedups exactly, through table growth and removals", () => {
+    const keys = Array.from({ length: 30_000 }, (_, i) => `k${(i * 7919) % 9000}`);
+    const dedup = new Deduplicator({ items: 100 });
+    const seen = new Set<string>();
+    expect(Array.from(dedup.checkMany(keys).isNew)).toEqual(keys.map((k) => (seen.has(k) ? 0 : (seen.add(k), 1))));
+    const references = keys.filter((k) => k === "k0").length;
+    for (let r = references - 1; r >= 0; r--) expect(dedup.remove("k0")).toEqual({ removed: true, count: r });
+    expect(dedup.size).toBe(seen.size - 1);
+    expect(dedup.check("k0").isNew).toBe(true);
+  });
+
   it("is a different binary from the release build", () => {
     expect(debugBytes.equals(releaseBytes)).toBe(false);
     expect(WebAssembly.Module.customSections(new WebAssembly.Module(debugBytes), "name").length).toBe(1);
@@ -37,6 +48,7 @@ describe("debug build", () => {
     for (const [name, make] of [
       ["bloom-v1.bin", () => new BloomFilter({ items: 1000, fpRate: 0.01 })],
       ["blocked-bloom-v1.bin", () => new BlockedBloomFilter({ items: 1000, fpRate: 0.01 })],
+      ["counting-bloom-v1.bin", () => new CountingBloomFilter({ items: 1000, fpRate: 0.01 })],
     ] as const) {
       const filter = make();
       filter.addMany(goldenKeys);

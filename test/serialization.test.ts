@@ -5,6 +5,7 @@ import {
   BlockedBloomFilter,
   BloomFilter,
   ChecksumMismatchError,
+  CountingBloomFilter,
   FormatError,
   ScalableBloomFilter,
   TruncatedInputError,
@@ -23,6 +24,7 @@ const kinds: [string, Loadable, () => { addMany(keys: string[]): Uint8Array; ser
   ["BlockedBloomFilter", BlockedBloomFilter, () => new BlockedBloomFilter({ items: 5000, fpRate: 0.01 })],
   ["partitioned BloomFilter", BloomFilter, () => new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 })],
   ["ScalableBloomFilter", ScalableBloomFilter, () => new ScalableBloomFilter({ fpRate: 0.01, initialItems: 1000 })],
+  ["CountingBloomFilter", CountingBloomFilter, () => new CountingBloomFilter({ items: 5000, fpRate: 0.01 })],
 ];
 
 describe.each(kinds)("%s", (_name, Class, make) => {
@@ -64,6 +66,7 @@ describe("golden files (format v1 must load forever)", () => {
     ["bloom-v1.bin", BloomFilter as Loadable],
     ["blocked-bloom-v1.bin", BlockedBloomFilter as Loadable],
     ["scalable-bloom-v1.bin", ScalableBloomFilter as Loadable],
+    ["counting-bloom-v1.bin", CountingBloomFilter as Loadable],
   ])("%s loads, answers and re-serializes to the same bytes", (name, Class) => {
     const bytes = golden(name);
     const filter = Class.deserialize(bytes);

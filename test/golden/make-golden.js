@@ -1,15 +1,18 @@
 // Writes the golden files once. They are committed and must load forever: never regenerate them
 // to make a test pass; a format change gets a new version and new golden files beside these.
 // Usage: node test/golden/make-golden.js
-import { writeFileSync } from "node:fs";
-import { BlockedBloomFilter, BloomFilter, ScalableBloomFilter, initSync } from "../../build/js/index.node.js";
+import { existsSync, writeFileSync } from "node:fs";
+import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, ScalableBloomFilter, initSync } from "../../build/js/index.node.js";
 
 initSync();
 const keys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
 const out = (name, filter) => {
+  const file = new URL(name, import.meta.url);
+  if (existsSync(file)) return; // written once, kept forever
   filter.addMany(keys);
-  writeFileSync(new URL(name, import.meta.url), filter.serialize());
+  writeFileSync(file, filter.serialize());
 };
 out("bloom-v1.bin", new BloomFilter({ items: 1000, fpRate: 0.01 }));
 out("blocked-bloom-v1.bin", new BlockedBloomFilter({ items: 1000, fpRate: 0.01 }));
 out("scalable-bloom-v1.bin", new ScalableBloomFilter({ fpRate: 0.01, initialItems: 300 }));
+out("counting-bloom-v1.bin", new CountingBloomFilter({ items: 1000, fpRate: 0.01 }));
