@@ -5,6 +5,8 @@ export { ScalableBloomFilter, type ScalableBloomFilterOptions } from "./bloom/sc
 export { CountingBloomFilter, type CountingBloomFilterOptions } from "./bloom/counting-bloom-filter.js";
 export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./dedup/deduplicator.js";
 export { StoreDeduplicator, type StoreDeduplicatorOptions } from "./dedup/store-deduplicator.js";
+export { TimeWindowFilter, type TimeWindowFilterOptions } from "./window/time-window-filter.js";
+export type { Granularity } from "./window/granularity.js";
 export type { FingerprintStore } from "./dedup/fingerprint-store.js";
 export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
 export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";

@@ -144,6 +144,12 @@ export abstract class BitFilter {
     return added;
   }
 
+  /** Empties the filter (every bit or counter to zero), keeping its size and memory. */
+  clear(): void {
+    for (const part of this.store.partitions) part.arena.u8.fill(0, part.bitsPtr, part.bitsPtr + part.bytes);
+    this.inserted = 0;
+  }
+
   /** Releases the filter's memory; any later call throws DisposedError. */
   dispose(): void {
     this.store.dispose();

@@ -30,6 +30,7 @@ export const Kind = {
   BlockedBloomFilter: 2,
   ScalableBloomFilter: 3,
   CountingBloomFilter: 4,
+  TimeWindowFilter: 5,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

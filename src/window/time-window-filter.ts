@@ -1,0 +1,209 @@
+// A time-windowed Bloom filter: a ring of L Bloom slices, one per granule (minute, hour, day or
+// month, UTC). A key is "seen" when any live slice has it; otherwise it goes into the current
+// slice. Slices older than the window are dropped whole (cleared and reused), whether or not any
+// call came in between, because liveness is computed from the clock on every call.
+import { BloomFilter } from "../bloom/bloom-filter.js";
+import { ChecksumMismatchError, DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
+import { checksumBytes } from "../format/checksum.js";
+import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, writeTrailer } from "../format/container.js";
+import * as check from "../validate.js";
+import { BATCH } from "../wasm/staging.js";
+import { granularity, granuleOf, granuleStart, GRANULARITY_CODES, type Granularity } from "./granularity.js";
+
+/** Options of TimeWindowFilter. */
+export interface TimeWindowFilterOptions {
+  /** Length of one slice. */
+  readonly granularity: Granularity;
+  /** Slices in the window (L): the window is L granules long. */
+  readonly slices: number;
+  /** Keys planned per slice. */
+  readonly itemsPerSlice: number;
+  /** FP rate of one slice at its planned load; a query sees up to L slices: 1 - (1 - p)^L. */
+  readonly fpRate: number;
+  /** The clock, in milliseconds since the epoch (default Date.now); tests inject their own. */
+  readonly now?: () => number;
+}
+
+const NONE = -Number.MAX_SAFE_INTEGER;
+const PARAM_BYTES = 32;
+
+/**
+ * Per-key expiry without clearing everything. Guarantee: a key seen at time t is reported seen at
+ * every time in [t, t + window - granularity], and not seen (barring the FP rate) after
+ * t + window. A clock that moves backwards sees only slices inside its own window; slices stamped
+ * in its future are not consulted, and are dropped when their ring position is needed again.
+ */
+export class TimeWindowFilter {
+  readonly granularity: Granularity;
+  readonly slices: number;
+  readonly itemsPerSlice: number;
+  readonly fpRate: number;
+  private readonly clock: () => number;
+  private ring: BloomFilter[];
+  private readonly granules: number[];
+
+  constructor(options: TimeWindowFilterOptions) {
+    const opts = check.options<TimeWindowFilterOptions>("options", options);
+    this.granularity = granularity(opts.granularity);
+    this.slices = check.positiveInteger("slices", opts.slices, 100_000);
+    this.itemsPerSlice = check.positiveInteger("itemsPerSlice", opts.itemsPerSlice);
+    this.fpRate = check.probability("fpRate", opts.fpRate);
+    if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
+    this.clock = opts.now ?? Date.now;
+    this.ring = Array.from({ length: this.slices }, () => new BloomFilter({ items: this.itemsPerSlice, fpRate: this.fpRate }));
+    this.granules = new Array<number>(this.slices).fill(NONE);
+  }
+
+  /** True when the key was seen within the window; otherwise records it now and returns false. */
+  seen(key: string | Uint8Array, now?: number): boolean {
+    return this.seenMany([check.key("key", key)], now)[0] === 1;
+  }
+
+  /** True when the key was seen within the window (records nothing). */
+  has(key: string | Uint8Array, now?: number): boolean {
+    return this.hasMany([check.key("key", key)], now)[0] === 1;
+  }
+
+  /** seen() for many keys at one instant, in order (a repeat inside the batch counts as seen). */
+  seenMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
+    check.keyList("keys", keys);
+    return this.batch(keys, this.instant(now), true);
+  }
+
+  /** has() for many keys at one instant. */
+  hasMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
+    check.keyList("keys", keys);
+    return this.batch(keys, this.instant(now), false);
+  }
+
+  /** When the window that `now` sees begins (the oldest live slice's start). */
+  windowStart(now?: number): number {
+    return granuleStart(this.granularity, granuleOf(this.granularity, this.instant(now)) - this.slices + 1);
+  }
+
+  /** Bytes of bit storage over all slices. */
+  get byteLength(): number {
+    return this.live().reduce((sum, slice) => sum + slice.byteLength, 0);
+  }
+
+  /** The FP rate of a query over L slices at their planned load: 1 - prod(1 - p_i). */
+  combinedFpRate(): number {
+    return 1 - Math.pow(1 - this.fpRate, this.slices);
+  }
+
+  /** The window in serialization format v1: parameters with each slot's granule, then each slice. */
+  serialize(): Uint8Array {
+    const params = new Uint8Array(PARAM_BYTES + 8 * this.slices);
+    const view = new DataView(params.buffer);
+    view.setUint32(0, GRANULARITY_CODES[this.granularity], true);
+    view.setUint32(4, this.slices, true);
+    view.setBigUint64(8, BigInt(this.itemsPerSlice), true);
+    view.setFloat64(16, this.fpRate, true);
+    this.granules.forEach((g, i) => view.setFloat64(PARAM_BYTES + 8 * i, g, true));
+    const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
+    const parts: Uint8Array[] = [];
+    for (const slice of this.live()) {
+      const bytes = slice.serialize();
+      const length = new Uint8Array(8);
+      new DataView(length.buffer).setBigUint64(0, BigInt(bytes.length), true);
+      parts.push(length, bytes);
+    }
+    const payload = concat(parts, tooLarge);
+    const head = writeHead(Kind.TimeWindowFilter, params, payload.length);
+    return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], tooLarge);
+  }
+
+  /** Loads a window written by serialize(), with the clock to use from now on. */
+  static deserialize(bytes: Uint8Array, now?: () => number): TimeWindowFilter {
+    const container = readContainer(bytes, [Kind.TimeWindowFilter]);
+    if (container.params.byteLength < PARAM_BYTES) throw new FormatError("time-window parameters are truncated", "ERR_BAD_PARAMS");
+    const slices = container.params.getUint32(4, true);
+    const params = expectParams(container, PARAM_BYTES + 8 * slices);
+    const payload = bytes.subarray(container.payloadStart, container.payloadStart + container.payloadBytes);
+    const sum = checksumBytes(headChecksum(container.head), payload);
+    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+    const code = params.getUint32(0, true);
+    const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
+    if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
+    const filter = new TimeWindowFilter({ granularity: unit, slices, itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true), now });
+    const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    let at = 0;
+    for (let i = 0; i < slices; i++) {
+      filter.granules[i] = params.getFloat64(PARAM_BYTES + 8 * i, true);
+      if (at + 8 > payload.length) throw new FormatError(`slice ${i} of ${slices} is missing`, "ERR_BAD_PARAMS");
+      const length = Number(view.getBigUint64(at, true));
+      if (at + 8 + length > payload.length) throw new FormatError(`slice ${i} declares ${length} bytes past the payload`, "ERR_BAD_PARAMS");
+      filter.ring[i].dispose();
+      filter.ring[i] = BloomFilter.deserialize(payload.subarray(at + 8, at + 8 + length));
+      at += 8 + length;
+    }
+    if (at !== payload.length) throw new FormatError(`${payload.length - at} stray bytes after the last slice`, "ERR_BAD_PARAMS");
+    return filter;
+  }
+
+  /** Releases every slice. */
+  dispose(): void {
+    for (const slice of this.ring) slice.dispose();
+    this.ring = [];
+  }
+
+  private live(): BloomFilter[] {
+    if (this.ring.length === 0) throw new DisposedError("TimeWindowFilter");
+    return this.ring;
+  }
+
+  private instant(now: number | undefined): number {
+    const t = now ?? this.clock();
+    if (typeof t !== "number" || !Number.isFinite(t)) throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
+    return t;
+  }
+
+  /**
+   * Brings the ring to time t: when recording, the current granule's slot is (re)claimed; the
+   * slots live for t are those whose granule is inside t's window. Expiry needs no timer.
+   */
+  private advance(t: number, claim: boolean): { current: number; live: number[] } {
+    const ring = this.live();
+    const g = granuleOf(this.granularity, t);
+    const slot = ((g % this.slices) + this.slices) % this.slices;
+    if (claim && this.granules[slot] !== g) {
+      ring[slot].clear();
+      this.granules[slot] = g;
+    }
+    const live: number[] = [];
+    for (let i = 0; i < this.slices; i++) {
+      const granule = this.granules[i];
+      if (granule <= g && granule > g - this.slices) live.push(i);
+    }
+    return { current: slot, live };
+  }
+
+  private batch(keys: readonly (string | Uint8Array)[], t: number, record: boolean): Uint8Array {
+    const { current, live } = this.advance(t, record);
+    const ring = this.live();
+    const out = new Uint8Array(keys.length);
+    if (live.length === 0) return out;
+    const front = ring[live[0]];
+    const present = new Uint8Array(BATCH);
+    const flags = new Uint8Array(BATCH);
+    for (let i = 0; i < keys.length; ) {
+      const n = front.store.front.staging.encodeBatch(keys, i);
+      front.store.hashStaged(n);
+      present.fill(0, 0, n);
+      for (const s of live) {
+        if (record && s === current) continue;
+        ring[s].applyStaged(front, n, false, undefined, flags, 0);
+        for (let j = 0; j < n; j++) present[j] |= flags[j];
+      }
+      if (record) {
+        // The current slice answers through its set: a key already there reports "not new".
+        ring[current].applyStaged(front, n, true, present.subarray(0, n), flags, 0);
+        for (let j = 0; j < n; j++) out[i + j] = present[j] | (flags[j] ^ 1);
+      } else {
+        out.set(present.subarray(0, n), i);
+      }
+      i += n;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,113 @@
+// TimeWindowFilter: the window guarantee under an injected clock, idle gaps, clocks that jump
+// backwards, the combined FP rate, and serialization.
+import { beforeAll, describe, expect, it } from "vitest";
+import { FormatError, InvalidArgumentError, TimeWindowFilter, type Granularity } from "../build/js/index.node.js";
+import { ready, rng, urls } from "./helpers.js";
+
+beforeAll(ready);
+
+const UNIT: Record<Exclude<Granularity, "month">, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+/** Start of the granule `offset` granules after the one holding t (UTC), computed independently. */
+function granuleAfter(unit: Granularity, t: number, offset: number): number {
+  if (unit !== "month") return (Math.floor(t / UNIT[unit]) + offset) * UNIT[unit];
+  const d = new Date(t);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + offset, 1);
+}
+
+describe.each(["minute", "hour", "day", "month"] as const)("TimeWindowFilter by %s", (unit) => {
+  it("reports a key seen through [t, t + window - granularity] and not after t + window", () => {
+    const next = rng(unit.length);
+    const L = 7;
+    for (let trial = 0; trial < 30; trial++) {
+      let clock = Date.UTC(2026, 0, 1) + Math.floor(next() * 400 * 86_400_000);
+      const filter = new TimeWindowFilter({ granularity: unit, slices: L, itemsPerSlice: 100, fpRate: 1e-9, now: () => clock });
+      const key = `https://example.com/${trial}`;
+      const t = clock;
+      expect(filter.seen(key)).toBe(false);
+      expect(filter.seen(key)).toBe(true);
+      // Every instant up to the end of the window's last granule (t + window - granularity <= that).
+      const lastSeen = granuleAfter(unit, t, L) - 1;
+      for (const probe of [t, t + 1, granuleAfter(unit, t, 1), granuleAfter(unit, t, L - 1), lastSeen]) {
+        clock = probe;
+        expect(filter.has(key), `${unit} probe ${new Date(probe).toISOString()}`).toBe(true);
+      }
+      clock = granuleAfter(unit, t, L);
+      expect(filter.has(key), "after the window").toBe(false);
+      expect(filter.seen(key), "recorded again after expiry").toBe(false);
+      filter.dispose();
+    }
+  });
+});
+
+describe("TimeWindowFilter", () => {
+  it("forgets everything after a long idle gap, without any call in between", () => {
+    let clock = Date.UTC(2026, 5, 1);
+    const filter = new TimeWindowFilter({ granularity: "day", slices: 7, itemsPerSlice: 1000, fpRate: 1e-6, now: () => clock });
+    const keys = urls(500, "idle");
+    filter.seenMany(keys);
+    const bytes = filter.byteLength;
+    clock += 31 * 86_400_000;
+    expect(Array.from(filter.hasMany(keys)).every((x) => x === 0)).toBe(true);
+    expect(Array.from(filter.seenMany(keys)).every((x) => x === 0)).toBe(true);
+    expect(filter.byteLength).toBe(bytes);
+  });
+
+  it("survives a clock that jumps backwards, as documented", () => {
+    let clock = Date.UTC(2026, 5, 10, 12);
+    const filter = new TimeWindowFilter({ granularity: "day", slices: 3, itemsPerSlice: 1000, fpRate: 1e-6, now: () => clock });
+    filter.seen("future-key");
+    clock -= 10 * 86_400_000; // ten days back: the slice stamped in this clock's future is not consulted
+    expect(filter.has("future-key")).toBe(false);
+    expect(filter.seen("past-key")).toBe(false);
+    clock += 10 * 86_400_000; // forward again: the untouched slice is live again
+    expect(filter.has("future-key")).toBe(true);
+    expect(filter.has("past-key")).toBe(false);
+  });
+
+  it("keeps the combined FP rate 1 - (1 - p)^L within 1.5x on 1e6 absent keys", () => {
+    let clock = Date.UTC(2026, 0, 1);
+    const L = 4;
+    const filter = new TimeWindowFilter({ granularity: "hour", slices: L, itemsPerSlice: 50_000, fpRate: 0.01, now: () => clock });
+    for (let s = 0; s < L; s++) {
+      filter.seenMany(urls(50_000, `slice${s}`));
+      clock += 3_600_000;
+    }
+    clock -= 3_600_000;
+    const measured = filter.hasMany(urls(1_000_000, "absent")).reduce((a, b) => a + b, 0) / 1e6;
+    const predicted = filter.combinedFpRate();
+    expect(measured).toBeLessThan(1.5 * predicted);
+    expect(measured).toBeGreaterThan(predicted / 1.5);
+  });
+
+  it("treats a repeat inside one batch as seen", () => {
+    const filter = new TimeWindowFilter({ granularity: "minute", slices: 2, itemsPerSlice: 100, fpRate: 1e-6, now: () => 0 });
+    expect(Array.from(filter.seenMany(["a", "b", "a"]))).toEqual([0, 0, 1]);
+  });
+
+  it("round-trips through serialization, slot times included", () => {
+    let clock = Date.UTC(2026, 2, 3);
+    const filter = new TimeWindowFilter({ granularity: "day", slices: 5, itemsPerSlice: 2000, fpRate: 1e-4, now: () => clock });
+    const day1 = urls(1000, "d1");
+    filter.seenMany(day1);
+    clock += 86_400_000;
+    const day2 = urls(1000, "d2");
+    filter.seenMany(day2);
+    const loaded = TimeWindowFilter.deserialize(filter.serialize(), () => clock);
+    expect(loaded.serialize()).toEqual(filter.serialize());
+    expect(Array.from(loaded.hasMany([...day1, ...day2])).every((x) => x === 1)).toBe(true);
+    clock += 4 * 86_400_000; // day1's slice leaves the window, day2's stays
+    expect(Array.from(loaded.hasMany(day1)).every((x) => x === 0)).toBe(true);
+    expect(Array.from(loaded.hasMany(day2)).every((x) => x === 1)).toBe(true);
+    const bad = filter.serialize();
+    bad[bad.length - 30] ^= 1;
+    expect(() => TimeWindowFilter.deserialize(bad)).toThrow(FormatError);
+  });
+
+  it("rejects bad options by name", () => {
+    expect(() => new TimeWindowFilter({ granularity: "week" as never, slices: 7, itemsPerSlice: 10, fpRate: 0.01 })).toThrow(/granularity must be/);
+    expect(() => new TimeWindowFilter({ granularity: "day", slices: 0, itemsPerSlice: 10, fpRate: 0.01 })).toThrow(InvalidArgumentError);
+    expect(() => new TimeWindowFilter({ granularity: "day", slices: 7, itemsPerSlice: 10, fpRate: 1 })).toThrow(/fpRate/);
+    const filter = new TimeWindowFilter({ granularity: "day", slices: 2, itemsPerSlice: 10, fpRate: 0.01 });
+    expect(() => filter.seen("a", Number.NaN)).toThrow(/now must be a finite time/);
+  });
+});
