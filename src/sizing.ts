@@ -117,3 +117,15 @@ export function counterOverflowBound(size: { counters: number; counterBits: numb
   const limit = 2 ** counterBits;
   return Math.min(1, counters * Math.pow((Math.E * LN2) / limit, limit));
 }
+
+/** Memory and combined FP rate of a time window: L slices of a standard filter each, queried together. */
+export function timeWindowSize(plan: { slices: number; itemsPerSlice: number; fpRate: number }): {
+  slice: BloomSize;
+  bytes: number;
+  combinedFpRate: number;
+} {
+  const opts = check.options<{ slices: number; itemsPerSlice: number; fpRate: number }>("plan", plan);
+  const slices = check.positiveInteger("slices", opts.slices);
+  const slice = optimalBloom({ items: check.positiveInteger("itemsPerSlice", opts.itemsPerSlice), fpRate: check.probability("fpRate", opts.fpRate) });
+  return { slice, bytes: slice.bytes * slices, combinedFpRate: -Math.expm1(slices * Math.log1p(-slice.fpRate)) };
+}

@@ -1,7 +1,7 @@
 // TimeWindowFilter: the window guarantee under an injected clock, idle gaps, clocks that jump
 // backwards, the combined FP rate, and serialization.
 import { beforeAll, describe, expect, it } from "vitest";
-import { FormatError, InvalidArgumentError, TimeWindowFilter, type Granularity } from "../build/js/index.node.js";
+import { FormatError, InvalidArgumentError, sizing, TimeWindowFilter, type Granularity } from "../build/js/index.node.js";
 import { ready, rng, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -77,6 +77,13 @@ describe("TimeWindowFilter", () => {
     const predicted = filter.combinedFpRate();
     expect(measured).toBeLessThan(1.5 * predicted);
     expect(measured).toBeGreaterThan(predicted / 1.5);
+  });
+
+  it("sizes a window: L slices of memory, combined FP rate 1 - prod(1 - p_i)", () => {
+    const size = sizing.timeWindowSize({ slices: 7, itemsPerSlice: 1_000_000, fpRate: 0.001 });
+    expect(size.bytes).toBe(7 * sizing.optimalBloom({ items: 1_000_000, fpRate: 0.001 }).bytes);
+    expect(size.combinedFpRate).toBeCloseTo(1 - Math.pow(1 - size.slice.fpRate, 7), 12);
+    expect(() => sizing.timeWindowSize({ slices: 0, itemsPerSlice: 1, fpRate: 0.1 })).toThrow(/slices/);
   });
 
   it("treats a repeat inside one batch as seen", () => {
