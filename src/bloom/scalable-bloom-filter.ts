@@ -1,9 +1,9 @@
 // Scalable Bloom filter (Almeida, Baquero, Preguiça, Hutchison 2007): a series of standard filters,
 // stage i planned for initialItems * growth^i items at fpRate * (1 - r) * r^i, so the compound FP
 // rate stays below fpRate however many items come. New keys go to the newest stage.
-import { FilterTooLargeError, FormatError } from "../errors.js";
+import { FilterTooLargeError } from "../errors.js";
 import { checksumBytes } from "../format/checksum.js";
-import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, writeTrailer } from "../format/container.js";
+import { concat, expectParams, headChecksum, Kind, nestParts, readContainer, unnestParts, writeHead, writeTrailer } from "../format/container.js";
 import { ChecksumMismatchError } from "../errors.js";
 import * as check from "../validate.js";
 import { BloomFilter } from "./bloom-filter.js";
@@ -121,15 +121,8 @@ export class ScalableBloomFilter {
     view.setUint32(16, this.growth, true);
     view.setFloat64(20, this.tightening, true);
     view.setUint32(28, this.stages.length, true);
-    const parts: Uint8Array[] = [];
-    for (const stage of this.stages) {
-      const bytes = stage.serialize();
-      const length = new Uint8Array(8);
-      new DataView(length.buffer).setBigUint64(0, BigInt(bytes.length), true);
-      parts.push(length, bytes);
-    }
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
-    const payload = concat(parts, tooLarge);
+    const payload = concat(nestParts(this.stages.map((stage) => stage.serialize())), tooLarge);
     const head = writeHead(Kind.ScalableBloomFilter, params, payload.length);
     const sum = checksumBytes(headChecksum(head), payload);
     return concat([head, payload, writeTrailer(sum)], tooLarge);
@@ -148,17 +141,7 @@ export class ScalableBloomFilter {
       growth: params.getUint32(16, true),
       tightening: params.getFloat64(20, true),
     });
-    const stageCount = params.getUint32(28, true);
-    const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-    let at = 0;
-    for (let s = 0; s < stageCount; s++) {
-      if (at + 8 > payload.length) throw new FormatError(`stage ${s} of ${stageCount} is missing`, "ERR_BAD_PARAMS");
-      const length = Number(view.getBigUint64(at, true));
-      if (at + 8 + length > payload.length) throw new FormatError(`stage ${s} declares ${length} bytes past the payload`, "ERR_BAD_PARAMS");
-      filter.stages.push(BloomFilter.deserialize(payload.subarray(at + 8, at + 8 + length)));
-      at += 8 + length;
-    }
-    if (at !== payload.length) throw new FormatError(`${payload.length - at} stray bytes after the last stage`, "ERR_BAD_PARAMS");
+    for (const part of unnestParts(payload, params.getUint32(28, true), "stage")) filter.stages.push(BloomFilter.deserialize(part));
     return filter;
   }
 

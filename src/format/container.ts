@@ -139,3 +139,30 @@ export function concat(parts: readonly Uint8Array[], tooLarge: (bytes: number) =
 
 /** Largest Uint8Array the engines we target create (2^32 - 1 bytes on 64-bit V8). */
 export const MAX_BYTE_ARRAY = 2 ** 32 - 1;
+
+/** Length-prefixed (u64) pieces: how composite kinds (scalable, time window) store their parts. */
+export function nestParts(parts: readonly Uint8Array[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const bytes of parts) {
+    const length = new Uint8Array(8);
+    new DataView(length.buffer).setBigUint64(0, BigInt(bytes.length), true);
+    out.push(length, bytes);
+  }
+  return out;
+}
+
+/** Reads `count` length-prefixed parts that must fill `payload` exactly; `what` names a part in errors. */
+export function unnestParts(payload: Uint8Array, count: number, what: string): Uint8Array[] {
+  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const parts: Uint8Array[] = [];
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    if (at + 8 > payload.length) throw new FormatError(`${what} ${i} of ${count} is missing`, "ERR_BAD_PARAMS");
+    const length = Number(view.getBigUint64(at, true));
+    if (at + 8 + length > payload.length) throw new FormatError(`${what} ${i} declares ${length} bytes past the payload`, "ERR_BAD_PARAMS");
+    parts.push(payload.subarray(at + 8, at + 8 + length));
+    at += 8 + length;
+  }
+  if (at !== payload.length) throw new FormatError(`${payload.length - at} stray bytes after the last ${what}`, "ERR_BAD_PARAMS");
+  return parts;
+}

@@ -5,7 +5,7 @@
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { ChecksumMismatchError, DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { checksumBytes } from "../format/checksum.js";
-import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, writeTrailer } from "../format/container.js";
+import { concat, expectParams, headChecksum, Kind, nestParts, readContainer, unnestParts, writeHead, writeTrailer } from "../format/container.js";
 import * as check from "../validate.js";
 import { BATCH } from "../wasm/staging.js";
 import { granularity, granuleOf, granuleStart, GRANULARITY_CODES, type Granularity } from "./granularity.js";
@@ -101,14 +101,7 @@ export class TimeWindowFilter {
     view.setFloat64(16, this.fpRate, true);
     this.granules.forEach((g, i) => view.setFloat64(PARAM_BYTES + 8 * i, g, true));
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
-    const parts: Uint8Array[] = [];
-    for (const slice of this.live()) {
-      const bytes = slice.serialize();
-      const length = new Uint8Array(8);
-      new DataView(length.buffer).setBigUint64(0, BigInt(bytes.length), true);
-      parts.push(length, bytes);
-    }
-    const payload = concat(parts, tooLarge);
+    const payload = concat(nestParts(this.live().map((slice) => slice.serialize())), tooLarge);
     const head = writeHead(Kind.TimeWindowFilter, params, payload.length);
     return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], tooLarge);
   }
@@ -126,18 +119,11 @@ export class TimeWindowFilter {
     const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
     if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
     const filter = new TimeWindowFilter({ granularity: unit, slices, itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true), now });
-    const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-    let at = 0;
-    for (let i = 0; i < slices; i++) {
+    unnestParts(payload, slices, "slice").forEach((part, i) => {
       filter.granules[i] = params.getFloat64(PARAM_BYTES + 8 * i, true);
-      if (at + 8 > payload.length) throw new FormatError(`slice ${i} of ${slices} is missing`, "ERR_BAD_PARAMS");
-      const length = Number(view.getBigUint64(at, true));
-      if (at + 8 + length > payload.length) throw new FormatError(`slice ${i} declares ${length} bytes past the payload`, "ERR_BAD_PARAMS");
       filter.ring[i].dispose();
-      filter.ring[i] = BloomFilter.deserialize(payload.subarray(at + 8, at + 8 + length));
-      at += 8 + length;
-    }
-    if (at !== payload.length) throw new FormatError(`${payload.length - at} stray bytes after the last slice`, "ERR_BAD_PARAMS");
+      filter.ring[i] = BloomFilter.deserialize(part);
+    });
     return filter;
   }
 
