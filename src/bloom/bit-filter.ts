@@ -144,6 +144,17 @@ export abstract class BitFilter {
     return added;
   }
 
+  /**
+   * @internal ORs into present[0 .. n) whether each of the n pairs staged in `source` is in any of
+   * `filters`; `flags` is scratch of at least n bytes.
+   */
+  static orPresent(source: BitFilter, n: number, filters: Iterable<BitFilter>, present: Uint8Array, flags: Uint8Array): void {
+    for (const filter of filters) {
+      filter.applyStaged(source, n, false, undefined, flags, 0);
+      for (let j = 0; j < n; j++) present[j] |= flags[j];
+    }
+  }
+
   /** Empties the filter (every bit or counter to zero), keeping its size and memory. */
   clear(): void {
     for (const part of this.store.partitions) part.arena.u8.fill(0, part.bitsPtr, part.bitsPtr + part.bytes);

@@ -6,6 +6,7 @@ import { checksumBytes } from "../format/checksum.js";
 import { concat, expectParams, headChecksum, Kind, nestParts, readContainer, unnestParts, writeHead, writeTrailer } from "../format/container.js";
 import { ChecksumMismatchError } from "../errors.js";
 import * as check from "../validate.js";
+import { BitFilter } from "./bit-filter.js";
 import { BloomFilter } from "./bloom-filter.js";
 import { BATCH, type Staging } from "../wasm/staging.js";
 
@@ -77,10 +78,7 @@ export class ScalableBloomFilter {
     for (let i = 0; i < keys.length; ) {
       const n = front.store.front.staging.encodeBatch(keys, i);
       front.store.hashStaged(n);
-      for (const stage of this.stages) {
-        stage.applyStaged(front, n, false, undefined, flags, 0);
-        for (let j = 0; j < n; j++) out[i + j] |= flags[j];
-      }
+      BitFilter.orPresent(front, n, this.stages, out.subarray(i, i + n), flags);
       i += n;
     }
     return out;
@@ -164,11 +162,8 @@ export class ScalableBloomFilter {
       const n = stage(front.store.front.staging, i, last.planned.items - last.count);
       front.store.hashStaged(n);
       const present = this.present.subarray(0, n).fill(0);
-      const flags = out.subarray(i, i + n);
-      for (let s = 0; s < this.stages.length - 1; s++) {
-        this.stages[s].applyStaged(front, n, false, undefined, flags, 0);
-        for (let j = 0; j < n; j++) present[j] |= flags[j];
-      }
+      // out[i ..] is scratch until the newest stage writes the answers there.
+      BitFilter.orPresent(front, n, this.stages.slice(0, -1), present, out.subarray(i, i + n));
       last.applyStaged(front, n, true, present, out, i);
       i += n;
     }

@@ -1,7 +1,7 @@
 // MD5 (RFC 1321) through the WASM kernels: one-shot, batch and streaming. Results are copied out,
 // so a caller never holds a view into WASM memory.
 import { InvalidArgumentError } from "../errors.js";
-import { sharedEngine } from "../wasm/engine.js";
+import { forEachPiece, sharedEngine } from "../wasm/engine.js";
 import type { Staging } from "../wasm/staging.js";
 import * as check from "../validate.js";
 
@@ -76,13 +76,8 @@ export class Md5 {
     if (this.done) throw new InvalidArgumentError("md5", "finished", "a hasher that has not produced its digest yet");
     const bytes = typeof data === "string" ? encoder.encode(data) : data;
     const { arena, staging } = sharedEngine();
-    staging.ensureKeyBytes(Math.min(PIECE, Math.max(1, bytes.length)));
     arena.u8.set(this.state, staging.statePtr);
-    for (let at = 0; at < bytes.length; at += PIECE) {
-      const piece = bytes.subarray(at, at + PIECE);
-      arena.u8.set(piece, staging.keysPtr);
-      arena.k.md5Update(staging.statePtr, staging.keysPtr, piece.length);
-    }
+    forEachPiece(bytes, PIECE, (ptr, len) => arena.k.md5Update(staging.statePtr, ptr, len));
     this.state.set(arena.u8.subarray(staging.statePtr, staging.statePtr + STATE_BYTES));
     return this;
   }

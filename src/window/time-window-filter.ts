@@ -2,6 +2,7 @@
 // month, UTC). A key is "seen" when any live slice has it; otherwise it goes into the current
 // slice. Slices older than the window are dropped whole (cleared and reused), whether or not any
 // call came in between, because liveness is computed from the clock on every call.
+import { BitFilter } from "../bloom/bit-filter.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { ChecksumMismatchError, DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { checksumBytes } from "../format/checksum.js";
@@ -170,17 +171,15 @@ export class TimeWindowFilter {
     const out = new Uint8Array(keys.length);
     if (live.length === 0) return out;
     const front = ring[live[0]];
+    // When recording, the current slice answers through its set below, not as an older slice.
+    const older = live.filter((s) => !(record && s === current)).map((s) => ring[s]);
     const present = new Uint8Array(BATCH);
     const flags = new Uint8Array(BATCH);
     for (let i = 0; i < keys.length; ) {
       const n = front.store.front.staging.encodeBatch(keys, i);
       front.store.hashStaged(n);
       present.fill(0, 0, n);
-      for (const s of live) {
-        if (record && s === current) continue;
-        ring[s].applyStaged(front, n, false, undefined, flags, 0);
-        for (let j = 0; j < n; j++) present[j] |= flags[j];
-      }
+      BitFilter.orPresent(front, n, older, present, flags);
       if (record) {
         // The current slice answers through its set: a key already there reports "not new".
         ring[current].applyStaged(front, n, true, present.subarray(0, n), flags, 0);
