@@ -22,9 +22,7 @@ export class CountingBloomFilter extends BitFilter {
     const opts = check.options<CountingBloomFilterOptions>("options", options);
     const counterBits = opts.counterBits ?? 4;
     if (![2, 4, 8].includes(counterBits)) throw new InvalidArgumentError("counterBits", opts.counterBits, "2, 4 or 8");
-    const { counterBits: _omit, ...rest } = opts;
-    void _omit;
-    const { geometry, plan } = resolveGeometry("counting", rest, counterBits);
+    const { geometry, plan } = resolveGeometry("counting", opts, counterBits);
     super(geometry, plan);
   }
 

@@ -125,6 +125,7 @@ export class StoreDeduplicator {
         counts[i + j] = after;
       }
       // A new fingerprint raises its counters once; the store commit makes the batch durable.
+      // Staged again because a partitioned filter routes pairs through its front's hash region.
       this.stageDigests(digests, n);
       this.filter.store.set(n, skip, maybe, 0);
       this.store.commit(changes, this.store.epoch + 1);
