@@ -9,6 +9,8 @@ export { md5Blocks } from "./md5-compress";
 export { sha1 } from "./sha1";
 export { countingMin, countingAdd, countingRemove, countingNonzero } from "./counting";
 export { dedupCheck, dedupRemove, tableRehash } from "./fingerprint-table";
+export { agedBatch, agedShift } from "./age-partitioned";
+export { multiDimBatch } from "./multi-dim";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */
 export function heapBase(): usize {

@@ -7,6 +7,8 @@ export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./dedup
 export { StoreDeduplicator, type StoreDeduplicatorOptions } from "./dedup/store-deduplicator.js";
 export { TimeWindowFilter, type TimeWindowFilterOptions } from "./window/time-window-filter.js";
 export type { Granularity } from "./window/granularity.js";
+export { AgePartitionedFilter, type AgePartitionedFilterOptions } from "./window/age-partitioned-filter.js";
+export { MultiDimBloomFilter, type MultiDimBloomFilterOptions } from "./bloom/multi-dim-bloom-filter.js";
 export type { FingerprintStore } from "./dedup/fingerprint-store.js";
 export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
 export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";

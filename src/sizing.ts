@@ -129,3 +129,6 @@ export function timeWindowSize(plan: { slices: number; itemsPerSlice: number; fp
   const slice = optimalBloom({ items: check.positiveInteger("itemsPerSlice", opts.itemsPerSlice), fpRate: check.probability("fpRate", opts.fpRate) });
   return { slice, bytes: slice.bytes * slices, combinedFpRate: -Math.expm1(slices * Math.log1p(-slice.fpRate)) };
 }
+
+export { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "./sizing/age-partitioned.js";
+export { multiDimFpRate, bestStandardBloom, type MultiDimShape, type MultiDimRule } from "./sizing/multi-dim.js";

@@ -50,3 +50,9 @@ export function spans(data: unknown, spans: unknown): void {
     throw new InvalidArgumentError("spans", spans, "an even-length array of (start, end) byte offsets");
   }
 }
+
+/** One of a fixed set of values (a mode or rule name). */
+export function oneOf<T>(name: string, value: unknown, allowed: readonly T[]): T {
+  if (!allowed.includes(value as T)) throw new InvalidArgumentError(name, value, `one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}`);
+  return value as T;
+}

@@ -31,6 +31,8 @@ export const Kind = {
   ScalableBloomFilter: 3,
   CountingBloomFilter: 4,
   TimeWindowFilter: 5,
+  AgePartitionedFilter: 6,
+  MultiDimBloomFilter: 7,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

@@ -32,4 +32,14 @@ export interface Kernels {
   dedupCheck(counters: number, m: number, k: number, bits: number, table: number, capacity: number, limit: number, digests: number, count: number, out: number, refs: number, stats: number): number;
   dedupRemove(counters: number, m: number, k: number, bits: number, table: number, capacity: number, digests: number, count: number, out: number, refs: number, stats: number): void;
   tableRehash(oldTable: number, oldCapacity: number, newTable: number, newCapacity: number): void;
+  agedBatch(bits: number, sliceBytes: number, m: number, k: number, total: number, generation: number, state: number, hashes: number, count: number, mode: number, out: number): number;
+  agedShift(bits: number, sliceBytes: number, total: number, state: number): void;
+  multiDimBatch(bits: number, groups: number, n1: number, k1: number, n2: number, k2: number, rule: number, hashes: number, count: number, add: number, out: number): number;
+}
+
+/** The exports of build/crawlsieve-shared.wasm, which imports one shared memory. */
+export interface SharedKernels {
+  sharedSet(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): number;
+  sharedTest(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): void;
+  sharedPopcount(bits: number, bytes: number): number;
 }

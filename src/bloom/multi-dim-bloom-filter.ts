@@ -1,0 +1,145 @@
+// The multi-dimensional Bloom filter of the source papers: S groups, each a pair of bit vectors
+// V1 (N bits, k1 hashes) and V2 (N/k bits, k2 hashes); every key is set in every group. The
+// membership rule is read two ways (see MultiDimRule) and both are offered; the benchmark
+// (bench/multidim.bench.js) compares each with a standard filter of the same total bits.
+// Kernel: assembly/multi-dim.ts.
+import { FilterTooLargeError, FormatError } from "../errors.js";
+import { expectParams, Kind, readContainer } from "../format/container.js";
+import { multiDimFpRate, type MultiDimRule } from "../sizing/multi-dim.js";
+import * as check from "../validate.js";
+import type { Kernels } from "../wasm/kernels.js";
+import { ArenaBits } from "./arena-bits.js";
+
+/** Options of MultiDimBloomFilter. */
+export interface MultiDimBloomFilterOptions {
+  /** Groups (S). */
+  readonly groups: number;
+  /** Bits of V1 in each group (N). */
+  readonly bits: number;
+  /** Hashes into V1 (k1; the papers' k). */
+  readonly hashes: number;
+  /** Hashes into V2 (k2; default k1); 0 leaves V2 out (a one-group filter is then a standard Bloom filter). */
+  readonly secondHashes?: number;
+  /** Bits of V2 (default floor(N / k1), at least 1; 0 when secondHashes is 0). */
+  readonly secondBits?: number;
+  /** "all" (default): present when every group holds the key; "any": when some group does. */
+  readonly rule?: MultiDimRule;
+}
+
+const PARAM_BYTES = 48;
+const RULES: readonly MultiDimRule[] = ["all", "any"];
+const MAX_TOTAL_BITS = 2 ** 34;
+
+/** S groups of two Bloom vectors each, every key in every group. */
+export class MultiDimBloomFilter {
+  readonly groups: number;
+  readonly bitsPerVector: number;
+  readonly hashes: number;
+  readonly secondBits: number;
+  readonly secondHashes: number;
+  readonly rule: MultiDimRule;
+  private readonly region: ArenaBits;
+  private inserted = 0;
+
+  constructor(options: MultiDimBloomFilterOptions) {
+    const opts = check.options<MultiDimBloomFilterOptions>("options", options);
+    this.groups = check.positiveInteger("groups", opts.groups, 4096);
+    this.bitsPerVector = check.positiveInteger("bits", opts.bits, 2 ** 32);
+    this.hashes = check.positiveInteger("hashes", opts.hashes, 64);
+    this.secondHashes = opts.secondHashes === undefined ? this.hashes : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
+    if (this.secondHashes === 0) this.secondBits = check.integerInRange("secondBits", opts.secondBits ?? 0, 0, 0);
+    else this.secondBits = opts.secondBits === undefined ? Math.max(1, Math.floor(this.bitsPerVector / this.hashes)) : check.positiveInteger("secondBits", opts.secondBits, 2 ** 32);
+    this.rule = opts.rule === undefined ? "all" : check.oneOf("rule", opts.rule, RULES);
+    const totalBits = this.groups * (this.bitsPerVector + this.secondBits);
+    if (totalBits > MAX_TOTAL_BITS) throw new FilterTooLargeError(Math.ceil(totalBits / 8), `${totalBits} bits exceed the 2^34 bits one instance holds`);
+    this.region = new ArenaBits(Math.ceil(totalBits / 512) * 64);
+  }
+
+  /** Bits over all groups: S (N + N2). */
+  get bits(): number {
+    return this.groups * (this.bitsPerVector + this.secondBits);
+  }
+
+  /** Adds that reported a new key. */
+  get count(): number {
+    return this.inserted;
+  }
+
+  /** Adds a key to every group; true when it was not present under the rule. */
+  add(key: string | Uint8Array): boolean {
+    return this.addMany([check.key("key", key)])[0] === 1;
+  }
+
+  /** True when the key may be present under the rule. */
+  has(key: string | Uint8Array): boolean {
+    return this.region.runOne(key, this.kernel(false)) === 1;
+  }
+
+  /** add() for many keys; result[i] = 1 when keys[i] was new. */
+  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    const { flags, total } = this.region.runKeys(keys, this.kernel(true));
+    this.inserted += total;
+    return flags.map((present) => present ^ 1);
+  }
+
+  /** has() for many keys. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    return this.region.runKeys(keys, this.kernel(false)).flags;
+  }
+
+  /** The formula's FP rate after `items` keys (default: the keys added). */
+  expectedFpRate(items = this.inserted): number {
+    return multiDimFpRate({ groups: this.groups, bits: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items, rule: this.rule });
+  }
+
+  /** The filter in serialization format v1. */
+  serialize(): Uint8Array {
+    const params = new Uint8Array(PARAM_BYTES);
+    const view = new DataView(params.buffer);
+    view.setUint32(0, this.groups, true);
+    view.setUint32(4, this.hashes, true);
+    view.setBigUint64(8, BigInt(this.bitsPerVector), true);
+    view.setBigUint64(16, BigInt(this.secondBits), true);
+    view.setUint32(24, this.secondHashes, true);
+    view.setUint32(28, RULES.indexOf(this.rule), true);
+    view.setBigUint64(32, BigInt(this.inserted), true);
+    return this.region.serialize(Kind.MultiDimBloomFilter, params);
+  }
+
+  /** Loads a filter written by serialize(). */
+  static deserialize(bytes: Uint8Array): MultiDimBloomFilter {
+    const container = readContainer(bytes, [Kind.MultiDimBloomFilter]);
+    const view = expectParams(container, PARAM_BYTES);
+    const rule = RULES[view.getUint32(28, true)];
+    if (rule === undefined) throw new FormatError(`unknown rule code ${view.getUint32(28, true)}`, "ERR_BAD_PARAMS");
+    let filter: MultiDimBloomFilter;
+    try {
+      filter = new MultiDimBloomFilter({
+        groups: view.getUint32(0, true),
+        hashes: view.getUint32(4, true),
+        bits: Number(view.getBigUint64(8, true)),
+        secondBits: Number(view.getBigUint64(16, true)),
+        secondHashes: view.getUint32(24, true),
+        rule,
+      });
+    } catch (error) {
+      throw new FormatError(`parameters do not describe a filter: ${(error as Error).message}`, "ERR_BAD_PARAMS");
+    }
+    if (container.payloadBytes !== filter.region.bytes) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${filter.region.bytes} were declared`, "ERR_BAD_PARAMS");
+    filter.region.load(bytes, container);
+    filter.inserted = Number(view.getBigUint64(32, true));
+    return filter;
+  }
+
+  /** Releases the filter's memory. */
+  dispose(): void {
+    this.region.dispose();
+  }
+
+  private kernel(add: boolean) {
+    const { bitsPtr } = this.region;
+    const rule = this.rule === "all" ? 0 : 1;
+    return (k: Kernels, h: number, n: number, out: number) =>
+      k.multiDimBatch(bitsPtr, this.groups, this.bitsPerVector, this.hashes, this.secondBits, this.secondHashes, rule, h, n, add ? 1 : 0, out);
+  }
+}
