@@ -64,3 +64,8 @@ export function sharedPopcount(bits: usize, bytes: usize): f64 {
   for (let end = bits + bytes; bits < end; bits += 8) n += popcnt<u64>(load<u64>(bits));
   return <f64>n;
 }
+
+/** First byte after the module's static data. */
+export function sharedHeapBase(): usize {
+  return __heap_base;
+}

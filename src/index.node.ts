@@ -17,3 +17,5 @@ export function initSync(): void {
   if (!isInitialized()) setModule(new WebAssembly.Module(readFileSync(wasmUrl)));
 }
 export { openLmdbStore } from "./dedup/lmdb-store.js";
+export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
+export { BloomWorkerPool, WorkerJobError } from "./parallel/worker-pool.js";

@@ -42,4 +42,5 @@ export interface SharedKernels {
   sharedSet(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): number;
   sharedTest(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): void;
   sharedPopcount(bits: number, bytes: number): number;
+  sharedHeapBase(): number;
 }

@@ -1,0 +1,265 @@
+// A Bloom filter in one shared WebAssembly memory, written by several threads at once. The bits
+// are split into shards chosen by hash, with the same routing and positions as a BloomFilter
+// split into that many partitions, so the two hold identical bits for the same keys and this
+// filter serializes as a BloomFilter (kind 1). Bits are set with atomic ORs (see
+// assembly/shared.ts), so no set is lost when threads race on a word.
+// Each thread keeps its own private instance for encoding and hashing keys, and a slot of the
+// shared memory for the hash pairs and flags of its batches; slots are claimed atomically.
+import { DisposedError, FilterTooLargeError, InvalidArgumentError } from "../errors.js";
+import { BloomFilter } from "../bloom/bloom-filter.js";
+import { resolveGeometry, type BloomFilterOptions, type PlannedLoad } from "../bloom/geometry.js";
+import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
+import * as check from "../validate.js";
+import { alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { sharedEngine } from "../wasm/engine.js";
+import type { SharedKernels } from "../wasm/kernels.js";
+import { BATCH } from "../wasm/staging.js";
+import { instantiateShared } from "./shared-module.js";
+
+/** Options of PartitionedBloomFilter: a planned load or explicit bits, and the shard count. */
+export interface PartitionedBloomFilterOptions extends Omit<BloomFilterOptions, "maxPartitionBytes"> {
+  /** Shards the bits are split into (default 8). */
+  readonly shards?: number;
+  /** Threads that may attach at once, this one included (default 64). */
+  readonly maxThreads?: number;
+}
+
+/** What another thread needs to attach: post it to a worker (the memory is shared, not copied). */
+export interface PartitionedBloomFilterHandle {
+  readonly memory: WebAssembly.Memory;
+  readonly geometry: BitsGeometry;
+  readonly planned: PlannedLoad;
+  readonly maxThreads: number;
+}
+
+const HEADER_BYTES = 512;
+const SLOT_BYTES = 17 * BATCH;
+const PAGE = 65536;
+// The shared module has no static data; everything this class lays out starts here.
+const BASE = 4096;
+
+/** The sharded, thread-safe Bloom filter over shared memory. */
+export class PartitionedBloomFilter {
+  /** Shape of the bits: shards = partitions of the equivalent BloomFilter. */
+  readonly geometry: BitsGeometry;
+  readonly planned: PlannedLoad;
+  private readonly memory: WebAssembly.Memory;
+  private readonly k: SharedKernels;
+  private readonly layout: { bitsPtr: number; shardBytes: number; slotsPtr: number; maxThreads: number };
+  private readonly u8: Uint8Array;
+  private readonly header: { count: BigInt64Array; slots: Int32Array };
+  private slot: number;
+
+  constructor(options: PartitionedBloomFilterOptions) {
+    const opts = check.options<PartitionedBloomFilterOptions>("options", options);
+    const shards = opts.shards === undefined ? 8 : check.positiveInteger("shards", opts.shards, 65536);
+    const maxThreads = opts.maxThreads === undefined ? 64 : check.positiveInteger("maxThreads", opts.maxThreads, 1024);
+    const { bits, hashes, items, fpRate } = opts;
+    const { geometry, plan } = resolveGeometry("standard", bits !== undefined || hashes !== undefined ? { bits, hashes } : { items, fpRate });
+    const slots = Math.ceil(geometry.slots * geometry.partitions / shards);
+    const sharded: BitsGeometry = { layout: "standard", slots, partitions: shards, hashes: geometry.hashes };
+    const memory = PartitionedBloomFilter.allocate(sharded, maxThreads);
+    this.geometry = sharded;
+    this.planned = plan;
+    this.memory = memory;
+    this.k = instantiateShared(memory);
+    this.layout = PartitionedBloomFilter.layoutOf(this.k, sharded, maxThreads);
+    this.u8 = new Uint8Array(memory.buffer);
+    this.header = this.headerViews();
+    this.slot = this.claimSlot();
+  }
+
+  /** A filter over the bits of `handle`, for use in this thread (typically a worker). */
+  static attach(handle: PartitionedBloomFilterHandle): PartitionedBloomFilter {
+    if (handle === null || typeof handle !== "object" || !(handle.memory instanceof WebAssembly.Memory)) {
+      throw new InvalidArgumentError("handle", handle, "the value of PartitionedBloomFilter.handle() from another thread");
+    }
+    const filter = Object.create(PartitionedBloomFilter.prototype) as PartitionedBloomFilter;
+    const k = instantiateShared(handle.memory);
+    Object.assign(filter, {
+      geometry: handle.geometry,
+      planned: handle.planned,
+      memory: handle.memory,
+      k,
+      layout: PartitionedBloomFilter.layoutOf(k, handle.geometry, handle.maxThreads),
+      u8: new Uint8Array(handle.memory.buffer),
+    });
+    Object.assign(filter, { header: filter.headerViews() });
+    filter.slot = filter.claimSlot();
+    return filter;
+  }
+
+  /** The shared memory and shape, to post to a worker that will attach(). */
+  handle(): PartitionedBloomFilterHandle {
+    return { memory: this.memory, geometry: this.geometry, planned: this.planned, maxThreads: this.layout.maxThreads };
+  }
+
+  /** Shards (= partitions of the equivalent BloomFilter). */
+  get shards(): number {
+    return this.geometry.partitions;
+  }
+
+  /** Bits over all shards. */
+  get bits(): number {
+    return this.geometry.slots * this.geometry.partitions;
+  }
+
+  /** Hash functions (k). */
+  get hashes(): number {
+    return this.geometry.hashes;
+  }
+
+  /** Adds, from every thread, that reported a new key. */
+  get count(): number {
+    return Number(Atomics.load(this.header.count, 0));
+  }
+
+  /** Adds a key; true when this call set at least one of its bits. */
+  add(key: string | Uint8Array): boolean {
+    return this.addMany([check.key("key", key)])[0] === 1;
+  }
+
+  /** True when the key may have been added by any thread. */
+  has(key: string | Uint8Array): boolean {
+    return this.hasMany([check.key("key", key)])[0] === 1;
+  }
+
+  /** Adds many keys; result[i] = 1 when this call set a bit of keys[i]. */
+  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    const list = check.keyList("keys", keys);
+    const { staging } = sharedEngine();
+    return this.run(list.length, (from) => staging.encodeBatch(list, from), true);
+  }
+
+  /** Tests many keys. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    const list = check.keyList("keys", keys);
+    const { staging } = sharedEngine();
+    return this.run(list.length, (from) => staging.encodeBatch(list, from), false);
+  }
+
+  /** Adds keys given as spans of one buffer (see BloomFilter.addSpans). */
+  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+    check.spans(data, spans);
+    const { staging } = sharedEngine();
+    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), true);
+  }
+
+  /** Tests keys given as spans of one buffer. */
+  hasSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+    check.spans(data, spans);
+    const { staging } = sharedEngine();
+    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), false);
+  }
+
+  /** Fraction of bits set. */
+  fillRatio(): number {
+    this.live();
+    const { bitsPtr, shardBytes } = this.layout;
+    return this.k.sharedPopcount(bitsPtr, shardBytes * this.shards) / this.bits;
+  }
+
+  /** The bits as a BloomFilter (kind 1, `shards` partitions); safe while other threads write, as a snapshot of some moment per word. */
+  serialize(): Uint8Array {
+    const copy = this.toBloomFilter();
+    try {
+      return copy.serialize();
+    } finally {
+      copy.dispose();
+    }
+  }
+
+  /** A single-threaded BloomFilter holding a copy of the bits (same answers for every key). */
+  toBloomFilter(): BloomFilter {
+    this.live();
+    const { bitsPtr, shardBytes } = this.layout;
+    const filter = BloomFilter.fromGeometry(this.geometry, this.planned, this.count);
+    filter.store.partitions.forEach((part, p) => {
+      part.arena.u8.set(this.u8.subarray(bitsPtr + p * shardBytes, bitsPtr + (p + 1) * shardBytes), part.bitsPtr);
+    });
+    return filter;
+  }
+
+  /** A shared filter holding the bits of a serialized standard BloomFilter (its partitions become the shards). */
+  static deserialize(bytes: Uint8Array, options: { maxThreads?: number } = {}): PartitionedBloomFilter {
+    const source = BloomFilter.deserialize(bytes);
+    try {
+      const { slots, partitions, hashes } = source.store.geometry;
+      const filter = new PartitionedBloomFilter({ bits: slots * partitions, hashes, shards: partitions, maxThreads: options.maxThreads });
+      const { bitsPtr, shardBytes } = filter.layout;
+      source.store.partitions.forEach((part, p) => filter.u8.set(part.arena.u8.subarray(part.bitsPtr, part.bitsPtr + part.bytes), bitsPtr + p * shardBytes));
+      Atomics.store(filter.header.count, 0, BigInt(source.count));
+      Object.assign(filter, { planned: source.planned });
+      return filter;
+    } finally {
+      source.dispose();
+    }
+  }
+
+  /** Gives this thread's slot back; the bits stay for the other threads (the memory goes when no thread holds it). */
+  dispose(): void {
+    if (this.slot < 0) return;
+    Atomics.store(this.header.slots, this.slot, 0);
+    this.slot = -1;
+  }
+
+  private run(count: number, stage: (from: number) => number, add: boolean): Uint8Array {
+    const slot = this.live();
+    const { arena, staging } = sharedEngine();
+    const { bitsPtr, shardBytes, slotsPtr } = this.layout;
+    const hashesPtr = slotsPtr + slot * SLOT_BYTES;
+    const outPtr = hashesPtr + 16 * BATCH;
+    const { slots, hashes } = this.geometry;
+    const out = new Uint8Array(count);
+    let added = 0;
+    for (let i = 0; i < count; ) {
+      const n = stage(i);
+      arena.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
+      this.u8.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), hashesPtr);
+      if (add) added += this.k.sharedSet(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
+      else this.k.sharedTest(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
+      out.set(this.u8.subarray(outPtr, outPtr + n), i);
+      i += n;
+    }
+    if (added > 0) Atomics.add(this.header.count, 0, BigInt(added));
+    return out;
+  }
+
+  private live(): number {
+    if (this.slot < 0) throw new DisposedError("PartitionedBloomFilter");
+    return this.slot;
+  }
+
+  private headerViews(): { count: BigInt64Array; slots: Int32Array } {
+    const base = this.layout.bitsPtr - HEADER_BYTES;
+    const buffer = this.memory.buffer as unknown as SharedArrayBuffer;
+    return { count: new BigInt64Array(buffer, base, 1), slots: new Int32Array(buffer, base + 64, this.layout.maxThreads) };
+  }
+
+  private claimSlot(): number {
+    for (let s = 0; s < this.layout.maxThreads; s++) {
+      if (Atomics.compareExchange(this.header.slots, s, 0, 1) === 0) return s;
+    }
+    throw new InvalidArgumentError("maxThreads", this.layout.maxThreads, "more slots: every thread slot of this filter is taken");
+  }
+
+  private static layoutOf(k: SharedKernels, geometry: BitsGeometry, maxThreads: number) {
+    if (k.sharedHeapBase() > BASE) throw new Error(`shared module static data ends at ${k.sharedHeapBase()}, past ${BASE}`);
+    const base = BASE;
+    const shardBytes = partitionBytes(geometry);
+    const bitsPtr = base + alignUp(Math.max(HEADER_BYTES, 64 + 4 * maxThreads), 64);
+    return { bitsPtr, shardBytes, slotsPtr: bitsPtr + shardBytes * geometry.partitions, maxThreads };
+  }
+
+  private static allocate(geometry: BitsGeometry, maxThreads: number): WebAssembly.Memory {
+    const shardBytes = partitionBytes(geometry);
+    const end = BASE + alignUp(Math.max(HEADER_BYTES, 64 + 4 * maxThreads), 64) + shardBytes * geometry.partitions + SLOT_BYTES * maxThreads;
+    if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, `one shared WebAssembly memory holds at most ${MAX_ARENA_BYTES} bytes`);
+    const pages = Math.ceil(end / PAGE);
+    try {
+      return new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+    } catch (error) {
+      throw new FilterTooLargeError(end, `the platform refused a shared memory of that size (${String(error)})`);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+// MultiDimBloomFilter: both membership rules against their formulas (measured over many filters
+// and at least a million absent keys), no false negatives, the one-group standard baseline,
+// serialization and bad input.
+import { beforeAll, describe, expect, it } from "vitest";
+import { ChecksumMismatchError, FormatError, InvalidArgumentError, MultiDimBloomFilter, sizing, type MultiDimBloomFilterOptions } from "../build/js/index.node.js";
+import { ready, urls } from "./helpers.js";
+
+beforeAll(ready);
+
+const sum = (flags: Uint8Array) => flags.reduce((a, b) => a + b, 0);
+
+/** Mean FP rate over `filters` independent filters of `items` keys, `queries` absent keys in all. */
+function measure(options: MultiDimBloomFilterOptions, items: number, filters: number, queries: number): number {
+  let positives = 0;
+  const perFilter = Math.ceil(queries / filters);
+  for (let f = 0; f < filters; f++) {
+    const filter = new MultiDimBloomFilter(options);
+    const keys = urls(items, `md-${f}`);
+    filter.addMany(keys);
+    expect(sum(filter.hasMany(keys)), "no false negatives").toBe(items);
+    positives += sum(filter.hasMany(urls(perFilter, `absent-${f}`)));
+    filter.dispose();
+  }
+  return positives / (perFilter * filters);
+}
+
+describe("MultiDimBloomFilter against its formula", () => {
+  // Sizes where the expected FP rate is measurable with a million queries; the paper's own
+  // sizes (N = 150) are in bench/multidim.bench.js.
+  it.each([
+    [{ groups: 4, bits: 150, hashes: 4, rule: "any" as const }, 12],
+    [{ groups: 2, bits: 150, hashes: 4, rule: "all" as const }, 25],
+    [{ groups: 2, bits: 600, hashes: 3, rule: "all" as const }, 120],
+    [{ groups: 3, bits: 2000, hashes: 4, rule: "any" as const }, 120],
+    [{ groups: 1, bits: 1200, hashes: 6, secondHashes: 0, rule: "all" as const }, 150],
+  ])("%o with %d keys: within 1.5x over 1e6 absent keys", (options, items) => {
+    const filter = new MultiDimBloomFilter(options);
+    const expected = filter.expectedFpRate(items);
+    const measured = measure(options, items, 200, 1_000_000);
+    expect(expected).toBeGreaterThan(1e-4);
+    expect(measured).toBeLessThan(1.5 * expected);
+    expect(measured).toBeGreaterThan(expected / 1.5);
+  });
+
+  it("the two rules bracket each other: any >= one group >= all", () => {
+    const shape = { groups: 4, bits: 150, hashes: 4, secondBits: 37, secondHashes: 4, items: 20 };
+    const all = sizing.multiDimFpRate({ ...shape, rule: "all" });
+    const any = sizing.multiDimFpRate({ ...shape, rule: "any" });
+    const one = sizing.multiDimFpRate({ ...shape, groups: 1, rule: "all" });
+    expect(all).toBeCloseTo(one ** 4, 12);
+    expect(any).toBeCloseTo(1 - (1 - one) ** 4, 12);
+  });
+
+  it("a one-group filter without V2 is a standard Bloom filter", () => {
+    const bits = 1200;
+    const items = 150;
+    const standard = sizing.bestStandardBloom(bits, items);
+    const formula = sizing.multiDimFpRate({ groups: 1, bits, hashes: standard.hashes, secondBits: 0, secondHashes: 0, items, rule: "all" });
+    expect(formula).toBe(standard.fpRate);
+    // The textbook optimum k = m/n ln 2, within one.
+    expect(Math.abs(standard.hashes - (bits / items) * Math.LN2)).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("MultiDimBloomFilter API", () => {
+  it("add reports new keys under each rule, repeats included", () => {
+    for (const rule of ["all", "any"] as const) {
+      const filter = new MultiDimBloomFilter({ groups: 4, bits: 4096, hashes: 4, rule });
+      expect(Array.from(filter.addMany(["a", "b", "a"]))).toEqual([1, 1, 0]);
+      expect(filter.add("b")).toBe(false);
+      expect(filter.count).toBe(2);
+      expect(filter.has("a")).toBe(true);
+      expect(filter.bits).toBe(4 * (4096 + 1024));
+    }
+  });
+
+  it("round-trips and refuses damaged bytes", () => {
+    const a = new MultiDimBloomFilter({ groups: 3, bits: 1000, hashes: 3, secondHashes: 2, rule: "any" });
+    a.addMany(urls(200, "rt"));
+    const bytes = a.serialize();
+    const b = MultiDimBloomFilter.deserialize(bytes);
+    expect(b.serialize()).toEqual(bytes);
+    expect([b.rule, b.groups, b.secondBits, b.secondHashes, b.count]).toEqual(["any", 3, 333, 2, a.count]);
+    const probe = urls(5000, "probe");
+    expect(b.hasMany(probe)).toEqual(a.hasMany(probe));
+    const flipped = bytes.slice();
+    flipped[flipped.length - 12] ^= 0x10;
+    expect(() => MultiDimBloomFilter.deserialize(flipped)).toThrow(ChecksumMismatchError);
+    const badRule = bytes.slice();
+    new DataView(badRule.buffer).setUint32(24 + 28, 9, true);
+    expect(() => MultiDimBloomFilter.deserialize(badRule)).toThrow(FormatError);
+  });
+
+  it("names bad parameters", () => {
+    expect(() => new MultiDimBloomFilter({ groups: 0, bits: 150, hashes: 4 })).toThrow(InvalidArgumentError);
+    expect(() => new MultiDimBloomFilter({ groups: 2, bits: 150, hashes: 4, rule: "most" as never })).toThrow(/rule/);
+    expect(() => new MultiDimBloomFilter({ groups: 2, bits: 150, hashes: 0 })).toThrow(/hashes/);
+    expect(() => new MultiDimBloomFilter({ groups: 2, bits: 150, hashes: 2, secondHashes: 0, secondBits: 10 })).toThrow(/secondBits/);
+    expect(() => new MultiDimBloomFilter({ groups: 4096, bits: 2 ** 32, hashes: 2 })).toThrow(/2\^34/);
+  });
+});
