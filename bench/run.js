@@ -1,10 +1,13 @@
 // `npm run bench`: every suite, peers in the same process, markdown on stdout (paste into
-// bench/RESULTS.md). `node bench/run.js bloom`, `md5`, `url` or `dedup` runs one suite (PAPER_SIZES=5e5,1e6 limits the paper's sizes); BENCH_SIZES=1e6 limits sizes.
+// bench/RESULTS.md). `node bench/run.js bloom`, `md5`, `url`, `dedup`, `window`, `multidim` or `parallel` runs one suite (PAPER_SIZES=5e5,1e6 limits the paper's sizes); BENCH_SIZES=1e6 limits sizes.
 import { bloomSuite } from "./bloom.bench.js";
 import { md5Suite } from "./md5.bench.js";
 import { urlSuite } from "./url.bench.js";
 import { paperSuite, throughputSuite } from "./dedup.bench.js";
 import { machine } from "./common.js";
+import { windowSuite } from "./window.bench.js";
+import { multiDimSuite } from "./multidim.bench.js";
+import { parallelSuite } from "./parallel.bench.js";
 
 const only = process.argv[2];
 const sizes = (process.env.BENCH_SIZES ?? "1e6,1e7").split(",").map(Number);
@@ -16,3 +19,6 @@ if (!only || only === "dedup") {
   console.log(await paperSuite(process.env.PAPER_SIZES ? process.env.PAPER_SIZES.split(",").map(Number) : undefined));
 }
 if (!only || only === "bloom") for (const n of sizes) console.log(await bloomSuite(n));
+if (!only || only === "window") console.log(await windowSuite());
+if (!only || only === "multidim") console.log(await multiDimSuite());
+if (!only || only === "parallel") console.log(await parallelSuite());
