@@ -2,6 +2,9 @@
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  AgePartitionedFilter,
+  MultiDimBloomFilter,
+  TimeWindowFilter,
   BlockedBloomFilter,
   BloomFilter,
   ChecksumMismatchError,
@@ -67,6 +70,9 @@ describe("golden files (format v1 must load forever)", () => {
     ["blocked-bloom-v1.bin", BlockedBloomFilter as Loadable],
     ["scalable-bloom-v1.bin", ScalableBloomFilter as Loadable],
     ["counting-bloom-v1.bin", CountingBloomFilter as Loadable],
+    ["age-partitioned-v1.bin", AgePartitionedFilter as unknown as Loadable],
+    ["multi-dim-v1.bin", MultiDimBloomFilter as unknown as Loadable],
+    ["time-window-v1.bin", { deserialize: (bytes: Uint8Array) => TimeWindowFilter.deserialize(bytes, () => Date.UTC(2026, 0, 1, 12)) } as unknown as Loadable],
   ])("%s loads, answers and re-serializes to the same bytes", (name, Class) => {
     const bytes = golden(name);
     const filter = Class.deserialize(bytes);

@@ -7,7 +7,7 @@
 import { ArenaBits } from "../bloom/arena-bits.js";
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { expectParams, Kind, readContainer } from "../format/container.js";
-import { optimalAgePartitioned, type AgePartitionedSize } from "../sizing/age-partitioned.js";
+import { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { granularity, granuleOf, GRANULARITY_CODES, type Granularity } from "./granularity.js";
@@ -32,6 +32,9 @@ export interface AgePartitionedFilterOptions {
 }
 
 const PARAM_BYTES = 64;
+// deserialize() passes the stored shape under this key, so a file never depends on how a later
+// version sizes new filters.
+const STORED_SHAPE = Symbol("stored shape");
 const STATE_BYTES = 8;
 const NO_GRANULE = -Number.MAX_SAFE_INTEGER;
 const MODE = { test: 0, seen: 1, add: 2 } as const;
@@ -64,8 +67,9 @@ export class AgePartitionedFilter {
     this.clock = opts.now ?? Date.now;
     this.planned = { items, fpRate };
     const slack = opts.slack === undefined ? undefined : check.positiveInteger("slack", opts.slack, 1024);
+    const stored = (options as { [STORED_SHAPE]?: AgePartitionedShape })[STORED_SHAPE];
     // Interval mode plans one generation per interval: the window holds `slack` of them.
-    this.size = optimalAgePartitioned({ items: this.interval === undefined ? items : items * slack!, fpRate, hashes: opts.hashes, slack });
+    this.size = stored === undefined ? optimalAgePartitioned({ items: this.interval === undefined ? items : items * slack!, fpRate, hashes: opts.hashes, slack }) : describeShape(stored);
     this.sliceBytes = Math.ceil(this.size.sliceBits / 512) * 64;
     this.region = new ArenaBits(this.sliceBytes * this.slices, STATE_BYTES);
   }
@@ -154,21 +158,24 @@ export class AgePartitionedFilter {
     const code = view.getUint32(24, true);
     const interval = code === 0 ? undefined : (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
     if (code !== 0 && interval === undefined) throw new FormatError(`unknown interval code ${code}`, "ERR_BAD_PARAMS");
-    const hashes = view.getUint32(0, true);
-    const slack = view.getUint32(4, true);
-    const items = Number(view.getBigUint64(48, true));
-    const planned = { items, fpRate: view.getFloat64(56, true), hashes, slack, interval, now };
+    const shape = {
+      hashes: view.getUint32(0, true),
+      slack: view.getUint32(4, true),
+      generation: Number(view.getBigUint64(8, true)),
+      sliceBits: Number(view.getBigUint64(16, true)),
+    };
+    const planned = { items: Number(view.getBigUint64(48, true)), fpRate: view.getFloat64(56, true), slack: shape.slack, interval, now, [STORED_SHAPE]: shape };
+    if (!(shape.hashes >= 1 && shape.hashes <= 64 && shape.slack >= 1 && shape.slack <= 1024 && shape.generation >= 1 && Number.isSafeInteger(shape.generation) && shape.sliceBits >= 1 && shape.sliceBits <= 2 ** 32)) {
+      throw new FormatError(`k = ${shape.hashes}, l = ${shape.slack}, g = ${shape.generation}, m = ${shape.sliceBits} is not a filter this version can hold`, "ERR_BAD_PARAMS");
+    }
+    const declared = describeShape(shape).bytes;
+    if (container.payloadBytes !== declared) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
     let filter: AgePartitionedFilter;
     try {
       filter = new AgePartitionedFilter(planned);
     } catch (error) {
       throw new FormatError(`parameters do not describe a filter: ${(error as Error).message}`, "ERR_BAD_PARAMS");
     }
-    const { generation, sliceBits } = filter.size;
-    if (Number(view.getBigUint64(8, true)) !== generation || Number(view.getBigUint64(16, true)) !== sliceBits) {
-      throw new FormatError(`slices of ${view.getBigUint64(16, true)} bits per ${view.getBigUint64(8, true)} inserts do not match the sizing of the stored plan`, "ERR_BAD_PARAMS");
-    }
-    if (container.payloadBytes !== filter.byteLength) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${filter.byteLength} were declared`, "ERR_BAD_PARAMS");
     const front = view.getUint32(28, true);
     const fill = view.getUint32(32, true);
     if (front >= filter.slices) throw new FormatError(`newest slice ${front} of ${filter.slices}`, "ERR_BAD_PARAMS");
@@ -208,4 +215,16 @@ export class AgePartitionedFilter {
     for (let i = 0; i < shifts; i++) this.shift();
     this.granule = g;
   }
+}
+
+function describeShape(shape: AgePartitionedShape): AgePartitionedSize {
+  const slices = shape.hashes + shape.slack;
+  return {
+    ...shape,
+    bits: slices * shape.sliceBits,
+    bytes: slices * Math.ceil(shape.sliceBits / 512) * 64,
+    fpRate: agePartitionedFpRate(shape),
+    retainsAtLeast: shape.slack * shape.generation,
+    retainsAtMost: (shape.slack + 1) * shape.generation,
+  };
 }

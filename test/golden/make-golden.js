@@ -2,17 +2,23 @@
 // to make a test pass; a format change gets a new version and new golden files beside these.
 // Usage: node test/golden/make-golden.js
 import { existsSync, writeFileSync } from "node:fs";
-import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, ScalableBloomFilter, initSync } from "../../build/js/index.node.js";
+import { AgePartitionedFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter, initSync } from "../../build/js/index.node.js";
 
 initSync();
 const keys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
 const out = (name, filter) => {
   const file = new URL(name, import.meta.url);
   if (existsSync(file)) return; // written once, kept forever
-  filter.addMany(keys);
+  if (filter.addMany) filter.addMany(keys);
+  else filter.seenMany(keys);
   writeFileSync(file, filter.serialize());
 };
 out("bloom-v1.bin", new BloomFilter({ items: 1000, fpRate: 0.01 }));
 out("blocked-bloom-v1.bin", new BlockedBloomFilter({ items: 1000, fpRate: 0.01 }));
 out("scalable-bloom-v1.bin", new ScalableBloomFilter({ fpRate: 0.01, initialItems: 300 }));
 out("counting-bloom-v1.bin", new CountingBloomFilter({ items: 1000, fpRate: 0.01 }));
+// Windows at a fixed instant: 2026-01-01T00:00Z (the tests query at the same instant).
+const instant = () => Date.UTC(2026, 0, 1);
+out("time-window-v1.bin", new TimeWindowFilter({ granularity: "hour", slices: 24, itemsPerSlice: 1000, fpRate: 0.01, now: instant }));
+out("age-partitioned-v1.bin", new AgePartitionedFilter({ items: 1000, fpRate: 0.01 }));
+out("multi-dim-v1.bin", new MultiDimBloomFilter({ groups: 4, bits: 4096, hashes: 4 }));
