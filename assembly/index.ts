@@ -11,6 +11,8 @@ export { countingMin, countingAdd, countingRemove, countingNonzero } from "./cou
 export { dedupCheck, dedupRemove, tableRehash } from "./fingerprint-table";
 export { agedBatch, agedShift } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
+export { simhashText, simhashDocs, simhashTokens, shingleText, shingleTokens, simhashWeighted, hamming, voteReset, voteFinish } from "./simhash";
+export { ndBuildTable, ndOriginals, ndQuery, ndScan } from "./near-dup";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */
 export function heapBase(): usize {

@@ -32,3 +32,7 @@ export { canonicalizeUrl, type CanonicalizeOptions } from "./url/canonicalize.js
 export { TRACKING_PARAMETERS, type ExtraNormalizations } from "./url/extras.js";
 export { requestFingerprint, type RequestLike, type FingerprintOptions, type FingerprintAlgorithm } from "./url/fingerprint.js";
 export { sha1, sha1Hex } from "./hash/sha1.js";
+export { simhash, simhashMany, features, hammingDistance, DEFAULT_SHINGLE, type SimHashOptions, type WeightedFeature } from "./simhash/simhash.js";
+export { IdfTable } from "./simhash/idf.js";
+export { NearDupIndex, type NearDupIndexOptions, type NearMatch, type NearPair } from "./simhash/near-dup-index.js";
+export { segmentWords } from "./simhash/text.js";

@@ -33,6 +33,8 @@ export const Kind = {
   TimeWindowFilter: 5,
   AgePartitionedFilter: 6,
   MultiDimBloomFilter: 7,
+  IdfTable: 8,
+  NearDupIndex: 9,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

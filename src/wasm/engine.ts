@@ -3,11 +3,15 @@
 import { Arena } from "./arena.js";
 import { Staging } from "./staging.js";
 
-/** An arena with a staging region and nothing else. */
+/** An arena with a scratch region and a staging region. */
 export interface Engine {
   readonly arena: Arena;
   readonly staging: Staging;
+  /** 4 KiB of scratch for kernels that keep state between calls of one operation (SimHash votes). */
+  readonly scratchPtr: number;
 }
+
+const SCRATCH_BYTES = 4096;
 
 let engine: Engine | undefined;
 
@@ -15,7 +19,8 @@ let engine: Engine | undefined;
 export function sharedEngine(): Engine {
   if (engine === undefined) {
     const arena = new Arena();
-    engine = { arena, staging: new Staging(arena, arena.base) };
+    arena.reserve(arena.base + SCRATCH_BYTES);
+    engine = { arena, staging: new Staging(arena, arena.base + SCRATCH_BYTES), scratchPtr: arena.base };
   }
   return engine;
 }

@@ -32,6 +32,17 @@ export interface Kernels {
   dedupCheck(counters: number, m: number, k: number, bits: number, table: number, capacity: number, limit: number, digests: number, count: number, out: number, refs: number, stats: number): number;
   dedupRemove(counters: number, m: number, k: number, bits: number, table: number, capacity: number, digests: number, count: number, out: number, refs: number, stats: number): void;
   tableRehash(oldTable: number, oldCapacity: number, newTable: number, newCapacity: number): void;
+  simhashText(text: number, len: number, w: number, state: number): bigint;
+  simhashDocs(text: number, spans: number, count: number, w: number, state: number, out: number): void;
+  simhashTokens(keys: number, spans: number, count: number, w: number, state: number): bigint;
+  shingleText(text: number, len: number, w: number, state: number, out: number): number;
+  shingleTokens(keys: number, spans: number, count: number, w: number, state: number, out: number): number;
+  simhashWeighted(hashes: number, weights: number, count: number, sums: number): bigint;
+  hamming(a: bigint, b: bigint): number;
+  ndBuildTable(desc: number, fps: number, srcDesc: number, ids: number, n: number, tableIds: number, cursor: number): void;
+  ndOriginals(desc: number, from: number, n: number, out: number): void;
+  ndQuery(descs: number, tables: number, n: number, ids: number, pfps: number, pids: number, pn: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
+  ndScan(fps: number, n: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
   agedBatch(bits: number, sliceBytes: number, m: number, k: number, total: number, generation: number, state: number, hashes: number, count: number, mode: number, out: number): number;
   agedShift(bits: number, sliceBytes: number, total: number, state: number): void;
   multiDimBatch(bits: number, groups: number, n1: number, k1: number, n2: number, k2: number, rule: number, hashes: number, count: number, add: number, out: number): number;

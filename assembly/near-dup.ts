@@ -1,0 +1,186 @@
+// The permuted-table index of Manku, Jain and Das Sarma (WWW 2007). Each table holds every
+// fingerprint permuted so that its chosen blocks lead; a query permuted the same way only needs
+// the entries whose leading bits equal its own, since with at most k differing bits some table's
+// leading blocks all match. Tables here are bucketed by their top d bits (d <= the leading bits)
+// with a directory of 2^d + 1 offsets, so a query scans whole buckets: a superset of the exact
+// leading-bits match, never a subset.
+//
+// A table descriptor (TABLE_BYTES at `desc`): u32 entries (permuted u64), u32 directory, u32 d,
+// u32 piece count, then up to MAX_PIECES (offset, width) u32 pairs, filled from the top bit down.
+// Only table 0 has ids (u32, aligned with its entries): a match found in any table is mapped back
+// to its fingerprint and looked up in table 0, so each fingerprint costs 8 bytes per table + 4.
+
+const TABLE_BYTES: usize = 128;
+
+// @ts-ignore: decorator
+@inline function permute(desc: usize, fp: u64): u64 {
+  const pieces = load<u32>(desc, 12);
+  let out: u64 = 0;
+  let pos: u32 = 64;
+  for (let i: u32 = 0; i < pieces; i++) {
+    const offset = <u64>load<u32>(desc + 16 + (<usize>i << 3));
+    const width = load<u32>(desc + 20 + (<usize>i << 3));
+    const mask: u64 = width == 64 ? ~(<u64>0) : (<u64>1 << width) - 1;
+    pos -= width;
+    out |= ((fp >> offset) & mask) << pos;
+  }
+  return out;
+}
+
+// @ts-ignore: decorator
+@inline function unpermute(desc: usize, x: u64): u64 {
+  const pieces = load<u32>(desc, 12);
+  let fp: u64 = 0;
+  let pos: u32 = 64;
+  for (let i: u32 = 0; i < pieces; i++) {
+    const offset = <u64>load<u32>(desc + 16 + (<usize>i << 3));
+    const width = load<u32>(desc + 20 + (<usize>i << 3));
+    const mask: u64 = width == 64 ? ~(<u64>0) : (<u64>1 << width) - 1;
+    pos -= width;
+    fp |= ((x >> pos) & mask) << offset;
+  }
+  return fp;
+}
+
+// @ts-ignore: decorator
+@inline function bucketOf(x: u64, d: u32): u32 {
+  return d == 0 ? 0 : <u32>(x >> (64 - <u64>d));
+}
+
+/**
+ * Fills the table at `desc` from `n` fingerprints at `fps` (originals when srcDesc is 0, else
+ * entries of the table at srcDesc, unpermuted on the way), copying ids from `ids` to `tableIds`
+ * when tableIds is not 0: permuted, bucketed by the top d bits (a stable counting sort), the
+ * directory written. `cursor` is scratch of 2^d u32.
+ */
+export function ndBuildTable(desc: usize, fps: usize, srcDesc: usize, ids: usize, n: u32, tableIds: usize, cursor: usize): void {
+  const entries = <usize>load<u32>(desc);
+  const dir = <usize>load<u32>(desc, 4);
+  const d = load<u32>(desc, 8);
+  const buckets: u32 = <u32>1 << d;
+  memory.fill(dir, 0, (<usize>buckets + 1) << 2);
+  for (let i: u32 = 0; i < n; i++) {
+    const b = bucketOf(permute(desc, source(srcDesc, load<u64>(fps + (<usize>i << 3)))), d);
+    store<u32>(dir + (<usize>(b + 1) << 2), load<u32>(dir + (<usize>(b + 1) << 2)) + 1);
+  }
+  for (let b: u32 = 0; b < buckets; b++) {
+    const at = dir + (<usize>(b + 1) << 2);
+    store<u32>(at, load<u32>(at) + load<u32>(dir + (<usize>b << 2)));
+  }
+  memory.copy(cursor, dir, <usize>buckets << 2);
+  for (let i: u32 = 0; i < n; i++) {
+    const x = permute(desc, source(srcDesc, load<u64>(fps + (<usize>i << 3))));
+    const c = cursor + (<usize>bucketOf(x, d) << 2);
+    const slot = load<u32>(c);
+    store<u32>(c, slot + 1);
+    store<u64>(entries + (<usize>slot << 3), x);
+    if (tableIds != 0) store<u32>(tableIds + (<usize>slot << 2), load<u32>(ids + (<usize>i << 2)));
+  }
+}
+
+// @ts-ignore: decorator
+@inline function source(srcDesc: usize, x: u64): u64 {
+  return srcDesc == 0 ? x : unpermute(srcDesc, x);
+}
+
+/** Writes the original fingerprints of table 0's entries from..from+n (in its order) to `out`. */
+export function ndOriginals(desc: usize, from: u32, n: u32, out: usize): void {
+  const entries = <usize>load<u32>(desc) + (<usize>from << 3);
+  for (let i: u32 = 0; i < n; i++) store<u64>(out + (<usize>i << 3), unpermute(desc, load<u64>(entries + (<usize>i << 3))));
+}
+
+// Emits (query, id, distance) for every table-0 entry equal to `fp`, skipping positions this
+// query already emitted (a fingerprint matches in several tables). Returns the new out count,
+// or cap + 1 when out is full.
+// @ts-ignore: decorator
+@inline function emitMatches(desc0: usize, ids: usize, fp: u64, q: u32, out: usize, count: u32, cap: u32, firstOfQuery: u32): u32 {
+  const x = permute(desc0, fp);
+  const d = load<u32>(desc0, 8);
+  const entries = <usize>load<u32>(desc0);
+  const dir = <usize>load<u32>(desc0, 4);
+  const b = bucketOf(x, d);
+  const end = load<u32>(dir + (<usize>(b + 1) << 2));
+  for (let j = load<u32>(dir + (<usize>b << 2)); j < end; j++) {
+    if (load<u64>(entries + (<usize>j << 3)) != x) continue;
+    const id = load<u32>(ids + (<usize>j << 2));
+    // Already emitted for this query? (Matches per query are few; a linear check is cheapest.)
+    let dup = false;
+    for (let e = firstOfQuery; e < count; e++) {
+      if (load<u32>(out + <usize>e * 12 + 8) == j) { dup = true; break; }
+    }
+    if (dup) continue;
+    if (count >= cap) return cap + 1;
+    const o = out + <usize>count * 12;
+    store<u32>(o, q);
+    store<u32>(o, id, 4);
+    store<u32>(o, j, 8);
+    count++;
+  }
+  return count;
+}
+
+/**
+ * Queries `nq` fingerprints at `qs` against `tables` tables of `n` entries and `pn` pending
+ * entries (fps at `pfps`, ids at `pids`, scanned in full). Writes (query, id, position: in table 0,
+ * or n + j for pending entry j) u32 triples to out, and the distance of each at dists (u8). Returns
+ * the number of queries answered completely (fewer than nq when out would overflow: the caller
+ * grows out and continues); the triple count is left at `state`.
+ */
+export function ndQuery(descs: usize, tables: u32, n: u32, ids: usize, pfps: usize, pids: usize, pn: u32, qs: usize, nq: u32, k: u32, out: usize, dists: usize, cap: u32, state: usize): u32 {
+  let count: u32 = 0;
+  for (let q: u32 = 0; q < nq; q++) {
+    const fp = load<u64>(qs + (<usize>q << 3));
+    const first = count;
+    for (let t: u32 = 0; t < tables && n > 0; t++) {
+      const desc = descs + <usize>t * TABLE_BYTES;
+      const entries = <usize>load<u32>(desc);
+      const dir = <usize>load<u32>(desc, 4);
+      const x = permute(desc, fp);
+      const b = bucketOf(x, load<u32>(desc, 8));
+      const end = load<u32>(dir + (<usize>(b + 1) << 2));
+      for (let j = load<u32>(dir + (<usize>b << 2)); j < end; j++) {
+        const dist = <u32>popcnt<u64>(load<u64>(entries + (<usize>j << 3)) ^ x);
+        if (dist > k) continue;
+        const before = count;
+        count = emitMatches(descs, ids, unpermute(desc, load<u64>(entries + (<usize>j << 3))), q, out, count, cap, first);
+        if (count > cap) { store<u32>(state, first); return q; }
+        for (let e = before; e < count; e++) store<u8>(dists + e, <u8>dist);
+      }
+    }
+    for (let j: u32 = 0; j < pn; j++) {
+      const dist = <u32>popcnt<u64>(load<u64>(pfps + (<usize>j << 3)) ^ fp);
+      if (dist > k) continue;
+      if (count >= cap) { store<u32>(state, first); return q; }
+      const o = out + <usize>count * 12;
+      store<u32>(o, q);
+      store<u32>(o, load<u32>(pids + (<usize>j << 2)), 4);
+      store<u32>(o, n + j, 8);
+      store<u8>(dists + count, <u8>dist);
+      count++;
+    }
+  }
+  store<u32>(state, count);
+  return nq;
+}
+
+/** Exhaustive scan (for checking): (query, index, distance) for every fingerprint within k, as ndQuery writes them. */
+export function ndScan(fps: usize, n: u32, qs: usize, nq: u32, k: u32, out: usize, dists: usize, cap: u32, state: usize): u32 {
+  let count: u32 = 0;
+  for (let q: u32 = 0; q < nq; q++) {
+    const fp = load<u64>(qs + (<usize>q << 3));
+    const first = count;
+    for (let j: u32 = 0; j < n; j++) {
+      const dist = <u32>popcnt<u64>(load<u64>(fps + (<usize>j << 3)) ^ fp);
+      if (dist > k) continue;
+      if (count >= cap) { store<u32>(state, first); return q; }
+      const o = out + <usize>count * 12;
+      store<u32>(o, q);
+      store<u32>(o, j, 4);
+      store<u32>(o, j, 8);
+      store<u8>(dists + count, <u8>dist);
+      count++;
+    }
+  }
+  store<u32>(state, count);
+  return nq;
+}

@@ -1,0 +1,236 @@
+// SimHash (Charikar; as used for crawling by Manku, Jain, Das Sarma, WWW 2007): every feature's
+// 64-bit hash votes +1 or -1 on each of the 64 positions; the signs give the fingerprint.
+// Features are word shingles: runs of w consecutive tokens, the token hashes (XXH64 of the
+// token's UTF-8) chained through mix64. Term frequency is the default weight, which is what
+// voting once per occurrence gives. A text with fewer than w tokens is one feature of them all.
+//
+// Tokens here: maximal runs of word characters in UTF-8, where ASCII letters and digits are word
+// characters (A-Z lowered in place) and so is every code point from U+0080 up except
+// punctuation, symbol and space blocks (see isSeparator). The caller has already applied NFKC
+// and lower-casing to non-ASCII text, and segments Han, Kana, Thai and similar scripts itself.
+//
+// Votes are counted with SIMD: one u8 lane per position counts the features whose bit is 1
+// (four v128 of 16 lanes), flushed into u32 totals before a lane can overflow. Bit b of the
+// fingerprint is 1 when 2 * ones[b] > features (a tie gives 0).
+//
+// State at `state` (the caller's 1 KiB scratch): [0, 64) u8 lane counters; [64, 320) u32 totals;
+// [320] u32 features since the last flush; [324] u32 features in all; [384, 512) token ring.
+
+import { xxh64, mix64 } from "./xxh64";
+
+const SHINGLE_SEED: u64 = 0x9E3779B97F4A7C15;
+const RING: usize = 384;
+const MAX_SHINGLE: u32 = 16;
+
+// @ts-ignore: decorator
+@inline function flush(state: usize): void {
+  for (let b: usize = 0; b < 64; b++) {
+    store<u32>(state + 64 + (b << 2), load<u32>(state + 64 + (b << 2)) + <u32>load<u8>(state + b));
+  }
+  memory.fill(state, 0, 64);
+  store<u32>(state, 0, 320);
+}
+
+/** Clears the vote state before a new document. */
+export function voteReset(state: usize): void {
+  memory.fill(state, 0, 328);
+}
+
+// @ts-ignore: decorator
+@inline function vote(state: usize, h: u64): void {
+  const v = i64x2.splat(<i64>h);
+  const mask = v128(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  // Lanes 0-7 take byte 2c of the hash, lanes 8-15 byte 2c + 1: 16 positions per chunk.
+  const c0 = i8x16.eq(v128.and(i8x16.swizzle(v, v128(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)), mask), mask);
+  const c1 = i8x16.eq(v128.and(i8x16.swizzle(v, v128(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)), mask), mask);
+  const c2 = i8x16.eq(v128.and(i8x16.swizzle(v, v128(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5)), mask), mask);
+  const c3 = i8x16.eq(v128.and(i8x16.swizzle(v, v128(6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7)), mask), mask);
+  // eq gives -1 where the bit is set: subtracting adds one.
+  v128.store(state, i8x16.sub(v128.load(state), c0));
+  v128.store(state, i8x16.sub(v128.load(state, 16), c1), 16);
+  v128.store(state, i8x16.sub(v128.load(state, 32), c2), 32);
+  v128.store(state, i8x16.sub(v128.load(state, 48), c3), 48);
+  const pending = load<u32>(state, 320) + 1;
+  store<u32>(state, pending, 320);
+  store<u32>(state, load<u32>(state, 324) + 1, 324);
+  if (pending == 255) flush(state);
+}
+
+/** The fingerprint from the votes so far (0 when no feature was voted). */
+export function voteFinish(state: usize): u64 {
+  flush(state);
+  const features = <u64>load<u32>(state, 324);
+  let fp: u64 = 0;
+  for (let b: u32 = 0; b < 64; b++) {
+    if (<u64>load<u32>(state + 64 + (<usize>b << 2)) * 2 > features) fp |= <u64>1 << b;
+  }
+  return fp;
+}
+
+// Token stream -> shingles. `seen` counts tokens of this document; `out` = 0 votes, else the
+// shingle hashes are written there (for callers that weight features themselves).
+// @ts-ignore: decorator
+@inline function feedToken(state: usize, t: u64, seen: u32, w: u32, out: usize): u32 {
+  store<u64>(state + RING + (<usize>(seen % w) << 3), t);
+  seen++;
+  if (seen >= w) {
+    let h = SHINGLE_SEED;
+    for (let j: u32 = 0; j < w; j++) h = mix64(h ^ load<u64>(state + RING + (<usize>((seen - w + j) % w) << 3)));
+    emit(state, h, out);
+  }
+  return seen;
+}
+
+// @ts-ignore: decorator
+@inline function emit(state: usize, h: u64, out: usize): void {
+  if (out == 0) {
+    vote(state, h);
+  } else {
+    const n = load<u32>(state, 324);
+    store<u64>(out + (<usize>n << 3), h);
+    store<u32>(state, n + 1, 324);
+  }
+}
+
+// A document shorter than w tokens is one feature of all its tokens.
+// @ts-ignore: decorator
+@inline function finishShort(state: usize, seen: u32, w: u32, out: usize): void {
+  if (seen == 0 || seen >= w) return;
+  let h = SHINGLE_SEED;
+  for (let j: u32 = 0; j < seen; j++) h = mix64(h ^ load<u64>(state + RING + (<usize>j << 3)));
+  emit(state, h, out);
+}
+
+// Punctuation, symbols and spaces above U+007F end a token; everything else is a word character.
+// @ts-ignore: decorator
+@inline function isSeparator(cp: u32): bool {
+  if (cp < 0x100) return cp < 0xC0 && cp != 0xAA && cp != 0xB5 && cp != 0xBA || cp == 0xD7 || cp == 0xF7;
+  if (cp >= 0x2000 && cp <= 0x2BFF) return true; // general punctuation .. arrows, math, box, shapes, dingbats
+  if (cp >= 0x3000 && cp <= 0x303F) return true; // CJK symbols and punctuation
+  if (cp >= 0xFE30 && cp <= 0xFE4F) return true; // CJK compatibility forms
+  if (cp >= 0xFF00 && cp <= 0xFF0F) return true; // fullwidth punctuation (if not NFKC-mapped)
+  if (cp >= 0x1F000 && cp <= 0x1FAFF) return true; // emoji, pictographs
+  return cp == 0xFEFF;
+}
+
+// Tokenizes `len` bytes of UTF-8 at `text` (lowering A-Z in place) and feeds the tokens.
+function tokenize(text: usize, len: usize, w: u32, state: usize, out: usize): void {
+  const end = text + len;
+  let p = text;
+  let seen: u32 = 0;
+  while (p < end) {
+    // Skip separators.
+    let start = p;
+    while (p < end) {
+      const c = <u32>load<u8>(p);
+      if (c < 0x80) {
+        if ((c - 0x30 < 10) || ((c | 0x20) - 0x61 < 26)) break;
+        p++;
+      } else {
+        const n = utf8Length(c);
+        if (!isSeparator(decode(p, n, end))) break;
+        p += n;
+      }
+    }
+    start = p;
+    // A run of word characters.
+    while (p < end) {
+      const c = <u32>load<u8>(p);
+      if (c < 0x80) {
+        if (c - 0x41 < 26) store<u8>(p, <u8>(c | 0x20));
+        else if (!((c - 0x30 < 10) || (c - 0x61 < 26))) break;
+        p++;
+      } else {
+        const n = utf8Length(c);
+        if (isSeparator(decode(p, n, end))) break;
+        p += n;
+      }
+    }
+    if (p > start) seen = feedToken(state, xxh64(start, p - start, 0), seen, w, out);
+  }
+  finishShort(state, seen, w, out);
+}
+
+// @ts-ignore: decorator
+@inline function utf8Length(lead: u32): usize {
+  return lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+}
+
+// Decodes one sequence (input is well-formed: it comes from TextEncoder).
+// @ts-ignore: decorator
+@inline function decode(p: usize, n: usize, end: usize): u32 {
+  if (p + n > end) return 0xFFFD;
+  const c = <u32>load<u8>(p);
+  if (n == 2) return ((c & 0x1F) << 6) | (<u32>load<u8>(p, 1) & 0x3F);
+  if (n == 3) return ((c & 0x0F) << 12) | ((<u32>load<u8>(p, 1) & 0x3F) << 6) | (<u32>load<u8>(p, 2) & 0x3F);
+  if (n == 4) return ((c & 0x07) << 18) | ((<u32>load<u8>(p, 1) & 0x3F) << 12) | ((<u32>load<u8>(p, 2) & 0x3F) << 6) | (<u32>load<u8>(p, 3) & 0x3F);
+  return 0xFFFD;
+}
+
+/** SimHash of one text of `len` UTF-8 bytes at `text` with w-token shingles (w <= 16). */
+export function simhashText(text: usize, len: usize, w: u32, state: usize): u64 {
+  voteReset(state);
+  tokenize(text, len, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, 0);
+  return voteFinish(state);
+}
+
+/** SimHash of `count` texts given as spans of one buffer; fingerprint i to out (u64). */
+export function simhashDocs(text: usize, spans: usize, count: u32, w: u32, state: usize, out: usize): void {
+  for (let i: u32 = 0; i < count; i++) {
+    const s = load<u32>(spans + (<usize>i << 3));
+    const e = load<u32>(spans + (<usize>i << 3), 4);
+    store<u64>(out + (<usize>i << 3), simhashText(text + s, e - s, w, state));
+  }
+}
+
+/** SimHash of a document given as `count` tokens (spans of one buffer), already segmented. */
+export function simhashTokens(keys: usize, spans: usize, count: u32, w: u32, state: usize): u64 {
+  voteReset(state);
+  tokensFeed(keys, spans, count, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, 0);
+  return voteFinish(state);
+}
+
+function tokensFeed(keys: usize, spans: usize, count: u32, w: u32, state: usize, out: usize): void {
+  let seen: u32 = 0;
+  for (let i: u32 = 0; i < count; i++) {
+    const s = load<u32>(spans + (<usize>i << 3));
+    const e = load<u32>(spans + (<usize>i << 3), 4);
+    seen = feedToken(state, xxh64(keys + s, e - s, 0), seen, w, out);
+  }
+  finishShort(state, seen, w, out);
+}
+
+/** Writes the shingle hashes of a text to `out` (u64 each) and returns how many. */
+export function shingleText(text: usize, len: usize, w: u32, state: usize, out: usize): u32 {
+  voteReset(state);
+  tokenize(text, len, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, out);
+  return load<u32>(state, 324);
+}
+
+/** Writes the shingle hashes of a pre-segmented document to `out` and returns how many. */
+export function shingleTokens(keys: usize, spans: usize, count: u32, w: u32, state: usize, out: usize): u32 {
+  voteReset(state);
+  tokensFeed(keys, spans, count, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, out);
+  return load<u32>(state, 324);
+}
+
+/** SimHash of `count` weighted features: hashes (u64) and weights (f64); bit b is 1 when the weights voting 1 outweigh those voting 0. */
+export function simhashWeighted(hashes: usize, weights: usize, count: u32, sums: usize): u64 {
+  memory.fill(sums, 0, 512);
+  for (let i: u32 = 0; i < count; i++) {
+    const h = load<u64>(hashes + (<usize>i << 3));
+    const wt = load<f64>(weights + (<usize>i << 3));
+    for (let b: u32 = 0; b < 64; b++) {
+      const at = sums + (<usize>b << 3);
+      store<f64>(at, load<f64>(at) + (((h >> b) & 1) != 0 ? wt : -wt));
+    }
+  }
+  let fp: u64 = 0;
+  for (let b: u32 = 0; b < 64; b++) if (load<f64>(sums + (<usize>b << 3)) > 0) fp |= <u64>1 << b;
+  return fp;
+}
+
+/** Hamming distance of two fingerprints. */
+export function hamming(a: u64, b: u64): u32 {
+  return <u32>popcnt<u64>(a ^ b);
+}

@@ -1,0 +1,354 @@
+// Finds every stored fingerprint within Hamming distance k of a query without scanning them all:
+// the permuted tables of Manku et al. (see assembly/near-dup.ts and layouts.ts), in WASM memory.
+// New fingerprints wait in a pending list that queries scan in full; when it fills (1/16 of the
+// index, at least 4096) every table is rebuilt with them, and with removed ids dropped.
+import { ChecksumMismatchError, DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
+import { checksumBytes } from "../format/checksum.js";
+import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, writeTrailer } from "../format/container.js";
+import * as check from "../validate.js";
+import { Arena, alignUp } from "../wasm/arena.js";
+import { BATCH } from "../wasm/staging.js";
+import { defaultTables, layout, layoutChoices, type TableSpec } from "./layouts.js";
+
+/** Options of NearDupIndex. */
+export interface NearDupIndexOptions {
+  /** Largest Hamming distance reported (k), 0 to 8; default 3. */
+  readonly maxDistance?: number;
+  /** Tables of the layout (for k = 3: 4, 10, 16 or 20); default: chosen by size at each rebuild. */
+  readonly layout?: number;
+}
+
+/** A stored fingerprint near a query. */
+export interface NearMatch {
+  readonly id: number;
+  readonly distance: number;
+}
+
+/** Two stored fingerprints near each other (a < b in insertion order of their entries). */
+export interface NearPair {
+  readonly a: number;
+  readonly b: number;
+  readonly distance: number;
+}
+
+const TABLE_BYTES = 128;
+const MAX_TABLES = 32;
+const HEAD_BYTES = 64 + MAX_TABLES * TABLE_BYTES;
+const PARAM_BYTES = 16;
+const MIN_PENDING = 4096;
+const CHUNK = 65536;
+
+interface Layout {
+  readonly descs: number;
+  readonly pendingFps: number;
+  readonly pendingIds: number;
+  readonly pendingCapacity: number;
+  readonly ids: number;
+  readonly end: number;
+}
+
+/** The permuted-table near-duplicate index over 64-bit fingerprints. */
+export class NearDupIndex {
+  /** Largest distance reported. */
+  readonly maxDistance: number;
+  private readonly fixedTables: number | undefined;
+  private arena: Arena | undefined;
+  private specs: TableSpec[] = [];
+  private place: Layout;
+  private committed = 0;
+  private pending = 0;
+  private readonly removed = new Set<number>();
+  private removedEntries = 0;
+
+  constructor(options: NearDupIndexOptions = {}) {
+    const opts = check.options<NearDupIndexOptions>("options", options);
+    this.maxDistance = opts.maxDistance === undefined ? 3 : check.integerInRange("maxDistance", opts.maxDistance, 0, 8);
+    if (opts.layout !== undefined && !layoutChoices(this.maxDistance).includes(opts.layout)) {
+      throw new InvalidArgumentError("layout", opts.layout, `a table count for maxDistance ${this.maxDistance}: ${layoutChoices(this.maxDistance).join(", ")}`);
+    }
+    this.fixedTables = opts.layout;
+    this.arena = new Arena();
+    this.place = this.lay(new BigUint64Array(0), new Uint32Array(0));
+  }
+
+  /** Fingerprints stored (removed ones excluded). */
+  get size(): number {
+    return this.committed + this.pending - this.removedEntries;
+  }
+
+  /** Tables of the current layout. */
+  get tables(): number {
+    return this.specs.length;
+  }
+
+  /** Bytes of WASM memory the index holds now. */
+  get byteLength(): number {
+    return this.live().u8.length;
+  }
+
+  /** Stores a fingerprint under an id (a u32 of the caller's; ids need not be unique). */
+  add(id: number, fp: bigint): void {
+    this.addMany([id], [fp]);
+  }
+
+  /** Stores many fingerprints: ids[i] for fps[i]. */
+  addMany(ids: ArrayLike<number>, fps: BigUint64Array | readonly bigint[]): void {
+    if (ids === null || typeof ids !== "object" || typeof ids.length !== "number") throw new InvalidArgumentError("ids", ids, "an array of u32 ids");
+    if (fps === null || typeof fps !== "object" || fps.length !== ids.length) throw new InvalidArgumentError("fps", fps, `${ids.length} fingerprints, one per id`);
+    const newIds = new Uint32Array(ids.length);
+    let revived = false;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError(`ids[${i}]`, id, "an integer from 0 to 2^32 - 1");
+      newIds[i] = id;
+      if (this.removed.has(id)) revived = true;
+    }
+    const newFps = fps instanceof BigUint64Array ? fps : checkedFingerprints(fps, "fps");
+    // A removed id that comes back must not revive its old entries: drop them first.
+    if (revived) this.rebuild();
+    if (this.pending + newIds.length > this.place.pendingCapacity) {
+      // More than the pending list holds: one rebuild with everything.
+      const { fps: oldFps, ids: oldIds } = this.snapshot();
+      this.removed.clear();
+      this.removedEntries = 0;
+      const allFps = new BigUint64Array(oldFps.length + newFps.length);
+      allFps.set(oldFps);
+      allFps.set(newFps, oldFps.length);
+      const allIds = new Uint32Array(oldIds.length + newIds.length);
+      allIds.set(oldIds);
+      allIds.set(newIds, oldIds.length);
+      this.load(allFps, allIds);
+      return;
+    }
+    const arena = this.live();
+    new BigUint64Array(arena.u8.buffer, this.place.pendingFps + 8 * this.pending, newFps.length).set(newFps);
+    arena.u32.set(newIds, (this.place.pendingIds >>> 2) + this.pending);
+    this.pending += newIds.length;
+  }
+
+  /** Removes every entry stored under `id`; false when there was none. */
+  remove(id: number): boolean {
+    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError("id", id, "an integer from 0 to 2^32 - 1");
+    if (this.removed.has(id)) return false;
+    const u32 = this.live().u32;
+    let found = 0;
+    for (const [start, count] of [[this.place.ids, this.committed], [this.place.pendingIds, this.pending]]) {
+      const from = start >>> 2;
+      for (let i = from; i < from + count; i++) if (u32[i] === id) found++;
+    }
+    if (found === 0) return false;
+    this.removed.add(id);
+    this.removedEntries += found;
+    if (this.removedEntries > Math.max(MIN_PENDING, this.committed / 8)) this.rebuild();
+    return true;
+  }
+
+  /** Every stored fingerprint within maxDistance of `fp`, nearest first. */
+  query(fp: bigint): NearMatch[] {
+    return this.queryMany([fp])[0];
+  }
+
+  /** query() for many fingerprints in few boundary crossings. */
+  queryMany(fps: BigUint64Array | readonly bigint[]): NearMatch[][] {
+    return this.run(fps, false).map((list) => list.map(({ id, distance }) => ({ id, distance })));
+  }
+
+  /** The exhaustive scan (every stored fingerprint compared): same answers as query(), for checking. */
+  scanMany(fps: BigUint64Array | readonly bigint[]): NearMatch[][] {
+    return this.run(fps, true).map((list) => list.map(({ id, distance }) => ({ id, distance })));
+  }
+
+  /** All pairs of stored fingerprints within maxDistance of each other (the batch mode). */
+  pairs(): NearPair[] {
+    // Rebuilt first so that positions in the tables are the snapshot's indices.
+    this.build();
+    const { fps, ids } = this.snapshot();
+    const results = this.run(fps, false);
+    const out: NearPair[] = [];
+    // Entry i's own position is i (committed first, then pending): keep each pair from its lower end.
+    results.forEach((list, i) => {
+      for (const match of list) if (match.position > i) out.push({ a: ids[i], b: match.id, distance: match.distance });
+    });
+    return out;
+  }
+
+  /** Rebuilds the tables now with every pending fingerprint (queries otherwise scan pending ones in full). */
+  build(): void {
+    if (this.pending > 0 || this.removed.size > 0) this.rebuild();
+  }
+
+  /** The index in serialization format v1 (fingerprints and ids; tables are rebuilt on load). */
+  serialize(): Uint8Array {
+    const { fps, ids } = this.snapshot();
+    const params = new Uint8Array(PARAM_BYTES);
+    const view = new DataView(params.buffer);
+    view.setUint32(0, this.maxDistance, true);
+    view.setUint32(4, this.fixedTables ?? 0, true);
+    view.setBigUint64(8, BigInt(fps.length), true);
+    const payload = concat([new Uint8Array(fps.buffer, fps.byteOffset, fps.byteLength), new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength)], (bytes) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE"));
+    const head = writeHead(Kind.NearDupIndex, params, payload.length);
+    return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], (bytes) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE"));
+  }
+
+  /** Loads an index written by serialize(). */
+  static deserialize(bytes: Uint8Array): NearDupIndex {
+    const container = readContainer(bytes, [Kind.NearDupIndex]);
+    const params = expectParams(container, PARAM_BYTES);
+    const count = Number(params.getBigUint64(8, true));
+    if (container.payloadBytes !== 12 * count) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${count} entries need ${12 * count}`, "ERR_BAD_PARAMS");
+    const payload = bytes.slice(container.payloadStart, container.payloadStart + container.payloadBytes);
+    const sum = checksumBytes(headChecksum(container.head), payload);
+    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+    const tables = params.getUint32(4, true);
+    let index: NearDupIndex;
+    try {
+      index = new NearDupIndex({ maxDistance: params.getUint32(0, true), layout: tables === 0 ? undefined : tables });
+    } catch (error) {
+      throw new FormatError(`parameters do not describe an index: ${(error as Error).message}`, "ERR_BAD_PARAMS");
+    }
+    index.load(new BigUint64Array(payload.buffer, 0, count), new Uint32Array(payload.buffer, 8 * count, count));
+    return index;
+  }
+
+  /** Releases the index's memory. */
+  dispose(): void {
+    this.arena = undefined;
+  }
+
+  private live(): Arena {
+    if (this.arena === undefined) throw new DisposedError("NearDupIndex");
+    return this.arena;
+  }
+
+  /** Every live entry's fingerprint and id: committed (table 0 order) then pending. */
+  private snapshot(): { fps: BigUint64Array; ids: Uint32Array } {
+    const arena = this.live();
+    const n = this.committed;
+    const total = n + this.pending;
+    const fps = new BigUint64Array(total);
+    const ids = new Uint32Array(total);
+    // Through a small window past the end, so reading out never grows memory by 8 bytes a fingerprint.
+    arena.reserve(this.place.end + 8 * CHUNK);
+    for (let from = 0; from < n; from += CHUNK) {
+      const count = Math.min(CHUNK, n - from);
+      arena.k.ndOriginals(this.place.descs, from, count, this.place.end);
+      fps.set(new BigUint64Array(arena.u8.buffer, this.place.end, count), from);
+    }
+    fps.set(new BigUint64Array(arena.u8.buffer, this.place.pendingFps, this.pending), n);
+    ids.set(arena.u32.subarray(this.place.ids >>> 2, (this.place.ids >>> 2) + n));
+    ids.set(arena.u32.subarray(this.place.pendingIds >>> 2, (this.place.pendingIds >>> 2) + this.pending), n);
+    if (this.removed.size === 0) return { fps, ids };
+    const keep = ids.map((id) => (this.removed.has(id) ? 0 : 1));
+    return { fps: fps.filter((_, i) => keep[i] === 1), ids: ids.filter((_, i) => keep[i] === 1) };
+  }
+
+  private rebuild(): void {
+    const { fps, ids } = this.snapshot();
+    this.removed.clear();
+    this.removedEntries = 0;
+    this.load(fps, ids);
+  }
+
+  private load(fps: BigUint64Array, ids: Uint32Array): void {
+    this.place = this.lay(fps, ids);
+  }
+
+  /** Lays the index out for these entries from the arena's base and builds every table. */
+  private lay(fps: BigUint64Array, ids: Uint32Array): Layout {
+    const arena = this.live();
+    const n = fps.length;
+    const k = this.maxDistance;
+    this.specs = layout(k, this.fixedTables ?? defaultTables(k, n));
+    const tables = this.specs.length;
+    const pendingCapacity = Math.max(MIN_PENDING, Math.ceil(n / 16));
+    const descs = arena.base;
+    const pendingFps = alignUp(descs + HEAD_BYTES, 64);
+    const pendingIds = pendingFps + 8 * pendingCapacity;
+    const entries = alignUp(pendingIds + 4 * pendingCapacity, 64);
+    const idsAt = entries + 8 * n * tables;
+    const bits = this.specs.map((spec) => Math.min(spec.leadingBits, 24, Math.max(0, Math.floor(Math.log2(Math.max(1, n / 8))))));
+    let dirs = alignUp(idsAt + 4 * n, 64);
+    const dirAt = bits.map((d) => {
+      const at = dirs;
+      dirs += 4 * (2 ** d + 1);
+      return at;
+    });
+    const cursor = alignUp(dirs, 64);
+    const cursorEnd = cursor + 4 * 2 ** Math.max(0, ...bits);
+    // The input goes where tables 1.. will be (free until table 0 is built), or past the end.
+    const inputInside = 8 * n * (tables - 1) >= 12 * n;
+    const input = inputInside ? entries + 8 * n : alignUp(cursorEnd, 64);
+    const end = alignUp(inputInside ? cursorEnd : input + 12 * n, 64);
+    arena.reserve(end);
+    const u8 = arena.u8;
+    const view = new DataView(u8.buffer);
+    u8.fill(0, descs, descs + HEAD_BYTES);
+    this.specs.forEach((spec, t) => {
+      const at = descs + t * TABLE_BYTES;
+      view.setUint32(at, entries + 8 * n * t, true);
+      view.setUint32(at + 4, dirAt[t], true);
+      view.setUint32(at + 8, bits[t], true);
+      view.setUint32(at + 12, spec.pieces.length, true);
+      spec.pieces.forEach(([offset, width], i) => {
+        view.setUint32(at + 16 + 8 * i, offset, true);
+        view.setUint32(at + 20 + 8 * i, width, true);
+      });
+    });
+    new BigUint64Array(u8.buffer, input, n).set(fps);
+    new Uint32Array(u8.buffer, input + 8 * n, n).set(ids);
+    arena.k.ndBuildTable(descs, input, 0, input + 8 * n, n, idsAt, cursor);
+    for (let t = 1; t < tables; t++) arena.k.ndBuildTable(descs + t * TABLE_BYTES, entries, descs, 0, n, 0, cursor);
+    this.committed = n;
+    this.pending = 0;
+    return { descs, pendingFps, pendingIds, pendingCapacity, ids: idsAt, end };
+  }
+
+  /** Queries (or scans) a batch; per query, its matches with table positions, nearest first. */
+  private run(fps: BigUint64Array | readonly bigint[], exhaustive: boolean): { id: number; distance: number; position: number }[][] {
+    if (fps === null || typeof fps !== "object" || typeof fps.length !== "number") throw new InvalidArgumentError("fps", fps, "an array of 64-bit fingerprints");
+    const queries = fps instanceof BigUint64Array ? fps : checkedFingerprints(fps, "fps");
+    const arena = this.live();
+    const results: { id: number; distance: number; position: number }[][] = Array.from({ length: queries.length }, () => []);
+    let originals: { fps: BigUint64Array; ids: Uint32Array } | undefined;
+    let scanAt = 0;
+    if (exhaustive) {
+      originals = this.snapshot();
+      scanAt = this.place.end;
+    }
+    const ioStart = alignUp(scanAt === 0 ? this.place.end : scanAt + 8 * (originals?.fps.length ?? 0), 64);
+    let cap = 4096;
+    for (let q = 0; q < queries.length; ) {
+      const nq = Math.min(BATCH, queries.length - q);
+      const qs = ioStart;
+      const out = qs + 8 * BATCH;
+      const dists = out + 12 * cap;
+      arena.reserve(dists + cap);
+      if (originals !== undefined) new BigUint64Array(arena.u8.buffer, scanAt, originals.fps.length).set(originals.fps);
+      new BigUint64Array(arena.u8.buffer, qs, nq).set(queries.subarray(q, q + nq));
+      const state = this.place.descs + MAX_TABLES * TABLE_BYTES;
+      const done = originals !== undefined
+        ? arena.k.ndScan(scanAt, originals.fps.length, qs, nq, this.maxDistance, out, dists, cap, state)
+        : arena.k.ndQuery(this.place.descs, this.specs.length, this.committed, this.place.ids, this.place.pendingFps, this.place.pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state);
+      const count = arena.u32[state >>> 2];
+      const triples = arena.u32.subarray(out >>> 2, (out >>> 2) + 3 * count);
+      for (let e = 0; e < count; e++) {
+        const position = triples[3 * e + 2];
+        const id = originals !== undefined ? originals.ids[position] : triples[3 * e + 1];
+        if (originals === undefined && this.removed.has(id)) continue;
+        results[q + triples[3 * e]].push({ id, distance: arena.u8[dists + e], position });
+      }
+      if (done === 0) cap *= 4; // one query alone overflowed: grow and retry it
+      q += done;
+    }
+    for (const list of results) list.sort((x, y) => x.distance - y.distance || x.id - y.id || x.position - y.position);
+    return results;
+  }
+}
+
+/** Fingerprints as a BigUint64Array, each checked to be a 64-bit non-negative bigint. */
+function checkedFingerprints(fps: readonly bigint[], name: string): BigUint64Array {
+  return BigUint64Array.from(fps, (fp, i) => {
+    if (typeof fp !== "bigint" || fp < 0n || fp >= 1n << 64n) throw new InvalidArgumentError(`${name}[${i}]`, fp, "a 64-bit fingerprint as a non-negative bigint");
+    return fp;
+  });
+}

@@ -1,0 +1,163 @@
+// 64-bit SimHash of texts and of weighted features; the votes are counted in WASM
+// (assembly/simhash.ts). Fingerprints cross as u64 in WASM memory and leave as a BigUint64Array
+// for batches; a bigint appears only at the single-value API.
+import { InvalidArgumentError } from "../errors.js";
+import * as check from "../validate.js";
+import { sharedEngine } from "../wasm/engine.js";
+import { BATCH } from "../wasm/staging.js";
+import type { IdfTable } from "./idf.js";
+import { isAscii, prepareNonAscii } from "./text.js";
+
+/** Options of the SimHash functions. */
+export interface SimHashOptions {
+  /** Tokens per shingle (w-gram), 1 to 16; default 3, or the IDF table's. */
+  readonly shingle?: number;
+  /** Weights features by tf x idf instead of tf. */
+  readonly idf?: IdfTable;
+}
+
+/** A feature and its weight. */
+export type WeightedFeature = readonly [feature: string | Uint8Array, weight: number];
+
+/** Default shingle size: word 3-grams. */
+export const DEFAULT_SHINGLE = 3;
+const MAX_SHINGLE = 16;
+
+/** The shingle size `options` ask for. */
+export function shingleOf(options: SimHashOptions | undefined): number {
+  const opts = check.options<SimHashOptions>("options", options);
+  const fromIdf = opts.idf?.shingle;
+  const shingle = opts.shingle === undefined ? (fromIdf ?? DEFAULT_SHINGLE) : check.integerInRange("shingle", opts.shingle, 1, MAX_SHINGLE);
+  if (fromIdf !== undefined && fromIdf !== shingle) throw new InvalidArgumentError("shingle", shingle, `${fromIdf}, the shingle size the IDF table was built with`);
+  return shingle;
+}
+
+/**
+ * The 64-bit SimHash of a text (tf-weighted word shingles; tf x idf with `idf`), or of explicit
+ * weighted features ([feature, weight] pairs or a Map). A text without a word gives 0n.
+ */
+export function simhash(input: string | Iterable<WeightedFeature> | ReadonlyMap<string, number>, options?: SimHashOptions): bigint {
+  if (typeof input === "string") {
+    const shingle = shingleOf(options);
+    if (options?.idf !== undefined) return weighted(aggregate(features(input, options), options.idf));
+    return simhashOfText(input, shingle);
+  }
+  if (input === null || typeof input !== "object" || typeof (input as Iterable<unknown>)[Symbol.iterator] !== "function") {
+    throw new InvalidArgumentError("input", input, "a string, [feature, weight] pairs or a Map of feature to weight");
+  }
+  const pairs = [...(input as Iterable<WeightedFeature>)];
+  const keys = pairs.map((pair, i) => {
+    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[1] !== "number" || !Number.isFinite(pair[1])) {
+      throw new InvalidArgumentError(`features[${i}]`, pair, "a [feature, finite weight] pair");
+    }
+    return check.key(`features[${i}][0]`, pair[0]);
+  });
+  const hashes = featureHashes(keys);
+  return weighted({ hashes, weights: Float64Array.from(pairs, (pair) => pair[1]) });
+}
+
+/** SimHash of many texts: fingerprint i in result[i]. */
+export function simhashMany(texts: readonly string[], options?: SimHashOptions): BigUint64Array {
+  if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
+  const shingle = shingleOf(options);
+  const out = new BigUint64Array(texts.length);
+  if (options?.idf !== undefined) {
+    texts.forEach((text, i) => (out[i] = simhash(check.key(`texts[${i}]`, text) as string, options)));
+    return out;
+  }
+  const { arena, staging, scratchPtr } = sharedEngine();
+  for (let i = 0; i < texts.length; ) {
+    // Short ASCII texts go many per kernel call; anything else one at a time.
+    let n = 0;
+    let chars = 0;
+    while (i + n < texts.length && n < BATCH) {
+      const text = texts[i + n];
+      if (typeof text !== "string") throw new InvalidArgumentError(`texts[${i + n}]`, text, "a string");
+      if (text.length > 1 << 16 || !isAscii(text) || chars + text.length > 1 << 18) break;
+      chars += text.length;
+      n++;
+    }
+    if (n === 0) {
+      out[i] = simhashOfText(texts[i], shingle);
+      i++;
+      continue;
+    }
+    staging.encodeBatch(texts, i, n);
+    const outPtr = scratchPtr + 1024;
+    for (let at = 0; at < n; at += 256) {
+      const m = Math.min(256, n - at);
+      arena.k.simhashDocs(staging.keysPtr, staging.spansPtr + 8 * at, m, shingle, scratchPtr, outPtr);
+      out.set(new BigUint64Array(arena.u8.buffer, outPtr, m), i + at);
+    }
+    i += n;
+  }
+  return out;
+}
+
+/** The shingle hashes of a text, in order (what the fingerprint votes over). */
+export function features(text: string, options?: SimHashOptions): BigUint64Array {
+  const shingle = shingleOf(options);
+  if (typeof text !== "string") throw new InvalidArgumentError("text", text, "a string");
+  const { arena, staging, scratchPtr } = sharedEngine();
+  const source = isAscii(text) ? text : prepareNonAscii(text);
+  // Room for the text and for one hash per possible token (at most one per two bytes, plus one).
+  const room = 3 * source.length + 8;
+  staging.ensureKeyBytes(room + 8 * (Math.ceil(room / 2) + 2));
+  const len = staging.encodeOne(source);
+  const outPtr = staging.keysPtr + Math.ceil(room / 8) * 8;
+  const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, outPtr);
+  return new BigUint64Array(arena.u8.buffer.slice(outPtr, outPtr + 8 * count));
+}
+
+/** Hamming distance between two 64-bit fingerprints (popcount in WASM). */
+export function hammingDistance(a: bigint, b: bigint): number {
+  if (typeof a !== "bigint" || a < 0n || a >= 1n << 64n) throw new InvalidArgumentError("a", a, "a 64-bit fingerprint as a non-negative bigint");
+  if (typeof b !== "bigint" || b < 0n || b >= 1n << 64n) throw new InvalidArgumentError("b", b, "a 64-bit fingerprint as a non-negative bigint");
+  return sharedEngine().arena.k.hamming(a, b);
+}
+
+function simhashOfText(text: string, shingle: number): bigint {
+  const { arena, staging, scratchPtr } = sharedEngine();
+  const source = isAscii(text) ? text : prepareNonAscii(text);
+  const len = staging.encodeOne(source);
+  return BigInt.asUintN(64, arena.k.simhashText(staging.keysPtr, len, shingle, scratchPtr));
+}
+
+/** Feature hashes of explicit features: the hash a one-token shingle of the same word gets. */
+function featureHashes(keys: readonly (string | Uint8Array)[]): BigUint64Array {
+  const { arena, staging, scratchPtr } = sharedEngine();
+  const out = new BigUint64Array(keys.length);
+  for (let i = 0; i < keys.length; ) {
+    const n = staging.encodeBatch(keys, i);
+    const outPtr = staging.hashesPtr;
+    arena.k.shingleTokens(staging.keysPtr, staging.spansPtr, n, 1, scratchPtr, outPtr);
+    out.set(new BigUint64Array(arena.u8.buffer, outPtr, n), i);
+    i += n;
+  }
+  return out;
+}
+
+/** tf x idf per distinct feature. */
+function aggregate(hashes: BigUint64Array, idf: IdfTable): { hashes: BigUint64Array; weights: Float64Array } {
+  const tf = new Map<bigint, number>();
+  for (const h of hashes) tf.set(h, (tf.get(h) ?? 0) + 1);
+  const distinct = new BigUint64Array(tf.size);
+  const weights = new Float64Array(tf.size);
+  let i = 0;
+  for (const [h, count] of tf) {
+    distinct[i] = h;
+    weights[i++] = count * idf.weight(h);
+  }
+  return { hashes: distinct, weights };
+}
+
+function weighted({ hashes, weights }: { hashes: BigUint64Array; weights: Float64Array }): bigint {
+  const { arena, staging, scratchPtr } = sharedEngine();
+  const n = hashes.length;
+  staging.ensureKeyBytes(16 * n + 16);
+  const h = staging.keysPtr;
+  const w = h + 8 * n;
+  new BigUint64Array(arena.u8.buffer, h, n).set(hashes);
+  new Float64Array(arena.u8.buffer, w, n).set(weights);
+  return BigInt.asUintN(64, arena.k.simhashWeighted(h, w, n, scratchPtr));
+}
