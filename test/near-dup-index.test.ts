@@ -1,0 +1,132 @@
+// NearDupIndex: equal to brute force for every layout, on random fingerprints with planted
+// neighbours at every distance 0..k+1, across pending and rebuilt states, removals, pairs(),
+// serialization and bad input.
+import { beforeAll, describe, expect, it } from "vitest";
+import { ChecksumMismatchError, DisposedError, FormatError, InvalidArgumentError, NearDupIndex, type NearMatch } from "../build/js/index.node.js";
+import { ready, rng } from "./helpers.js";
+
+beforeAll(ready);
+
+function random64(next: () => number): bigint {
+  return (BigInt(Math.floor(next() * 2 ** 32)) << 32n) | BigInt(Math.floor(next() * 2 ** 32));
+}
+
+function flip(fp: bigint, distance: number, next: () => number): bigint {
+  const bits = new Set<number>();
+  while (bits.size < distance) bits.add(Math.floor(next() * 64));
+  for (const b of bits) fp ^= 1n << BigInt(b);
+  return fp;
+}
+
+/** Brute force, written here: popcount of XOR by BigInt. */
+function brute(stored: { id: number; fp: bigint }[], q: bigint, k: number): NearMatch[] {
+  const out: NearMatch[] = [];
+  for (const { id, fp } of stored) {
+    let x = fp ^ q;
+    let d = 0;
+    while (x) { d += Number(x & 1n); x >>= 1n; }
+    if (d <= k) out.push({ id, distance: d });
+  }
+  return out.sort((a, b) => a.distance - b.distance || a.id - b.id);
+}
+
+const LAYOUTS: [number, number][] = [[3, 4], [3, 10], [3, 16], [3, 20], [0, 1], [1, 2], [2, 3], [2, 6], [4, 5], [6, 7]];
+
+describe.each(LAYOUTS)("NearDupIndex k = %d, %d tables", (k, tables) => {
+  it("answers exactly as brute force, planted neighbours at every distance 0..k+1", () => {
+    const next = rng(k * 100 + tables);
+    const index = new NearDupIndex({ maxDistance: k, layout: tables });
+    expect(index.tables).toBe(tables);
+    const stored: { id: number; fp: bigint }[] = [];
+    const centres = Array.from({ length: 300 }, () => random64(next));
+    let id = 0;
+    for (const centre of centres) {
+      for (let d = 0; d <= k + 1; d++) stored.push({ id: id++, fp: flip(centre, d, next) });
+    }
+    for (let i = 0; i < 5000; i++) stored.push({ id: id++, fp: random64(next) });
+    // Half go in and are built, the rest stay pending: both paths answer.
+    const half = Math.floor(stored.length / 2);
+    index.addMany(stored.slice(0, half).map((s) => s.id), stored.slice(0, half).map((s) => s.fp));
+    index.build();
+    index.addMany(stored.slice(half).map((s) => s.id), stored.slice(half).map((s) => s.fp));
+    const queries = [...centres, ...centres.map((c) => flip(c, 1, next)), ...Array.from({ length: 200 }, () => random64(next))];
+    const answers = index.queryMany(queries);
+    queries.forEach((q, i) => expect(answers[i], `query ${i}`).toEqual(brute(stored, q, k)));
+    expect(index.scanMany(queries)).toEqual(answers);
+    index.build();
+    expect(index.queryMany(queries)).toEqual(answers);
+    expect(index.size).toBe(stored.length);
+  });
+});
+
+describe("NearDupIndex operations", () => {
+  it("pairs() lists every pair within k exactly once", () => {
+    const next = rng(9);
+    const index = new NearDupIndex();
+    const stored: { id: number; fp: bigint }[] = [];
+    for (let c = 0; c < 200; c++) {
+      const centre = random64(next);
+      for (let j = 0; j < 3; j++) stored.push({ id: stored.length, fp: flip(centre, Math.floor(next() * 6), next) });
+    }
+    stored.forEach((s) => index.add(s.id, s.fp));
+    const expected: string[] = [];
+    for (let i = 0; i < stored.length; i++) {
+      for (const m of brute(stored.slice(i + 1), stored[i].fp, 3)) expected.push(`${stored[i].id}-${m.id}-${m.distance}`);
+    }
+    const got = index.pairs().map((p) => `${Math.min(p.a, p.b)}-${Math.max(p.a, p.b)}-${p.distance}`);
+    expect(got.sort()).toEqual(expected.sort());
+    expect(got.length).toBeGreaterThan(100);
+  });
+
+  it("remove() hides an id at once and drops it at the next rebuild; a re-added id is not revived", () => {
+    const index = new NearDupIndex();
+    index.addMany([1, 2, 3], [0xffn, 0xfen, 0xf0f0n]);
+    expect(index.remove(2)).toBe(true);
+    expect(index.remove(2)).toBe(false);
+    expect(index.remove(99)).toBe(false);
+    expect(index.query(0xffn)).toEqual([{ id: 1, distance: 0 }]);
+    expect(index.size).toBe(2);
+    index.add(2, 0x1234n);
+    expect(index.query(0xffn)).toEqual([{ id: 1, distance: 0 }]);
+    expect(index.query(0x1234n)).toEqual([{ id: 2, distance: 0 }]);
+    index.build();
+    expect(index.size).toBe(3);
+  });
+
+  it("keeps duplicate fingerprints under their own ids", () => {
+    const index = new NearDupIndex();
+    index.addMany([5, 6, 7], [42n, 42n, 43n]);
+    index.build();
+    expect(index.query(42n)).toEqual([{ id: 5, distance: 0 }, { id: 6, distance: 0 }, { id: 7, distance: 1 }]);
+  });
+
+  it("round-trips through serialization and refuses damaged bytes", () => {
+    const next = rng(3);
+    const index = new NearDupIndex({ layout: 10 });
+    const fps = Array.from({ length: 3000 }, () => random64(next));
+    index.addMany(fps.map((_, i) => i * 3), fps);
+    index.remove(9);
+    const bytes = index.serialize();
+    const back = NearDupIndex.deserialize(bytes);
+    expect(back.tables).toBe(10);
+    expect(back.size).toBe(2999);
+    expect(back.queryMany(fps.slice(0, 100))).toEqual(index.queryMany(fps.slice(0, 100)));
+    const flipped = bytes.slice();
+    flipped[40] ^= 1;
+    expect(() => NearDupIndex.deserialize(flipped)).toThrow(ChecksumMismatchError);
+    expect(() => NearDupIndex.deserialize(bytes.subarray(0, 50))).toThrow(FormatError);
+  });
+
+  it("names bad input", () => {
+    expect(() => new NearDupIndex({ maxDistance: 9 })).toThrow(InvalidArgumentError);
+    expect(() => new NearDupIndex({ layout: 7 })).toThrow(/4, 10, 16, 20/);
+    const index = new NearDupIndex();
+    expect(() => index.add(-1, 1n)).toThrow(/ids\[0\]/);
+    expect(() => index.add(1, -1n)).toThrow(/fps\[0\]/);
+    expect(() => index.add(1, 1n << 64n)).toThrow(InvalidArgumentError);
+    expect(() => index.addMany([1, 2], [1n])).toThrow(/fps/);
+    expect(() => index.query(3 as never)).toThrow(InvalidArgumentError);
+    index.dispose();
+    expect(() => index.query(1n)).toThrow(DisposedError);
+  });
+});
