@@ -6,11 +6,13 @@ import { CrawlsieveError } from "../errors.js";
 import { canonicalizeCommand, canonicalizeUsage } from "./commands/canonicalize.js";
 import { dedup, dedupUsage } from "./commands/dedup.js";
 import { md5Command, md5Usage } from "./commands/md5.js";
+import { nearDups, nearDupsUsage } from "./commands/near-dups.js";
 import { size, sizeUsage } from "./commands/size.js";
 
 const commands: Record<string, { run: (argv: string[]) => number | Promise<number>; usage: string }> = {
   dedup: { run: dedup, usage: dedupUsage },
   canonicalize: { run: canonicalizeCommand, usage: canonicalizeUsage },
+  "near-dups": { run: nearDups, usage: nearDupsUsage },
   md5: { run: md5Command, usage: md5Usage },
   size: { run: size, usage: sizeUsage },
 };
