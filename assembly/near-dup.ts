@@ -163,19 +163,25 @@ export function ndQuery(descs: usize, tables: u32, n: u32, ids: usize, pfps: usi
   return nq;
 }
 
-/** Exhaustive scan (for checking): (query, index, distance) for every fingerprint within k, as ndQuery writes them. */
-export function ndScan(fps: usize, n: u32, qs: usize, nq: u32, k: u32, out: usize, dists: usize, cap: u32, state: usize): u32 {
+/**
+ * Exhaustive scan (for checking): every entry of table 0 (compared in its permuted form, which
+ * keeps Hamming distances) and every pending entry; writes what ndQuery writes.
+ */
+export function ndScan(desc0: usize, n: u32, ids: usize, pfps: usize, pids: usize, pn: u32, qs: usize, nq: u32, k: u32, out: usize, dists: usize, cap: u32, state: usize): u32 {
+  const entries = <usize>load<u32>(desc0);
   let count: u32 = 0;
   for (let q: u32 = 0; q < nq; q++) {
     const fp = load<u64>(qs + (<usize>q << 3));
+    const x = permute(desc0, fp);
     const first = count;
-    for (let j: u32 = 0; j < n; j++) {
-      const dist = <u32>popcnt<u64>(load<u64>(fps + (<usize>j << 3)) ^ fp);
+    for (let j: u32 = 0; j < n + pn; j++) {
+      const pending = j >= n;
+      const dist = <u32>popcnt<u64>(pending ? load<u64>(pfps + (<usize>(j - n) << 3)) ^ fp : load<u64>(entries + (<usize>j << 3)) ^ x);
       if (dist > k) continue;
       if (count >= cap) { store<u32>(state, first); return q; }
       const o = out + <usize>count * 12;
       store<u32>(o, q);
-      store<u32>(o, j, 4);
+      store<u32>(o, pending ? load<u32>(pids + (<usize>(j - n) << 2)) : load<u32>(ids + (<usize>j << 2)), 4);
       store<u32>(o, j, 8);
       store<u8>(dists + count, <u8>dist);
       count++;

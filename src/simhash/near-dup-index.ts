@@ -309,13 +309,7 @@ export class NearDupIndex {
     const queries = fps instanceof BigUint64Array ? fps : checkedFingerprints(fps, "fps");
     const arena = this.live();
     const results: { id: number; distance: number; position: number }[][] = Array.from({ length: queries.length }, () => []);
-    let originals: { fps: BigUint64Array; ids: Uint32Array } | undefined;
-    let scanAt = 0;
-    if (exhaustive) {
-      originals = this.snapshot();
-      scanAt = this.place.end;
-    }
-    const ioStart = alignUp(scanAt === 0 ? this.place.end : scanAt + 8 * (originals?.fps.length ?? 0), 64);
+    const ioStart = this.place.end;
     let cap = 4096;
     for (let q = 0; q < queries.length; ) {
       const nq = Math.min(BATCH, queries.length - q);
@@ -323,19 +317,18 @@ export class NearDupIndex {
       const out = qs + 8 * BATCH;
       const dists = out + 12 * cap;
       arena.reserve(dists + cap);
-      if (originals !== undefined) new BigUint64Array(arena.u8.buffer, scanAt, originals.fps.length).set(originals.fps);
       new BigUint64Array(arena.u8.buffer, qs, nq).set(queries.subarray(q, q + nq));
       const state = this.place.descs + MAX_TABLES * TABLE_BYTES;
-      const done = originals !== undefined
-        ? arena.k.ndScan(scanAt, originals.fps.length, qs, nq, this.maxDistance, out, dists, cap, state)
-        : arena.k.ndQuery(this.place.descs, this.specs.length, this.committed, this.place.ids, this.place.pendingFps, this.place.pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state);
+      const { descs, ids, pendingFps, pendingIds } = this.place;
+      const done = exhaustive
+        ? arena.k.ndScan(descs, this.committed, ids, pendingFps, pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state)
+        : arena.k.ndQuery(descs, this.specs.length, this.committed, ids, pendingFps, pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state);
       const count = arena.u32[state >>> 2];
       const triples = arena.u32.subarray(out >>> 2, (out >>> 2) + 3 * count);
       for (let e = 0; e < count; e++) {
-        const position = triples[3 * e + 2];
-        const id = originals !== undefined ? originals.ids[position] : triples[3 * e + 1];
-        if (originals === undefined && this.removed.has(id)) continue;
-        results[q + triples[3 * e]].push({ id, distance: arena.u8[dists + e], position });
+        const id = triples[3 * e + 1];
+        if (this.removed.has(id)) continue;
+        results[q + triples[3 * e]].push({ id, distance: arena.u8[dists + e], position: triples[3 * e + 2] });
       }
       if (done === 0) cap *= 4; // one query alone overflowed: grow and retry it
       q += done;

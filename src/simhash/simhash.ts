@@ -22,6 +22,9 @@ export type WeightedFeature = readonly [feature: string | Uint8Array, weight: nu
 /** Default shingle size: word 3-grams. */
 export const DEFAULT_SHINGLE = 3;
 const MAX_SHINGLE = 16;
+// Texts up to this many characters are batched; longer ones cost more to join than a call.
+const SHORT_TEXT = 4096;
+const BATCH_TEXT = 1 << 18;
 
 /** The shingle size `options` ask for. */
 export function shingleOf(options: SimHashOptions | undefined): number {
@@ -67,13 +70,13 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
   }
   const { arena, staging, scratchPtr } = sharedEngine();
   for (let i = 0; i < texts.length; ) {
-    // Short ASCII texts go many per kernel call; anything else one at a time.
+    // Short texts go many per kernel call (when the whole batch is ASCII); long ones one at a time.
     let n = 0;
     let chars = 0;
     while (i + n < texts.length && n < BATCH) {
       const text = texts[i + n];
       if (typeof text !== "string") throw new InvalidArgumentError(`texts[${i + n}]`, text, "a string");
-      if (text.length > 1 << 16 || !isAscii(text) || chars + text.length > 1 << 18) break;
+      if (text.length > SHORT_TEXT || chars + text.length > BATCH_TEXT) break;
       chars += text.length;
       n++;
     }
@@ -83,6 +86,13 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
       continue;
     }
     staging.encodeBatch(texts, i, n);
+    const spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
+    if (spans[2 * n - 1] - spans[0] !== chars) {
+      // Some text was not ASCII: those need the platform's normalization, so take them one by one.
+      for (let j = 0; j < n; j++) out[i + j] = simhashOfText(texts[i + j], shingle);
+      i += n;
+      continue;
+    }
     const outPtr = scratchPtr + 1024;
     for (let at = 0; at < n; at += 256) {
       const m = Math.min(256, n - at);
@@ -118,8 +128,9 @@ export function hammingDistance(a: bigint, b: bigint): number {
 
 function simhashOfText(text: string, shingle: number): bigint {
   const { arena, staging, scratchPtr } = sharedEngine();
-  const source = isAscii(text) ? text : prepareNonAscii(text);
-  const len = staging.encodeOne(source);
+  // Encoding tells ASCII for free: every character took one byte.
+  let len = staging.encodeOne(text);
+  if (len !== text.length) len = staging.encodeOne(prepareNonAscii(text));
   return BigInt.asUintN(64, arena.k.simhashText(staging.keysPtr, len, shingle, scratchPtr));
 }
 

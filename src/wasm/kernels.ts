@@ -42,7 +42,7 @@ export interface Kernels {
   ndBuildTable(desc: number, fps: number, srcDesc: number, ids: number, n: number, tableIds: number, cursor: number): void;
   ndOriginals(desc: number, from: number, n: number, out: number): void;
   ndQuery(descs: number, tables: number, n: number, ids: number, pfps: number, pids: number, pn: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
-  ndScan(fps: number, n: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
+  ndScan(desc0: number, n: number, ids: number, pfps: number, pids: number, pn: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
   agedBatch(bits: number, sliceBytes: number, m: number, k: number, total: number, generation: number, state: number, hashes: number, count: number, mode: number, out: number): number;
   agedShift(bits: number, sliceBytes: number, total: number, state: number): void;
   multiDimBatch(bits: number, groups: number, n1: number, k1: number, n2: number, k2: number, rule: number, hashes: number, count: number, add: number, out: number): number;
