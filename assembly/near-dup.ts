@@ -174,15 +174,26 @@ export function ndScan(desc0: usize, n: u32, ids: usize, pfps: usize, pids: usiz
     const fp = load<u64>(qs + (<usize>q << 3));
     const x = permute(desc0, fp);
     const first = count;
-    for (let j: u32 = 0; j < n + pn; j++) {
-      const pending = j >= n;
-      const dist = <u32>popcnt<u64>(pending ? load<u64>(pfps + (<usize>(j - n) << 3)) ^ fp : load<u64>(entries + (<usize>j << 3)) ^ x);
+    // Two tight loops (table 0, then pending): the scan is a baseline and should be a fast one.
+    for (let j: u32 = 0; j < n; j++) {
+      const dist = <u32>popcnt<u64>(load<u64>(entries + (<usize>j << 3)) ^ x);
       if (dist > k) continue;
       if (count >= cap) { store<u32>(state, first); return q; }
       const o = out + <usize>count * 12;
       store<u32>(o, q);
-      store<u32>(o, pending ? load<u32>(pids + (<usize>(j - n) << 2)) : load<u32>(ids + (<usize>j << 2)), 4);
+      store<u32>(o, load<u32>(ids + (<usize>j << 2)), 4);
       store<u32>(o, j, 8);
+      store<u8>(dists + count, <u8>dist);
+      count++;
+    }
+    for (let j: u32 = 0; j < pn; j++) {
+      const dist = <u32>popcnt<u64>(load<u64>(pfps + (<usize>j << 3)) ^ fp);
+      if (dist > k) continue;
+      if (count >= cap) { store<u32>(state, first); return q; }
+      const o = out + <usize>count * 12;
+      store<u32>(o, q);
+      store<u32>(o, load<u32>(pids + (<usize>j << 2)), 4);
+      store<u32>(o, n + j, 8);
       store<u8>(dists + count, <u8>dist);
       count++;
     }

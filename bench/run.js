@@ -1,5 +1,5 @@
 // `npm run bench`: every suite, peers in the same process, markdown on stdout (paste into
-// bench/RESULTS.md). `node bench/run.js bloom`, `md5`, `url`, `dedup`, `window`, `multidim` or `parallel` runs one suite (PAPER_SIZES=5e5,1e6 limits the paper's sizes); BENCH_SIZES=1e6 limits sizes.
+// bench/RESULTS.md). `node bench/run.js bloom`, `md5`, `url`, `dedup`, `window`, `multidim`, `parallel`, `simhash` or `simhash-eval` runs one suite (PAPER_SIZES=5e5,1e6 limits the paper's sizes); BENCH_SIZES=1e6 limits sizes.
 import { bloomSuite } from "./bloom.bench.js";
 import { md5Suite } from "./md5.bench.js";
 import { urlSuite } from "./url.bench.js";
@@ -8,6 +8,8 @@ import { machine } from "./common.js";
 import { windowSuite } from "./window.bench.js";
 import { multiDimSuite } from "./multidim.bench.js";
 import { parallelSuite } from "./parallel.bench.js";
+import { nearDupIndexSuite, simhashSpeedSuite } from "./simhash.bench.js";
+import { simhashEvalSuite } from "./simhash-eval.bench.js";
 
 const only = process.argv[2];
 const sizes = (process.env.BENCH_SIZES ?? "1e6,1e7").split(",").map(Number);
@@ -22,3 +24,8 @@ if (!only || only === "bloom") for (const n of sizes) console.log(await bloomSui
 if (!only || only === "window") console.log(await windowSuite());
 if (!only || only === "multidim") console.log(await multiDimSuite());
 if (!only || only === "parallel") console.log(await parallelSuite());
+if (!only || only === "simhash") {
+  console.log(await simhashSpeedSuite());
+  console.log(await nearDupIndexSuite());
+}
+if (!only || only === "simhash-eval") console.log(await simhashEvalSuite());

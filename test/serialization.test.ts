@@ -3,6 +3,9 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   AgePartitionedFilter,
+  IdfTable,
+  NearDupIndex,
+  simhashMany,
   MultiDimBloomFilter,
   TimeWindowFilter,
   BlockedBloomFilter,
@@ -80,6 +83,26 @@ describe("golden files (format v1 must load forever)", () => {
     const fp = filter.hasMany(urls(100_000, "golden-absent")).reduce((a, b) => a + b, 0) / 100_000;
     expect(fp).toBeLessThan(0.02);
     expect(filter.serialize()).toEqual(bytes);
+  });
+});
+
+describe("golden SimHash structures (format v1 must load forever)", () => {
+  it("near-dup-index-v1.bin loads, finds every golden key's fingerprint and re-serializes to the same bytes", () => {
+    const bytes = golden("near-dup-index-v1.bin");
+    const index = NearDupIndex.deserialize(bytes);
+    const fps = simhashMany(goldenKeys, { shingle: 1 });
+    const answers = index.queryMany(fps);
+    answers.forEach((list, i) => expect(list.some((m) => m.id === i && m.distance === 0)).toBe(true));
+    expect(index.tables).toBe(10);
+    expect(index.serialize()).toEqual(bytes);
+  });
+
+  it("idf-v1.bin loads with its counts and re-serializes to the same bytes", () => {
+    const bytes = golden("idf-v1.bin");
+    const table = IdfTable.deserialize(bytes);
+    expect(table.documents).toBe(1000);
+    expect(table.serialize()).toEqual(bytes);
+    expect(table.serialize()).toEqual(IdfTable.build(goldenKeys, { shingle: 1 }).serialize());
   });
 });
 

@@ -177,9 +177,12 @@ export class NearDupIndex {
     if (this.pending > 0 || this.removed.size > 0) this.rebuild();
   }
 
-  /** The index in serialization format v1 (fingerprints and ids; tables are rebuilt on load). */
+  /** The index in serialization format v1: (fingerprint, id) entries sorted by id then fingerprint, so equal contents give equal bytes; tables are rebuilt on load. */
   serialize(): Uint8Array {
-    const { fps, ids } = this.snapshot();
+    const snapshot = this.snapshot();
+    const order = Uint32Array.from(snapshot.ids.keys()).sort((x, y) => snapshot.ids[x] - snapshot.ids[y] || (snapshot.fps[x] < snapshot.fps[y] ? -1 : snapshot.fps[x] > snapshot.fps[y] ? 1 : 0));
+    const fps = BigUint64Array.from(order, (i) => snapshot.fps[i]);
+    const ids = Uint32Array.from(order, (i) => snapshot.ids[i]);
     const params = new Uint8Array(PARAM_BYTES);
     const view = new DataView(params.buffer);
     view.setUint32(0, this.maxDistance, true);

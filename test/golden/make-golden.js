@@ -2,7 +2,7 @@
 // to make a test pass; a format change gets a new version and new golden files beside these.
 // Usage: node test/golden/make-golden.js
 import { existsSync, writeFileSync } from "node:fs";
-import { AgePartitionedFilter, BlockedBloomFilter, BloomFilter, CountingBloomFilter, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter, initSync } from "../../build/js/index.node.js";
+import { AgePartitionedFilter, IdfTable, NearDupIndex, simhashMany, BlockedBloomFilter, BloomFilter, CountingBloomFilter, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter, initSync } from "../../build/js/index.node.js";
 
 initSync();
 const keys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
@@ -22,3 +22,12 @@ const instant = () => Date.UTC(2026, 0, 1);
 out("time-window-v1.bin", new TimeWindowFilter({ granularity: "hour", slices: 24, itemsPerSlice: 1000, fpRate: 0.01, now: instant }));
 out("age-partitioned-v1.bin", new AgePartitionedFilter({ items: 1000, fpRate: 0.01 }));
 out("multi-dim-v1.bin", new MultiDimBloomFilter({ groups: 4, bits: 4096, hashes: 4 }));
+// SimHash: an index of the golden keys' fingerprints (id = key number), and an IDF table over them.
+const goldenIndex = new URL("near-dup-index-v1.bin", import.meta.url);
+if (!existsSync(goldenIndex)) {
+  const index = new NearDupIndex({ layout: 10 });
+  index.addMany(keys.map((_, i) => i), simhashMany(keys, { shingle: 1 }));
+  writeFileSync(goldenIndex, index.serialize());
+}
+const goldenIdf = new URL("idf-v1.bin", import.meta.url);
+if (!existsSync(goldenIdf)) writeFileSync(goldenIdf, IdfTable.build(keys, { shingle: 1 }).serialize());
