@@ -127,3 +127,22 @@ export function orBytes(dst: usize, src: usize, bytes: usize): void {
     src += 8;
   }
 }
+
+/**
+ * For stores outside WASM memory (Redis): writes, per hash pair, the partition it routes to
+ * (as PartitionedBits routes) and its k bit positions inside that partition, as k + 1 u32.
+ */
+export function bloomPositions(mF: f64, partitions: u32, k: u32, hashes: usize, count: u32, out: usize): void {
+  const m = <u64>mF;
+  for (let i: u32 = 0; i < count; i++) {
+    const h = hashes + (<usize>i << 4);
+    let h1 = load<u64>(h);
+    const h2 = load<u64>(h, 8);
+    const o = out + <usize>i * (<usize>(k + 1) << 2);
+    store<u32>(o, <u32>((<u64>(<u32>h1 ^ <u32>(h2 >> 32)) * <u64>partitions) >> 32));
+    for (let j: u32 = 0; j < k; j++) {
+      store<u32>(o + (<usize>(j + 1) << 2), <u32>mulhi64(h1, m));
+      h1 += h2;
+    }
+  }
+}

@@ -86,3 +86,12 @@ function describe(value: unknown): string {
   if (value === null || typeof value !== "object") return String(value);
   return Object.prototype.toString.call(value);
 }
+
+/** Redis did not answer: the connection is gone, refused, or a command timed out. Nothing is assumed done. */
+export class RedisUnavailableError extends CrawlsieveError {
+  constructor(what: string, cause: unknown) {
+    super("ERR_REDIS_UNAVAILABLE", `Redis is unavailable (${what}): ${cause instanceof Error ? cause.message : String(cause)}`);
+    // The error the client reported.
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false });
+  }
+}

@@ -13,9 +13,10 @@ import { urlFlags, urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption } from "../parse.js";
+import { redisSet } from "../redis-set.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [--items N] [--blocked] [--store DIR] [--canonicalize] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [--items N] [--blocked] [--store DIR] [--redis URL --namespace NAME [--window 7d]] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: MD5 fingerprints in memory behind a counting Bloom filter (IMP-CB), so a
@@ -33,12 +34,17 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [
                   before its lines are printed (after kill -9 nothing printed is forgotten)
   --canonicalize  compare lines by their canonical URL (Scrapy's rules), print them as they came;
                   takes the canonicalize command's flags too
+  --redis URL     share the seen-set with every process using the same --namespace on that
+                  Redis: exact by default (MD5 fingerprints with reference counts), a Redis
+                  Bloom filter with --approx, or with --window 7d (Nm, Nh, Nd, Nmo) a time
+                  window: lines seen within the window are dropped. A line is printed only
+                  after Redis acknowledged it; if Redis goes away the command stops with an error
   --stats         one JSON line of counts and timings on stderr at the end`;
 
 /** What dedup needs of its seen-set: add keys, learn which were new. */
 interface SeenSet {
-  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array;
-  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array;
+  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array | Promise<Uint8Array>;
+  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array | Promise<Uint8Array>;
   readonly byteLength: number;
   /** Extra numbers for --stats. */
   report(): Record<string, unknown>;
@@ -90,6 +96,9 @@ export async function dedup(argv: string[]): Promise<number> {
       stats: { type: "boolean" },
       store: { type: "string" },
       canonicalize: { type: "boolean" },
+      redis: { type: "string" },
+      namespace: { type: "string" },
+      window: { type: "string" },
       ...urlFlags,
     },
     allowPositionals: true,
@@ -100,7 +109,11 @@ export async function dedup(argv: string[]): Promise<number> {
   const items = values.items === undefined ? undefined : integerOption("items", values.items);
   if (values.blocked && (exact || items === undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx and --items");
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
-  const filter: SeenSet & { close?(): void } = values.store !== undefined
+  if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace and --window need --redis");
+  if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
+  const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
+    ? await redisSet({ url: values.redis, namespace: values.namespace, window: values.window, exact, items, fpRate })
+    : values.store !== undefined
     ? storeSet(values.store, items ?? 1_000_000, fpRate)
     : exact
     ? exactSet(items ?? 1_000_000, fpRate)
@@ -115,14 +128,14 @@ export async function dedup(argv: string[]): Promise<number> {
   const canonical = values.canonicalize ? urlOptions(values) : undefined;
   if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
   // With --canonicalize the keys are the lines' canonical URLs; otherwise the line bytes themselves.
-  const addBatch = (batch: LineBatch): Uint8Array => {
+  const addBatch = (batch: LineBatch): Uint8Array | Promise<Uint8Array> => {
     if (canonical === undefined) return filter.addSpans(batch.data, batch.spans);
     const keys = new Array<string>(batch.count);
     for (let i = 0; i < batch.count; i++) keys[i] = canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), canonical);
     return filter.addMany(keys);
   };
 
-  const durable = values.store !== undefined;
+  const durable = values.store !== undefined || values.redis !== undefined;
   const started = performance.now();
   const out = new Output();
   const progress = new Progress();
@@ -132,7 +145,7 @@ export async function dedup(argv: string[]): Promise<number> {
   let bytesIn = 0;
   for await (const source of readInputs(positionals)) {
     for await (const batch of lineBatches(source)) {
-      const fresh = addBatch(batch);
+      const fresh = await addBatch(batch);
       // Consecutive new lines are written as one piece of the input buffer.
       let runStart = -1;
       let runEnd = -1;
@@ -156,14 +169,14 @@ export async function dedup(argv: string[]): Promise<number> {
     }
   }
   await out.end();
-  filter.close?.();
+  await filter.close?.();
   progress.done();
   if (values.stats) {
     const seconds = (performance.now() - started) / 1000;
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter: values.store !== undefined ? "counting+lmdb" : exact ? "counting+fingerprints" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : values.store !== undefined ? "counting+lmdb" : exact ? "counting+fingerprints" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
       canonicalize: canonical !== undefined,
       lines,

@@ -1,0 +1,71 @@
+// The seen-set of `dedup --redis`: node-redis (an optional peer dependency, loaded only here)
+// with no offline queue and no reconnects, so a server that goes away fails the command at once
+// instead of buffering lines that were never acknowledged.
+import { CrawlsieveError, RedisUnavailableError } from "../errors.js";
+import { fromNodeRedis } from "../redis/commander.js";
+import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
+import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
+import { RedisTimeWindowFilter } from "../redis/redis-time-window-filter.js";
+import type { Granularity } from "../window/granularity.js";
+
+const UNITS: Record<string, Granularity> = { m: "minute", h: "hour", d: "day", mo: "month" };
+
+/** What dedup needs, backed by Redis. */
+export interface RedisSeenSet {
+  addSpans(data: Uint8Array, spans: ArrayLike<number>): Promise<Uint8Array>;
+  addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array>;
+  readonly byteLength: number;
+  report(): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+/** Connects and opens the structure the flags ask for. */
+export async function redisSet(options: { url: string; namespace?: string; window?: string; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
+  if (options.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name)");
+  const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
+  if (options.window !== undefined && window === null) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`);
+  let redis: typeof import("redis");
+  try {
+    redis = await import("redis");
+  } catch {
+    throw new CrawlsieveError("ERR_MISSING_DEPENDENCY", "--redis needs the node-redis package: npm install redis");
+  }
+  const client = redis.createClient({ url: options.url, disableOfflineQueue: true, socket: { reconnectStrategy: false, connectTimeout: 5_000 } });
+  let failure: unknown;
+  client.on("error", (error: unknown) => (failure ??= error));
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new RedisUnavailableError(`connecting to ${options.url}`, error);
+  }
+  const commander = fromNodeRedis(client as unknown as { sendCommand(args: (string | Buffer)[]): Promise<unknown> });
+  const close = async () => {
+    if (client.isOpen) await client.quit().catch(() => undefined);
+  };
+  const keysOf = (data: Uint8Array, spans: ArrayLike<number>) => Array.from({ length: spans.length >>> 1 }, (_, i) => data.subarray(spans[2 * i], spans[2 * i + 1]));
+  const checked = async (work: Promise<Uint8Array>) => {
+    try {
+      return await work;
+    } catch (error) {
+      throw error instanceof CrawlsieveError ? error : new RedisUnavailableError("during dedup", failure ?? error);
+    }
+  };
+  let addMany: (keys: readonly (string | Uint8Array)[]) => Promise<Uint8Array>;
+  if (window !== null && window !== undefined) {
+    const filter = new RedisTimeWindowFilter(commander, { name: options.namespace, granularity: UNITS[window[2]], slices: Number(window[1]), itemsPerSlice: options.items ?? 1_000_000, fpRate: options.fpRate });
+    addMany = async (keys) => (await filter.seenMany(keys)).map((seen) => seen ^ 1);
+  } else if (!options.exact) {
+    const filter = await RedisBloomFilter.open(commander, { name: options.namespace, items: options.items ?? 1_000_000, fpRate: options.fpRate });
+    addMany = (keys) => filter.addMany(keys);
+  } else {
+    const dedup = new RedisDeduplicator(commander, { name: options.namespace });
+    addMany = async (keys) => (await dedup.checkMany(keys)).isNew;
+  }
+  return {
+    addSpans: (data, spans) => checked(addMany(keysOf(data, spans))),
+    addMany: (keys) => checked(addMany(keys)),
+    byteLength: 0,
+    report: () => ({ redis: options.url, namespace: options.namespace }),
+    close,
+  };
+}

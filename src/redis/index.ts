@@ -1,0 +1,9 @@
+// The Redis entry (`crawlsieve/redis`): structures shared by many processes through one Redis.
+// Async throughout; node-redis is an optional peer dependency (any client fits RedisCommander).
+export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type RedisSend } from "./commander.js";
+export { keyPrefix, keySlot } from "./keys.js";
+export { RedisBloomFilter, type RedisBloomFilterOptions } from "./redis-bloom-filter.js";
+export { RedisUnavailableError } from "../errors.js";
+export { RedisTimeWindowFilter, type RedisTimeWindowFilterOptions } from "./redis-time-window-filter.js";
+export { RedisDeduplicator } from "./redis-deduplicator.js";
+export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";

@@ -1,0 +1,172 @@
+// A Bloom filter stored as Redis bitmaps, shared by every process that opens it by name. Bit
+// positions are computed locally (WASM, the in-memory hashing), the bits split into shard keys
+// of bounded size chosen by hash, all k bits of a key in one shard. An add is one
+// `BITFIELD shard SET u1 o 1 ...` whose replies are the old bits (the key was new iff one was 0),
+// atomic per key; a batch sends one BITFIELD per shard touched, pipelined. Reads use BITFIELD_RO.
+// The shards hold exactly the bytes of a BloomFilter's partitions, so the serialized format
+// moves filters between memory and Redis.
+import { FormatError, InvalidArgumentError } from "../errors.js";
+import { BloomFilter } from "../bloom/bloom-filter.js";
+import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
+import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
+import * as check from "../validate.js";
+import type { RedisCommander } from "./commander.js";
+import { keyPrefix } from "./keys.js";
+import { PositionMapper, redisBitOffset } from "./positions.js";
+
+/** Options of RedisBloomFilter.open. */
+export interface RedisBloomFilterOptions {
+  /** The shared name: every key is "cs:{name}:...". */
+  readonly name: string;
+  /** Planned items and FP rate (used when the filter does not exist yet). */
+  readonly items: number;
+  readonly fpRate: number;
+  /** Largest shard key in bytes (default 32 MiB; Redis strings stop at 512 MB). */
+  readonly maxShardBytes?: number;
+}
+
+const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
+const MAX_SHARD_BYTES = 64 * 2 ** 20;
+/** Keys per BITFIELD command: a batch is cut so no single reply grows huge. */
+const KEYS_PER_COMMAND = 256;
+
+/** A Bloom filter in Redis bitmaps, safe under concurrent writers. */
+export class RedisBloomFilter {
+  private readonly mapper: PositionMapper;
+
+  private constructor(private readonly redis: RedisCommander, readonly name: string, readonly geometry: BitsGeometry, readonly planned: PlannedLoad) {
+    this.mapper = new PositionMapper(geometry.slots, geometry.partitions, geometry.hashes);
+  }
+
+  /** Opens the filter `name`, creating its description if no process has; an existing one keeps its own geometry. */
+  static async open(redis: RedisCommander, options: RedisBloomFilterOptions): Promise<RedisBloomFilter> {
+    const opts = check.options<RedisBloomFilterOptions>("options", options);
+    const prefix = keyPrefix(opts.name as string);
+    const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
+    const { geometry, plan } = resolveGeometry("standard", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 });
+    const meta = JSON.stringify({ kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate });
+    await redis.send(["SET", `${prefix}meta`, meta, "NX"]);
+    return RedisBloomFilter.fromMeta(redis, opts.name as string, await redis.send(["GET", `${prefix}meta`]));
+  }
+
+  /** Loads a serialized BloomFilter (format v1) into Redis under `name`, replacing what was there. */
+  static async importBytes(redis: RedisCommander, name: string, bytes: Uint8Array): Promise<RedisBloomFilter> {
+    const prefix = keyPrefix(name);
+    const source = BloomFilter.deserialize(bytes);
+    try {
+      const { slots, partitions, hashes } = source.store.geometry;
+      if (source.store.bytesPerPartition > MAX_SHARD_BYTES) throw new InvalidArgumentError("bytes", `${source.store.bytesPerPartition}-byte partitions`, `a filter with partitions of at most ${MAX_SHARD_BYTES} bytes`);
+      const meta = JSON.stringify({ kind: "bloom", slots, partitions, hashes, items: source.planned.items, fpRate: source.planned.fpRate });
+      const writes: Promise<unknown>[] = [redis.send(["SET", `${prefix}meta`, meta])];
+      source.store.partitions.forEach((part, p) => writes.push(redis.send(["SET", `${prefix}b:${p}`, part.arena.u8.slice(part.bitsPtr, part.bitsPtr + part.bytes)])));
+      await Promise.all(writes);
+      return RedisBloomFilter.fromMeta(redis, name, meta);
+    } finally {
+      source.dispose();
+    }
+  }
+
+  private static fromMeta(redis: RedisCommander, name: string, raw: unknown): RedisBloomFilter {
+    let meta: { kind?: string; slots?: number; partitions?: number; hashes?: number; items?: number; fpRate?: number };
+    try {
+      meta = JSON.parse(String(raw));
+    } catch {
+      throw new FormatError(`the description of Redis filter ${JSON.stringify(name)} is not JSON`, "ERR_BAD_PARAMS");
+    }
+    if (meta.kind !== "bloom" || !Number.isSafeInteger(meta.slots) || !Number.isSafeInteger(meta.partitions) || !Number.isSafeInteger(meta.hashes)) {
+      throw new FormatError(`Redis key ${keyPrefix(name)}meta does not describe a Bloom filter`, "ERR_BAD_PARAMS");
+    }
+    const geometry: BitsGeometry = { layout: "standard", slots: meta.slots!, partitions: meta.partitions!, hashes: meta.hashes! };
+    return new RedisBloomFilter(redis, name, geometry, { items: meta.items ?? 0, fpRate: meta.fpRate ?? 0 });
+  }
+
+  /** The key of shard p. */
+  shardKey(p: number): string {
+    return `${keyPrefix(this.name)}b:${p}`;
+  }
+
+  /** Adds a key; true when it was new (no process had set all its bits). */
+  async add(key: string | Uint8Array): Promise<boolean> {
+    return (await this.addMany([check.key("key", key)]))[0] === 1;
+  }
+
+  /** True when the key may have been added by any process. */
+  async has(key: string | Uint8Array): Promise<boolean> {
+    return (await this.hasMany([check.key("key", key)]))[0] === 1;
+  }
+
+  /** Adds many keys; result[i] = 1 when keys[i] was new. */
+  addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    return this.run(check.keyList("keys", keys), true);
+  }
+
+  /** Tests many keys. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    return this.run(check.keyList("keys", keys), false);
+  }
+
+  /** The filter as a serialized BloomFilter (format v1), read shard by shard. */
+  async exportBytes(): Promise<Uint8Array> {
+    const filter = BloomFilter.fromGeometry(this.geometry, this.planned, 0);
+    try {
+      const bytes = partitionBytes(this.geometry);
+      const shards = await Promise.all(filter.store.partitions.map((_, p) => this.redis.send(["GET", this.shardKey(p)])));
+      filter.store.partitions.forEach((part, p) => {
+        const value = shards[p];
+        if (value === null || value === undefined) return;
+        const buffer = typeof value === "string" ? Buffer.from(value, "latin1") : (value as Uint8Array);
+        part.arena.u8.set(buffer.subarray(0, bytes), part.bitsPtr);
+      });
+      return filter.serialize();
+    } finally {
+      filter.dispose();
+    }
+  }
+
+  /** Deletes every key of the filter. */
+  async destroy(): Promise<void> {
+    const keys = [`${keyPrefix(this.name)}meta`, ...Array.from({ length: this.geometry.partitions }, (_, p) => this.shardKey(p))];
+    await this.redis.send(["DEL", ...keys]);
+  }
+
+  private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
+    const out = new Uint8Array(keys.length);
+    const k = this.geometry.hashes;
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < keys.length; ) {
+      const { n, positions } = this.mapper.map(keys, i);
+      // Group the batch by shard; each group goes out as BITFIELD commands of up to KEYS_PER_COMMAND keys.
+      const byShard = new Map<number, number[]>();
+      for (let j = 0; j < n; j++) {
+        const shard = positions[(k + 1) * j];
+        if (!byShard.has(shard)) byShard.set(shard, []);
+        byShard.get(shard)!.push(j);
+      }
+      for (const [shard, members] of byShard) {
+        for (let c = 0; c < members.length; c += KEYS_PER_COMMAND) {
+          const chunk = members.slice(c, c + KEYS_PER_COMMAND);
+          const args: string[] = [add ? "BITFIELD" : "BITFIELD_RO", this.shardKey(shard)];
+          for (const j of chunk) {
+            for (let b = 1; b <= k; b++) {
+              const offset = String(redisBitOffset(positions[(k + 1) * j + b]));
+              if (add) args.push("SET", "u1", offset, "1");
+              else args.push("GET", "u1", offset);
+            }
+          }
+          const base = i;
+          pending.push(this.redis.send(args).then((reply) => {
+            const bits = reply as number[];
+            chunk.forEach((j, at) => {
+              let all = 1;
+              for (let b = 0; b < k; b++) all &= Number(bits[at * k + b]);
+              out[base + j] = add ? all ^ 1 : all;
+            });
+          }));
+        }
+      }
+      i += n;
+    }
+    await Promise.all(pending);
+    return out;
+  }
+}

@@ -1,0 +1,96 @@
+// Lua scripts run by EVALSHA (loaded on first use; NOSCRIPT after a restart loads them again).
+// Every key a script touches is passed in KEYS, so they run on a Redis Cluster too.
+import { RedisReplyError, type RedisCommander } from "./commander.js";
+
+/** A script with its SHA1, loaded lazily per connection. */
+export class Script {
+  private sha: string | undefined;
+  constructor(private readonly source: string) {}
+
+  /** Runs the script with `keys` and `args`. */
+  async run(redis: RedisCommander, keys: readonly string[], args: readonly (string | Uint8Array)[]): Promise<unknown> {
+    this.sha ??= String(await redis.send(["SCRIPT", "LOAD", this.source]));
+    try {
+      return await redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args]);
+    } catch (error) {
+      if (!(error instanceof RedisReplyError) || !/NOSCRIPT/.test(error.message)) throw error;
+      this.sha = String(await redis.send(["SCRIPT", "LOAD", this.source]));
+      return redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args]);
+    }
+  }
+}
+
+/**
+ * Time window, seen(): KEYS[1] the current slice, KEYS[2..] the other live slices; ARGV: k,
+ * count, expire-at (ms), mode (1 record, 0 test only), then count * k bit offsets. A key is seen
+ * when one slice has all its bits; otherwise (mode 1) its bits are set in the current slice, and
+ * it counts as seen when they all were set already. Returns one 0/1 per key.
+ */
+export const WINDOW_SEEN = new Script(`
+local k = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local record = ARGV[4] == '1'
+local out = {}
+for i = 0, n - 1 do
+  local base = 4 + i * k
+  local found = 0
+  for s = (record and 2 or 1), #KEYS do
+    local all = 1
+    for j = 1, k do
+      if redis.call('GETBIT', KEYS[s], ARGV[base + j]) == 0 then all = 0 break end
+    end
+    if all == 1 then found = 1 break end
+  end
+  if found == 0 and record then
+    local fresh = 0
+    for j = 1, k do
+      if redis.call('SETBIT', KEYS[1], ARGV[base + j], 1) == 0 then fresh = 1 end
+    end
+    if fresh == 0 then found = 1 end
+  end
+  out[i + 1] = found
+end
+if record then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
+return out
+`);
+
+/**
+ * Counting filter remove: KEYS[1] the shard; ARGV: k, count, then count * k u4 offsets. A key is
+ * removed only when all its counters are non-zero; saturated counters (15) never move. Returns
+ * one 0/1 per key (1: removed).
+ */
+export const COUNTING_REMOVE = new Script(`
+local k = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local out = {}
+for i = 0, n - 1 do
+  local base = 2 + i * k
+  local ok = 1
+  for j = 1, k do
+    if redis.call('BITFIELD_RO', KEYS[1], 'GET', 'u4', ARGV[base + j])[1] == 0 then ok = 0 break end
+  end
+  if ok == 1 then
+    for j = 1, k do
+      local v = redis.call('BITFIELD_RO', KEYS[1], 'GET', 'u4', ARGV[base + j])[1]
+      if v < 15 then redis.call('BITFIELD', KEYS[1], 'SET', 'u4', ARGV[base + j], v - 1) end
+    end
+  end
+  out[i + 1] = ok
+end
+return out
+`);
+
+/** Exact store remove: KEYS[1] the bucket hash; ARGV the fingerprints. Drops one reference each; returns the counts left (-1: absent). */
+export const STORE_REMOVE = new Script(`
+local out = {}
+for i = 1, #ARGV do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then
+    out[i] = -1
+  else
+    local left = redis.call('HINCRBY', KEYS[1], ARGV[i], -1)
+    if left <= 0 then redis.call('HDEL', KEYS[1], ARGV[i]) left = 0 end
+    out[i] = left
+  end
+end
+return out
+`);

@@ -1,0 +1,74 @@
+// A real redis-server for the tests: started on a free loopback port in a temporary folder,
+// with the append-only file fsynced on every write (so a restart keeps every acknowledged
+// write), and stopped (or killed) on request.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A running server. */
+export interface RedisServer {
+  readonly port: number;
+  readonly url: string;
+  /** SIGKILL: no shutdown save, in-flight replies lost. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and data folder. */
+  restart(): Promise<void>;
+  /** Stops it and removes its folder. */
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function launch(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
+  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "no", ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolve, reject) => {
+    let log = "";
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start in 10 s:\n${log}`)), 10_000);
+    child.stdout!.on("data", (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes("Ready to accept connections")) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited with ${code}:\n${log}`));
+    });
+  });
+}
+
+/** Starts redis-server (extra arguments appended, e.g. ["--cluster-enabled", "yes"]). */
+export async function startRedis(extra: string[] = []): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "cs-redis-"));
+  let child = await launch(port, dir, extra);
+  const exited = (c: ChildProcess) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once("exit", () => resolve())));
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async kill() {
+      child.kill("SIGKILL");
+      await exited(child);
+    },
+    async restart() {
+      child = await launch(port, dir, extra);
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await exited(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
