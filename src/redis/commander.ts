@@ -13,8 +13,12 @@ export interface RedisCommander {
 
 /** What node-redis (v4/v5) clients offer. */
 interface NodeRedisLike {
-  sendCommand(args: (string | Buffer)[]): Promise<unknown>;
+  sendCommand(args: (string | Buffer)[], options?: { typeMapping?: Record<number, unknown> }): Promise<unknown>;
 }
+
+// RESP bulk strings ("$") come back as Buffers, so bitmaps and binary fields survive intact
+// (node-redis decodes them as UTF-8 text by default).
+const BLOB_STRING = 36;
 
 /**
  * Wraps a node-redis client. Every command gets a deadline (default 10 s) so a server that went
@@ -26,8 +30,9 @@ export function fromNodeRedis(client: NodeRedisLike, options: { timeoutMs?: numb
     throw new InvalidArgumentError("client", client, "a node-redis client (createClient() after connect())");
   }
   const timeoutMs = options.timeoutMs ?? 10_000;
+  const typeMapping = { [BLOB_STRING]: Buffer };
   return {
-    send: (args) => withDeadline(client.sendCommand(args.map((a) => (typeof a === "string" ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength)))), timeoutMs, String(args[0])),
+    send: (args) => withDeadline(client.sendCommand(args.map((a) => (typeof a === "string" ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength))), { typeMapping }), timeoutMs, String(args[0])),
   };
 }
 

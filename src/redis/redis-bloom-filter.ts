@@ -114,7 +114,8 @@ export class RedisBloomFilter {
       filter.store.partitions.forEach((part, p) => {
         const value = shards[p];
         if (value === null || value === undefined) return;
-        const buffer = typeof value === "string" ? Buffer.from(value, "latin1") : (value as Uint8Array);
+        if (!(value instanceof Uint8Array)) throw new FormatError(`shard ${p} came back as ${typeof value}, not bytes: the client must return bulk strings as Buffers (fromNodeRedis does)`, "ERR_BAD_PARAMS");
+        const buffer = value;
         part.arena.u8.set(buffer.subarray(0, bytes), part.bitsPtr);
       });
       return filter.serialize();

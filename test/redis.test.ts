@@ -1,0 +1,195 @@
+// crawlsieve/redis against a real redis-server on a loopback port: same bits as in memory,
+// concurrent processes, Redis killed mid-stream, expiry under a controllable clock, cluster
+// slots, and the Scrapy-Redis layouts.
+import { spawn, spawnSync } from "node:child_process";
+import { createClient } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BloomFilter, requestFingerprint } from "../build/js/index.node.js";
+import { fromNodeRedis, keyPrefix, keySlot, RedisBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, type RedisCommander } from "../build/js/redis/index.js";
+import { ready, urls } from "./helpers.js";
+import { startRedis, type RedisServer } from "./support/redis-server.js";
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+const WORKER = new URL("./support/redis-worker.mjs", import.meta.url).pathname;
+let server: RedisServer;
+let client: ReturnType<typeof createClient>;
+let redis: RedisCommander;
+
+beforeAll(async () => {
+  await ready();
+  server = await startRedis();
+  client = createClient({ url: server.url, disableOfflineQueue: true, socket: { reconnectStrategy: false } });
+  client.on("error", () => undefined);
+  await client.connect();
+  redis = fromNodeRedis(client);
+}, 30_000);
+afterAll(async () => {
+  if (client.isOpen) await client.quit();
+  await server.stop();
+});
+
+const sum = (flags: Uint8Array) => flags.reduce((a, b) => a + b, 0);
+const PARAMS_END = 24 + 40;
+
+describe("RedisBloomFilter", () => {
+  it("holds exactly the bits of a BloomFilter of the same geometry, and exports/imports format v1", async () => {
+    const options = { items: 20_000, fpRate: 0.001, maxShardBytes: 8192 };
+    const shared = await RedisBloomFilter.open(redis, { name: "same-bits", ...options });
+    const local = new BloomFilter({ items: 20_000, fpRate: 0.001, maxPartitionBytes: 8192 });
+    expect(shared.geometry.partitions).toBe(local.partitions);
+    expect(local.partitions).toBeGreaterThan(3);
+    const keys = urls(20_000, "rb");
+    expect(await shared.addMany(keys)).toEqual(local.addMany(keys));
+    const exported = await shared.exportBytes();
+    const payload = (bytes: Uint8Array) => bytes.subarray(PARAMS_END, bytes.length - 8);
+    expect(payload(exported)).toEqual(payload(local.serialize()));
+    const probe = urls(30_000, "absent");
+    expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
+    const copy = await RedisBloomFilter.importBytes(redis, "imported", local.serialize());
+    expect(sum(await copy.hasMany(keys))).toBe(keys.length);
+    const again = await RedisBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 });
+    expect(again.geometry).toEqual(shared.geometry);
+  });
+
+  it("keeps every key of one filter in one cluster slot, as a cluster computes it", async () => {
+    const cluster = await startRedis(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
+    const c = createClient({ url: cluster.url });
+    await c.connect();
+    try {
+      for (const key of ["cs:{crawl}:b:0", "cs:{crawl}:b:17", "cs:{crawl}:meta", "cs:{crawl}:w:20000", "cs:{crawl}:fp:00ff", "plain-key", "a{}b", "{user1000}.following"]) {
+        expect(keySlot(key), key).toBe(Number(await c.sendCommand(["CLUSTER", "KEYSLOT", key])));
+      }
+      expect(new Set(["b:0", "b:9", "meta", "w:1", "fp:abcd"].map((s) => keySlot(`${keyPrefix("crawl")}${s}`))).size).toBe(1);
+    } finally {
+      await c.quit();
+      await cluster.stop();
+    }
+  }, 30_000);
+});
+
+describe("concurrent processes", () => {
+  it.each(["exact", "bloom"])("8 processes with overlapping ranges: every key reported new %s", async (mode) => {
+    const name = `race-${mode}`;
+    // Process p takes keys [p * 3000, p * 3000 + 6000): each key is in two processes' ranges.
+    const runs = Array.from({ length: 8 }, (_, p) => new Promise<string[]>((resolve, reject) => {
+      const child = spawn(process.execPath, [WORKER, server.url, mode, name, String(p * 3000), String(p * 3000 + 6000)]);
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err))));
+    }));
+    const fresh = (await Promise.all(runs)).flat();
+    const counts = new Map<string, number>();
+    for (const key of fresh) counts.set(key, (counts.get(key) ?? 0) + 1);
+    const all = 7 * 3000 + 6000;
+    expect(Math.max(...counts.values())).toBe(1);
+    if (mode === "exact") expect(counts.size).toBe(all);
+    else expect(counts.size).toBeGreaterThan(all * 0.99);
+  }, 60_000);
+});
+
+describe("RedisDeduplicator", () => {
+  it("counts references and removes at the last one", async () => {
+    const dedup = new RedisDeduplicator(redis, { name: "refs" });
+    const first = await dedup.checkMany(["a", "b", "a"]);
+    expect(Array.from(first.isNew)).toEqual([1, 1, 0]);
+    expect(Array.from(first.counts)).toEqual([1, 1, 2]);
+    expect(await dedup.count("a")).toBe(2);
+    expect(Array.from(await dedup.removeMany(["a", "a", "a", "zzz"]))).toEqual([1, 0, -1, -1]);
+    expect(await dedup.check("a")).toBe(true);
+  });
+});
+
+describe("RedisTimeWindowFilter", () => {
+  it("keeps a key through the window and forgets it after, under a controllable clock; slices expire", async () => {
+    let clock = Date.now();
+    const day = 86_400_000;
+    const window = new RedisTimeWindowFilter(redis, { name: "week", granularity: "day", slices: 7, itemsPerSlice: 1000, fpRate: 1e-6, now: () => clock });
+    const start = clock;
+    expect(await window.seen("https://x/1")).toBe(false);
+    expect(await window.seen("https://x/1")).toBe(true);
+    const dayStart = Math.floor(start / day) * day;
+    for (const offset of [1, 3 * day, 6 * day]) {
+      clock = dayStart + offset;
+      expect(await window.has("https://x/1"), `+${offset}`).toBe(true);
+    }
+    clock = dayStart + 7 * day;
+    expect(await window.has("https://x/1")).toBe(false);
+    expect(await window.seen("https://x/1")).toBe(false);
+    const ttl = Number(await redis.send(["PTTL", window.sliceKey(Math.floor(start / day))]));
+    expect(ttl).toBeGreaterThan(6 * day);
+    expect(ttl).toBeLessThanOrEqual(8 * day);
+    clock = dayStart - 30 * day; // a clock jumping back sees only its own window
+    expect(await window.has("https://x/1")).toBe(false);
+  });
+});
+
+describe("Scrapy-Redis interop", () => {
+  const request = { method: "GET", url: "https://example.com/a?b=2&a=1" };
+
+  it("adds scrapy-redis fingerprints to the SET dupefilter", async () => {
+    const filter = new ScrapyRedisDupeFilter(redis, { key: "spider:dupefilter" });
+    expect(await filter.requestSeen(request)).toBe(false);
+    expect(await filter.requestSeen({ ...request, url: "https://example.com/a?a=1&b=2" })).toBe(true);
+    const members = ((await redis.send(["SMEMBERS", "spider:dupefilter"])) as Buffer[]).map(String);
+    expect(members).toEqual([requestFingerprint(request, { algorithm: "scrapy-redis" })]);
+  });
+
+  it("computes the ScrapyRedisBloomFilter offsets as the Python code does (arbitrary-precision reference)", async () => {
+    const bloom = new ScrapyRedisBloomFilter(redis, { key: "spider2:dupefilter", bit: 30, hashNumber: 6 });
+    const fp = requestFingerprint(request, { algorithm: "scrapy-redis" });
+    const python = Array.from({ length: 6 }, (_, seed) => {
+      let ret = 0n;
+      for (const ch of fp) ret += BigInt(seed) * ret + BigInt(ch.charCodeAt(0));
+      return Number(ret & ((1n << 30n) - 1n));
+    });
+    expect(bloom.offsets(fp)).toEqual(python);
+    expect(await bloom.requestSeen(request)).toBe(false);
+    expect(await bloom.requestSeen(request)).toBe(true);
+    for (const offset of python) expect(Number(await redis.send(["GETBIT", "spider2:dupefilter", String(offset)]))).toBe(1);
+  });
+});
+
+describe("Redis going away", () => {
+  it("the CLI stops with a typed error, and after a restart nothing it printed is forgotten", async () => {
+    const lines = Array.from({ length: 400_000 }, (_, i) => `https://killed.example/${i}`).join("\n") + "\n";
+    const child = spawn(process.execPath, [CLI, "dedup", "--redis", server.url, "--namespace", "killed"]);
+    let printed = "";
+    let err = "";
+    child.stdout.on("data", (d) => (printed += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(lines);
+    while (printed.split("\n").length < 20_000) await new Promise((r) => setTimeout(r, 20));
+    await server.kill();
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(2);
+    expect(err).toMatch(/Redis is unavailable/);
+    await server.restart();
+    const c = createClient({ url: server.url });
+    await c.connect();
+    const dedup = new RedisDeduplicator(fromNodeRedis(c), { name: "killed" });
+    const got = printed.split("\n").filter((l) => l !== "");
+    expect(got.length).toBeGreaterThan(10_000);
+    const counts = await Promise.all(got.map((line) => dedup.count(line)));
+    expect(counts.filter((n) => n < 1)).toEqual([]);
+    await c.quit();
+    // Reconnect the shared client for the rest of the file.
+    client = createClient({ url: server.url, disableOfflineQueue: true, socket: { reconnectStrategy: false } });
+    client.on("error", () => undefined);
+    await client.connect();
+    redis = fromNodeRedis(client);
+  }, 60_000);
+
+  it("a command to a dead server fails with RedisUnavailableError instead of hanging", async () => {
+    const dead = await startRedis();
+    const c = createClient({ url: dead.url, disableOfflineQueue: true, socket: { reconnectStrategy: false } });
+    c.on("error", () => undefined);
+    await c.connect();
+    await dead.kill();
+    const filter = new RedisDeduplicator(fromNodeRedis(c, { timeoutMs: 2000 }), { name: "dead" });
+    await expect(filter.check("x")).rejects.toBeInstanceOf(RedisUnavailableError);
+    await dead.stop();
+  }, 30_000);
+});
