@@ -4,8 +4,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BloomFilter, requestFingerprint } from "../build/js/index.node.js";
-import { fromNodeRedis, keyPrefix, keySlot, RedisBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, type RedisCommander } from "../build/js/redis/index.js";
+import { BloomFilter, CountingBloomFilter, requestFingerprint } from "../build/js/index.node.js";
+import { fromNodeRedis, keyPrefix, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
@@ -87,6 +87,24 @@ describe("concurrent processes", () => {
     if (mode === "exact") expect(counts.size).toBe(all);
     else expect(counts.size).toBeGreaterThan(all * 0.99);
   }, 60_000);
+});
+
+describe("RedisCountingBloomFilter", () => {
+  it("adds, saturates and removes exactly as the in-memory CountingBloomFilter", async () => {
+    const options = { items: 5_000, fpRate: 0.01, maxShardBytes: 2048 };
+    const shared = new RedisCountingBloomFilter(redis, { name: "counting", ...options });
+    const local = new CountingBloomFilter({ items: 5_000, fpRate: 0.01, maxPartitionBytes: 2048 });
+    expect(shared.geometry).toEqual(local.store.geometry);
+    const keys = urls(3_000, "cnt");
+    // Some keys 20 times: their counters saturate at 15 and must never move again.
+    const stream = [...keys, ...Array.from({ length: 20 }, () => keys.slice(0, 50)).flat()];
+    expect(await shared.addMany(stream)).toEqual(local.addMany(stream));
+    const removals = [...keys.slice(0, 100), ...keys.slice(0, 10), ...urls(200, "never")];
+    expect(await shared.removeMany(removals)).toEqual(local.removeMany(removals));
+    const probe = [...keys, ...urls(5_000, "probe")];
+    expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
+    for (const key of keys.slice(0, 60)) expect(await shared.multiplicity(key)).toBe(local.multiplicity(key));
+  });
 });
 
 describe("RedisDeduplicator", () => {

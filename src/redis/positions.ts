@@ -32,3 +32,16 @@ export class PositionMapper {
     return { n, positions: arena.u32.slice(this.outPtr >>> 2, (this.outPtr >>> 2) + words) };
   }
 }
+
+/** The keys of a mapped batch grouped by partition, in chunks of at most `chunk` keys: [partition, key indices]. */
+export function byPartition(positions: Uint32Array, n: number, hashes: number, chunk: number): [number, number[]][] {
+  const groups = new Map<number, number[]>();
+  for (let j = 0; j < n; j++) {
+    const partition = positions[(hashes + 1) * j];
+    if (!groups.has(partition)) groups.set(partition, []);
+    groups.get(partition)!.push(j);
+  }
+  const out: [number, number[]][] = [];
+  for (const [partition, members] of groups) for (let c = 0; c < members.length; c += chunk) out.push([partition, members.slice(c, c + chunk)]);
+  return out;
+}

@@ -12,7 +12,7 @@ import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js"
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { keyPrefix } from "./keys.js";
-import { PositionMapper, redisBitOffset } from "./positions.js";
+import { byPartition, PositionMapper, redisBitOffset } from "./positions.js";
 
 /** Options of RedisBloomFilter.open. */
 export interface RedisBloomFilterOptions {
@@ -136,34 +136,25 @@ export class RedisBloomFilter {
     const pending: Promise<void>[] = [];
     for (let i = 0; i < keys.length; ) {
       const { n, positions } = this.mapper.map(keys, i);
-      // Group the batch by shard; each group goes out as BITFIELD commands of up to KEYS_PER_COMMAND keys.
-      const byShard = new Map<number, number[]>();
-      for (let j = 0; j < n; j++) {
-        const shard = positions[(k + 1) * j];
-        if (!byShard.has(shard)) byShard.set(shard, []);
-        byShard.get(shard)!.push(j);
-      }
-      for (const [shard, members] of byShard) {
-        for (let c = 0; c < members.length; c += KEYS_PER_COMMAND) {
-          const chunk = members.slice(c, c + KEYS_PER_COMMAND);
-          const args: string[] = [add ? "BITFIELD" : "BITFIELD_RO", this.shardKey(shard)];
-          for (const j of chunk) {
-            for (let b = 1; b <= k; b++) {
-              const offset = String(redisBitOffset(positions[(k + 1) * j + b]));
-              if (add) args.push("SET", "u1", offset, "1");
-              else args.push("GET", "u1", offset);
-            }
+      // One BITFIELD per shard touched (at most KEYS_PER_COMMAND keys each), pipelined.
+      for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
+        const args: string[] = [add ? "BITFIELD" : "BITFIELD_RO", this.shardKey(shard)];
+        for (const j of chunk) {
+          for (let b = 1; b <= k; b++) {
+            const offset = String(redisBitOffset(positions[(k + 1) * j + b]));
+            if (add) args.push("SET", "u1", offset, "1");
+            else args.push("GET", "u1", offset);
           }
-          const base = i;
-          pending.push(this.redis.send(args).then((reply) => {
-            const bits = reply as number[];
-            chunk.forEach((j, at) => {
-              let all = 1;
-              for (let b = 0; b < k; b++) all &= Number(bits[at * k + b]);
-              out[base + j] = add ? all ^ 1 : all;
-            });
-          }));
         }
+        const base = i;
+        pending.push(this.redis.send(args).then((reply) => {
+          const bits = reply as number[];
+          chunk.forEach((j, at) => {
+            let all = 1;
+            for (let b = 0; b < k; b++) all &= Number(bits[at * k + b]);
+            out[base + j] = add ? all ^ 1 : all;
+          });
+        }));
       }
       i += n;
     }

@@ -1,0 +1,94 @@
+// A counting Bloom filter in Redis: 4-bit counters in shard strings, incremented with
+// `BITFIELD shard OVERFLOW SAT INCRBY u4 #i 1 ...` (a counter stops at 15), so the semantics
+// match the in-memory CountingBloomFilter: a saturated counter never moves again, and a remove
+// (a Lua script, atomic per shard batch) only happens when every counter of the key is non-zero.
+import * as check from "../validate.js";
+import { resolveGeometry } from "../bloom/geometry.js";
+import type { BitsGeometry } from "../bloom/partitioned-bits.js";
+import type { RedisCommander } from "./commander.js";
+import { keyPrefix } from "./keys.js";
+import { byPartition, PositionMapper } from "./positions.js";
+import { COUNTING_REMOVE } from "./scripts.js";
+
+const KEYS_PER_COMMAND = 256;
+const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
+
+/** A shared counting Bloom filter with deletion. */
+export class RedisCountingBloomFilter {
+  readonly geometry: BitsGeometry;
+  private readonly mapper: PositionMapper;
+  private readonly prefix: string;
+
+  constructor(private readonly redis: RedisCommander, options: { name: string; items: number; fpRate: number; maxShardBytes?: number }) {
+    const opts = check.options<{ name: string; items: number; fpRate: number; maxShardBytes?: number }>("options", options);
+    this.prefix = keyPrefix(opts.name as string);
+    const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, 64 * 2 ** 20);
+    this.geometry = resolveGeometry("counting", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 }, 4).geometry;
+    this.mapper = new PositionMapper(this.geometry.slots, this.geometry.partitions, this.geometry.hashes);
+  }
+
+  /** The key of shard p. */
+  shardKey(p: number): string {
+    return `${this.prefix}c:${p}`;
+  }
+
+  /** Adds keys (one reference each); result[i] = 1 when keys[i] was absent before. */
+  addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    return this.run(check.keyList("keys", keys), (chunk, positions, k) => ["BITFIELD", "OVERFLOW", "SAT", ...chunk.flatMap((j) => counters(positions, j, k).flatMap((c) => ["INCRBY", "u4", c, "1"]))], (values) => (values.some((v) => v === 1) ? 1 : 0));
+  }
+
+  /** result[i] = 1 when every counter of keys[i] is non-zero. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    return this.run(check.keyList("keys", keys), (chunk, positions, k) => ["BITFIELD_RO", ...chunk.flatMap((j) => counters(positions, j, k).flatMap((c) => ["GET", "u4", c]))], (values) => (values.every((v) => v > 0) ? 1 : 0));
+  }
+
+  /** The smallest counter of each key (its multiplicity, up to 15). */
+  async multiplicity(key: string | Uint8Array): Promise<number> {
+    let smallest = 0;
+    await this.run([check.key("key", key)], (chunk, positions, k) => ["BITFIELD_RO", ...chunk.flatMap((j) => counters(positions, j, k).flatMap((c) => ["GET", "u4", c]))], (values) => ((smallest = Math.min(...values)), 0));
+    return smallest;
+  }
+
+  /** Removes one reference of each present key; result[i] = 1 when keys[i] was present and removed. */
+  async removeMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    const list = check.keyList("keys", keys);
+    const out = new Uint8Array(list.length);
+    const k = this.geometry.hashes;
+    // In order, batch after batch: a key removed twice in one call must see its first removal.
+    for (let i = 0; i < list.length; ) {
+      const { n, positions } = this.mapper.map(list, i);
+      for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
+        const reply = (await COUNTING_REMOVE.run(this.redis, [this.shardKey(shard)], [String(k), String(chunk.length), ...chunk.flatMap((j) => counters(positions, j, k))])) as number[];
+        chunk.forEach((j, at) => (out[i + j] = Number(reply[at])));
+      }
+      i += n;
+    }
+    return out;
+  }
+
+  private async run(keys: readonly (string | Uint8Array)[], command: (chunk: number[], positions: Uint32Array, k: number) => string[], answer: (values: number[]) => number): Promise<Uint8Array> {
+    const out = new Uint8Array(keys.length);
+    const k = this.geometry.hashes;
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < keys.length; ) {
+      const { n, positions } = this.mapper.map(keys, i);
+      for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
+        const args = command(chunk, positions, k);
+        args.splice(1, 0, this.shardKey(shard));
+        const base = i;
+        pending.push(this.redis.send(args).then((reply) => {
+          const values = (reply as number[]).map(Number);
+          chunk.forEach((j, at) => (out[base + j] = answer(values.slice(at * k, at * k + k))));
+        }));
+      }
+      i += n;
+    }
+    await Promise.all(pending);
+    return out;
+  }
+}
+
+/** "#i" offsets (counter i of 4 bits) of key j's k counters. */
+function counters(positions: Uint32Array, j: number, k: number): string[] {
+  return Array.from({ length: k }, (_, b) => `#${positions[(k + 1) * j + 1 + b]}`);
+}
