@@ -1,5 +1,5 @@
 // `npm run bench`: every suite, peers in the same process, markdown on stdout (paste into
-// bench/RESULTS.md). `node bench/run.js bloom`, `md5`, `url`, `dedup`, `window`, `multidim`, `parallel`, `simhash` or `simhash-eval` runs one suite (PAPER_SIZES=5e5,1e6 limits the paper's sizes); BENCH_SIZES=1e6 limits sizes.
+// bench/RESULTS.md). `node bench/run.js bloom`, `md5`, `url`, `dedup`, `window`, `multidim`, `parallel`, `simhash`, `simhash-eval` or `redis` runs one suite (PAPER_SIZES=5e5,1e6 limits the paper's sizes); BENCH_SIZES=1e6 limits sizes.
 import { bloomSuite } from "./bloom.bench.js";
 import { md5Suite } from "./md5.bench.js";
 import { urlSuite } from "./url.bench.js";
@@ -10,6 +10,7 @@ import { multiDimSuite } from "./multidim.bench.js";
 import { parallelSuite } from "./parallel.bench.js";
 import { nearDupIndexSuite, simhashSpeedSuite } from "./simhash.bench.js";
 import { simhashEvalSuite } from "./simhash-eval.bench.js";
+import { redisSuite } from "./redis.bench.js";
 
 const only = process.argv[2];
 const sizes = (process.env.BENCH_SIZES ?? "1e6,1e7").split(",").map(Number);
@@ -29,3 +30,4 @@ if (!only || only === "simhash") {
   console.log(await nearDupIndexSuite());
 }
 if (!only || only === "simhash-eval") console.log(await simhashEvalSuite());
+if (!only || only === "redis") console.log(await redisSuite());
