@@ -5,6 +5,6 @@ export { keyPrefix, keySlot } from "./keys.js";
 export { RedisBloomFilter, type RedisBloomFilterOptions } from "./redis-bloom-filter.js";
 export { RedisUnavailableError } from "../errors.js";
 export { RedisTimeWindowFilter, type RedisTimeWindowFilterOptions } from "./redis-time-window-filter.js";
-export { RedisDeduplicator } from "./redis-deduplicator.js";
+export { RedisDeduplicator, type RedisDeduplicatorOptions } from "./redis-deduplicator.js";
 export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";
 export { RedisCountingBloomFilter } from "./redis-counting-bloom-filter.js";

@@ -2,25 +2,50 @@
 // bucket hashes ("cs:{name}:fp:<first two bytes>", field = the other 14 bytes, value = the
 // reference count). HINCRBY is the check and the insert in one atomic step, so among any number
 // of processes exactly one sees a given key as new (its HINCRBY returned 1).
-// No counting filter fronts the store here: in a shared store a new key must be written anyway,
-// and the write that inserts it also answers "was it new", so a filter would only add work.
+// With `countingFilter`, the IMP-CB scheme runs inside Redis: a Lua script checks the key's
+// counters in a shared counting filter first and reads the store only on a "maybe" (and counts
+// the reads it avoided). The filter must live in Redis, not in each process: a process-local
+// filter cannot know what the other processes stored, so its zero would not prove a key new.
+// Without the filter the store alone is as exact and, over a network, as fast: a new key must be
+// written anyway, and the write that inserts it also answers "was it new".
+import { resolveGeometry } from "../bloom/geometry.js";
 import { md5Many } from "../hash/md5.js";
+import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { keyPrefix } from "./keys.js";
-import { STORE_REMOVE } from "./scripts.js";
+import { PositionMapper } from "./positions.js";
+import { IMPCB_CHECK, STORE_REMOVE } from "./scripts.js";
+
+/** Options of RedisDeduplicator. */
+export interface RedisDeduplicatorOptions {
+  readonly name: string;
+  /** Front the store with a counting filter in Redis (IMP-CB), sized for this load; one shard, at most 64 MiB. */
+  readonly countingFilter?: { readonly items: number; readonly fpRate: number };
+}
 
 /** Exact, shared, reference-counted dedup of keys by MD5 in Redis. */
 export class RedisDeduplicator {
   private readonly prefix: string;
+  private readonly mapper: PositionMapper | undefined;
+  /** Store reads made and avoided by this process (IMP-CB mode). */
+  readonly stats = { lookups: 0, lookupsAvoided: 0 };
 
-  constructor(private readonly redis: RedisCommander, options: { name: string }) {
-    this.prefix = keyPrefix(check.options<{ name: string }>("options", options).name as string);
+  constructor(private readonly redis: RedisCommander, options: RedisDeduplicatorOptions) {
+    const opts = check.options<RedisDeduplicatorOptions>("options", options);
+    this.prefix = keyPrefix(opts.name as string);
+    if (opts.countingFilter !== undefined) {
+      const plan = check.options<{ items: number; fpRate: number }>("countingFilter", opts.countingFilter);
+      const { geometry } = resolveGeometry("counting", { items: plan.items, fpRate: plan.fpRate, maxPartitionBytes: 64 * 2 ** 20 }, 4);
+      if (geometry.partitions !== 1) throw new InvalidArgumentError("countingFilter", plan, "a load whose counters fit one 64 MiB key");
+      this.mapper = new PositionMapper(geometry.slots, 1, geometry.hashes);
+    }
   }
 
   /** Records one reference to each key; isNew[i] = 1 for the one caller ever to see keys[i] first, counts[i] its references now. */
   async checkMany(keys: readonly (string | Uint8Array)[]): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
     const digests = md5Many(check.keyList("keys", keys));
+    if (this.mapper !== undefined) return this.checkImpCb(digests, keys.length);
     const replies = await Promise.all(keys.map((_, i) => {
       const fp = digests.subarray(16 * i, 16 * i + 16);
       return this.redis.send(["HINCRBY", this.bucketKey(fp), fp.subarray(2), "1"]);
@@ -48,6 +73,30 @@ export class RedisDeduplicator {
   async count(key: string | Uint8Array): Promise<number> {
     const fp = md5Many([check.key("key", key)]);
     return Number((await this.redis.send(["HGET", this.bucketKey(fp), fp.subarray(2)])) ?? 0);
+  }
+
+  private async checkImpCb(digests: Uint8Array, count: number): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
+    const mapper = this.mapper!;
+    const k = mapper.hashes;
+    const fingerprints = Array.from({ length: count }, (_, i) => digests.subarray(16 * i, 16 * i + 16));
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < count; ) {
+      // Counter positions come from the fingerprint, so every process maps a key the same way.
+      const { n, positions } = mapper.map(fingerprints, i);
+      for (let j = 0; j < n; j++) {
+        const fp = fingerprints[i + j];
+        const offsets = Array.from({ length: k }, (_, b) => `#${positions[(k + 1) * j + 1 + b]}`);
+        calls.push(IMPCB_CHECK.run(this.redis, [`${this.prefix}cf`, this.bucketKey(fp)], [fp.subarray(2), ...offsets]));
+      }
+      i += n;
+    }
+    const replies = (await Promise.all(calls)) as [number, number][];
+    const counts = Uint32Array.from(replies, (r) => Number(r[0]));
+    for (const r of replies) {
+      if (Number(r[1]) === 1) this.stats.lookups++;
+      else this.stats.lookupsAvoided++;
+    }
+    return { isNew: counts.map((c) => (c === 1 ? 1 : 0)) as unknown as Uint8Array, counts };
   }
 
   private bucketKey(fp: Uint8Array): string {

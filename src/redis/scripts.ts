@@ -94,3 +94,27 @@ for i = 1, #ARGV do
 end
 return out
 `);
+
+/**
+ * IMP-CB in Redis: KEYS[1] the counting shard, KEYS[2] the fingerprint bucket; ARGV: field (the
+ * fingerprint), then the key's k counter offsets ("#i"). A zero counter proves the key new
+ * without reading the store; otherwise the store decides. A new key increments its counters
+ * once (OVERFLOW SAT). Returns {references, looked up (0/1)}.
+ */
+export const IMPCB_CHECK = new Script(`
+local zero = false
+for j = 2, #ARGV do
+  if redis.call('BITFIELD_RO', KEYS[1], 'GET', 'u4', ARGV[j])[1] == 0 then zero = true break end
+end
+local count
+if zero then
+  redis.call('HSET', KEYS[2], ARGV[1], 1)
+  count = 1
+else
+  count = redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+end
+if count == 1 then
+  for j = 2, #ARGV do redis.call('BITFIELD', KEYS[1], 'OVERFLOW', 'SAT', 'INCRBY', 'u4', ARGV[j], 1) end
+end
+return {count, zero and 0 or 1}
+`);

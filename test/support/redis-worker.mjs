@@ -15,10 +15,14 @@ for (let i = Number(from); i < Number(to); i++) keys.push(`https://shared.exampl
 // Each process walks its range in its own order, so processes race on the overlaps.
 keys.sort(() => Math.random() - 0.5);
 const fresh = [];
-const structure = mode === "exact" ? new RedisDeduplicator(redis, { name }) : await RedisBloomFilter.open(redis, { name, items: 50_000, fpRate: 0.001 });
+const structure = mode === "exact"
+  ? new RedisDeduplicator(redis, { name })
+  : mode === "impcb"
+    ? new RedisDeduplicator(redis, { name, countingFilter: { items: 50_000, fpRate: 0.01 } })
+    : await RedisBloomFilter.open(redis, { name, items: 50_000, fpRate: 0.001 });
 for (let i = 0; i < keys.length; i += 500) {
   const batch = keys.slice(i, i + 500);
-  const flags = mode === "exact" ? (await structure.checkMany(batch)).isNew : await structure.addMany(batch);
+  const flags = mode === "bloom" ? await structure.addMany(batch) : (await structure.checkMany(batch)).isNew;
   batch.forEach((key, j) => flags[j] === 1 && fresh.push(key));
 }
 process.stdout.write(JSON.stringify(fresh));
