@@ -11,7 +11,7 @@ export interface RedisCommander {
   readonly send: RedisSend;
 }
 
-/** What node-redis (v4/v5) clients offer. */
+/** What node-redis 5 clients offer (bulk strings as Buffers through the typeMapping option). */
 interface NodeRedisLike {
   sendCommand(args: (string | Buffer)[], options?: { typeMapping?: Record<number, unknown> }): Promise<unknown>;
 }
