@@ -6,4 +6,11 @@ export declare function compute(cs: unknown, f: unknown): {
   bloom: number[];
   blocked: number[];
   answers: number[];
+  counting: number[];
+  multiplicity: number[];
+  window: number[];
+  simhash: string[];
+  index: number[];
+  near: string;
+  loaded: { counting: number[]; window: number[]; index: string } | undefined;
 };

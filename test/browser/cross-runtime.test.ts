@@ -8,34 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as node from "../../build/js/index.node.js";
 import { launch, pageWithPackage, serve } from "./chromium.js";
 import { compute } from "./compute.js";
+import { fixture, fixtureWithBytes } from "./fixture.js";
 
 const root = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const shared = (name: string) => JSON.parse(readFileSync(new URL(`../../../shared/vectors/${name}`, import.meta.url), "utf8"));
-
-interface UrlCase { input: string | null; bytes: number[] | null; options: Record<string, unknown> }
-interface Fixture {
-  urls: UrlCase[];
-  requests: { url: string; method?: string; body?: number[]; headers?: Record<string, string>; includeHeaders?: string[]; keepFragments?: boolean }[];
-  keys: string[];
-}
-
-function fixture(): Fixture {
-  const urls: UrlCase[] = shared("w3lib_canonicalize_url.json").cases.map((c: { input_kind: string; input?: string; input_bytes_hex?: string; kwargs: Record<string, unknown> }) => ({
-    input: c.input_kind === "bytes" ? null : c.input_bytes_hex ? Buffer.from(c.input_bytes_hex, "hex").toString("latin1") : c.input!,
-    bytes: c.input_kind === "bytes" ? [...Buffer.from(c.input_bytes_hex!, "hex")] : null,
-    options: { keepBlankValues: c.kwargs.keep_blank_values, keepFragments: c.kwargs.keep_fragments, encoding: c.kwargs.encoding, querySeparator: c.kwargs.query_separator },
-  }));
-  const requests = shared("scrapy_request_fingerprint.json").cases.map((c: { request: { url: string; method?: string; body_hex?: string; headers?: Record<string, string> }; kwargs: { include_headers?: string[]; keep_fragments?: boolean } }) => ({
-    url: c.request.url,
-    method: c.request.method,
-    body: c.request.body_hex ? [...Buffer.from(c.request.body_hex, "hex")] : undefined,
-    headers: c.request.headers,
-    includeHeaders: c.kwargs.include_headers,
-    keepFragments: c.kwargs.keep_fragments,
-  }));
-  const keys = Array.from({ length: 2000 }, (_, i) => `https://cross.example/${i}?q=${i % 3 === 0 ? "日本語" : "x"}`);
-  return { urls, requests, keys };
-}
 
 type Api = typeof node;
 
@@ -70,8 +46,20 @@ describe("Chromium and Node agree", () => {
     expect(inBrowser.bloom).toEqual(inNode.bloom);
     expect(inBrowser.blocked).toEqual(inNode.blocked);
     expect(inBrowser.answers).toEqual(inNode.answers);
+    for (const key of ["counting", "multiplicity", "window", "simhash", "index", "near"] as const) expect(inBrowser[key], key).toEqual(inNode[key]);
     // And the browser really ran the vectors: its canonical forms are w3lib's expected ones.
     expect(inBrowser.canonical).toEqual(shared("w3lib_canonicalize_url.json").cases.map((c: { expected: string }) => c.expected));
+  });
+
+  it("loads in Chromium the counting filter, time window and SimHash index Node serialized, with Node's answers", async () => {
+    const f = fixtureWithBytes();
+    const inNode = compute(node, f);
+    const inBrowser = await page.evaluate((f) => {
+      const w = window as unknown as { cs: unknown; compute: typeof compute };
+      return w.compute(w.cs, f);
+    }, f);
+    expect(inNode.loaded).toBeDefined();
+    expect(inBrowser.loaded).toEqual(inNode.loaded);
   });
 
   it("loads in Chromium a filter serialized by Node", async () => {
