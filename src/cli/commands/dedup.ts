@@ -1,4 +1,5 @@
 // `crawlsieve dedup`: lines in, first occurrences out, order kept, streaming in bounded memory.
+import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
@@ -39,6 +40,8 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [
                   Bloom filter with --approx, or with --window 7d (Nm, Nh, Nd, Nmo) a time
                   window: lines seen within the window are dropped. A line is printed only
                   after Redis acknowledged it; if Redis goes away the command stops with an error
+  --save-filter F with --approx: write the Bloom filter (format v1) to F at the end; it loads
+                  with BloomFilter.deserialize in Node, browsers and workers (and in the demo page)
   --stats         one JSON line of counts and timings on stderr at the end`;
 
 /** What dedup needs of its seen-set: add keys, learn which were new. */
@@ -48,6 +51,8 @@ interface SeenSet {
   readonly byteLength: number;
   /** Extra numbers for --stats. */
   report(): Record<string, unknown>;
+  /** The filter in format v1 (approximate in-memory sets only), for --save-filter. */
+  serialize?(): Uint8Array;
 }
 
 function exactSet(items: number, fpRate: number): SeenSet {
@@ -81,6 +86,7 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
       return filter.byteLength;
     },
     report: () => ({}),
+    serialize: () => filter.serialize(),
   };
 }
 
@@ -99,6 +105,7 @@ export async function dedup(argv: string[]): Promise<number> {
       redis: { type: "string" },
       namespace: { type: "string" },
       window: { type: "string" },
+      "save-filter": { type: "string" },
       ...urlFlags,
     },
     allowPositionals: true,
@@ -125,6 +132,7 @@ export async function dedup(argv: string[]): Promise<number> {
             : new BloomFilter({ items, fpRate }),
       );
 
+  if (values["save-filter"] !== undefined && filter.serialize === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
   const canonical = values.canonicalize ? urlOptions(values) : undefined;
   if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
   // With --canonicalize the keys are the lines' canonical URLs; otherwise the line bytes themselves.
@@ -170,6 +178,7 @@ export async function dedup(argv: string[]): Promise<number> {
   }
   await out.end();
   await filter.close?.();
+  if (values["save-filter"] !== undefined) await writeFile(values["save-filter"], filter.serialize!());
   progress.done();
   if (values.stats) {
     const seconds = (performance.now() - started) / 1000;
