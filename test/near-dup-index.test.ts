@@ -119,7 +119,13 @@ describe("NearDupIndex operations", () => {
 
   it("names bad input", () => {
     expect(() => new NearDupIndex({ maxDistance: 9 })).toThrow(InvalidArgumentError);
-    expect(() => new NearDupIndex({ layout: 7 })).toThrow(/4, 10, 16, 20/);
+    expect(() => new NearDupIndex({ layout: 7 })).toThrow(/: 4, 10, 16, 20, got 7/);
+    expect(() => new NearDupIndex({ layout: 35 })).toThrow(InvalidArgumentError);
+    // Large k: only layouts whose tables fit the index are offered, and the default is one of them.
+    const wide = new NearDupIndex({ maxDistance: 8 });
+    wide.addMany(Array.from({ length: 20_000 }, (_, i) => i), Array.from({ length: 20_000 }, (_, i) => BigInt(i) * 0x9e3779b97f4a7c15n & ((1n << 64n) - 1n)));
+    wide.build();
+    expect(wide.tables).toBeLessThanOrEqual(32);
     const index = new NearDupIndex();
     expect(() => index.add(-1, 1n)).toThrow(/ids\[0\]/);
     expect(() => index.add(1, -1n)).toThrow(/fps\[0\]/);

@@ -52,12 +52,15 @@ function toSpec(leading: readonly number[]): TableSpec {
   return { pieces, leadingBits: leading.length };
 }
 
-/** The table counts available for maxDistance k. */
+/** Most tables an index holds (its table descriptors have a fixed region). */
+export const MAX_TABLES = 32;
+
+/** The table counts available for maxDistance k (at most MAX_TABLES). */
 export function layoutChoices(k: number): number[] {
   const choices = new Set<number>();
   for (let blocks = k + 1; blocks <= Math.min(64, k + 4); blocks++) choices.add(binomial(blocks, blocks - k));
   if (k === 3) choices.add(16);
-  return [...choices].sort((a, b) => a - b);
+  return [...choices].filter((tables) => tables <= MAX_TABLES).sort((a, b) => a - b);
 }
 
 /** The tables of the layout with `tables` tables for maxDistance k. */

@@ -8,7 +8,7 @@ import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, wri
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
 import { BATCH } from "../wasm/staging.js";
-import { defaultTables, layout, layoutChoices, type TableSpec } from "./layouts.js";
+import { defaultTables, layout, layoutChoices, MAX_TABLES, type TableSpec } from "./layouts.js";
 
 /** Options of NearDupIndex. */
 export interface NearDupIndexOptions {
@@ -32,7 +32,6 @@ export interface NearPair {
 }
 
 const TABLE_BYTES = 128;
-const MAX_TABLES = 32;
 const HEAD_BYTES = 64 + MAX_TABLES * TABLE_BYTES;
 const PARAM_BYTES = 16;
 const MIN_PENDING = 4096;
