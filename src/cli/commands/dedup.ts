@@ -151,33 +151,37 @@ export async function dedup(argv: string[]): Promise<number> {
   let lines = 0;
   let unique = 0;
   let bytesIn = 0;
-  for await (const source of readInputs(positionals)) {
-    for await (const batch of lineBatches(source)) {
-      const fresh = await addBatch(batch);
-      // Consecutive new lines are written as one piece of the input buffer.
-      let runStart = -1;
-      let runEnd = -1;
-      for (let i = 0; i < batch.count; i++) {
-        if (fresh[i] === 0) continue;
-        unique++;
-        const start = batch.spans[2 * i];
-        if (start !== runEnd) {
-          if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-          runStart = start;
+  try {
+    for await (const source of readInputs(positionals)) {
+      for await (const batch of lineBatches(source)) {
+        const fresh = await addBatch(batch);
+        // Consecutive new lines are written as one piece of the input buffer.
+        let runStart = -1;
+        let runEnd = -1;
+        for (let i = 0; i < batch.count; i++) {
+          if (fresh[i] === 0) continue;
+          unique++;
+          const start = batch.spans[2 * i];
+          if (start !== runEnd) {
+            if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+            runStart = start;
+          }
+          runEnd = batch.ends[i];
         }
-        runEnd = batch.ends[i];
+        if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+        if (batch.unterminated && fresh[0] === 1) out.push(newline);
+        lines += batch.count;
+        bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
+        // With a durable store the batch is committed: print it now, so little is committed unprinted.
+        if (out.full || durable) await out.flush();
+        progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
       }
-      if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-      if (batch.unterminated && fresh[0] === 1) out.push(newline);
-      lines += batch.count;
-      bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
-      // With a durable store the batch is committed: print it now, so little is committed unprinted.
-      if (out.full || durable) await out.flush();
-      progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
     }
+    await out.end();
+  } finally {
+    // Also on errors: an open Redis connection would otherwise keep the process alive.
+    await filter.close?.();
   }
-  await out.end();
-  await filter.close?.();
   if (values["save-filter"] !== undefined) await writeFile(values["save-filter"], filter.serialize!());
   progress.done();
   if (values.stats) {
