@@ -212,6 +212,13 @@ describe("Redis going away", () => {
     redis = fromNodeRedis(client);
   }, 60_000);
 
+  it("a command Redis refuses ends the CLI with a message naming it, without hanging", async () => {
+    await redis.send(["RPUSH", "cs:{wrongtype}:meta", "not a description"]);
+    const result = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "wrongtype"], { input: "https://a/\n", encoding: "utf8", timeout: 20_000 });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/Redis refused GET: WRONGTYPE/);
+  }, 30_000);
+
   it("a command to a dead server fails with RedisUnavailableError instead of hanging", async () => {
     const dead = await startRedis();
     const c = createClient({ url: dead.url, disableOfflineQueue: true, socket: { reconnectStrategy: false } });

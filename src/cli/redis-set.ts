@@ -51,15 +51,12 @@ export async function redisSet(options: { url: string; namespace?: string; windo
     }
   };
   let addMany: (keys: readonly (string | Uint8Array)[]) => Promise<Uint8Array>;
-  if (window !== null && window !== undefined) {
-    const filter = new RedisTimeWindowFilter(commander, { name: options.namespace, granularity: UNITS[window[2]], slices: Number(window[1]), itemsPerSlice: options.items ?? 1_000_000, fpRate: options.fpRate });
-    addMany = async (keys) => (await filter.seenMany(keys)).map((seen) => seen ^ 1);
-  } else if (!options.exact) {
-    const filter = await RedisBloomFilter.open(commander, { name: options.namespace, items: options.items ?? 1_000_000, fpRate: options.fpRate });
-    addMany = (keys) => filter.addMany(keys);
-  } else {
-    const dedup = new RedisDeduplicator(commander, { name: options.namespace });
-    addMany = async (keys) => (await dedup.checkMany(keys)).isNew;
+  try {
+    addMany = await openStructure();
+  } catch (error) {
+    // Nothing else will close the connection, and an open one keeps the process alive.
+    await close();
+    throw error;
   }
   return {
     addSpans: (data, spans) => checked(addMany(keysOf(data, spans))),
@@ -68,4 +65,18 @@ export async function redisSet(options: { url: string; namespace?: string; windo
     report: () => ({ redis: options.url, namespace: options.namespace }),
     close,
   };
+
+  async function openStructure(): Promise<(keys: readonly (string | Uint8Array)[]) => Promise<Uint8Array>> {
+    const name = options.namespace!;
+    if (window !== null && window !== undefined) {
+      const filter = new RedisTimeWindowFilter(commander, { name, granularity: UNITS[window[2]], slices: Number(window[1]), itemsPerSlice: options.items ?? 1_000_000, fpRate: options.fpRate });
+      return async (keys) => (await filter.seenMany(keys)).map((seen) => seen ^ 1);
+    }
+    if (!options.exact) {
+      const filter = await RedisBloomFilter.open(commander, { name, items: options.items ?? 1_000_000, fpRate: options.fpRate });
+      return (keys) => filter.addMany(keys);
+    }
+    const dedup = new RedisDeduplicator(commander, { name });
+    return async (keys) => (await dedup.checkMany(keys)).isNew;
+  }
 }
