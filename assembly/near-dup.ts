@@ -42,6 +42,16 @@ const TABLE_BYTES: usize = 128;
   return fp;
 }
 
+// One (query, id, position) triple and its distance.
+// @ts-ignore: decorator
+@inline function writeMatch(out: usize, dists: usize, at: u32, q: u32, id: u32, position: u32, dist: u32): void {
+  const o = out + <usize>at * 12;
+  store<u32>(o, q);
+  store<u32>(o, id, 4);
+  store<u32>(o, position, 8);
+  store<u8>(dists + at, <u8>dist);
+}
+
 // @ts-ignore: decorator
 @inline function bucketOf(x: u64, d: u32): u32 {
   return d == 0 ? 0 : <u32>(x >> (64 - <u64>d));
@@ -89,11 +99,11 @@ export function ndOriginals(desc: usize, from: u32, n: u32, out: usize): void {
   for (let i: u32 = 0; i < n; i++) store<u64>(out + (<usize>i << 3), unpermute(desc, load<u64>(entries + (<usize>i << 3))));
 }
 
-// Emits (query, id, distance) for every table-0 entry equal to `fp`, skipping positions this
+// Emits (query, id, position) and the distance for every table-0 entry equal to `fp`, skipping positions this
 // query already emitted (a fingerprint matches in several tables). Returns the new out count,
 // or cap + 1 when out is full.
 // @ts-ignore: decorator
-@inline function emitMatches(desc0: usize, ids: usize, fp: u64, q: u32, out: usize, count: u32, cap: u32, firstOfQuery: u32): u32 {
+@inline function emitMatches(desc0: usize, ids: usize, fp: u64, q: u32, out: usize, dists: usize, dist: u32, count: u32, cap: u32, firstOfQuery: u32): u32 {
   const x = permute(desc0, fp);
   const d = load<u32>(desc0, 8);
   const entries = <usize>load<u32>(desc0);
@@ -110,11 +120,7 @@ export function ndOriginals(desc: usize, from: u32, n: u32, out: usize): void {
     }
     if (dup) continue;
     if (count >= cap) return cap + 1;
-    const o = out + <usize>count * 12;
-    store<u32>(o, q);
-    store<u32>(o, id, 4);
-    store<u32>(o, j, 8);
-    count++;
+    writeMatch(out, dists, count++, q, id, j, dist);
   }
   return count;
 }
@@ -141,22 +147,15 @@ export function ndQuery(descs: usize, tables: u32, n: u32, ids: usize, pfps: usi
       for (let j = load<u32>(dir + (<usize>b << 2)); j < end; j++) {
         const dist = <u32>popcnt<u64>(load<u64>(entries + (<usize>j << 3)) ^ x);
         if (dist > k) continue;
-        const before = count;
-        count = emitMatches(descs, ids, unpermute(desc, load<u64>(entries + (<usize>j << 3))), q, out, count, cap, first);
+        count = emitMatches(descs, ids, unpermute(desc, load<u64>(entries + (<usize>j << 3))), q, out, dists, dist, count, cap, first);
         if (count > cap) { store<u32>(state, first); return q; }
-        for (let e = before; e < count; e++) store<u8>(dists + e, <u8>dist);
       }
     }
     for (let j: u32 = 0; j < pn; j++) {
       const dist = <u32>popcnt<u64>(load<u64>(pfps + (<usize>j << 3)) ^ fp);
       if (dist > k) continue;
       if (count >= cap) { store<u32>(state, first); return q; }
-      const o = out + <usize>count * 12;
-      store<u32>(o, q);
-      store<u32>(o, load<u32>(pids + (<usize>j << 2)), 4);
-      store<u32>(o, n + j, 8);
-      store<u8>(dists + count, <u8>dist);
-      count++;
+      writeMatch(out, dists, count++, q, load<u32>(pids + (<usize>j << 2)), n + j, dist);
     }
   }
   store<u32>(state, count);
@@ -179,23 +178,13 @@ export function ndScan(desc0: usize, n: u32, ids: usize, pfps: usize, pids: usiz
       const dist = <u32>popcnt<u64>(load<u64>(entries + (<usize>j << 3)) ^ x);
       if (dist > k) continue;
       if (count >= cap) { store<u32>(state, first); return q; }
-      const o = out + <usize>count * 12;
-      store<u32>(o, q);
-      store<u32>(o, load<u32>(ids + (<usize>j << 2)), 4);
-      store<u32>(o, j, 8);
-      store<u8>(dists + count, <u8>dist);
-      count++;
+      writeMatch(out, dists, count++, q, load<u32>(ids + (<usize>j << 2)), j, dist);
     }
     for (let j: u32 = 0; j < pn; j++) {
       const dist = <u32>popcnt<u64>(load<u64>(pfps + (<usize>j << 3)) ^ fp);
       if (dist > k) continue;
       if (count >= cap) { store<u32>(state, first); return q; }
-      const o = out + <usize>count * 12;
-      store<u32>(o, q);
-      store<u32>(o, load<u32>(pids + (<usize>j << 2)), 4);
-      store<u32>(o, n + j, 8);
-      store<u8>(dists + count, <u8>dist);
-      count++;
+      writeMatch(out, dists, count++, q, load<u32>(pids + (<usize>j << 2)), n + j, dist);
     }
   }
   store<u32>(state, count);

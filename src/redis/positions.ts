@@ -2,6 +2,7 @@
 // as for the in-memory filters (assembly/bloom.ts bloomPositions), so a Redis filter holds the
 // same bits as a BloomFilter with the same geometry.
 import { Arena } from "../wasm/arena.js";
+import type { RedisCommander } from "./commander.js";
 import { BATCH, Staging } from "../wasm/staging.js";
 
 /** Redis bitmaps number bits from the most significant bit of each byte; ours from the least. */
@@ -43,5 +44,40 @@ export function byPartition(positions: Uint32Array, n: number, hashes: number, c
   }
   const out: [number, number[]][] = [];
   for (const [partition, members] of groups) for (let c = 0; c < members.length; c += chunk) out.push([partition, members.slice(c, c + chunk)]);
+  return out;
+}
+
+/** Keys per BITFIELD command: a batch is cut so no single reply grows huge. */
+const KEYS_PER_COMMAND = 256;
+
+/**
+ * Runs a per-key BITFIELD over keys kept in shards: each mapped batch is grouped by shard and
+ * sent as `name shardKey ...prefix ...ops(key 1) ...ops(key 2)` commands (each key's ops reply
+ * with one value per hash), pipelined; result[i] = answer(the k values of keys[i]).
+ */
+export async function bitfieldPerKey(
+  redis: RedisCommander,
+  mapper: PositionMapper,
+  keys: readonly (string | Uint8Array)[],
+  command: { name: string; prefix?: readonly string[]; shardKey: (shard: number) => string; ops: (bit: number) => readonly string[] },
+  answer: (values: number[]) => number,
+): Promise<Uint8Array> {
+  const out = new Uint8Array(keys.length);
+  const k = mapper.hashes;
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < keys.length; ) {
+    const { n, positions } = mapper.map(keys, i);
+    for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
+      const args: string[] = [command.name, command.shardKey(shard), ...(command.prefix ?? [])];
+      for (const j of chunk) for (let b = 1; b <= k; b++) args.push(...command.ops(positions[(k + 1) * j + b]));
+      const base = i;
+      pending.push(redis.send(args).then((reply) => {
+        const values = (reply as unknown[]).map(Number);
+        chunk.forEach((j, at) => (out[base + j] = answer(values.slice(at * k, at * k + k))));
+      }));
+    }
+    i += n;
+  }
+  await Promise.all(pending);
   return out;
 }

@@ -12,7 +12,7 @@ import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js"
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { keyPrefix } from "./keys.js";
-import { byPartition, PositionMapper, redisBitOffset } from "./positions.js";
+import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
 /** Options of RedisBloomFilter.open. */
 export interface RedisBloomFilterOptions {
@@ -27,8 +27,6 @@ export interface RedisBloomFilterOptions {
 
 const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
 const MAX_SHARD_BYTES = 64 * 2 ** 20;
-/** Keys per BITFIELD command: a batch is cut so no single reply grows huge. */
-const KEYS_PER_COMMAND = 256;
 
 /** A Bloom filter in Redis bitmaps, safe under concurrent writers. */
 export class RedisBloomFilter {
@@ -130,35 +128,12 @@ export class RedisBloomFilter {
     await this.redis.send(["DEL", ...keys]);
   }
 
-  private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
-    const out = new Uint8Array(keys.length);
-    const k = this.geometry.hashes;
-    const pending: Promise<void>[] = [];
-    for (let i = 0; i < keys.length; ) {
-      const { n, positions } = this.mapper.map(keys, i);
-      // One BITFIELD per shard touched (at most KEYS_PER_COMMAND keys each), pipelined.
-      for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
-        const args: string[] = [add ? "BITFIELD" : "BITFIELD_RO", this.shardKey(shard)];
-        for (const j of chunk) {
-          for (let b = 1; b <= k; b++) {
-            const offset = String(redisBitOffset(positions[(k + 1) * j + b]));
-            if (add) args.push("SET", "u1", offset, "1");
-            else args.push("GET", "u1", offset);
-          }
-        }
-        const base = i;
-        pending.push(this.redis.send(args).then((reply) => {
-          const bits = reply as number[];
-          chunk.forEach((j, at) => {
-            let all = 1;
-            for (let b = 0; b < k; b++) all &= Number(bits[at * k + b]);
-            out[base + j] = add ? all ^ 1 : all;
-          });
-        }));
-      }
-      i += n;
-    }
-    await Promise.all(pending);
-    return out;
+  private run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
+    // All k bits of a key in one BITFIELD: SET replies with the old bits, so the add is atomic per key.
+    const command = add
+      ? { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), ops: (bit: number) => ["SET", "u1", String(redisBitOffset(bit)), "1"] }
+      : { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), ops: (bit: number) => ["GET", "u1", String(redisBitOffset(bit))] };
+    const all = (values: number[]) => (values.every((v) => v === 1) ? 1 : 0);
+    return bitfieldPerKey(this.redis, this.mapper, keys, command, add ? (values) => all(values) ^ 1 : all);
   }
 }

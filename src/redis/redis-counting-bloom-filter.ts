@@ -7,7 +7,7 @@ import { resolveGeometry } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import type { RedisCommander } from "./commander.js";
 import { keyPrefix } from "./keys.js";
-import { byPartition, PositionMapper } from "./positions.js";
+import { bitfieldPerKey, byPartition, PositionMapper } from "./positions.js";
 import { COUNTING_REMOVE } from "./scripts.js";
 
 const KEYS_PER_COMMAND = 256;
@@ -34,19 +34,23 @@ export class RedisCountingBloomFilter {
 
   /** Adds keys (one reference each); result[i] = 1 when keys[i] was absent before. */
   addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
-    return this.run(check.keyList("keys", keys), (chunk, positions, k) => ["BITFIELD", "OVERFLOW", "SAT", ...chunk.flatMap((j) => counters(positions, j, k).flatMap((c) => ["INCRBY", "u4", c, "1"]))], (values) => (values.some((v) => v === 1) ? 1 : 0));
+    // INCRBY replies with the new value: 1 means the counter was 0, so the key was absent.
+    const command = { name: "BITFIELD", prefix: ["OVERFLOW", "SAT"], shardKey: (p: number) => this.shardKey(p), ops: (i: number) => ["INCRBY", "u4", `#${i}`, "1"] };
+    return bitfieldPerKey(this.redis, this.mapper, check.keyList("keys", keys), command, (values) => (values.some((v) => v === 1) ? 1 : 0));
   }
 
   /** result[i] = 1 when every counter of keys[i] is non-zero. */
   hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
-    return this.run(check.keyList("keys", keys), (chunk, positions, k) => ["BITFIELD_RO", ...chunk.flatMap((j) => counters(positions, j, k).flatMap((c) => ["GET", "u4", c]))], (values) => (values.every((v) => v > 0) ? 1 : 0));
+    return bitfieldPerKey(this.redis, this.mapper, check.keyList("keys", keys), this.readCounters, (values) => (values.every((v) => v > 0) ? 1 : 0));
   }
 
-  /** The smallest counter of each key (its multiplicity, up to 15). */
+  /** The smallest counter of a key (its multiplicity, up to 15). */
   async multiplicity(key: string | Uint8Array): Promise<number> {
-    let smallest = 0;
-    await this.run([check.key("key", key)], (chunk, positions, k) => ["BITFIELD_RO", ...chunk.flatMap((j) => counters(positions, j, k).flatMap((c) => ["GET", "u4", c]))], (values) => ((smallest = Math.min(...values)), 0));
-    return smallest;
+    return (await bitfieldPerKey(this.redis, this.mapper, [check.key("key", key)], this.readCounters, (values) => Math.min(...values)))[0];
+  }
+
+  private get readCounters() {
+    return { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), ops: (i: number) => ["GET", "u4", `#${i}`] };
   }
 
   /** Removes one reference of each present key; result[i] = 1 when keys[i] was present and removed. */
@@ -63,27 +67,6 @@ export class RedisCountingBloomFilter {
       }
       i += n;
     }
-    return out;
-  }
-
-  private async run(keys: readonly (string | Uint8Array)[], command: (chunk: number[], positions: Uint32Array, k: number) => string[], answer: (values: number[]) => number): Promise<Uint8Array> {
-    const out = new Uint8Array(keys.length);
-    const k = this.geometry.hashes;
-    const pending: Promise<void>[] = [];
-    for (let i = 0; i < keys.length; ) {
-      const { n, positions } = this.mapper.map(keys, i);
-      for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
-        const args = command(chunk, positions, k);
-        args.splice(1, 0, this.shardKey(shard));
-        const base = i;
-        pending.push(this.redis.send(args).then((reply) => {
-          const values = (reply as number[]).map(Number);
-          chunk.forEach((j, at) => (out[base + j] = answer(values.slice(at * k, at * k + k))));
-        }));
-      }
-      i += n;
-    }
-    await Promise.all(pending);
     return out;
   }
 }
