@@ -34,5 +34,5 @@ export { requestFingerprint, type RequestLike, type FingerprintOptions, type Fin
 export { sha1, sha1Hex } from "./hash/sha1.js";
 export { simhash, simhashMany, features, hammingDistance, DEFAULT_SHINGLE, type SimHashOptions, type WeightedFeature } from "./simhash/simhash.js";
 export { IdfTable } from "./simhash/idf.js";
-export { NearDupIndex, type NearDupIndexOptions, type NearMatch, type NearPair } from "./simhash/near-dup-index.js";
+export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, type NearPair } from "./simhash/near-dup-index.js";
 export { segmentWords } from "./simhash/text.js";

@@ -2,7 +2,7 @@
 // neighbours at every distance 0..k+1, across pending and rebuilt states, removals, pairs(),
 // serialization and bad input.
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChecksumMismatchError, DisposedError, FormatError, InvalidArgumentError, NearDupIndex, type NearMatch } from "../build/js/index.node.js";
+import { ChecksumMismatchError, DisposedError, FormatError, InvalidArgumentError, NearDupIndex, nearDupGroups, type NearMatch } from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -76,6 +76,12 @@ describe("NearDupIndex operations", () => {
     const got = index.pairs().map((p) => `${Math.min(p.a, p.b)}-${Math.max(p.a, p.b)}-${p.distance}`);
     expect(got.sort()).toEqual(expected.sort());
     expect(got.length).toBeGreaterThan(100);
+  });
+
+  it("nearDupGroups joins chains of pairs into groups, ids ascending, groups by their smallest id", () => {
+    const pairs = [{ a: 9, b: 4, distance: 1 }, { a: 7, b: 2, distance: 3 }, { a: 4, b: 30, distance: 2 }, { a: 2, b: 5, distance: 0 }];
+    expect(nearDupGroups(pairs)).toEqual([[2, 5, 7], [4, 9, 30]]);
+    expect(nearDupGroups([])).toEqual([]);
   });
 
   it("remove() hides an id at once and drops it at the next rebuild; a re-added id is not revived", () => {

@@ -71,16 +71,7 @@ const handlers = {
     const index = new cs.NearDupIndex({ maxDistance });
     const usable = docs.map((_, i) => i).filter((i) => fps[i] !== 0n);
     index.addMany(usable, usable.map((i) => fps[i]));
-    const parent = docs.map((_, i) => i);
-    const find = (i) => (parent[i] === i ? i : (parent[i] = find(parent[i])));
-    for (const { a, b } of index.pairs()) parent[Math.max(find(a), find(b))] = Math.min(find(a), find(b));
-    const groups = new Map();
-    for (const i of usable) {
-      const root = find(i);
-      if (!groups.has(root)) groups.set(root, []);
-      groups.get(root).push(i);
-    }
-    const out = [...groups.values()].filter((g) => g.length > 1).map((g) => g.map((i) => ({ name: docs[i].name, distance: cs.hammingDistance(fps[i], fps[g[0]]) })));
+    const out = cs.nearDupGroups(index.pairs()).map((g) => g.map((i) => ({ name: docs[i].name, distance: cs.hammingDistance(fps[i], fps[g[0]]) })));
     return { message: { groups: out } };
   },
 };

@@ -4,7 +4,7 @@
 // (bench/multidim.bench.js) compares each with a standard filter of the same total bits.
 // Kernel: assembly/multi-dim.ts.
 import { FilterTooLargeError, FormatError } from "../errors.js";
-import { expectParams, Kind, readContainer } from "../format/container.js";
+import { expectParams, fromStoredParams, Kind, readContainer } from "../format/container.js";
 import { multiDimFpRate, type MultiDimRule } from "../sizing/multi-dim.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
@@ -112,19 +112,14 @@ export class MultiDimBloomFilter {
     const view = expectParams(container, PARAM_BYTES);
     const rule = RULES[view.getUint32(28, true)];
     if (rule === undefined) throw new FormatError(`unknown rule code ${view.getUint32(28, true)}`, "ERR_BAD_PARAMS");
-    let filter: MultiDimBloomFilter;
-    try {
-      filter = new MultiDimBloomFilter({
-        groups: view.getUint32(0, true),
-        hashes: view.getUint32(4, true),
-        bits: Number(view.getBigUint64(8, true)),
-        secondBits: Number(view.getBigUint64(16, true)),
-        secondHashes: view.getUint32(24, true),
-        rule,
-      });
-    } catch (error) {
-      throw new FormatError(`parameters do not describe a filter: ${(error as Error).message}`, "ERR_BAD_PARAMS");
-    }
+    const filter = fromStoredParams("a filter", () => new MultiDimBloomFilter({
+      groups: view.getUint32(0, true),
+      hashes: view.getUint32(4, true),
+      bits: Number(view.getBigUint64(8, true)),
+      secondBits: Number(view.getBigUint64(16, true)),
+      secondHashes: view.getUint32(24, true),
+      rule,
+    }));
     if (container.payloadBytes !== filter.region.bytes) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${filter.region.bytes} were declared`, "ERR_BAD_PARAMS");
     filter.region.load(bytes, container);
     filter.inserted = Number(view.getBigUint64(32, true));

@@ -2,9 +2,7 @@
 // stage i planned for initialItems * growth^i items at fpRate * (1 - r) * r^i, so the compound FP
 // rate stays below fpRate however many items come. New keys go to the newest stage.
 import { FilterTooLargeError } from "../errors.js";
-import { checksumBytes } from "../format/checksum.js";
-import { concat, expectParams, headChecksum, Kind, nestParts, readContainer, unnestParts, writeHead, writeTrailer } from "../format/container.js";
-import { ChecksumMismatchError } from "../errors.js";
+import { concat, expectParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
 import * as check from "../validate.js";
 import { BitFilter } from "./bit-filter.js";
 import { BloomFilter } from "./bloom-filter.js";
@@ -121,18 +119,14 @@ export class ScalableBloomFilter {
     view.setUint32(28, this.stages.length, true);
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
     const payload = concat(nestParts(this.stages.map((stage) => stage.serialize())), tooLarge);
-    const head = writeHead(Kind.ScalableBloomFilter, params, payload.length);
-    const sum = checksumBytes(headChecksum(head), payload);
-    return concat([head, payload, writeTrailer(sum)], tooLarge);
+    return writeContainer(Kind.ScalableBloomFilter, params, payload, tooLarge);
   }
 
   /** Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. */
   static deserialize(bytes: Uint8Array): ScalableBloomFilter {
     const container = readContainer(bytes, [Kind.ScalableBloomFilter]);
     const params = expectParams(container, PARAM_BYTES);
-    const payload = bytes.subarray(container.payloadStart, container.payloadStart + container.payloadBytes);
-    const sum = checksumBytes(headChecksum(container.head), payload);
-    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+    const payload = verifiedPayload(bytes, container);
     const filter = new ScalableBloomFilter({
       fpRate: params.getFloat64(0, true),
       initialItems: Number(params.getBigUint64(8, true)),

@@ -10,7 +10,7 @@
 //  24  P  parameters (kind-specific)
 //  24+P L payload (kind-specific segments)
 //  end 8  checksum (see checksum.ts) over header + parameters, then each payload segment
-import { FormatError, TruncatedInputError, UnsupportedVersionError } from "../errors.js";
+import { ChecksumMismatchError, FormatError, TruncatedInputError, UnsupportedVersionError } from "../errors.js";
 import { checksumBytes } from "./checksum.js";
 
 /** "CSIV" */
@@ -125,6 +125,29 @@ export function expectParams(container: Container, bytes: number): DataView {
 /** The checksum of the header segment. */
 export function headChecksum(head: Uint8Array): bigint {
   return checksumBytes(0n, head);
+}
+
+/** A whole serialized structure whose payload is in caller bytes: header, payload, checksum over both. */
+export function writeContainer(kind: KindCode, params: Uint8Array, payload: Uint8Array, tooLarge: (bytes: number) => Error): Uint8Array {
+  const head = writeHead(kind, params, payload.length);
+  return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], tooLarge);
+}
+
+/** The payload of `bytes` (a view), once the stored checksum over header and payload is verified. */
+export function verifiedPayload(bytes: Uint8Array, container: Container): Uint8Array {
+  const payload = bytes.subarray(container.payloadStart, container.payloadStart + container.payloadBytes);
+  const sum = checksumBytes(headChecksum(container.head), payload);
+  if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+  return payload;
+}
+
+/** Builds a structure from stored parameters; parameters its constructor refuses are bad bytes, so a FormatError naming `what`. */
+export function fromStoredParams<T>(what: string, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    throw new FormatError(`parameters do not describe ${what}: ${(error as Error).message}`, "ERR_BAD_PARAMS");
+  }
 }
 
 /** Joins parts into one array, refusing sizes no typed array can hold. */

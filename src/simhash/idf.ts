@@ -1,9 +1,8 @@
 // Inverse document frequency of shingle features, built from a corpus: idf(f) = ln((N + 1) /
 // (df(f) + 1)) + 1 (smoothed, so a feature seen nowhere weighs most and one seen everywhere still
 // counts). Serialized in format v1 as the document count and sorted (feature hash, df) pairs.
-import { ChecksumMismatchError, FormatError, InvalidArgumentError } from "../errors.js";
-import { checksumBytes } from "../format/checksum.js";
-import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, writeTrailer } from "../format/container.js";
+import { FormatError, InvalidArgumentError } from "../errors.js";
+import { expectParams, Kind, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
 import { features, shingleOf } from "./simhash.js";
 
 const PARAM_BYTES = 16;
@@ -59,17 +58,14 @@ export class IdfTable {
     const pv = new DataView(params.buffer);
     pv.setBigUint64(0, BigInt(this.documents), true);
     pv.setUint32(8, this.shingle, true);
-    const head = writeHead(Kind.IdfTable, params, payload.length);
-    return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], () => new FormatError("IDF table too large", "ERR_TOO_LARGE"));
+    return writeContainer(Kind.IdfTable, params, payload, () => new FormatError("IDF table too large", "ERR_TOO_LARGE"));
   }
 
   /** Loads a table written by serialize(). */
   static deserialize(bytes: Uint8Array): IdfTable {
     const container = readContainer(bytes, [Kind.IdfTable]);
     const params = expectParams(container, PARAM_BYTES);
-    const payload = bytes.subarray(container.payloadStart, container.payloadStart + container.payloadBytes);
-    const sum = checksumBytes(headChecksum(container.head), payload);
-    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+    const payload = verifiedPayload(bytes, container);
     if (payload.length % ENTRY_BYTES !== 0) throw new FormatError(`payload of ${payload.length} bytes is not whole ${ENTRY_BYTES}-byte entries`, "ERR_BAD_PARAMS");
     const documents = Number(params.getBigUint64(0, true));
     const shingle = params.getUint32(8, true);

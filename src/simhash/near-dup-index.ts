@@ -2,9 +2,8 @@
 // the permuted tables of Manku et al. (see assembly/near-dup.ts and layouts.ts), in WASM memory.
 // New fingerprints wait in a pending list that queries scan in full; when it fills (1/16 of the
 // index, at least 4096) every table is rebuilt with them, and with removed ids dropped.
-import { ChecksumMismatchError, DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
-import { checksumBytes } from "../format/checksum.js";
-import { concat, expectParams, headChecksum, Kind, readContainer, writeHead, writeTrailer } from "../format/container.js";
+import { DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
+import { concat, expectParams, fromStoredParams, Kind, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
 import { BATCH } from "../wasm/staging.js";
@@ -187,9 +186,9 @@ export class NearDupIndex {
     view.setUint32(0, this.maxDistance, true);
     view.setUint32(4, this.fixedTables ?? 0, true);
     view.setBigUint64(8, BigInt(fps.length), true);
-    const payload = concat([new Uint8Array(fps.buffer, fps.byteOffset, fps.byteLength), new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength)], (bytes) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE"));
-    const head = writeHead(Kind.NearDupIndex, params, payload.length);
-    return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], (bytes) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE"));
+    const tooLarge = (bytes: number) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE");
+    const payload = concat([new Uint8Array(fps.buffer, fps.byteOffset, fps.byteLength), new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength)], tooLarge);
+    return writeContainer(Kind.NearDupIndex, params, payload, tooLarge);
   }
 
   /** Loads an index written by serialize(). */
@@ -198,16 +197,10 @@ export class NearDupIndex {
     const params = expectParams(container, PARAM_BYTES);
     const count = Number(params.getBigUint64(8, true));
     if (container.payloadBytes !== 12 * count) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${count} entries need ${12 * count}`, "ERR_BAD_PARAMS");
-    const payload = bytes.slice(container.payloadStart, container.payloadStart + container.payloadBytes);
-    const sum = checksumBytes(headChecksum(container.head), payload);
-    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+    // A copy: the typed views below need an 8-byte-aligned buffer of their own.
+    const payload = verifiedPayload(bytes, container).slice();
     const tables = params.getUint32(4, true);
-    let index: NearDupIndex;
-    try {
-      index = new NearDupIndex({ maxDistance: params.getUint32(0, true), layout: tables === 0 ? undefined : tables });
-    } catch (error) {
-      throw new FormatError(`parameters do not describe an index: ${(error as Error).message}`, "ERR_BAD_PARAMS");
-    }
+    const index = fromStoredParams("an index", () => new NearDupIndex({ maxDistance: params.getUint32(0, true), layout: tables === 0 ? undefined : tables }));
     index.load(new BigUint64Array(payload.buffer, 0, count), new Uint32Array(payload.buffer, 8 * count, count));
     return index;
   }
@@ -338,6 +331,34 @@ export class NearDupIndex {
     for (const list of results) list.sort((x, y) => x.distance - y.distance || x.id - y.id || x.position - y.position);
     return results;
   }
+}
+
+/**
+ * The groups that near pairs form (connected components, so a group may hold members further
+ * apart than maxDistance through a chain): ids ascending in each group, groups ordered by their
+ * smallest id; ids in no pair are left out.
+ */
+export function nearDupGroups(pairs: readonly NearPair[]): number[][] {
+  const parent = new Map<number, number>();
+  const find = (id: number): number => {
+    let root = id;
+    while (parent.has(root) && parent.get(root) !== root) root = parent.get(root)!;
+    parent.set(id, root);
+    return root;
+  };
+  for (const { a, b } of pairs) {
+    const ra = find(a);
+    const rb = find(b);
+    parent.set(Math.max(ra, rb), Math.min(ra, rb));
+    parent.set(Math.min(ra, rb), Math.min(ra, rb));
+  }
+  const groups = new Map<number, number[]>();
+  for (const id of [...parent.keys()].sort((x, y) => x - y)) {
+    const root = find(id);
+    if (!groups.has(root)) groups.set(root, []);
+    groups.get(root)!.push(id);
+  }
+  return [...groups.entries()].sort(([x], [y]) => x - y).map(([, members]) => members).filter((members) => members.length > 1);
 }
 
 /** Fingerprints as a BigUint64Array, each checked to be a 64-bit non-negative bigint. */

@@ -6,7 +6,7 @@ import * as check from "../validate.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 import type { IdfTable } from "./idf.js";
-import { isAscii, prepareNonAscii } from "./text.js";
+import { prepareNonAscii } from "./text.js";
 
 /** Options of the SimHash functions. */
 export interface SimHashOptions {
@@ -109,12 +109,11 @@ export function features(text: string, options?: SimHashOptions): BigUint64Array
   const shingle = shingleOf(options);
   if (typeof text !== "string") throw new InvalidArgumentError("text", text, "a string");
   const { arena, staging, scratchPtr } = sharedEngine();
-  const source = isAscii(text) ? text : prepareNonAscii(text);
-  // Room for the text and for one hash per possible token (at most one per two bytes, plus one).
-  const room = 3 * source.length + 8;
-  staging.ensureKeyBytes(room + 8 * (Math.ceil(room / 2) + 2));
-  const len = staging.encodeOne(source);
-  const outPtr = staging.keysPtr + Math.ceil(room / 8) * 8;
+  const len = encodeDocument(text);
+  // After the text, room for one hash per possible token (at most one per two bytes, plus one).
+  const at = Math.ceil(len / 8) * 8;
+  staging.ensureKeyBytes(at + 8 * (Math.ceil(len / 2) + 2));
+  const outPtr = staging.keysPtr + at;
   const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, outPtr);
   return new BigUint64Array(arena.u8.buffer.slice(outPtr, outPtr + 8 * count));
 }
@@ -128,10 +127,16 @@ export function hammingDistance(a: bigint, b: bigint): number {
 
 function simhashOfText(text: string, shingle: number): bigint {
   const { arena, staging, scratchPtr } = sharedEngine();
-  // Encoding tells ASCII for free: every character took one byte.
-  let len = staging.encodeOne(text);
-  if (len !== text.length) len = staging.encodeOne(prepareNonAscii(text));
+  const len = encodeDocument(text);
   return BigInt.asUintN(64, arena.k.simhashText(staging.keysPtr, len, shingle, scratchPtr));
+}
+
+/** Encodes the text the kernel tokenizes at the engine's key region; returns its byte length. */
+function encodeDocument(text: string): number {
+  const { staging } = sharedEngine();
+  // Encoding tells ASCII for free: every character took one byte.
+  const len = staging.encodeOne(text);
+  return len === text.length ? len : staging.encodeOne(prepareNonAscii(text));
 }
 
 /** Feature hashes of explicit features: the hash a one-token shingle of the same word gets. */

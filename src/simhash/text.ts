@@ -11,12 +11,6 @@ const BOUNDARY = /[\s\p{P}]/u;
 const UNSPACED_SCRIPTS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 let segmenter: Intl.Segmenter | undefined;
 
-/** True when every UTF-16 unit of `text` is ASCII. */
-export function isAscii(text: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  return !/[^\x00-\x7f]/.test(text);
-}
-
 /** The text to tokenize for a non-ASCII document (normalized, folded, unspaced scripts segmented). */
 export function prepareNonAscii(text: string): string {
   const folded = text.normalize("NFKC").toLowerCase();

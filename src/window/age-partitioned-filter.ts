@@ -6,7 +6,7 @@
 // assembly/age-partitioned.ts.
 import { ArenaBits } from "../bloom/arena-bits.js";
 import { FormatError, InvalidArgumentError } from "../errors.js";
-import { expectParams, Kind, readContainer } from "../format/container.js";
+import { expectParams, fromStoredParams, Kind, readContainer } from "../format/container.js";
 import { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
@@ -170,12 +170,7 @@ export class AgePartitionedFilter {
     }
     const declared = describeShape(shape).bytes;
     if (container.payloadBytes !== declared) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
-    let filter: AgePartitionedFilter;
-    try {
-      filter = new AgePartitionedFilter(planned);
-    } catch (error) {
-      throw new FormatError(`parameters do not describe a filter: ${(error as Error).message}`, "ERR_BAD_PARAMS");
-    }
+    const filter = fromStoredParams("a filter", () => new AgePartitionedFilter(planned));
     const front = view.getUint32(28, true);
     const fill = view.getUint32(32, true);
     if (front >= filter.slices) throw new FormatError(`newest slice ${front} of ${filter.slices}`, "ERR_BAD_PARAMS");

@@ -4,9 +4,8 @@
 // call came in between, because liveness is computed from the clock on every call.
 import { BitFilter } from "../bloom/bit-filter.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
-import { ChecksumMismatchError, DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
-import { checksumBytes } from "../format/checksum.js";
-import { concat, expectParams, headChecksum, Kind, nestParts, readContainer, unnestParts, writeHead, writeTrailer } from "../format/container.js";
+import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
+import { concat, expectParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
 import * as check from "../validate.js";
 import { BATCH } from "../wasm/staging.js";
 import { granularity, granuleOf, granuleStart, GRANULARITY_CODES, type Granularity } from "./granularity.js";
@@ -103,8 +102,7 @@ export class TimeWindowFilter {
     this.granules.forEach((g, i) => view.setFloat64(PARAM_BYTES + 8 * i, g, true));
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
     const payload = concat(nestParts(this.live().map((slice) => slice.serialize())), tooLarge);
-    const head = writeHead(Kind.TimeWindowFilter, params, payload.length);
-    return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], tooLarge);
+    return writeContainer(Kind.TimeWindowFilter, params, payload, tooLarge);
   }
 
   /** Loads a window written by serialize(), with the clock to use from now on. */
@@ -113,9 +111,7 @@ export class TimeWindowFilter {
     if (container.params.byteLength < PARAM_BYTES) throw new FormatError("time-window parameters are truncated", "ERR_BAD_PARAMS");
     const slices = container.params.getUint32(4, true);
     const params = expectParams(container, PARAM_BYTES + 8 * slices);
-    const payload = bytes.subarray(container.payloadStart, container.payloadStart + container.payloadBytes);
-    const sum = checksumBytes(headChecksum(container.head), payload);
-    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+    const payload = verifiedPayload(bytes, container);
     const code = params.getUint32(0, true);
     const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
     if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");

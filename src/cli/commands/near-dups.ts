@@ -5,7 +5,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { InvalidArgumentError } from "../../errors.js";
-import { NearDupIndex } from "../../simhash/near-dup-index.js";
+import { NearDupIndex, nearDupGroups } from "../../simhash/near-dup-index.js";
 import { features, hammingDistance, simhash } from "../../simhash/simhash.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
@@ -59,7 +59,7 @@ export async function nearDups(argv: string[]): Promise<number> {
   const index = new NearDupIndex({ maxDistance });
   index.addMany(names.map((_, i) => i), fps);
   const pairs = index.pairs();
-  const groups = group(names.length, pairs);
+  const groups = nearDupGroups(pairs);
   const out = new Output();
   groups.forEach((members, g) => {
     const first = fps[members[0]];
@@ -126,25 +126,4 @@ async function jsonLines(): Promise<Doc[]> {
     docs.push({ id: String(record.id), text: body, html: typeof record.text !== "string" });
   }
   return docs;
-}
-
-/** Connected components of the pairs (union-find), groups of two or more, in order of their first member. */
-function group(n: number, pairs: readonly { a: number; b: number }[]): number[][] {
-  const parent = Array.from({ length: n }, (_, i) => i);
-  const find = (i: number): number => {
-    while (parent[i] !== i) i = parent[i] = parent[parent[i]];
-    return i;
-  };
-  for (const { a, b } of pairs) {
-    const ra = find(a);
-    const rb = find(b);
-    if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
-  }
-  const groups = new Map<number, number[]>();
-  for (let i = 0; i < n; i++) {
-    const root = find(i);
-    if (!groups.has(root)) groups.set(root, []);
-    groups.get(root)!.push(i);
-  }
-  return [...groups.values()].filter((members) => members.length > 1);
 }
