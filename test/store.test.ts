@@ -90,6 +90,41 @@ describe("crawlsieve dedup --store", () => {
     expect(printed.size + missing.length).toBe(unique.length);
   });
 
+  it("shares one store between concurrent processes: no line printed twice, none lost, later runs trust no stale filter", async () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
+    const a = randomKeys(21, 150_000, 120_000);
+    const b = randomKeys(22, 150_000, 120_000);
+    writeFileSync(join(dir, "a.txt"), a.join("\n") + "\n");
+    writeFileSync(join(dir, "b.txt"), b.join("\n") + "\n");
+    const run = (file: string) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats", join(dir, file)]);
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+        child.on("close", (code) => resolve({ code, out, err }));
+      });
+    const [first, second] = await Promise.all([run("a.txt"), run("b.txt")]);
+    expect(first.code, first.err).toBe(0);
+    expect(second.code, second.err).toBe(0);
+    const printedA = first.out.split("\n").filter(Boolean);
+    const printedB = second.out.split("\n").filter(Boolean);
+    const union = new Set([...a, ...b]);
+    const inA = new Set(printedA);
+    expect(printedB.filter((line) => inA.has(line))).toEqual([]);
+    expect(inA.size + new Set(printedB).size).toBe(union.size);
+    // The runs did interleave: otherwise this test shows nothing about concurrent writers.
+    expect([JSON.parse(first.err).filterCoversStore, JSON.parse(second.err).filterCoversStore]).toContain(false);
+    // A third run alone over both inputs must print nothing: every line was printed before.
+    const third = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")], { maxBuffer: 1 << 26 });
+    expect(third.status, third.stderr.toString()).toBe(0);
+    expect(third.stdout.toString()).toBe("");
+    expect(JSON.parse(third.stderr.toString()).stored).toBe(union.size);
+  });
+
   it("refuses a store directory it cannot use, and a data file that is not LMDB, by name", () => {
     const result = spawnSync(process.execPath, [CLI, "dedup", "--store", "/proc/crawlsieve-nope"], { input: "a\n", timeout: 20_000 });
     expect(result.status).toBe(2);
