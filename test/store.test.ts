@@ -1,6 +1,6 @@
 // The on-disk exact store (LMDB): persistence, resume after kill -9, and a distrusted filter.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -123,6 +123,40 @@ describe("crawlsieve dedup --store", () => {
     expect(third.status, third.stderr.toString()).toBe(0);
     expect(third.stdout.toString()).toBe("");
     expect(JSON.parse(third.stderr.toString()).stored).toBe(union.size);
+  });
+
+  it("flushes each commit to disk before printing its lines; durable: false flushes nothing (strace)", () => {
+    const dir = temp();
+    const input = join(dir, "input.txt");
+    writeFileSync(input, randomKeys(5, 30_000, 30_000).join("\n") + "\n");
+    const syncsBeforeEachPrint = (args: string[]) => {
+      const trace = join(dir, `trace-${args.length}.txt`);
+      // Output to a file: a pipe would split one printed batch into several writes.
+      const out = openSync(join(dir, "out.txt"), "w");
+      const result = spawnSync("strace", ["-f", "-e", "trace=fdatasync,fsync,msync,write", "-o", trace, process.execPath, ...args], { stdio: ["ignore", out, "pipe"] });
+      closeSync(out);
+      expect(result.status, result.stderr.toString()).toBe(0);
+      const counts: number[] = [];
+      let syncs = 0;
+      for (const line of readFileSync(trace, "utf8").split("\n")) {
+        if (/ (fdatasync|fsync|msync)\(/.test(line)) syncs++;
+        else if (/ write\(1, ".+/.test(line)) {
+          counts.push(syncs);
+          syncs = 0;
+        }
+      }
+      return counts;
+    };
+    const printed = syncsBeforeEachPrint([CLI, "dedup", "--store", join(dir, "durable"), input]);
+    expect(printed.length).toBeGreaterThanOrEqual(7); // 30,000 lines in batches of 4,096
+    expect(printed.filter((syncs) => syncs === 0)).toEqual([]);
+    const script = `import { openLmdbStore, StoreDeduplicator, initSync } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).href)};
+      initSync();
+      const dedup = new StoreDeduplicator(openLmdbStore(${JSON.stringify(join(dir, "fast"))}, { durable: false }), { items: 1000 });
+      for (let i = 0; i < 5; i++) { dedup.checkMany(["k" + i]); process.stdout.write("k" + i + "\\n"); }
+      dedup.close();`;
+    const fast = syncsBeforeEachPrint(["--input-type=module", "-e", script]);
+    expect(fast).toEqual([0, 0, 0, 0, 0]);
   });
 
   it("refuses a store directory it cannot use, and a data file that is not LMDB, by name", () => {

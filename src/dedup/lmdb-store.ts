@@ -23,9 +23,10 @@ interface LmdbDatabase {
 /** Options of openLmdbStore. */
 export interface LmdbStoreOptions {
   /**
-   * true (default): every commit is flushed to disk before it returns, so what was acknowledged
-   * survives a power loss. false: lmdb's overlapping sync, where the flush follows the commit:
-   * safe after a process crash (kill -9), but a power loss can undo the last commits.
+   * true (default): every commit is flushed to disk (fdatasync of data, then of the meta page)
+   * before it returns, so what was acknowledged survives a power loss. false: no flush at all
+   * (lmdb's noSync): still safe after a process crash (kill -9), since the pages are in the
+   * kernel's cache, but a power loss or kernel crash can undo the last commits.
    */
   readonly durable?: boolean;
 }
@@ -45,7 +46,7 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
   checkDataFile(file);
   let db: LmdbDatabase;
   try {
-    db = lmdb.open({ path: file, keyEncoding: "binary", encoding: "msgpack", overlappingSync: !durable });
+    db = lmdb.open({ path: file, keyEncoding: "binary", encoding: "msgpack", overlappingSync: false, noSync: !durable });
   } catch (error) {
     throw new CrawlsieveError("ERR_STORE", `cannot open the fingerprint store ${file}: ${String(error)}`);
   }
