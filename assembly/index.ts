@@ -13,6 +13,7 @@ export { agedBatch, agedShift } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
 export { simhashText, simhashDocs, simhashTokens, shingleText, shingleTokens, simhashWeighted, hamming, voteReset, voteFinish } from "./simhash";
 export { ndBuildTable, ndOriginals, ndQuery, ndScan } from "./near-dup";
+export { sketchDocs, sketchHashes, estimatePairs } from "./minhash";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */
 export function heapBase(): usize {

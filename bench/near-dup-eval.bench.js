@@ -6,7 +6,7 @@
 //
 //   bench/near-dup-corpus.sh && node bench/near-dup-corpus.js   (once: data and truth)
 //   flock /tmp/cs-bench.lock node bench/near-dup-eval.bench.js [corpus...]
-import { features, initSync, NearDupIndex, simhashMany } from "../build/js/index.node.js";
+import { features, initSync, MinHashIndex, NearDupIndex, simhashMany } from "../build/js/index.node.js";
 import { estimate, lshPairs, signature } from "./minhash-baseline.js";
 import { CORPORA, loadCorpus } from "./near-dup-corpus.js";
 import { machine, table } from "./common.js";
@@ -15,21 +15,29 @@ initSync();
 
 const THRESHOLDS = [0.9, 0.8];
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const SKETCH = process.env.SKETCH ? Number(process.env.SKETCH) : undefined;
 
 /** Each method maps (texts, t) to predicted pairs [i, j] with i < j. */
 export const METHODS = [
   {
     name: "SimHash k=3 (near-dups before issue 16)",
-    run(texts) {
-      const fps = simhashMany(texts, { shingle: 3 });
-      const usable = [];
-      texts.forEach((text, i) => (fps[i] !== 0n || features(text).length > 0) && usable.push(i));
-      const index = new NearDupIndex({ maxDistance: 3 });
-      index.addMany(usable, BigUint64Array.from(usable, (i) => fps[i]));
-      const pairs = index.pairs().map(({ a, b }) => (a < b ? [a, b] : [b, a]));
-      index.dispose();
-      return pairs;
-    },
+    run: (texts) => simhashPairs(texts, 3),
+  },
+  {
+    name: "SimHash k=3 + estimate",
+    run: (texts, t) => verified(texts, t, simhashPairs(texts, 3)),
+  },
+  {
+    name: "SimHash k=8 + estimate",
+    run: (texts, t) => verified(texts, t, simhashPairs(texts, 8)),
+  },
+  {
+    name: "crawlsieve MinHash-LSH only",
+    run: (texts, t) => minhash(texts, t, (index) => index.candidates()),
+  },
+  {
+    name: "crawlsieve MinHash-LSH + estimate",
+    run: (texts, t) => minhash(texts, t, (index) => index.pairs()),
   },
   {
     name: "plain-JS MinHash 128, LSH only",
@@ -53,6 +61,34 @@ export const METHODS = [
     },
   },
 ];
+
+function simhashPairs(texts, k) {
+  const fps = simhashMany(texts, { shingle: 3 });
+  const usable = [];
+  texts.forEach((text, i) => (fps[i] !== 0n || features(text).length > 0) && usable.push(i));
+  const index = new NearDupIndex({ maxDistance: k });
+  index.addMany(usable, BigUint64Array.from(usable, (i) => fps[i]));
+  const pairs = index.pairs().map(({ a, b }) => (a < b ? [a, b] : [b, a]));
+  index.dispose();
+  return pairs;
+}
+
+/** Candidates kept when the bottom-k estimate reaches t (the sketching counted in the time). */
+function verified(texts, t, candidates) {
+  const index = new MinHashIndex({ threshold: t, sketchSize: SKETCH });
+  index.addMany(texts.map((_, i) => i), texts);
+  const estimates = index.similarityMany(candidates);
+  index.dispose();
+  return candidates.filter((_, i) => estimates[i] >= t);
+}
+
+function minhash(texts, t, pairsOf) {
+  const index = new MinHashIndex({ threshold: t, sketchSize: SKETCH });
+  index.addMany(texts.map((_, i) => i), texts);
+  const pairs = pairsOf(index).map(({ a, b }) => [a, b]);
+  index.dispose();
+  return pairs;
+}
 
 function score(pairs, truth, t) {
   let hits = 0;
