@@ -114,8 +114,11 @@ export function sketchDocs(text: usize, spans: usize, count: u32, w: u32, k: u32
 
 /**
  * Estimated Jaccard of `count` pairs of sketches (u32 slot pairs at `pairs`, sketch of slot s at
- * base + s * stride): of the k smallest values of the union of the two sketches, the fraction
- * found in both. Exact when both documents have at most k distinct shingles. f64 to `out`.
+ * base + s * stride), to f64 at `out`. A sketch holding fewer than k values holds its whole set;
+ * a full one holds every element of its set up to its largest value. So every element of the
+ * union up to the smaller of the full sketches' largest values is known, with whether it is in
+ * both: a uniform sample of the union of at least k elements (all of it when neither sketch is
+ * full, and then the answer is exact). The estimate is the fraction of the sample in both.
  */
 export function estimatePairs(base: usize, k: u32, pairs: usize, count: u32, out: usize): void {
   const stride = <usize>(4 + 4 * k);
@@ -131,16 +134,18 @@ export function estimatePairs(base: usize, k: u32, pairs: usize, count: u32, out
   const na = load<u32>(a);
   const nb = load<u32>(b);
   if (na == 0 || nb == 0) return 0.0; // a text without a word is like no other
+  let bound: u64 = 0x100000000;
+  if (na >= k) bound = min<u64>(bound, <u64>load<u32>(a + 4 + (<usize>(na - 1) << 2)));
+  if (nb >= k) bound = min<u64>(bound, <u64>load<u32>(b + 4 + (<usize>(nb - 1) << 2)));
   let x: u32 = 0;
   let y: u32 = 0;
   let union: u32 = 0;
   let both: u32 = 0;
-  // Merge until k union values are seen or either list runs out. A list with fewer than k
-  // values holds its whole set: past its end no further value can be in both, but the other
-  // list's values still count toward the union (up to k).
-  while (union < k && x < na && y < nb) {
-    const va = load<u32>(a + 4 + (<usize>x << 2));
-    const vb = load<u32>(b + 4 + (<usize>y << 2));
+  while (x < na || y < nb) {
+    const va: u64 = x < na ? <u64>load<u32>(a + 4 + (<usize>x << 2)) : 0x100000000;
+    const vb: u64 = y < nb ? <u64>load<u32>(b + 4 + (<usize>y << 2)) : 0x100000000;
+    const v = min<u64>(va, vb);
+    if (v > bound) break;
     if (va == vb) {
       both++;
       x++;
@@ -148,11 +153,6 @@ export function estimatePairs(base: usize, k: u32, pairs: usize, count: u32, out
     } else if (va < vb) x++;
     else y++;
     union++;
-  }
-  // The rest of the union: values left in either list, capped at k.
-  if (union < k) {
-    const rest = (na - x) + (nb - y);
-    union = min<u32>(k, union + rest);
   }
   return <f64>both / <f64>union;
 }

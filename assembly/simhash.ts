@@ -181,6 +181,7 @@ export function tokenize(text: usize, len: usize, w: u32, state: usize, out: usi
     return (cp & 1) == 0 ? cp + 1 : cp;
   }
   if (cp >= 0x391 && cp <= 0x3AB && cp != 0x3A2) return cp + 0x20; // Greek capitals
+  if (cp == 0x3C2) return 0x3C3; // final sigma folds to sigma, as Unicode case folding does
   if (cp == 0x386) return 0x3AC;
   if (cp >= 0x388 && cp <= 0x38A) return cp + 0x25;
   if (cp == 0x38C) return 0x3CC;
