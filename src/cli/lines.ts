@@ -1,7 +1,8 @@
 // Input as batches of lines, byte-exact: a line ends at "\n"; its key leaves out the "\n" and a
 // "\r" before it (CRLF and LF files compare the same), and its bytes are passed through untouched,
 // invalid UTF-8 included. Memory stays bounded by the read size plus the longest line.
-import { createReadStream } from "node:fs";
+import { createReadStream, statSync } from "node:fs";
+import { CrawlsieveError } from "../errors.js";
 
 /** A run of complete lines inside one buffer. */
 export interface LineBatch {
@@ -47,7 +48,11 @@ export async function* readInputs(files: readonly string[]): AsyncGenerator<Asyn
     yield process.stdin;
     return;
   }
-  for (const file of files) yield createReadStream(file, { highWaterMark: 1 << 20 });
+  for (const file of files) {
+    // A directory would fail on its first read with an EISDIR that names no path.
+    if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new CrawlsieveError("ERR_IS_DIRECTORY", `${file} is a directory; give files (or no FILE to read stdin)`);
+    yield createReadStream(file, { highWaterMark: 1 << 20 });
+  }
 }
 
 function split(data: Uint8Array): LineBatch {

@@ -13,7 +13,7 @@ import { lineBatches, readInputs, type LineBatch } from "../lines.js";
 import { urlFlags, urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
-import { integerOption, probabilityOption } from "../parse.js";
+import { integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { redisSet } from "../redis-set.js";
 
 /** Usage of `dedup`. */
@@ -118,6 +118,7 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
   if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace and --window need --redis");
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
+  if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
     ? await redisSet({ url: values.redis, namespace: values.namespace, window: values.window, exact, items, fpRate })
     : values.store !== undefined
