@@ -185,6 +185,19 @@ describe("RedisTimeWindowFilter records its slices' size", () => {
   });
 });
 
+describe("RedisCountingBloomFilter.open records its geometry", () => {
+  it("a process opening it with another size adopts the first one's counters", async () => {
+    const first = await RedisCountingBloomFilter.open(redis, { name: "cbf-desc", items: 20_000, fpRate: 0.001 });
+    const keys = urls(2_000, "cbf-desc");
+    expect(sum(await first.addMany(keys))).toBe(2_000);
+    const second = await RedisCountingBloomFilter.open(redis, { name: "cbf-desc", items: 10, fpRate: 0.3 });
+    expect(second.geometry).toEqual(first.geometry);
+    expect(sum(await second.hasMany(keys))).toBe(2_000);
+    expect(sum(await second.removeMany(keys))).toBe(2_000);
+    expect(sum(await first.hasMany(keys))).toBeLessThan(20);
+  });
+});
+
 describe("RedisBloomFilter refuses a description it cannot trust", () => {
   const forge = async (name: string, meta: unknown) => {
     await redis.send(["SET", `${keyPrefix(name)}meta`, typeof meta === "string" ? meta : JSON.stringify(meta)]);
