@@ -6,10 +6,12 @@
 //
 //   bench/near-dup-corpus.sh && node bench/near-dup-corpus.js   (once: data and truth)
 //   flock /tmp/cs-bench.lock node bench/near-dup-eval.bench.js [corpus...]
+import { spawnSync } from "node:child_process";
 import { features, initSync, MinHashIndex, NearDupIndex, simhashMany } from "../build/js/index.node.js";
 import { estimate, lshPairs, signature } from "./minhash-baseline.js";
 import { CORPORA, loadCorpus } from "./near-dup-corpus.js";
 import { machine, table } from "./common.js";
+import { readFileSync } from "node:fs";
 
 initSync();
 
@@ -38,6 +40,19 @@ export const METHODS = [
   {
     name: "crawlsieve MinHash-LSH + estimate",
     run: (texts, t) => minhash(texts, t, (index) => index.pairs()),
+  },
+  {
+    name: "`crawlsieve near-dups --pairs --threshold J` (the CLI on the JSON lines)",
+    cli: true,
+    run(texts, t, corpus) {
+      const cli = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+      const result = spawnSync(process.execPath, [cli, "near-dups", "--pairs", "--threshold", String(t)], { input: corpus.jsonl, maxBuffer: 1 << 30 });
+      if (result.status !== 0) throw new Error(result.stderr.toString());
+      return result.stdout.toString().split("\n").filter(Boolean).map((line) => {
+        const { a, b } = JSON.parse(line);
+        return [corpus.number.get(a), corpus.number.get(b)].sort((x, y) => x - y);
+      });
+    },
   },
   {
     name: "plain-JS MinHash 128, LSH only",
@@ -106,21 +121,33 @@ function score(pairs, truth, t) {
   return { predicted: seen.size, precision, recall, f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall) };
 }
 
+/** CPU seconds of waited-for child processes (Linux /proc; clock ticks of 1/100 s), 0 elsewhere. */
+function childCpu() {
+  try {
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 function timed(fn) {
   const cpu = process.cpuUsage();
+  const children = childCpu();
   const start = performance.now();
   const value = fn();
   const wall = (performance.now() - start) / 1000;
   const used = process.cpuUsage(cpu);
-  return { value, wall, cpu: (used.user + used.system) / 1e6 };
+  return { value, wall, cpu: (used.user + used.system) / 1e6 + childCpu() - children };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The evaluation of `methods` on one corpus; returns markdown. */
 export function evaluateCorpus(name, methods = METHODS) {
-  const { docs, truth } = loadCorpus(name);
+  const { docs, truth, path } = loadCorpus(name);
   const texts = docs.map((doc) => doc.text);
+  const corpus = { jsonl: readFileSync(path), number: new Map(docs.map((doc, i) => [doc.id, i])) };
   const mb = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0) / 1e6;
   const rows = [];
   for (const t of THRESHOLDS) {
@@ -128,7 +155,7 @@ export function evaluateCorpus(name, methods = METHODS) {
     for (let round = 0; round < ROUNDS; round++) {
       methods.forEach((method, m) => {
         if (method.sketchOnly && t !== THRESHOLDS[0]) return;
-        const { value, wall, cpu } = timed(() => method.run(texts, t));
+        const { value, wall, cpu } = timed(() => method.run(texts, t, corpus));
         runs[m].walls.push(wall);
         runs[m].cpus.push(cpu);
         runs[m].result ??= method.sketchOnly ? undefined : score(value, truth, t);

@@ -38,3 +38,4 @@ export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, 
 export { segmentWords } from "./simhash/text.js";
 export { MinHashIndex, DEFAULT_SKETCH_SIZE, type MinHashIndexOptions, type SimilarMatch, type SimilarPair } from "./simhash/minhash-index.js";
 export { sketchMany, lshLayout, type SketchParams, type Sketches } from "./simhash/minhash.js";
+export { groupPairs, type ScoredPair, type SimilarGroup } from "./simhash/groups.js";
