@@ -92,8 +92,9 @@ export function folderMemorySuite() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const only = process.argv[2]; // speed, memory or sweep; all without
   console.log(`### Near-duplicate features and speed (${machine()})\n`);
-  console.log(unicodeSpeedSuite());
-  console.log(folderMemorySuite());
-  console.log(sweepSuite());
+  if (!only || only === "speed") console.log(unicodeSpeedSuite());
+  if (!only || only === "memory") console.log(folderMemorySuite());
+  if (!only || only === "sweep") console.log(sweepSuite());
 }

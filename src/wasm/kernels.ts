@@ -47,7 +47,7 @@ export interface Kernels {
   agedBatch(bits: number, sliceBytes: number, m: number, k: number, total: number, generation: number, state: number, hashes: number, count: number, mode: number, out: number): number;
   agedShift(bits: number, sliceBytes: number, total: number, state: number): void;
   multiDimBatch(bits: number, groups: number, n1: number, k1: number, n2: number, k2: number, rule: number, hashes: number, count: number, add: number, out: number): number;
-  sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number): void;
+  sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
   sketchHashes(hashes: number, n: number, k: number, bands: number, rows: number, bins: number, sketch: number, keys: number): void;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;
 }
