@@ -16,7 +16,7 @@ import { md5Many } from "../hash/md5.js";
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
-import { adoptDescription, type Fields } from "./description.js";
+import { adoptDescription, once, type Fields } from "./description.js";
 import { keyPrefix } from "./keys.js";
 import { PositionMapper } from "./positions.js";
 import { IMPCB_CHECK, STORE_REMOVE } from "./scripts.js";
@@ -37,7 +37,6 @@ const MAX_FILTER_BYTES = 64 * 2 ** 20;
 export class RedisDeduplicator {
   private readonly prefix: string;
   private readonly proposed: Record<string, unknown> | undefined;
-  private front: Promise<{ mapper: PositionMapper; description: string }> | undefined;
   /**
    * Per process, IMP-CB mode: store reads made (a "maybe" from the filter), avoided (a zero
    * counter: inserted by HSETNX), and stale (a zero counter for a key the store had: the filter
@@ -59,7 +58,7 @@ export class RedisDeduplicator {
   /** Opens the deduplicator and, with `countingFilter`, adopts (or records) the filter's geometry before returning. */
   static async open(redis: RedisCommander, options: RedisDeduplicatorOptions): Promise<RedisDeduplicator> {
     const dedup = new RedisDeduplicator(redis, options);
-    await dedup.filterFront();
+    if (dedup.proposed !== undefined) await dedup.filterFront();
     return dedup;
   }
 
@@ -97,20 +96,13 @@ export class RedisDeduplicator {
   }
 
   /** The counting filter's mapper, from the geometry recorded in Redis (recorded now if absent). */
-  private filterFront(): Promise<{ mapper: PositionMapper; description: string }> | undefined {
-    if (this.proposed === undefined) return undefined;
-    this.front ??= adoptDescription(this.redis, `${this.prefix}cf:meta`, this.proposed, parseCountingDescription).then(
-      ({ value, raw }) => ({ mapper: new PositionMapper(value.slots, 1, value.hashes), description: raw }),
-      (error: unknown) => {
-        this.front = undefined; // a failed open (Redis away) is tried again by the next call
-        throw error;
-      },
-    );
-    return this.front;
-  }
+  private readonly filterFront = once(async () => {
+    const { value, raw } = await adoptDescription(this.redis, `${this.prefix}cf:meta`, this.proposed!, parseCountingDescription);
+    return { mapper: new PositionMapper(value.slots, 1, value.hashes), description: raw };
+  });
 
   private async checkImpCb(digests: Uint8Array, count: number): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
-    const { mapper, description } = await this.filterFront()!;
+    const { mapper, description } = await this.filterFront();
     const k = mapper.hashes;
     const fingerprints = Array.from({ length: count }, (_, i) => digests.subarray(16 * i, 16 * i + 16));
     const calls: Promise<unknown>[] = [];
