@@ -38,7 +38,7 @@ export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J] [--
 
 const DEFAULT_INCLUDE = ["*.html", "*.htm", "*.txt", "*.md"];
 const BATCH_DOCS = 512;
-const BATCH_CHARS = 1 << 23;
+const BATCH_CHARS = 1 << 21; // raw HTML held until its batch is sketched: a few MB
 
 interface Doc {
   readonly id: string | number;
