@@ -45,8 +45,11 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
         const notRun = error instanceof RedisReplyError && NOT_RUN.test(replyText(error));
         const connection = error instanceof RedisUnavailableError;
         if (!(notRun || connection) || Date.now() > deadline) throw error;
-        // A connection lost mid-command: it may have run on the old master (and reached its replica).
-        if (connection && !/offline|is closed|ECONNREFUSED/i.test(String((error as Error).cause ?? error))) sendOptions.ambiguous?.();
+        // A connection lost around the command: it may have run on the old master and reached its
+        // replica. node-redis reports such commands as "Socket closed unexpectedly" and also as
+        // "The client is closed" (measured: keys counted twice after both), so only a refused
+        // connection or the offline queue prove it never left.
+        if (connection && !/offline|ECONNREFUSED/i.test(String((error as Error).cause ?? error))) sendOptions.ambiguous?.();
         await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
         await rediscover();
       }

@@ -15,14 +15,24 @@ export function durabilityOption(value: unknown): Durability {
   return value;
 }
 
-/** How long a WAIT may take before the batch fails as unreplicated. */
-const WAIT_MS = 5_000;
+/** How long a batch may wait for a replica: long enough for a replica to re-attach and resync after a failover. */
+const REPLICATION_DEADLINE_MS = 30_000;
+const WAIT_STEP_MS = 1_000;
 
-/** Waits until one replica of the master of each written key has every write sent before; RedisUnavailableError otherwise. */
+/**
+ * Waits until one replica of the master of each written key has every write sent before. A
+ * master with no replica yet (just promoted in a failover) holds the batch until one attaches
+ * and catches up; past the deadline it is RedisUnavailableError, and nothing is acknowledged.
+ */
 export async function replicated(redis: RedisCommander, keys: readonly string[]): Promise<void> {
   // WAIT counts the replicas that acknowledged all writes of this connection: one per master.
   const routes = redis.mastersOf ? redis.mastersOf(keys) : [keys[0]];
-  const replies = await Promise.all(routes.map((route) => redis.send(["WAIT", "1", String(WAIT_MS)], { route })));
-  const short = replies.findIndex((reply) => Number(reply) < 1);
-  if (short !== -1) throw new RedisUnavailableError(`WAIT for ${routes[short]}'s master`, new Error(`no replica acknowledged the writes within ${WAIT_MS} ms`));
+  const deadline = Date.now() + REPLICATION_DEADLINE_MS;
+  await Promise.all(
+    routes.map(async (route) => {
+      while (Number(await redis.send(["WAIT", "1", String(WAIT_STEP_MS)], { route })) < 1) {
+        if (Date.now() > deadline) throw new RedisUnavailableError(`WAIT for ${route}'s master`, new Error(`no replica acknowledged the writes within ${REPLICATION_DEADLINE_MS} ms`));
+      }
+    }),
+  );
 }

@@ -14,6 +14,8 @@ export interface ClusterNode {
   readonly address: string;
   /** SIGKILL: no shutdown, in-flight replies lost. */
   kill(): Promise<void>;
+  /** Starts a killed node again on its port and folder: it rejoins the cluster (as a replica, if it was failed over). */
+  restart(): Promise<void>;
 }
 
 /** A running cluster. */
@@ -86,6 +88,10 @@ export async function startCluster(): Promise<RedisCluster> {
         dead.add(port);
         children.get(port)!.kill("SIGKILL");
         await exited(children.get(port)!);
+      },
+      async restart() {
+        children.set(port, await launch(port, dir));
+        dead.delete(port);
       },
     })),
     urls: ports.map((p) => `redis://127.0.0.1:${p}`),
