@@ -111,4 +111,35 @@ describe("on a Redis Cluster", () => {
       await reader.close();
     }
   }, 180_000);
+
+  it("slots resharded mid-stream: no error reaches the caller, and nothing is lost", async () => {
+    const filter = await RedisBloomFilter.open(redis, { name: "reshard", items: 1_000_000, fpRate: 1e-4 });
+    const dedup = await RedisDeduplicator.open(redis, { name: "reshard-exact" });
+    const masters = cluster.masters();
+    const id = (port: number) => cluster.cli(["CLUSTER", "MYID"], port).trim();
+    // Move 3,000 slots from the first master to the second while the stream runs.
+    const reshard = new Promise<void>((resolve, reject) => {
+      const child = spawn("redis-cli", ["--cluster", "reshard", `127.0.0.1:${masters[0]}`, "--cluster-from", id(masters[0]), "--cluster-to", id(masters[1]), "--cluster-slots", "3000", "--cluster-yes", "--cluster-pipeline", "50"], { stdio: ["ignore", "pipe", "pipe"] });
+      let log = "";
+      child.stdout.on("data", (d) => (log += d));
+      child.stderr.on("data", (d) => (log += d));
+      child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(log.slice(-2000)))));
+    });
+    let done = false;
+    void reshard.finally(() => (done = true));
+    const acked: string[] = [];
+    let batches = 0;
+    while (!done || batches < 20) {
+      const keys = urls(500, `reshard-${batches++}`);
+      const [fresh, exact] = await Promise.all([filter.addMany(keys), dedup.checkMany(keys)]);
+      expect(sum(exact.isNew)).toBe(500);
+      keys.forEach((key, i) => fresh[i] === 1 && acked.push(key));
+    }
+    await reshard;
+    const moved = cluster.cli(["CLUSTER", "NODES"]).split("\n").find((line) => line.startsWith(id(masters[1])))!;
+    expect(moved.split(" ").slice(8).length).toBeGreaterThan(1); // it now owns the moved range too
+    expect(sum(await filter.hasMany(acked))).toBe(acked.length);
+    const keys = acked.slice(0, 5_000);
+    expect(sum((await dedup.checkMany(keys)).isNew)).toBe(0);
+  }, 180_000);
 });
