@@ -47,6 +47,12 @@ export interface Kernels {
   agedBatch(bits: number, sliceBytes: number, m: number, k: number, total: number, generation: number, state: number, hashes: number, count: number, mode: number, out: number): number;
   agedShift(bits: number, sliceBytes: number, total: number, state: number): void;
   multiDimBatch(bits: number, groups: number, n1: number, k1: number, n2: number, k2: number, rule: number, hashes: number, count: number, add: number, out: number): number;
+  xxh128(ptr: number, len: number, out: number): void;
+  xxh128Batch(keys: number, spans: number, count: number, out: number): void;
+  lineDedup(ctx: number, buf: number, len: number, final: number): number;
+  lineDigest(ctx: number, key: number, len: number, out: number): void;
+  digestDedup(ctx: number, digest: number): number;
+  bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number): void;
 }
 
 /** The exports of build/crawlsieve-shared.wasm, which imports one shared memory. */
