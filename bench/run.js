@@ -11,6 +11,7 @@ import { parallelSuite } from "./parallel.bench.js";
 import { nearDupIndexSuite, simhashSpeedSuite } from "./simhash.bench.js";
 import { simhashEvalSuite } from "./simhash-eval.bench.js";
 import { redisSuite } from "./redis.bench.js";
+import { nearDupEvalSuite } from "./near-dup-eval.bench.js";
 
 const only = process.argv[2];
 const sizes = (process.env.BENCH_SIZES ?? "1e6,1e7").split(",").map(Number);
@@ -31,3 +32,5 @@ if (!only || only === "simhash") {
 }
 if (!only || only === "simhash-eval") console.log(await simhashEvalSuite());
 if (!only || only === "redis") console.log(await redisSuite());
+// Only when asked: it needs the corpora of bench/near-dup-corpus.sh (Debian packages) first.
+if (only === "near-dup-eval") console.log(nearDupEvalSuite());

@@ -95,6 +95,17 @@ describe("Deduplicator", () => {
     expect(dedup.check("a")).toEqual({ isNew: false, count: 2 });
   });
 
+  it("removes only what its table holds, even where its counting filter says maybe: no key lost (the checked remove)", () => {
+    // A filter planned for 50 keys holding 400 answers "maybe" for most absent keys; a plain
+    // CountingBloomFilter.remove of those would lower the counters of keys that are present.
+    const dedup = new Deduplicator({ items: 50, fpRate: 0.2 });
+    const present = urls(400, "kept");
+    dedup.checkMany(present);
+    const absent = urls(5_000, "never-added");
+    expect(dedup.removeMany(absent).removed.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(dedup.checkMany(present).isNew.reduce((a, b) => a + b, 0)).toBe(0);
+  });
+
   it("checks byte spans like the same keys as strings", () => {
     const text = new TextEncoder().encode("x\ny\nx\n");
     const spans = [0, 1, 2, 3, 4, 5];

@@ -5,7 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BloomFilter, CountingBloomFilter, requestFingerprint } from "../build/js/index.node.js";
-import { fromNodeRedis, keyPrefix, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, type RedisCommander } from "../build/js/redis/index.js";
+import { fromNodeRedis, fromSend, keyPrefix, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
@@ -128,6 +128,79 @@ describe("RedisDeduplicator", () => {
     expect(Array.from(again.isNew)).toEqual([...Array(100).fill(0), ...Array(100).fill(1)]);
     expect(Array.from(again.counts.slice(0, 3))).toEqual([2, 2, 2]);
     expect(await dedup.count(keys[0])).toBe(2);
+  });
+});
+
+describe("RedisDeduplicator with a counting filter never reports a recorded key new", () => {
+  it("after keys recorded without the filter (the CLI's plain mode)", async () => {
+    const lines = urls(5_000, "plain-then-filter");
+    const cli = spawnSync(process.execPath, [CLI, "dedup", "--redis", server.url, "--namespace", "mixed"], { input: lines.join("\n") + "\n", maxBuffer: 1 << 24 });
+    expect(cli.status, cli.stderr.toString()).toBe(0);
+    const dedup = await RedisDeduplicator.open(redis, { name: "mixed", countingFilter: { items: 10_000, fpRate: 0.01 } });
+    const first = await dedup.checkMany(lines);
+    expect(sum(first.isNew)).toBe(0);
+    expect(new Set(first.counts)).toEqual(new Set([2]));
+    expect(dedup.stats.staleFilter).toBe(5_000);
+    // The filter learned the keys it missed: now they are ordinary "maybe"s.
+    const second = await dedup.checkMany(lines);
+    expect(sum(second.isNew)).toBe(0);
+    expect(dedup.stats.staleFilter).toBe(5_000);
+    expect(await dedup.count(lines[0])).toBe(3);
+  });
+
+  it("between processes opened with different filter sizes: the first geometry is recorded and adopted", async () => {
+    const keys = urls(5_000, "two-sizes");
+    const big = new RedisDeduplicator(redis, { name: "sizes", countingFilter: { items: 50_000, fpRate: 0.001 } });
+    expect(sum((await big.checkMany(keys)).isNew)).toBe(5_000);
+    const small = new RedisDeduplicator(redis, { name: "sizes", countingFilter: { items: 1_000, fpRate: 0.1 } });
+    const again = await small.checkMany(keys);
+    expect(sum(again.isNew)).toBe(0);
+    expect(new Set(again.counts)).toEqual(new Set([2]));
+    expect(small.stats.staleFilter).toBe(0); // same counters: nothing was missed
+    const meta = JSON.parse(String(await redis.send(["GET", `${keyPrefix("sizes")}cf:meta`])));
+    expect(meta).toMatchObject({ v: 1, kind: "counting", counterBits: 4 });
+  });
+
+  it("after the filter was deleted, and refuses a forged description by name", async () => {
+    const keys = urls(2_000, "deleted-filter");
+    const dedup = await RedisDeduplicator.open(redis, { name: "deleted", countingFilter: { items: 10_000, fpRate: 0.01 } });
+    expect(sum((await dedup.checkMany(keys)).isNew)).toBe(2_000);
+    await redis.send(["DEL", `${keyPrefix("deleted")}cf`, `${keyPrefix("deleted")}cf:meta`]);
+    expect(sum((await dedup.checkMany(keys)).isNew)).toBe(0);
+    await redis.send(["SET", `${keyPrefix("forged")}cf:meta`, JSON.stringify({ v: 1, kind: "counting", slots: 2 ** 40, hashes: 7, counterBits: 4 })]);
+    await expect(RedisDeduplicator.open(redis, { name: "forged", countingFilter: { items: 10, fpRate: 0.1 } })).rejects.toThrow(/field "slots" must be an integer from 1 to 134217728, got 1099511627776/);
+  });
+});
+
+describe("RedisBloomFilter refuses a description it cannot trust", () => {
+  const forge = async (name: string, meta: unknown) => {
+    await redis.send(["SET", `${keyPrefix(name)}meta`, typeof meta === "string" ? meta : JSON.stringify(meta)]);
+    return RedisBloomFilter.open(redis, { name, items: 1000, fpRate: 0.01 });
+  };
+  it("with a typed error naming the field, before sizing anything from it", async () => {
+    await expect(forge("zero-hashes", { kind: "bloom", slots: 9586, partitions: 1, hashes: 0 })).rejects.toThrow(/field "hashes" must be an integer from 1 to 64, got 0/);
+    await expect(forge("huge-slots", { kind: "bloom", slots: 4e12, partitions: 1, hashes: 7 })).rejects.toThrow(/field "slots" must be an integer/);
+    await expect(forge("many-shards", { kind: "bloom", slots: 64, partitions: 2 ** 31, hashes: 7 })).rejects.toThrow(/field "partitions"/);
+    await expect(forge("not-json", "{nope")).rejects.toThrow(/not JSON/);
+    await expect(forge("future", { v: 2, kind: "bloom", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(/description version 2/);
+    await expect(forge("other-kind", { kind: "counting", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(/field "kind"/);
+  });
+
+  it("and so does dedup --redis --approx: exit 2 with the field named, no line dropped silently", async () => {
+    await redis.send(["SET", `${keyPrefix("cli-forged")}meta`, JSON.stringify({ kind: "bloom", slots: 9586, partitions: 1, hashes: 0 })]);
+    const cli = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "cli-forged"], { input: "a\nb\n" });
+    expect(cli.status).toBe(2);
+    expect(cli.stdout.toString()).toBe("");
+    expect(cli.stderr.toString()).toMatch(/cs:\{cli-forged\}:meta: field "hashes" must be an integer from 1 to 64, got 0/);
+  });
+
+  it("keeps a local error local: it is not reported as Redis being unavailable", async () => {
+    const local = fromSend(() => {
+      throw new RangeError("Invalid array length");
+    });
+    const broken = fromSend(() => Promise.reject(new RangeError("Invalid string length")));
+    await expect(local.send(["PING"])).rejects.toBeInstanceOf(RangeError);
+    await expect(broken.send(["PING"])).rejects.toBeInstanceOf(RangeError);
   });
 });
 

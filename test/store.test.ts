@@ -1,6 +1,6 @@
 // The on-disk exact store (LMDB): persistence, resume after kill -9, and a distrusted filter.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -88,6 +88,75 @@ describe("crawlsieve dedup --store", () => {
     const missing = unique.filter((u) => !printed.has(u));
     expect(missing.length).toBeLessThanOrEqual(4096);
     expect(printed.size + missing.length).toBe(unique.length);
+  });
+
+  it("shares one store between concurrent processes: no line printed twice, none lost, later runs trust no stale filter", async () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
+    const a = randomKeys(21, 150_000, 120_000);
+    const b = randomKeys(22, 150_000, 120_000);
+    writeFileSync(join(dir, "a.txt"), a.join("\n") + "\n");
+    writeFileSync(join(dir, "b.txt"), b.join("\n") + "\n");
+    const run = (file: string) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats", join(dir, file)]);
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+        child.on("close", (code) => resolve({ code, out, err }));
+      });
+    const [first, second] = await Promise.all([run("a.txt"), run("b.txt")]);
+    expect(first.code, first.err).toBe(0);
+    expect(second.code, second.err).toBe(0);
+    const printedA = first.out.split("\n").filter(Boolean);
+    const printedB = second.out.split("\n").filter(Boolean);
+    const union = new Set([...a, ...b]);
+    const inA = new Set(printedA);
+    expect(printedB.filter((line) => inA.has(line))).toEqual([]);
+    expect(inA.size + new Set(printedB).size).toBe(union.size);
+    // The runs did interleave: otherwise this test shows nothing about concurrent writers.
+    expect([JSON.parse(first.err).filterCoversStore, JSON.parse(second.err).filterCoversStore]).toContain(false);
+    // A third run alone over both inputs must print nothing: every line was printed before.
+    const third = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")], { maxBuffer: 1 << 26 });
+    expect(third.status, third.stderr.toString()).toBe(0);
+    expect(third.stdout.toString()).toBe("");
+    expect(JSON.parse(third.stderr.toString()).stored).toBe(union.size);
+  });
+
+  it("flushes each commit to disk before printing its lines; durable: false flushes nothing (strace)", () => {
+    const dir = temp();
+    const input = join(dir, "input.txt");
+    writeFileSync(input, randomKeys(5, 30_000, 30_000).join("\n") + "\n");
+    const syncsBeforeEachPrint = (args: string[]) => {
+      const trace = join(dir, `trace-${args.length}.txt`);
+      // Output to a file: a pipe would split one printed batch into several writes.
+      const out = openSync(join(dir, "out.txt"), "w");
+      const result = spawnSync("strace", ["-f", "-e", "trace=fdatasync,fsync,msync,write", "-o", trace, process.execPath, ...args], { stdio: ["ignore", out, "pipe"] });
+      closeSync(out);
+      expect(result.status, result.stderr.toString()).toBe(0);
+      const counts: number[] = [];
+      let syncs = 0;
+      for (const line of readFileSync(trace, "utf8").split("\n")) {
+        if (/ (fdatasync|fsync|msync)\(/.test(line)) syncs++;
+        else if (/ write\(1, ".+/.test(line)) {
+          counts.push(syncs);
+          syncs = 0;
+        }
+      }
+      return counts;
+    };
+    const printed = syncsBeforeEachPrint([CLI, "dedup", "--store", join(dir, "durable"), input]);
+    expect(printed.length).toBeGreaterThanOrEqual(7); // 30,000 lines in batches of 4,096
+    expect(printed.filter((syncs) => syncs === 0)).toEqual([]);
+    const script = `import { openLmdbStore, StoreDeduplicator, initSync } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).href)};
+      initSync();
+      const dedup = new StoreDeduplicator(openLmdbStore(${JSON.stringify(join(dir, "fast"))}, { durable: false }), { items: 1000 });
+      for (let i = 0; i < 5; i++) { dedup.checkMany(["k" + i]); process.stdout.write("k" + i + "\\n"); }
+      dedup.close();`;
+    const fast = syncsBeforeEachPrint(["--input-type=module", "-e", script]);
+    expect(fast).toEqual([0, 0, 0, 0, 0]);
   });
 
   it("refuses a store directory it cannot use, and a data file that is not LMDB, by name", () => {

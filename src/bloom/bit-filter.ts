@@ -1,7 +1,7 @@
 // What the standard and the blocked Bloom filter share: the key API over partitioned bits,
 // statistics, and the serialized form (kinds 1 and 2 have the same parameters and payload).
 import { ChecksumMismatchError, FilterTooLargeError, FormatError } from "../errors.js";
-import { concat, expectParams, headChecksum, readContainer, writeHead, writeTrailer, type KindCode } from "../format/container.js";
+import { concat, expectParams, headChecksum, readContainer, writeHead, writeTrailer, type Container, type KindCode } from "../format/container.js";
 import { checksumRegion } from "../format/checksum.js";
 import { estimateItems } from "../sizing.js";
 import * as check from "../validate.js";
@@ -176,6 +176,28 @@ export abstract class BitFilter {
     layout: Layout,
     make: (geometry: BitsGeometry, planned: PlannedLoad, inserted: number) => T,
   ): T {
+    const { container, geometry, planned, inserted } = BitFilter.readStored(bytes, kind, layout);
+    const filter = make(geometry, planned, inserted);
+    let sum = headChecksum(container.head);
+    let at = container.payloadStart;
+    for (const part of filter.store.partitions) {
+      part.arena.u8.set(bytes.subarray(at, at + part.bytes), part.bitsPtr);
+      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
+      at += part.bytes;
+    }
+    if (sum !== container.storedChecksum) {
+      filter.dispose();
+      throw new ChecksumMismatchError(container.storedChecksum, sum);
+    }
+    return filter;
+  }
+
+  /**
+   * @internal Reads the header and parameters of serialized bytes of `kind` and checks that the
+   * payload is exactly the bits they declare, allocating nothing: composite kinds check every part
+   * this way before building any.
+   */
+  static readStored(bytes: Uint8Array, kind: KindCode, layout: Layout): { container: Container; geometry: BitsGeometry; planned: PlannedLoad; inserted: number } {
     const container = readContainer(bytes, [kind]);
     const counting = layout === "counting";
     const params = expectParams(container, PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0));
@@ -198,19 +220,7 @@ export abstract class BitFilter {
     if (container.payloadBytes !== perPartition * partitions) {
       throw new FormatError(`payload of ${container.payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
     }
-    const filter = make(geometry, { items, fpRate }, inserted);
-    let sum = headChecksum(container.head);
-    let at = container.payloadStart;
-    for (const part of filter.store.partitions) {
-      part.arena.u8.set(bytes.subarray(at, at + part.bytes), part.bitsPtr);
-      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
-      at += part.bytes;
-    }
-    if (sum !== container.storedChecksum) {
-      filter.dispose();
-      throw new ChecksumMismatchError(container.storedChecksum, sum);
-    }
-    return filter;
+    return { container, geometry, planned: { items, fpRate }, inserted };
   }
 
   /** Runs `op` over a key array batch by batch. */

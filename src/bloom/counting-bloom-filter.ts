@@ -14,7 +14,8 @@ export interface CountingBloomFilterOptions extends BloomFilterOptions {
 
 /**
  * A counting Bloom filter: m counters of 2, 4 or 8 bits (sized like BloomFilter), saturating at
- * 2^b - 1. A saturated counter never moves again, so removing never causes a false negative;
+ * 2^b - 1. A saturated counter never moves again, so removing keys that were added never causes
+ * a false negative (removing a never-added key can: see remove);
  * `sizing.counterOverflowBound` gives the chance that any counter saturates at the planned load.
  */
 export class CountingBloomFilter extends BitFilter {
@@ -35,14 +36,20 @@ export class CountingBloomFilter extends BitFilter {
     return this.store.geometry.counterBits ?? 4;
   }
 
-  /** Removes one occurrence of a key; false (and no change) when it is not present. */
+  /**
+   * Removes one occurrence of a key; false (and no change) when some counter of it is 0.
+   * Precondition: the key was added. A filter cannot tell a never-added key that tests positive (a
+   * false positive) from an added one, and removing it lowers other keys' counters, which can
+   * cause false negatives. Where that cannot be ruled out, use Deduplicator.remove, which checks
+   * the exact fingerprint table first.
+   */
   remove(key: string | Uint8Array): boolean {
     const removed = this.store.viaBatch(check.key("key", key), "remove") === 1;
     if (removed) this.inserted--;
     return removed;
   }
 
-  /** Removes many keys; result[i] = 1 when keys[i] was present and removed. */
+  /** Removes many keys (same precondition as remove); result[i] = 1 when keys[i] tested present and was removed. */
   removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     return this.batch(check.keyList("keys", keys), "remove");
   }

@@ -30,6 +30,23 @@ const PARAM_BYTES = 48;
 const RULES: readonly MultiDimRule[] = ["all", "any"];
 const MAX_TOTAL_BITS = 2 ** 34;
 
+/** Checks the options and computes the bit region's size, allocating nothing. */
+function checkShape(options: MultiDimBloomFilterOptions) {
+  const opts = check.options<MultiDimBloomFilterOptions>("options", options);
+  const groups = check.positiveInteger("groups", opts.groups, 4096);
+  const bitsPerVector = check.positiveInteger("bits", opts.bits, 2 ** 32);
+  const hashes = check.positiveInteger("hashes", opts.hashes, 64);
+  const secondHashes = opts.secondHashes === undefined ? hashes : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
+  const secondBits =
+    secondHashes === 0
+      ? check.integerInRange("secondBits", opts.secondBits ?? 0, 0, 0)
+      : opts.secondBits === undefined ? Math.max(1, Math.floor(bitsPerVector / hashes)) : check.positiveInteger("secondBits", opts.secondBits, 2 ** 32);
+  const rule = opts.rule === undefined ? "all" : check.oneOf("rule", opts.rule, RULES);
+  const totalBits = groups * (bitsPerVector + secondBits);
+  if (totalBits > MAX_TOTAL_BITS) throw new FilterTooLargeError(Math.ceil(totalBits / 8), `${totalBits} bits exceed the 2^34 bits one instance holds`);
+  return { groups, bitsPerVector, hashes, secondHashes, secondBits, rule, bytes: Math.ceil(totalBits / 512) * 64 };
+}
+
 /** S groups of two Bloom vectors each, every key in every group. */
 export class MultiDimBloomFilter {
   readonly groups: number;
@@ -42,17 +59,14 @@ export class MultiDimBloomFilter {
   private inserted = 0;
 
   constructor(options: MultiDimBloomFilterOptions) {
-    const opts = check.options<MultiDimBloomFilterOptions>("options", options);
-    this.groups = check.positiveInteger("groups", opts.groups, 4096);
-    this.bitsPerVector = check.positiveInteger("bits", opts.bits, 2 ** 32);
-    this.hashes = check.positiveInteger("hashes", opts.hashes, 64);
-    this.secondHashes = opts.secondHashes === undefined ? this.hashes : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
-    if (this.secondHashes === 0) this.secondBits = check.integerInRange("secondBits", opts.secondBits ?? 0, 0, 0);
-    else this.secondBits = opts.secondBits === undefined ? Math.max(1, Math.floor(this.bitsPerVector / this.hashes)) : check.positiveInteger("secondBits", opts.secondBits, 2 ** 32);
-    this.rule = opts.rule === undefined ? "all" : check.oneOf("rule", opts.rule, RULES);
-    const totalBits = this.groups * (this.bitsPerVector + this.secondBits);
-    if (totalBits > MAX_TOTAL_BITS) throw new FilterTooLargeError(Math.ceil(totalBits / 8), `${totalBits} bits exceed the 2^34 bits one instance holds`);
-    this.region = new ArenaBits(Math.ceil(totalBits / 512) * 64);
+    const shape = checkShape(options);
+    this.groups = shape.groups;
+    this.bitsPerVector = shape.bitsPerVector;
+    this.hashes = shape.hashes;
+    this.secondHashes = shape.secondHashes;
+    this.secondBits = shape.secondBits;
+    this.rule = shape.rule;
+    this.region = new ArenaBits(shape.bytes);
   }
 
   /** Bits over all groups: S (N + N2). */
@@ -112,15 +126,18 @@ export class MultiDimBloomFilter {
     const view = expectParams(container, PARAM_BYTES);
     const rule = RULES[view.getUint32(28, true)];
     if (rule === undefined) throw new FormatError(`unknown rule code ${view.getUint32(28, true)}`, "ERR_BAD_PARAMS");
-    const filter = fromStoredParams("a filter", () => new MultiDimBloomFilter({
+    const options: MultiDimBloomFilterOptions = {
       groups: view.getUint32(0, true),
       hashes: view.getUint32(4, true),
       bits: Number(view.getBigUint64(8, true)),
       secondBits: Number(view.getBigUint64(16, true)),
       secondHashes: view.getUint32(24, true),
       rule,
-    }));
-    if (container.payloadBytes !== filter.region.bytes) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${filter.region.bytes} were declared`, "ERR_BAD_PARAMS");
+    };
+    // The declared size is checked against the payload before the region is allocated.
+    const { bytes: declared } = fromStoredParams("a filter", () => checkShape(options));
+    if (container.payloadBytes !== declared) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
+    const filter = new MultiDimBloomFilter(options);
     filter.region.load(bytes, container);
     filter.inserted = Number(view.getBigUint64(32, true));
     return filter;

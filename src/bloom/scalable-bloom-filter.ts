@@ -1,8 +1,8 @@
 // Scalable Bloom filter (Almeida, Baquero, Preguiça, Hutchison 2007): a series of standard filters,
 // stage i planned for initialItems * growth^i items at fpRate * (1 - r) * r^i, so the compound FP
 // rate stays below fpRate however many items come. New keys go to the newest stage.
-import { FilterTooLargeError } from "../errors.js";
-import { concat, expectParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
+import { DisposedError, FilterTooLargeError, FormatError } from "../errors.js";
+import { concat, expectParams, fromStoredParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
 import * as check from "../validate.js";
 import { BitFilter } from "./bit-filter.js";
 import { BloomFilter } from "./bloom-filter.js";
@@ -30,6 +30,7 @@ export class ScalableBloomFilter {
   readonly growth: number;
   readonly tightening: number;
   private stages: BloomFilter[] = [];
+  private disposed = false;
   private readonly present = new Uint8Array(BATCH);
 
   constructor(options: ScalableBloomFilterOptions) {
@@ -43,14 +44,14 @@ export class ScalableBloomFilter {
   /** Adds a key; true when it was new to every stage. */
   add(key: string | Uint8Array): boolean {
     check.key("key", key);
-    for (const stage of this.stages) if (stage.has(key)) return false;
+    for (const stage of this.live()) if (stage.has(key)) return false;
     return this.writable().add(key);
   }
 
   /** True when some stage may hold the key; false is definite. */
   has(key: string | Uint8Array): boolean {
     check.key("key", key);
-    for (const stage of this.stages) if (stage.has(key)) return true;
+    for (const stage of this.live()) if (stage.has(key)) return true;
     return false;
   }
 
@@ -70,7 +71,7 @@ export class ScalableBloomFilter {
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     const out = new Uint8Array(keys.length);
-    if (this.stages.length === 0) return out;
+    if (this.live().length === 0) return out;
     const front = this.stages[0];
     const flags = new Uint8Array(BATCH);
     for (let i = 0; i < keys.length; ) {
@@ -85,26 +86,26 @@ export class ScalableBloomFilter {
   /** Keys accepted as new so far. */
   get count(): number {
     let total = 0;
-    for (const stage of this.stages) total += stage.count;
+    for (const stage of this.live()) total += stage.count;
     return total;
   }
 
   /** Stages allocated so far. */
   get stageCount(): number {
-    return this.stages.length;
+    return this.live().length;
   }
 
   /** Bytes of bit storage over all stages. */
   get byteLength(): number {
     let total = 0;
-    for (const stage of this.stages) total += stage.byteLength;
+    for (const stage of this.live()) total += stage.byteLength;
     return total;
   }
 
   /** Upper bound of the compound FP rate of the stages so far: 1 - prod(1 - p_i). */
   compoundFpRate(): number {
     let keep = 1;
-    for (const stage of this.stages) keep *= 1 - stage.estimatedFpRate();
+    for (const stage of this.live()) keep *= 1 - stage.estimatedFpRate();
     return 1 - keep;
   }
 
@@ -116,31 +117,49 @@ export class ScalableBloomFilter {
     view.setBigUint64(8, BigInt(this.initialItems), true);
     view.setUint32(16, this.growth, true);
     view.setFloat64(20, this.tightening, true);
-    view.setUint32(28, this.stages.length, true);
+    view.setUint32(28, this.live().length, true);
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
     const payload = concat(nestParts(this.stages.map((stage) => stage.serialize())), tooLarge);
     return writeContainer(Kind.ScalableBloomFilter, params, payload, tooLarge);
   }
 
-  /** Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. */
+  /**
+   * Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. Each stage's
+   * header is checked against the plan the parameters give for it before any stage is built.
+   */
   static deserialize(bytes: Uint8Array): ScalableBloomFilter {
     const container = readContainer(bytes, [Kind.ScalableBloomFilter]);
     const params = expectParams(container, PARAM_BYTES);
     const payload = verifiedPayload(bytes, container);
-    const filter = new ScalableBloomFilter({
+    const filter = fromStoredParams("a scalable filter", () => new ScalableBloomFilter({
       fpRate: params.getFloat64(0, true),
       initialItems: Number(params.getBigUint64(8, true)),
       growth: params.getUint32(16, true),
       tightening: params.getFloat64(20, true),
+    }));
+    const parts = unnestParts(payload, params.getUint32(28, true), "stage");
+    parts.forEach((part, i) => {
+      const stored = BitFilter.readStored(part, Kind.BloomFilter, "standard");
+      const plan = filter.stagePlan(i);
+      // Math.pow may differ in the last bit between engines: the rate is compared to 1e-9.
+      if (stored.planned.items !== plan.items || !(Math.abs(stored.planned.fpRate - plan.fpRate) <= 1e-9 * plan.fpRate)) {
+        throw new FormatError(`stage ${i} was planned for ${stored.planned.items} items at ${stored.planned.fpRate} where the parameters give ${plan.items} at ${plan.fpRate}`, "ERR_BAD_PARAMS");
+      }
     });
-    for (const part of unnestParts(payload, params.getUint32(28, true), "stage")) filter.stages.push(BloomFilter.deserialize(part));
+    try {
+      for (const part of parts) filter.stages.push(BloomFilter.deserialize(part));
+    } catch (error) {
+      filter.dispose();
+      throw error;
+    }
     return filter;
   }
 
-  /** Releases every stage. */
+  /** Releases every stage; using the filter afterwards throws DisposedError. */
   dispose(): void {
     for (const stage of this.stages) stage.dispose();
     this.stages = [];
+    this.disposed = true;
   }
 
   /**
@@ -166,16 +185,25 @@ export class ScalableBloomFilter {
 
   /** The newest stage, after opening a new one if it is full. */
   private writable(): BloomFilter {
-    const last = this.stages[this.stages.length - 1];
+    const last = this.live()[this.stages.length - 1];
     if (last !== undefined && last.count < last.planned.items) return last;
     const i = this.stages.length;
-    const p0 = this.fpRate * (1 - this.tightening);
-    this.stages.push(
-      new BloomFilter({
-        items: Math.min(Number.MAX_SAFE_INTEGER, this.initialItems * Math.pow(this.growth, i)),
-        fpRate: Math.max(Number.MIN_VALUE, p0 * Math.pow(this.tightening, i)),
-      }),
-    );
+    this.stages.push(new BloomFilter(this.stagePlan(i)));
     return this.stages[i];
+  }
+
+  /** The load stage i is planned for: initialItems * growth^i items at fpRate (1 - r) r^i. */
+  private stagePlan(i: number): { items: number; fpRate: number } {
+    const p0 = this.fpRate * (1 - this.tightening);
+    return {
+      items: Math.min(Number.MAX_SAFE_INTEGER, this.initialItems * Math.pow(this.growth, i)),
+      fpRate: Math.max(Number.MIN_VALUE, p0 * Math.pow(this.tightening, i)),
+    };
+  }
+
+  /** The stages; throws DisposedError after dispose() (an empty list would silently be a new filter). */
+  private live(): BloomFilter[] {
+    if (this.disposed) throw new DisposedError("ScalableBloomFilter");
+    return this.stages;
   }
 }

@@ -3,10 +3,12 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { CrawlsieveError } from "../errors.js";
+import { randomBytes } from "node:crypto";
+import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
 
-const META = Buffer.from("crawlsieve:epoch");
+const EPOCH = Buffer.from("crawlsieve:epoch");
+const ID = Buffer.from("crawlsieve:id");
 
 interface LmdbDatabase {
   get(key: Buffer): unknown;
@@ -18,55 +20,82 @@ interface LmdbDatabase {
   close(): Promise<void> | void;
 }
 
-/** Opens (or creates) an LMDB store in directory `dir`. */
-export function openLmdbStore(dir: string): FingerprintStore {
+/** Options of openLmdbStore. */
+export interface LmdbStoreOptions {
+  /**
+   * true (default): every commit is flushed to disk (fdatasync of data, then of the meta page)
+   * before it returns, so what was acknowledged survives a power loss. false: no flush at all
+   * (lmdb's noSync): still safe after a process crash (kill -9), since the pages are in the
+   * kernel's cache, but a power loss or kernel crash can undo the last commits.
+   */
+  readonly durable?: boolean;
+}
+
+/** Opens (or creates) an LMDB store in directory `dir`; several processes may use it at once. */
+export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): FingerprintStore {
   let lmdb: { open(options: object): LmdbDatabase };
   try {
     lmdb = createRequire(import.meta.url)("lmdb");
   } catch (error) {
     throw new CrawlsieveError("ERR_NO_LMDB", `the on-disk store needs the lmdb package (npm install lmdb): ${String(error)}`);
   }
+  const durable = options.durable ?? true;
+  if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", options.durable, "true or false");
   prepareDirectory(dir);
   const file = join(dir, "fingerprints.mdb");
   checkDataFile(file);
   let db: LmdbDatabase;
   try {
-    db = lmdb.open({ path: file, keyEncoding: "binary", encoding: "msgpack" });
+    db = lmdb.open({ path: file, keyEncoding: "binary", encoding: "msgpack", overlappingSync: false, noSync: !durable });
   } catch (error) {
     throw new CrawlsieveError("ERR_STORE", `cannot open the fingerprint store ${file}: ${String(error)}`);
   }
-  const epochValue = db.get(META);
-  let epoch = typeof epochValue === "number" ? epochValue : 0;
-  let size = db.getStats().entryCount - (epochValue === undefined ? 0 : 1);
+  // The identity is created once, by whichever process gets the write lock first.
+  const id = db.transactionSync(() => {
+    const existing = db.get(ID);
+    if (typeof existing === "string") return existing;
+    const fresh = randomBytes(16).toString("hex");
+    db.putSync(ID, fresh);
+    return fresh;
+  });
+  let closed = false;
+  let lastSize = 0;
+  const countEntries = () => db.getStats().entryCount - (db.get(EPOCH) === undefined ? 1 : 2);
+  const readEpoch = () => {
+    const value = db.get(EPOCH);
+    return typeof value === "number" ? value : 0;
+  };
   return {
-    get: (fingerprint) => {
-      const value = db.get(Buffer.from(fingerprint.buffer, fingerprint.byteOffset, 16));
-      return typeof value === "number" ? value : 0;
-    },
-    commit(changes, nextEpoch) {
-      db.transactionSync(() => {
+    id,
+    update(decide) {
+      return db.transactionSync(() => {
+        // Read inside the write transaction: no other process can commit until this one ends.
+        const epoch = readEpoch();
+        const changes = decide({
+          epoch,
+          get: (fingerprint) => {
+            const value = db.get(Buffer.from(fingerprint.buffer, fingerprint.byteOffset, 16));
+            return typeof value === "number" ? value : 0;
+          },
+        });
+        if (changes.size === 0) return epoch;
         for (const { fingerprint, count } of changes.values()) {
           const key = Buffer.from(fingerprint);
-          const had = db.get(key) !== undefined;
-          if (count === 0) {
-            if (had) {
-              db.removeSync(key);
-              size--;
-            }
-          } else {
-            db.putSync(key, count);
-            if (!had) size++;
-          }
+          if (count === 0) db.removeSync(key);
+          else db.putSync(key, count);
         }
-        db.putSync(META, nextEpoch);
+        db.putSync(EPOCH, epoch + 1);
+        return epoch + 1;
       });
-      epoch = nextEpoch;
     },
     get epoch() {
-      return epoch;
+      return readEpoch();
     },
     get size() {
-      return size;
+      // Read now, as other processes may have written; after close, the last count read. Two
+      // entries are metadata once a commit happened.
+      if (!closed) lastSize = countEntries();
+      return lastSize;
     },
     *fingerprints() {
       for (const key of db.getKeys()) if (key.length === 16) yield new Uint8Array(key);
@@ -76,12 +105,18 @@ export function openLmdbStore(dir: string): FingerprintStore {
       return existsSync(path) ? new Uint8Array(readFileSync(path)) : undefined;
     },
     writeSide: (name, bytes) => {
-      // Written aside and renamed, so a crash leaves the old file or the new one, never half.
+      // Written aside under a name of this process's own and renamed, so a crash or a concurrent
+      // writer leaves the old file or one whole new one, never a mix.
       const path = join(dir, name);
-      writeFileSync(path + ".tmp", bytes);
-      renameSync(path + ".tmp", path);
+      const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+      writeFileSync(aside, bytes);
+      renameSync(aside, path);
     },
-    close: () => void db.close(),
+    close: () => {
+      lastSize = countEntries();
+      closed = true;
+      void db.close();
+    },
   };
 }
 

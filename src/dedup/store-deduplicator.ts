@@ -1,7 +1,11 @@
 // IMP-CB over an external fingerprint store (on disk, or anywhere with synchronous reads): the
 // counting filter lives in memory and is saved beside the store; a key goes to the store only
-// when every counter of its fingerprint is non-zero. Every batch is committed durably before
-// its answers are returned, so what a caller printed as new is never forgotten after a crash.
+// when every counter of its fingerprint is non-zero. Every batch is decided and committed inside
+// one write transaction, durably, before its answers are returned, so what a caller printed as
+// new is never forgotten after a crash, and among processes sharing the store exactly one sees a
+// key as new. A zero counter proves a key new only while this process's filter covers the store:
+// it does when the epoch read inside the transaction is the one its filter was built or last
+// updated at; after another process commits, every key is looked up in the store instead.
 import { CountingBloomFilter } from "../bloom/counting-bloom-filter.js";
 import { FormatError } from "../errors.js";
 import { toHex } from "../hash/md5.js";
@@ -33,12 +37,15 @@ export class StoreDeduplicator {
   private lookups = 0;
   private avoided = 0;
   private missed = 0;
+  /** The store epoch the filter holds every fingerprint of; undefined once another process wrote. */
+  private coveredEpoch: number | undefined;
 
   constructor(private readonly store: FingerprintStore, options: StoreDeduplicatorOptions) {
     const opts = check.options<StoreDeduplicatorOptions>("options", options);
     const saved = loadSaved(store);
     if (saved !== undefined) {
-      this.filter = saved;
+      this.filter = saved.filter;
+      this.coveredEpoch = saved.epoch;
       this.rebuilt = false;
     } else {
       this.filter =
@@ -46,7 +53,7 @@ export class StoreDeduplicator {
           ? new CountingBloomFilter({ bits: opts.counters, hashes: opts.hashes, counterBits: opts.counterBits })
           : new CountingBloomFilter({ items: opts.items ?? 1, fpRate: opts.fpRate ?? 0.01, counterBits: opts.counterBits });
       this.rebuilt = store.size > 0;
-      this.rebuild();
+      this.coveredEpoch = this.rebuild();
     }
   }
 
@@ -72,13 +79,20 @@ export class StoreDeduplicator {
     return this.store.size;
   }
 
-  /** Saves the counting filter beside the store, tagged with the store's epoch. */
-  save(): void {
-    const bytes = this.filter.serialize();
-    const side = new Uint8Array(8 + bytes.length);
-    new DataView(side.buffer).setFloat64(0, this.store.epoch, true);
-    side.set(bytes, 8);
-    this.store.writeSide(SIDE, side);
+  /** True while the counting filter holds every fingerprint in the store (no other process wrote since it was built). */
+  get filterCoversStore(): boolean {
+    return this.coveredEpoch !== undefined;
+  }
+
+  /**
+   * Saves the counting filter beside the store, tagged with the store's identity and the epoch it
+   * covers; a filter that stopped covering the store (another process wrote) is not saved, so a
+   * later run rebuilds instead of trusting it. Returns whether it was saved.
+   */
+  save(): boolean {
+    if (this.coveredEpoch === undefined) return false;
+    this.store.writeSide(SIDE, writeSide(this.store.id, this.coveredEpoch, this.filter.serialize()));
+    return true;
   }
 
   /** Saves the filter and closes the store. */
@@ -102,33 +116,45 @@ export class StoreDeduplicator {
       const digests = engine.arena.u8.slice(s.hashesPtr, s.hashesPtr + 16 * n);
       this.stageDigests(digests, n);
       this.filter.store.min(n, maybe, 0);
-      changes.clear();
-      skip.fill(1, 0, n);
-      for (let j = 0; j < n; j++) {
-        const fingerprint = digests.subarray(16 * j, 16 * j + 16);
-        const hex = toHex(fingerprint);
-        const pending = changes.get(hex);
-        let before: number;
-        if (pending !== undefined) before = pending.count;
-        else if (maybe[j] === 0) {
-          before = 0;
-          this.avoided++;
-        } else {
-          before = this.store.get(fingerprint);
-          this.lookups++;
-          if (before === 0) this.missed++;
+      let covering = false;
+      const epoch = this.store.update((view) => {
+        // Decided again from scratch if the transaction is retried: nothing outside it changes here.
+        covering = this.coveredEpoch === view.epoch;
+        changes.clear();
+        skip.fill(1, 0, n);
+        let avoided = 0;
+        let lookups = 0;
+        let missed = 0;
+        for (let j = 0; j < n; j++) {
+          const fingerprint = digests.subarray(16 * j, 16 * j + 16);
+          const hex = toHex(fingerprint);
+          const pending = changes.get(hex);
+          let before: number;
+          if (pending !== undefined) before = pending.count;
+          else if (covering && maybe[j] === 0) {
+            before = 0;
+            avoided++;
+          } else {
+            before = view.get(fingerprint);
+            lookups++;
+            if (before === 0) missed++;
+          }
+          if (before === 0) skip[j] = 0;
+          const after = before === 0xffffffff ? before : before + 1;
+          changes.set(hex, { fingerprint, count: after });
+          flags[i + j] = before === 0 ? 1 : 0;
+          counts[i + j] = after;
         }
-        if (before === 0) skip[j] = 0;
-        const after = before === 0xffffffff ? before : before + 1;
-        changes.set(hex, { fingerprint, count: after });
-        flags[i + j] = before === 0 ? 1 : 0;
-        counts[i + j] = after;
-      }
-      // A new fingerprint raises its counters once; the store commit makes the batch durable.
-      // Staged again because a partitioned filter routes pairs through its front's hash region.
+        this.avoided += avoided;
+        this.lookups += lookups;
+        this.missed += missed;
+        return changes;
+      });
+      // A new fingerprint raises its counters once. The filter still covers the store only if no
+      // other process committed between the epoch it covered and this commit.
       this.stageDigests(digests, n);
       this.filter.store.set(n, skip, maybe, 0);
-      this.store.commit(changes, this.store.epoch + 1);
+      this.coveredEpoch = covering ? epoch : undefined;
       this.seen += n;
       for (let j = 0; j < n; j++) this.fresh += flags[i + j];
       i += n;
@@ -145,8 +171,9 @@ export class StoreDeduplicator {
     for (let j = 0; j < n; j++) u32[base + 4 * j + 2] |= 1;
   }
 
-  /** Rebuilds the counters from every fingerprint in the store. */
-  private rebuild(): void {
+  /** Rebuilds the counters from every fingerprint in the store; returns the epoch they cover, if one provably. */
+  private rebuild(): number | undefined {
+    const before = this.store.epoch;
     const batch: Uint8Array[] = [];
     const flush = () => {
       const digests = new Uint8Array(16 * batch.length);
@@ -160,17 +187,40 @@ export class StoreDeduplicator {
       if (batch.length === BATCH) flush();
     }
     if (batch.length > 0) flush();
+    // A commit by another process during the scan may or may not have been seen: then no epoch is covered.
+    return this.store.epoch === before ? before : undefined;
   }
 }
 
-/** The saved counting filter, when it exists, loads and belongs to the store's current epoch. */
-function loadSaved(store: FingerprintStore): CountingBloomFilter | undefined {
+// The side file: magic, format version, the store's identity and the covered epoch, then the
+// counting filter in format v1 (which carries its own checksum).
+const SIDE_MAGIC = 0x46435343; // "CSCF" little-endian
+const SIDE_VERSION = 1;
+const ID_BYTES = 32;
+const SIDE_HEAD = 4 + 4 + ID_BYTES + 8;
+
+function writeSide(id: string, epoch: number, filter: Uint8Array): Uint8Array {
+  const side = new Uint8Array(SIDE_HEAD + filter.length);
+  const view = new DataView(side.buffer);
+  view.setUint32(0, SIDE_MAGIC, true);
+  view.setUint32(4, SIDE_VERSION, true);
+  new TextEncoder().encodeInto(id.padEnd(ID_BYTES).slice(0, ID_BYTES), side.subarray(8, 8 + ID_BYTES));
+  view.setFloat64(8 + ID_BYTES, epoch, true);
+  side.set(filter, SIDE_HEAD);
+  return side;
+}
+
+/** The saved counting filter, when it exists, loads, and belongs to this store at its current epoch. */
+function loadSaved(store: FingerprintStore): { filter: CountingBloomFilter; epoch: number } | undefined {
   const side = store.readSide(SIDE);
-  if (side === undefined || side.length < 8) return undefined;
-  const epoch = new DataView(side.buffer, side.byteOffset, 8).getFloat64(0, true);
+  if (side === undefined || side.length < SIDE_HEAD) return undefined;
+  const view = new DataView(side.buffer, side.byteOffset, SIDE_HEAD);
+  if (view.getUint32(0, true) !== SIDE_MAGIC || view.getUint32(4, true) !== SIDE_VERSION) return undefined;
+  if (new TextDecoder().decode(side.subarray(8, 8 + ID_BYTES)) !== store.id.padEnd(ID_BYTES).slice(0, ID_BYTES)) return undefined;
+  const epoch = view.getFloat64(8 + ID_BYTES, true);
   if (epoch !== store.epoch) return undefined;
   try {
-    return CountingBloomFilter.deserialize(side.subarray(8));
+    return { filter: CountingBloomFilter.deserialize(side.subarray(SIDE_HEAD)), epoch };
   } catch (error) {
     if (error instanceof FormatError) return undefined;
     throw error;

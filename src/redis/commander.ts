@@ -32,7 +32,7 @@ export function fromNodeRedis(client: NodeRedisLike, options: { timeoutMs?: numb
   const timeoutMs = options.timeoutMs ?? 10_000;
   const typeMapping = { [BLOB_STRING]: Buffer };
   return {
-    send: (args) => withDeadline(client.sendCommand(args.map((a) => (typeof a === "string" ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength))), { typeMapping }), timeoutMs, String(args[0])),
+    send: (args) => withDeadline(() => client.sendCommand(args.map((a) => (typeof a === "string" ? a : Buffer.from(a.buffer, a.byteOffset, a.byteLength))), { typeMapping }), timeoutMs, String(args[0])),
   };
 }
 
@@ -40,7 +40,7 @@ export function fromNodeRedis(client: NodeRedisLike, options: { timeoutMs?: numb
 export function fromSend(send: RedisSend, options: { timeoutMs?: number } = {}): RedisCommander {
   if (typeof send !== "function") throw new InvalidArgumentError("send", send, "a function (args) => Promise<reply>");
   const timeoutMs = options.timeoutMs ?? 10_000;
-  return { send: (args) => withDeadline(send(args), timeoutMs, String(args[0])) };
+  return { send: (args) => withDeadline(() => send(args), timeoutMs, String(args[0])) };
 }
 
 /** A reply error from Redis itself (the server answered, the command failed). */
@@ -50,7 +50,14 @@ export class RedisReplyError extends CrawlsieveError {
   }
 }
 
-function withDeadline(reply: Promise<unknown>, timeoutMs: number, command: string): Promise<unknown> {
+function withDeadline(call: () => Promise<unknown>, timeoutMs: number, command: string): Promise<unknown> {
+  // A client that throws instead of rejecting still gets its error mapped below.
+  let reply: Promise<unknown>;
+  try {
+    reply = call();
+  } catch (error) {
+    reply = Promise.reject(error);
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new RedisUnavailableError(`${command} got no reply in ${timeoutMs} ms`, "timeout")), timeoutMs);
@@ -62,7 +69,8 @@ function withDeadline(reply: Promise<unknown>, timeoutMs: number, command: strin
     },
     (error: unknown) => {
       clearTimeout(timer);
-      if (error instanceof CrawlsieveError) throw error;
+      // Ours, or a local fault (a RangeError building a huge argument): not the connection's.
+      if (error instanceof CrawlsieveError || error instanceof RangeError || error instanceof TypeError) throw error;
       const name = (error as Error)?.constructor?.name ?? "";
       // Server replies ("ERR ...", "WRONGTYPE ...") arrive as ErrorReply; anything else is the connection.
       if (name === "ErrorReply" || name === "SimpleError" || name === "BlobError") throw new RedisReplyError(command, (error as Error).message);

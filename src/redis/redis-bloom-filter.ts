@@ -7,10 +7,11 @@
 // moves filters between memory and Redis.
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
-import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
+import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
+import { adoptDescription, DESCRIPTION_VERSION, parseDescription, type Fields } from "./description.js";
 import { keyPrefix } from "./keys.js";
 import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
@@ -27,6 +28,20 @@ export interface RedisBloomFilterOptions {
 
 const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
 const MAX_SHARD_BYTES = 64 * 2 ** 20;
+/** Most shards a description may declare: 2^16 shards of 64 MiB is 4 TiB of bits. */
+const MAX_SHARDS = 2 ** 16;
+
+/** Checks a Bloom filter's description: every size bounded before anything is sized from it. */
+function parseBloomDescription(fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad } {
+  fields.kind("bloom");
+  const slots = fields.integer("slots", 1, MAX_SHARD_BYTES * 8);
+  const partitions = fields.integer("partitions", 1, MAX_SHARDS);
+  const hashes = fields.integer("hashes", 1, MAX_HASHES);
+  const items = fields.optionalNumber("items", 0, 2 ** 53);
+  const fpRate = fields.optionalNumber("fpRate", 0, 1);
+  if (!Number.isInteger(items)) fields.fail("items", "an integer");
+  return { geometry: { layout: "standard", slots, partitions, hashes }, planned: { items, fpRate } };
+}
 
 /** A Bloom filter in Redis bitmaps, safe under concurrent writers. */
 export class RedisBloomFilter {
@@ -42,9 +57,9 @@ export class RedisBloomFilter {
     const prefix = keyPrefix(opts.name as string);
     const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
     const { geometry, plan } = resolveGeometry("standard", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 });
-    const meta = JSON.stringify({ kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate });
-    await redis.send(["SET", `${prefix}meta`, meta, "NX"]);
-    return RedisBloomFilter.fromMeta(redis, opts.name as string, await redis.send(["GET", `${prefix}meta`]));
+    const proposed = { kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate };
+    const { value } = await adoptDescription(redis, `${prefix}meta`, proposed, parseBloomDescription);
+    return new RedisBloomFilter(redis, opts.name as string, value.geometry, value.planned);
   }
 
   /** Loads a serialized BloomFilter (format v1) into Redis under `name`, replacing what was there. */
@@ -54,28 +69,15 @@ export class RedisBloomFilter {
     try {
       const { slots, partitions, hashes } = source.store.geometry;
       if (source.store.bytesPerPartition > MAX_SHARD_BYTES) throw new InvalidArgumentError("bytes", `${source.store.bytesPerPartition}-byte partitions`, `a filter with partitions of at most ${MAX_SHARD_BYTES} bytes`);
-      const meta = JSON.stringify({ kind: "bloom", slots, partitions, hashes, items: source.planned.items, fpRate: source.planned.fpRate });
+      const meta = JSON.stringify({ v: DESCRIPTION_VERSION, kind: "bloom", slots, partitions, hashes, items: source.planned.items, fpRate: source.planned.fpRate });
       const writes: Promise<unknown>[] = [redis.send(["SET", `${prefix}meta`, meta])];
       source.store.partitions.forEach((part, p) => writes.push(redis.send(["SET", `${prefix}b:${p}`, part.arena.u8.slice(part.bitsPtr, part.bitsPtr + part.bytes)])));
       await Promise.all(writes);
-      return RedisBloomFilter.fromMeta(redis, name, meta);
+      const { geometry, planned } = parseDescription(`${prefix}meta`, meta, parseBloomDescription);
+      return new RedisBloomFilter(redis, name, geometry, planned);
     } finally {
       source.dispose();
     }
-  }
-
-  private static fromMeta(redis: RedisCommander, name: string, raw: unknown): RedisBloomFilter {
-    let meta: { kind?: string; slots?: number; partitions?: number; hashes?: number; items?: number; fpRate?: number };
-    try {
-      meta = JSON.parse(String(raw));
-    } catch {
-      throw new FormatError(`the description of Redis filter ${JSON.stringify(name)} is not JSON`, "ERR_BAD_PARAMS");
-    }
-    if (meta.kind !== "bloom" || !Number.isSafeInteger(meta.slots) || !Number.isSafeInteger(meta.partitions) || !Number.isSafeInteger(meta.hashes)) {
-      throw new FormatError(`Redis key ${keyPrefix(name)}meta does not describe a Bloom filter`, "ERR_BAD_PARAMS");
-    }
-    const geometry: BitsGeometry = { layout: "standard", slots: meta.slots!, partitions: meta.partitions!, hashes: meta.hashes! };
-    return new RedisBloomFilter(redis, name, geometry, { items: meta.items ?? 0, fpRate: meta.fpRate ?? 0 });
   }
 
   /** The key of shard p. */

@@ -3,16 +3,20 @@
 // reference count). HINCRBY is the check and the insert in one atomic step, so among any number
 // of processes exactly one sees a given key as new (its HINCRBY returned 1).
 // With `countingFilter`, the IMP-CB scheme runs inside Redis: a Lua script checks the key's
-// counters in a shared counting filter first and reads the store only on a "maybe" (and counts
-// the reads it avoided). The filter must live in Redis, not in each process: a process-local
-// filter cannot know what the other processes stored, so its zero would not prove a key new.
-// Without the filter the store alone is as exact and, over a network, as fast: a new key must be
-// written anyway, and the write that inserts it also answers "was it new".
-import { resolveGeometry } from "../bloom/geometry.js";
+// counters in a shared counting filter first and, on a zero, inserts with HSETNX (which never
+// overwrites a count) instead of HINCRBY. The filter must live in Redis, not in each process: a
+// process-local filter cannot know what the other processes stored. Its geometry is recorded in
+// a versioned description that every process adopts, and the script trusts the counters only
+// while that description is the one the caller mapped with; a filter that misses keys (written
+// by a process without the filter, or deleted) costs a store write that finds the key, never a
+// false "new", and the key's counters are raised then. Without the filter the store alone is as
+// exact and, over a network, as fast: the write that inserts a key also answers "was it new".
+import { MAX_HASHES, resolveGeometry } from "../bloom/geometry.js";
 import { md5Many } from "../hash/md5.js";
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
+import { adoptDescription, type Fields } from "./description.js";
 import { keyPrefix } from "./keys.js";
 import { PositionMapper } from "./positions.js";
 import { IMPCB_CHECK, STORE_REMOVE } from "./scripts.js";
@@ -20,38 +24,55 @@ import { IMPCB_CHECK, STORE_REMOVE } from "./scripts.js";
 /** Options of RedisDeduplicator. */
 export interface RedisDeduplicatorOptions {
   readonly name: string;
-  /** Front the store with a counting filter in Redis (IMP-CB), sized for this load; one shard, at most 64 MiB. */
+  /**
+   * Front the store with a counting filter in Redis (IMP-CB), sized for this load when no process
+   * created it yet (else the recorded geometry is adopted); one shard, at most 64 MiB.
+   */
   readonly countingFilter?: { readonly items: number; readonly fpRate: number };
 }
+
+const MAX_FILTER_BYTES = 64 * 2 ** 20;
 
 /** Exact, shared, reference-counted dedup of keys by MD5 in Redis. */
 export class RedisDeduplicator {
   private readonly prefix: string;
-  private readonly mapper: PositionMapper | undefined;
-  /** Store reads made and avoided by this process (IMP-CB mode). */
-  readonly stats = { lookups: 0, lookupsAvoided: 0 };
+  private readonly proposed: Record<string, unknown> | undefined;
+  private front: Promise<{ mapper: PositionMapper; description: string }> | undefined;
+  /**
+   * Per process, IMP-CB mode: store reads made (a "maybe" from the filter), avoided (a zero
+   * counter: inserted by HSETNX), and stale (a zero counter for a key the store had: the filter
+   * missed it, and learned it then).
+   */
+  readonly stats = { lookups: 0, lookupsAvoided: 0, staleFilter: 0 };
 
   constructor(private readonly redis: RedisCommander, options: RedisDeduplicatorOptions) {
     const opts = check.options<RedisDeduplicatorOptions>("options", options);
     this.prefix = keyPrefix(opts.name as string);
     if (opts.countingFilter !== undefined) {
       const plan = check.options<{ items: number; fpRate: number }>("countingFilter", opts.countingFilter);
-      const { geometry } = resolveGeometry("counting", { items: plan.items, fpRate: plan.fpRate, maxPartitionBytes: 64 * 2 ** 20 }, 4);
+      const { geometry } = resolveGeometry("counting", { items: plan.items, fpRate: plan.fpRate, maxPartitionBytes: MAX_FILTER_BYTES }, 4);
       if (geometry.partitions !== 1) throw new InvalidArgumentError("countingFilter", plan, "a load whose counters fit one 64 MiB key");
-      this.mapper = new PositionMapper(geometry.slots, 1, geometry.hashes);
+      this.proposed = { kind: "counting", slots: geometry.slots, hashes: geometry.hashes, counterBits: 4 };
     }
+  }
+
+  /** Opens the deduplicator and, with `countingFilter`, adopts (or records) the filter's geometry before returning. */
+  static async open(redis: RedisCommander, options: RedisDeduplicatorOptions): Promise<RedisDeduplicator> {
+    const dedup = new RedisDeduplicator(redis, options);
+    await dedup.filterFront();
+    return dedup;
   }
 
   /** Records one reference to each key; isNew[i] = 1 for the one caller ever to see keys[i] first, counts[i] its references now. */
   async checkMany(keys: readonly (string | Uint8Array)[]): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
     const digests = md5Many(check.keyList("keys", keys));
-    if (this.mapper !== undefined) return this.checkImpCb(digests, keys.length);
+    if (this.proposed !== undefined) return this.checkImpCb(digests, keys.length);
     const replies = await Promise.all(keys.map((_, i) => {
       const fp = digests.subarray(16 * i, 16 * i + 16);
       return this.redis.send(["HINCRBY", this.bucketKey(fp), fp.subarray(2), "1"]);
     }));
     const counts = Uint32Array.from(replies, (reply) => Number(reply));
-    return { isNew: counts.map((c) => (c === 1 ? 1 : 0)) as unknown as Uint8Array, counts };
+    return { isNew: Uint8Array.from(counts, (c) => (c === 1 ? 1 : 0)), counts };
   }
 
   /** Records one reference; true when this was the first, anywhere. */
@@ -75,8 +96,21 @@ export class RedisDeduplicator {
     return Number((await this.redis.send(["HGET", this.bucketKey(fp), fp.subarray(2)])) ?? 0);
   }
 
+  /** The counting filter's mapper, from the geometry recorded in Redis (recorded now if absent). */
+  private filterFront(): Promise<{ mapper: PositionMapper; description: string }> | undefined {
+    if (this.proposed === undefined) return undefined;
+    this.front ??= adoptDescription(this.redis, `${this.prefix}cf:meta`, this.proposed, parseCountingDescription).then(
+      ({ value, raw }) => ({ mapper: new PositionMapper(value.slots, 1, value.hashes), description: raw }),
+      (error: unknown) => {
+        this.front = undefined; // a failed open (Redis away) is tried again by the next call
+        throw error;
+      },
+    );
+    return this.front;
+  }
+
   private async checkImpCb(digests: Uint8Array, count: number): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
-    const mapper = this.mapper!;
+    const { mapper, description } = await this.filterFront()!;
     const k = mapper.hashes;
     const fingerprints = Array.from({ length: count }, (_, i) => digests.subarray(16 * i, 16 * i + 16));
     const calls: Promise<unknown>[] = [];
@@ -86,20 +120,30 @@ export class RedisDeduplicator {
       for (let j = 0; j < n; j++) {
         const fp = fingerprints[i + j];
         const offsets = Array.from({ length: k }, (_, b) => `#${positions[(k + 1) * j + 1 + b]}`);
-        calls.push(IMPCB_CHECK.run(this.redis, [`${this.prefix}cf`, this.bucketKey(fp)], [fp.subarray(2), ...offsets]));
+        calls.push(IMPCB_CHECK.run(this.redis, [`${this.prefix}cf`, this.bucketKey(fp), `${this.prefix}cf:meta`], [fp.subarray(2), description, ...offsets]));
       }
       i += n;
     }
-    const replies = (await Promise.all(calls)) as [number, number][];
+    const replies = (await Promise.all(calls)) as [number, number, number][];
     const counts = Uint32Array.from(replies, (r) => Number(r[0]));
     for (const r of replies) {
       if (Number(r[1]) === 1) this.stats.lookups++;
       else this.stats.lookupsAvoided++;
+      this.stats.staleFilter += Number(r[2]);
     }
-    return { isNew: counts.map((c) => (c === 1 ? 1 : 0)) as unknown as Uint8Array, counts };
+    return { isNew: Uint8Array.from(counts, (c) => (c === 1 ? 1 : 0)), counts };
   }
 
   private bucketKey(fp: Uint8Array): string {
     return `${this.prefix}fp:${((fp[0] << 8) | fp[1]).toString(16).padStart(4, "0")}`;
   }
+}
+
+/** Checks a counting filter's description: one shard of at most 64 MiB of 4-bit counters. */
+function parseCountingDescription(fields: Fields): { slots: number; hashes: number } {
+  fields.kind("counting");
+  const counterBits = fields.integer("counterBits", 4, 4);
+  const slots = fields.integer("slots", 1, (MAX_FILTER_BYTES * 8) / counterBits);
+  const hashes = fields.integer("hashes", 1, MAX_HASHES);
+  return { slots, hashes };
 }

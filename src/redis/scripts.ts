@@ -96,25 +96,32 @@ return out
 `);
 
 /**
- * IMP-CB in Redis: KEYS[1] the counting shard, KEYS[2] the fingerprint bucket; ARGV: field (the
- * fingerprint), then the key's k counter offsets ("#i"). A zero counter proves the key new
- * without reading the store; otherwise the store decides. A new key increments its counters
- * once (OVERFLOW SAT). Returns {references, looked up (0/1)}.
+ * IMP-CB in Redis: KEYS[1] the counting shard, KEYS[2] the fingerprint bucket, KEYS[3] the
+ * filter's description; ARGV: field (the fingerprint), the description the caller mapped with,
+ * then the key's k counter offsets ("#i"). The counters are trusted only while the description in
+ * Redis is that one. A zero counter inserts with HSETNX, which never overwrites a count: if the
+ * store had the key anyway (a filter that missed it), its reference is counted as usual and the
+ * filter learns it. Otherwise the store decides (HINCRBY). A new key, or a missed one, raises its
+ * counters once (OVERFLOW SAT). Returns {references, looked up (0/1), missed by the filter (0/1)}.
  */
 export const IMPCB_CHECK = new Script(`
+local trusted = redis.call('GET', KEYS[3]) == ARGV[2]
 local zero = false
-for j = 2, #ARGV do
-  if redis.call('BITFIELD_RO', KEYS[1], 'GET', 'u4', ARGV[j])[1] == 0 then zero = true break end
+if trusted then
+  for j = 3, #ARGV do
+    if redis.call('BITFIELD_RO', KEYS[1], 'GET', 'u4', ARGV[j])[1] == 0 then zero = true break end
+  end
 end
 local count
-if zero then
-  redis.call('HSET', KEYS[2], ARGV[1], 1)
+local missed = 0
+if zero and redis.call('HSETNX', KEYS[2], ARGV[1], 1) == 1 then
   count = 1
 else
   count = redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+  if zero then missed = 1 end
 end
-if count == 1 then
-  for j = 2, #ARGV do redis.call('BITFIELD', KEYS[1], 'OVERFLOW', 'SAT', 'INCRBY', 'u4', ARGV[j], 1) end
+if trusted and (count == 1 or missed == 1) then
+  for j = 3, #ARGV do redis.call('BITFIELD', KEYS[1], 'OVERFLOW', 'SAT', 'INCRBY', 'u4', ARGV[j], 1) end
 end
-return {count, zero and 0 or 1}
+return {count, zero and 0 or 1, missed}
 `);

@@ -5,7 +5,8 @@
 import { BitFilter } from "../bloom/bit-filter.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
-import { concat, expectParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
+import { resolveGeometry } from "../bloom/geometry.js";
+import { concat, expectParams, fromStoredParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
 import * as check from "../validate.js";
 import { BATCH } from "../wasm/staging.js";
 import { granularity, granuleOf, granuleStart, GRANULARITY_CODES, type Granularity } from "./granularity.js";
@@ -25,6 +26,20 @@ export interface TimeWindowFilterOptions {
 }
 
 const NONE = -Number.MAX_SAFE_INTEGER;
+/** Checks the options and returns them with the granularity resolved; allocates nothing. */
+function checkOptions(options: TimeWindowFilterOptions): TimeWindowFilterOptions {
+  const opts = check.options<TimeWindowFilterOptions>("options", options);
+  const unit = granularity(opts.granularity);
+  const slices = check.positiveInteger("slices", opts.slices, 100_000);
+  const itemsPerSlice = check.positiveInteger("itemsPerSlice", opts.itemsPerSlice);
+  const fpRate = check.probability("fpRate", opts.fpRate);
+  if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
+  return { granularity: unit, slices, itemsPerSlice, fpRate, now: opts.now };
+}
+
+function describeGeometry(g: { slots: number; partitions: number; hashes: number }): string {
+  return `${g.partitions} x ${g.slots} bits with ${g.hashes} hashes`;
+}
 const PARAM_BYTES = 32;
 
 /**
@@ -42,16 +57,16 @@ export class TimeWindowFilter {
   private ring: BloomFilter[];
   private readonly granules: number[];
 
-  constructor(options: TimeWindowFilterOptions) {
-    const opts = check.options<TimeWindowFilterOptions>("options", options);
-    this.granularity = granularity(opts.granularity);
-    this.slices = check.positiveInteger("slices", opts.slices, 100_000);
-    this.itemsPerSlice = check.positiveInteger("itemsPerSlice", opts.itemsPerSlice);
-    this.fpRate = check.probability("fpRate", opts.fpRate);
-    if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
+  /** `restored` (internal) holds the slices deserialize() built, so nothing is sized twice. */
+  constructor(options: TimeWindowFilterOptions, /** @internal */ restored?: BloomFilter[]) {
+    const opts = checkOptions(options);
+    this.granularity = opts.granularity;
+    this.slices = opts.slices;
+    this.itemsPerSlice = opts.itemsPerSlice;
+    this.fpRate = opts.fpRate;
     this.clock = opts.now ?? Date.now;
-    this.ring = Array.from({ length: this.slices }, () => new BloomFilter({ items: this.itemsPerSlice, fpRate: this.fpRate }));
     this.granules = new Array<number>(this.slices).fill(NONE);
+    this.ring = restored ?? Array.from({ length: this.slices }, () => new BloomFilter({ items: this.itemsPerSlice, fpRate: this.fpRate }));
   }
 
   /** True when the key was seen within the window; otherwise records it now and returns false. */
@@ -105,7 +120,11 @@ export class TimeWindowFilter {
     return writeContainer(Kind.TimeWindowFilter, params, payload, tooLarge);
   }
 
-  /** Loads a window written by serialize(), with the clock to use from now on. */
+  /**
+   * Loads a window written by serialize(), with the clock to use from now on. Every slice's header
+   * is checked against the window's parameters before any slice is built, so forged parameters
+   * cost no memory; what is built is at most the size of the bytes given.
+   */
   static deserialize(bytes: Uint8Array, now?: () => number): TimeWindowFilter {
     const container = readContainer(bytes, [Kind.TimeWindowFilter]);
     if (container.params.byteLength < PARAM_BYTES) throw new FormatError("time-window parameters are truncated", "ERR_BAD_PARAMS");
@@ -115,12 +134,24 @@ export class TimeWindowFilter {
     const code = params.getUint32(0, true);
     const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
     if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
-    const filter = new TimeWindowFilter({ granularity: unit, slices, itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true), now });
-    unnestParts(payload, slices, "slice").forEach((part, i) => {
-      filter.granules[i] = params.getFloat64(PARAM_BYTES + 8 * i, true);
-      filter.ring[i].dispose();
-      filter.ring[i] = BloomFilter.deserialize(part);
+    const opts = fromStoredParams("a time window", () => checkOptions({ granularity: unit, slices, itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true), now }));
+    const { geometry: expected } = fromStoredParams("a time window", () => resolveGeometry("standard", { items: opts.itemsPerSlice, fpRate: opts.fpRate }));
+    const parts = unnestParts(payload, slices, "slice");
+    parts.forEach((part, i) => {
+      const { geometry } = BitFilter.readStored(part, Kind.BloomFilter, "standard");
+      if (geometry.slots !== expected.slots || geometry.partitions !== expected.partitions || geometry.hashes !== expected.hashes) {
+        throw new FormatError(`slice ${i} is ${describeGeometry(geometry)} where the window's parameters make ${describeGeometry(expected)}`, "ERR_BAD_PARAMS");
+      }
     });
+    const ring: BloomFilter[] = [];
+    try {
+      for (const part of parts) ring.push(BloomFilter.deserialize(part));
+    } catch (error) {
+      for (const slice of ring) slice.dispose();
+      throw error;
+    }
+    const filter = new TimeWindowFilter(opts, ring);
+    parts.forEach((_, i) => (filter.granules[i] = params.getFloat64(PARAM_BYTES + 8 * i, true)));
     return filter;
   }
 

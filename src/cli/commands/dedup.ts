@@ -81,7 +81,7 @@ function storeSet(dir: string, items: number, fpRate: number): SeenSet & { close
     addSpans: (data, spans) => dedup.checkSpans(data, spans).isNew,
     addMany: (keys) => dedup.checkMany(keys).isNew,
     byteLength: 0,
-    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, stored: dedup.size, rebuiltFilter: dedup.rebuilt }),
+    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, stored: dedup.size, rebuiltFilter: dedup.rebuilt, filterCoversStore: dedup.filterCoversStore }),
     close: () => dedup.close(),
   };
 }
