@@ -2,6 +2,7 @@
 // false-positive rate is (1 - e^(-kn/m))^k; for a target p the optimum is m = -n ln p / (ln 2)^2
 // bits and k = round(m/n ln 2). Worked example: n = 1e9, p = 0.01 gives about 9.585e9 bits
 // (1.2 GB) and k = 7.
+import { FilterTooLargeError } from "./errors.js";
 import * as check from "./validate.js";
 
 /** The size of a standard Bloom filter for a planned load. */
@@ -63,7 +64,10 @@ export function blockedBloomFpRate(size: { bits: number; hashes: number; items: 
   return total;
 }
 
-/** m (a whole number of 512-bit blocks) and k for a blocked filter meeting `fpRate` at `items`. */
+/** Largest filter planned for one process (1 TiB); past it a filter belongs on disk or in Redis. */
+export const MAX_PLANNED_BYTES = 2 ** 40;
+
+/** m (a whole number of 512-bit blocks) and k for a blocked filter meeting `fpRate` at `items`; FilterTooLargeError past 1 TiB. */
 export function optimalBlockedBloom(plan: BloomPlan): BloomSize {
   const opts = check.options<BloomPlan>("plan", plan);
   const items = check.positiveInteger("items", opts.items);
@@ -72,8 +76,17 @@ export function optimalBlockedBloom(plan: BloomPlan): BloomSize {
   // Blocking costs memory at equal p: search the smallest block count (and its best k) that meets p.
   const rateAt = (blocks: number) => bestK(blocks * BLOCK_BITS, items);
   let lo = Math.max(1, Math.floor(base.bits / BLOCK_BITS));
+  // A block holds at most 64 of its 512 bits per key, so very small rates need nearly empty
+  // blocks: the search stops at the in-process limit instead of doubling without end.
+  const maxBlocks = MAX_PLANNED_BYTES / 64;
+  if (lo > maxBlocks) throw new FilterTooLargeError(lo * 64, `a blocked filter for ${items} items at fpRate ${fpRate} exceeds the ${MAX_PLANNED_BYTES}-byte limit of one in-process filter`);
   let hi = lo;
-  while (rateAt(hi).fpRate > fpRate) hi *= 2;
+  while (rateAt(hi).fpRate > fpRate) {
+    if (hi === maxBlocks) {
+      throw new FilterTooLargeError(maxBlocks * 64, `a blocked filter cannot reach fpRate ${fpRate} for ${items} items within ${MAX_PLANNED_BYTES} bytes (at most 64 bits per key in a 512-bit block); use BloomFilter, which needs ${base.bytes} bytes`);
+    }
+    hi = Math.min(hi * 2, maxBlocks);
+  }
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
     if (rateAt(mid).fpRate > fpRate) lo = mid + 1;

@@ -1,4 +1,4 @@
-// canonicalizeUrl against every case of w3lib's own test suite (../shared/vectors), plus properties.
+// canonicalizeUrl against every case of w3lib's own test suite (test/fixtures/vectors, copied from the upstream suites), plus properties.
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ interface Case {
   expected: string;
 }
 
-const vectors = JSON.parse(readFileSync(new URL("../../shared/vectors/w3lib_canonicalize_url.json", import.meta.url), "utf8")) as { cases: Case[] };
+const vectors = JSON.parse(readFileSync(new URL("./fixtures/vectors/w3lib_canonicalize_url.json", import.meta.url), "utf8")) as { cases: Case[] };
 
 /**
  * The JavaScript input nearest to each Python one: str as a string; bytes as a Uint8Array;

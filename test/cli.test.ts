@@ -135,7 +135,7 @@ describe("crawlsieve dedup --approx", () => {
     expect(run(["dedup", "--approx", "--fp-rate", "1.5"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--fp-rate must be .* got "1.5"/) });
     expect(run(["dedup", "--approx", "--items=-3"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--items must be .* got "-3"/) });
     expect(run(["dedup", "--blocked", "--items", "5"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/--blocked needs --approx/) });
-    expect(run(["dedup", "--approx", "--bogus"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unknown option '--bogus'/) });
+    expect(run(["dedup", "--approx", "--bogus"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown option --bogus; see crawlsieve dedup --help/) });
     expect(run(["dedup", "--approx", "/nonexistent/file"], "")).toMatchObject({ code: 2, stderr: expect.stringMatching(/ENOENT.*\/nonexistent\/file/) });
     expect(run(["frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"/) });
   });
@@ -197,6 +197,55 @@ describe("crawlsieve size", () => {
     const { stdout } = run(["size", "--items", "1000000", "--fp-rate", "0.001"]);
     expect(stdout.toString()).toMatch(/hashes \(k\)\s+10/);
     expect(run(["size", "--items", "10", "--fp-rate", "0.1", "--counter-bits", "3"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--counter-bits must be 2, 4 or 8, got "3"/) });
-    expect(run(["size", "--fp-rate", "0.1"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--items must be/) });
+    expect(run(["size", "--fp-rate", "0.1"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--items is required: an integer from 1/) });
   });
 });
+
+describe("the command line explains what went wrong, in one line", () => {
+  it("names an unknown option and offers the nearest real one", () => {
+    const typo = run(["dedup", "--apporx"], "a\n");
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe("crawlsieve: dedup: unknown option --apporx (did you mean --approx?); see crawlsieve dedup --help\n");
+    expect(run(["size", "--itmes", "10", "--fp-rate", "0.1"]).stderr).toMatch(/unknown option --itmes \(did you mean --items\?\)/);
+    expect(run(["size", "--items"]).stderr).toBe("crawlsieve: size: --items needs a value; see crawlsieve size --help\n");
+    expect(run(["size", "--zzzzzzzz"]).stderr).toBe("crawlsieve: size: unknown option --zzzzzzzz; see crawlsieve size --help\n");
+  });
+
+  it("says a required option is missing instead of 'got undefined'", () => {
+    expect(run(["size", "--items", "10"])).toMatchObject({ code: 2, stderr: "crawlsieve: --fp-rate is required: a number strictly between 0 and 1, e.g. 0.01\n" });
+  });
+
+  it("prints its version", () => {
+    const version = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+    expect(run(["--version"])).toMatchObject({ code: 0 });
+    expect(run(["--version"]).stdout.toString()).toBe(`crawlsieve ${version}\n`);
+  });
+
+  it("names the path of a directory given as input", () => {
+    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-dir-"));
+    for (const command of ["dedup", "md5", "canonicalize"]) {
+      expect(run([command, dir])).toMatchObject({ code: 2, stderr: `crawlsieve: ${dir} is a directory; give files (or no FILE to read stdin)\n` });
+    }
+  });
+
+  it("checks --save-filter before reading any input", () => {
+    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-save-"));
+    expect(run(["dedup", "--approx", "--save-filter", dir], "a\n")).toMatchObject({ code: 2, stdout: Buffer.alloc(0), stderr: `crawlsieve: --save-filter ${dir} is a directory; give a file path\n` });
+    const missing = join(dir, "no", "such", "filter.bin");
+    expect(run(["dedup", "--approx", "--save-filter", missing], "a\n")).toMatchObject({ code: 2, stdout: Buffer.alloc(0) });
+  });
+
+  it("refuses a --redis value that is not a Redis URL, without a stack trace", () => {
+    const result = run(["dedup", "--redis", "notaurl", "--namespace", "x"], "a\n");
+    expect(result).toMatchObject({ code: 2, stderr: 'crawlsieve: --redis must be a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS), got "notaurl"\n' });
+  });
+
+  it("size: a rate a blocked filter cannot reach is reported in bounded time, the rest still planned", () => {
+    const result = spawnSync(process.execPath, [CLI, "size", "--items", "10", "--fp-rate", "1e-300", "--json"], { timeout: 20_000 });
+    expect(result.status).toBe(0);
+    const report = JSON.parse(result.stdout.toString());
+    expect(report.standard.hashes).toBe(64);
+    expect(report.blocked.error).toMatch(/a blocked filter cannot reach fpRate 1e-300 for 10 items within 1099511627776 bytes/);
+  });
+});
+

@@ -1,4 +1,4 @@
-// Request fingerprints against Scrapy's own known hashes (../shared/vectors) and node:crypto.
+// Request fingerprints against Scrapy's own known hashes (test/fixtures/vectors, copied from the upstream suites) and node:crypto.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ interface Case {
   fingerprint_json: string;
 }
 
-const vectors = JSON.parse(readFileSync(new URL("../../shared/vectors/scrapy_request_fingerprint.json", import.meta.url), "utf8")) as { cases: Case[] };
+const vectors = JSON.parse(readFileSync(new URL("./fixtures/vectors/scrapy_request_fingerprint.json", import.meta.url), "utf8")) as { cases: Case[] };
 
 const request = (c: Case) => ({
   url: c.request.url,

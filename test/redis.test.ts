@@ -172,6 +172,32 @@ describe("RedisDeduplicator with a counting filter never reports a recorded key 
   });
 });
 
+describe("RedisTimeWindowFilter records its slices' size", () => {
+  it("a process with another itemsPerSlice reads the same bits; another window length is refused by name", async () => {
+    const at = Date.now(); // Redis expires slices by its own clock: the test's must be near it
+    const first = await RedisTimeWindowFilter.open(redis, { name: "win-desc", granularity: "day", slices: 7, itemsPerSlice: 50_000, fpRate: 0.001, now: () => at });
+    const keys = urls(3_000, "win-desc");
+    expect(sum(await first.seenMany(keys))).toBe(0);
+    const other = new RedisTimeWindowFilter(redis, { name: "win-desc", granularity: "day", slices: 7, itemsPerSlice: 10, fpRate: 0.2, now: () => at });
+    expect(sum(await other.hasMany(keys))).toBe(3_000);
+    const longer = new RedisTimeWindowFilter(redis, { name: "win-desc", granularity: "day", slices: 30, itemsPerSlice: 50_000, fpRate: 0.001 });
+    await expect(longer.hasMany(keys)).rejects.toThrow(/cs:\{win-desc\}:w:meta: field "slices" must be 30, as this process asked/);
+  });
+});
+
+describe("RedisCountingBloomFilter.open records its geometry", () => {
+  it("a process opening it with another size adopts the first one's counters", async () => {
+    const first = await RedisCountingBloomFilter.open(redis, { name: "cbf-desc", items: 20_000, fpRate: 0.001 });
+    const keys = urls(2_000, "cbf-desc");
+    expect(sum(await first.addMany(keys))).toBe(2_000);
+    const second = await RedisCountingBloomFilter.open(redis, { name: "cbf-desc", items: 10, fpRate: 0.3 });
+    expect(second.geometry).toEqual(first.geometry);
+    expect(sum(await second.hasMany(keys))).toBe(2_000);
+    expect(sum(await second.removeMany(keys))).toBe(2_000);
+    expect(sum(await first.hasMany(keys))).toBeLessThan(20);
+  });
+});
+
 describe("RedisBloomFilter refuses a description it cannot trust", () => {
   const forge = async (name: string, meta: unknown) => {
     await redis.send(["SET", `${keyPrefix(name)}meta`, typeof meta === "string" ? meta : JSON.stringify(meta)]);
@@ -283,6 +309,39 @@ describe("Redis going away", () => {
     client.on("error", () => undefined);
     await client.connect();
     redis = fromNodeRedis(client);
+  }, 60_000);
+
+  it("dedup --redis --window: Redis killed mid-stream ends the CLI with exit 2 and one line, no stack; nothing printed is forgotten", async () => {
+    const own = await startRedis();
+    try {
+      const lines = Array.from({ length: 400_000 }, (_, i) => `https://window-killed.example/${i}`).join("\n") + "\n";
+      const child = spawn(process.execPath, [CLI, "dedup", "--redis", own.url, "--namespace", "wk", "--window", "7d"]);
+      let printed = "";
+      let err = "";
+      child.stdout.on("data", (d) => (printed += d));
+      child.stderr.on("data", (d) => (err += d));
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(lines);
+      while (printed.split("\n").length < 20_000) await new Promise((r) => setTimeout(r, 20));
+      await own.kill();
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect(code, err).toBe(2);
+      expect(err).toMatch(/^crawlsieve: Redis is unavailable/);
+      expect(err).not.toMatch(/\n\s+at /);
+      await own.restart();
+      const c = createClient({ url: own.url });
+      await c.connect();
+      try {
+        const window = new RedisTimeWindowFilter(fromNodeRedis(c), { name: "wk", granularity: "day", slices: 7, itemsPerSlice: 1_000_000, fpRate: 0.001 });
+        const got = printed.split("\n").filter((l) => l !== "");
+        expect(got.length).toBeGreaterThan(10_000);
+        expect(sum(await window.hasMany(got))).toBe(got.length);
+      } finally {
+        await c.quit();
+      }
+    } finally {
+      await own.stop();
+    }
   }, 60_000);
 
   it("a command Redis refuses ends the CLI with a message naming it, without hanging", async () => {

@@ -1,6 +1,6 @@
 // From user options to a bit-storage geometry: sizing, explicit sizes, and partitioning.
 import { InvalidArgumentError, FilterTooLargeError } from "../errors.js";
-import { BLOCK_BITS, optimalBloom, optimalBlockedBloom } from "../sizing.js";
+import { BLOCK_BITS, MAX_PLANNED_BYTES, optimalBloom, optimalBlockedBloom } from "../sizing.js";
 import * as check from "../validate.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
 
@@ -30,7 +30,7 @@ export const DEFAULT_MAX_PARTITION_BYTES = 2 ** 31;
 export const MAX_HASHES = 64;
 const MAX_BITS = 2 ** 53 - 1;
 /** Refused up front: past this a filter belongs on disk or in Redis, and allocating it would only fail slowly. */
-export const MAX_TOTAL_BYTES = 2 ** 40;
+export const MAX_TOTAL_BYTES = MAX_PLANNED_BYTES;
 
 /** Resolves options into a geometry and the planned load. */
 export function resolveGeometry(layout: Layout, value: unknown, counterBits?: number): { geometry: BitsGeometry; plan: PlannedLoad } {

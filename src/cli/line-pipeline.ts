@@ -3,6 +3,7 @@
 // write per chunk, straight from WebAssembly memory when stdout is a file.
 import { closeSync, fstatSync, openSync, read, writeSync } from "node:fs";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
+import { checkInputFile } from "./lines.js";
 
 /** Bytes read per call. */
 export const READ_BYTES = 1 << 20;
@@ -92,6 +93,7 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
     } else if (file === undefined) {
       await pumpFd(0, visit);
     } else {
+      checkInputFile(file);
       const fd = openSync(file, "r");
       try {
         await pumpFd(fd, visit);

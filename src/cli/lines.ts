@@ -1,7 +1,8 @@
 // Input as batches of lines, byte-exact: a line ends at "\n"; its key leaves out the "\n" and a
 // "\r" before it (CRLF and LF files compare the same), and its bytes are passed through untouched,
 // invalid UTF-8 included. Memory stays bounded by the read size plus the longest line.
-import { createReadStream } from "node:fs";
+import { createReadStream, statSync } from "node:fs";
+import { CrawlsieveError } from "../errors.js";
 
 /** A run of complete lines inside one buffer. */
 export interface LineBatch {
@@ -63,7 +64,15 @@ export async function* readInputs(files: readonly string[]): AsyncGenerator<Asyn
     yield process.stdin;
     return;
   }
-  for (const file of files) yield createReadStream(file, { highWaterMark: 1 << 20 });
+  for (const file of files) {
+    checkInputFile(file);
+    yield createReadStream(file, { highWaterMark: 1 << 20 });
+  }
+}
+
+/** Refuses a directory by name: its first read would fail with an EISDIR that names no path. */
+export function checkInputFile(file: string): void {
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new CrawlsieveError("ERR_IS_DIRECTORY", `${file} is a directory; give files (or no FILE to read stdin)`);
 }
 
 function split(data: Uint8Array): LineBatch {

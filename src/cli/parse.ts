@@ -1,12 +1,19 @@
 // Option values from the command line, checked like every other input: a bad value is a typed
 // error naming the option.
-import { InvalidArgumentError } from "../errors.js";
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
+
+function required(name: string, expected: string): CrawlsieveError {
+  return new CrawlsieveError("ERR_MISSING_OPTION", `--${name} is required: ${expected}`);
+}
 
 /** A probability from option text. */
 export function probabilityOption(name: string, text: string | undefined, fallback?: number): number {
   if (text === undefined && fallback !== undefined) return fallback;
+  if (text === undefined) throw required(name, "a number strictly between 0 and 1, e.g. 0.01");
   const value = Number(text);
-  if (text === undefined || text.trim() === "" || !(value > 0 && value < 1)) {
+  if (text.trim() === "" || !(value > 0 && value < 1)) {
     throw new InvalidArgumentError(`--${name}`, text, "a number strictly between 0 and 1");
   }
   return value;
@@ -14,9 +21,23 @@ export function probabilityOption(name: string, text: string | undefined, fallba
 
 /** A positive integer from option text (1e6 and 1_000_000 style accepted). */
 export function integerOption(name: string, text: string | undefined, min = 1, max = Number.MAX_SAFE_INTEGER): number {
-  const value = Number(text?.replaceAll("_", ""));
-  if (text === undefined || text.trim() === "" || !Number.isSafeInteger(value) || value < min || value > max) {
+  if (text === undefined) throw required(name, `an integer from ${min} to ${max}, e.g. 1e6`);
+  const value = Number(text.replaceAll("_", ""));
+  if (text.trim() === "" || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new InvalidArgumentError(`--${name}`, text, `an integer from ${min} to ${max}`);
   }
   return value;
+}
+
+/** A path the command will write at the end, checked now so a long run does not fail at its last step. */
+export function writableFileOption(name: string, path: string): string {
+  const parent = dirname(resolve(path));
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (stat?.isDirectory()) throw new CrawlsieveError("ERR_NOT_WRITABLE", `--${name} ${path} is a directory; give a file path`);
+  try {
+    accessSync(stat === undefined ? parent : path, constants.W_OK);
+  } catch {
+    throw new CrawlsieveError("ERR_NOT_WRITABLE", `--${name} ${path} cannot be written (${stat === undefined ? `no writable directory ${parent}` : "the file is not writable"})`);
+  }
+  return path;
 }

@@ -1,7 +1,7 @@
 // The seen-set of `dedup --redis`: node-redis (an optional peer dependency, loaded only here)
 // with no offline queue and no reconnects, so a server that goes away fails the command at once
 // instead of buffering lines that were never acknowledged.
-import { CrawlsieveError, RedisUnavailableError } from "../errors.js";
+import { CrawlsieveError, InvalidArgumentError, RedisUnavailableError } from "../errors.js";
 import { fromNodeRedis } from "../redis/commander.js";
 import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
 import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
@@ -24,6 +24,9 @@ export async function redisSet(options: { url: string; namespace?: string; windo
   if (options.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name)");
   const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
   if (options.window !== undefined && window === null) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`);
+  if (!/^rediss?:\/\/[^\s]+$/.test(options.url) || !URL.canParse(options.url)) {
+    throw new InvalidArgumentError("--redis", options.url, "a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS)");
+  }
   let redis: typeof import("redis");
   try {
     redis = await import("redis");

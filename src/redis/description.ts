@@ -41,7 +41,7 @@ export function parseDescription<T>(key: string, text: string, parse: (fields: F
 
 /** Typed, bounded reads of a description's fields; a bad one is a FormatError naming it. */
 export class Fields {
-  constructor(private readonly key: string, private readonly json: Record<string, unknown>) {}
+  constructor(private readonly key: string, /** The parsed JSON, for fields checked by hand. */ readonly json: Record<string, unknown>) {}
 
   /** A string field that must equal `expected`. */
   kind(expected: string): void {

@@ -7,4 +7,4 @@ export { RedisUnavailableError } from "../errors.js";
 export { RedisTimeWindowFilter, type RedisTimeWindowFilterOptions } from "./redis-time-window-filter.js";
 export { RedisDeduplicator, type RedisDeduplicatorOptions } from "./redis-deduplicator.js";
 export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";
-export { RedisCountingBloomFilter } from "./redis-counting-bloom-filter.js";
+export { RedisCountingBloomFilter, type RedisCountingBloomFilterOptions } from "./redis-counting-bloom-filter.js";

@@ -3,15 +3,26 @@
 // match the in-memory CountingBloomFilter: a saturated counter never moves again, and a remove
 // (a Lua script, atomic per shard batch) only happens when every counter of the key is non-zero.
 import * as check from "../validate.js";
-import { resolveGeometry } from "../bloom/geometry.js";
+import { MAX_HASHES, resolveGeometry } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import type { RedisCommander } from "./commander.js";
+import { adoptDescription } from "./description.js";
 import { keyPrefix } from "./keys.js";
 import { bitfieldPerKey, byPartition, PositionMapper } from "./positions.js";
 import { COUNTING_REMOVE } from "./scripts.js";
 
 const KEYS_PER_COMMAND = 256;
 const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
+const MAX_SHARD_BYTES = 64 * 2 ** 20;
+
+/** Options of RedisCountingBloomFilter. */
+export interface RedisCountingBloomFilterOptions {
+  readonly name: string;
+  readonly items: number;
+  readonly fpRate: number;
+  /** Largest shard key in bytes (default 32 MiB, at most 64 MiB). */
+  readonly maxShardBytes?: number;
+}
 
 /** A shared counting Bloom filter with deletion. */
 export class RedisCountingBloomFilter {
@@ -19,12 +30,30 @@ export class RedisCountingBloomFilter {
   private readonly mapper: PositionMapper;
   private readonly prefix: string;
 
-  constructor(private readonly redis: RedisCommander, options: { name: string; items: number; fpRate: number; maxShardBytes?: number }) {
-    const opts = check.options<{ name: string; items: number; fpRate: number; maxShardBytes?: number }>("options", options);
+  /**
+   * A filter sized from these options, without asking Redis: processes must agree on the options.
+   * Prefer `open`, which records the geometry in Redis or adopts the one recorded there.
+   */
+  constructor(private readonly redis: RedisCommander, options: RedisCountingBloomFilterOptions, /** @internal */ adopted?: BitsGeometry) {
+    const opts = check.options<RedisCountingBloomFilterOptions>("options", options);
     this.prefix = keyPrefix(opts.name as string);
-    const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, 64 * 2 ** 20);
-    this.geometry = resolveGeometry("counting", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 }, 4).geometry;
+    const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
+    this.geometry = adopted ?? resolveGeometry("counting", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 }, 4).geometry;
     this.mapper = new PositionMapper(this.geometry.slots, this.geometry.partitions, this.geometry.hashes);
+  }
+
+  /** Opens the filter `name`: records its geometry if no process has, else adopts the recorded one. */
+  static async open(redis: RedisCommander, options: RedisCountingBloomFilterOptions): Promise<RedisCountingBloomFilter> {
+    const proposed = new RedisCountingBloomFilter(redis, options).geometry;
+    const { value } = await adoptDescription(redis, `${keyPrefix(options.name)}c:meta`, { kind: "counting", slots: proposed.slots, partitions: proposed.partitions, hashes: proposed.hashes, counterBits: 4 }, (fields) => {
+      fields.kind("counting");
+      fields.integer("counterBits", 4, 4);
+      const slots = fields.integer("slots", 1, (MAX_SHARD_BYTES * 8) / 4);
+      const partitions = fields.integer("partitions", 1, 2 ** 16);
+      const hashes = fields.integer("hashes", 1, MAX_HASHES);
+      return { layout: "counting", slots, partitions, hashes, counterBits: 4 } satisfies BitsGeometry;
+    });
+    return new RedisCountingBloomFilter(redis, options, value);
   }
 
   /** The key of shard p. */

@@ -1,12 +1,16 @@
 // The time window in Redis: one bitmap per slice ("cs:{name}:w:<granule>"), its key expiring at
 // the slice's end plus the window. Which slices are live is computed from the clock, as in
 // memory (an expired-but-not-yet-evicted key is never consulted); checking the live slices and
-// recording in the current one is one Lua script per batch, so concurrent processes agree.
+// recording in the current one is one Lua script per batch, so concurrent processes agree. The
+// slices' size is recorded in a description ("cs:{name}:w:meta") by the first process and adopted
+// by the others, so a process started with another itemsPerSlice or fpRate reads the same bits.
+import { MAX_HASHES } from "../bloom/geometry.js";
 import { InvalidArgumentError } from "../errors.js";
 import { optimalBloom } from "../sizing.js";
 import * as check from "../validate.js";
 import { granularity, granuleOf, granuleStart, type Granularity } from "../window/granularity.js";
 import type { RedisCommander } from "./commander.js";
+import { adoptDescription } from "./description.js";
 import { keyPrefix } from "./keys.js";
 import { PositionMapper, redisBitOffset } from "./positions.js";
 import { WINDOW_SEEN } from "./scripts.js";
@@ -29,7 +33,8 @@ const KEYS_PER_CALL = 512;
 export class RedisTimeWindowFilter {
   readonly granularity: Granularity;
   readonly slices: number;
-  private readonly mapper: PositionMapper;
+  private readonly proposed: { kind: string; granularity: Granularity; slices: number; bits: number; hashes: number };
+  private mapper: Promise<PositionMapper> | undefined;
   private readonly clock: () => number;
   private readonly prefix: string;
 
@@ -42,7 +47,14 @@ export class RedisTimeWindowFilter {
     if (size.bytes > MAX_SLICE_BYTES) throw new InvalidArgumentError("itemsPerSlice", opts.itemsPerSlice, `a slice of at most ${MAX_SLICE_BYTES} bytes (this one needs ${size.bytes})`);
     if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
     this.clock = opts.now ?? Date.now;
-    this.mapper = new PositionMapper(size.bits, 1, size.hashes);
+    this.proposed = { kind: "window", granularity: this.granularity, slices: this.slices, bits: size.bits, hashes: size.hashes };
+  }
+
+  /** Opens the window, recording its description or adopting the one another process recorded, before returning. */
+  static async open(redis: RedisCommander, options: RedisTimeWindowFilterOptions): Promise<RedisTimeWindowFilter> {
+    const filter = new RedisTimeWindowFilter(redis, options);
+    await filter.slicesMapper();
+    return filter;
   }
 
   /** True when the key was seen within the window; otherwise records it now. */
@@ -70,17 +82,38 @@ export class RedisTimeWindowFilter {
     return `${this.prefix}w:${g}`;
   }
 
+  /** The slices' bit mapper, from the description in Redis (recorded now if absent). */
+  private slicesMapper(): Promise<PositionMapper> {
+    const key = `${this.prefix}w:meta`;
+    this.mapper ??= adoptDescription(this.redis, key, this.proposed, (fields) => {
+      fields.kind("window");
+      const bits = fields.integer("bits", 1, MAX_SLICE_BYTES * 8);
+      const hashes = fields.integer("hashes", 1, MAX_HASHES);
+      if (fields.integer("slices", 1, 100_000) !== this.slices) fields.fail("slices", `${this.slices}, as this process asked (the window was created with another length)`);
+      if ((fields.json.granularity as unknown) !== this.granularity) fields.fail("granularity", `"${this.granularity}", as this process asked`);
+      return new PositionMapper(bits, 1, hashes);
+    }).then(
+      ({ value }) => value,
+      (error: unknown) => {
+        this.mapper = undefined; // tried again by the next call (Redis may come back)
+        throw error;
+      },
+    );
+    return this.mapper;
+  }
+
   private async run(keys: readonly (string | Uint8Array)[], now: number | undefined, record: boolean): Promise<Uint8Array> {
     const t = now ?? this.clock();
     if (typeof t !== "number" || !Number.isFinite(t)) throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
+    const mapper = await this.slicesMapper();
     const g = granuleOf(this.granularity, t);
     const live = Array.from({ length: this.slices }, (_, i) => this.sliceKey(g - i));
     const expireAt = String(granuleStart(this.granularity, g + 1 + this.slices));
-    const k = this.mapper.hashes;
+    const k = mapper.hashes;
     const out = new Uint8Array(keys.length);
     const calls: Promise<void>[] = [];
     for (let i = 0; i < keys.length; ) {
-      const { n, positions } = this.mapper.map(keys, i);
+      const { n, positions } = mapper.map(keys, i);
       for (let c = 0; c < n; c += KEYS_PER_CALL) {
         const m = Math.min(KEYS_PER_CALL, n - c);
         const args: string[] = [String(k), String(m), expireAt, record ? "1" : "0"];
@@ -90,8 +123,10 @@ export class RedisTimeWindowFilter {
       }
       i += n;
     }
-    // Batches run in order: a key repeated across batches must see its first insert.
-    for (const call of calls) await call;
+    // One connection runs the calls in the order they were sent, so a key repeated across batches
+    // sees its first insert. All are awaited together: awaiting them one by one would leave a
+    // later call's rejection unhandled (a crash) while an earlier one is still pending.
+    await Promise.all(calls);
     return out;
   }
 }

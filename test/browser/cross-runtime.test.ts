@@ -11,7 +11,7 @@ import { compute } from "./compute.js";
 import { fixture, fixtureWithBytes } from "./fixture.js";
 
 const root = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const shared = (name: string) => JSON.parse(readFileSync(new URL(`../../../shared/vectors/${name}`, import.meta.url), "utf8"));
+const shared = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}`, import.meta.url), "utf8"));
 
 type Api = typeof node;
 

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import * as node from "../../build/js/index.node.js";
 import { compute } from "./compute.js";
 
-const shared = (name: string) => JSON.parse(readFileSync(new URL(`../../../shared/vectors/${name}`, import.meta.url), "utf8"));
+const shared = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}`, import.meta.url), "utf8"));
 
 interface UrlCase { input: string | null; bytes: number[] | null; options: Record<string, unknown> }
 export interface Fixture {

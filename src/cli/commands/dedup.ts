@@ -13,7 +13,7 @@ import { lineBatches, readInputs, type LineBatch } from "../lines.js";
 import { urlFlags, urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
-import { integerOption, probabilityOption } from "../parse.js";
+import { integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { redisSet } from "../redis-set.js";
 import { LineDeduplicator } from "../../lines/line-deduplicator.js";
 import { runLinePipeline } from "../line-pipeline.js";
@@ -130,6 +130,7 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
   if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace and --window need --redis");
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
+  if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
   if (values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined) {
     return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true });

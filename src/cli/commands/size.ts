@@ -1,6 +1,6 @@
 // `crawlsieve size`: what a filter for a planned load costs.
 import { parseArgs } from "node:util";
-import { InvalidArgumentError } from "../../errors.js";
+import { FilterTooLargeError, InvalidArgumentError } from "../../errors.js";
 import { counterOverflowBound, optimalBloom, optimalBlockedBloom } from "../../sizing.js";
 import { integerOption, probabilityOption } from "../parse.js";
 
@@ -22,7 +22,14 @@ export function size(argv: string[]): number {
   const counterBits = values["counter-bits"] === undefined ? 4 : integerOption("counter-bits", values["counter-bits"], 2, 8);
   if (![2, 4, 8].includes(counterBits)) throw new InvalidArgumentError("--counter-bits", values["counter-bits"], "2, 4 or 8");
   const standard = optimalBloom({ items, fpRate });
-  const blocked = optimalBlockedBloom({ items, fpRate });
+  // A blocked filter cannot reach every rate a standard one can: then its row says why.
+  let blocked: ReturnType<typeof optimalBlockedBloom> | { error: string };
+  try {
+    blocked = optimalBlockedBloom({ items, fpRate });
+  } catch (error) {
+    if (!(error instanceof FilterTooLargeError)) throw error;
+    blocked = { error: error.message };
+  }
   const counting = {
     counterBits,
     bytes: Math.ceil((standard.bits * counterBits) / 8),
@@ -41,7 +48,7 @@ export function size(argv: string[]): number {
     ["bytes", `${standard.bytes} (${human(standard.bytes)})`],
     ["bits per item", standard.bitsPerItem.toFixed(3)],
     ["fp rate at n", standard.fpRate.toPrecision(4)],
-    ["blocked: bits, k", `${blocked.bits}, ${blocked.hashes} (${human(blocked.bytes)}, ${blocked.bitsPerItem.toFixed(3)} bits/item, fp ${blocked.fpRate.toPrecision(4)})`],
+    ["blocked: bits, k", "error" in blocked ? `not planned: ${blocked.error}` : `${blocked.bits}, ${blocked.hashes} (${human(blocked.bytes)}, ${blocked.bitsPerItem.toFixed(3)} bits/item, fp ${blocked.fpRate.toPrecision(4)})`],
     [`counting (${counterBits}-bit)`, `${counting.bytes} bytes (${human(counting.bytes)})`],
     ["overflow bound", `P(max c >= ${2 ** counterBits}) <= ${counting.overflowBound.toPrecision(3)}`],
   ];
