@@ -3,8 +3,9 @@
 // the floors wc -l (reading) and md5sum (reading and hashing). Tools alternate, 3 rounds, medians;
 // each run is timed by /usr/bin/time (wall, user + sys CPU, peak RSS) under flock
 // /tmp/cs-bench.lock, and writes its output to a file, as a user would.
-// usage: node bench/cli.bench.js [FILE...]   (default: the shipped sample and bench/out/mirror-12m.txt,
-// generated with `node bench/gen-mirror.js 12000000 bench/out/mirror-12m.txt` when missing)
+// usage: node bench/cli.bench.js [FILE...]   (default: the shipped sample, bench/out/crawl-stream.txt
+// when bench/crawl-stream.sh has built it, and bench/out/mirror-12m.txt, generated with
+// `node bench/gen-mirror.js 12000000 bench/out/mirror-12m.txt` when missing)
 import { spawnSync } from "node:child_process";
 import { existsSync, openSync, closeSync, readFileSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -17,6 +18,8 @@ const files = process.argv.slice(2);
 if (files.length === 0) {
   files.push("examples/nodejs-doc-links.txt", "bench/out/mirror-12m.txt");
   if (!existsSync(files[1])) spawnSync(process.execPath, ["bench/gen-mirror.js", "12000000", files[1]], { stdio: "inherit" });
+  // The real crawl-order stream, when bench/crawl-stream.sh has built it (it needs apt-get).
+  if (existsSync("bench/out/crawl-stream.txt")) files.splice(1, 0, "bench/out/crawl-stream.txt");
 }
 
 /** One timed run: stdout to OUT; returns wall and CPU seconds, peak RSS in MiB. */
