@@ -20,7 +20,8 @@ import { xxh64, mix64 } from "./xxh64";
 
 const SHINGLE_SEED: u64 = 0x9E3779B97F4A7C15;
 const RING: usize = 384;
-const MAX_SHINGLE: u32 = 16;
+/** Most tokens per shingle. */
+export const MAX_SHINGLE: u32 = 16;
 
 // @ts-ignore: decorator
 @inline function flush(state: usize): void {
@@ -113,9 +114,17 @@ export function voteFinish(state: usize): u64 {
   return cp == 0xFEFF;
 }
 
-// Tokenizes `len` bytes of UTF-8 at `text` (lowering A-Z in place) and feeds the tokens.
-function tokenize(text: usize, len: usize, w: u32, state: usize, out: usize): void {
+/** Tokenizer flag: "_" is a word character (as in \w and Unicode word boundaries: snake_case is one word). */
+export const JOIN_UNDERSCORE: u32 = 1;
+/** Tokenizer flag: upper-case Latin-1, Latin Extended-A, Greek and Cyrillic letters are lowered in place. */
+export const FOLD_CASE: u32 = 2;
+
+// Tokenizes `len` bytes of UTF-8 at `text` (lowering A-Z in place) and feeds the tokens. `flags`
+// (0 for SimHash, whose fingerprints are pinned) adds the rules above.
+export function tokenize(text: usize, len: usize, w: u32, state: usize, out: usize, flags: u32): void {
   const end = text + len;
+  const underscore: u32 = (flags & JOIN_UNDERSCORE) != 0 ? 0x5F : 0x30; // "0" is a word character anyway
+  const fold = (flags & FOLD_CASE) != 0;
   let p = text;
   let seen: u32 = 0;
   while (p < end) {
@@ -124,7 +133,7 @@ function tokenize(text: usize, len: usize, w: u32, state: usize, out: usize): vo
     while (p < end) {
       const c = <u32>load<u8>(p);
       if (c < 0x80) {
-        if ((c - 0x30 < 10) || ((c | 0x20) - 0x61 < 26)) break;
+        if ((c - 0x30 < 10) || ((c | 0x20) - 0x61 < 26) || c == underscore) break;
         p++;
       } else {
         const n = utf8Length(c);
@@ -138,17 +147,55 @@ function tokenize(text: usize, len: usize, w: u32, state: usize, out: usize): vo
       const c = <u32>load<u8>(p);
       if (c < 0x80) {
         if (c - 0x41 < 26) store<u8>(p, <u8>(c | 0x20));
-        else if (!((c - 0x30 < 10) || (c - 0x61 < 26))) break;
+        else if (!((c - 0x30 < 10) || (c - 0x61 < 26) || c == underscore)) break;
         p++;
       } else {
         const n = utf8Length(c);
-        if (isSeparator(decode(p, n, end))) break;
+        const cp = decode(p, n, end);
+        if (isSeparator(cp)) break;
+        if (fold && n == 2) {
+          const lower = foldCase(cp);
+          if (lower != cp) {
+            store<u8>(p, <u8>(0xC0 | (lower >> 6)));
+            store<u8>(p, <u8>(0x80 | (lower & 0x3F)), 1);
+          }
+        }
         p += n;
       }
     }
     if (p > start) seen = feedToken(state, xxh64(start, p - start, 0), seen, w, out);
   }
   finishShort(state, seen, w, out);
+}
+
+// The simple lower-case mapping of the two-byte letters that change case within two bytes
+// (Unicode's UnicodeData.txt for these blocks); anything else is returned as it is.
+// @ts-ignore: decorator
+@inline function foldCase(cp: u32): u32 {
+  if (cp < 0x100) return cp >= 0xC0 && cp <= 0xDE && cp != 0xD7 ? cp + 0x20 : cp;
+  if (cp < 0x180) {
+    // Latin Extended-A: pairs (upper even, lower odd) except 0x139-0x148 and 0x179-0x17E (upper odd).
+    if (cp == 0x130 || cp == 0x131 || cp == 0x138 || cp == 0x149 || cp == 0x17F) return cp;
+    if (cp == 0x178) return 0xFF;
+    if ((cp >= 0x139 && cp <= 0x148) || (cp >= 0x179 && cp <= 0x17E)) return (cp & 1) != 0 ? cp + 1 : cp;
+    return (cp & 1) == 0 ? cp + 1 : cp;
+  }
+  if (cp >= 0x391 && cp <= 0x3AB && cp != 0x3A2) return cp + 0x20; // Greek capitals
+  if (cp == 0x3C2) return 0x3C3; // final sigma folds to sigma, as Unicode case folding does
+  if (cp == 0x386) return 0x3AC;
+  if (cp >= 0x388 && cp <= 0x38A) return cp + 0x25;
+  if (cp == 0x38C) return 0x3CC;
+  if (cp == 0x38E || cp == 0x38F) return cp + 0x3F;
+  if (cp >= 0x410 && cp <= 0x42F) return cp + 0x20; // Cyrillic capitals
+  if (cp >= 0x400 && cp <= 0x40F) return cp + 0x50;
+  if (cp >= 0x460 && cp <= 0x4FF && (cp < 0x482 || cp > 0x489)) {
+    // Cyrillic supplementary letters: pairs (upper even, lower odd), except 0x4C0-0x4CE (upper odd) and 0x4CF.
+    if (cp == 0x4C0) return 0x4CF;
+    if (cp >= 0x4C1 && cp <= 0x4CE) return (cp & 1) != 0 ? cp + 1 : cp;
+    if (cp == 0x4CF) return cp;
+    return (cp & 1) == 0 ? cp + 1 : cp;
+  }
+  return cp;
 }
 
 // @ts-ignore: decorator
@@ -170,7 +217,7 @@ function tokenize(text: usize, len: usize, w: u32, state: usize, out: usize): vo
 /** SimHash of one text of `len` UTF-8 bytes at `text` with w-token shingles (w <= 16). */
 export function simhashText(text: usize, len: usize, w: u32, state: usize): u64 {
   voteReset(state);
-  tokenize(text, len, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, 0);
+  tokenize(text, len, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, 0, 0);
   return voteFinish(state);
 }
 
@@ -203,7 +250,7 @@ function tokensFeed(keys: usize, spans: usize, count: u32, w: u32, state: usize,
 /** Writes the shingle hashes of a text to `out` (u64 each) and returns how many. */
 export function shingleText(text: usize, len: usize, w: u32, state: usize, out: usize): u32 {
   voteReset(state);
-  tokenize(text, len, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, out);
+  tokenize(text, len, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, out, 0);
   return load<u32>(state, 324);
 }
 

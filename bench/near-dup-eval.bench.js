@@ -6,29 +6,52 @@
 //
 //   bench/near-dup-corpus.sh && node bench/near-dup-corpus.js   (once: data and truth)
 //   flock /tmp/cs-bench.lock node bench/near-dup-eval.bench.js [corpus...]
-import { features, initSync, NearDupIndex, simhashMany } from "../build/js/index.node.js";
+import { spawnSync } from "node:child_process";
+import { features, initSync, MinHashIndex, NearDupIndex, simhashMany } from "../build/js/index.node.js";
 import { estimate, lshPairs, signature } from "./minhash-baseline.js";
 import { CORPORA, loadCorpus } from "./near-dup-corpus.js";
 import { machine, table } from "./common.js";
+import { readFileSync } from "node:fs";
 
 initSync();
 
 const THRESHOLDS = [0.9, 0.8];
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const SKETCH = process.env.SKETCH ? Number(process.env.SKETCH) : undefined;
 
 /** Each method maps (texts, t) to predicted pairs [i, j] with i < j. */
 export const METHODS = [
   {
     name: "SimHash k=3 (near-dups before issue 16)",
-    run(texts) {
-      const fps = simhashMany(texts, { shingle: 3 });
-      const usable = [];
-      texts.forEach((text, i) => (fps[i] !== 0n || features(text).length > 0) && usable.push(i));
-      const index = new NearDupIndex({ maxDistance: 3 });
-      index.addMany(usable, BigUint64Array.from(usable, (i) => fps[i]));
-      const pairs = index.pairs().map(({ a, b }) => (a < b ? [a, b] : [b, a]));
-      index.dispose();
-      return pairs;
+    run: (texts) => simhashPairs(texts, 3),
+  },
+  {
+    name: "SimHash k=3 + estimate",
+    run: (texts, t) => verified(texts, t, simhashPairs(texts, 3)),
+  },
+  {
+    name: "SimHash k=8 + estimate",
+    run: (texts, t) => verified(texts, t, simhashPairs(texts, 8)),
+  },
+  {
+    name: "crawlsieve MinHash-LSH only",
+    run: (texts, t) => minhash(texts, t, (index) => index.candidates()),
+  },
+  {
+    name: "crawlsieve MinHash-LSH + estimate",
+    run: (texts, t) => minhash(texts, t, (index) => index.pairs()),
+  },
+  {
+    name: "`crawlsieve near-dups --pairs --threshold J` (the CLI on the JSON lines)",
+    cli: true,
+    run(texts, t, corpus) {
+      const cli = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+      const result = spawnSync(process.execPath, [cli, "near-dups", "--pairs", "--threshold", String(t)], { input: corpus.jsonl, maxBuffer: 1 << 30 });
+      if (result.status !== 0) throw new Error(result.stderr.toString());
+      return result.stdout.toString().split("\n").filter(Boolean).map((line) => {
+        const { a, b } = JSON.parse(line);
+        return [corpus.number.get(a), corpus.number.get(b)].sort((x, y) => x - y);
+      });
     },
   },
   {
@@ -54,6 +77,34 @@ export const METHODS = [
   },
 ];
 
+function simhashPairs(texts, k) {
+  const fps = simhashMany(texts, { shingle: 3 });
+  const usable = [];
+  texts.forEach((text, i) => (fps[i] !== 0n || features(text).length > 0) && usable.push(i));
+  const index = new NearDupIndex({ maxDistance: k });
+  index.addMany(usable, BigUint64Array.from(usable, (i) => fps[i]));
+  const pairs = index.pairs().map(({ a, b }) => (a < b ? [a, b] : [b, a]));
+  index.dispose();
+  return pairs;
+}
+
+/** Candidates kept when the bottom-k estimate reaches t (the sketching counted in the time). */
+function verified(texts, t, candidates) {
+  const index = new MinHashIndex({ threshold: t, sketchSize: SKETCH });
+  index.addMany(texts.map((_, i) => i), texts);
+  const estimates = index.similarityMany(candidates);
+  index.dispose();
+  return candidates.filter((_, i) => estimates[i] >= t);
+}
+
+function minhash(texts, t, pairsOf) {
+  const index = new MinHashIndex({ threshold: t, sketchSize: SKETCH });
+  index.addMany(texts.map((_, i) => i), texts);
+  const pairs = pairsOf(index).map(({ a, b }) => [a, b]);
+  index.dispose();
+  return pairs;
+}
+
 function score(pairs, truth, t) {
   let hits = 0;
   const seen = new Set();
@@ -70,21 +121,33 @@ function score(pairs, truth, t) {
   return { predicted: seen.size, precision, recall, f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall) };
 }
 
+/** CPU seconds of waited-for child processes (Linux /proc; clock ticks of 1/100 s), 0 elsewhere. */
+function childCpu() {
+  try {
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 function timed(fn) {
   const cpu = process.cpuUsage();
+  const children = childCpu();
   const start = performance.now();
   const value = fn();
   const wall = (performance.now() - start) / 1000;
   const used = process.cpuUsage(cpu);
-  return { value, wall, cpu: (used.user + used.system) / 1e6 };
+  return { value, wall, cpu: (used.user + used.system) / 1e6 + childCpu() - children };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The evaluation of `methods` on one corpus; returns markdown. */
 export function evaluateCorpus(name, methods = METHODS) {
-  const { docs, truth } = loadCorpus(name);
+  const { docs, truth, path } = loadCorpus(name);
   const texts = docs.map((doc) => doc.text);
+  const corpus = { jsonl: readFileSync(path), number: new Map(docs.map((doc, i) => [doc.id, i])) };
   const mb = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0) / 1e6;
   const rows = [];
   for (const t of THRESHOLDS) {
@@ -92,7 +155,7 @@ export function evaluateCorpus(name, methods = METHODS) {
     for (let round = 0; round < ROUNDS; round++) {
       methods.forEach((method, m) => {
         if (method.sketchOnly && t !== THRESHOLDS[0]) return;
-        const { value, wall, cpu } = timed(() => method.run(texts, t));
+        const { value, wall, cpu } = timed(() => method.run(texts, t, corpus));
         runs[m].walls.push(wall);
         runs[m].cpus.push(cpu);
         runs[m].result ??= method.sketchOnly ? undefined : score(value, truth, t);

@@ -38,3 +38,6 @@ export { simhash, simhashMany, features, hammingDistance, DEFAULT_SHINGLE, type 
 export { IdfTable } from "./simhash/idf.js";
 export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, type NearPair } from "./simhash/near-dup-index.js";
 export { segmentWords } from "./simhash/text.js";
+export { MinHashIndex, DEFAULT_SKETCH_SIZE, type MinHashIndexOptions, type SimilarMatch, type SimilarPair } from "./simhash/minhash-index.js";
+export { sketchMany, lshLayout, type SketchParams, type Sketches } from "./simhash/minhash.js";
+export { groupPairs, type ScoredPair, type SimilarGroup } from "./simhash/groups.js";

@@ -8,6 +8,7 @@ import {
   BloomFilter,
   DisposedError,
   FilterTooLargeError,
+  sizing,
   InvalidArgumentError,
   ScalableBloomFilter,
 } from "../build/js/index.node.js";
@@ -175,6 +176,13 @@ describe("bad input", () => {
   it("refuses filters too large for the platform with FilterTooLargeError", () => {
     expect(() => new BloomFilter({ items: 1e15, fpRate: 0.01 })).toThrow(FilterTooLargeError);
     expect(() => new BloomFilter({ items: 5e12, fpRate: 0.01 })).toThrow(/exceeds the 1 TiB/);
+  });
+
+  it("refuses a blocked filter for a rate it cannot reach within 1 TiB, at once (it searched without end)", () => {
+    // At most 64 of a block's 512 bits per key: tiny rates need nearly empty blocks.
+    expect(() => new BlockedBloomFilter({ items: 10, fpRate: 1e-300 })).toThrow(/a blocked filter cannot reach fpRate 1e-300 for 10 items within 1099511627776 bytes/);
+    expect(() => sizing.optimalBlockedBloom({ items: 1e9, fpRate: 1e-60 })).toThrow(FilterTooLargeError);
+    expect(new BloomFilter({ items: 10, fpRate: 1e-300 }).hashes).toBe(64);
   });
 
   it("rejects keys that are neither strings nor bytes", () => {

@@ -1,5 +1,6 @@
-// `crawlsieve near-dups` as a user runs it: folders of HTML and text, JSON lines on stdin, --json,
-// boilerplate removal across templates, and bad input.
+// `crawlsieve near-dups` as a user runs it: the public form `near-dups --pairs --threshold J` on
+// JSON lines checked against exact Jaccard computed here, groups without chains, folders of HTML
+// and text with --include/--exclude, --json, SimHash with --max-distance, and bad input.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,42 +29,131 @@ describe("htmlToText", () => {
   });
 });
 
-describe("crawlsieve near-dups", () => {
-  it("groups one article in two templates (distance 0) and leaves unrelated documents out", () => {
-    const { code, stdout } = run(["near-dups", EXAMPLES]);
-    expect(code).toBe(0);
-    expect(stdout).toBe(`group 1 (2 documents)\n  0\t${EXAMPLES}/site-a-article.html\n  0\t${EXAMPLES}/site-b-mirror.html\n`);
+/** Exact Jaccard of word 3-shingle sets, written here (words: runs of letters, digits and "_"). */
+function exactJaccard(a: string, b: string): number {
+  const set = (text: string) => {
+    const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+    const out = new Set<string>();
+    if (words.length > 0 && words.length < 3) out.add(words.join(" "));
+    for (let i = 0; i + 3 <= words.length; i++) out.add(words.slice(i, i + 3).join(" "));
+    return out;
+  };
+  const x = set(a);
+  const y = set(b);
+  let common = 0;
+  for (const s of x) if (y.has(s)) common++;
+  return common / (x.size + y.size - common);
+}
+
+/** Texts of 40-200 words: families of edited copies at many similarities, and unrelated ones. */
+function family(seed: number): { id: number | string; text: string }[] {
+  let x = seed;
+  const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const docs: { id: number | string; text: string }[] = [];
+  for (let f = 0; f < 25; f++) {
+    const words = Array.from({ length: 40 + Math.floor(next() * 160) }, () => `w${Math.floor(next() * 5000)}`);
+    for (let c = 0; c < 4; c++) {
+      const edited = words.map((w) => (next() < c * 0.01 ? `e${Math.floor(next() * 1e6)}` : w));
+      docs.push({ id: docs.length % 3 === 0 ? `doc-${docs.length}` : docs.length, text: edited.join(" ") });
+    }
+  }
+  return docs;
+}
+
+describe("crawlsieve near-dups --pairs --threshold J (JSON lines on stdin)", () => {
+  it("prints exactly the pairs whose exact Jaccard reaches J, with it, ids as given (short texts: the sketch holds the whole set)", () => {
+    const docs = family(11);
+    for (const threshold of [0.9, 0.8, 0.6]) {
+      const { code, stdout } = run(["near-dups", "--pairs", "--threshold", String(threshold)], docs.map((d) => JSON.stringify(d)).join("\n"));
+      expect(code).toBe(0);
+      const printed = stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as { a: number | string; b: number | string; similarity: number });
+      const expected: string[] = [];
+      for (let i = 0; i < docs.length; i++) {
+        for (let j = i + 1; j < docs.length; j++) {
+          const jac = exactJaccard(docs[i].text, docs[j].text);
+          if (jac >= threshold) expected.push(JSON.stringify([docs[i].id, docs[j].id, jac.toFixed(9)]));
+        }
+      }
+      expect(expected.length).toBeGreaterThan(10);
+      expect(printed.map((p) => JSON.stringify([p.a, p.b, p.similarity.toFixed(9)])).sort()).toEqual(expected.sort());
+      expect(Object.keys(printed[0])).toEqual(["a", "b", "similarity"]);
+    }
   });
 
-  it("with a larger distance also finds the edited print view and the edited Chinese news item", () => {
+  it("groups only documents within the threshold of their representative (no chains)", () => {
+    // A chain: each text shares most shingles with the next and little with the one after.
+    const base = Array.from({ length: 60 }, (_, i) => `c${i}`);
+    const chain = [0, 1, 2, 3, 4].map((step) => base.map((w, i) => (i < step * 6 ? `x${i}` : w)).join(" "));
+    const lines = chain.map((text, i) => JSON.stringify({ id: `link-${i}`, text })).join("\n");
+    const threshold = 0.7;
+    const { code, stdout } = run(["near-dups", "--json", "--threshold", String(threshold)], lines);
+    expect(code).toBe(0);
+    const groups = stdout.trim().split("\n").map((line) => JSON.parse(line) as { representative: string; members: { id: string; similarity: number }[] });
+    const textOf = (id: string) => chain[Number(id.split("-")[1])];
+    for (let i = 0; i + 1 < chain.length; i++) expect(exactJaccard(chain[i], chain[i + 1])).toBeGreaterThanOrEqual(threshold);
+    for (let i = 0; i + 2 < chain.length; i++) expect(exactJaccard(chain[i], chain[i + 2])).toBeLessThan(threshold);
+    expect(groups.length).toBeGreaterThan(0);
+    const grouped = new Set<string>();
+    for (const group of groups) {
+      expect(group.members[0]).toEqual({ id: group.representative, similarity: 1 });
+      for (const m of group.members) {
+        expect(grouped.has(m.id)).toBe(false);
+        grouped.add(m.id);
+        expect(exactJaccard(textOf(m.id), textOf(group.representative))).toBeGreaterThanOrEqual(threshold);
+        expect(m.similarity).toBeCloseTo(exactJaccard(textOf(m.id), textOf(group.representative)), 9);
+      }
+    }
+  });
+});
+
+describe("crawlsieve near-dups", () => {
+  it("groups one article in two templates with its print view and leaves unrelated documents out", () => {
+    const { code, stdout } = run(["near-dups", EXAMPLES]);
+    expect(code).toBe(0);
+    const groups = stdout.split(/^group \d+ \(\d+ documents\)\n/m).filter(Boolean).map((block) => block.trim().split("\n").map((line) => line.trim().split("\t")[1].replace(`${EXAMPLES}/`, "")).sort());
+    expect(groups).toEqual([["print-view.txt", "site-a-article.html", "site-b-mirror.html"], ["zh-news-1.txt", "zh-news-2.txt"]]);
+    expect(stdout).toMatch(/^ {2}1\.000\t/m);
+  });
+
+  it("with --max-distance uses SimHash: the edited print view and the edited Chinese news item at k = 6", () => {
     const { code, stdout } = run(["near-dups", "--max-distance", "6", "--json", EXAMPLES]);
     expect(code).toBe(0);
     const groups = stdout.trim().split("\n").map((line) => JSON.parse(line));
     const ids = groups.map((g: { members: { id: string }[] }) => g.members.map((m) => m.id.replace(`${EXAMPLES}/`, "")).sort());
     expect(ids).toEqual([["print-view.txt", "site-a-article.html", "site-b-mirror.html"], ["zh-news-1.txt", "zh-news-2.txt"]]);
-    for (const g of groups) for (const p of g.pairs) expect(p.distance).toBeLessThanOrEqual(6);
+    for (const g of groups) for (const m of g.members) expect(m.distance).toBeLessThanOrEqual(6);
+    expect(run(["near-dups", EXAMPLES]).stdout).not.toBe(run(["near-dups", "--max-distance", "0", EXAMPLES]).stdout);
   });
 
-  it("reads JSON lines from stdin and walks nested folders", () => {
+  it("reads JSON lines (text or html) from stdin and walks nested folders, reading a file named .html", () => {
     const lines = [
       { id: 1, text: STORY },
       { id: "b", text: STORY.replace("twice", "two times") },
       { id: 3, html: `<article><p>${STORY}</p></article><footer>x</footer>` },
       { id: 4, text: "Something else entirely about counting filters and their counters." },
     ].map((x) => JSON.stringify(x)).join("\n");
-    const { code, stdout } = run(["near-dups", "--max-distance", "6", "--json"], lines);
+    const { code, stdout } = run(["near-dups", "--json"], lines);
     expect(code).toBe(0);
     const group = JSON.parse(stdout.trim());
-    expect(group.members.map((m: { id: string }) => m.id).sort()).toEqual(["1", "3", "b"]);
+    expect(group.members.map((m: { id: string }) => m.id).sort()).toEqual([1, 3, "b"]);
     const dir = mkdtempSync(join(tmpdir(), "cs-nd-"));
     mkdirSync(join(dir, "deep", "er"), { recursive: true });
+    mkdirSync(join(dir, "_sources"), { recursive: true });
     writeFileSync(join(dir, "a.txt"), STORY);
     writeFileSync(join(dir, "deep", "er", "b.md"), STORY);
+    writeFileSync(join(dir, "deep", ".html"), `<html><body><p>${STORY}</p></body></html>`);
     writeFileSync(join(dir, "deep", "ignored.json"), STORY);
+    writeFileSync(join(dir, "_sources", "a.rst.txt"), STORY);
     writeFileSync(join(dir, "empty.txt"), "   ");
     const walked = run(["near-dups", dir]);
-    expect(walked.stdout).toBe(`group 1 (2 documents)\n  0\t${join(dir, "a.txt")}\n  0\t${join(dir, "deep", "er", "b.md")}\n`);
+    const files = (out: string) => out.split("\n").filter((line) => line.startsWith("  ")).map((line) => line.split("\t")[1].slice(dir.length + 1)).sort();
+    expect(files(walked.stdout)).toEqual(["_sources/a.rst.txt", "a.txt", "deep/.html", "deep/er/b.md"]);
     expect(walked.stderr).toMatch(/1 document\(s\) without a word/);
+    expect(files(run(["near-dups", "--exclude", "_sources", dir]).stdout)).toEqual(["a.txt", "deep/.html", "deep/er/b.md"]);
+    expect(files(run(["near-dups", "--include", "*.{md,json}", dir]).stdout)).toEqual(["deep/er/b.md", "deep/ignored.json"]);
+    expect(files(run(["near-dups", "--include", "deep/**", "--exclude", "*.json", dir]).stdout)).toEqual(["deep/.html", "deep/er/b.md"]);
+    // A file named on the command line is read whatever its name.
+    expect(files(run(["near-dups", join(dir, "deep", "ignored.json"), join(dir, "a.txt")]).stdout)).toEqual(["a.txt", "deep/ignored.json"]);
   });
 
   it("names bad input", () => {
@@ -72,6 +162,10 @@ describe("crawlsieve near-dups", () => {
     expect(bad.stderr).toMatch(/stdin line 2/);
     expect(run(["near-dups"], '{"text": "no id"}\n').stderr).toMatch(/"id"/);
     expect(run(["near-dups", "--max-distance", "9", EXAMPLES]).stderr).toMatch(/--max-distance must be an integer from 0 to 8/);
+    expect(run(["near-dups", "--threshold", "1.2", EXAMPLES]).stderr).toMatch(/--threshold/);
+    expect(run(["near-dups", "--threshold", "0", EXAMPLES]).code).toBe(2);
+    expect(run(["near-dups", "--threshold", "0.9", "--max-distance", "3", EXAMPLES]).code).toBe(2);
+    expect(run(["near-dups", "--include", "[abc", EXAMPLES]).stderr).toMatch(/--include/);
     expect(run(["near-dups", "/nonexistent/folder"]).code).toBe(2);
   });
 });

@@ -8,7 +8,8 @@
 // here, 10 KB 20 ms), so long texts are segmented in pieces cut at a space or punctuation.
 const PIECE = 1024;
 const BOUNDARY = /[\s\p{P}]/u;
-const UNSPACED_SCRIPTS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+/** Scripts written without spaces between words: their texts need Intl.Segmenter. */
+export const UNSPACED_SCRIPTS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 let segmenter: Intl.Segmenter | undefined;
 
 /** The text to tokenize for a non-ASCII document (normalized, folded, unspaced scripts segmented). */

@@ -6,7 +6,7 @@ import { Output } from "../output.js";
 import { urlFlags, urlFlagsUsage, urlOptions } from "../url-options.js";
 
 /** Usage of `canonicalize`. */
-export const canonicalizeUsage = `crawlsieve canonicalize [FILE...] [flags]
+export const canonicalizeUsage = `crawlsieve canonicalize [FILE...] [--keep-fragments] [--drop-blank-values] [--encoding E] [extras]
   Prints the canonical form of every input URL (Scrapy's canonicalize_url rules), one per line.
 ${urlFlagsUsage}`;
 

