@@ -18,51 +18,107 @@
 // Layout of one sketch (stride 4 + 4k bytes): u32 count (distinct values kept, at most k),
 // then k u32 values ascending (unused ones 0xFFFFFFFF).
 
-import { tokenize, voteReset, JOIN_UNDERSCORE, FOLD_CASE, MAX_SHINGLE } from "./simhash";
+import { tokenize, voteReset, JOIN_UNDERSCORE, FOLD_CASE, MAX_SHINGLE, UNSPACED_FLAG } from "./simhash";
 import { mix64 } from "./xxh64";
 
 const EMPTY: u32 = 0xFFFFFFFF;
 const BAND_SEED: u64 = 0x6A09E667F3BCC909;
 
-// Inserts v into the ascending list of `count` values at `at` (capacity k) unless present;
-// returns the new count. A full list drops its largest value.
-// @ts-ignore: decorator
-@inline function insertValue(at: usize, count: u32, k: u32, v: u32): u32 {
-  // Binary search for the first value >= v.
-  let lo: u32 = 0;
-  let hi = count;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (load<u32>(at + (<usize>mid << 2)) < v) lo = mid + 1;
-    else hi = mid;
+// Sorts `n` u32 at `at` ascending: quicksort (median of three, the smaller side recursed) with
+// insertion sort below 17 elements.
+function sortU32(at: usize, n: usize): void {
+  while (n > 16) {
+    const a = load<u32>(at);
+    const b = load<u32>(at + ((n >> 1) << 2));
+    const c = load<u32>(at + ((n - 1) << 2));
+    const pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    let i: usize = 0;
+    let j: usize = n - 1;
+    while (true) {
+      while (load<u32>(at + (i << 2)) < pivot) i++;
+      while (load<u32>(at + (j << 2)) > pivot) j--;
+      if (i >= j) break;
+      const t = load<u32>(at + (i << 2));
+      store<u32>(at + (i << 2), load<u32>(at + (j << 2)));
+      store<u32>(at + (j << 2), t);
+      i++;
+      j--;
+    }
+    // [0, j] <= pivot <= [j + 1, n)
+    const left = j + 1;
+    if (left < n - left) {
+      sortU32(at, left);
+      at += left << 2;
+      n -= left;
+    } else {
+      sortU32(at + (left << 2), n - left);
+      n = left;
+    }
   }
-  if (lo < count && load<u32>(at + (<usize>lo << 2)) == v) return count;
-  const keep = count < k ? count : k - 1;
-  if (lo >= k) return count;
-  memory.copy(at + (<usize>(lo + 1) << 2), at + (<usize>lo << 2), <usize>(keep - lo) << 2);
-  store<u32>(at + (<usize>lo << 2), v);
-  return keep + 1;
+  for (let i: usize = 1; i < n; i++) {
+    const v = load<u32>(at + (i << 2));
+    let j = i;
+    while (j > 0 && load<u32>(at + ((j - 1) << 2)) > v) {
+      store<u32>(at + (j << 2), load<u32>(at + ((j - 1) << 2)));
+      j--;
+    }
+    store<u32>(at + (j << 2), v);
+  }
 }
 
-/** Bottom-k and OPH band keys of `n` shingle hashes at `hashes`; writes the sketch at `sketch`, `bands` keys at `keys`, uses B u32 at `bins`. */
+// Sorts the `m` values at `from`, then copies the distinct ones, at most k, to `values`; returns how many.
+// @ts-ignore: decorator
+@inline function smallestDistinct(from: usize, m: u32, k: u32, values: usize): u32 {
+  sortU32(from, <usize>m);
+  let count: u32 = 0;
+  for (let i: u32 = 0; i < m && count < k; i++) {
+    const v = load<u32>(from + (<usize>i << 2));
+    if (count == 0 || v != load<u32>(values + (<usize>(count - 1) << 2))) {
+      store<u32>(values + (<usize>count << 2), v);
+      count++;
+    }
+  }
+  return count;
+}
+
+/**
+ * Bottom-k and OPH band keys of `n` shingle hashes at `hashes` (overwritten: the pass packs their
+ * hi32 values into the first half); writes the sketch at `sketch`, `bands` keys at `keys`, uses
+ * B = bands * rows u32 at `bins`.
+ */
 export function sketchHashes(hashes: usize, n: u32, k: u32, bands: u32, rows: u32, bins: usize, sketch: usize, keys: usize): void {
   const values = sketch + 4;
-  let count: u32 = 0;
-  let top: u32 = EMPTY; // the largest kept value once the list is full
   const b = bands * rows;
   for (let i: u32 = 0; i < b; i++) store<u32>(bins + (<usize>i << 2), EMPTY);
+  // One pass: OPH bins from lo32, hi32 packed in place (u32 i is written after u64 i is read).
   for (let i: u32 = 0; i < n; i++) {
     const h = load<u64>(hashes + (<usize>i << 3));
-    const v = <u32>(h >> 32);
-    if (count < k || v < top) {
-      count = insertValue(values, count, k, v);
-      if (count == k) top = load<u32>(values + (<usize>(k - 1) << 2));
-    }
+    store<u32>(hashes + (<usize>i << 2), <u32>(h >> 32));
     // The bin is the top of lo32; the value keeps its low 31 bits (the top bit marks copies below).
     const lo = <u32>h;
     const at = bins + (<usize>(<u32>((<u64>lo * <u64>b) >> 32)) << 2);
     const v31 = lo & 0x7FFFFFFF;
     if (v31 < load<u32>(at)) store<u32>(at, v31);
+  }
+  // Bottom-k: the k smallest distinct of n uniform values are, almost surely, all below
+  // 2(k + 32)/n of the range; those are copied to the free upper half and sorted alone. When
+  // repeats leave fewer than k distinct there (and some were left out), all n are sorted.
+  let count: u32 = 0;
+  if (<u64>n > 2 * <u64>k + 64) {
+    const limit = (<u64>(2 * k + 64) << 32) / <u64>n;
+    const upper = hashes + (<usize>n << 2);
+    let m: u32 = 0;
+    for (let i: u32 = 0; i < n; i++) {
+      const v = load<u32>(hashes + (<usize>i << 2));
+      if (<u64>v < limit) {
+        store<u32>(upper + (<usize>m << 2), v);
+        m++;
+      }
+    }
+    count = smallestDistinct(upper, m, k, values);
+    if (count < k && m < n) count = smallestDistinct(hashes, n, k, values);
+  } else {
+    count = smallestDistinct(hashes, n, k, values);
   }
   store<u32>(sketch, count);
   for (let i = count; i < k; i++) store<u32>(values + (<usize>i << 2), EMPTY);
@@ -97,19 +153,27 @@ export function sketchHashes(hashes: usize, n: u32, k: u32, bands: u32, rows: u3
  * Sketches `count` documents given as spans of one buffer: tokenizes each (w-word shingles),
  * writes sketch i at sketches + i * (4 + 4k) and band keys i at keys + 4 * bands * i. `work`
  * must hold one u64 per shingle of the longest document (bytes / 2 + 2), `bins` B u32, `state`
- * the tokenizer's 1 KiB. Returns nothing; a document without a word gets count 0.
+ * the tokenizer's 1 KiB. A document without a word gets count 0. Returns how many documents
+ * hold letters of a script written without spaces, and sets byte i at `unspaced` for each (the
+ * caller segments those into words and sketches them again).
  */
-export function sketchDocs(text: usize, spans: usize, count: u32, w: u32, k: u32, bands: u32, rows: u32, state: usize, work: usize, bins: usize, sketches: usize, keys: usize): void {
+export function sketchDocs(text: usize, spans: usize, count: u32, w: u32, k: u32, bands: u32, rows: u32, state: usize, work: usize, bins: usize, sketches: usize, keys: usize, unspaced: usize): u32 {
+  let found: u32 = 0;
   const stride = <usize>(4 + 4 * k);
   const shingle = min<u32>(max<u32>(w, 1), MAX_SHINGLE);
   for (let i: u32 = 0; i < count; i++) {
     const s = load<u32>(spans + (<usize>i << 3));
     const e = load<u32>(spans + (<usize>i << 3), 4);
     voteReset(state);
+    store<u32>(state + UNSPACED_FLAG, 0);
     tokenize(text + s, e - s, shingle, state, work, JOIN_UNDERSCORE | FOLD_CASE);
     const n = load<u32>(state, 324);
     sketchHashes(work, n, k, bands, rows, bins, sketches + <usize>i * stride, keys + (<usize>(i * bands) << 2));
+    const flag = load<u32>(state + UNSPACED_FLAG);
+    store<u8>(unspaced + <usize>i, <u8>flag);
+    found += flag;
   }
+  return found;
 }
 
 /**

@@ -153,12 +153,14 @@ export function tokenize(text: usize, len: usize, w: u32, state: usize, out: usi
         const n = utf8Length(c);
         const cp = decode(p, n, end);
         if (isSeparator(cp)) break;
-        if (fold && n == 2) {
-          const lower = foldCase(cp);
-          if (lower != cp) {
-            store<u8>(p, <u8>(0xC0 | (lower >> 6)));
-            store<u8>(p, <u8>(0x80 | (lower & 0x3F)), 1);
-          }
+        if (fold) {
+          if (n == 2) {
+            const lower = foldCase(cp);
+            if (lower != cp) {
+              store<u8>(p, <u8>(0xC0 | (lower >> 6)));
+              store<u8>(p, <u8>(0x80 | (lower & 0x3F)), 1);
+            }
+          } else if (isUnspaced(cp)) store<u32>(state, 1, UNSPACED_FLAG);
         }
         p += n;
       }
@@ -166,6 +168,25 @@ export function tokenize(text: usize, len: usize, w: u32, state: usize, out: usi
     if (p > start) seen = feedToken(state, xxh64(start, p - start, 0), seen, w, out);
   }
   finishShort(state, seen, w, out);
+}
+
+/** Offset in the tokenizer state of a u32 set to 1 (with FOLD_CASE) when a text has a letter of a script written without spaces. */
+export const UNSPACED_FLAG: usize = 328;
+
+// Han, Hiragana, Katakana, Thai, Lao, Myanmar and Khmer: the scripts the platform's word
+// segmentation must cut (see src/simhash/text.ts UNSPACED_SCRIPTS).
+// @ts-ignore: decorator
+@inline function isUnspaced(cp: u32): bool {
+  if (cp < 0x0E00) return false;
+  if (cp <= 0x0EFF) return true; // Thai, Lao
+  if (cp >= 0x1000 && cp <= 0x109F) return true; // Myanmar
+  if (cp >= 0x1780 && cp <= 0x17FF) return true; // Khmer
+  if (cp >= 0x3040 && cp <= 0x30FF) return true; // Hiragana, Katakana
+  if (cp >= 0x31F0 && cp <= 0x31FF) return true;
+  if (cp >= 0x3400 && cp <= 0x9FFF) return true; // Han
+  if (cp >= 0xF900 && cp <= 0xFAFF) return true;
+  if (cp >= 0xFF66 && cp <= 0xFF9D) return true; // halfwidth Katakana
+  return cp >= 0x20000 && cp <= 0x3FFFF; // Han extensions
 }
 
 // The simple lower-case mapping of the two-byte letters that change case within two bytes

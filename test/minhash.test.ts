@@ -2,9 +2,10 @@
 // strings) within statistical bounds on generated pairs and on real mail, exact on short texts;
 // LSH candidates + verification equal to the brute-force estimate over all pairs; online add,
 // remove, replace and query; case folding in the kernel; bad input.
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { beforeAll, describe, expect, it } from "vitest";
-import { InvalidArgumentError, MinHashIndex, sketchMany, lshLayout } from "../build/js/index.node.js";
+import { ChecksumMismatchError, FormatError, InvalidArgumentError, MinHashIndex, NearDupIndex, sketchMany, lshLayout } from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -181,5 +182,41 @@ describe("MinHashIndex", () => {
     expect(() => index.addMany([1], [3 as unknown as string])).toThrow(/texts\[0\]/);
     expect(() => index.querySketches(sketchMany(["a b c"], { ...index.params, k: 64 }))).toThrow(/sketches/);
     expect(lshLayout(0.9)).toEqual({ bands: 15, rows: 7 });
+  });
+});
+
+describe("MinHashIndex serialization (format v1, kind 10)", () => {
+  const goldenKeys = Array.from({ length: 200 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+
+  it("minhash-index-v1.bin loads forever: same bytes again, same sketches as today's, same answers", () => {
+    const bytes = new Uint8Array(readFileSync(new URL("./golden/minhash-index-v1.bin", import.meta.url)));
+    const index = MinHashIndex.deserialize(bytes);
+    expect(index.size).toBe(200);
+    expect(index.params).toEqual({ shingle: 3, k: 64, bands: 13, rows: 3 });
+    expect(index.serialize()).toEqual(bytes);
+    const fresh = new MinHashIndex({ threshold: 0.8, sketchSize: 64 });
+    fresh.addMany(goldenKeys.map((_, i) => i), goldenKeys);
+    expect(fresh.serialize()).toEqual(bytes); // the tokenizer and hashes have not drifted
+    expect(index.query(goldenKeys[17]).map((m) => m.id)).toContain(17);
+  });
+
+  it("round-trips after removals and replacements; bad bytes give typed errors", () => {
+    const next = rng(5);
+    const index = new MinHashIndex({ threshold: 0.7, sketchSize: 32 });
+    const texts = Array.from({ length: 50 }, () => pair(next, 30, 0)[0]);
+    texts.forEach((text, i) => texts.push(text.replace(/w/, "v")));
+    index.addMany(texts.map((_, i) => 1000 - i), texts);
+    index.remove(1000);
+    index.add(999, "replaced text of one document");
+    const bytes = index.serialize();
+    const again = MinHashIndex.deserialize(bytes);
+    expect(again.pairs()).toEqual(index.pairs());
+    expect(again.threshold).toBe(0.7);
+    expect(again.serialize()).toEqual(bytes);
+    const flipped = bytes.slice();
+    flipped[bytes.length - 20] ^= 1;
+    expect(() => MinHashIndex.deserialize(flipped)).toThrow(ChecksumMismatchError);
+    expect(() => MinHashIndex.deserialize(bytes.subarray(0, bytes.length - 9))).toThrow(FormatError);
+    expect(() => MinHashIndex.deserialize(new NearDupIndex().serialize())).toThrow(FormatError);
   });
 });

@@ -10,7 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launch, serve } from "./browser/chromium.js";
+import { launch, serve, watchProblems } from "./browser/chromium.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -127,8 +127,8 @@ describe("README.md", () => {
   }, 150_000);
 
   describe.each([
-    ["vite", "main.js", '<!doctype html><html><body><script type="module" src="/main.js"></script></body></html>', "index.html"],
-    ["esbuild", "app.js", '<!doctype html><html><body><script type="module" src="app.js"></script></body></html>', "dist/index.html"],
+    ["vite", "main.js", '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><script type="module" src="/main.js"></script></body></html>', "index.html"],
+    ["esbuild", "app.js", '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><script type="module" src="app.js"></script></body></html>', "dist/index.html"],
   ] as const)("the %s recipe", (tool, entry, html, htmlAt) => {
     it("builds as written, and the page runs in headless Chromium", async () => {
       const app = mkdtempSync(join(tmpdir(), `cs-${tool}-`));
@@ -147,9 +147,7 @@ describe("README.md", () => {
       const browser = await launch();
       try {
         const page = await browser.newPage();
-        const problems: string[] = [];
-        page.on("pageerror", (error) => problems.push(error.message));
-        page.on("response", (response) => response.status() >= 400 && problems.push(`${response.status()}: ${response.url()}`));
+        const problems = watchProblems(page);
         await page.goto(`${origin}/index.html`);
         await page.waitForFunction(() => document.body.textContent !== "", undefined, { timeout: 30_000 }).catch((error: Error) => {
           throw new Error(`${error.message}\n${problems.join("\n")}`);

@@ -280,19 +280,25 @@ describe("Scrapy-Redis interop", () => {
   });
 });
 
+/** Streams 400,000 lines through `dedup --redis` and SIGKILLs the server once 20,000 are printed. */
+async function dedupUntilRedisDies(target: RedisServer, args: string[], host: string): Promise<{ code: number | null; printed: string; err: string }> {
+  const lines = Array.from({ length: 400_000 }, (_, i) => `https://${host}.example/${i}`).join("\n") + "\n";
+  const child = spawn(process.execPath, [CLI, "dedup", "--redis", target.url, ...args]);
+  let printed = "";
+  let err = "";
+  child.stdout.on("data", (d) => (printed += d));
+  child.stderr.on("data", (d) => (err += d));
+  child.stdin.on("error", () => undefined);
+  child.stdin.end(lines);
+  while (printed.split("\n").length < 20_000) await new Promise((r) => setTimeout(r, 20));
+  await target.kill();
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  return { code, printed, err };
+}
+
 describe("Redis going away", () => {
   it("the CLI stops with a typed error, and after a restart nothing it printed is forgotten", async () => {
-    const lines = Array.from({ length: 400_000 }, (_, i) => `https://killed.example/${i}`).join("\n") + "\n";
-    const child = spawn(process.execPath, [CLI, "dedup", "--redis", server.url, "--namespace", "killed"]);
-    let printed = "";
-    let err = "";
-    child.stdout.on("data", (d) => (printed += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(lines);
-    while (printed.split("\n").length < 20_000) await new Promise((r) => setTimeout(r, 20));
-    await server.kill();
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const { code, printed, err } = await dedupUntilRedisDies(server, ["--namespace", "killed"], "killed");
     expect(code).toBe(2);
     expect(err).toMatch(/Redis is unavailable/);
     await server.restart();
@@ -314,17 +320,7 @@ describe("Redis going away", () => {
   it("dedup --redis --window: Redis killed mid-stream ends the CLI with exit 2 and one line, no stack; nothing printed is forgotten", async () => {
     const own = await startRedis();
     try {
-      const lines = Array.from({ length: 400_000 }, (_, i) => `https://window-killed.example/${i}`).join("\n") + "\n";
-      const child = spawn(process.execPath, [CLI, "dedup", "--redis", own.url, "--namespace", "wk", "--window", "7d"]);
-      let printed = "";
-      let err = "";
-      child.stdout.on("data", (d) => (printed += d));
-      child.stderr.on("data", (d) => (err += d));
-      child.stdin.on("error", () => undefined);
-      child.stdin.end(lines);
-      while (printed.split("\n").length < 20_000) await new Promise((r) => setTimeout(r, 20));
-      await own.kill();
-      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      const { code, printed, err } = await dedupUntilRedisDies(own, ["--namespace", "wk", "--window", "7d"], "window-killed");
       expect(code, err).toBe(2);
       expect(err).toMatch(/^crawlsieve: Redis is unavailable/);
       expect(err).not.toMatch(/\n\s+at /);

@@ -118,7 +118,7 @@ export class StoreDeduplicator {
       this.filter.store.min(n, maybe, 0);
       let covering = false;
       const epoch = this.store.update((view) => {
-        // Decided again from scratch if the transaction is retried: nothing outside it changes here.
+        // The epoch is read under the write lock: equal to the covered one, no one else wrote since.
         covering = this.coveredEpoch === view.epoch;
         changes.clear();
         skip.fill(1, 0, n);

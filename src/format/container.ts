@@ -35,6 +35,7 @@ export const Kind = {
   MultiDimBloomFilter: 7,
   IdfTable: 8,
   NearDupIndex: 9,
+  MinHashIndex: 10,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

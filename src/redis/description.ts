@@ -24,6 +24,19 @@ export async function adoptDescription<T>(redis: RedisCommander, key: string, pr
   return { value: parseDescription(key, text, parse), raw: text };
 }
 
+/**
+ * `open` run once, its result kept for every later call; a failure (Redis away) is not kept, so
+ * the next call tries again. For structures made with `new`, which adopt at their first call.
+ */
+export function once<T>(open: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () =>
+    (pending ??= open().catch((error: unknown) => {
+      pending = undefined;
+      throw error;
+    }));
+}
+
 /** Parses and checks a description's text. */
 export function parseDescription<T>(key: string, text: string, parse: (fields: Fields) => T): T {
   let json: unknown;

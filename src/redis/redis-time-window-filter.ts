@@ -10,7 +10,7 @@ import { optimalBloom } from "../sizing.js";
 import * as check from "../validate.js";
 import { granularity, granuleOf, granuleStart, type Granularity } from "../window/granularity.js";
 import type { RedisCommander } from "./commander.js";
-import { adoptDescription } from "./description.js";
+import { adoptDescription, once } from "./description.js";
 import { keyPrefix } from "./keys.js";
 import { PositionMapper, redisBitOffset } from "./positions.js";
 import { WINDOW_SEEN } from "./scripts.js";
@@ -34,7 +34,6 @@ export class RedisTimeWindowFilter {
   readonly granularity: Granularity;
   readonly slices: number;
   private readonly proposed: { kind: string; granularity: Granularity; slices: number; bits: number; hashes: number };
-  private mapper: Promise<PositionMapper> | undefined;
   private readonly clock: () => number;
   private readonly prefix: string;
 
@@ -83,24 +82,17 @@ export class RedisTimeWindowFilter {
   }
 
   /** The slices' bit mapper, from the description in Redis (recorded now if absent). */
-  private slicesMapper(): Promise<PositionMapper> {
-    const key = `${this.prefix}w:meta`;
-    this.mapper ??= adoptDescription(this.redis, key, this.proposed, (fields) => {
+  private readonly slicesMapper = once(async () => {
+    const { value } = await adoptDescription(this.redis, `${this.prefix}w:meta`, this.proposed, (fields) => {
       fields.kind("window");
       const bits = fields.integer("bits", 1, MAX_SLICE_BYTES * 8);
       const hashes = fields.integer("hashes", 1, MAX_HASHES);
       if (fields.integer("slices", 1, 100_000) !== this.slices) fields.fail("slices", `${this.slices}, as this process asked (the window was created with another length)`);
       if ((fields.json.granularity as unknown) !== this.granularity) fields.fail("granularity", `"${this.granularity}", as this process asked`);
       return new PositionMapper(bits, 1, hashes);
-    }).then(
-      ({ value }) => value,
-      (error: unknown) => {
-        this.mapper = undefined; // tried again by the next call (Redis may come back)
-        throw error;
-      },
-    );
-    return this.mapper;
-  }
+    });
+    return value;
+  });
 
   private async run(keys: readonly (string | Uint8Array)[], now: number | undefined, record: boolean): Promise<Uint8Array> {
     const t = now ?? this.clock();

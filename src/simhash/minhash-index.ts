@@ -4,7 +4,8 @@
 // verified by the bottom-k estimate of its Jaccard similarity (in WASM, batches of pairs), so a
 // reported pair is one whose estimate reaches the threshold, not one that merely shared a band.
 // Online: add, remove and query at any time; pairs() is the batch mode over everything stored.
-import { DisposedError, InvalidArgumentError } from "../errors.js";
+import { DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
+import { concat, expectParams, fromStoredParams, Kind, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
@@ -41,6 +42,7 @@ export const DEFAULT_SKETCH_SIZE = 512;
 const PAIR_BATCH = 4096;
 const QUERY_BATCH = 256;
 const NO_SLOT = 0xffffffff;
+const MINHASH_PARAM_BYTES = 32;
 
 /** MinHash-LSH index with verification by estimated Jaccard. */
 export class MinHashIndex {
@@ -252,6 +254,64 @@ export class MinHashIndex {
   similarity(a: number, b: number): number | undefined {
     const estimate = this.similarityMany([[a, b]])[0];
     return Number.isNaN(estimate) ? undefined : estimate;
+  }
+
+  /**
+   * The index in serialization format v1: parameters, then per document (by ascending id) its id,
+   * then the sketches, then the band keys; equal contents give equal bytes. Sketches depend on the
+   * tokenizer and hashes of this format version (hash scheme 1), so they load as they were.
+   */
+  serialize(): Uint8Array {
+    const { k, bands, shingle, rows } = this.params;
+    const ids = Uint32Array.from(this.slotOf.keys()).sort();
+    const n = ids.length;
+    const values = new Uint32Array(n * (k + 1));
+    const keys = new Uint32Array(n * bands);
+    const u32 = this.live().u32;
+    ids.forEach((id, i) => {
+      const slot = this.slotOf.get(id)!;
+      values.set(u32.subarray((this.storedAt + slot * this.stride) >>> 2, (this.storedAt + (slot + 1) * this.stride) >>> 2), i * (k + 1));
+      keys.set(this.keysOf.subarray(slot * bands, (slot + 1) * bands), i * bands);
+    });
+    const params = new Uint8Array(MINHASH_PARAM_BYTES);
+    const view = new DataView(params.buffer);
+    view.setFloat64(0, this.threshold, true);
+    view.setUint32(8, shingle, true);
+    view.setUint32(12, k, true);
+    view.setUint32(16, bands, true);
+    view.setUint32(20, rows, true);
+    view.setBigUint64(24, BigInt(n), true);
+    const tooLarge = (bytes: number) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE");
+    const bytes = (a: Uint32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+    return writeContainer(Kind.MinHashIndex, params, concat([bytes(ids), bytes(values), bytes(keys)], tooLarge), tooLarge);
+  }
+
+  /** Loads an index written by serialize(). */
+  static deserialize(bytes: Uint8Array): MinHashIndex {
+    const container = readContainer(bytes, [Kind.MinHashIndex]);
+    const params = expectParams(container, MINHASH_PARAM_BYTES);
+    const count = Number(params.getBigUint64(24, true));
+    const index = fromStoredParams("a MinHash index", () => new MinHashIndex({
+      threshold: params.getFloat64(0, true),
+      shingle: params.getUint32(8, true),
+      sketchSize: params.getUint32(12, true),
+      bands: params.getUint32(16, true),
+      rows: params.getUint32(20, true),
+    }));
+    const { k, bands } = index.params;
+    const perDoc = 4 * (1 + (k + 1) + bands);
+    if (container.payloadBytes !== perDoc * count) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${count} documents need ${perDoc * count}`, "ERR_BAD_PARAMS");
+    // A copy: the views below need a 4-byte-aligned buffer of their own.
+    const payload = verifiedPayload(bytes, container).slice();
+    const ids = new Uint32Array(payload.buffer, 0, count);
+    const values = new Uint32Array(payload.buffer, 4 * count, count * (k + 1));
+    const keys = new Uint32Array(payload.buffer, 4 * count * (k + 2), count * bands);
+    for (let i = 0; i < count; i++) {
+      if (i > 0 && ids[i] <= ids[i - 1]) throw new FormatError(`document ids out of order at entry ${i}`, "ERR_BAD_PARAMS");
+      if (values[i * (k + 1)] > k) throw new FormatError(`sketch ${i} claims ${values[i * (k + 1)]} values where at most ${k} fit`, "ERR_BAD_PARAMS");
+    }
+    index.addSketches(ids, { params: index.params, count, values, keys });
+    return index;
   }
 
   /** Releases the index's memory. */

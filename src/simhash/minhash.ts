@@ -2,13 +2,13 @@
 // sketch of each text's distinct word shingles (to estimate Jaccard similarity) and LSH band keys
 // from one-permutation hashing (to find candidates). Texts are encoded once per batch; the kernel
 // tokenizes UTF-8 and folds case itself, so a non-ASCII page costs what an ASCII one does. Only
-// texts in scripts written without spaces (Han, Kana, Thai, ...) are cut into words by
-// Intl.Segmenter first, as simhash() does.
+// texts the kernel finds letters of scripts written without spaces in (Han, Kana, Thai, ...) are
+// cut into words by Intl.Segmenter and sketched again, as simhash() does.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import { alignUp } from "../wasm/arena.js";
 import { sharedEngine } from "../wasm/engine.js";
-import { segmentWords, UNSPACED_SCRIPTS } from "./text.js";
+import { segmentWords } from "./text.js";
 
 /** Parameters of a sketch: what must match for two sketches to be compared. */
 export interface SketchParams {
@@ -49,48 +49,52 @@ export function checkSketchParams(params: SketchParams): SketchParams {
 export function sketchMany(texts: readonly string[], params: SketchParams): Sketches {
   if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
   checkSketchParams(params);
-  const { k, bands, rows, shingle } = params;
-  const stride = k + 1;
-  const values = new Uint32Array(texts.length * stride);
-  const keys = new Uint32Array(texts.length * bands);
-  const { arena, staging, scratchPtr } = sharedEngine();
   texts.forEach((text, i) => {
     if (typeof text !== "string") throw new InvalidArgumentError(`texts[${i}]`, text, "a string");
   });
+  const { k, bands } = params;
+  const values = new Uint32Array(texts.length * (k + 1));
+  const keys = new Uint32Array(texts.length * bands);
   for (let i = 0; i < texts.length; ) {
-    let n = staging.encodeBatch(texts, i);
-    let spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
-    let chars = 0;
-    for (let j = 0; j < n; j++) chars += texts[i + j].length;
-    if (spans[2 * n - 1] - spans[0] !== chars) {
-      // Some text is not ASCII: only those in unspaced scripts need the platform's word segmentation.
-      let segmented: string[] | undefined;
-      for (let j = 0; j < n; j++) {
-        const text = texts[i + j];
-        if (spans[2 * j + 1] - spans[2 * j] !== text.length && UNSPACED_SCRIPTS.test(text)) {
-          segmented ??= texts.slice(i, i + n) as string[];
-          segmented[j] = segmentWords(text).join(" ");
-        }
-      }
-      if (segmented !== undefined) {
-        n = staging.encodeBatch(segmented, 0, n);
-        spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
-      }
+    const { n, unspaced } = sketchBatch(texts, i, params, values, keys, i);
+    if (unspaced.length > 0) {
+      // Texts with Han, Kana, Thai, ... letters: cut into words by the platform, sketched again.
+      const words = unspaced.map((j) => segmentWords(texts[i + j]).join(" "));
+      const v = new Uint32Array(words.length * (k + 1));
+      const kk = new Uint32Array(words.length * bands);
+      for (let at = 0; at < words.length; ) at += sketchBatch(words, at, params, v, kk, at).n;
+      unspaced.forEach((j, w) => {
+        values.set(v.subarray(w * (k + 1), (w + 1) * (k + 1)), (i + j) * (k + 1));
+        keys.set(kk.subarray(w * bands, (w + 1) * bands), (i + j) * bands);
+      });
     }
-    let longest = 0;
-    for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
-    // Past the staged text: the shingle hashes of one document, the bins, the sketches and keys.
-    const work = alignUp(staging.end, 64);
-    const bins = alignUp(work + 8 * (Math.floor(longest / 2) + 2), 64);
-    const out = alignUp(bins + 4 * bands * rows, 64);
-    const keysAt = alignUp(out + 4 * stride * n, 64);
-    arena.reserve(keysAt + 4 * bands * n);
-    arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out, keysAt);
-    values.set(arena.u32.subarray(out >>> 2, (out >>> 2) + stride * n), i * stride);
-    keys.set(arena.u32.subarray(keysAt >>> 2, (keysAt >>> 2) + bands * n), i * bands);
     i += n;
   }
   return { params, count: texts.length, values, keys };
+}
+
+/** One kernel call: stages texts[from ..], sketches them into values/keys at document `to`; returns how many and which (offsets) hold unspaced scripts. */
+function sketchBatch(texts: readonly string[], from: number, params: SketchParams, values: Uint32Array, keys: Uint32Array, to: number): { n: number; unspaced: number[] } {
+  const { k, bands, rows, shingle } = params;
+  const stride = k + 1;
+  const { arena, staging, scratchPtr } = sharedEngine();
+  const n = staging.encodeBatch(texts, from);
+  const spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
+  let longest = 0;
+  for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
+  // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
+  const work = alignUp(staging.end, 64);
+  const bins = alignUp(work + 8 * (Math.floor(longest / 2) + 2), 64);
+  const out = alignUp(bins + 4 * bands * rows, 64);
+  const keysAt = alignUp(out + 4 * stride * n, 64);
+  const flags = alignUp(keysAt + 4 * bands * n, 64);
+  arena.reserve(flags + n);
+  const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out, keysAt, flags);
+  values.set(arena.u32.subarray(out >>> 2, (out >>> 2) + stride * n), to * stride);
+  keys.set(arena.u32.subarray(keysAt >>> 2, (keysAt >>> 2) + bands * n), to * bands);
+  const unspaced: number[] = [];
+  if (found > 0) for (let j = 0; j < n; j++) if (arena.u8[flags + j] !== 0) unspaced.push(j);
+  return { n, unspaced };
 }
 
 /** LSH layout for a similarity threshold t: rows r with t^r near 1/2, and enough bands that a pair at t shares none with probability at most 1e-4. */

@@ -42,6 +42,16 @@ export async function launch(): Promise<Browser> {
   });
 }
 
+/** Collects what goes wrong on a page (script errors, console errors, failed and 4xx/5xx requests), for assertion messages. */
+export function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
+  page.on("requestfailed", (request) => problems.push(`failed: ${request.url()}`));
+  page.on("response", (response) => response.status() >= 400 && problems.push(`${response.status()}: ${response.url()}`));
+  return problems;
+}
+
 /** A page on the served origin with the browser build initialised as `window.cs` and compute.js as `window.compute`. */
 export async function pageWithPackage(browser: Browser, origin: string): Promise<Page> {
   const page = await browser.newPage();

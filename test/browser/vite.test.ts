@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "vite";
 import { describe, expect, it } from "vitest";
-import { launch, serve } from "./chromium.js";
+import { launch, serve, watchProblems } from "./chromium.js";
 
 const root = new URL("../../", import.meta.url).pathname;
 
@@ -30,11 +30,7 @@ document.body.dataset.result = JSON.stringify({ has: Array.from(filter.hasMany([
     const browser = await launch();
     try {
       const page = await browser.newPage();
-      const problems: string[] = [];
-      page.on("pageerror", (error) => problems.push(error.message));
-      page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
-      page.on("requestfailed", (request) => problems.push(`failed: ${request.url()}`));
-      page.on("response", (response) => response.status() >= 400 && problems.push(`${response.status()}: ${response.url()}`));
+      const problems = watchProblems(page);
       await page.goto(`${origin}/index.html`);
       const handle = await page.waitForSelector("body[data-result]", { state: "attached", timeout: 30_000 }).catch((error) => {
         throw new Error(`${error.message}\n${problems.join("\n")}\nassets: ${assets.join(", ")}`);

@@ -2,7 +2,7 @@
 // to make a test pass; a format change gets a new version and new golden files beside these.
 // Usage: node test/golden/make-golden.js
 import { existsSync, writeFileSync } from "node:fs";
-import { AgePartitionedFilter, IdfTable, NearDupIndex, simhashMany, BlockedBloomFilter, BloomFilter, CountingBloomFilter, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter, initSync } from "../../build/js/index.node.js";
+import { AgePartitionedFilter, IdfTable, MinHashIndex, NearDupIndex, simhashMany, BlockedBloomFilter, BloomFilter, CountingBloomFilter, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter, initSync } from "../../build/js/index.node.js";
 
 initSync();
 const keys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
@@ -31,3 +31,10 @@ if (!existsSync(goldenIndex)) {
 }
 const goldenIdf = new URL("idf-v1.bin", import.meta.url);
 if (!existsSync(goldenIdf)) writeFileSync(goldenIdf, IdfTable.build(keys, { shingle: 1 }).serialize());
+// MinHash: the first 200 golden keys' sketches (id = key number), 64 values each, LSH for threshold 0.8.
+const goldenMinHash = new URL("minhash-index-v1.bin", import.meta.url);
+if (!existsSync(goldenMinHash)) {
+  const index = new MinHashIndex({ threshold: 0.8, sketchSize: 64 });
+  index.addMany(keys.slice(0, 200).map((_, i) => i), keys.slice(0, 200));
+  writeFileSync(goldenMinHash, index.serialize());
+}
