@@ -1,7 +1,10 @@
 // The byte pipeline (LineDeduplicator, dedupLines) against awk: mawk's `!s[k]++` with k the line
 // without a final "\r" is the reference, run on tricky bytes, on random lines with fast-check, at
 // every chunk boundary, through table growth and megabyte lines; XXH3-128 against hash-wasm.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { xxhash128 } from "hash-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +12,8 @@ import { DisposedError, InvalidArgumentError, LineDeduplicator, dedupLines, xxh1
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 
 /** First occurrences by awk (mawk in the C locale): bytes through, CRLF and LF lines compare the same. */
 function awk(input: Uint8Array): Buffer {
@@ -91,6 +96,65 @@ describe("dedupLines equals awk's first occurrences", () => {
     const staged = new LineDeduplicator({ approx: true, fpRate: 1e-9, stageItems: 1000 });
     expect(Buffer.concat([staged.push(input), staged.end()]).equals(reference)).toBe(true);
     expect(staged.describe().stages).toBe(5);
+  });
+});
+
+describe("reading straight into the two WebAssembly slots (the CLI's path)", () => {
+  it("equals awk when the next chunk lands in the other slot before the current one is worked", () => {
+    const next = rng(21);
+    const parts: string[] = [];
+    for (let i = 0; i < 60_000; i++) parts.push(`${"x".repeat(Math.floor(next() * 3) * 40)}/k/${Math.floor(next() * 30_000)}${next() < 0.2 ? "\r" : ""}`);
+    const input = Buffer.from(parts.join("\n") + "\nend");
+    const reference = awk(input);
+    for (const chunkBytes of [4096, 65_536]) {
+      const dedup = new LineDeduplicator({ chunkBytes, carryBytes: 100 });
+      const out: Buffer[] = [];
+      const sink = (bytes: Uint8Array) => out.push(Buffer.from(bytes));
+      // A "read": copy the next piece of input into a slot's view, as fs.read would.
+      let at = 0;
+      const read = (slot: 0 | 1) => {
+        const view = dedup.slotView(slot);
+        const n = Math.min(view.length, input.length - at);
+        view.set(input.subarray(at, at + n));
+        at += n;
+        return n;
+      };
+      let slot: 0 | 1 = 0;
+      let n = read(slot);
+      let grown = 0;
+      while (n > 0) {
+        dedup.begin(slot, n);
+        const other: 0 | 1 = slot === 0 ? 1 : 0;
+        const nextN = read(other);
+        while (!dedup.step(sink)) {
+          dedup.grow();
+          grown++;
+        }
+        slot = other;
+        n = nextN;
+      }
+      dedup.finish(sink);
+      expect(Buffer.concat(out).equals(reference), `chunk ${chunkBytes}`).toBe(true);
+      expect(grown).toBeGreaterThan(3);
+    }
+  });
+
+  it("the CLI equals awk on a file given by name and on stdin redirected from it", () => {
+    const next = rng(8);
+    const lines: string[] = [];
+    for (let i = 0; i < 300_000; i++) lines.push(`https://h${Math.floor(next() * 9)}.example/${Math.floor(next() * 120_000)}${next() < 0.1 ? "\r" : ""}`);
+    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-slots-"));
+    const file = join(dir, "in.txt");
+    writeFileSync(file, lines.join("\n") + "\nlast");
+    const reference = awk(readFileSync(file));
+    for (const args of [["dedup", file], ["dedup", "--hash", "md5", file], ["dedup"]]) {
+      const stdin = args.length === 1 ? openSync(file, "r") : "ignore";
+      const out = join(dir, "out.txt");
+      const stdout = openSync(out, "w");
+      const result = spawnSync(process.execPath, [CLI, ...args], { stdio: [stdin, stdout, "pipe"] });
+      expect(result.status, result.stderr.toString()).toBe(0);
+      expect(readFileSync(out).equals(reference), args.join(" ")).toBe(true);
+    }
   });
 });
 

@@ -1,12 +1,10 @@
-// The CLI side of the byte pipeline: files are read in large chunks with the next read already
-// under way while the current chunk is worked in WebAssembly, and the kept lines go out as one
-// write per chunk, straight from WebAssembly memory when stdout is a file.
+// The CLI side of the byte pipeline: files are read in large chunks straight into WebAssembly
+// memory, the next read under way while the current chunk is worked, and the kept lines go out
+// as one write per chunk, straight from WebAssembly memory when stdout is a file. A pipe on stdin
+// comes in the stream's own chunks, copied in.
 import { closeSync, fstatSync, openSync, read, writeSync } from "node:fs";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { checkInputFile } from "./lines.js";
-
-/** Bytes read per call. */
-export const READ_BYTES = 1 << 20;
 
 /** Where kept bytes go: write(2) on a file, the stdout stream (with backpressure) otherwise. */
 class ByteSink {
@@ -56,22 +54,34 @@ function isFile(fd: number): boolean {
   }
 }
 
-function readInto(fd: number, buffer: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => read(fd, buffer, 0, buffer.length, null, (error, n) => (error ? reject(error) : resolve(n))));
+function readInto(fd: number, target: Uint8Array): Promise<number> {
+  const done = new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n))));
+  // Awaited later; marked handled now so an error while output waits for "drain" is not unhandled.
+  done.catch(() => undefined);
+  return done;
 }
 
-/** Reads fd to its end, two buffers in turn so a read is under way while a chunk is worked. */
-async function pumpFd(fd: number, visit: (bytes: Buffer) => Promise<void>): Promise<void> {
-  const buffers = [Buffer.allocUnsafe(READ_BYTES), Buffer.allocUnsafe(READ_BYTES)];
-  let turn = 0;
-  let next = readInto(fd, buffers[turn]);
+/**
+ * Reads fd to its end straight into the deduplicator's two WebAssembly input slots: while one
+ * slot is worked the next read fills the other. Growing the seen-set may grow (and so move)
+ * WebAssembly memory, so it waits until the read under way has finished.
+ */
+async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick: (bytes: number) => void): Promise<void> {
+  let slot: 0 | 1 = 0;
+  let next = readInto(fd, dedup.slotView(slot));
   for (;;) {
     const n = await next;
     if (n === 0) return;
-    const current = buffers[turn];
-    turn ^= 1;
-    next = readInto(fd, buffers[turn]);
-    await visit(current.subarray(0, n));
+    dedup.begin(slot, n);
+    const other: 0 | 1 = slot === 0 ? 1 : 0;
+    next = readInto(fd, dedup.slotView(other));
+    while (!dedup.step(sink.take)) {
+      await next.then(() => undefined, () => undefined);
+      dedup.grow();
+    }
+    await sink.flush();
+    tick(n);
+    slot = other;
   }
 }
 
@@ -86,17 +96,18 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
     await sink.flush();
     tick(bytes.length);
   };
+  const pump = (fd: number) => pumpFd(fd, dedup, sink, tick);
   const sources = files.length === 0 ? [undefined] : files;
   for (const file of sources) {
     if (file === undefined && !isFile(0)) {
       for await (const chunk of process.stdin) await visit(chunk as Buffer);
     } else if (file === undefined) {
-      await pumpFd(0, visit);
+      await pump(0);
     } else {
       checkInputFile(file);
       const fd = openSync(file, "r");
       try {
-        await pumpFd(fd, visit);
+        await pump(fd);
       } finally {
         closeSync(fd);
       }

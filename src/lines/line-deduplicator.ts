@@ -30,6 +30,16 @@ export interface LineDeduplicatorOptions {
 }
 
 const NEWLINE = Uint8Array.of(0x0a);
+
+/** A chunk in slot `slot` being worked: bytes [from, n) of its data, `done` of them (with the carry) consumed. */
+interface Job {
+  readonly slot: 0 | 1;
+  readonly next: 0 | 1;
+  readonly n: number;
+  readonly from: number;
+  phase: "long" | "kernel" | "done";
+  done: number;
+}
 const CR = 0x0d;
 const NL = 0x0a;
 
@@ -42,8 +52,13 @@ export class LineDeduplicator {
   private engine: LineEngine | undefined;
   private readonly chunk: number;
   private readonly head: number;
-  /** Bytes of a partial line sitting just before dataPtr. */
+  /** Bytes of a partial line sitting just before the data of slot carrySlot. */
   private carry = 0;
+  private carrySlot: 0 | 1 = 0;
+  /** The chunk being worked (see begin/step). */
+  private job: Job | undefined;
+  /** Set by work(): the last kernel call stopped because the seen-set must grow. */
+  private stopped = false;
   /** A partial line longer than the head room, gathered aside. */
   private long: Uint8Array[] | undefined;
   private longArena: Arena | undefined;
@@ -103,22 +118,95 @@ export class LineDeduplicator {
   write(chunk: Uint8Array, sink: (bytes: Uint8Array) => void): void {
     for (let at = 0; at < chunk.length; ) {
       const n = Math.min(this.chunk, chunk.length - at);
-      this.piece(chunk.subarray(at, at + n), sink);
+      const engine = this.live();
+      engine.arena.u8.set(chunk.subarray(at, at + n), engine.dataPtrs[0]);
+      this.begin(0, n, false);
+      while (!this.step(sink)) this.grow();
       at += n;
     }
   }
 
-  /** @internal Ends the input, handing the last line to `sink` (see write). */
+  /** @internal Ends the input, handing the last line to `sink` (see write). No read into a slot may be under way. */
   finish(sink: (bytes: Uint8Array) => void): void {
     const engine = this.live();
     if (this.long !== undefined) {
-      this.endLong(false, sink);
+      while (!this.endLong(false, sink)) this.grow();
       return;
     }
     if (this.carry > 0) {
-      this.run(engine.dataPtr - this.carry, this.carry, true, sink);
+      const start = engine.dataPtrs[this.carrySlot] - this.carry;
+      for (let done = 0; ; ) {
+        done += this.work(start + done, this.carry - done, true, sink);
+        if (!this.stopped) break;
+        this.grow();
+      }
       this.carry = 0;
     }
+  }
+
+  /** @internal A view of input slot i (0 or 1), to read up to chunkBytes straight into; take it anew before each read. */
+  slotView(slot: 0 | 1): Uint8Array {
+    const engine = this.live();
+    return engine.arena.u8.subarray(engine.dataPtrs[slot], engine.dataPtrs[slot] + this.chunk);
+  }
+
+  /**
+   * @internal Starts working `n` bytes that sit in slot i. With `alternate`, the next chunk comes
+   * in the other slot (which may be being read into meanwhile), so a partial line is carried there.
+   */
+  begin(slot: 0 | 1, n: number, alternate = true): void {
+    const engine = this.live();
+    const next: 0 | 1 = alternate ? ((slot ^ 1) as 0 | 1) : slot;
+    let from = 0;
+    let phase: Job["phase"] = "kernel";
+    if (this.long !== undefined) {
+      const data = engine.arena.u8.subarray(engine.dataPtrs[slot], engine.dataPtrs[slot] + n);
+      const nl = data.indexOf(NL);
+      this.long.push(data.slice(0, nl < 0 ? n : nl + 1));
+      phase = nl < 0 ? "done" : "long";
+      from = nl + 1;
+    }
+    this.job = { slot, next, n, from, phase, done: 0 };
+    if (phase === "done") this.job = undefined;
+  }
+
+  /**
+   * @internal Works the chunk begun last. Returns false when it stopped because the seen-set must
+   * grow first: call grow() (with no read into a slot under way, since growing memory moves it)
+   * and step() again.
+   */
+  step(sink: (bytes: Uint8Array) => void): boolean {
+    const engine = this.live();
+    const job = this.job;
+    if (job === undefined) return true;
+    if (job.phase === "long") {
+      if (!this.endLong(true, sink)) return false;
+      job.phase = "kernel";
+    }
+    const data = engine.dataPtrs[job.slot];
+    // The carry sits just before the slot's data (put there when the chunk before ended).
+    const start = data + job.from - this.carry;
+    const len = this.carry + job.n - job.from;
+    job.done += this.work(start + job.done, len - job.done, false, sink);
+    if (this.stopped) return false;
+    const left = len - job.done;
+    const u8 = engine.arena.u8;
+    if (left <= this.head) {
+      // Carry the partial line into the head room of the slot the next chunk comes in.
+      u8.copyWithin(engine.dataPtrs[job.next] - left, start + job.done, start + len);
+      this.carry = left;
+    } else {
+      this.long = [u8.slice(start + job.done, start + len)];
+      this.carry = 0;
+    }
+    this.carrySlot = job.next;
+    this.job = undefined;
+    return true;
+  }
+
+  /** @internal Grows the seen-set after step() returned false; may grow WebAssembly memory. */
+  grow(): void {
+    this.live().grow();
   }
 
   private live(): LineEngine {
@@ -126,58 +214,23 @@ export class LineDeduplicator {
     return this.engine;
   }
 
-  private piece(bytes: Uint8Array, sink: (bytes: Uint8Array) => void): void {
+  /** One kernel call over [ptr, ptr + len); hands its output to sink; sets `stopped`; returns bytes consumed. */
+  private work(ptr: number, len: number, final: boolean, sink: (bytes: Uint8Array) => void): number {
     const engine = this.live();
-    let from = 0;
-    if (this.long !== undefined) {
-      const nl = bytes.indexOf(NL);
-      if (nl < 0) {
-        this.long.push(bytes.slice());
-        return;
-      }
-      this.long.push(bytes.slice(0, nl + 1));
-      this.endLong(true, sink);
-      from = nl + 1;
-    }
-    const rest = bytes.length - from;
-    engine.arena.u8.set(bytes.subarray(from), engine.dataPtr);
-    const start = engine.dataPtr - this.carry;
-    const len = this.carry + rest;
-    const consumed = this.run(start, len, false, sink);
-    const left = len - consumed;
-    if (left <= this.head) {
-      // Carry the partial line into the head room, just before where the next chunk goes.
-      engine.arena.u8.copyWithin(engine.dataPtr - left, start + consumed, start + len);
-      this.carry = left;
-    } else {
-      this.long = [engine.arena.u8.slice(start + consumed, start + len)];
-      this.carry = 0;
-    }
-  }
-
-  /** Runs the kernel over [ptr, ptr + len), growing the seen-set when it asks; returns bytes consumed. */
-  private run(ptr: number, len: number, final: boolean, sink: (bytes: Uint8Array) => void): number {
-    const engine = this.live();
-    let done = 0;
-    for (;;) {
-      const { consumed, mustGrow } = engine.work(ptr + done, len - done, final);
-      done += consumed;
-      if (!mustGrow) break;
-      engine.grow();
-    }
+    const { consumed, mustGrow } = engine.work(ptr, len, final);
+    this.stopped = mustGrow;
     const n = engine.outLength;
     if (n > 0) {
       sink(engine.arena.u8.subarray(engine.outPtr, engine.outPtr + n));
       engine.clearOutput();
     }
-    return done;
+    return consumed;
   }
 
-  /** Fingerprints the gathered long line (its "\n" included when terminated) and emits it if new. */
-  private endLong(terminated: boolean, sink: (bytes: Uint8Array) => void): void {
+  /** Fingerprints the gathered long line (its "\n" included when terminated) and emits it if new; false when the seen-set must grow first. */
+  private endLong(terminated: boolean, sink: (bytes: Uint8Array) => void): boolean {
     const engine = this.live();
     const pieces = this.long!;
-    this.long = undefined;
     let total = 0;
     for (const p of pieces) total += p.length;
     const arena = (this.longArena ??= longArena(engine));
@@ -192,15 +245,14 @@ export class LineDeduplicator {
     if (keyLen > 0 && arena.u8[keyPtr + keyLen - 1] === CR) keyLen--;
     arena.k.lineDigest(arena.base, keyPtr, keyLen, arena.base + 512);
     engine.arena.u8.set(arena.u8.subarray(arena.base + 512, arena.base + 528), engine.digestPtr);
-    let fresh = engine.digestDedup();
-    while (fresh === 2) {
-      engine.grow();
-      fresh = engine.digestDedup();
-    }
+    const fresh = engine.digestDedup();
+    if (fresh === 2) return false;
+    this.long = undefined;
     if (fresh === 1) {
       for (const p of pieces) sink(p);
       if (!terminated) sink(NEWLINE);
     }
+    return true;
   }
 }
 

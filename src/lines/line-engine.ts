@@ -1,5 +1,5 @@
 // One WebAssembly instance that dedups lines chunk by chunk (assembly/line-dedup.ts): the context
-// block, an input slot, an output region and the seen-set, which lies last so it can grow in
+// block, two input slots (one is read into while the other is worked), an output region and the seen-set, which lies last so it can grow in
 // place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
 // that grows by 1.5x, one partition at a time; approximate mode keeps blocked Bloom filters in
 // stages, each planned for 4x the keys of the one before at half its FP rate, so the compound
@@ -20,7 +20,7 @@ export interface LineEngineOptions {
   readonly fpRate: number;
   /** approx: distinct lines planned; one filter of that size (no growth) when given. */
   readonly items?: number;
-  /** Bytes of the input slot after its head room. */
+  /** Bytes of each input slot after its head room. */
   readonly chunkBytes: number;
   /** Head room before the slot's data, where a line's beginning is carried. */
   readonly headBytes: number;
@@ -68,8 +68,8 @@ const STAGE_TIGHTENING = 0.5;
 export class LineEngine {
   readonly arena: Arena;
   readonly options: LineEngineOptions;
-  /** Where the input slot's data begins (its head room lies just before). */
-  readonly dataPtr: number;
+  /** Where each of the two input slots' data begins (its head room lies just before). */
+  readonly dataPtrs: readonly [number, number];
   readonly outPtr: number;
   readonly digestPtr: number;
   private readonly ctx: number;
@@ -88,8 +88,10 @@ export class LineEngine {
     this.digestPtr = scratch + SCRATCH_BYTES;
     this.stagesPtr = alignUp(this.digestPtr + 16, 64);
     const counts = this.stagesPtr + MAX_STAGES * STAGE_BYTES;
-    this.dataPtr = alignUp(counts + 4 * PARTS + options.headBytes, 64);
-    this.outPtr = alignUp(this.dataPtr + options.chunkBytes, 64);
+    const first = alignUp(counts + 4 * PARTS + options.headBytes, 64);
+    const second = alignUp(first + options.chunkBytes + options.headBytes, 64);
+    this.dataPtrs = [first, second];
+    this.outPtr = alignUp(second + options.chunkBytes, 64);
     this.seenPtr = alignUp(this.outPtr + options.headBytes + options.chunkBytes + 64, 64);
     this.seenEnd = this.seenPtr;
     arena.reserve(this.seenPtr);
