@@ -10,7 +10,7 @@ import { mulhi64 } from "./reduce";
 import { xxh64, secondHash, mix64 } from "./xxh64";
 
 // @ts-ignore: decorator
-@inline function testPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
+@inline export function testPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
   const block = bits + (<usize>mulhi64(h1, blocks) << 6);
   let word = h2;
   let fields = h2;
@@ -25,7 +25,7 @@ import { xxh64, secondHash, mix64 } from "./xxh64";
 }
 
 // @ts-ignore: decorator
-@inline function setPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
+@inline export function setPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
   const block = bits + (<usize>mulhi64(h1, blocks) << 6);
   let word = h2;
   let fields = h2;

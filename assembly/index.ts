@@ -13,6 +13,9 @@ export { agedBatch, agedShift } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
 export { simhashText, simhashDocs, simhashTokens, shingleText, shingleTokens, simhashWeighted, hamming, voteReset, voteFinish } from "./simhash";
 export { ndBuildTable, ndOriginals, ndQuery, ndScan } from "./near-dup";
+export { xxh128, xxh128Batch } from "./xxh3";
+export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
+export { bucketsGrow } from "./fingerprint-buckets";
 export { sketchDocs, sketchHashes, estimatePairs } from "./minhash";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */

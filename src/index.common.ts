@@ -13,6 +13,8 @@ export type { FingerprintStore } from "./dedup/fingerprint-store.js";
 export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
 export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";
+export { xxh128 } from "./hash/xxh128.js";
+export { LineDeduplicator, dedupLines, type LineDeduplicatorOptions } from "./lines/line-deduplicator.js";
 export * as sizing from "./sizing.js";
 export { optimalBloom } from "./sizing.js";
 export {

@@ -22,20 +22,36 @@ const CR = 0x0d;
 /** Most lines in one batch: what a durable store commits at once, so output follows commits closely. */
 export const MAX_BATCH_LINES = 4096;
 
-/** Splits a byte stream into line batches; a last line without "\n" still counts as a line. */
+/**
+ * Splits a byte stream into line batches; a last line without "\n" still counts as a line.
+ * A partial line is kept as a list of chunks and joined once, when its "\n" arrives, and each
+ * chunk is scanned for "\n" once: time and memory stay linear in the longest line.
+ */
 export async function* lineBatches(source: AsyncIterable<Uint8Array>): AsyncGenerator<LineBatch> {
-  let carry: Uint8Array | undefined;
+  let pending: Uint8Array[] = [];
   for await (const chunk of source) {
-    const data = carry === undefined ? chunk : join(carry, chunk);
+    let data = chunk;
+    if (pending.length > 0) {
+      const nl = chunk.indexOf(NEWLINE);
+      if (nl === -1) {
+        pending.push(chunk.slice());
+        continue;
+      }
+      // The partial line ends in this chunk: one join of its pieces with the rest of the chunk.
+      pending.push(chunk);
+      data = join(pending);
+      pending = [];
+    }
     const batch = split(data);
     for (let from = 0; from < batch.count; from += MAX_BATCH_LINES) {
       const to = Math.min(batch.count, from + MAX_BATCH_LINES);
       yield { data, spans: batch.spans.subarray(2 * from, 2 * to), ends: batch.ends.subarray(from, to), count: to - from, unterminated: false };
     }
     const consumed = batch.count > 0 ? batch.ends[batch.count - 1] : 0;
-    carry = consumed < data.length ? data.slice(consumed) : undefined;
+    if (consumed < data.length) pending.push(data.slice(consumed));
   }
-  if (carry !== undefined) {
+  if (pending.length > 0) {
+    const carry = join(pending);
     let keyEnd = carry.length;
     if (keyEnd > 0 && carry[keyEnd - 1] === CR) keyEnd--;
     yield { data: carry, spans: Uint32Array.of(0, keyEnd), ends: Uint32Array.of(carry.length), count: 1, unterminated: true };
@@ -49,10 +65,14 @@ export async function* readInputs(files: readonly string[]): AsyncGenerator<Asyn
     return;
   }
   for (const file of files) {
-    // A directory would fail on its first read with an EISDIR that names no path.
-    if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new CrawlsieveError("ERR_IS_DIRECTORY", `${file} is a directory; give files (or no FILE to read stdin)`);
+    checkInputFile(file);
     yield createReadStream(file, { highWaterMark: 1 << 20 });
   }
+}
+
+/** Refuses a directory by name: its first read would fail with an EISDIR that names no path. */
+export function checkInputFile(file: string): void {
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new CrawlsieveError("ERR_IS_DIRECTORY", `${file} is a directory; give files (or no FILE to read stdin)`);
 }
 
 function split(data: Uint8Array): LineBatch {
@@ -72,9 +92,15 @@ function split(data: Uint8Array): LineBatch {
   return { data, spans, ends, count, unterminated: false };
 }
 
-function join(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
+function join(pieces: readonly Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0];
+  let total = 0;
+  for (const piece of pieces) total += piece.length;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const piece of pieces) {
+    out.set(piece, at);
+    at += piece.length;
+  }
   return out;
 }

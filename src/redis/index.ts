@@ -1,6 +1,7 @@
 // The Redis entry (`crawlsieve/redis`): structures shared by many processes through one Redis.
 // Async throughout; node-redis is an optional peer dependency (any client fits RedisCommander).
-export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type RedisSend } from "./commander.js";
+export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type RedisSend, type SendOptions } from "./commander.js";
+export { fromNodeRedisCluster } from "./cluster-commander.js";
 export { keyPrefix, keySlot } from "./keys.js";
 export { RedisBloomFilter, type RedisBloomFilterOptions } from "./redis-bloom-filter.js";
 export { RedisUnavailableError } from "../errors.js";

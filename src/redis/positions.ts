@@ -59,7 +59,7 @@ export async function bitfieldPerKey(
   redis: RedisCommander,
   mapper: PositionMapper,
   keys: readonly (string | Uint8Array)[],
-  command: { name: string; prefix?: readonly string[]; shardKey: (shard: number) => string; ops: (bit: number) => readonly string[] },
+  command: { name: string; prefix?: readonly string[]; shardKey: (shard: number) => string; ops: (bit: number) => readonly string[]; ambiguous?: number },
   answer: (values: number[]) => number,
 ): Promise<Uint8Array> {
   const out = new Uint8Array(keys.length);
@@ -71,9 +71,12 @@ export async function bitfieldPerKey(
       const args: string[] = [command.name, command.shardKey(shard), ...(command.prefix ?? [])];
       for (const j of chunk) for (let b = 1; b <= k; b++) args.push(...command.ops(positions[(k + 1) * j + b]));
       const base = i;
-      pending.push(redis.send(args).then((reply) => {
+      // Sent twice after a lost reply (a failover), the second reply may show bits the first run
+      // set: then `ambiguous` answers instead (an add reports its keys new: at least once, never lost).
+      let twice = false;
+      pending.push(redis.send(args, { ambiguous: () => (twice = true) }).then((reply) => {
         const values = (reply as unknown[]).map(Number);
-        chunk.forEach((j, at) => (out[base + j] = answer(values.slice(at * k, at * k + k))));
+        chunk.forEach((j, at) => (out[base + j] = twice && command.ambiguous !== undefined ? command.ambiguous : answer(values.slice(at * k, at * k + k))));
       }));
     }
     i += n;

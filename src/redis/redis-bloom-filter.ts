@@ -9,10 +9,13 @@ import { FormatError, InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
+import { optimalBloom } from "../sizing.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, DESCRIPTION_VERSION, parseDescription, type Fields } from "./description.js";
+import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
+import { spreadTags, SPREAD_SHARDS } from "./spread.js";
 import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
 /** Options of RedisBloomFilter.open. */
@@ -24,6 +27,8 @@ export interface RedisBloomFilterOptions {
   readonly fpRate: number;
   /** Largest shard key in bytes (default 32 MiB; Redis strings stop at 512 MB). */
   readonly maxShardBytes?: number;
+  /** "local" (default): a key is new once its master has it. "replicated": only once a replica has it too (WAIT). */
+  readonly durability?: Durability;
 }
 
 const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
@@ -32,7 +37,7 @@ const MAX_SHARD_BYTES = 64 * 2 ** 20;
 const MAX_SHARDS = 2 ** 16;
 
 /** Checks a Bloom filter's description: every size bounded before anything is sized from it. */
-function parseBloomDescription(fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad } {
+function parseBloomDescription(fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean } {
   fields.kind("bloom");
   const slots = fields.integer("slots", 1, MAX_SHARD_BYTES * 8);
   const partitions = fields.integer("partitions", 1, MAX_SHARDS);
@@ -40,26 +45,43 @@ function parseBloomDescription(fields: Fields): { geometry: BitsGeometry; planne
   const items = fields.optionalNumber("items", 0, 2 ** 53);
   const fpRate = fields.optionalNumber("fpRate", 0, 1);
   if (!Number.isInteger(items)) fields.fail("items", "an integer");
-  return { geometry: { layout: "standard", slots, partitions, hashes }, planned: { items, fpRate } };
+  const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
+  return { geometry: { layout: "standard", slots, partitions, hashes }, planned: { items, fpRate }, spread };
 }
 
 /** A Bloom filter in Redis bitmaps, safe under concurrent writers. */
 export class RedisBloomFilter {
   private readonly mapper: PositionMapper;
+  /** Shard key names: one hash tag for all (one slot), or one tag a shard (spread over a cluster). */
+  private readonly shardKeys: readonly string[];
 
-  private constructor(private readonly redis: RedisCommander, readonly name: string, readonly geometry: BitsGeometry, readonly planned: PlannedLoad) {
+  private constructor(
+    private readonly redis: RedisCommander,
+    readonly name: string,
+    readonly geometry: BitsGeometry,
+    readonly planned: PlannedLoad,
+    /** True when the shards carry their own hash tags, spread over a cluster's masters. */
+    readonly spread = false,
+    private readonly durability: Durability = "local",
+  ) {
     this.mapper = new PositionMapper(geometry.slots, geometry.partitions, geometry.hashes);
+    this.shardKeys = spread ? spreadTags(name, geometry.partitions).map((tag) => `cs:{${tag}}:b`) : Array.from({ length: geometry.partitions }, (_, p) => `${keyPrefix(name)}b:${p}`);
   }
+
 
   /** Opens the filter `name`, creating its description if no process has; an existing one keeps its own geometry. */
   static async open(redis: RedisCommander, options: RedisBloomFilterOptions): Promise<RedisBloomFilter> {
     const opts = check.options<RedisBloomFilterOptions>("options", options);
     const prefix = keyPrefix(opts.name as string);
     const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
-    const { geometry, plan } = resolveGeometry("standard", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 });
-    const proposed = { kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate };
+    // On a cluster the bits are cut into at least SPREAD_SHARDS shards, each with its own tag.
+    const spread = redis.cluster === true;
+    const spreadBytes = spread ? Math.ceil(optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes / SPREAD_SHARDS / 64) * 64 : Infinity;
+    const shardBytes = Math.max(64, Math.min(Math.floor(maxShardBytes / 64) * 64, spreadBytes));
+    const { geometry, plan } = resolveGeometry("standard", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
+    const proposed = { kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...(spread ? { layout: "spread" } : {}) };
     const { value } = await adoptDescription(redis, `${prefix}meta`, proposed, parseBloomDescription);
-    return new RedisBloomFilter(redis, opts.name as string, value.geometry, value.planned);
+    return new RedisBloomFilter(redis, opts.name as string, value.geometry, value.planned, value.spread, durabilityOption(opts.durability));
   }
 
   /** Loads a serialized BloomFilter (format v1) into Redis under `name`, replacing what was there. */
@@ -82,7 +104,7 @@ export class RedisBloomFilter {
 
   /** The key of shard p. */
   shardKey(p: number): string {
-    return `${keyPrefix(this.name)}b:${p}`;
+    return this.shardKeys[p];
   }
 
   /** Adds a key; true when it was new (no process had set all its bits). */
@@ -126,16 +148,18 @@ export class RedisBloomFilter {
 
   /** Deletes every key of the filter. */
   async destroy(): Promise<void> {
-    const keys = [`${keyPrefix(this.name)}meta`, ...Array.from({ length: this.geometry.partitions }, (_, p) => this.shardKey(p))];
-    await this.redis.send(["DEL", ...keys]);
+    // One DEL a key: spread shards live in different slots, and a DEL may not cross slots.
+    await Promise.all([`${keyPrefix(this.name)}meta`, ...this.shardKeys].map((key) => this.redis.send(["DEL", key])));
   }
 
-  private run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
+  private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
     // All k bits of a key in one BITFIELD: SET replies with the old bits, so the add is atomic per key.
     const command = add
-      ? { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), ops: (bit: number) => ["SET", "u1", String(redisBitOffset(bit)), "1"] }
+      ? { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), ops: (bit: number) => ["SET", "u1", String(redisBitOffset(bit)), "1"], ambiguous: 1 }
       : { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), ops: (bit: number) => ["GET", "u1", String(redisBitOffset(bit))] };
     const all = (values: number[]) => (values.every((v) => v === 1) ? 1 : 0);
-    return bitfieldPerKey(this.redis, this.mapper, keys, command, add ? (values) => all(values) ^ 1 : all);
+    const out = await bitfieldPerKey(this.redis, this.mapper, keys, command, add ? (values) => all(values) ^ 1 : all);
+    if (add && this.durability === "replicated") await replicated(this.redis, this.shardKeys);
+    return out;
   }
 }

@@ -17,6 +17,7 @@ import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, once, type Fields } from "./description.js";
+import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
 import { PositionMapper } from "./positions.js";
 import { IMPCB_CHECK, STORE_REMOVE } from "./scripts.js";
@@ -29,6 +30,8 @@ export interface RedisDeduplicatorOptions {
    * created it yet (else the recorded geometry is adopted); one shard, at most 64 MiB.
    */
   readonly countingFilter?: { readonly items: number; readonly fpRate: number };
+  /** "local" (default) or "replicated": a key is reported new only once a replica has it (WAIT). */
+  readonly durability?: Durability;
 }
 
 const MAX_FILTER_BYTES = 64 * 2 ** 20;
@@ -36,7 +39,15 @@ const MAX_FILTER_BYTES = 64 * 2 ** 20;
 /** Exact, shared, reference-counted dedup of keys by MD5 in Redis. */
 export class RedisDeduplicator {
   private readonly prefix: string;
+  private readonly name: string;
   private readonly proposed: Record<string, unknown> | undefined;
+  private readonly durability: Durability;
+  /**
+   * True on a cluster without countingFilter: each of the 65,536 buckets carries its own hash
+   * tag, so the store spreads over every master (the IMP-CB script needs filter and bucket in one
+   * slot, so with countingFilter everything stays under one tag).
+   */
+  readonly spread: boolean;
   /**
    * Per process, IMP-CB mode: store reads made (a "maybe" from the filter), avoided (a zero
    * counter: inserted by HSETNX), and stale (a zero counter for a key the store had: the filter
@@ -47,6 +58,9 @@ export class RedisDeduplicator {
   constructor(private readonly redis: RedisCommander, options: RedisDeduplicatorOptions) {
     const opts = check.options<RedisDeduplicatorOptions>("options", options);
     this.prefix = keyPrefix(opts.name as string);
+    this.name = opts.name as string;
+    this.durability = durabilityOption(opts.durability);
+    this.spread = redis.cluster === true && opts.countingFilter === undefined;
     if (opts.countingFilter !== undefined) {
       const plan = check.options<{ items: number; fpRate: number }>("countingFilter", opts.countingFilter);
       const { geometry } = resolveGeometry("counting", { items: plan.items, fpRate: plan.fpRate, maxPartitionBytes: MAX_FILTER_BYTES }, 4);
@@ -66,12 +80,16 @@ export class RedisDeduplicator {
   async checkMany(keys: readonly (string | Uint8Array)[]): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
     const digests = md5Many(check.keyList("keys", keys));
     if (this.proposed !== undefined) return this.checkImpCb(digests, keys.length);
+    // A HINCRBY sent again after its reply was lost (a failover) may have run twice: its key is
+    // reported new, so a key is never lost (at least once), and its count may be one too high.
+    const twice = new Uint8Array(keys.length);
     const replies = await Promise.all(keys.map((_, i) => {
       const fp = digests.subarray(16 * i, 16 * i + 16);
-      return this.redis.send(["HINCRBY", this.bucketKey(fp), fp.subarray(2), "1"]);
+      return this.redis.send(["HINCRBY", this.bucketKey(fp), fp.subarray(2), "1"], { ambiguous: () => (twice[i] = 1) });
     }));
     const counts = Uint32Array.from(replies, (reply) => Number(reply));
-    return { isNew: Uint8Array.from(counts, (c) => (c === 1 ? 1 : 0)), counts };
+    await this.replicate(digests, keys.length);
+    return { isNew: Uint8Array.from(counts, (c, i) => (c === 1 || twice[i] === 1 ? 1 : 0)), counts };
   }
 
   /** Records one reference; true when this was the first, anywhere. */
@@ -118,6 +136,7 @@ export class RedisDeduplicator {
     }
     const replies = (await Promise.all(calls)) as [number, number, number][];
     const counts = Uint32Array.from(replies, (r) => Number(r[0]));
+    await this.replicate(digests, count);
     for (const r of replies) {
       if (Number(r[1]) === 1) this.stats.lookups++;
       else this.stats.lookupsAvoided++;
@@ -127,7 +146,16 @@ export class RedisDeduplicator {
   }
 
   private bucketKey(fp: Uint8Array): string {
-    return `${this.prefix}fp:${((fp[0] << 8) | fp[1]).toString(16).padStart(4, "0")}`;
+    const bucket = ((fp[0] << 8) | fp[1]).toString(16).padStart(4, "0");
+    return this.spread ? `cs:{${this.name}/${bucket}}:fp` : `${this.prefix}fp:${bucket}`;
+  }
+
+  /** With durability "replicated": waits until a replica of every master written to has the batch. */
+  private async replicate(digests: Uint8Array, count: number): Promise<void> {
+    if (this.durability !== "replicated" || count === 0) return;
+    const keys = new Set<string>();
+    for (let i = 0; i < count; i++) keys.add(this.bucketKey(digests.subarray(16 * i, 16 * i + 2)));
+    await replicated(this.redis, [...keys]);
   }
 }
 

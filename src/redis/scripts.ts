@@ -1,4 +1,5 @@
-// Lua scripts run by EVALSHA (loaded on first use; NOSCRIPT after a restart loads them again).
+// Lua scripts run by EVALSHA (loaded on first use; NOSCRIPT after a restart, or on another
+// cluster master, loads them again).
 // Every key a script touches is passed in KEYS, so they run on a Redis Cluster too.
 import { RedisReplyError, type RedisCommander } from "./commander.js";
 
@@ -9,12 +10,14 @@ export class Script {
 
   /** Runs the script with `keys` and `args`. */
   async run(redis: RedisCommander, keys: readonly string[], args: readonly (string | Uint8Array)[]): Promise<unknown> {
-    this.sha ??= String(await redis.send(["SCRIPT", "LOAD", this.source]));
+    // On a cluster each master has its own script cache: the load goes where the keys live.
+    const route = { route: keys[0] };
+    this.sha ??= String(await redis.send(["SCRIPT", "LOAD", this.source], route));
     try {
       return await redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args]);
     } catch (error) {
       if (!(error instanceof RedisReplyError) || !/NOSCRIPT/.test(error.message)) throw error;
-      this.sha = String(await redis.send(["SCRIPT", "LOAD", this.source]));
+      this.sha = String(await redis.send(["SCRIPT", "LOAD", this.source], route));
       return redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args]);
     }
   }

@@ -47,6 +47,12 @@ export interface Kernels {
   agedBatch(bits: number, sliceBytes: number, m: number, k: number, total: number, generation: number, state: number, hashes: number, count: number, mode: number, out: number): number;
   agedShift(bits: number, sliceBytes: number, total: number, state: number): void;
   multiDimBatch(bits: number, groups: number, n1: number, k1: number, n2: number, k2: number, rule: number, hashes: number, count: number, add: number, out: number): number;
+  xxh128(ptr: number, len: number, out: number): void;
+  xxh128Batch(keys: number, spans: number, count: number, out: number): void;
+  lineDedup(ctx: number, buf: number, len: number, final: number): number;
+  lineDigest(ctx: number, key: number, len: number, out: number): void;
+  digestDedup(ctx: number, digest: number): number;
+  bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number): void;
   sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
   sketchHashes(hashes: number, n: number, k: number, bands: number, rows: number, bins: number, sketch: number, keys: number): void;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;

@@ -1,13 +1,15 @@
 // One crawler process for the concurrency test: opens the shared structure and checks its keys
 // in batches, then prints the keys it was the one to see first as a JSON array.
-// Usage: node redis-worker.mjs URL MODE NAME FROM TO
-import { createClient } from "redis";
+// Usage: node redis-worker.mjs URL MODE NAME FROM TO   (URL: one server, or a JSON array of cluster nodes)
+import { createClient, createCluster } from "redis";
 import { initSync } from "../../build/js/index.node.js";
 import { fromNodeRedis, RedisBloomFilter, RedisDeduplicator } from "../../build/js/redis/index.js";
 
 initSync();
 const [url, mode, name, from, to] = process.argv.slice(2);
-const client = createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: false } });
+const client = url.startsWith("[")
+  ? createCluster({ rootNodes: JSON.parse(url).map((u) => ({ url: u })), defaults: { disableOfflineQueue: true, socket: { reconnectStrategy: false } } })
+  : createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: false } });
 await client.connect();
 const redis = fromNodeRedis(client);
 const keys = [];
@@ -26,4 +28,4 @@ for (let i = 0; i < keys.length; i += 500) {
   batch.forEach((key, j) => flags[j] === 1 && fresh.push(key));
 }
 process.stdout.write(JSON.stringify(fresh));
-await client.quit();
+await client.close();

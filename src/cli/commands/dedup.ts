@@ -15,21 +15,27 @@ import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { redisSet } from "../redis-set.js";
+import { LineDeduplicator } from "../../lines/line-deduplicator.js";
+import { runLinePipeline } from "../line-pipeline.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [--items N] [--blocked] [--store DIR] [--redis URL --namespace NAME [--window 7d]] [--canonicalize] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL --namespace NAME [--window 7d]] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
-  Exact by default: MD5 fingerprints in memory behind a counting Bloom filter (IMP-CB), so a
-  unique line is never dropped; memory grows with the distinct lines (about 30 bytes each).
-  --approx        Bloom filter only: constant memory, but a line may be dropped as a false
+  Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
+  never dropped (two lines would have to share a 128-bit fingerprint); at most 32 bytes a
+  distinct line, grown as lines come (no --items needed). Lines are read, split, fingerprinted,
+  checked and written in WebAssembly a megabyte at a time.
+  --hash H        the fingerprint of exact in-memory dedup: xxh128 (XXH3-128, the default: several
+                  times faster than MD5 on short lines) or md5
+  --approx        Bloom filter only (cache-line-blocked): a line may be dropped as a false
                   positive with probability up to P
-  --fp-rate P     approx: false-positive rate (default 0.001); exact: the rate of fingerprint
-                  table look-ups for new lines (default 0.01), never of errors
-  --items N       expected distinct lines; approx without it: a scalable filter grows as lines
-                  come and keeps the compound false-positive rate under P; exact: sizes the
-                  counting filter and the first table (default 1000000; more may come)
-  --blocked       approx: cache-line-blocked filter (faster, a little larger); needs --items
+  --fp-rate P     approx: false-positive rate (default 0.001); with --store: the rate of
+                  fingerprint look-ups for new lines (default 0.01), never of errors
+  --items N       approx: expected distinct lines (one filter of that size); without it the filter
+                  grows by stages and keeps the compound false-positive rate under P.
+                  --store: sizes the counting filter (default 1000000; more may come)
+  --blocked       approx: accepted for compatibility (the blocked filter is the default)
   --store DIR     exact mode on disk: the fingerprints live in an LMDB store in DIR, so a later
                   run with the same DIR resumes the same seen-set; every batch is committed
                   before its lines are printed (after kill -9 nothing printed is forgotten)
@@ -40,8 +46,10 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--approx] [--fp-rate P] [
                   Bloom filter with --approx, or with --window 7d (Nm, Nh, Nd, Nmo) a time
                   window: lines seen within the window are dropped. A line is printed only
                   after Redis acknowledged it; if Redis goes away the command stops with an error
-  --save-filter F with --approx: write the Bloom filter (format v1) to F at the end; it loads
-                  with BloomFilter.deserialize in Node, browsers and workers (and in the demo page)
+  --save-filter F with --approx: write the Bloom filter (format v1, the standard filter, or the
+                  blocked one with --blocked --items) to F at the end; it loads with
+                  BloomFilter.deserialize (BlockedBloomFilter.deserialize) in Node, browsers and
+                  workers (and in the demo page)
   --stats         one JSON line of counts and timings on stderr at the end`;
 
 /** What dedup needs of its seen-set: add keys, learn which were new. */
@@ -106,6 +114,7 @@ export async function dedup(argv: string[]): Promise<number> {
       namespace: { type: "string" },
       window: { type: "string" },
       "save-filter": { type: "string" },
+      hash: { type: "string" },
       ...urlFlags,
     },
     allowPositionals: true,
@@ -114,11 +123,18 @@ export async function dedup(argv: string[]): Promise<number> {
   const exact = !values.approx;
   const fpRate = probabilityOption("fp-rate", values["fp-rate"], exact ? 0.01 : 0.001);
   const items = values.items === undefined ? undefined : integerOption("items", values.items);
-  if (values.blocked && (exact || items === undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx and --items");
+  if (values.blocked && exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx");
+  const hash = values.hash ?? "xxh128";
+  if (hash !== "xxh128" && hash !== "md5") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--hash must be md5 or xxh128, got ${JSON.stringify(values.hash)}`);
+  if (values.hash === "xxh128" && (values.store !== undefined || values.redis !== undefined || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash xxh128 is for in-memory dedup of raw lines; --store, --redis and --canonicalize keep MD5 fingerprints");
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
   if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace and --window need --redis");
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
+  // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
+  if (values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined) {
+    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true });
+  }
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
     ? await redisSet({ url: values.redis, namespace: values.namespace, window: values.window, exact, items, fpRate })
     : values.store !== undefined
@@ -204,5 +220,45 @@ export async function dedup(argv: string[]): Promise<number> {
     };
     process.stderr.write(JSON.stringify(stats) + "\n");
   }
+  return 0;
+}
+
+/** `dedup` of raw lines held in memory: the byte pipeline (src/lines/). */
+async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean }): Promise<number> {
+  const started = performance.now();
+  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash });
+  const progress = new Progress();
+  let bytesIn = 0;
+  await runLinePipeline(files, dedup, (bytes) => {
+    bytesIn += bytes;
+    progress.update(() => {
+      const { lines, unique } = dedup.stats;
+      return `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`;
+    });
+  });
+  progress.done();
+  if (opts.stats) {
+    const seconds = (performance.now() - started) / 1000;
+    const { lines, unique, duplicates } = dedup.stats;
+    const stats = {
+      command: "dedup",
+      mode: opts.exact ? "exact" : "approx",
+      filter: opts.exact ? "fingerprint-table" : "blocked",
+      ...(opts.exact ? { hash: opts.hash } : { fpRate: opts.fpRate }),
+      canonicalize: false,
+      lines,
+      unique,
+      duplicates,
+      bytesIn,
+      memoryBytes: dedup.byteLength,
+      // No front filter in memory: every line is one table look-up (one cache line).
+      ...(opts.exact ? { lookups: lines, lookupsAvoided: 0 } : {}),
+      ...dedup.describe(),
+      seconds: Number(seconds.toFixed(3)),
+      linesPerSecond: Math.round(lines / seconds),
+    };
+    process.stderr.write(JSON.stringify(stats) + "\n");
+  }
+  dedup.dispose();
   return 0;
 }

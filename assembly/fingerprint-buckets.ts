@@ -1,0 +1,89 @@
+// The in-memory seen-set of the line pipeline: 128-bit fingerprints in 64-byte buckets of four,
+// so a look-up reads one cache line (a probe run rarely spills into the next, adjacent line).
+// The table is P partitions (the top bits of the fingerprint's high word) of C buckets each
+// (home bucket = multiply-high of the low word), linear probing inside a partition. Keys are
+// never removed, so the first empty slot of a probe run ends a look-up and takes an insert.
+// An all-zero key marks an empty slot; the one fingerprint that is all zero is stored as 1
+// (a 2^-128 merge, far below the collision rate of the fingerprint itself).
+// Growth is in place, partition by partition from the last, through a scratch of one partition,
+// so its peak is the new table plus 1/P of the old one (no second full table ever exists).
+
+import { mulhi64 } from "./reduce";
+
+const BUCKET: usize = 64;
+
+// @ts-ignore: decorator
+@inline export function partitionOf(hi: u64, logParts: u32): u32 {
+  return logParts == 0 ? 0 : <u32>(hi >> (64 - <u64>logParts));
+}
+
+// @ts-ignore: decorator
+@inline export function homeBucket(table: usize, part: u32, buckets: u32, lo: u64): usize {
+  return table + (<usize>part * <usize>buckets + <usize>mulhi64(lo, <u64>buckets)) * BUCKET;
+}
+
+/**
+ * Finds (lo, hi) in its partition (base .. base + buckets * 64) from `bucket`, inserting it at the
+ * first empty slot when absent. Returns 1 when the key was inserted (new), 0 when present.
+ * The caller guarantees the partition has an empty slot.
+ */
+// @ts-ignore: decorator
+@inline export function findOrInsert(base: usize, end: usize, bucket: usize, lo: u64, hi: u64): u32 {
+  let p = bucket;
+  while (true) {
+    for (let s: usize = 0; s < BUCKET; s += 16) {
+      const a = load<u64>(p + s);
+      const b = load<u64>(p + s, 8);
+      if (a == lo && b == hi) return 0;
+      if ((a | b) == 0) {
+        store<u64>(p + s, lo);
+        store<u64>(p + s, hi, 8);
+        return 1;
+      }
+    }
+    p += BUCKET;
+    if (p == end) p = base;
+  }
+}
+
+/** 1 when (lo, hi) is in its partition; the key must not be all zero. */
+// @ts-ignore: decorator
+@inline export function contains(base: usize, end: usize, bucket: usize, lo: u64, hi: u64): u32 {
+  let p = bucket;
+  while (true) {
+    for (let s: usize = 0; s < BUCKET; s += 16) {
+      const a = load<u64>(p + s);
+      const b = load<u64>(p + s, 8);
+      if (a == lo && b == hi) return 1;
+      if ((a | b) == 0) return 0;
+    }
+    p += BUCKET;
+    if (p == end) p = base;
+  }
+}
+
+/**
+ * Grows every partition from `oldBuckets` to `newBuckets` buckets in place (memory must already
+ * reach table + parts * newBuckets * 64, plus oldBuckets * 64 of scratch at `scratch`, which may
+ * lie after the new table). counts[p] (u32) stays valid: keys keep their partition.
+ */
+export function bucketsGrow(table: usize, logParts: u32, oldBuckets: u32, newBuckets: u32, scratch: usize): void {
+  const parts: u32 = 1 << logParts;
+  const oldBytes = <usize>oldBuckets * BUCKET;
+  const newBytes = <usize>newBuckets * BUCKET;
+  // From the last partition down: new partition p starts at or after old partition p's start
+  // and ends before any later new partition, so nothing unread is overwritten.
+  for (let p = <i32>parts - 1; p >= 0; p--) {
+    const from = table + <usize>p * oldBytes;
+    const to = table + <usize>p * newBytes;
+    memory.copy(scratch, from, oldBytes);
+    memory.fill(to, 0, newBytes);
+    const end = to + newBytes;
+    for (let s: usize = 0; s < oldBytes; s += 16) {
+      const lo = load<u64>(scratch + s);
+      const hi = load<u64>(scratch + s, 8);
+      if ((lo | hi) == 0) continue;
+      findOrInsert(to, end, to + <usize>mulhi64(lo, <u64>newBuckets) * BUCKET, lo, hi);
+    }
+  }
+}

@@ -1,0 +1,235 @@
+// The byte pipeline of line dedup: one call per chunk of input finds the lines (SIMD newline
+// scan, scalar fallback), fingerprints them, tests-and-sets each in the seen-set and copies the
+// kept lines, coalesced into runs, to an output region the caller writes with one write.
+// Line semantics (the CLI's, byte for byte): a line ends at "\n"; its key leaves out the "\n" and
+// one "\r" before it; a final line without "\n" (only when the caller says the input ended) is a
+// line too, printed with a "\n" added. All state lives in a context block laid out below.
+
+import { md5 } from "./md5";
+import { xxh128 } from "./xxh3";
+import { xxh64, secondHash } from "./xxh64";
+import { testPair, setPair } from "./blocked-bloom";
+import { mulhi64 } from "./reduce";
+import { partitionOf, findOrInsert, contains } from "./fingerprint-buckets";
+
+// Context block (offsets in bytes); mirrored in src/lines/layout.ts.
+const C_MODE = 0; // u32: 0 exact table, 1 blocked Bloom stages
+const C_HASH = 4; // u32 (exact): 0 MD5, 1 XXH3-128
+const C_OUT = 8; // u32: output region
+const C_OUT_LEN = 12; // u32: bytes in the output region (the caller resets it after writing)
+const C_SCRATCH = 16; // u32: scratch of SCRATCH_BYTES
+const C_SCALAR = 20; // u32: 1 = scalar newline scan
+const C_STATUS = 24; // u32: 0 = input worked through, 1 = stopped: the seen-set must grow
+const C_LINES = 32; // u64
+const C_UNIQUE = 40; // u64
+const C_TABLE = 48; // u32: exact table
+const C_LOG_PARTS = 52; // u32
+const C_BUCKETS = 56; // u32: buckets per partition
+const C_LIMIT = 60; // u32: most keys one partition may hold
+const C_COUNTS = 64; // u32: u32 key count per partition
+const C_STAGES = 68; // u32: blocked stages in use
+const C_STAGE_PTR = 72; // u32: stage records of STAGE_BYTES
+// Stage record: bits u32 @0, k u32 @4, blocks f64 @8, keys set f64 @16, capacity f64 @24.
+
+const GROUP: u32 = 32;
+const NL: u8 = 0x0a;
+const CR: u8 = 0x0d;
+// Scratch: MD5 state (128) | digests GROUP * 16 | line records GROUP * 12.
+const DIGESTS: usize = 128;
+const RECORDS: usize = DIGESTS + <usize>GROUP * 16;
+
+// @ts-ignore: decorator
+@inline function scanScalar(p: usize, end: usize): usize {
+  while (p < end && load<u8>(p) != NL) p++;
+  return p;
+}
+
+// @ts-ignore: decorator
+@inline function scanSimd(p: usize, end: usize): usize {
+  const nl = i8x16.splat(NL);
+  while (p + 16 <= end) {
+    const mask = i8x16.bitmask(i8x16.eq(v128.load(p), nl));
+    if (mask != 0) return p + <usize>ctz<u32>(mask);
+    p += 16;
+  }
+  return scanScalar(p, end);
+}
+
+/** The 16-byte fingerprint of one key into `out`, as the context's mode and hash say. */
+// @ts-ignore: decorator
+@inline function digest(ctx: usize, scratch: usize, key: usize, len: usize, out: usize): void {
+  if (load<u32>(ctx, C_MODE) == 1) {
+    // The blocked filter's own hash pair, so a filter built here answers like BlockedBloomFilter.
+    const h1 = xxh64(key, len, 0);
+    store<u64>(out, h1);
+    store<u64>(out, secondHash(h1), 8);
+    return;
+  }
+  if (load<u32>(ctx, C_HASH) == 1) xxh128(key, len, out);
+  else md5(scratch, key, len, out);
+  // The all-zero key marks an empty slot of the table.
+  if ((load<u64>(out) | load<u64>(out, 8)) == 0) store<u64>(out, 1);
+}
+
+// @ts-ignore: decorator
+@inline function stageAt(ctx: usize, i: u32): usize {
+  return <usize>load<u32>(ctx, C_STAGE_PTR) + <usize>i * 32;
+}
+
+/** 1 when the fingerprint is new (now recorded), 0 when seen, 2 when recording it needs growth first. */
+function testSet(ctx: usize, d: usize): u32 {
+  const lo = load<u64>(d);
+  const hi = load<u64>(d, 8);
+  if (load<u32>(ctx, C_MODE) == 1) {
+    const stages = load<u32>(ctx, C_STAGES);
+    for (let i: u32 = 0; i + 1 < stages; i++) {
+      const s = stageAt(ctx, i);
+      if (testPair(<usize>load<u32>(s), <u64>load<f64>(s, 8), load<u32>(s, 4), lo, hi) != 0) return 0;
+    }
+    const s = stageAt(ctx, stages - 1);
+    const bits = <usize>load<u32>(s);
+    const blocks = <u64>load<f64>(s, 8);
+    const k = load<u32>(s, 4);
+    if (load<f64>(s, 16) >= load<f64>(s, 24)) return testPair(bits, blocks, k, lo, hi) != 0 ? 0 : 2;
+    const fresh = setPair(bits, blocks, k, lo, hi);
+    if (fresh != 0) store<f64>(s, load<f64>(s, 16) + 1, 16);
+    return fresh;
+  }
+  const part = partitionOf(hi, load<u32>(ctx, C_LOG_PARTS));
+  const buckets = load<u32>(ctx, C_BUCKETS);
+  const base = <usize>load<u32>(ctx, C_TABLE) + <usize>part * <usize>buckets * 64;
+  const end = base + <usize>buckets * 64;
+  const home = base + <usize>mulhi64(lo, <u64>buckets) * 64;
+  const countAt = <usize>load<u32>(ctx, C_COUNTS) + (<usize>part << 2);
+  const count = load<u32>(countAt);
+  if (count >= load<u32>(ctx, C_LIMIT)) return contains(base, end, home, lo, hi) != 0 ? 0 : 2;
+  const fresh = findOrInsert(base, end, home, lo, hi);
+  store<u32>(countAt, count + fresh);
+  return fresh;
+}
+
+let touched: u32 = 0;
+
+/** Reads the cache line each fingerprint of the group will probe, with no dependence between the reads, so their misses overlap. */
+function touchGroup(ctx: usize, digests: usize, n: u32): void {
+  let sum: u32 = 0;
+  if (load<u32>(ctx, C_MODE) == 1) {
+    const stages = load<u32>(ctx, C_STAGES);
+    for (let j: u32 = 0; j < stages; j++) {
+      const s = stageAt(ctx, j);
+      const bits = <usize>load<u32>(s);
+      const blocks = <u64>load<f64>(s, 8);
+      for (let i: u32 = 0; i < n; i++) sum += <u32>load<u8>(bits + (<usize>mulhi64(load<u64>(digests + (<usize>i << 4)), blocks) << 6));
+    }
+  } else {
+    const table = <usize>load<u32>(ctx, C_TABLE);
+    const logParts = load<u32>(ctx, C_LOG_PARTS);
+    const buckets = load<u32>(ctx, C_BUCKETS);
+    for (let i: u32 = 0; i < n; i++) {
+      const d = digests + (<usize>i << 4);
+      const part = partitionOf(load<u64>(d, 8), logParts);
+      sum += load<u32>(table + (<usize>part * <usize>buckets + <usize>mulhi64(load<u64>(d), <u64>buckets)) * 64);
+    }
+  }
+  // Kept observable so the optimiser cannot drop the reads.
+  touched ^= sum;
+}
+
+/**
+ * Works the lines of buf[0, len): every complete line, and with `final` = 1 a last line without
+ * "\n". Kept lines are appended to the output region. Returns the bytes consumed (the end of the
+ * last line worked); stops early with status 1 when the seen-set must grow before the next line.
+ */
+export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
+  const scratch = <usize>load<u32>(ctx, C_SCRATCH);
+  const digests = scratch + DIGESTS;
+  const records = scratch + RECORDS;
+  const scalar = load<u32>(ctx, C_SCALAR) != 0;
+  const out = <usize>load<u32>(ctx, C_OUT);
+  let outLen = <usize>load<u32>(ctx, C_OUT_LEN);
+  let lines = load<u64>(ctx, C_LINES);
+  let unique = load<u64>(ctx, C_UNIQUE);
+  const end = buf + <usize>len;
+  let p = buf;
+  let runStart = buf;
+  let runEnd = buf;
+  let status: u32 = 0;
+  let unterminated = false;
+  while (status == 0) {
+    // Find up to GROUP lines: record i = (start, key end, line end).
+    let n: u32 = 0;
+    let q = p;
+    while (n < GROUP && q < end) {
+      const nl = scalar ? scanScalar(q, end) : scanSimd(q, end);
+      let lineEnd = nl + 1;
+      if (nl == end) {
+        if (final == 0) break;
+        lineEnd = end;
+        unterminated = true;
+      }
+      const keyEnd = nl > q && load<u8>(nl - 1) == CR ? nl - 1 : nl;
+      const r = records + <usize>n * 12;
+      store<u32>(r, <u32>q);
+      store<u32>(r, <u32>keyEnd, 4);
+      store<u32>(r, <u32>lineEnd, 8);
+      n++;
+      q = lineEnd;
+    }
+    if (n == 0) break;
+    for (let i: u32 = 0; i < n; i++) {
+      const r = records + <usize>i * 12;
+      const start = <usize>load<u32>(r);
+      digest(ctx, scratch, start, <usize>load<u32>(r, 4) - start, digests + (<usize>i << 4));
+    }
+    touchGroup(ctx, digests, n);
+    for (let i: u32 = 0; i < n; i++) {
+      const r = records + <usize>i * 12;
+      const fresh = testSet(ctx, digests + (<usize>i << 4));
+      if (fresh == 2) {
+        status = 1;
+        unterminated = false;
+        break;
+      }
+      const start = <usize>load<u32>(r);
+      const lineEnd = <usize>load<u32>(r, 8);
+      lines++;
+      if (fresh != 0) {
+        unique++;
+        // Consecutive kept lines are copied as one run.
+        if (start != runEnd) {
+          memory.copy(out + outLen, runStart, runEnd - runStart);
+          outLen += runEnd - runStart;
+          runStart = start;
+        }
+        runEnd = lineEnd;
+      } else if (unterminated && i + 1 == n) {
+        unterminated = false;
+      }
+      p = lineEnd;
+    }
+  }
+  memory.copy(out + outLen, runStart, runEnd - runStart);
+  outLen += runEnd - runStart;
+  // A kept last line without "\n" is printed with one.
+  if (unterminated) store<u8>(out + outLen++, NL);
+  store<u32>(ctx, <u32>outLen, C_OUT_LEN);
+  store<u64>(ctx, lines, C_LINES);
+  store<u64>(ctx, unique, C_UNIQUE);
+  store<u32>(ctx, status, C_STATUS);
+  return <u32>(p - buf);
+}
+
+/** The fingerprint of one key as the context's mode says, into 16 bytes at `out`. */
+export function lineDigest(ctx: usize, key: usize, len: usize, out: usize): void {
+  digest(ctx, <usize>load<u32>(ctx, C_SCRATCH), key, len, out);
+}
+
+/** Tests-and-sets one 16-byte fingerprint at `d` (from lineDigest): 1 new, 0 seen, 2 must grow first. */
+export function digestDedup(ctx: usize, d: usize): u32 {
+  const fresh = testSet(ctx, d);
+  if (fresh != 2) {
+    store<u64>(ctx, load<u64>(ctx, C_LINES) + 1, C_LINES);
+    store<u64>(ctx, load<u64>(ctx, C_UNIQUE) + <u64>fresh, C_UNIQUE);
+  }
+  return fresh;
+}

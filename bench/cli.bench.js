@@ -1,0 +1,100 @@
+// `npm run bench:cli`: `crawlsieve dedup` against what a user would run instead, on the same file
+// in one run: awk '!s[$0]++' (mawk), sort -u, a Node Set script, the `bloomfilter` package, and
+// the floors wc -l (reading) and md5sum (reading and hashing). Tools alternate, 3 rounds, medians;
+// each run is timed by /usr/bin/time (wall, user + sys CPU, peak RSS) under flock
+// /tmp/cs-bench.lock, and writes its output to a file, as a user would.
+// usage: node bench/cli.bench.js [FILE...]   (default: the shipped sample, bench/out/crawl-stream.txt
+// when bench/crawl-stream.sh has built it, and bench/out/mirror-12m.txt, generated with
+// `node bench/gen-mirror.js 12000000 bench/out/mirror-12m.txt` when missing)
+import { spawnSync } from "node:child_process";
+import { existsSync, openSync, closeSync, readFileSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { machine, table } from "./common.js";
+
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const OUT = "bench/out/cli-out.txt";
+const CLI = "build/js/cli/main.js";
+const files = process.argv.slice(2);
+if (files.length === 0) {
+  files.push("examples/nodejs-doc-links.txt", "bench/out/mirror-12m.txt");
+  if (!existsSync(files[1])) spawnSync(process.execPath, ["bench/gen-mirror.js", "12000000", files[1]], { stdio: "inherit" });
+  // The real crawl-order stream, when bench/crawl-stream.sh has built it (it needs apt-get).
+  if (existsSync("bench/out/crawl-stream.txt")) files.splice(1, 0, "bench/out/crawl-stream.txt");
+}
+
+/** One timed run: stdout to OUT; returns wall and CPU seconds, peak RSS in MiB. */
+function timed(command) {
+  const out = openSync(OUT, "w");
+  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...command], {
+    stdio: ["ignore", out, "pipe"],
+    env: { ...process.env, LC_ALL: "C" },
+    maxBuffer: 1 << 26,
+  });
+  closeSync(out);
+  const line = result.stderr.toString().trim().split("\n").find((l) => l.startsWith("TIME "));
+  if (result.status !== 0 || line === undefined) throw new Error(`${command.join(" ")} failed: ${result.stderr}`);
+  const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
+  return { wall, cpu: user + sys, rss: rssKb / 1024 };
+}
+
+function digest(file) {
+  return createHash("md5").update(readFileSync(file)).digest("hex");
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function suite(file) {
+  const distinct = Number(spawnSync("sh", ["-c", `LC_ALL=C mawk '!s[$0]++' '${file}' | wc -l`]).stdout.toString());
+  const tools = [
+    { name: "crawlsieve dedup (exact, xxh128)", cmd: ["node", CLI, "dedup", file], exact: true },
+    { name: "crawlsieve dedup --hash md5", cmd: ["node", CLI, "dedup", "--hash", "md5", file], exact: true },
+    { name: "crawlsieve dedup --approx (p = 0.001)", cmd: ["node", CLI, "dedup", "--approx", file] },
+    { name: "awk '!s[$0]++' (mawk)", cmd: ["mawk", "!s[$0]++", file], exact: true, reference: true },
+    { name: "sort -u", cmd: ["sort", "-u", file] },
+    { name: "Node Set script", cmd: ["node", "bench/peers/set-dedup.js", file], exact: true },
+    { name: "bloomfilter package (p = 0.001)", cmd: ["node", "bench/peers/bloomfilter-dedup.js", file, String(distinct), "0.001"] },
+    { name: "wc -l (floor: read)", cmd: ["wc", "-l", file] },
+    { name: "md5sum (floor: read + hash)", cmd: ["md5sum", file] },
+  ];
+  const runs = new Map(tools.map((t) => [t.name, []]));
+  const outputs = new Map();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const tool of tools) {
+      try {
+        runs.get(tool.name).push(timed(tool.cmd));
+        if (round === 0) outputs.set(tool.name, { digest: digest(OUT), lines: readFileSync(OUT).reduce((n, b) => n + (b === 10 ? 1 : 0), 0) });
+      } catch (error) {
+        runs.get(tool.name).push({ wall: NaN, cpu: NaN, rss: NaN, error: String(error).slice(0, 200) });
+      }
+    }
+  }
+  const stat = (name, key) => median(runs.get(name).map((r) => r[key]));
+  const awk = tools.find((t) => t.reference).name;
+  const wc = tools[7].name;
+  const md5sum = tools[8].name;
+  const reference = outputs.get(awk);
+  const rows = tools.map((t) => {
+    const o = outputs.get(t.name);
+    const check = t.name === wc || t.name === md5sum ? "" : o === undefined ? "failed" : t.exact ? (o.digest === reference.digest ? "= awk" : "DIFFERS") : `${o.lines} lines (awk ${reference.lines})`;
+    return [
+      t.name,
+      stat(t.name, "wall").toFixed(2),
+      stat(t.name, "cpu").toFixed(2),
+      stat(t.name, "rss").toFixed(0),
+      (stat(t.name, "wall") / stat(awk, "wall")).toFixed(3),
+      (stat(t.name, "rss") / stat(awk, "rss")).toFixed(3),
+      (stat(t.name, "wall") / stat(wc, "wall")).toFixed(1),
+      (stat(t.name, "wall") / stat(md5sum, "wall")).toFixed(2),
+      check,
+    ];
+  });
+  const size = statSync(file).size;
+  const lines = Number(spawnSync("wc", ["-l", file]).stdout.toString().split(" ")[0]);
+  return `### ${file}: ${lines.toLocaleString("en-US")} lines, ${distinct.toLocaleString("en-US")} distinct, ${(size / 2 ** 20).toFixed(0)} MiB\n\n` +
+    table(["tool", "wall s", "CPU s", "peak RSS MiB", "wall / awk", "RSS / awk", "wall / wc -l", "wall / md5sum", "output"], rows) +
+    `\n\nMedians of ${ROUNDS} alternating rounds; output written to a file. Raw runs: ${JSON.stringify(Object.fromEntries([...runs].map(([k, v]) => [k, v.map((r) => r.wall)])))}\n`;
+}
+
+const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toString().trim();
+console.log(`## ${new Date().toISOString().slice(0, 10)} — bench:cli at ${commit} — ${machine()}\n`);
+for (const file of files) console.log(suite(file));

@@ -1,0 +1,298 @@
+// Line dedup over byte chunks, for Node streams, browsers and workers alike: push chunks of
+// newline-separated bytes, get the first occurrence of every line back, byte for byte.
+// Lines are worked inside WebAssembly a chunk at a time (see line-engine.ts). A line's beginning
+// left at the end of a chunk is carried into the head room before the next chunk's data; a line
+// longer than the head room is gathered aside, each byte copied once, and fingerprinted in one
+// piece when it ends, so time and memory stay linear in the longest line.
+import { InvalidArgumentError, DisposedError } from "../errors.js";
+import * as check from "../validate.js";
+import { Arena, alignUp } from "../wasm/arena.js";
+import { LineEngine, type LineHash } from "./line-engine.js";
+
+/** Options of LineDeduplicator. */
+export interface LineDeduplicatorOptions {
+  /** "xxh128" (default) or "md5": the fingerprint of exact mode (128 bits either way). */
+  readonly hash?: LineHash;
+  /** Bloom filter instead of exact fingerprints: a line may be dropped as a false positive with probability fpRate. */
+  readonly approx?: boolean;
+  /** With approx: the false-positive rate (default 0.001). */
+  readonly fpRate?: number;
+  /** With approx: distinct lines planned; without it the filter grows by stages. */
+  readonly items?: number;
+  /** Bytes worked per WebAssembly call (default 1 MiB). */
+  readonly chunkBytes?: number;
+  /** Lines up to this length are carried between chunks in place; longer ones are gathered aside (default 64 KiB). */
+  readonly carryBytes?: number;
+  /** Scalar newline scan instead of SIMD (for tests). */
+  readonly scalar?: boolean;
+  /** @internal approx without items: keys planned for the first filter stage (default 2^20). */
+  readonly stageItems?: number;
+}
+
+const NEWLINE = Uint8Array.of(0x0a);
+
+/** A chunk in slot `slot` being worked: bytes [from, n) of its data, `done` of them (with the carry) consumed. */
+interface Job {
+  readonly slot: 0 | 1;
+  readonly next: 0 | 1;
+  readonly n: number;
+  readonly from: number;
+  phase: "long" | "kernel" | "done";
+  done: number;
+}
+const CR = 0x0d;
+const NL = 0x0a;
+
+/**
+ * Exact (or approximate) line dedup over Uint8Array chunks: `push` returns the kept lines that
+ * the chunk completed, `end` the last line if the input did not end with "\n". A line is its
+ * bytes without "\n" or "\r\n"; output bytes are the input's (a last line gets its "\n").
+ */
+export class LineDeduplicator {
+  private engine: LineEngine | undefined;
+  private readonly chunk: number;
+  private readonly head: number;
+  /** Bytes of a partial line sitting just before the data of slot carrySlot. */
+  private carry = 0;
+  private carrySlot: 0 | 1 = 0;
+  /** The chunk being worked (see begin/step). */
+  private job: Job | undefined;
+  /** Set by work(): the last kernel call stopped because the seen-set must grow. */
+  private stopped = false;
+  /** A partial line longer than the head room, gathered aside. */
+  private long: Uint8Array[] | undefined;
+  private longArena: Arena | undefined;
+
+  constructor(options: LineDeduplicatorOptions = {}) {
+    const opts = check.options<LineDeduplicatorOptions>("options", options);
+    const hash = opts.hash ?? "xxh128";
+    if (hash !== "xxh128" && hash !== "md5") throw new InvalidArgumentError("hash", opts.hash, '"xxh128" or "md5"');
+    const approx = opts.approx === true;
+    const fpRate = check.probability("fpRate", opts.fpRate ?? 0.001);
+    const items = opts.items === undefined ? undefined : check.positiveInteger("items", opts.items);
+    this.chunk = check.integerInRange("chunkBytes", opts.chunkBytes ?? 1 << 20, 16, 1 << 28);
+    this.head = check.integerInRange("carryBytes", opts.carryBytes ?? 1 << 16, 1, 1 << 28);
+    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems) });
+  }
+
+  /** Works a chunk; returns the kept lines it completed (a copy, so it stays valid). */
+  push(chunk: Uint8Array): Uint8Array {
+    const pieces: Uint8Array[] = [];
+    this.write(bytesArgument(chunk), (bytes) => pieces.push(bytes.slice()));
+    return join(pieces);
+  }
+
+  /** Ends the input: returns the last line (with "\n" added) when it had no "\n" and is new. */
+  end(): Uint8Array {
+    const pieces: Uint8Array[] = [];
+    this.finish((bytes) => pieces.push(bytes.slice()));
+    return join(pieces);
+  }
+
+  /** Lines seen and lines kept so far. */
+  get stats(): { lines: number; unique: number; duplicates: number } {
+    const { lines, unique } = this.live().counts;
+    return { lines, unique, duplicates: lines - unique };
+  }
+
+  /** Bytes of WebAssembly memory held. */
+  get byteLength(): number {
+    return this.live().byteLength + (this.longArena?.k.memory.buffer.byteLength ?? 0);
+  }
+
+  /** The seen-set's geometry, for reports. */
+  describe(): Record<string, unknown> {
+    return this.live().describe();
+  }
+
+  /** Releases the memory; later calls throw DisposedError. */
+  dispose(): void {
+    this.engine = undefined;
+    this.longArena = undefined;
+  }
+
+  /**
+   * @internal Works a chunk, handing kept bytes to `sink` in order. The bytes may be a view into
+   * WebAssembly memory, valid only until sink returns: the CLI writes them without a copy.
+   */
+  write(chunk: Uint8Array, sink: (bytes: Uint8Array) => void): void {
+    for (let at = 0; at < chunk.length; ) {
+      const n = Math.min(this.chunk, chunk.length - at);
+      const engine = this.live();
+      engine.arena.u8.set(chunk.subarray(at, at + n), engine.dataPtrs[0]);
+      this.begin(0, n, false);
+      while (!this.step(sink)) this.grow();
+      at += n;
+    }
+  }
+
+  /** @internal Ends the input, handing the last line to `sink` (see write). No read into a slot may be under way. */
+  finish(sink: (bytes: Uint8Array) => void): void {
+    const engine = this.live();
+    if (this.long !== undefined) {
+      while (!this.endLong(false, sink)) this.grow();
+      return;
+    }
+    if (this.carry > 0) {
+      const start = engine.dataPtrs[this.carrySlot] - this.carry;
+      for (let done = 0; ; ) {
+        done += this.work(start + done, this.carry - done, true, sink);
+        if (!this.stopped) break;
+        this.grow();
+      }
+      this.carry = 0;
+    }
+  }
+
+  /** @internal A view of input slot i (0 or 1), to read up to chunkBytes straight into; take it anew before each read. */
+  slotView(slot: 0 | 1): Uint8Array {
+    const engine = this.live();
+    return engine.arena.u8.subarray(engine.dataPtrs[slot], engine.dataPtrs[slot] + this.chunk);
+  }
+
+  /**
+   * @internal Starts working `n` bytes that sit in slot i. With `alternate`, the next chunk comes
+   * in the other slot (which may be being read into meanwhile), so a partial line is carried there.
+   */
+  begin(slot: 0 | 1, n: number, alternate = true): void {
+    const engine = this.live();
+    const next: 0 | 1 = alternate ? ((slot ^ 1) as 0 | 1) : slot;
+    let from = 0;
+    let phase: Job["phase"] = "kernel";
+    if (this.long !== undefined) {
+      const data = engine.arena.u8.subarray(engine.dataPtrs[slot], engine.dataPtrs[slot] + n);
+      const nl = data.indexOf(NL);
+      this.long.push(data.slice(0, nl < 0 ? n : nl + 1));
+      phase = nl < 0 ? "done" : "long";
+      from = nl + 1;
+    }
+    this.job = { slot, next, n, from, phase, done: 0 };
+    if (phase === "done") this.job = undefined;
+  }
+
+  /**
+   * @internal Works the chunk begun last. Returns false when it stopped because the seen-set must
+   * grow first: call grow() (with no read into a slot under way, since growing memory moves it)
+   * and step() again.
+   */
+  step(sink: (bytes: Uint8Array) => void): boolean {
+    const engine = this.live();
+    const job = this.job;
+    if (job === undefined) return true;
+    if (job.phase === "long") {
+      if (!this.endLong(true, sink)) return false;
+      job.phase = "kernel";
+    }
+    const data = engine.dataPtrs[job.slot];
+    // The carry sits just before the slot's data (put there when the chunk before ended).
+    const start = data + job.from - this.carry;
+    const len = this.carry + job.n - job.from;
+    job.done += this.work(start + job.done, len - job.done, false, sink);
+    if (this.stopped) return false;
+    const left = len - job.done;
+    const u8 = engine.arena.u8;
+    if (left <= this.head) {
+      // Carry the partial line into the head room of the slot the next chunk comes in.
+      u8.copyWithin(engine.dataPtrs[job.next] - left, start + job.done, start + len);
+      this.carry = left;
+    } else {
+      this.long = [u8.slice(start + job.done, start + len)];
+      this.carry = 0;
+    }
+    this.carrySlot = job.next;
+    this.job = undefined;
+    return true;
+  }
+
+  /** @internal Grows the seen-set after step() returned false; may grow WebAssembly memory. */
+  grow(): void {
+    this.live().grow();
+  }
+
+  private live(): LineEngine {
+    if (this.engine === undefined) throw new DisposedError("LineDeduplicator");
+    return this.engine;
+  }
+
+  /** One kernel call over [ptr, ptr + len); hands its output to sink; sets `stopped`; returns bytes consumed. */
+  private work(ptr: number, len: number, final: boolean, sink: (bytes: Uint8Array) => void): number {
+    const engine = this.live();
+    const { consumed, mustGrow } = engine.work(ptr, len, final);
+    this.stopped = mustGrow;
+    const n = engine.outLength;
+    if (n > 0) {
+      sink(engine.arena.u8.subarray(engine.outPtr, engine.outPtr + n));
+      engine.clearOutput();
+    }
+    return consumed;
+  }
+
+  /** Fingerprints the gathered long line (its "\n" included when terminated) and emits it if new; false when the seen-set must grow first. */
+  private endLong(terminated: boolean, sink: (bytes: Uint8Array) => void): boolean {
+    const engine = this.live();
+    const pieces = this.long!;
+    let total = 0;
+    for (const p of pieces) total += p.length;
+    const arena = (this.longArena ??= longArena(engine));
+    const keyPtr = alignUp(arena.base + 1024, 64);
+    arena.reserve(keyPtr + total);
+    let at = keyPtr;
+    for (const p of pieces) {
+      arena.u8.set(p, at);
+      at += p.length;
+    }
+    let keyLen = terminated ? total - 1 : total;
+    if (keyLen > 0 && arena.u8[keyPtr + keyLen - 1] === CR) keyLen--;
+    arena.k.lineDigest(arena.base, keyPtr, keyLen, arena.base + 512);
+    engine.arena.u8.set(arena.u8.subarray(arena.base + 512, arena.base + 528), engine.digestPtr);
+    const fresh = engine.digestDedup();
+    if (fresh === 2) return false;
+    this.long = undefined;
+    if (fresh === 1) {
+      for (const p of pieces) sink(p);
+      if (!terminated) sink(NEWLINE);
+    }
+    return true;
+  }
+}
+
+/** A second instance that fingerprints long lines the way `engine` does (its context: mode, hash, scratch). */
+function longArena(engine: LineEngine): Arena {
+  const arena = new Arena();
+  arena.reserve(arena.base + 1024);
+  const u32 = arena.u32;
+  u32[arena.base >> 2] = engine.options.mode === "exact" ? 0 : 1;
+  u32[(arena.base + 4) >> 2] = engine.options.hash === "xxh128" ? 1 : 0;
+  u32[(arena.base + 16) >> 2] = arena.base + 128;
+  return arena;
+}
+
+function bytesArgument(value: unknown): Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new InvalidArgumentError("chunk", value, "a Uint8Array");
+  return value;
+}
+
+function join(pieces: Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0];
+  let total = 0;
+  for (const p of pieces) total += p.length;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Dedups newline-separated bytes in one call: the first occurrence of every line, in order. */
+export function dedupLines(bytes: Uint8Array, options?: LineDeduplicatorOptions): Uint8Array {
+  const dedup = new LineDeduplicator(options);
+  try {
+    const head = dedup.push(bytes);
+    const tail = dedup.end();
+    return tail.length === 0 ? head : join([head, tail]);
+  } finally {
+    dedup.dispose();
+  }
+}

@@ -1,0 +1,187 @@
+// The byte pipeline (LineDeduplicator, dedupLines) against awk: mawk's `!s[k]++` with k the line
+// without a final "\r" is the reference, run on tricky bytes, on random lines with fast-check, at
+// every chunk boundary, through table growth and megabyte lines; XXH3-128 against hash-wasm.
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { xxhash128 } from "hash-wasm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DisposedError, InvalidArgumentError, LineDeduplicator, dedupLines, xxh128 } from "../build/js/index.node.js";
+import { ready, rng } from "./helpers.js";
+
+beforeAll(ready);
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+
+/** First occurrences by awk (mawk in the C locale): bytes through, CRLF and LF lines compare the same. */
+function awk(input: Uint8Array): Buffer {
+  return execFileSync("mawk", ['{ k = $0; sub(/\r$/, "", k) } !s[k]++'], { input, env: { LC_ALL: "C" }, maxBuffer: 1 << 30 });
+}
+
+/** Runs a LineDeduplicator over `input` cut into pieces of `cut` bytes. */
+function pushed(input: Uint8Array, cut: number, options?: ConstructorParameters<typeof LineDeduplicator>[0]): Buffer {
+  const dedup = new LineDeduplicator(options);
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < input.length; at += cut) out.push(dedup.push(input.subarray(at, at + cut)));
+  out.push(dedup.end());
+  dedup.dispose();
+  return Buffer.concat(out);
+}
+
+const megabyte = Buffer.alloc(1 << 20, 0x62);
+const TRICKY = Buffer.concat([
+  Buffer.from("a\r\nb\n\n\na\n\r\n\r\r\n"),
+  Buffer.from([0x00, 0x0a, 0x00, 0x0d, 0x0a, 0xff, 0xfe, 0x0a, 0xc3, 0x28, 0x0a, 0xff, 0xfe, 0x0d, 0x0a]),
+  megabyte,
+  Buffer.from("\n"),
+  megabyte,
+  Buffer.from("\r\nb\r\nlast\r"),
+]);
+const MODES = [{}, { hash: "md5" as const }, { scalar: true }, { approx: true, fpRate: 1e-9 }];
+
+describe("dedupLines equals awk's first occurrences", () => {
+  it("on CRLF, empty lines, NUL, invalid UTF-8, megabyte lines and a last line without newline", () => {
+    const reference = awk(TRICKY);
+    for (const options of MODES) expect(Buffer.from(dedupLines(TRICKY, options)).equals(reference), JSON.stringify(options)).toBe(true);
+    // Small chunks and head room: the megabyte lines take the long-line path.
+    expect(pushed(TRICKY, 7919, { chunkBytes: 4096, carryBytes: 64 }).equals(reference)).toBe(true);
+  });
+
+  it("at every chunk boundary of a small tricky input, for SIMD and scalar scans", () => {
+    const input = Buffer.from("ab\r\n\nab\nabc\r\r\n\0\nx\xff\n\nab\r\nabc\r\nlast", "latin1");
+    const reference = awk(input);
+    for (let cut = 1; cut <= input.length; cut++) {
+      for (const scalar of [false, true]) {
+        for (const carryBytes of [1, 3, 64]) {
+          expect(pushed(input, cut, { chunkBytes: 16, carryBytes, scalar }).equals(reference), `cut ${cut} carry ${carryBytes} scalar ${scalar}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  it("on random lines of a hostile alphabet, randomly cut (fast-check)", () => {
+    const line = fc.uint8Array({ maxLength: 40 }).map((bytes) => bytes.map((b) => [0x61, 0x62, 0x0d, 0x00, 0xff, 0x0a][b % 6]));
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 60 }), fc.integer({ min: 1, max: 97 }), fc.integer({ min: 16, max: 200 }), fc.integer({ min: 1, max: 50 }), (lines, cut, chunkBytes, carryBytes) => {
+        const input = Buffer.concat(lines.map((l) => Buffer.from(l)));
+        const reference = awk(input);
+        return pushed(input, cut, { chunkBytes, carryBytes }).equals(reference) && pushed(input, cut, { chunkBytes, carryBytes, approx: true, fpRate: 1e-9 }).equals(reference);
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it("through many table growths and filter stages (400,000 lines, about 140,000 distinct)", () => {
+    const next = rng(13);
+    const lines: string[] = [];
+    for (let i = 0; i < 400_000; i++) {
+      const n = Math.floor(next() * 150_000);
+      lines.push(`https://host${n % 40}.example/p/${n}`);
+    }
+    const input = Buffer.from(lines.join("\n") + "\n");
+    const reference = awk(input);
+    for (const options of [{}, { hash: "md5" as const }]) {
+      const dedup = new LineDeduplicator(options);
+      const out = Buffer.concat([dedup.push(input), dedup.end()]);
+      expect(out.equals(reference), JSON.stringify(options)).toBe(true);
+      const { unique, lines: seen } = dedup.stats;
+      expect(seen).toBe(400_000);
+      expect(unique).toBe(reference.toString().split("\n").length - 1);
+      // The table's own bytes stay under 32 per distinct line.
+      expect(dedup.describe().tableBytes as number).toBeLessThanOrEqual(32 * unique);
+    }
+    // A first filter stage planned for 1,000 lines grows by stages and stays near-exact at 1e-9.
+    const staged = new LineDeduplicator({ approx: true, fpRate: 1e-9, stageItems: 1000 });
+    expect(Buffer.concat([staged.push(input), staged.end()]).equals(reference)).toBe(true);
+    expect(staged.describe().stages).toBe(5);
+  });
+});
+
+describe("reading straight into the two WebAssembly slots (the CLI's path)", () => {
+  it("equals awk when the next chunk lands in the other slot before the current one is worked", () => {
+    const next = rng(21);
+    const parts: string[] = [];
+    for (let i = 0; i < 60_000; i++) parts.push(`${"x".repeat(Math.floor(next() * 3) * 40)}/k/${Math.floor(next() * 30_000)}${next() < 0.2 ? "\r" : ""}`);
+    const input = Buffer.from(parts.join("\n") + "\nend");
+    const reference = awk(input);
+    for (const chunkBytes of [4096, 65_536]) {
+      const dedup = new LineDeduplicator({ chunkBytes, carryBytes: 100 });
+      const out: Buffer[] = [];
+      const sink = (bytes: Uint8Array) => out.push(Buffer.from(bytes));
+      // A "read": copy the next piece of input into a slot's view, as fs.read would.
+      let at = 0;
+      const read = (slot: 0 | 1) => {
+        const view = dedup.slotView(slot);
+        const n = Math.min(view.length, input.length - at);
+        view.set(input.subarray(at, at + n));
+        at += n;
+        return n;
+      };
+      let slot: 0 | 1 = 0;
+      let n = read(slot);
+      let grown = 0;
+      while (n > 0) {
+        dedup.begin(slot, n);
+        const other: 0 | 1 = slot === 0 ? 1 : 0;
+        const nextN = read(other);
+        while (!dedup.step(sink)) {
+          dedup.grow();
+          grown++;
+        }
+        slot = other;
+        n = nextN;
+      }
+      dedup.finish(sink);
+      expect(Buffer.concat(out).equals(reference), `chunk ${chunkBytes}`).toBe(true);
+      expect(grown).toBeGreaterThan(3);
+    }
+  });
+
+  it("the CLI equals awk on a file given by name and on stdin redirected from it", () => {
+    const next = rng(8);
+    const lines: string[] = [];
+    for (let i = 0; i < 300_000; i++) lines.push(`https://h${Math.floor(next() * 9)}.example/${Math.floor(next() * 120_000)}${next() < 0.1 ? "\r" : ""}`);
+    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-slots-"));
+    const file = join(dir, "in.txt");
+    writeFileSync(file, lines.join("\n") + "\nlast");
+    const reference = awk(readFileSync(file));
+    for (const args of [["dedup", file], ["dedup", "--hash", "md5", file], ["dedup"]]) {
+      const stdin = args.length === 1 ? openSync(file, "r") : "ignore";
+      const out = join(dir, "out.txt");
+      const stdout = openSync(out, "w");
+      const result = spawnSync(process.execPath, [CLI, ...args], { stdio: [stdin, stdout, "pipe"] });
+      expect(result.status, result.stderr.toString()).toBe(0);
+      expect(readFileSync(out).equals(reference), args.join(" ")).toBe(true);
+    }
+  });
+});
+
+describe("LineDeduplicator API", () => {
+  it("returns copies, keeps state across pushes, and checks its arguments", () => {
+    const dedup = new LineDeduplicator();
+    const first = dedup.push(new TextEncoder().encode("x\ny\nx"));
+    expect(new TextDecoder().decode(first)).toBe("x\ny\n");
+    expect(new TextDecoder().decode(dedup.push(new TextEncoder().encode("\ny\nz")))).toBe("");
+    expect(new TextDecoder().decode(dedup.end())).toBe("z\n");
+    expect(new TextDecoder().decode(first)).toBe("x\ny\n");
+    expect(dedup.stats).toEqual({ lines: 5, unique: 3, duplicates: 2 });
+    expect(() => dedup.push("x\n" as unknown as Uint8Array)).toThrow(InvalidArgumentError);
+    dedup.dispose();
+    expect(() => dedup.push(new Uint8Array(1))).toThrow(DisposedError);
+    expect(() => new LineDeduplicator({ hash: "sha1" as "md5" })).toThrow(/hash must be/);
+    expect(() => new LineDeduplicator({ approx: true, fpRate: 2 })).toThrow(InvalidArgumentError);
+  });
+});
+
+describe("xxh128 (XXH3-128, seed 0)", () => {
+  it("equals hash-wasm's xxhash128 at every length to 1,100 and on long inputs", async () => {
+    const next = rng(5);
+    for (const len of [...Array.from({ length: 1101 }, (_, i) => i), 4096, 65_537, 1_000_003]) {
+      const data = new Uint8Array(len);
+      for (let i = 0; i < len; i++) data[i] = Math.floor(next() * 256);
+      expect(xxh128(data), `length ${len}`).toBe(await xxhash128(data));
+    }
+  });
+});

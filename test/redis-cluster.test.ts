@@ -1,0 +1,145 @@
+// crawlsieve/redis on a real Redis Cluster (three masters, three replicas, on loopback): one
+// structure spread over every master, concurrent writers, a master killed with SIGKILL and its
+// replica promoted mid-stream, and slots resharded mid-stream.
+import { spawn } from "node:child_process";
+import { createCluster } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fromNodeRedis, RedisBloomFilter, RedisDeduplicator, type RedisCommander } from "../build/js/redis/index.js";
+import { ready, urls } from "./helpers.js";
+import { startCluster, type RedisCluster } from "./support/redis-cluster.js";
+
+const WORKER = new URL("./support/redis-worker.mjs", import.meta.url).pathname;
+let cluster: RedisCluster;
+let client: ReturnType<typeof createCluster>;
+let redis: RedisCommander;
+
+const connect = async () => {
+  const c = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })), defaults: { disableOfflineQueue: true, socket: { reconnectStrategy: false, connectTimeout: 2_000 } } });
+  c.on("error", () => undefined);
+  await c.connect();
+  return c;
+};
+
+beforeAll(async () => {
+  await ready();
+  cluster = await startCluster();
+  client = await connect();
+  redis = fromNodeRedis(client);
+}, 60_000);
+afterAll(async () => {
+  await client?.close().catch(() => undefined);
+  await cluster?.stop();
+});
+
+const sum = (flags: Uint8Array) => flags.reduce((a, b) => a + b, 0);
+
+/** used_memory of every master, minus what an empty node uses, by INFO memory. */
+function dataBytesPerMaster(baseline: Map<number, number>): number[] {
+  return cluster.masters().map((port) => Number(/used_memory:(\d+)/.exec(cluster.cli(["INFO", "memory"], port))![1]) - (baseline.get(port) ?? 0));
+}
+
+describe("on a Redis Cluster", () => {
+  it("a Bloom filter and an exact deduplicator spread their keys evenly over the three masters", async () => {
+    const baseline = new Map(cluster.masters().map((port) => [port, Number(/used_memory:(\d+)/.exec(cluster.cli(["INFO", "memory"], port))![1])]));
+    const filter = await RedisBloomFilter.open(redis, { name: "spread", items: 2_000_000, fpRate: 1e-3 });
+    expect(filter.spread).toBe(true);
+    expect(filter.geometry.partitions).toBeGreaterThanOrEqual(256);
+    const keys = urls(60_000, "spread");
+    expect(sum(await filter.addMany(keys))).toBeGreaterThan(59_900);
+    expect(sum(await filter.hasMany(keys))).toBe(60_000);
+    const dedup = new RedisDeduplicator(redis, { name: "spread-exact" });
+    expect(dedup.spread).toBe(true);
+    expect(sum((await dedup.checkMany(keys)).isNew)).toBe(60_000);
+    const perMaster = dataBytesPerMaster(baseline);
+    const mean = perMaster.reduce((a, b) => a + b, 0) / perMaster.length;
+    expect(perMaster.length).toBe(3);
+    expect(Math.max(...perMaster) / mean, perMaster.join(", ")).toBeLessThanOrEqual(1.2);
+    // Every master holds shards of both structures.
+    for (const port of cluster.masters()) expect(Number(cluster.cli(["DBSIZE"], port))).toBeGreaterThan(1000);
+  }, 120_000);
+
+  it("8 concurrent writer processes: every key is new to exactly one of them", async () => {
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, w) => new Promise<string[]>((resolve, reject) => {
+        // Process w adds keys [3000 w, 3000 w + 6000): every key but the first 3,000 in two ranges, each process in its own order.
+        const child = spawn(process.execPath, [WORKER, JSON.stringify(cluster.urls), "exact", "fleet", String(3000 * w), String(3000 * w + 6000)]);
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (err += d));
+        child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err))));
+      })),
+    );
+    const winners = new Map<string, number>();
+    for (const fresh of runs) for (const key of fresh) winners.set(key, (winners.get(key) ?? 0) + 1);
+    expect(winners.size).toBe(27_000);
+    expect([...winners.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+  }, 120_000);
+
+  it("a master killed mid-stream: the client recovers by itself and, with replicated durability, every acknowledged key is still seen", async () => {
+    const filter = await RedisBloomFilter.open(redis, { name: "failover", items: 1_000_000, fpRate: 1e-4, durability: "replicated" });
+    const dedup = await RedisDeduplicator.open(redis, { name: "failover-exact", durability: "replicated" });
+    const acked: string[] = [];
+    const exactAcked: string[] = [];
+    const victim = cluster.nodes.find((node) => node.port === cluster.masters()[0])!;
+    for (let batch = 0; batch < 60; batch++) {
+      // Mid-stream, while batches are in flight; it comes back 4 s later as its replica's replica.
+      // Until then the promoted replica has no replica of its own, and replicated writes wait.
+      if (batch === 15) void victim.kill().then(() => new Promise((r) => setTimeout(r, 4_000))).then(() => victim.restart());
+      const keys = urls(500, `failover-${batch}`);
+      const [fresh, exact] = await Promise.all([filter.addMany(keys), dedup.checkMany(keys)]);
+      keys.forEach((key, i) => {
+        if (fresh[i] === 1) acked.push(key);
+        if (exact.isNew[i] === 1) exactAcked.push(key);
+      });
+    }
+    // Settled: three masters, and the restarted node knows it is now a replica (until it has
+    // heard so it still claims its old slots, empty, and a reader asking it would see nothing).
+    await cluster.settle(() => cluster.masters().length === 3 && /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)));
+    expect(cluster.masters()).not.toContain(victim.port); // its replica was promoted
+    expect(acked.length).toBeGreaterThan(29_900);
+    expect(exactAcked.length).toBe(30_000);
+    // Read back through a fresh client: nothing acknowledged was lost with the old master.
+    const reader = await connect();
+    try {
+      const fresh = fromNodeRedis(reader);
+      const again = await RedisBloomFilter.open(fresh, { name: "failover", items: 10, fpRate: 0.1 });
+      expect(sum(await again.hasMany(acked))).toBe(acked.length);
+      const counts = await Promise.all(exactAcked.map((key) => new RedisDeduplicator(fresh, { name: "failover-exact" }).count(key)));
+      expect(counts.filter((n) => n < 1)).toEqual([]);
+    } finally {
+      await reader.close();
+    }
+  }, 180_000);
+
+  it("slots resharded mid-stream: no error reaches the caller, and nothing is lost", async () => {
+    const filter = await RedisBloomFilter.open(redis, { name: "reshard", items: 1_000_000, fpRate: 1e-4 });
+    const dedup = await RedisDeduplicator.open(redis, { name: "reshard-exact" });
+    const masters = cluster.masters();
+    const id = (port: number) => cluster.cli(["CLUSTER", "MYID"], port).trim();
+    // Move 3,000 slots from the first master to the second while the stream runs.
+    const reshard = new Promise<void>((resolve, reject) => {
+      const child = spawn("redis-cli", ["--cluster", "reshard", `127.0.0.1:${masters[0]}`, "--cluster-from", id(masters[0]), "--cluster-to", id(masters[1]), "--cluster-slots", "3000", "--cluster-yes", "--cluster-pipeline", "50"], { stdio: ["ignore", "pipe", "pipe"] });
+      let log = "";
+      child.stdout.on("data", (d) => (log += d));
+      child.stderr.on("data", (d) => (log += d));
+      child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(log.slice(-2000)))));
+    });
+    let done = false;
+    void reshard.finally(() => (done = true));
+    const acked: string[] = [];
+    let batches = 0;
+    while (!done || batches < 20) {
+      const keys = urls(500, `reshard-${batches++}`);
+      const [fresh, exact] = await Promise.all([filter.addMany(keys), dedup.checkMany(keys)]);
+      expect(sum(exact.isNew)).toBe(500);
+      keys.forEach((key, i) => fresh[i] === 1 && acked.push(key));
+    }
+    await reshard;
+    const moved = cluster.cli(["CLUSTER", "NODES"]).split("\n").find((line) => line.startsWith(id(masters[1])))!;
+    expect(moved.split(" ").slice(8).length).toBeGreaterThan(1); // it now owns the moved range too
+    expect(sum(await filter.hasMany(acked))).toBe(acked.length);
+    const keys = acked.slice(0, 5_000);
+    expect(sum((await dedup.checkMany(keys)).isNew)).toBe(0);
+  }, 180_000);
+});
