@@ -11,7 +11,17 @@ import { xxh64, secondHash, mix64 } from "./xxh64";
 
 // @ts-ignore: decorator
 @inline export function testPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
-  const block = bits + (<usize>mulhi64(h1, blocks) << 6);
+  return testBlock(bits + (<usize>mulhi64(h1, blocks) << 6), k, h2);
+}
+
+// @ts-ignore: decorator
+@inline export function setPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
+  return setBlock(bits + (<usize>mulhi64(h1, blocks) << 6), k, h2);
+}
+
+/** 1 when all k in-block bits that h2 picks are set in the 64-byte block at `block`. */
+// @ts-ignore: decorator
+@inline export function testBlock(block: usize, k: u32, h2: u64): u32 {
   let word = h2;
   let fields = h2;
   let all: u32 = 1;
@@ -24,9 +34,9 @@ import { xxh64, secondHash, mix64 } from "./xxh64";
   return all;
 }
 
+/** Sets the k in-block bits that h2 picks in the block at `block`; 1 when one was clear (the key was new). */
 // @ts-ignore: decorator
-@inline export function setPair(bits: usize, blocks: u64, k: u32, h1: u64, h2: u64): u32 {
-  const block = bits + (<usize>mulhi64(h1, blocks) << 6);
+@inline export function setBlock(block: usize, k: u32, h2: u64): u32 {
   let word = h2;
   let fields = h2;
   let fresh: u32 = 0;

@@ -8,7 +8,7 @@
 import { md5 } from "./md5";
 import { xxh128 } from "./xxh3";
 import { xxh64, secondHash } from "./xxh64";
-import { testPair, setPair } from "./blocked-bloom";
+import { testPair, setPair, testBlock, setBlock } from "./blocked-bloom";
 import { mulhi64 } from "./reduce";
 import { partitionOf, findOrInsert, contains } from "./fingerprint-buckets";
 
@@ -34,9 +34,11 @@ const C_STAGE_PTR = 72; // u32: stage records of STAGE_BYTES
 const GROUP: u32 = 32;
 const NL: u8 = 0x0a;
 const CR: u8 = 0x0d;
-// Scratch: MD5 state (128) | digests GROUP * 16 | line records GROUP * 12.
+// Scratch: MD5 state (128) | digests GROUP * 16 | line records GROUP * 16.
+// A record: line start, key end, line end, and the cache line its look-up will read.
 const DIGESTS: usize = 128;
 const RECORDS: usize = DIGESTS + <usize>GROUP * 16;
+const RECORD: usize = 16;
 
 // @ts-ignore: decorator
 @inline function scanScalar(p: usize, end: usize): usize {
@@ -110,42 +112,37 @@ function testSet(ctx: usize, d: usize): u32 {
 
 let touched: u32 = 0;
 
-/** Reads the cache line each fingerprint of the group will probe, with no dependence between the reads, so their misses overlap. */
-function touchGroup(ctx: usize, digests: usize, n: u32): void {
-  let sum: u32 = 0;
-  if (load<u32>(ctx, C_MODE) == 1) {
-    const stages = load<u32>(ctx, C_STAGES);
-    for (let j: u32 = 0; j < stages; j++) {
-      const s = stageAt(ctx, j);
-      const bits = <usize>load<u32>(s);
-      const blocks = <u64>load<f64>(s, 8);
-      for (let i: u32 = 0; i < n; i++) sum += <u32>load<u8>(bits + (<usize>mulhi64(load<u64>(digests + (<usize>i << 4)), blocks) << 6));
-    }
-  } else {
-    const table = <usize>load<u32>(ctx, C_TABLE);
-    const logParts = load<u32>(ctx, C_LOG_PARTS);
-    const buckets = load<u32>(ctx, C_BUCKETS);
-    for (let i: u32 = 0; i < n; i++) {
-      const d = digests + (<usize>i << 4);
-      const part = partitionOf(load<u64>(d, 8), logParts);
-      sum += load<u32>(table + (<usize>part * <usize>buckets + <usize>mulhi64(load<u64>(d), <u64>buckets)) * 64);
-    }
-  }
-  // Kept observable so the optimiser cannot drop the reads.
-  touched ^= sum;
-}
-
 /**
  * Works the lines of buf[0, len): every complete line, and with `final` = 1 a last line without
  * "\n". Kept lines are appended to the output region. Returns the bytes consumed (the end of the
  * last line worked); stops early with status 1 when the seen-set must grow before the next line.
+ * Lines go in groups: find them, fingerprint them and compute the cache line each look-up will
+ * read, read those lines with nothing depending on one another (so their misses overlap), then
+ * test-and-set in order.
  */
 export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   const scratch = <usize>load<u32>(ctx, C_SCRATCH);
   const digests = scratch + DIGESTS;
   const records = scratch + RECORDS;
   const scalar = load<u32>(ctx, C_SCALAR) != 0;
+  const approx = load<u32>(ctx, C_MODE) == 1;
+  const xxh = load<u32>(ctx, C_HASH) == 1;
   const out = <usize>load<u32>(ctx, C_OUT);
+  // Exact table.
+  const table = <usize>load<u32>(ctx, C_TABLE);
+  const logParts = load<u32>(ctx, C_LOG_PARTS);
+  const buckets = load<u32>(ctx, C_BUCKETS);
+  const partBytes = <usize>buckets * 64;
+  const limit = load<u32>(ctx, C_LIMIT);
+  const counts = <usize>load<u32>(ctx, C_COUNTS);
+  // Blocked stages: the last one takes new keys.
+  const stages = load<u32>(ctx, C_STAGES);
+  const last = approx ? stageAt(ctx, stages - 1) : 0;
+  const lastBits = approx ? <usize>load<u32>(last) : 0;
+  const lastK = approx ? load<u32>(last, 4) : 0;
+  const lastBlocks = approx ? <u64>load<f64>(last, 8) : 0;
+  let lastKeys = approx ? load<f64>(last, 16) : 0;
+  const lastCapacity = approx ? load<f64>(last, 24) : 0;
   let outLen = <usize>load<u32>(ctx, C_OUT_LEN);
   let lines = load<u64>(ctx, C_LINES);
   let unique = load<u64>(ctx, C_UNIQUE);
@@ -155,8 +152,8 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   let runEnd = buf;
   let status: u32 = 0;
   let unterminated = false;
+  let sum: u32 = 0;
   while (status == 0) {
-    // Find up to GROUP lines: record i = (start, key end, line end).
     let n: u32 = 0;
     let q = p;
     while (n < GROUP && q < end) {
@@ -168,7 +165,7 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
         unterminated = true;
       }
       const keyEnd = nl > q && load<u8>(nl - 1) == CR ? nl - 1 : nl;
-      const r = records + <usize>n * 12;
+      const r = records + <usize>n * RECORD;
       store<u32>(r, <u32>q);
       store<u32>(r, <u32>keyEnd, 4);
       store<u32>(r, <u32>lineEnd, 8);
@@ -177,14 +174,73 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
     }
     if (n == 0) break;
     for (let i: u32 = 0; i < n; i++) {
-      const r = records + <usize>i * 12;
+      const r = records + <usize>i * RECORD;
       const start = <usize>load<u32>(r);
-      digest(ctx, scratch, start, <usize>load<u32>(r, 4) - start, digests + (<usize>i << 4));
+      const key = <usize>load<u32>(r, 4) - start;
+      const d = digests + (<usize>i << 4);
+      let probe: usize;
+      if (approx) {
+        const h1 = xxh64(start, key, 0);
+        store<u64>(d, h1);
+        store<u64>(d, secondHash(h1), 8);
+        probe = lastBits + (<usize>mulhi64(h1, lastBlocks) << 6);
+      } else {
+        if (xxh) xxh128(start, key, d);
+        else md5(scratch, start, key, d);
+        // The all-zero key marks an empty slot of the table.
+        if ((load<u64>(d) | load<u64>(d, 8)) == 0) store<u64>(d, 1);
+        probe = table + <usize>partitionOf(load<u64>(d, 8), logParts) * partBytes + (<usize>mulhi64(load<u64>(d), <u64>buckets) << 6);
+      }
+      store<u32>(r, <u32>probe, 12);
     }
-    touchGroup(ctx, digests, n);
+    // Independent reads of every line the group will probe: their cache and TLB misses overlap.
+    for (let i: u32 = 0; i < n; i++) sum += load<u32>(<usize>load<u32>(records + <usize>i * RECORD, 12));
+    if (approx && stages > 1) {
+      for (let j: u32 = 0; j + 1 < stages; j++) {
+        const s = stageAt(ctx, j);
+        const bits = <usize>load<u32>(s);
+        const blocks = <u64>load<f64>(s, 8);
+        for (let i: u32 = 0; i < n; i++) sum += load<u32>(bits + (<usize>mulhi64(load<u64>(digests + (<usize>i << 4)), blocks) << 6));
+      }
+    }
     for (let i: u32 = 0; i < n; i++) {
-      const r = records + <usize>i * 12;
-      const fresh = testSet(ctx, digests + (<usize>i << 4));
+      const r = records + <usize>i * RECORD;
+      const d = digests + (<usize>i << 4);
+      const probe = <usize>load<u32>(r, 12);
+      let fresh: u32;
+      if (approx) {
+        const h2 = load<u64>(d, 8);
+        fresh = 1;
+        for (let j: u32 = 0; j + 1 < stages; j++) {
+          const s = stageAt(ctx, j);
+          if (testPair(<usize>load<u32>(s), <u64>load<f64>(s, 8), load<u32>(s, 4), load<u64>(d), h2) != 0) {
+            fresh = 0;
+            break;
+          }
+        }
+        if (fresh != 0) {
+          if (lastKeys >= lastCapacity) {
+            if (testBlock(probe, lastK, h2) != 0) fresh = 0;
+            else fresh = 2;
+          } else {
+            fresh = setBlock(probe, lastK, h2);
+            if (fresh != 0) lastKeys += 1;
+          }
+        }
+      } else {
+        const lo = load<u64>(d);
+        const hi = load<u64>(d, 8);
+        const part = partitionOf(hi, logParts);
+        const base = table + <usize>part * partBytes;
+        const countAt = counts + (<usize>part << 2);
+        const count = load<u32>(countAt);
+        if (count >= limit) {
+          fresh = contains(base, base + partBytes, probe, lo, hi) != 0 ? 0 : 2;
+        } else {
+          fresh = findOrInsert(base, base + partBytes, probe, lo, hi);
+          store<u32>(countAt, count + fresh);
+        }
+      }
       if (fresh == 2) {
         status = 1;
         unterminated = false;
@@ -208,10 +264,12 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
       p = lineEnd;
     }
   }
+  touched ^= sum;
   memory.copy(out + outLen, runStart, runEnd - runStart);
   outLen += runEnd - runStart;
   // A kept last line without "\n" is printed with one.
   if (unterminated) store<u8>(out + outLen++, NL);
+  if (approx) store<f64>(last, lastKeys, 16);
   store<u32>(ctx, <u32>outLen, C_OUT_LEN);
   store<u64>(ctx, lines, C_LINES);
   store<u64>(ctx, unique, C_UNIQUE);

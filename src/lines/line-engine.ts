@@ -49,7 +49,7 @@ const C_STAGES = 68;
 const C_STAGE_PTR = 72;
 
 const CTX_BYTES = 128;
-const SCRATCH_BYTES = 1024;
+const SCRATCH_BYTES = 2048;
 const MAX_STAGES = 32;
 const STAGE_BYTES = 32;
 /** Partitions of the exact table: growth works one at a time, so its scratch is 1/64 of the table. */
