@@ -95,6 +95,25 @@ function suite(file) {
     `\n\nMedians of ${ROUNDS} alternating rounds; output written to a file. Raw runs: ${JSON.stringify(Object.fromEntries([...runs].map(([k, v]) => [k, v.map((r) => r.wall)])))}\n`;
 }
 
+/** Issue 14's bound: one 200 MB line costs crawlsieve at most 5x what md5sum takes on the same file. */
+function longLineSuite() {
+  const file = "bench/out/line-200m.txt";
+  if (!existsSync(file)) spawnSync("sh", ["-c", `head -c 200000000 /dev/zero | tr '\\0' a > ${file} && echo >> ${file}`]);
+  const tools = [
+    { name: "crawlsieve md5 FILE", cmd: ["node", CLI, "md5", file] },
+    { name: "crawlsieve dedup FILE", cmd: ["node", CLI, "dedup", file] },
+    { name: "crawlsieve dedup < FILE (a pipe: sh -c 'cat FILE | ...')", cmd: ["sh", "-c", `cat ${file} | node ${CLI} dedup`] },
+    { name: "md5sum FILE", cmd: ["md5sum", file] },
+  ];
+  const runs = new Map(tools.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round++) for (const tool of tools) runs.get(tool.name).push(timed(tool.cmd));
+  const stat = (name, key) => median(runs.get(name).map((r) => r[key]));
+  const floor = tools[3].name;
+  const rows = tools.map((t) => [t.name, stat(t.name, "wall").toFixed(2), stat(t.name, "cpu").toFixed(2), stat(t.name, "rss").toFixed(0), (stat(t.name, "wall") / stat(floor, "wall")).toFixed(2)]);
+  return `### One 200 MB line (${file})\n\n` + table(["tool", "wall s", "CPU s", "peak RSS MiB", "wall / md5sum"], rows) + `\n\nMedians of ${ROUNDS} alternating rounds.\n`;
+}
+
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toString().trim();
 console.log(`## ${new Date().toISOString().slice(0, 10)} — bench:cli at ${commit} — ${machine()}\n`);
-for (const file of files) console.log(suite(file));
+if (process.env.ONLY !== "long-line") for (const file of files) console.log(suite(file));
+if (process.argv.length === 2) console.log(longLineSuite());
