@@ -18,6 +18,7 @@ export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
 export { bucketsGrow } from "./fingerprint-buckets";
 export { sketchDocs, sketchHashes, estimatePairs } from "./minhash";
 export { simhashDistinctText, simhashDistinctDocs } from "./simhash";
+export { recentProbe, recentInsert } from "./recent-cache";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */
 export function heapBase(): usize {
