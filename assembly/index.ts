@@ -17,6 +17,8 @@ export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
 export { bucketsGrow } from "./fingerprint-buckets";
 export { sketchDocs, sketchHashes, estimatePairs } from "./minhash";
+export { simhashDistinctText, simhashDistinctDocs } from "./simhash";
+export { recentProbe, recentInsert } from "./recent-cache";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */
 export function heapBase(): usize {

@@ -20,56 +20,15 @@
 
 import { tokenize, voteReset, JOIN_UNDERSCORE, FOLD_CASE, MAX_SHINGLE, UNSPACED_FLAG } from "./simhash";
 import { mix64 } from "./xxh64";
+import { sortValues } from "./sort";
 
 const EMPTY: u32 = 0xFFFFFFFF;
 const BAND_SEED: u64 = 0x6A09E667F3BCC909;
 
-// Sorts `n` u32 at `at` ascending: quicksort (median of three, the smaller side recursed) with
-// insertion sort below 17 elements.
-function sortU32(at: usize, n: usize): void {
-  while (n > 16) {
-    const a = load<u32>(at);
-    const b = load<u32>(at + ((n >> 1) << 2));
-    const c = load<u32>(at + ((n - 1) << 2));
-    const pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
-    let i: usize = 0;
-    let j: usize = n - 1;
-    while (true) {
-      while (load<u32>(at + (i << 2)) < pivot) i++;
-      while (load<u32>(at + (j << 2)) > pivot) j--;
-      if (i >= j) break;
-      const t = load<u32>(at + (i << 2));
-      store<u32>(at + (i << 2), load<u32>(at + (j << 2)));
-      store<u32>(at + (j << 2), t);
-      i++;
-      j--;
-    }
-    // [0, j] <= pivot <= [j + 1, n)
-    const left = j + 1;
-    if (left < n - left) {
-      sortU32(at, left);
-      at += left << 2;
-      n -= left;
-    } else {
-      sortU32(at + (left << 2), n - left);
-      n = left;
-    }
-  }
-  for (let i: usize = 1; i < n; i++) {
-    const v = load<u32>(at + (i << 2));
-    let j = i;
-    while (j > 0 && load<u32>(at + ((j - 1) << 2)) > v) {
-      store<u32>(at + (j << 2), load<u32>(at + ((j - 1) << 2)));
-      j--;
-    }
-    store<u32>(at + (j << 2), v);
-  }
-}
-
 // Sorts the `m` values at `from`, then copies the distinct ones, at most k, to `values`; returns how many.
 // @ts-ignore: decorator
 @inline function smallestDistinct(from: usize, m: u32, k: u32, values: usize): u32 {
-  sortU32(from, <usize>m);
+  sortValues<u32>(from, <usize>m);
   let count: u32 = 0;
   for (let i: u32 = 0; i < m && count < k; i++) {
     const v = load<u32>(from + (<usize>i << 2));

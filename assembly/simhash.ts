@@ -17,6 +17,7 @@
 // [320] u32 features since the last flush; [324] u32 features in all; [384, 512) token ring.
 
 import { xxh64, mix64 } from "./xxh64";
+import { sortValues } from "./sort";
 
 const SHINGLE_SEED: u64 = 0x9E3779B97F4A7C15;
 const RING: usize = 384;
@@ -301,4 +302,30 @@ export function simhashWeighted(hashes: usize, weights: usize, count: u32, sums:
 /** Hamming distance of two fingerprints. */
 export function hamming(a: u64, b: u64): u32 {
   return <u32>popcnt<u64>(a ^ b);
+}
+
+/**
+ * SimHash with one vote per distinct shingle (set weighting: a shingle repeated on a page, as
+ * navigation is, counts once). `work` holds one u64 per shingle (bytes / 2 + 2).
+ */
+export function simhashDistinctText(text: usize, len: usize, w: u32, state: usize, work: usize): u64 {
+  voteReset(state);
+  tokenize(text, len, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, work, 0);
+  const n = load<u32>(state, 324);
+  sortValues<u64>(work, <usize>n);
+  voteReset(state);
+  for (let i: u32 = 0; i < n; i++) {
+    const h = load<u64>(work + (<usize>i << 3));
+    if (i == 0 || h != load<u64>(work + (<usize>(i - 1) << 3))) vote(state, h);
+  }
+  return voteFinish(state);
+}
+
+/** simhashDistinctText of `count` texts given as spans of one buffer; fingerprint i to out (u64). */
+export function simhashDistinctDocs(text: usize, spans: usize, count: u32, w: u32, state: usize, work: usize, out: usize): void {
+  for (let i: u32 = 0; i < count; i++) {
+    const s = load<u32>(spans + (<usize>i << 3));
+    const e = load<u32>(spans + (<usize>i << 3), 4);
+    store<u64>(out + (<usize>i << 3), simhashDistinctText(text + s, e - s, w, state, work));
+  }
 }

@@ -41,3 +41,4 @@ export { segmentWords } from "./simhash/text.js";
 export { MinHashIndex, DEFAULT_SKETCH_SIZE, type MinHashIndexOptions, type SimilarMatch, type SimilarPair } from "./simhash/minhash-index.js";
 export { sketchMany, lshLayout, type SketchParams, type Sketches } from "./simhash/minhash.js";
 export { groupPairs, type ScoredPair, type SimilarGroup } from "./simhash/groups.js";
+export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";

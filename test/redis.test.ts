@@ -5,7 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BloomFilter, CountingBloomFilter, requestFingerprint } from "../build/js/index.node.js";
-import { fromNodeRedis, fromSend, keyPrefix, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, type RedisCommander } from "../build/js/redis/index.js";
+import { fromNodeRedis, fromSend, keyPrefix, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
@@ -169,6 +169,34 @@ describe("RedisDeduplicator with a counting filter never reports a recorded key 
     expect(sum((await dedup.checkMany(keys)).isNew)).toBe(0);
     await redis.send(["SET", `${keyPrefix("forged")}cf:meta`, JSON.stringify({ v: 1, kind: "counting", slots: 2 ** 40, hashes: 7, counterBits: 4 })]);
     await expect(RedisDeduplicator.open(redis, { name: "forged", countingFilter: { items: 10, fpRate: 0.1 } })).rejects.toThrow(/field "slots" must be an integer from 1 to 134217728, got 1099511627776/);
+  });
+});
+
+describe("withRecentCache in front of Redis", () => {
+  it("gives the answers of the structure behind it, with fewer commands sent", async () => {
+    let sent = 0;
+    const counted: RedisCommander = { send: (args, options) => (sent++, redis.send(args, options)) };
+    const lines = urls(3_000, "cached").flatMap((url, i) => (i % 3 === 0 ? [url, url, url] : [url]));
+    const plain = new RedisDeduplicator(counted, { name: "cache-plain" });
+    const cached = withRecentCache(new RedisDeduplicator(counted, { name: "cache-front" }), { entries: 8192 });
+    const wrap = { addMany: async (keys: readonly string[]) => (await plain.checkMany(keys)).isNew };
+    sent = 0;
+    const expected: number[] = [];
+    for (let i = 0; i < lines.length; i += 500) expected.push(...(await wrap.addMany(lines.slice(i, i + 500))));
+    const plainCommands = sent;
+    sent = 0;
+    const got: number[] = [];
+    for (let i = 0; i < lines.length; i += 500) got.push(...(await cached.addMany(lines.slice(i, i + 500))));
+    expect(got).toEqual(expected);
+    expect(sum(Uint8Array.from(got))).toBe(3_000);
+    expect(sent).toBe(3_000); // one HINCRBY per distinct key; every repeat answered locally
+    expect(plainCommands).toBe(lines.length);
+    const bloom = withRecentCache(await RedisBloomFilter.open(redis, { name: "cache-bloom", items: 10_000, fpRate: 1e-4 }), { entries: 8192 });
+    expect(sum(await bloom.addMany(lines))).toBe(3_000);
+    expect(sum(await bloom.addMany(lines))).toBe(0);
+    // First pass: the 2,000 repeats inside the call; second: most of 5,000 (a 2-way set holding a
+    // third key evicts one, so a few go to Redis again, which answers "seen").
+    expect(bloom.stats.hits).toBeGreaterThan(2_000 + 4_000);
   });
 });
 

@@ -29,7 +29,7 @@ function isSeparator(cp: number): boolean {
 }
 
 /** The definition, written independently: tokens, shingles, votes. */
-function reference(text: string, w = 3): bigint {
+function reference(text: string, w = 3, distinct = false): bigint {
   const ascii = /^[\x00-\x7f]*$/.test(text);
   let source = ascii ? text.toLowerCase() : text.normalize("NFKC").toLowerCase();
   if (!ascii && /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u.test(source)) {
@@ -49,6 +49,7 @@ function reference(text: string, w = 3): bigint {
   const chain = (parts: bigint[]) => parts.reduce((h, t) => mix64(h ^ t), SEED);
   if (hashes.length > 0 && hashes.length < w) shingles.push(chain(hashes));
   for (let i = 0; i + w <= hashes.length; i++) shingles.push(chain(hashes.slice(i, i + w)));
+  if (distinct) shingles.splice(0, shingles.length, ...new Set(shingles));
   let fp = 0n;
   for (let b = 0n; b < 64n; b++) {
     const ones = shingles.filter((h) => (h >> b) & 1n).length;
@@ -69,6 +70,23 @@ describe("simhash against an independent reference", () => {
       }),
       { numRuns: 600, seed: 11 },
     );
+  });
+
+  it("with distinct: true, equals the reference voting once per distinct shingle (simhash and simhashMany)", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.lorem({ maxCount: 60 }).map((t) => `${t} ${t} ${t.slice(0, 40)}`), fc.string({ unit: "grapheme", maxLength: 120 })), fc.integer({ min: 1, max: 4 }), (text, w) => {
+        expect(simhash(text, { shingle: w, distinct: true })).toBe(reference(text, w, true));
+      }),
+      { numRuns: 300, seed: 16 },
+    );
+    const page = `${ARTICLE} ${"Home Docs Blog About Contact ".repeat(40)}`;
+    expect(simhash(page, { distinct: true })).toBe(reference(page, 3, true));
+    expect(simhash(page, { distinct: true })).not.toBe(simhash(page));
+    const many = Array.from({ length: 600 }, (_, i) => `${page} copy ${i} ${i % 7 === 0 ? "é" : ""}`);
+    const batch = simhashMany(many, { distinct: true });
+    many.forEach((text, i) => expect(batch[i]).toBe(simhash(text, { distinct: true })));
+    expect(() => simhash("a b c", { distinct: "yes" as unknown as boolean })).toThrow(InvalidArgumentError);
+    expect(() => simhash("a b c", { distinct: true, idf: IdfTable.build(["a b c"]) })).toThrow(/distinct/);
   });
 
   it("equals the reference on real multilingual text, and simhashMany equals simhash", () => {

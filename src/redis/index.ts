@@ -9,3 +9,4 @@ export { RedisTimeWindowFilter, type RedisTimeWindowFilterOptions } from "./redi
 export { RedisDeduplicator, type RedisDeduplicatorOptions } from "./redis-deduplicator.js";
 export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";
 export { RedisCountingBloomFilter, type RedisCountingBloomFilterOptions } from "./redis-counting-bloom-filter.js";
+export { withRecentCache } from "../cache/recent-cache.js";

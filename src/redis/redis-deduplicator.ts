@@ -92,6 +92,11 @@ export class RedisDeduplicator {
     return { isNew: Uint8Array.from(counts, (c, i) => (c === 1 || twice[i] === 1 ? 1 : 0)), counts };
   }
 
+  /** checkMany's isNew alone: 1 where keys[i] was new for the whole fleet (the shape every seen-set shares). */
+  async addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    return (await this.checkMany(keys)).isNew;
+  }
+
   /** Records one reference; true when this was the first, anywhere. */
   async check(key: string | Uint8Array): Promise<boolean> {
     return (await this.checkMany([check.key("key", key)])).isNew[0] === 1;

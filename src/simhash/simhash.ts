@@ -5,6 +5,7 @@ import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
+import { alignUp } from "../wasm/arena.js";
 import type { IdfTable } from "./idf.js";
 import { prepareNonAscii } from "./text.js";
 
@@ -14,6 +15,8 @@ export interface SimHashOptions {
   readonly shingle?: number;
   /** Weights features by tf x idf instead of tf. */
   readonly idf?: IdfTable;
+  /** One vote per distinct shingle instead of one per occurrence (repeated navigation counts once); not with idf. */
+  readonly distinct?: boolean;
 }
 
 /** A feature and its weight. */
@@ -42,8 +45,9 @@ export function shingleOf(options: SimHashOptions | undefined): number {
 export function simhash(input: string | Iterable<WeightedFeature> | ReadonlyMap<string, number>, options?: SimHashOptions): bigint {
   if (typeof input === "string") {
     const shingle = shingleOf(options);
+    const distinct = distinctOf(options);
     if (options?.idf !== undefined) return weighted(aggregate(features(input, options), options.idf));
-    return simhashOfText(input, shingle);
+    return simhashOfText(input, shingle, distinct);
   }
   if (input === null || typeof input !== "object" || typeof (input as Iterable<unknown>)[Symbol.iterator] !== "function") {
     throw new InvalidArgumentError("input", input, "a string, [feature, weight] pairs or a Map of feature to weight");
@@ -63,6 +67,7 @@ export function simhash(input: string | Iterable<WeightedFeature> | ReadonlyMap<
 export function simhashMany(texts: readonly string[], options?: SimHashOptions): BigUint64Array {
   if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
   const shingle = shingleOf(options);
+  const distinct = distinctOf(options);
   const out = new BigUint64Array(texts.length);
   if (options?.idf !== undefined) {
     texts.forEach((text, i) => (out[i] = simhash(check.key(`texts[${i}]`, text) as string, options)));
@@ -81,7 +86,7 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
       n++;
     }
     if (n === 0) {
-      out[i] = simhashOfText(texts[i], shingle);
+      out[i] = simhashOfText(texts[i], shingle, distinct);
       i++;
       continue;
     }
@@ -89,14 +94,18 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
     const spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
     if (spans[2 * n - 1] - spans[0] !== chars) {
       // Some text was not ASCII: those need the platform's normalization, so take them one by one.
-      for (let j = 0; j < n; j++) out[i + j] = simhashOfText(texts[i + j], shingle);
+      for (let j = 0; j < n; j++) out[i + j] = simhashOfText(texts[i + j], shingle, distinct);
       i += n;
       continue;
     }
     const outPtr = scratchPtr + 1024;
+    // Shingle hashes of one text for the distinct vote: texts here are at most SHORT_TEXT bytes.
+    const work = alignUp(staging.end, 64);
+    if (distinct) arena.reserve(work + 8 * (SHORT_TEXT / 2 + 2));
     for (let at = 0; at < n; at += 256) {
       const m = Math.min(256, n - at);
-      arena.k.simhashDocs(staging.keysPtr, staging.spansPtr + 8 * at, m, shingle, scratchPtr, outPtr);
+      if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr + 8 * at, m, shingle, scratchPtr, work, outPtr);
+      else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr + 8 * at, m, shingle, scratchPtr, outPtr);
       out.set(new BigUint64Array(arena.u8.buffer, outPtr, m), i + at);
     }
     i += n;
@@ -125,10 +134,20 @@ export function hammingDistance(a: bigint, b: bigint): number {
   return sharedEngine().arena.k.hamming(a, b);
 }
 
-function simhashOfText(text: string, shingle: number): bigint {
+function simhashOfText(text: string, shingle: number, distinct = false): bigint {
   const { arena, staging, scratchPtr } = sharedEngine();
   const len = encodeDocument(text);
-  return BigInt.asUintN(64, arena.k.simhashText(staging.keysPtr, len, shingle, scratchPtr));
+  if (!distinct) return BigInt.asUintN(64, arena.k.simhashText(staging.keysPtr, len, shingle, scratchPtr));
+  const work = alignUp(staging.end, 64);
+  arena.reserve(work + 8 * (Math.floor(len / 2) + 2));
+  return BigInt.asUintN(64, arena.k.simhashDistinctText(staging.keysPtr, len, shingle, scratchPtr, work));
+}
+
+function distinctOf(options: SimHashOptions | undefined): boolean {
+  const distinct = options?.distinct ?? false;
+  if (typeof distinct !== "boolean") throw new InvalidArgumentError("distinct", distinct, "true or false");
+  if (distinct && options?.idf !== undefined) throw new InvalidArgumentError("distinct", distinct, "false when idf is given (idf weights per occurrence)");
+  return distinct;
 }
 
 /** Encodes the text the kernel tokenizes at the engine's key region; returns its byte length. */

@@ -56,6 +56,10 @@ export interface Kernels {
   sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
   sketchHashes(hashes: number, n: number, k: number, bands: number, rows: number, bins: number, sketch: number, keys: number): void;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;
+  simhashDistinctText(text: number, len: number, w: number, state: number, work: number): bigint;
+  simhashDistinctDocs(text: number, spans: number, count: number, w: number, state: number, work: number, out: number): void;
+  recentProbe(table: number, setMask: number, hashes: number, count: number, out: number): number;
+  recentInsert(table: number, setMask: number, hashes: number, count: number, skip: number): void;
 }
 
 /** The exports of build/crawlsieve-shared.wasm, which imports one shared memory. */

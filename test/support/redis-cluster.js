@@ -2,57 +2,33 @@
 // loopback ports (three masters, three replicas), joined by `redis-cli --cluster create`, with a
 // short node timeout so a killed master's replica is promoted within seconds. Nodes can be
 // killed (SIGKILL) one by one; stop() ends them all and removes their folders.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** One node of the cluster. */
-export interface ClusterNode {
-  readonly port: number;
-  readonly address: string;
-  /** SIGKILL: no shutdown, in-flight replies lost. */
-  kill(): Promise<void>;
-  /** Starts a killed node again on its port and folder: it rejoins the cluster (as a replica, if it was failed over). */
-  restart(): Promise<void>;
-}
-
-/** A running cluster. */
-export interface RedisCluster {
-  readonly nodes: readonly ClusterNode[];
-  /** redis://127.0.0.1:port of every node, for createCluster's rootNodes. */
-  readonly urls: readonly string[];
-  /** Runs redis-cli against a node (e.g. CLUSTER NODES, or --cluster reshard). */
-  cli(args: readonly string[], port?: number): string;
-  /** The ports of the masters now, by CLUSTER NODES as a live node sees it. */
-  masters(): number[];
-  /** Waits until every live node reports cluster_state:ok and `check` holds. */
-  settle(check?: () => boolean, timeoutMs?: number): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function freePorts(count: number): Promise<number[]> {
+async function freePorts(count) {
   const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+    Array.from({ length: count }, () => new Promise((resolve, reject) => {
       const server = createServer();
       server.once("error", reject);
       server.listen(0, "127.0.0.1", () => resolve(server));
     })),
   );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  const ports = servers.map((s) => s.address().port);
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   return ports;
 }
 
-function launch(port: number, dir: string): Promise<ChildProcess> {
+function launch(port, dir) {
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`,
     "--cluster-node-timeout", "1500", "--save", "", "--appendonly", "no", "--protected-mode", "no"];
   const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolve, reject) => {
     let log = "";
     const timer = setTimeout(() => reject(new Error(`redis-server ${port} did not start in 10 s:\n${log}`)), 10_000);
-    child.stdout!.on("data", (chunk: Buffer) => {
+    child.stdout.on("data", (chunk) => {
       log += chunk.toString();
       if (log.includes("Ready to accept connections")) {
         clearTimeout(timer);
@@ -67,27 +43,27 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
 }
 
 /** Starts three masters and three replicas on loopback and joins them into one cluster. */
-export async function startCluster(): Promise<RedisCluster> {
+export async function startCluster() {
   const ports = await freePorts(6);
   const dir = mkdtempSync(join(tmpdir(), "cs-cluster-"));
-  const children = new Map<number, ChildProcess>();
+  const children = new Map();
   for (const port of ports) children.set(port, await launch(port, dir));
-  const dead = new Set<number>();
-  const cli = (args: readonly string[], port = ports.find((p) => !dead.has(p))!) => {
+  const dead = new Set();
+  const cli = (args, port = ports.find((p) => !dead.has(p))) => {
     const result = spawnSync("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 120_000 });
     if (result.status !== 0) throw new Error(`redis-cli ${args.join(" ")}: ${result.stderr}${result.stdout}`);
     return result.stdout;
   };
   cli(["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "1", "--cluster-yes"]);
-  const exited = (c: ChildProcess) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once("exit", () => resolve())));
-  const cluster: RedisCluster = {
+  const exited = (c) => new Promise((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once("exit", () => resolve())));
+  const cluster = {
     nodes: ports.map((port) => ({
       port,
       address: `127.0.0.1:${port}`,
       async kill() {
         dead.add(port);
-        children.get(port)!.kill("SIGKILL");
-        await exited(children.get(port)!);
+        children.get(port).kill("SIGKILL");
+        await exited(children.get(port));
       },
       async restart() {
         children.set(port, await launch(port, dir));
