@@ -110,3 +110,27 @@ export function blockedAddKey(bits: usize, blocksF: f64, k: u32, key: usize, len
   const h1 = xxh64(key, len, 0);
   return setPair(bits, <u64>blocksF, k, h1, secondHash(h1));
 }
+
+/**
+ * For stores outside WASM memory (Redis): writes, per hash pair, the partition it routes to (as
+ * PartitionedBits routes), its block in that partition, and the k bit offsets inside the block
+ * (0..511, as testPair reads them), as k + 2 u32.
+ */
+export function blockedPositions(blocksF: f64, partitions: u32, k: u32, hashes: usize, count: u32, out: usize): void {
+  const blocks = <u64>blocksF;
+  for (let i: u32 = 0; i < count; i++) {
+    const h = hashes + (<usize>i << 4);
+    const h1 = load<u64>(h);
+    const h2 = load<u64>(h, 8);
+    const o = out + <usize>i * (<usize>(k + 2) << 2);
+    store<u32>(o, <u32>((<u64>(<u32>h1 ^ <u32>(h2 >> 32)) * <u64>partitions) >> 32));
+    store<u32>(o + 4, <u32>mulhi64(h1, blocks));
+    let word = h2;
+    let fields = h2;
+    for (let j: u32 = 0; j < k; j++) {
+      if (j != 0 && j % 7 == 0) fields = word = mix64(word);
+      store<u32>(o + (<usize>(j + 2) << 2), <u32>fields & 511);
+      fields >>= 9;
+    }
+  }
+}

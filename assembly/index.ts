@@ -3,7 +3,7 @@
 
 export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh } from "./xxh64";
 export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, orBytes, bloomPositions } from "./bloom";
-export { blockedTest, blockedSet, blockedHasKey, blockedAddKey } from "./blocked-bloom";
+export { blockedTest, blockedSet, blockedHasKey, blockedAddKey, blockedPositions } from "./blocked-bloom";
 export { md5Init, md5Update, md5Final, md5, md5Batch } from "./md5";
 export { md5Blocks } from "./md5-compress";
 export { sha1 } from "./sha1";

@@ -1,6 +1,7 @@
 // Seen-sets in Redis on a crawl-order stream, one node against a three-master cluster (both
 // started here on loopback): keys per second for one client, Redis CPU and memory per key, for
-// pipelined SADD (what a user who cares for speed keeps), RedisBloomFilter (p = 1e-4),
+// pipelined SADD (what a user who cares for speed keeps), RedisBloomFilter (p = 1e-4; per-key
+// BITFIELD text) and RedisBlockedBloomFilter (p = 1e-4; binary records, one script call a shard),
 // RedisDeduplicator (exact), and each of the two behind withRecentCache. Streams: the shipped
 // example (Node's API documentation links in page order) and a generated crawl-order stream
 // (sites whose every page repeats the site's navigation, about 89% duplicates). Methods run in
@@ -12,7 +13,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { createClient, createCluster } from "redis";
 import { initSync } from "../build/js/index.node.js";
-import { fromNodeRedis, RedisBloomFilter, RedisDeduplicator, withRecentCache } from "../build/js/redis/index.js";
+import { fromNodeRedis, RedisBlockedBloomFilter, RedisBloomFilter, RedisDeduplicator, withRecentCache } from "../build/js/redis/index.js";
 import { startCluster } from "../test/support/redis-cluster.js";
 import { machine, table } from "./common.js";
 
@@ -83,6 +84,8 @@ const methods = (redis) => [
   ["SADD pipelined", async () => ({ addMany: (keys) => Promise.all(keys.map((k) => redis.send(["SADD", "bench:seen", k]))).then((r) => Uint8Array.from(r, Number)) })],
   ["RedisBloomFilter (p = 1e-4)", async (n, name) => RedisBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 })],
   ["RedisBloomFilter + recent cache", async (n, name) => withRecentCache(await RedisBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 }), { entries: 2 ** 16 })],
+  ["RedisBlockedBloomFilter (binary, p = 1e-4)", async (n, name) => RedisBlockedBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 })],
+  ["RedisBlockedBloomFilter + recent cache", async (n, name) => withRecentCache(await RedisBlockedBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 }), { entries: 2 ** 16 })],
   ["RedisDeduplicator (exact)", async (_n, name) => new RedisDeduplicator(redis, { name })],
   ["RedisDeduplicator + recent cache", async (_n, name) => withRecentCache(new RedisDeduplicator(redis, { name }), { entries: 2 ** 16 })],
 ];

@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fromNodeRedis, RedisBloomFilter, RedisDeduplicator, type RedisCommander } from "../build/js/redis/index.js";
+import { fromNodeRedis, RedisBlockedBloomFilter, RedisBloomFilter, RedisDeduplicator, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, urls } from "./helpers.js";
 import { startCluster, type RedisCluster } from "./support/redis-cluster.js";
 
@@ -39,7 +39,7 @@ function dataBytesPerMaster(baseline: Map<number, number>): number[] {
 }
 
 describe("on a Redis Cluster", () => {
-  it("a Bloom filter and an exact deduplicator spread their keys evenly over the three masters", async () => {
+  it("Bloom filters (bit and blocked) and an exact deduplicator spread their keys evenly over the three masters", async () => {
     const baseline = new Map(cluster.masters().map((port) => [port, Number(/used_memory:(\d+)/.exec(cluster.cli(["INFO", "memory"], port))![1])]));
     const filter = await RedisBloomFilter.open(redis, { name: "spread", items: 2_000_000, fpRate: 1e-3 });
     expect(filter.spread).toBe(true);
@@ -47,6 +47,10 @@ describe("on a Redis Cluster", () => {
     const keys = urls(60_000, "spread");
     expect(sum(await filter.addMany(keys))).toBeGreaterThan(59_900);
     expect(sum(await filter.hasMany(keys))).toBe(60_000);
+    const blocked = await RedisBlockedBloomFilter.open(redis, { name: "spread-blocked", items: 2_000_000, fpRate: 1e-3 });
+    expect(blocked.spread).toBe(true);
+    expect(sum(await blocked.addMany(keys))).toBeGreaterThan(59_900);
+    expect(sum(await blocked.hasMany(keys))).toBe(60_000);
     const dedup = new RedisDeduplicator(redis, { name: "spread-exact" });
     expect(dedup.spread).toBe(true);
     expect(sum((await dedup.checkMany(keys)).isNew)).toBe(60_000);

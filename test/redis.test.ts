@@ -4,8 +4,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BloomFilter, CountingBloomFilter, requestFingerprint } from "../build/js/index.node.js";
-import { fromNodeRedis, fromSend, keyPrefix, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
+import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, requestFingerprint } from "../build/js/index.node.js";
+import { fromNodeRedis, fromSend, keyPrefix, RedisBlockedBloomFilter, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
@@ -104,6 +104,37 @@ describe("RedisCountingBloomFilter", () => {
     const probe = [...keys, ...urls(5_000, "probe")];
     expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
     for (const key of keys.slice(0, 60)) expect(await shared.multiplicity(key)).toBe(local.multiplicity(key));
+  });
+});
+
+describe("RedisBlockedBloomFilter (binary wire format)", () => {
+  it("holds exactly the bits of a BlockedBloomFilter of the same geometry, and exports format v1", async () => {
+    const options = { items: 20_000, fpRate: 0.001, maxShardBytes: 8192 };
+    const shared = await RedisBlockedBloomFilter.open(redis, { name: "blocked-bits", ...options });
+    const local = new BlockedBloomFilter({ items: 20_000, fpRate: 0.001, maxPartitionBytes: 8192 });
+    expect(shared.geometry.partitions).toBe(local.partitions);
+    expect(local.partitions).toBeGreaterThan(3);
+    const keys = urls(20_000, "rbb");
+    expect(await shared.addMany(keys)).toEqual(local.addMany(keys));
+    const exported = await shared.exportBytes();
+    const payload = (bytes: Uint8Array) => bytes.subarray(PARAMS_END, bytes.length - 8);
+    expect(payload(exported)).toEqual(payload(local.serialize()));
+    expect(BlockedBloomFilter.deserialize(exported).hasMany(keys).every((x: number) => x === 1)).toBe(true);
+    const probe = urls(30_000, "absent");
+    expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
+    const again = await RedisBlockedBloomFilter.open(redis, { name: "blocked-bits", items: 5, fpRate: 0.5 });
+    expect(again.geometry).toEqual(shared.geometry);
+    await expect(RedisBlockedBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 })).rejects.toThrow(/field "kind" must be "blocked-bloom"/);
+  });
+
+  it("reports a key new exactly once among concurrent callers", async () => {
+    const keys = urls(5_000, "blocked-race");
+    const a = await RedisBlockedBloomFilter.open(redis, { name: "blocked-race", items: 10_000, fpRate: 1e-4 });
+    const b = await RedisBlockedBloomFilter.open(redis, { name: "blocked-race", items: 10_000, fpRate: 1e-4 });
+    const [x, y] = await Promise.all([a.addMany(keys), b.addMany([...keys].reverse())]);
+    const both = keys.filter((_, i) => x[i] === 1 && y[keys.length - 1 - i] === 1);
+    expect(both).toEqual([]);
+    expect(sum(x) + sum(y)).toBeGreaterThan(4_990); // a key may be a false positive of those before it
   });
 });
 

@@ -4,6 +4,7 @@ export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type Red
 export { fromNodeRedisCluster } from "./cluster-commander.js";
 export { keyPrefix, keySlot } from "./keys.js";
 export { RedisBloomFilter, type RedisBloomFilterOptions } from "./redis-bloom-filter.js";
+export { RedisBlockedBloomFilter, type RedisBlockedBloomFilterOptions } from "./redis-blocked-bloom-filter.js";
 export { RedisUnavailableError } from "../errors.js";
 export { RedisTimeWindowFilter, type RedisTimeWindowFilterOptions } from "./redis-time-window-filter.js";
 export { RedisDeduplicator, type RedisDeduplicatorOptions } from "./redis-deduplicator.js";

@@ -10,35 +10,41 @@ export function redisBitOffset(bit: number): number {
   return bit - (bit & 7) + (7 - (bit & 7));
 }
 
-/** Maps keys to (partition, k positions) with one instance of its own. */
+/**
+ * Maps keys to (partition, k positions) with one instance of its own; for the blocked layout to
+ * (partition, block, k offsets inside the block).
+ */
 export class PositionMapper {
   private readonly arena = new Arena();
   private readonly staging: Staging;
   private readonly outPtr: number;
+  /** u32 words a key's answer takes: the partition, a block for the blocked layout, then k positions. */
+  readonly words: number;
 
-  constructor(private readonly slots: number, private readonly partitions: number, readonly hashes: number) {
+  constructor(private readonly slots: number, private readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
+    this.words = hashes + (blocked ? 2 : 1);
     this.outPtr = this.arena.base;
-    const outBytes = 4 * (hashes + 1) * BATCH;
+    const outBytes = 4 * this.words * BATCH;
     this.arena.reserve(this.outPtr + outBytes);
     this.staging = new Staging(this.arena, this.outPtr + outBytes);
   }
 
-  /** Maps keys[from ..] (one batch); returns how many and, per key, [partition, bit 1..k]. */
+  /** Maps keys[from ..] (one batch); returns how many and, per key, `words` u32. */
   map(keys: readonly (string | Uint8Array)[], from: number): { n: number; positions: Uint32Array } {
     const n = this.staging.encodeBatch(keys, from);
     const { arena, staging } = this;
     arena.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
-    arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
-    const words = (this.hashes + 1) * n;
-    return { n, positions: arena.u32.slice(this.outPtr >>> 2, (this.outPtr >>> 2) + words) };
+    if (this.blocked) arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
+    else arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
+    return { n, positions: arena.u32.slice(this.outPtr >>> 2, (this.outPtr >>> 2) + this.words * n) };
   }
 }
 
-/** The keys of a mapped batch grouped by partition, in chunks of at most `chunk` keys: [partition, key indices]. */
-export function byPartition(positions: Uint32Array, n: number, hashes: number, chunk: number): [number, number[]][] {
+/** The keys of a mapped batch (`words` u32 a key, the partition first) grouped by partition, in chunks of at most `chunk` keys: [partition, key indices]. */
+export function byPartition(positions: Uint32Array, n: number, words: number, chunk: number): [number, number[]][] {
   const groups = new Map<number, number[]>();
   for (let j = 0; j < n; j++) {
-    const partition = positions[(hashes + 1) * j];
+    const partition = positions[words * j];
     if (!groups.has(partition)) groups.set(partition, []);
     groups.get(partition)!.push(j);
   }
@@ -67,7 +73,7 @@ export async function bitfieldPerKey(
   const pending: Promise<void>[] = [];
   for (let i = 0; i < keys.length; ) {
     const { n, positions } = mapper.map(keys, i);
-    for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
+    for (const [shard, chunk] of byPartition(positions, n, k + 1, KEYS_PER_COMMAND)) {
       const args: string[] = [command.name, command.shardKey(shard), ...(command.prefix ?? [])];
       for (const j of chunk) for (let b = 1; b <= k; b++) args.push(...command.ops(positions[(k + 1) * j + b]));
       const base = i;

@@ -90,7 +90,7 @@ export class RedisCountingBloomFilter {
     // In order, batch after batch: a key removed twice in one call must see its first removal.
     for (let i = 0; i < list.length; ) {
       const { n, positions } = this.mapper.map(list, i);
-      for (const [shard, chunk] of byPartition(positions, n, k, KEYS_PER_COMMAND)) {
+      for (const [shard, chunk] of byPartition(positions, n, k + 1, KEYS_PER_COMMAND)) {
         const reply = (await COUNTING_REMOVE.run(this.redis, [this.shardKey(shard)], [String(k), String(chunk.length), ...chunk.flatMap((j) => counters(positions, j, k))])) as number[];
         chunk.forEach((j, at) => (out[i + j] = Number(reply[at])));
       }

@@ -1,7 +1,7 @@
 // Lua scripts run by EVALSHA (loaded on first use; NOSCRIPT after a restart, or on another
 // cluster master, loads them again).
 // Every key a script touches is passed in KEYS, so they run on a Redis Cluster too.
-import { RedisReplyError, type RedisCommander } from "./commander.js";
+import { RedisReplyError, type RedisCommander, type SendOptions } from "./commander.js";
 
 /** A script with its SHA1, loaded lazily per connection. */
 export class Script {
@@ -9,16 +9,16 @@ export class Script {
   constructor(private readonly source: string) {}
 
   /** Runs the script with `keys` and `args`. */
-  async run(redis: RedisCommander, keys: readonly string[], args: readonly (string | Uint8Array)[]): Promise<unknown> {
+  async run(redis: RedisCommander, keys: readonly string[], args: readonly (string | Uint8Array)[], options: SendOptions = {}): Promise<unknown> {
     // On a cluster each master has its own script cache: the load goes where the keys live.
     const route = { route: keys[0] };
     this.sha ??= String(await redis.send(["SCRIPT", "LOAD", this.source], route));
     try {
-      return await redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args]);
+      return await redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args], options);
     } catch (error) {
       if (!(error instanceof RedisReplyError) || !/NOSCRIPT/.test(error.message)) throw error;
       this.sha = String(await redis.send(["SCRIPT", "LOAD", this.source], route));
-      return redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args]);
+      return redis.send(["EVALSHA", this.sha, String(keys.length), ...keys, ...args], options);
     }
   }
 }
@@ -127,4 +127,48 @@ if trusted and (count == 1 or missed == 1) then
   for j = 3, #ARGV do redis.call('BITFIELD', KEYS[1], 'OVERFLOW', 'SAT', 'INCRBY', 'u4', ARGV[j], 1) end
 end
 return {count, zero and 0 or 1, missed}
+`);
+
+/**
+ * Blocked Bloom filter in binary: KEYS[1] the shard; ARGV: k, mode (1 add, 0 test), then one
+ * binary string of records, each the key's block (u32 LE) and its k bit offsets in the block
+ * (u16 LE, 0..511, least significant bit of each byte first, as in memory). A key's 64-byte block
+ * is read once (GETRANGE); an add sets its missing bits with SETBIT (Redis numbers bits from the
+ * most significant end of a byte). Returns one character per key: "1" when all its bits were set.
+ */
+export const BLOCKED_BATCH = new Script(`
+local k = tonumber(ARGV[1])
+local add = ARGV[2] == '1'
+local p = ARGV[3]
+local n = #p / (4 + 2 * k)
+local out = {}
+local pos = 1
+for i = 1, n do
+  local block
+  block, pos = struct.unpack('<I4', p, pos)
+  local bytes = redis.call('GETRANGE', KEYS[1], block * 64, block * 64 + 63)
+  local offsets = {}
+  local all = true
+  for j = 1, k do
+    local off
+    off, pos = struct.unpack('<I2', p, pos)
+    offsets[j] = off
+    if all then
+      local byte = string.byte(bytes, bit.rshift(off, 3) + 1) or 0
+      if bit.band(byte, bit.lshift(1, bit.band(off, 7))) == 0 then all = false end
+    end
+  end
+  if all then
+    out[i] = '1'
+  else
+    out[i] = '0'
+    if add then
+      for j = 1, k do
+        local off = offsets[j]
+        redis.call('SETBIT', KEYS[1], block * 512 + off - 2 * bit.band(off, 7) + 7, 1)
+      end
+    end
+  end
+end
+return table.concat(out)
 `);

@@ -19,6 +19,7 @@ export interface Kernels {
   blockedAddKey(bits: number, blocks: number, k: number, key: number, len: number): number;
   popcountBytes(bits: number, bytes: number): number;
   bloomPositions(m: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
+  blockedPositions(blocks: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
   orBytes(dst: number, src: number, bytes: number): void;
   md5Init(state: number): void;
   md5Update(state: number, ptr: number, len: number): void;

@@ -1,0 +1,145 @@
+// A blocked Bloom filter in Redis with a binary wire format: all k bits of a key lie in one
+// 64-byte block, so a key travels as its block number and k 9-bit offsets (4 + 2k bytes of one
+// binary argument) instead of k BITFIELD triples of text, and one script call per shard checks
+// and sets a whole batch (a key's block read once with GETRANGE). Positions are computed locally
+// exactly as for BlockedBloomFilter, so the shards hold its partitions' bytes: exportBytes()
+// gives format v1 (kind 2). On a cluster the shards spread over the masters as RedisBloomFilter's do.
+import { BlockedBloomFilter } from "../bloom/blocked-bloom-filter.js";
+import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
+import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
+import { FormatError } from "../errors.js";
+import { optimalBlockedBloom } from "../sizing.js";
+import * as check from "../validate.js";
+import { adoptDescription, type Fields } from "./description.js";
+import { durabilityOption, replicated, type Durability } from "./durability.js";
+import { keyPrefix } from "./keys.js";
+import { byPartition, PositionMapper } from "./positions.js";
+import { BLOCKED_BATCH } from "./scripts.js";
+import type { RedisCommander } from "./send.js";
+import { spreadTags, SPREAD_SHARDS } from "./spread.js";
+
+/** Options of RedisBlockedBloomFilter.open. */
+export interface RedisBlockedBloomFilterOptions {
+  readonly name: string;
+  readonly items: number;
+  readonly fpRate: number;
+  /** Largest shard key in bytes (default 32 MiB, at most 64 MiB). */
+  readonly maxShardBytes?: number;
+  /** "local" (default) or "replicated" (WAIT for a replica of every master written to). */
+  readonly durability?: Durability;
+}
+
+const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
+const MAX_SHARD_BYTES = 64 * 2 ** 20;
+/** Keys per script call: a reply of one character each, a payload of 4 + 2k bytes each. */
+const KEYS_PER_CALL = 1024;
+
+/** Checks a blocked filter's description before anything is sized from it. */
+function parseDescription(fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean } {
+  fields.kind("blocked-bloom");
+  const slots = fields.integer("slots", 1, MAX_SHARD_BYTES / 64);
+  const partitions = fields.integer("partitions", 1, 2 ** 16);
+  const hashes = fields.integer("hashes", 1, MAX_HASHES);
+  const items = fields.optionalNumber("items", 0, 2 ** 53);
+  const fpRate = fields.optionalNumber("fpRate", 0, 1);
+  const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
+  return { geometry: { layout: "blocked", slots, partitions, hashes }, planned: { items, fpRate }, spread };
+}
+
+/** A blocked Bloom filter in Redis strings, safe under concurrent writers, with a binary wire format. */
+export class RedisBlockedBloomFilter {
+  private readonly mapper: PositionMapper;
+  private readonly shardKeys: readonly string[];
+
+  private constructor(
+    private readonly redis: RedisCommander,
+    readonly name: string,
+    readonly geometry: BitsGeometry,
+    readonly planned: PlannedLoad,
+    /** True when the shards carry their own hash tags, spread over a cluster's masters. */
+    readonly spread: boolean,
+    private readonly durability: Durability,
+  ) {
+    this.mapper = new PositionMapper(geometry.slots, geometry.partitions, geometry.hashes, true);
+    this.shardKeys = spread ? spreadTags(name, geometry.partitions).map((tag) => `cs:{${tag}}:k`) : Array.from({ length: geometry.partitions }, (_, p) => `${keyPrefix(name)}k:${p}`);
+  }
+
+  /** Opens the filter `name`, recording its geometry if no process has, else adopting the recorded one. */
+  static async open(redis: RedisCommander, options: RedisBlockedBloomFilterOptions): Promise<RedisBlockedBloomFilter> {
+    const opts = check.options<RedisBlockedBloomFilterOptions>("options", options);
+    const prefix = keyPrefix(opts.name as string);
+    const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
+    const spread = redis.cluster === true;
+    const spreadBytes = spread ? Math.ceil(optimalBlockedBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes / SPREAD_SHARDS / 64) * 64 : Infinity;
+    const shardBytes = Math.max(64, Math.min(Math.floor(maxShardBytes / 64) * 64, spreadBytes));
+    const { geometry, plan } = resolveGeometry("blocked", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
+    const proposed = { kind: "blocked-bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...(spread ? { layout: "spread" } : {}) };
+    const { value } = await adoptDescription(redis, `${prefix}meta`, proposed, parseDescription);
+    return new RedisBlockedBloomFilter(redis, opts.name as string, value.geometry, value.planned, value.spread, durabilityOption(opts.durability));
+  }
+
+  /** The key of shard p. */
+  shardKey(p: number): string {
+    return this.shardKeys[p];
+  }
+
+  /** Adds many keys; result[i] = 1 when keys[i] was new (no process had set all its bits). */
+  async addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    const out = await this.run(check.keyList("keys", keys), true);
+    if (this.durability === "replicated") await replicated(this.redis, this.shardKeys);
+    return out;
+  }
+
+  /** Tests many keys; result[i] = 1 when keys[i] may have been added by any process. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    return this.run(check.keyList("keys", keys), false);
+  }
+
+  /** The filter as a serialized BlockedBloomFilter (format v1, kind 2), read shard by shard. */
+  async exportBytes(): Promise<Uint8Array> {
+    const filter = BlockedBloomFilter.fromGeometry(this.geometry, this.planned, 0);
+    try {
+      const bytes = partitionBytes(this.geometry);
+      const shards = await Promise.all(this.shardKeys.map((key) => this.redis.send(["GET", key])));
+      filter.store.partitions.forEach((part, p) => {
+        const value = shards[p];
+        if (value === null || value === undefined) return;
+        if (!(value instanceof Uint8Array)) throw new FormatError(`shard ${p} came back as ${typeof value}, not bytes: the client must return bulk strings as Buffers (fromNodeRedis does)`, "ERR_BAD_PARAMS");
+        part.arena.u8.set(value.subarray(0, bytes), part.bitsPtr);
+      });
+      return filter.serialize();
+    } finally {
+      filter.dispose();
+    }
+  }
+
+  private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
+    const out = new Uint8Array(keys.length);
+    const k = this.geometry.hashes;
+    const words = this.mapper.words;
+    const record = 4 + 2 * k;
+    const calls: Promise<void>[] = [];
+    for (let i = 0; i < keys.length; ) {
+      const { n, positions } = this.mapper.map(keys, i);
+      for (const [shard, chunk] of byPartition(positions, n, words, KEYS_PER_CALL)) {
+        const payload = Buffer.allocUnsafe(chunk.length * record);
+        chunk.forEach((j, at) => {
+          const base = words * j;
+          payload.writeUInt32LE(positions[base + 1], at * record);
+          for (let b = 0; b < k; b++) payload.writeUInt16LE(positions[base + 2 + b], at * record + 4 + 2 * b);
+        });
+        const from = i;
+        // Sent twice after a lost reply (a failover), a second run sees the first one's bits: an add then reports its keys new.
+        let twice = false;
+        const reply = BLOCKED_BATCH.run(this.redis, [this.shardKey(shard)], [String(k), add ? "1" : "0", payload], { ambiguous: () => (twice = true) });
+        calls.push(reply.then((flags) => {
+          const text = String(flags);
+          chunk.forEach((j, at) => (out[from + j] = add ? (twice ? 1 : text.charCodeAt(at) === 0x31 ? 0 : 1) : text.charCodeAt(at) === 0x31 ? 1 : 0));
+        }));
+      }
+      i += n;
+    }
+    await Promise.all(calls);
+    return out;
+  }
+}
