@@ -24,7 +24,7 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--app
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
   never dropped (two lines would have to share a 128-bit fingerprint); at most 32 bytes a
-  distinct line, grown as lines come (no --items needed). Lines are read, split, fingerprinted,
+  distinct line past the first ten thousand or so, grown as lines come (no --items needed). Lines are read, split, fingerprinted,
   checked and written in WebAssembly a megabyte at a time.
   --hash H        the fingerprint of exact in-memory dedup: xxh128 (XXH3-128, the default: several
                   times faster than MD5 on short lines) or md5
