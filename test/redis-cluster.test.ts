@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fromNodeRedis, RedisBlockedBloomFilter, RedisBloomFilter, RedisDeduplicator, type RedisCommander } from "../build/js/redis/index.js";
+import { fromNodeRedis, keySlot, RedisBlockedBloomFilter, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, urls } from "./helpers.js";
 import { startCluster, type RedisCluster } from "./support/redis-cluster.js";
 
@@ -39,7 +39,7 @@ function dataBytesPerMaster(baseline: Map<number, number>): number[] {
 }
 
 describe("on a Redis Cluster", () => {
-  it("Bloom filters (bit and blocked) and an exact deduplicator spread their keys evenly over the three masters", async () => {
+  it("Bloom filters (bit, blocked, counting), a time window and an exact deduplicator spread their keys evenly over the three masters", async () => {
     const baseline = new Map(cluster.masters().map((port) => [port, Number(/used_memory:(\d+)/.exec(cluster.cli(["INFO", "memory"], port))![1])]));
     const filter = await RedisBloomFilter.open(redis, { name: "spread", items: 2_000_000, fpRate: 1e-3 });
     expect(filter.spread).toBe(true);
@@ -51,6 +51,16 @@ describe("on a Redis Cluster", () => {
     expect(blocked.spread).toBe(true);
     expect(sum(await blocked.addMany(keys))).toBeGreaterThan(59_900);
     expect(sum(await blocked.hasMany(keys))).toBe(60_000);
+    const counting = await RedisCountingBloomFilter.open(redis, { name: "spread-counting", items: 200_000, fpRate: 1e-3 });
+    expect(counting.spread).toBe(true);
+    const some = keys.slice(0, 5_000);
+    expect(sum(await counting.addMany(some))).toBeGreaterThan(4_990);
+    expect(sum(await counting.removeMany(some.slice(0, 1_000)))).toBe(1_000);
+    expect(sum(await counting.hasMany(some.slice(1_000)))).toBe(4_000);
+    const week = await RedisTimeWindowFilter.open(redis, { name: "spread-window", granularity: "day", slices: 7, itemsPerSlice: 100_000, fpRate: 1e-3 });
+    expect(new Set(Array.from({ length: 256 }, (_, shard) => keySlot(week.sliceKey(0, shard)))).size).toBe(256);
+    expect(sum(await week.seenMany(some))).toBe(0);
+    expect(sum(await week.seenMany(some))).toBe(5_000);
     const dedup = new RedisDeduplicator(redis, { name: "spread-exact" });
     expect(dedup.spread).toBe(true);
     expect(sum((await dedup.checkMany(keys)).isNew)).toBe(60_000);

@@ -7,6 +7,8 @@ import { MAX_HASHES, resolveGeometry } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
+import { spreadTags, SPREAD_SHARDS } from "./spread.js";
+import { optimalBloom } from "../sizing.js";
 import { keyPrefix } from "./keys.js";
 import { bitfieldPerKey, byPartition, PositionMapper } from "./positions.js";
 import { COUNTING_REMOVE } from "./scripts.js";
@@ -27,38 +29,48 @@ export interface RedisCountingBloomFilterOptions {
 /** A shared counting Bloom filter with deletion. */
 export class RedisCountingBloomFilter {
   readonly geometry: BitsGeometry;
+  /** True when the shards carry their own hash tags, spread over a cluster's masters (opened with `open` on a cluster). */
+  readonly spread: boolean;
   private readonly mapper: PositionMapper;
-  private readonly prefix: string;
+  private readonly shardKeys: readonly string[];
 
   /**
    * A filter sized from these options, without asking Redis: processes must agree on the options.
    * Prefer `open`, which records the geometry in Redis or adopts the one recorded there.
    */
-  constructor(private readonly redis: RedisCommander, options: RedisCountingBloomFilterOptions, /** @internal */ adopted?: BitsGeometry) {
+  constructor(private readonly redis: RedisCommander, options: RedisCountingBloomFilterOptions, /** @internal */ adopted?: { geometry: BitsGeometry; spread: boolean }) {
     const opts = check.options<RedisCountingBloomFilterOptions>("options", options);
-    this.prefix = keyPrefix(opts.name as string);
     const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
-    this.geometry = adopted ?? resolveGeometry("counting", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 }, 4).geometry;
+    this.geometry = adopted?.geometry ?? resolveGeometry("counting", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 }, 4).geometry;
+    this.spread = adopted?.spread ?? false;
     this.mapper = new PositionMapper(this.geometry.slots, this.geometry.partitions, this.geometry.hashes);
+    const prefix = keyPrefix(opts.name as string);
+    this.shardKeys = this.spread ? spreadTags(opts.name as string, this.geometry.partitions).map((tag) => `cs:{${tag}}:c`) : Array.from({ length: this.geometry.partitions }, (_, p) => `${prefix}c:${p}`);
   }
 
   /** Opens the filter `name`: records its geometry if no process has, else adopts the recorded one. */
   static async open(redis: RedisCommander, options: RedisCountingBloomFilterOptions): Promise<RedisCountingBloomFilter> {
-    const proposed = new RedisCountingBloomFilter(redis, options).geometry;
-    const { value } = await adoptDescription(redis, `${keyPrefix(options.name)}c:meta`, { kind: "counting", slots: proposed.slots, partitions: proposed.partitions, hashes: proposed.hashes, counterBits: 4 }, (fields) => {
+    const opts = check.options<RedisCountingBloomFilterOptions>("options", options) as RedisCountingBloomFilterOptions;
+    // On a cluster the counters are cut into at least SPREAD_SHARDS shards, each with its own tag.
+    const spread = redis.cluster === true;
+    const spreadBytes = spread ? Math.ceil((optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bits * 4) / 8 / SPREAD_SHARDS / 64) * 64 : undefined;
+    const proposed = new RedisCountingBloomFilter(redis, spreadBytes === undefined ? opts : { ...opts, maxShardBytes: Math.max(64, Math.min(opts.maxShardBytes ?? DEFAULT_SHARD_BYTES, spreadBytes)) }).geometry;
+    const description = { kind: "counting", slots: proposed.slots, partitions: proposed.partitions, hashes: proposed.hashes, counterBits: 4, ...(spread ? { layout: "spread" } : {}) };
+    const { value } = await adoptDescription(redis, `${keyPrefix(opts.name as string)}c:meta`, description, (fields) => {
       fields.kind("counting");
       fields.integer("counterBits", 4, 4);
       const slots = fields.integer("slots", 1, (MAX_SHARD_BYTES * 8) / 4);
       const partitions = fields.integer("partitions", 1, 2 ** 16);
       const hashes = fields.integer("hashes", 1, MAX_HASHES);
-      return { layout: "counting", slots, partitions, hashes, counterBits: 4 } satisfies BitsGeometry;
+      const layoutSpread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
+      return { geometry: { layout: "counting", slots, partitions, hashes, counterBits: 4 } satisfies BitsGeometry, spread: layoutSpread };
     });
-    return new RedisCountingBloomFilter(redis, options, value);
+    return new RedisCountingBloomFilter(redis, opts, value);
   }
 
   /** The key of shard p. */
   shardKey(p: number): string {
-    return `${this.prefix}c:${p}`;
+    return this.shardKeys[p];
   }
 
   /** Adds keys (one reference each); result[i] = 1 when keys[i] was absent before. */

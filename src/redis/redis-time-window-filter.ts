@@ -12,7 +12,8 @@ import { granularity, granuleOf, granuleStart, type Granularity } from "../windo
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, once } from "./description.js";
 import { keyPrefix } from "./keys.js";
-import { PositionMapper, redisBitOffset } from "./positions.js";
+import { byPartition, PositionMapper, redisBitOffset } from "./positions.js";
+import { spreadTags, SPREAD_SHARDS } from "./spread.js";
 import { WINDOW_SEEN } from "./scripts.js";
 
 /** Options of RedisTimeWindowFilter. */
@@ -33,20 +34,29 @@ const KEYS_PER_CALL = 512;
 export class RedisTimeWindowFilter {
   readonly granularity: Granularity;
   readonly slices: number;
-  private readonly proposed: { kind: string; granularity: Granularity; slices: number; bits: number; hashes: number };
+  private readonly proposed: Record<string, unknown>;
+  private readonly name: string;
+  /** The shards' hash tags once the description is read (spread over a cluster), else undefined. */
+  private tags: readonly string[] | undefined;
   private readonly clock: () => number;
   private readonly prefix: string;
 
   constructor(private readonly redis: RedisCommander, options: RedisTimeWindowFilterOptions) {
     const opts = check.options<RedisTimeWindowFilterOptions>("options", options);
     this.prefix = keyPrefix(opts.name as string);
+    this.name = opts.name as string;
     this.granularity = granularity(opts.granularity);
     this.slices = check.positiveInteger("slices", opts.slices, 100_000);
     const size = optimalBloom({ items: check.positiveInteger("itemsPerSlice", opts.itemsPerSlice), fpRate: check.probability("fpRate", opts.fpRate) });
     if (size.bytes > MAX_SLICE_BYTES) throw new InvalidArgumentError("itemsPerSlice", opts.itemsPerSlice, `a slice of at most ${MAX_SLICE_BYTES} bytes (this one needs ${size.bytes})`);
     if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
     this.clock = opts.now ?? Date.now;
-    this.proposed = { kind: "window", granularity: this.granularity, slices: this.slices, bits: size.bits, hashes: size.hashes };
+    // On a cluster each slice is cut into SPREAD_SHARDS shards, each with its own tag: a key's
+    // shard is chosen from its hash, and one script call checks a batch of a shard's keys
+    // against that shard's live slices (all under one tag, so the script may touch them all).
+    this.proposed = redis.cluster === true
+      ? { kind: "window", granularity: this.granularity, slices: this.slices, bits: Math.ceil(size.bits / SPREAD_SHARDS), hashes: size.hashes, shards: SPREAD_SHARDS, layout: "spread" }
+      : { kind: "window", granularity: this.granularity, slices: this.slices, bits: size.bits, hashes: size.hashes };
   }
 
   /** Opens the window, recording its description or adopting the one another process recorded, before returning. */
@@ -76,9 +86,9 @@ export class RedisTimeWindowFilter {
     return this.run(check.keyList("keys", keys), now, false);
   }
 
-  /** The key of the slice holding granule g. */
-  sliceKey(g: number): string {
-    return `${this.prefix}w:${g}`;
+  /** The key of the slice holding granule g (of shard `shard` when spread over a cluster; known once opened or used). */
+  sliceKey(g: number, shard = 0): string {
+    return this.tags === undefined ? `${this.prefix}w:${g}` : `cs:{${this.tags[shard]}}:w:${g}`;
   }
 
   /** The slices' bit mapper, from the description in Redis (recorded now if absent). */
@@ -89,29 +99,32 @@ export class RedisTimeWindowFilter {
       const hashes = fields.integer("hashes", 1, MAX_HASHES);
       if (fields.integer("slices", 1, 100_000) !== this.slices) fields.fail("slices", `${this.slices}, as this process asked (the window was created with another length)`);
       if ((fields.json.granularity as unknown) !== this.granularity) fields.fail("granularity", `"${this.granularity}", as this process asked`);
-      return new PositionMapper(bits, 1, hashes);
+      const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
+      const shards = spread ? fields.integer("shards", 1, 2 ** 16) : 1;
+      return { mapper: new PositionMapper(bits, shards, hashes), tags: spread ? spreadTags(this.name, shards) : undefined };
     });
+    this.tags = value.tags;
     return value;
   });
 
   private async run(keys: readonly (string | Uint8Array)[], now: number | undefined, record: boolean): Promise<Uint8Array> {
     const t = now ?? this.clock();
     if (typeof t !== "number" || !Number.isFinite(t)) throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
-    const mapper = await this.slicesMapper();
+    const { mapper } = await this.slicesMapper();
     const g = granuleOf(this.granularity, t);
-    const live = Array.from({ length: this.slices }, (_, i) => this.sliceKey(g - i));
+    // The live slices of one shard, newest (the current granule) first.
+    const live = (shard: number) => Array.from({ length: this.slices }, (_, i) => this.sliceKey(g - i, shard));
     const expireAt = String(granuleStart(this.granularity, g + 1 + this.slices));
     const k = mapper.hashes;
     const out = new Uint8Array(keys.length);
     const calls: Promise<void>[] = [];
     for (let i = 0; i < keys.length; ) {
       const { n, positions } = mapper.map(keys, i);
-      for (let c = 0; c < n; c += KEYS_PER_CALL) {
-        const m = Math.min(KEYS_PER_CALL, n - c);
-        const args: string[] = [String(k), String(m), expireAt, record ? "1" : "0"];
-        for (let j = c; j < c + m; j++) for (let b = 1; b <= k; b++) args.push(String(redisBitOffset(positions[(k + 1) * j + b])));
-        const at = i + c;
-        calls.push(WINDOW_SEEN.run(this.redis, live, args).then((reply) => (reply as number[]).forEach((flag, x) => (out[at + x] = Number(flag)))));
+      for (const [shard, chunk] of byPartition(positions, n, k + 1, KEYS_PER_CALL)) {
+        const args: string[] = [String(k), String(chunk.length), expireAt, record ? "1" : "0"];
+        for (const j of chunk) for (let b = 1; b <= k; b++) args.push(String(redisBitOffset(positions[(k + 1) * j + b])));
+        const at = i;
+        calls.push(WINDOW_SEEN.run(this.redis, live(shard), args).then((reply) => (reply as number[]).forEach((flag, x) => (out[at + chunk[x]] = Number(flag)))));
       }
       i += n;
     }
