@@ -5,18 +5,17 @@
 // exactly as for BlockedBloomFilter, so the shards hold its partitions' bytes: exportBytes()
 // gives format v1 (kind 2). On a cluster the shards spread over the masters as RedisBloomFilter's do.
 import { BlockedBloomFilter } from "../bloom/blocked-bloom-filter.js";
-import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
-import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
-import { FormatError } from "../errors.js";
+import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
+import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import { optimalBlockedBloom } from "../sizing.js";
 import * as check from "../validate.js";
-import { adoptDescription, type Fields } from "./description.js";
+import { adoptDescription } from "./description.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
 import { byPartition, PositionMapper } from "./positions.js";
 import { BLOCKED_BATCH } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
-import { spreadTags, SPREAD_SHARDS } from "./spread.js";
+import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardBytesFor, shardKeys } from "./sharded-bits.js";
 
 /** Options of RedisBlockedBloomFilter.open. */
 export interface RedisBlockedBloomFilterOptions {
@@ -29,22 +28,11 @@ export interface RedisBlockedBloomFilterOptions {
   readonly durability?: Durability;
 }
 
-const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
-const MAX_SHARD_BYTES = 64 * 2 ** 20;
 /** Keys per script call: a reply of one character each, a payload of 4 + 2k bytes each. */
 const KEYS_PER_CALL = 1024;
 
 /** Checks a blocked filter's description before anything is sized from it. */
-function parseDescription(fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean } {
-  fields.kind("blocked-bloom");
-  const slots = fields.integer("slots", 1, MAX_SHARD_BYTES / 64);
-  const partitions = fields.integer("partitions", 1, 2 ** 16);
-  const hashes = fields.integer("hashes", 1, MAX_HASHES);
-  const items = fields.optionalNumber("items", 0, 2 ** 53);
-  const fpRate = fields.optionalNumber("fpRate", 0, 1);
-  const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
-  return { geometry: { layout: "blocked", slots, partitions, hashes }, planned: { items, fpRate }, spread };
-}
+const parseDescription = parseShardedDescription("blocked-bloom", "blocked", MAX_SHARD_BYTES / 64);
 
 /** A blocked Bloom filter in Redis strings, safe under concurrent writers, with a binary wire format. */
 export class RedisBlockedBloomFilter {
@@ -61,7 +49,7 @@ export class RedisBlockedBloomFilter {
     private readonly durability: Durability,
   ) {
     this.mapper = new PositionMapper(geometry.slots, geometry.partitions, geometry.hashes, true);
-    this.shardKeys = spread ? spreadTags(name, geometry.partitions).map((tag) => `cs:{${tag}}:k`) : Array.from({ length: geometry.partitions }, (_, p) => `${keyPrefix(name)}k:${p}`);
+    this.shardKeys = shardKeys(name, geometry.partitions, spread, "k");
   }
 
   /** Opens the filter `name`, recording its geometry if no process has, else adopting the recorded one. */
@@ -69,11 +57,9 @@ export class RedisBlockedBloomFilter {
     const opts = check.options<RedisBlockedBloomFilterOptions>("options", options);
     const prefix = keyPrefix(opts.name as string);
     const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
-    const spread = redis.cluster === true;
-    const spreadBytes = spread ? Math.ceil(optimalBlockedBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes / SPREAD_SHARDS / 64) * 64 : Infinity;
-    const shardBytes = Math.max(64, Math.min(Math.floor(maxShardBytes / 64) * 64, spreadBytes));
+    const shardBytes = shardBytesFor(redis, optimalBlockedBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes, maxShardBytes);
     const { geometry, plan } = resolveGeometry("blocked", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
-    const proposed = { kind: "blocked-bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...(spread ? { layout: "spread" } : {}) };
+    const proposed = { kind: "blocked-bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
     const { value } = await adoptDescription(redis, `${prefix}meta`, proposed, parseDescription);
     return new RedisBlockedBloomFilter(redis, opts.name as string, value.geometry, value.planned, value.spread, durabilityOption(opts.durability));
   }
@@ -96,21 +82,8 @@ export class RedisBlockedBloomFilter {
   }
 
   /** The filter as a serialized BlockedBloomFilter (format v1, kind 2), read shard by shard. */
-  async exportBytes(): Promise<Uint8Array> {
-    const filter = BlockedBloomFilter.fromGeometry(this.geometry, this.planned, 0);
-    try {
-      const bytes = partitionBytes(this.geometry);
-      const shards = await Promise.all(this.shardKeys.map((key) => this.redis.send(["GET", key])));
-      filter.store.partitions.forEach((part, p) => {
-        const value = shards[p];
-        if (value === null || value === undefined) return;
-        if (!(value instanceof Uint8Array)) throw new FormatError(`shard ${p} came back as ${typeof value}, not bytes: the client must return bulk strings as Buffers (fromNodeRedis does)`, "ERR_BAD_PARAMS");
-        part.arena.u8.set(value.subarray(0, bytes), part.bitsPtr);
-      });
-      return filter.serialize();
-    } finally {
-      filter.dispose();
-    }
+  exportBytes(): Promise<Uint8Array> {
+    return readShards(this.redis, this.shardKeys, BlockedBloomFilter.fromGeometry(this.geometry, this.planned, 0));
   }
 
   private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {

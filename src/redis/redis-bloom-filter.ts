@@ -5,17 +5,17 @@
 // atomic per key; a batch sends one BITFIELD per shard touched, pipelined. Reads use BITFIELD_RO.
 // The shards hold exactly the bytes of a BloomFilter's partitions, so the serialized format
 // moves filters between memory and Redis.
-import { FormatError, InvalidArgumentError } from "../errors.js";
+import { InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
-import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
-import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
+import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
+import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import { optimalBloom } from "../sizing.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
-import { adoptDescription, DESCRIPTION_VERSION, parseDescription, type Fields } from "./description.js";
+import { adoptDescription, DESCRIPTION_VERSION, parseDescription } from "./description.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
-import { spreadTags, SPREAD_SHARDS } from "./spread.js";
+import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardBytesFor, shardKeys } from "./sharded-bits.js";
 import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
 /** Options of RedisBloomFilter.open. */
@@ -31,23 +31,8 @@ export interface RedisBloomFilterOptions {
   readonly durability?: Durability;
 }
 
-const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
-const MAX_SHARD_BYTES = 64 * 2 ** 20;
-/** Most shards a description may declare: 2^16 shards of 64 MiB is 4 TiB of bits. */
-const MAX_SHARDS = 2 ** 16;
-
 /** Checks a Bloom filter's description: every size bounded before anything is sized from it. */
-function parseBloomDescription(fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean } {
-  fields.kind("bloom");
-  const slots = fields.integer("slots", 1, MAX_SHARD_BYTES * 8);
-  const partitions = fields.integer("partitions", 1, MAX_SHARDS);
-  const hashes = fields.integer("hashes", 1, MAX_HASHES);
-  const items = fields.optionalNumber("items", 0, 2 ** 53);
-  const fpRate = fields.optionalNumber("fpRate", 0, 1);
-  if (!Number.isInteger(items)) fields.fail("items", "an integer");
-  const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
-  return { geometry: { layout: "standard", slots, partitions, hashes }, planned: { items, fpRate }, spread };
-}
+const parseBloomDescription = parseShardedDescription("bloom", "standard", MAX_SHARD_BYTES * 8);
 
 /** A Bloom filter in Redis bitmaps, safe under concurrent writers. */
 export class RedisBloomFilter {
@@ -65,7 +50,7 @@ export class RedisBloomFilter {
     private readonly durability: Durability = "local",
   ) {
     this.mapper = new PositionMapper(geometry.slots, geometry.partitions, geometry.hashes);
-    this.shardKeys = spread ? spreadTags(name, geometry.partitions).map((tag) => `cs:{${tag}}:b`) : Array.from({ length: geometry.partitions }, (_, p) => `${keyPrefix(name)}b:${p}`);
+    this.shardKeys = shardKeys(name, geometry.partitions, spread, "b");
   }
 
 
@@ -75,11 +60,9 @@ export class RedisBloomFilter {
     const prefix = keyPrefix(opts.name as string);
     const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
     // On a cluster the bits are cut into at least SPREAD_SHARDS shards, each with its own tag.
-    const spread = redis.cluster === true;
-    const spreadBytes = spread ? Math.ceil(optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes / SPREAD_SHARDS / 64) * 64 : Infinity;
-    const shardBytes = Math.max(64, Math.min(Math.floor(maxShardBytes / 64) * 64, spreadBytes));
+    const shardBytes = shardBytesFor(redis, optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes, maxShardBytes);
     const { geometry, plan } = resolveGeometry("standard", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
-    const proposed = { kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...(spread ? { layout: "spread" } : {}) };
+    const proposed = { kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
     const { value } = await adoptDescription(redis, `${prefix}meta`, proposed, parseBloomDescription);
     return new RedisBloomFilter(redis, opts.name as string, value.geometry, value.planned, value.spread, durabilityOption(opts.durability));
   }
@@ -128,22 +111,8 @@ export class RedisBloomFilter {
   }
 
   /** The filter as a serialized BloomFilter (format v1), read shard by shard. */
-  async exportBytes(): Promise<Uint8Array> {
-    const filter = BloomFilter.fromGeometry(this.geometry, this.planned, 0);
-    try {
-      const bytes = partitionBytes(this.geometry);
-      const shards = await Promise.all(filter.store.partitions.map((_, p) => this.redis.send(["GET", this.shardKey(p)])));
-      filter.store.partitions.forEach((part, p) => {
-        const value = shards[p];
-        if (value === null || value === undefined) return;
-        if (!(value instanceof Uint8Array)) throw new FormatError(`shard ${p} came back as ${typeof value}, not bytes: the client must return bulk strings as Buffers (fromNodeRedis does)`, "ERR_BAD_PARAMS");
-        const buffer = value;
-        part.arena.u8.set(buffer.subarray(0, bytes), part.bitsPtr);
-      });
-      return filter.serialize();
-    } finally {
-      filter.dispose();
-    }
+  exportBytes(): Promise<Uint8Array> {
+    return readShards(this.redis, this.shardKeys, BloomFilter.fromGeometry(this.geometry, this.planned, 0));
   }
 
   /** Deletes every key of the filter. */

@@ -7,15 +7,13 @@ import { MAX_HASHES, resolveGeometry } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
-import { spreadTags, SPREAD_SHARDS } from "./spread.js";
+import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, shardBytesFor, shardKeys } from "./sharded-bits.js";
 import { optimalBloom } from "../sizing.js";
 import { keyPrefix } from "./keys.js";
 import { bitfieldPerKey, byPartition, PositionMapper } from "./positions.js";
 import { COUNTING_REMOVE } from "./scripts.js";
 
 const KEYS_PER_COMMAND = 256;
-const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
-const MAX_SHARD_BYTES = 64 * 2 ** 20;
 
 /** Options of RedisCountingBloomFilter. */
 export interface RedisCountingBloomFilterOptions {
@@ -44,18 +42,16 @@ export class RedisCountingBloomFilter {
     this.geometry = adopted?.geometry ?? resolveGeometry("counting", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 }, 4).geometry;
     this.spread = adopted?.spread ?? false;
     this.mapper = new PositionMapper(this.geometry.slots, this.geometry.partitions, this.geometry.hashes);
-    const prefix = keyPrefix(opts.name as string);
-    this.shardKeys = this.spread ? spreadTags(opts.name as string, this.geometry.partitions).map((tag) => `cs:{${tag}}:c`) : Array.from({ length: this.geometry.partitions }, (_, p) => `${prefix}c:${p}`);
+    this.shardKeys = shardKeys(opts.name as string, this.geometry.partitions, this.spread, "c");
   }
 
   /** Opens the filter `name`: records its geometry if no process has, else adopts the recorded one. */
   static async open(redis: RedisCommander, options: RedisCountingBloomFilterOptions): Promise<RedisCountingBloomFilter> {
     const opts = check.options<RedisCountingBloomFilterOptions>("options", options) as RedisCountingBloomFilterOptions;
     // On a cluster the counters are cut into at least SPREAD_SHARDS shards, each with its own tag.
-    const spread = redis.cluster === true;
-    const spreadBytes = spread ? Math.ceil((optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bits * 4) / 8 / SPREAD_SHARDS / 64) * 64 : undefined;
-    const proposed = new RedisCountingBloomFilter(redis, spreadBytes === undefined ? opts : { ...opts, maxShardBytes: Math.max(64, Math.min(opts.maxShardBytes ?? DEFAULT_SHARD_BYTES, spreadBytes)) }).geometry;
-    const description = { kind: "counting", slots: proposed.slots, partitions: proposed.partitions, hashes: proposed.hashes, counterBits: 4, ...(spread ? { layout: "spread" } : {}) };
+    const counterBytes = (optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bits * 4) / 8;
+    const proposed = new RedisCountingBloomFilter(redis, { ...opts, maxShardBytes: shardBytesFor(redis, counterBytes, opts.maxShardBytes ?? DEFAULT_SHARD_BYTES) }).geometry;
+    const description = { kind: "counting", slots: proposed.slots, partitions: proposed.partitions, hashes: proposed.hashes, counterBits: 4, ...layoutField(redis) };
     const { value } = await adoptDescription(redis, `${keyPrefix(opts.name as string)}c:meta`, description, (fields) => {
       fields.kind("counting");
       fields.integer("counterBits", 4, 4);

@@ -1,0 +1,67 @@
+// What the Redis filters kept as shards of bits share: shard key names (one tag for the whole
+// structure, or one tag a shard spread over a cluster), the shard size that spreads a structure
+// over at least SPREAD_SHARDS shards on a cluster, the checked description of a sharded
+// geometry, and reading the shards back into an in-memory filter of the same geometry.
+import type { BitFilter } from "../bloom/bit-filter.js";
+import { MAX_HASHES, type PlannedLoad } from "../bloom/geometry.js";
+import { partitionBytes, type BitsGeometry, type Layout } from "../bloom/partitioned-bits.js";
+import { FormatError } from "../errors.js";
+import type { Fields } from "./description.js";
+import { keyPrefix } from "./keys.js";
+import type { RedisCommander } from "./send.js";
+import { spreadTags, SPREAD_SHARDS } from "./spread.js";
+
+/** Default largest shard key: 32 MiB. */
+export const DEFAULT_SHARD_BYTES = 32 * 2 ** 20;
+/** Largest shard key allowed: 64 MiB (Redis strings stop at 512 MB). */
+export const MAX_SHARD_BYTES = 64 * 2 ** 20;
+/** Most shards a description may declare: 2^16 shards of 64 MiB is 4 TiB of bits. */
+const MAX_SHARDS = 2 ** 16;
+
+/** Shard keys of structure `name`: "cs:{name}:<suffix>:<p>" in one slot, or "cs:{<tag p>}:<suffix>" spread. */
+export function shardKeys(name: string, partitions: number, spread: boolean, suffix: string): string[] {
+  return spread ? spreadTags(name, partitions).map((tag) => `cs:{${tag}}:${suffix}`) : Array.from({ length: partitions }, (_, p) => `${keyPrefix(name)}${suffix}:${p}`);
+}
+
+/** The largest shard for a structure of `totalBytes`: on a cluster small enough to make SPREAD_SHARDS shards. */
+export function shardBytesFor(redis: RedisCommander, totalBytes: number, maxShardBytes: number): number {
+  const spreadBytes = redis.cluster === true ? Math.ceil(totalBytes / SPREAD_SHARDS / 64) * 64 : Infinity;
+  return Math.max(64, Math.min(Math.floor(maxShardBytes / 64) * 64, spreadBytes));
+}
+
+/** The layout field of a description: spread over a cluster, or absent (one slot). */
+export function layoutField(redis: RedisCommander): { layout?: "spread" } {
+  return redis.cluster === true ? { layout: "spread" } : {};
+}
+
+/** Checks a sharded filter's description of `kind` (slots per shard bounded by `maxSlots`) before anything is sized from it. */
+export function parseShardedDescription(kind: string, layout: Layout, maxSlots: number) {
+  return (fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean } => {
+    fields.kind(kind);
+    const slots = fields.integer("slots", 1, maxSlots);
+    const partitions = fields.integer("partitions", 1, MAX_SHARDS);
+    const hashes = fields.integer("hashes", 1, MAX_HASHES);
+    const items = fields.optionalNumber("items", 0, 2 ** 53);
+    const fpRate = fields.optionalNumber("fpRate", 0, 1);
+    if (!Number.isInteger(items)) fields.fail("items", "an integer");
+    const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
+    return { geometry: { layout, slots, partitions, hashes }, planned: { items, fpRate }, spread };
+  };
+}
+
+/** Reads every shard into `filter` (an empty in-memory filter of the same geometry) and returns its serialized form. */
+export async function readShards(redis: RedisCommander, keys: readonly string[], filter: BitFilter): Promise<Uint8Array> {
+  try {
+    const bytes = partitionBytes(filter.store.geometry);
+    const shards = await Promise.all(keys.map((key) => redis.send(["GET", key])));
+    filter.store.partitions.forEach((part, p) => {
+      const value = shards[p];
+      if (value === null || value === undefined) return;
+      if (!(value instanceof Uint8Array)) throw new FormatError(`shard ${p} came back as ${typeof value}, not bytes: the client must return bulk strings as Buffers (fromNodeRedis does)`, "ERR_BAD_PARAMS");
+      part.arena.u8.set(value.subarray(0, bytes), part.bitsPtr);
+    });
+    return filter.serialize();
+  } finally {
+    filter.dispose();
+  }
+}
