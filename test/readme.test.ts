@@ -112,7 +112,14 @@ describe("README.md", () => {
   it("quick start: the second command is the one CI runs", () => {
     const command = only("sh quickstart").code.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"))[1];
     expect(command).toBe("npm ci && npm test");
-    expect(readFileSync(join(root, ".ci/run"), "utf8").split("\n")).toContain(command);
+    const ci = readFileSync(join(root, ".ci/run"), "utf8");
+    expect(ci.split("\n")).toContain(command);
+    // What CI installs for the tests, the README names as the second command's prerequisites.
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const prerequisites = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("```sh quickstart"));
+    const installed = [...ci.matchAll(/missing\+=\(([\w-]+)\)/g)].map((m) => m[1]);
+    expect(installed.length).toBeGreaterThanOrEqual(4);
+    for (const name of installed) expect(prerequisites, name).toContain(`\`${name}\``);
   });
 
   it("the command-line synopsis is each command's own usage line", () => {
