@@ -6,25 +6,9 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ChecksumMismatchError, FormatError, InvalidArgumentError, MinHashIndex, NearDupIndex, sketchMany, lshLayout } from "../build/js/index.node.js";
-import { ready, rng } from "./helpers.js";
+import { exactJaccard, ready, rng } from "./helpers.js";
 
 beforeAll(ready);
-
-/** Exact Jaccard of word 3-shingle sets, written here: words are runs of letters, digits and "_". */
-function exactJaccard(a: string, b: string): number {
-  const set = (text: string) => {
-    const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-    const out = new Set<string>();
-    if (words.length > 0 && words.length < 3) out.add(words.join(" "));
-    for (let i = 0; i + 3 <= words.length; i++) out.add(words.slice(i, i + 3).join(" "));
-    return out;
-  };
-  const x = set(a);
-  const y = set(b);
-  let common = 0;
-  for (const s of x) if (y.has(s)) common++;
-  return common / (x.size + y.size - common);
-}
 
 /** A text of `n` words drawn from a large vocabulary, and a copy with a fraction `p` of its words replaced. */
 function pair(next: () => number, n: number, p: number): [string, string] {

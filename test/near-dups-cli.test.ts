@@ -1,5 +1,5 @@
 // `crawlsieve near-dups` as a user runs it: the public form `near-dups --pairs --threshold J` on
-// JSON lines checked against exact Jaccard computed here, groups without chains, folders of HTML
+// JSON lines checked against exact Jaccard (test/helpers.ts), groups without chains, folders of HTML
 // and text with --include/--exclude, --json, SimHash with --max-distance, and bad input.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { htmlToText } from "../build/js/html/html-to-text.js";
+import { exactJaccard } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const EXAMPLES = new URL("../examples/near-dups", import.meta.url).pathname;
@@ -28,22 +29,6 @@ describe("htmlToText", () => {
     expect(htmlToText("")).toBe("");
   });
 });
-
-/** Exact Jaccard of word 3-shingle sets, written here (words: runs of letters, digits and "_"). */
-function exactJaccard(a: string, b: string): number {
-  const set = (text: string) => {
-    const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-    const out = new Set<string>();
-    if (words.length > 0 && words.length < 3) out.add(words.join(" "));
-    for (let i = 0; i + 3 <= words.length; i++) out.add(words.slice(i, i + 3).join(" "));
-    return out;
-  };
-  const x = set(a);
-  const y = set(b);
-  let common = 0;
-  for (const s of x) if (y.has(s)) common++;
-  return common / (x.size + y.size - common);
-}
 
 /** Texts of 40-200 words: families of edited copies at many similarities, and unrelated ones. */
 function family(seed: number): { id: number | string; text: string }[] {

@@ -3,6 +3,7 @@
 // invalid UTF-8 included. Memory stays bounded by the read size plus the longest line.
 import { createReadStream, statSync } from "node:fs";
 import { CrawlsieveError } from "../errors.js";
+import { joinPieces } from "../lines/join-pieces.js";
 
 /** A run of complete lines inside one buffer. */
 export interface LineBatch {
@@ -39,7 +40,7 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>): AsyncGene
       }
       // The partial line ends in this chunk: one join of its pieces with the rest of the chunk.
       pending.push(chunk);
-      data = join(pending);
+      data = joinPieces(pending);
       pending = [];
     }
     const batch = split(data);
@@ -51,7 +52,7 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>): AsyncGene
     if (consumed < data.length) pending.push(data.slice(consumed));
   }
   if (pending.length > 0) {
-    const carry = join(pending);
+    const carry = joinPieces(pending);
     let keyEnd = carry.length;
     if (keyEnd > 0 && carry[keyEnd - 1] === CR) keyEnd--;
     yield { data: carry, spans: Uint32Array.of(0, keyEnd), ends: Uint32Array.of(carry.length), count: 1, unterminated: true };
@@ -92,15 +93,3 @@ function split(data: Uint8Array): LineBatch {
   return { data, spans, ends, count, unterminated: false };
 }
 
-function join(pieces: readonly Uint8Array[]): Uint8Array {
-  if (pieces.length === 1) return pieces[0];
-  let total = 0;
-  for (const piece of pieces) total += piece.length;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const piece of pieces) {
-    out.set(piece, at);
-    at += piece.length;
-  }
-  return out;
-}

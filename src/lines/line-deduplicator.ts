@@ -8,6 +8,7 @@ import { InvalidArgumentError, DisposedError } from "../errors.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
 import { LineEngine, type LineHash } from "./line-engine.js";
+import { joinPieces } from "./join-pieces.js";
 
 /** Options of LineDeduplicator. */
 export interface LineDeduplicatorOptions {
@@ -79,14 +80,14 @@ export class LineDeduplicator {
   push(chunk: Uint8Array): Uint8Array {
     const pieces: Uint8Array[] = [];
     this.write(bytesArgument(chunk), (bytes) => pieces.push(bytes.slice()));
-    return join(pieces);
+    return joinPieces(pieces);
   }
 
   /** Ends the input: returns the last line (with "\n" added) when it had no "\n" and is new. */
   end(): Uint8Array {
     const pieces: Uint8Array[] = [];
     this.finish((bytes) => pieces.push(bytes.slice()));
-    return join(pieces);
+    return joinPieces(pieces);
   }
 
   /** Lines seen and lines kept so far. */
@@ -272,18 +273,6 @@ function bytesArgument(value: unknown): Uint8Array {
   return value;
 }
 
-function join(pieces: Uint8Array[]): Uint8Array {
-  if (pieces.length === 1) return pieces[0];
-  let total = 0;
-  for (const p of pieces) total += p.length;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of pieces) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** Dedups newline-separated bytes in one call: the first occurrence of every line, in order. */
 export function dedupLines(bytes: Uint8Array, options?: LineDeduplicatorOptions): Uint8Array {
@@ -291,7 +280,7 @@ export function dedupLines(bytes: Uint8Array, options?: LineDeduplicatorOptions)
   try {
     const head = dedup.push(bytes);
     const tail = dedup.end();
-    return tail.length === 0 ? head : join([head, tail]);
+    return tail.length === 0 ? head : joinPieces([head, tail]);
   } finally {
     dedup.dispose();
   }
