@@ -1,0 +1,41 @@
+// The one interface every "seen before?" backend offers to integrations (Crawlee, node-crawler,
+// the CLI): async, batched, and atomic where it matters, so an integration never cares whether
+// the keys live in this process, on disk or in Redis.
+
+/** A key: a string (encoded as UTF-8) or bytes. */
+export type SeenKey = string | Uint8Array;
+
+/** A set of keys seen before, shared by whoever holds it. */
+export interface SeenSet {
+  /**
+   * Atomic check-and-insert: 1 where keys[i] was new (a repeat inside the batch is not new).
+   * Among concurrent callers on one set exactly one sees a key as new. When the promise
+   * resolves, the keys are as durable as the backend makes them.
+   */
+  addMany(keys: readonly SeenKey[]): Promise<Uint8Array>;
+  /** Read-only: 1 where keys[i] was added before (for a Bloom backend: probably added). */
+  hasMany(keys: readonly SeenKey[]): Promise<Uint8Array>;
+  /**
+   * Forgets keys, so a later addMany reports them new again; 1 where a key was there. Present
+   * only on backends that can forget one key without touching others (the exact ones).
+   */
+  removeMany?(keys: readonly SeenKey[]): Promise<Uint8Array>;
+  /** True when a "seen" answer is never wrong; false for Bloom backends (rate `fpRate`). */
+  readonly exact: boolean;
+  /** What the set is kept in: "memory", "window", "lmdb" or "redis". */
+  readonly backend: SeenBackend;
+  /** Distinct keys held (Bloom backends: keys reported new so far, an estimate). */
+  size(): Promise<number>;
+  /** Forgets every key. */
+  clear(): Promise<void>;
+  /**
+   * In-memory backends: the whole state as bytes (format v1), to be given back as `bytes` in
+   * the spec to openSeenSet. Absent on backends that persist themselves (lmdb, redis).
+   */
+  serialize?(): Uint8Array;
+  /** Saves what the backend saves and releases memory and handles; later calls throw. */
+  close(): Promise<void>;
+}
+
+/** Where a SeenSet keeps its keys. */
+export type SeenBackend = "memory" | "window" | "lmdb" | "redis";
