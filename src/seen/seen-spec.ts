@@ -1,0 +1,64 @@
+// What openSeenSet accepts: a plain object naming a backend and its few options, so integrations
+// can take `seen: { backend: 'lmdb', path }` from configuration files as well as a ready SeenSet.
+import type { Granularity } from "../window/granularity.js";
+
+/** A duration: milliseconds, or a number with a unit: "90s", "30m", "12h", "7d", "2w". */
+export type Duration = number | `${number}${"s" | "m" | "h" | "d" | "w"}`;
+
+/** In this process: exact (default, 128-bit fingerprints) or a Bloom filter (`exact: false`). */
+export interface MemorySeenSpec {
+  readonly backend: "memory";
+  /** true (default): never a false "seen"; false: a scalable Bloom filter at `fpRate`. */
+  readonly exact?: boolean;
+  /** Keys planned (a hint; both kinds grow past it). */
+  readonly items?: number;
+  /** exact: false only: the false-"seen" rate (default 1e-6). */
+  readonly fpRate?: number;
+  /** Bytes from an earlier `serialize()` to start from. */
+  readonly bytes?: Uint8Array;
+}
+
+/** In this process, forgetting keys older than `window` ("recrawl after 7 days"). */
+export interface WindowSeenSpec {
+  readonly backend: "window";
+  /** How long a key stays seen. */
+  readonly window: Duration;
+  /** Length of one slice (default: the window / 8, as a unit of Granularity where it divides). */
+  readonly granularity?: Granularity;
+  /** Keys planned per window (default 1e6). */
+  readonly items?: number;
+  /** False-"seen" rate (default 1e-6). */
+  readonly fpRate?: number;
+  /** Bytes from an earlier `serialize()` to start from. */
+  readonly bytes?: Uint8Array;
+  /** The clock in ms since the epoch (default Date.now). */
+  readonly now?: () => number;
+}
+
+/** On disk (Node): exact, durable per batch, shared by processes on one machine. */
+export interface LmdbSeenSpec {
+  readonly backend: "lmdb";
+  /** The store's directory (created when missing). */
+  readonly path: string;
+  /** Keys planned: sizes the counting filter in front of the store. */
+  readonly items?: number;
+}
+
+/** In Redis: shared by a fleet. Exact by default; a Bloom filter with `exact: false`; windowed with `window`. */
+export interface RedisSeenSpec {
+  readonly backend: "redis";
+  /** A node-redis client or cluster (connected), or a RedisCommander. */
+  readonly client: unknown;
+  /** The structure's name (its keys are `cs:{name}:...`). */
+  readonly name: string;
+  readonly exact?: boolean;
+  readonly items?: number;
+  readonly fpRate?: number;
+  /** Forget keys older than this (a RedisTimeWindowFilter). */
+  readonly window?: Duration;
+  /** "replicated": a key is reported new only once a replica has it (exact and Bloom). */
+  readonly durability?: "local" | "replicated";
+}
+
+/** Any backend openSeenSet knows. */
+export type SeenSpec = MemorySeenSpec | WindowSeenSpec | LmdbSeenSpec | RedisSeenSpec;
