@@ -15,8 +15,8 @@ export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";
 export { xxh128 } from "./hash/xxh128.js";
 export { LineDeduplicator, dedupLines, type LineDeduplicatorOptions } from "./lines/line-deduplicator.js";
-export * as sizing from "./sizing.js";
-export { optimalBloom } from "./sizing.js";
+export * as sizing from "./sizing/index.js";
+export { optimalBloom } from "./sizing/bloom.js";
 export {
   CrawlsieveError,
   InvalidArgumentError,
@@ -34,7 +34,8 @@ export { canonicalizeUrl, type CanonicalizeOptions } from "./url/canonicalize.js
 export { TRACKING_PARAMETERS, type ExtraNormalizations } from "./url/extras.js";
 export { requestFingerprint, type RequestLike, type FingerprintOptions, type FingerprintAlgorithm } from "./url/fingerprint.js";
 export { sha1, sha1Hex } from "./hash/sha1.js";
-export { simhash, simhashMany, features, hammingDistance, DEFAULT_SHINGLE, type SimHashOptions, type WeightedFeature } from "./simhash/simhash.js";
+export { simhash, simhashMany, hammingDistance, type SimHashOptions, type WeightedFeature } from "./simhash/simhash.js";
+export { features, DEFAULT_SHINGLE } from "./simhash/features.js";
 export { IdfTable } from "./simhash/idf.js";
 export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, type NearPair } from "./simhash/near-dup-index.js";
 export { segmentWords } from "./simhash/text.js";

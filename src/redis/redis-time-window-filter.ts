@@ -6,7 +6,7 @@
 // by the others, so a process started with another itemsPerSlice or fpRate reads the same bits.
 import { MAX_HASHES } from "../bloom/geometry.js";
 import { InvalidArgumentError } from "../errors.js";
-import { optimalBloom } from "../sizing.js";
+import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { granularity, granuleOf, granuleStart, type Granularity } from "../window/granularity.js";
 import type { RedisCommander } from "./commander.js";
