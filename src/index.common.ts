@@ -5,6 +5,7 @@ export { ScalableBloomFilter, type ScalableBloomFilterOptions } from "./bloom/sc
 export { CountingBloomFilter, type CountingBloomFilterOptions } from "./bloom/counting-bloom-filter.js";
 export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./dedup/deduplicator.js";
 export { StoreDeduplicator, type StoreDeduplicatorOptions } from "./dedup/store-deduplicator.js";
+export { FingerprintSet, type FingerprintSetOptions } from "./dedup/fingerprint-set.js";
 export { TimeWindowFilter, type TimeWindowFilterOptions } from "./window/time-window-filter.js";
 export type { Granularity } from "./window/granularity.js";
 export { AgePartitionedFilter, type AgePartitionedFilterOptions } from "./window/age-partitioned-filter.js";
