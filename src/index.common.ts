@@ -44,3 +44,6 @@ export { MinHashIndex, DEFAULT_SKETCH_SIZE, type MinHashIndexOptions, type Simil
 export { sketchMany, lshLayout, type SketchParams, type Sketches } from "./simhash/minhash.js";
 export { groupPairs, type ScoredPair, type SimilarGroup } from "./simhash/groups.js";
 export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";
+export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
+export type { SeenSet, SeenKey, SeenBackend } from "./seen/seen-set.js";
+export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, LmdbSeenSpec, RedisSeenSpec, Duration } from "./seen/seen-spec.js";

@@ -4,3 +4,5 @@ export { init, initSync } from "./wasm/node.js";
 export { openLmdbStore } from "./dedup/lmdb-store.js";
 export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
 export { BloomWorkerPool, WorkerJobError } from "./parallel/worker-pool.js";
+// Shadows the common openSeenSet (an explicit export wins over export *): this one knows "lmdb".
+export { openSeenSet } from "./seen/open-seen-set.node.js";

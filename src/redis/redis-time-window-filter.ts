@@ -86,6 +86,17 @@ export class RedisTimeWindowFilter {
     return this.run(check.keyList("keys", keys), now, false);
   }
 
+  /** Deletes the slices live at `now` (older ones have expired) and the description. */
+  async destroy(now?: number): Promise<void> {
+    const t = now ?? this.clock();
+    const { mapper } = await this.slicesMapper();
+    const g = granuleOf(this.granularity, t);
+    const keys = [`${this.prefix}w:meta`];
+    for (let shard = 0; shard < mapper.partitions; shard++) for (let i = -1; i < this.slices; i++) keys.push(this.sliceKey(g - i, shard));
+    // One DEL a key: spread shards live in different slots.
+    await Promise.all(keys.map((key) => this.redis.send(["DEL", key])));
+  }
+
   /** The key of the slice holding granule g (of shard `shard` when spread over a cluster; known once opened or used). */
   sliceKey(g: number, shard = 0): string {
     return this.tags === undefined ? `${this.prefix}w:${g}` : `cs:{${this.tags[shard]}}:w:${g}`;
