@@ -16,6 +16,7 @@ export { ndBuildTable, ndOriginals, ndQuery, ndScan } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
 export { bucketsGrow } from "./fingerprint-buckets";
+export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";
 export { sketchDocs, sketchHashes, estimatePairs } from "./minhash";
 export { simhashDistinctText, simhashDistinctDocs } from "./simhash";
 export { recentProbe, recentInsert } from "./recent-cache";

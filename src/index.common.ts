@@ -5,6 +5,7 @@ export { ScalableBloomFilter, type ScalableBloomFilterOptions } from "./bloom/sc
 export { CountingBloomFilter, type CountingBloomFilterOptions } from "./bloom/counting-bloom-filter.js";
 export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./dedup/deduplicator.js";
 export { StoreDeduplicator, type StoreDeduplicatorOptions } from "./dedup/store-deduplicator.js";
+export { FingerprintSet, type FingerprintSetOptions } from "./dedup/fingerprint-set.js";
 export { TimeWindowFilter, type TimeWindowFilterOptions } from "./window/time-window-filter.js";
 export type { Granularity } from "./window/granularity.js";
 export { AgePartitionedFilter, type AgePartitionedFilterOptions } from "./window/age-partitioned-filter.js";
@@ -15,8 +16,8 @@ export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";
 export { xxh128 } from "./hash/xxh128.js";
 export { LineDeduplicator, dedupLines, type LineDeduplicatorOptions } from "./lines/line-deduplicator.js";
-export * as sizing from "./sizing.js";
-export { optimalBloom } from "./sizing.js";
+export * as sizing from "./sizing/index.js";
+export { optimalBloom } from "./sizing/bloom.js";
 export {
   CrawlsieveError,
   InvalidArgumentError,
@@ -34,7 +35,8 @@ export { canonicalizeUrl, type CanonicalizeOptions } from "./url/canonicalize.js
 export { TRACKING_PARAMETERS, type ExtraNormalizations } from "./url/extras.js";
 export { requestFingerprint, type RequestLike, type FingerprintOptions, type FingerprintAlgorithm } from "./url/fingerprint.js";
 export { sha1, sha1Hex } from "./hash/sha1.js";
-export { simhash, simhashMany, features, hammingDistance, DEFAULT_SHINGLE, type SimHashOptions, type WeightedFeature } from "./simhash/simhash.js";
+export { simhash, simhashMany, hammingDistance, type SimHashOptions, type WeightedFeature } from "./simhash/simhash.js";
+export { features, DEFAULT_SHINGLE } from "./simhash/features.js";
 export { IdfTable } from "./simhash/idf.js";
 export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, type NearPair } from "./simhash/near-dup-index.js";
 export { segmentWords } from "./simhash/text.js";
@@ -42,3 +44,6 @@ export { MinHashIndex, DEFAULT_SKETCH_SIZE, type MinHashIndexOptions, type Simil
 export { sketchMany, lshLayout, type SketchParams, type Sketches } from "./simhash/minhash.js";
 export { groupPairs, type ScoredPair, type SimilarGroup } from "./simhash/groups.js";
 export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";
+export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
+export type { SeenSet, SeenKey, SeenBackend } from "./seen/seen-set.js";
+export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, LmdbSeenSpec, RedisSeenSpec, Duration } from "./seen/seen-spec.js";

@@ -1,21 +1,8 @@
-// Node entry: the module is read from build/crawlsieve.wasm beside this package.
-import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { initOnce, setModule, isInitialized } from "./wasm/module.js";
-
+// Node entry: the module is read from build/crawlsieve.wasm beside this package (src/wasm/node.ts).
 export * from "./index.common.js";
-
-const wasmUrl = new URL("../crawlsieve.wasm", import.meta.url);
-
-/** Compiles the WebAssembly module once per process; idempotent. */
-export function init(): Promise<void> {
-  return initOnce(async () => WebAssembly.compile(await readFile(wasmUrl)));
-}
-
-/** Node only: compiles the module synchronously (for CommonJS-style start-up); idempotent. */
-export function initSync(): void {
-  if (!isInitialized()) setModule(new WebAssembly.Module(readFileSync(wasmUrl)));
-}
+export { init, initSync } from "./wasm/node.js";
 export { openLmdbStore } from "./dedup/lmdb-store.js";
 export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
 export { BloomWorkerPool, WorkerJobError } from "./parallel/worker-pool.js";
+// Shadows the common openSeenSet (an explicit export wins over export *): this one knows "lmdb".
+export { openSeenSet } from "./seen/open-seen-set.node.js";

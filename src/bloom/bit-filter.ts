@@ -3,7 +3,7 @@
 import { ChecksumMismatchError, FilterTooLargeError, FormatError } from "../errors.js";
 import { concat, expectParams, headChecksum, readContainer, writeHead, writeTrailer, type Container, type KindCode } from "../format/container.js";
 import { checksumRegion } from "../format/checksum.js";
-import { estimateItems } from "../sizing.js";
+import { estimateItems } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
 import { PartitionedBits, partitionBytes, type BitsGeometry, type Layout, type Operation } from "./partitioned-bits.js";

@@ -1,7 +1,7 @@
 // The counting Bloom filter: packed saturating counters instead of bits, so keys can be removed.
 import { InvalidArgumentError } from "../errors.js";
 import { Kind } from "../format/container.js";
-import { counterOverflowBound } from "../sizing.js";
+import { counterOverflowBound } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { BitFilter } from "./bit-filter.js";
 import { resolveGeometry, type BloomFilterOptions } from "./geometry.js";

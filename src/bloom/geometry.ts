@@ -1,6 +1,6 @@
 // From user options to a bit-storage geometry: sizing, explicit sizes, and partitioning.
 import { InvalidArgumentError, FilterTooLargeError } from "../errors.js";
-import { BLOCK_BITS, MAX_PLANNED_BYTES, optimalBloom, optimalBlockedBloom } from "../sizing.js";
+import { BLOCK_BITS, MAX_PLANNED_BYTES, optimalBloom, optimalBlockedBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
 

@@ -2,7 +2,7 @@
 // The crawlsieve command line: dispatches to one command, turns typed errors into a one-line
 // message and exit code 2, and treats a closed stdout (`| head`) as a normal end.
 import { createRequire } from "node:module";
-import { initSync } from "../index.node.js";
+import { initSync } from "../wasm/node.js";
 import { CrawlsieveError } from "../errors.js";
 import { explainOptionError } from "./option-errors.js";
 import { canonicalizeCommand, canonicalizeUsage } from "./commands/canonicalize.js";

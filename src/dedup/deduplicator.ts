@@ -3,7 +3,7 @@
 // unique is ever dropped. Counting filter and table share one WASM instance; the table grows by
 // rehash. The kernels are in assembly/fingerprint-table.ts.
 import { FilterTooLargeError, InvalidArgumentError, DisposedError } from "../errors.js";
-import { optimalBloom } from "../sizing.js";
+import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
 import { sharedEngine } from "../wasm/engine.js";

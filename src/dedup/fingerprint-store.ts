@@ -23,6 +23,8 @@ export interface FingerprintStore {
    * epoch + 1, durably; returns the epoch after the commit (unchanged when there were no changes).
    */
   update(decide: (view: StoreView) => StoreChanges): number;
+  /** The reference count of a fingerprint as last committed (0 when absent), read now, outside any transaction. */
+  read(fingerprint: Uint8Array): number;
   /** The epoch of the last commit, read now. */
   readonly epoch: number;
   /** Fingerprints stored. */

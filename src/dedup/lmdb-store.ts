@@ -67,6 +67,10 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
   };
   return {
     id,
+    read(fingerprint) {
+      const value = db.get(Buffer.from(fingerprint.buffer, fingerprint.byteOffset, 16));
+      return typeof value === "number" ? value : 0;
+    },
     update(decide) {
       return db.transactionSync(() => {
         // Read inside the write transaction: no other process can commit until this one ends.

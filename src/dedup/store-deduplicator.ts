@@ -7,7 +7,7 @@
 // it does when the epoch read inside the transaction is the one its filter was built or last
 // updated at; after another process commits, every key is looked up in the store instead.
 import { CountingBloomFilter } from "../bloom/counting-bloom-filter.js";
-import { FormatError } from "../errors.js";
+import { FormatError, InvalidArgumentError } from "../errors.js";
 import { toHex } from "../hash/md5.js";
 import * as check from "../validate.js";
 import { sharedEngine } from "../wasm/engine.js";
@@ -67,6 +67,70 @@ export class StoreDeduplicator {
   checkSpans(data: Uint8Array, spans: ArrayLike<number>): { isNew: Uint8Array; counts: Uint32Array } {
     check.spans(data, spans);
     return this.run(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from));
+  }
+
+  /**
+   * Read-only: out[i] = 1 when keys[i] is in the store, as last committed by any process. A zero
+   * counter answers without a read only while this process's filter covers the store.
+   */
+  hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    const out = new Uint8Array(keys.length);
+    const maybe = new Uint8Array(BATCH);
+    this.eachDigestBatch(keys, (digests, n, at) => {
+      const covering = this.coveredEpoch !== undefined && this.coveredEpoch === this.store.epoch;
+      if (covering) {
+        this.stageDigests(digests, n);
+        this.filter.store.min(n, maybe, 0);
+      }
+      for (let j = 0; j < n; j++) {
+        if (covering && maybe[j] === 0) continue;
+        out[at + j] = this.store.read(digests.subarray(16 * j, 16 * j + 16)) > 0 ? 1 : 0;
+      }
+    });
+    return out;
+  }
+
+  /**
+   * Drops one reference of each key (every reference with `all`), in one durable write
+   * transaction per batch; at the last reference the key is forgotten and its counters go down.
+   * removed[i] = 1 when keys[i] was there; counts[i] = references left.
+   */
+  removeMany(keys: readonly (string | Uint8Array)[], options: { all?: boolean } = {}): { removed: Uint8Array; counts: Uint32Array } {
+    check.keyList("keys", keys);
+    const all = check.options<{ all: boolean }>("options", options).all ?? false;
+    if (typeof all !== "boolean") throw new InvalidArgumentError("all", all, "true or false");
+    const removed = new Uint8Array(keys.length);
+    const counts = new Uint32Array(keys.length);
+    const changes = new Map<string, { fingerprint: Uint8Array; count: number }>();
+    this.eachDigestBatch(keys, (digests, n, at) => {
+      let covering = false;
+      const epoch = this.store.update((view) => {
+        covering = this.coveredEpoch === view.epoch;
+        changes.clear();
+        for (let j = 0; j < n; j++) {
+          const fingerprint = digests.subarray(16 * j, 16 * j + 16);
+          const hex = toHex(fingerprint);
+          const before = changes.get(hex)?.count ?? view.get(fingerprint);
+          if (before === 0) continue;
+          const after = all ? 0 : before - 1;
+          changes.set(hex, { fingerprint, count: after });
+          removed[at + j] = 1;
+          counts[at + j] = after;
+        }
+        return changes;
+      });
+      // A forgotten fingerprint lowers its counters once, as its insert raised them once.
+      const gone = [...changes.values()].filter((c) => c.count === 0);
+      if (covering && gone.length > 0) {
+        const staged = new Uint8Array(16 * gone.length);
+        gone.forEach((c, j) => staged.set(c.fingerprint, 16 * j));
+        this.stageDigests(staged, gone.length);
+        this.filter.store.remove(gone.length, new Uint8Array(gone.length), 0);
+      }
+      this.coveredEpoch = covering ? epoch : undefined;
+    });
+    return { removed, counts };
   }
 
   /** Counts of keys and of store look-ups made and avoided. */
@@ -160,6 +224,18 @@ export class StoreDeduplicator {
       i += n;
     }
     return { isNew: flags, counts };
+  }
+
+  /** MD5s keys batch by batch and visits each batch's digests (a copy, 16 bytes a key). */
+  private eachDigestBatch(keys: readonly (string | Uint8Array)[], visit: (digests: Uint8Array, n: number, at: number) => void): void {
+    const engine = sharedEngine();
+    for (let i = 0; i < keys.length; ) {
+      const n = engine.staging.encodeBatch(keys, i);
+      const s = engine.staging;
+      engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
+      visit(engine.arena.u8.slice(s.hashesPtr, s.hashesPtr + 16 * n), n, i);
+      i += n;
+    }
   }
 
   /** Puts digests into the filter's hash-pair region (h2 forced odd, as the in-memory Deduplicator does). */

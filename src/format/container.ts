@@ -36,6 +36,7 @@ export const Kind = {
   IdfTable: 8,
   NearDupIndex: 9,
   MinHashIndex: 10,
+  FingerprintSet: 11,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

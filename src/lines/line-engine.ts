@@ -5,7 +5,7 @@
 // stages, each planned for 4x the keys of the one before at half its FP rate, so the compound
 // rate stays under fpRate and nothing is ever rehashed.
 import { FilterTooLargeError } from "../errors.js";
-import { optimalBlockedBloom } from "../sizing.js";
+import { optimalBlockedBloom } from "../sizing/bloom.js";
 import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */

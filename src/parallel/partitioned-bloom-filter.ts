@@ -14,7 +14,7 @@ import { alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { SharedKernels } from "../wasm/kernels.js";
 import { BATCH } from "../wasm/staging.js";
-import { instantiateShared } from "./shared-module.js";
+import { instantiateShared } from "../wasm/shared-module.js";
 
 /** Options of PartitionedBloomFilter: a planned load or explicit bits, and the shard count. */
 export interface PartitionedBloomFilterOptions extends Omit<BloomFilterOptions, "maxPartitionBytes"> {

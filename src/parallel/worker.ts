@@ -1,7 +1,7 @@
 // The worker_threads side of BloomWorkerPool: attaches to shared filters by their handle and runs
 // add/has jobs over key spans that live in SharedArrayBuffers, writing flags into a shared array.
 import { parentPort } from "node:worker_threads";
-import { initSync } from "../index.node.js";
+import { initSync } from "../wasm/node.js";
 import { PartitionedBloomFilter, type PartitionedBloomFilterHandle } from "./partitioned-bloom-filter.js";
 import type { Job, JobResult } from "./worker-pool.js";
 

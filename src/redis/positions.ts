@@ -21,7 +21,7 @@ export class PositionMapper {
   /** u32 words a key's answer takes: the partition, a block for the blocked layout, then k positions. */
   readonly words: number;
 
-  constructor(private readonly slots: number, private readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
+  constructor(private readonly slots: number, readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
     this.words = hashes + (blocked ? 2 : 1);
     this.outPtr = this.arena.base;
     const outBytes = 4 * this.words * BATCH;

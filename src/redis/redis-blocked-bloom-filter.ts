@@ -7,7 +7,7 @@
 import { BlockedBloomFilter } from "../bloom/blocked-bloom-filter.js";
 import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
-import { optimalBlockedBloom } from "../sizing.js";
+import { optimalBlockedBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { adoptDescription } from "./description.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";

@@ -9,7 +9,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
-import { optimalBloom } from "../sizing.js";
+import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, DESCRIPTION_VERSION, parseDescription } from "./description.js";

@@ -8,7 +8,7 @@ import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
 import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, shardBytesFor, shardKeys } from "./sharded-bits.js";
-import { optimalBloom } from "../sizing.js";
+import { optimalBloom } from "../sizing/bloom.js";
 import { keyPrefix } from "./keys.js";
 import { bitfieldPerKey, byPartition, PositionMapper } from "./positions.js";
 import { COUNTING_REMOVE } from "./scripts.js";

@@ -35,6 +35,8 @@ export interface RedisDeduplicatorOptions {
 }
 
 const MAX_FILTER_BYTES = 64 * 2 ** 20;
+/** Bucket numbers: a fingerprint's first two bytes choose its hash. */
+const BUCKETS = Array.from({ length: 65_536 }, (_, b) => b);
 
 /** Exact, shared, reference-counted dedup of keys by MD5 in Redis. */
 export class RedisDeduplicator {
@@ -102,14 +104,42 @@ export class RedisDeduplicator {
     return (await this.checkMany([check.key("key", key)])).isNew[0] === 1;
   }
 
-  /** Drops one reference per key; the last reference removes the key. Returns the counts left (-1: the key was absent). */
-  async removeMany(keys: readonly (string | Uint8Array)[]): Promise<Int32Array> {
+  /**
+   * Drops one reference per key (every reference with `all`); the last reference removes the key.
+   * Returns the counts left (-1: the key was absent).
+   */
+  async removeMany(keys: readonly (string | Uint8Array)[], options: { all?: boolean } = {}): Promise<Int32Array> {
     const digests = md5Many(check.keyList("keys", keys));
+    const all = check.options<{ all: boolean }>("options", options).all ?? false;
+    if (typeof all !== "boolean") throw new InvalidArgumentError("all", all, "true or false");
     const replies = await Promise.all(keys.map((_, i) => {
       const fp = digests.subarray(16 * i, 16 * i + 16);
+      if (all) return this.redis.send(["HDEL", this.bucketKey(fp), fp.subarray(2)]).then((n) => [Number(n) === 1 ? 0 : -1]);
       return STORE_REMOVE.run(this.redis, [this.bucketKey(fp)], [fp.subarray(2)]);
     }));
     return Int32Array.from(replies, (reply) => Number((reply as number[])[0]));
+  }
+
+  /** Read-only: 1 where keys[i] has a reference, anywhere in the fleet. */
+  async hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
+    const digests = md5Many(check.keyList("keys", keys));
+    const replies = await Promise.all(keys.map((_, i) => {
+      const fp = digests.subarray(16 * i, 16 * i + 16);
+      return this.redis.send(["HEXISTS", this.bucketKey(fp), fp.subarray(2)]);
+    }));
+    return Uint8Array.from(replies, (reply) => (Number(reply) === 1 ? 1 : 0));
+  }
+
+  /** Distinct keys stored, over every bucket (65,536 HLENs, pipelined). */
+  async size(): Promise<number> {
+    const lengths = await Promise.all(BUCKETS.map((b) => this.redis.send(["HLEN", this.bucketKeyOf(b)])));
+    return lengths.reduce<number>((sum, n) => sum + Number(n), 0);
+  }
+
+  /** Deletes every key of the deduplicator: its buckets, counting filter and description. */
+  async destroy(): Promise<void> {
+    // One DEL a key: spread buckets live in different slots, and a DEL may not cross slots.
+    await Promise.all([...BUCKETS.map((b) => this.bucketKeyOf(b)), `${this.prefix}cf`, `${this.prefix}cf:meta`].map((key) => this.redis.send(["DEL", key])));
   }
 
   /** References to a key (0 when absent). */
@@ -151,7 +181,12 @@ export class RedisDeduplicator {
   }
 
   private bucketKey(fp: Uint8Array): string {
-    const bucket = ((fp[0] << 8) | fp[1]).toString(16).padStart(4, "0");
+    return this.bucketKeyOf((fp[0] << 8) | fp[1]);
+  }
+
+  /** The key of bucket b (the first two bytes of a fingerprint). */
+  private bucketKeyOf(b: number): string {
+    const bucket = b.toString(16).padStart(4, "0");
     return this.spread ? `cs:{${this.name}/${bucket}}:fp` : `${this.prefix}fp:${bucket}`;
   }
 

@@ -6,7 +6,7 @@
 // by the others, so a process started with another itemsPerSlice or fpRate reads the same bits.
 import { MAX_HASHES } from "../bloom/geometry.js";
 import { InvalidArgumentError } from "../errors.js";
-import { optimalBloom } from "../sizing.js";
+import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { granularity, granuleOf, granuleStart, type Granularity } from "../window/granularity.js";
 import type { RedisCommander } from "./commander.js";
@@ -84,6 +84,17 @@ export class RedisTimeWindowFilter {
   /** has() for many keys. */
   hasMany(keys: readonly (string | Uint8Array)[], now?: number): Promise<Uint8Array> {
     return this.run(check.keyList("keys", keys), now, false);
+  }
+
+  /** Deletes the slices live at `now` (older ones have expired) and the description. */
+  async destroy(now?: number): Promise<void> {
+    const t = now ?? this.clock();
+    const { mapper } = await this.slicesMapper();
+    const g = granuleOf(this.granularity, t);
+    const keys = [`${this.prefix}w:meta`];
+    for (let shard = 0; shard < mapper.partitions; shard++) for (let i = -1; i < this.slices; i++) keys.push(this.sliceKey(g - i, shard));
+    // One DEL a key: spread shards live in different slots.
+    await Promise.all(keys.map((key) => this.redis.send(["DEL", key])));
   }
 
   /** The key of the slice holding granule g (of shard `shard` when spread over a cluster; known once opened or used). */

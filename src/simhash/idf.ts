@@ -3,7 +3,7 @@
 // counts). Serialized in format v1 as the document count and sorted (feature hash, df) pairs.
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { expectParams, Kind, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
-import { features, shingleOf } from "./simhash.js";
+import { features, shingleOf } from "./features.js";
 
 const PARAM_BYTES = 16;
 const ENTRY_BYTES = 12;

@@ -6,13 +6,11 @@ import * as check from "../validate.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 import { alignUp } from "../wasm/arena.js";
+import { encodeDocument, features, shingleOf, type FeatureOptions } from "./features.js";
 import type { IdfTable } from "./idf.js";
-import { prepareNonAscii } from "./text.js";
 
 /** Options of the SimHash functions. */
-export interface SimHashOptions {
-  /** Tokens per shingle (w-gram), 1 to 16; default 3, or the IDF table's. */
-  readonly shingle?: number;
+export interface SimHashOptions extends FeatureOptions {
   /** Weights features by tf x idf instead of tf. */
   readonly idf?: IdfTable;
   /** One vote per distinct shingle instead of one per occurrence (repeated navigation counts once); not with idf. */
@@ -22,21 +20,9 @@ export interface SimHashOptions {
 /** A feature and its weight. */
 export type WeightedFeature = readonly [feature: string | Uint8Array, weight: number];
 
-/** Default shingle size: word 3-grams. */
-export const DEFAULT_SHINGLE = 3;
-const MAX_SHINGLE = 16;
 // Texts up to this many characters are batched; longer ones cost more to join than a call.
 const SHORT_TEXT = 4096;
 const BATCH_TEXT = 1 << 18;
-
-/** The shingle size `options` ask for. */
-export function shingleOf(options: SimHashOptions | undefined): number {
-  const opts = check.options<SimHashOptions>("options", options);
-  const fromIdf = opts.idf?.shingle;
-  const shingle = opts.shingle === undefined ? (fromIdf ?? DEFAULT_SHINGLE) : check.integerInRange("shingle", opts.shingle, 1, MAX_SHINGLE);
-  if (fromIdf !== undefined && fromIdf !== shingle) throw new InvalidArgumentError("shingle", shingle, `${fromIdf}, the shingle size the IDF table was built with`);
-  return shingle;
-}
 
 /**
  * The 64-bit SimHash of a text (tf-weighted word shingles; tf x idf with `idf`), or of explicit
@@ -113,20 +99,6 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
   return out;
 }
 
-/** The shingle hashes of a text, in order (what the fingerprint votes over). */
-export function features(text: string, options?: SimHashOptions): BigUint64Array {
-  const shingle = shingleOf(options);
-  if (typeof text !== "string") throw new InvalidArgumentError("text", text, "a string");
-  const { arena, staging, scratchPtr } = sharedEngine();
-  const len = encodeDocument(text);
-  // After the text, room for one hash per possible token (at most one per two bytes, plus one).
-  const at = Math.ceil(len / 8) * 8;
-  staging.ensureKeyBytes(at + 8 * (Math.ceil(len / 2) + 2));
-  const outPtr = staging.keysPtr + at;
-  const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, outPtr);
-  return new BigUint64Array(arena.u8.buffer.slice(outPtr, outPtr + 8 * count));
-}
-
 /** Hamming distance between two 64-bit fingerprints (popcount in WASM). */
 export function hammingDistance(a: bigint, b: bigint): number {
   if (typeof a !== "bigint" || a < 0n || a >= 1n << 64n) throw new InvalidArgumentError("a", a, "a 64-bit fingerprint as a non-negative bigint");
@@ -148,14 +120,6 @@ function distinctOf(options: SimHashOptions | undefined): boolean {
   if (typeof distinct !== "boolean") throw new InvalidArgumentError("distinct", distinct, "true or false");
   if (distinct && options?.idf !== undefined) throw new InvalidArgumentError("distinct", distinct, "false when idf is given (idf weights per occurrence)");
   return distinct;
-}
-
-/** Encodes the text the kernel tokenizes at the engine's key region; returns its byte length. */
-function encodeDocument(text: string): number {
-  const { staging } = sharedEngine();
-  // Encoding tells ASCII for free: every character took one byte.
-  const len = staging.encodeOne(text);
-  return len === text.length ? len : staging.encodeOne(prepareNonAscii(text));
 }
 
 /** Feature hashes of explicit features: the hash a one-token shingle of the same word gets. */

@@ -54,6 +54,9 @@ export interface Kernels {
   lineDigest(ctx: number, key: number, len: number, out: number): void;
   digestDedup(ctx: number, digest: number): number;
   bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number): void;
+  setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number): number;
+  setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number): void;
+  setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number): number;
   sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
   sketchHashes(hashes: number, n: number, k: number, bands: number, rows: number, bins: number, sketch: number, keys: number): void;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;

@@ -1,7 +1,7 @@
 // `crawlsieve size`: what a filter for a planned load costs.
 import { parseArgs } from "node:util";
 import { FilterTooLargeError, InvalidArgumentError } from "../../errors.js";
-import { counterOverflowBound, optimalBloom, optimalBlockedBloom } from "../../sizing.js";
+import { counterOverflowBound, optimalBloom, optimalBlockedBloom } from "../../sizing/bloom.js";
 import { integerOption, probabilityOption } from "../parse.js";
 
 /** Usage of `size`. */

@@ -1,7 +1,7 @@
 // Loads build/crawlsieve-shared.wasm, the module whose memory is imported and shared between
 // threads. Node only: the parallel filter runs on worker_threads. Compiled once per thread.
 import { readFileSync } from "node:fs";
-import type { SharedKernels } from "../wasm/kernels.js";
+import type { SharedKernels } from "./kernels.js";
 
 const wasmUrl = new URL("../../crawlsieve-shared.wasm", import.meta.url);
 let compiled: WebAssembly.Module | undefined;

@@ -2,8 +2,8 @@
 // false-positive rate is (1 - e^(-kn/m))^k; for a target p the optimum is m = -n ln p / (ln 2)^2
 // bits and k = round(m/n ln 2). Worked example: n = 1e9, p = 0.01 gives about 9.585e9 bits
 // (1.2 GB) and k = 7.
-import { FilterTooLargeError } from "./errors.js";
-import * as check from "./validate.js";
+import { FilterTooLargeError } from "../errors.js";
+import * as check from "../validate.js";
 
 /** The size of a standard Bloom filter for a planned load. */
 export interface BloomSize {
@@ -143,5 +143,3 @@ export function timeWindowSize(plan: { slices: number; itemsPerSlice: number; fp
   return { slice, bytes: slice.bytes * slices, combinedFpRate: -Math.expm1(slices * Math.log1p(-slice.fpRate)) };
 }
 
-export { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "./sizing/age-partitioned.js";
-export { multiDimFpRate, bestStandardBloom, type MultiDimShape, type MultiDimRule } from "./sizing/multi-dim.js";

@@ -1,0 +1,119 @@
+// A set of 128-bit fingerprints over the bucketed table of fingerprint-buckets.ts (P partitions
+// of 64-byte buckets, linear probing inside a partition), with batch add, test and remove. A
+// removal shifts the rest of its probe run back (no tombstones), so a look-up still ends at the
+// first empty slot and the table never fills with dead entries. Digests are 16 bytes each
+// (lo u64, hi u64); an all-zero digest is stored as lo = 1, as the line pipeline does.
+
+import { partitionOf, findOrInsert, contains } from "./fingerprint-buckets";
+import { mulhi64 } from "./reduce";
+
+const BUCKET: usize = 64;
+const SLOT: usize = 16;
+
+/**
+ * Adds digests[0, n) in order: out[i] = 1 when digest i was new. A partition already holding
+ * `limit` keys takes no new one: the batch stops there and the count done is returned (the
+ * caller grows the table and calls again from that digest); n when all were done.
+ */
+export function setAddMany(table: usize, logParts: u32, buckets: u32, counts: usize, limit: u32, digests: usize, n: u32, out: usize): u32 {
+  const partBytes = <usize>buckets * BUCKET;
+  for (let i: u32 = 0; i < n; i++) {
+    const d = digests + (<usize>i << 4);
+    let lo = load<u64>(d);
+    const hi = load<u64>(d, 8);
+    if ((lo | hi) == 0) lo = 1;
+    const part = partitionOf(hi, logParts);
+    const base = table + <usize>part * partBytes;
+    const end = base + partBytes;
+    const home = base + <usize>mulhi64(lo, <u64>buckets) * BUCKET;
+    const countAt = counts + (<usize>part << 2);
+    const count = load<u32>(countAt);
+    if (count >= limit) {
+      if (contains(base, end, home, lo, hi) == 0) return i;
+      store<u8>(out + i, 0);
+      continue;
+    }
+    const fresh = findOrInsert(base, end, home, lo, hi);
+    store<u32>(countAt, count + fresh);
+    store<u8>(out + i, <u8>fresh);
+  }
+  return n;
+}
+
+/** out[i] = 1 when digest i is in the set. */
+export function setHasMany(table: usize, logParts: u32, buckets: u32, digests: usize, n: u32, out: usize): void {
+  const partBytes = <usize>buckets * BUCKET;
+  for (let i: u32 = 0; i < n; i++) {
+    const d = digests + (<usize>i << 4);
+    let lo = load<u64>(d);
+    const hi = load<u64>(d, 8);
+    if ((lo | hi) == 0) lo = 1;
+    const base = table + <usize>partitionOf(hi, logParts) * partBytes;
+    const home = base + <usize>mulhi64(lo, <u64>buckets) * BUCKET;
+    store<u8>(out + i, <u8>contains(base, base + partBytes, home, lo, hi));
+  }
+}
+
+/** Removes digests[0, n) in order: out[i] = 1 when digest i was there. Returns the count removed. */
+export function setRemoveMany(table: usize, logParts: u32, buckets: u32, counts: usize, digests: usize, n: u32, out: usize): u32 {
+  const partBytes = <usize>buckets * BUCKET;
+  const slots = <usize>buckets << 2;
+  let removed: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const d = digests + (<usize>i << 4);
+    let lo = load<u64>(d);
+    const hi = load<u64>(d, 8);
+    if ((lo | hi) == 0) lo = 1;
+    const part = partitionOf(hi, logParts);
+    const base = table + <usize>part * partBytes;
+    // Find the key's slot: from its home slot to the first empty one.
+    let s = <usize>mulhi64(lo, <u64>buckets) << 2;
+    let found = false;
+    while (true) {
+      const p = base + s * SLOT;
+      const a = load<u64>(p);
+      const b = load<u64>(p, 8);
+      if (a == lo && b == hi) {
+        found = true;
+        break;
+      }
+      if ((a | b) == 0) break;
+      s = s + 1 == slots ? 0 : s + 1;
+    }
+    store<u8>(out + i, found ? 1 : 0);
+    if (!found) continue;
+    removed++;
+    const countAt = counts + (<usize>part << 2);
+    store<u32>(countAt, load<u32>(countAt) - 1);
+    shiftBack(base, slots, buckets, s);
+  }
+  return removed;
+}
+
+/**
+ * Empties slot `hole` and closes the gap: each later key of the run whose probe passes the hole
+ * (its home slot lies cyclically at or before the hole) moves into it, leaving a new hole.
+ */
+function shiftBack(base: usize, slots: usize, buckets: u32, hole: usize): void {
+  let j = hole;
+  while (true) {
+    j = j + 1 == slots ? 0 : j + 1;
+    const p = base + j * SLOT;
+    const a = load<u64>(p);
+    const b = load<u64>(p, 8);
+    if ((a | b) == 0) break;
+    const home = <usize>mulhi64(a, <u64>buckets) << 2;
+    // Distances along the probe order: the key may fill the hole if its home is no later than the hole.
+    const fromHome = j >= home ? j - home : j + slots - home;
+    const fromHole = j >= hole ? j - hole : j + slots - hole;
+    if (fromHome >= fromHole) {
+      const q = base + hole * SLOT;
+      store<u64>(q, a);
+      store<u64>(q, b, 8);
+      hole = j;
+    }
+  }
+  const q = base + hole * SLOT;
+  store<u64>(q, 0);
+  store<u64>(q, 0, 8);
+}

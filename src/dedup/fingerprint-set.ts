@@ -1,0 +1,219 @@
+// An exact set of keys kept as 128-bit XXH3 fingerprints in a bucketed table (a look-up reads one
+// 64-byte cache line), the in-memory seen-set behind openSeenSet. Unlike Deduplicator it keeps no
+// reference counts and no counting filter: 16 bytes a key at the table's load, which grows by 1.5x
+// in place, so it stays under 32 bytes a key at every size, peaks included. Keys can be removed.
+// The kernels are in assembly/fingerprint-set.ts and assembly/fingerprint-buckets.ts.
+import { DisposedError, FilterTooLargeError, FormatError } from "../errors.js";
+import { Kind, readContainer, expectParams, verifiedPayload, writeContainer } from "../format/container.js";
+import * as check from "../validate.js";
+import { Arena, alignUp } from "../wasm/arena.js";
+import { sharedEngine } from "../wasm/engine.js";
+import { BATCH } from "../wasm/staging.js";
+
+/** Options of FingerprintSet. */
+export interface FingerprintSetOptions {
+  /** Keys planned: the first table holds them without growing (default 4,096; it grows past any number). */
+  readonly items?: number;
+}
+
+/** Partitions: growth works one at a time through a scratch of one partition, so the peak is 1/64 over the new table. */
+const LOG_PARTS = 6;
+const PARTS = 1 << LOG_PARTS;
+const SLOTS_PER_BUCKET = 4;
+const MAX_LOAD = 0.85;
+const GROWTH = 1.5;
+const MIN_BUCKETS = 4;
+/** Largest table: one wasm32 memory (4 GiB) less room for the batch regions. */
+const MAX_TABLE_BYTES = 2 ** 32 - 2 ** 24;
+const PARAM_BYTES = 16;
+/** Fingerprint scheme in the serialized parameters: 1 = XXH3-128 of the key's bytes. */
+const SCHEME_XXH3_128 = 1;
+
+/** An exact set of string or byte keys by 128-bit fingerprint. */
+export class FingerprintSet {
+  private arena: Arena | undefined;
+  private readonly countsPtr: number;
+  private readonly digestsPtr: number;
+  private readonly outPtr: number;
+  private readonly tablePtr: number;
+  private buckets: number;
+
+  constructor(options: FingerprintSetOptions = {}) {
+    const opts = check.options<FingerprintSetOptions>("options", options);
+    const items = check.positiveInteger("items", opts.items ?? 4096);
+    this.buckets = Math.max(MIN_BUCKETS, Math.ceil(items / (PARTS * SLOTS_PER_BUCKET * MAX_LOAD)));
+    if (PARTS * this.buckets * 64 > MAX_TABLE_BYTES) throw new FilterTooLargeError(PARTS * this.buckets * 64, "a fingerprint set is one WebAssembly memory");
+    const arena = new Arena();
+    this.countsPtr = arena.base;
+    this.digestsPtr = alignUp(this.countsPtr + 4 * PARTS, 64);
+    this.outPtr = this.digestsPtr + 16 * BATCH;
+    this.tablePtr = alignUp(this.outPtr + BATCH, 64);
+    arena.reserve(this.tablePtr + this.tableBytes);
+    this.arena = arena;
+  }
+
+  /** Adds one key; true when it was new. */
+  add(key: string | Uint8Array): boolean {
+    return this.addMany([check.key("key", key)])[0] === 1;
+  }
+
+  /** True when the key is in the set. */
+  has(key: string | Uint8Array): boolean {
+    return this.hasMany([check.key("key", key)])[0] === 1;
+  }
+
+  /** Removes one key; true when it was there. */
+  remove(key: string | Uint8Array): boolean {
+    return this.removeMany([check.key("key", key)])[0] === 1;
+  }
+
+  /** Adds keys in order; out[i] = 1 when keys[i] was new (a repeat inside the batch is not). */
+  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    return this.each(keys, (arena, n, out, at) => {
+      for (let done = 0; done < n; ) {
+        const limit = Math.floor(this.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
+        done += this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done);
+        if (done < n) this.grow();
+      }
+      out.set(this.live().u8.subarray(this.outPtr, this.outPtr + n), at);
+    });
+  }
+
+  /** out[i] = 1 when keys[i] is in the set. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    return this.each(keys, (arena, n, out, at) => {
+      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digestsPtr, n, this.outPtr);
+      out.set(arena.u8.subarray(this.outPtr, this.outPtr + n), at);
+    });
+  }
+
+  /** Removes keys; out[i] = 1 when keys[i] was there (a repeat inside the batch finds it gone). */
+  removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    return this.each(keys, (arena, n, out, at) => {
+      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, this.digestsPtr, n, this.outPtr);
+      out.set(arena.u8.subarray(this.outPtr, this.outPtr + n), at);
+    });
+  }
+
+  /** Keys in the set. */
+  get size(): number {
+    const arena = this.live();
+    let total = 0;
+    for (let p = 0; p < PARTS; p++) total += arena.u32[(this.countsPtr >> 2) + p];
+    return total;
+  }
+
+  /** Bytes of WebAssembly memory held (the table, the batch regions and any slack of the last growth). */
+  get byteLength(): number {
+    return this.live().k.memory.buffer.byteLength;
+  }
+
+  /** Removes every key (the table keeps its size). */
+  clear(): void {
+    const arena = this.live();
+    arena.u8.fill(0, this.countsPtr, this.countsPtr + 4 * PARTS);
+    arena.u8.fill(0, this.tablePtr, this.tablePtr + this.tableBytes);
+  }
+
+  /** The set in format v1: its fingerprints, 16 bytes each, in table order. */
+  serialize(): Uint8Array {
+    const arena = this.live();
+    const size = this.size;
+    const params = new Uint8Array(PARAM_BYTES);
+    const view = new DataView(params.buffer);
+    view.setUint32(0, SCHEME_XXH3_128, true);
+    view.setFloat64(8, size, true);
+    const payload = new Uint8Array(16 * size);
+    const words = new BigUint64Array(arena.u8.buffer, this.tablePtr, this.tableBytes / 8);
+    const out = new BigUint64Array(payload.buffer);
+    let at = 0;
+    for (let w = 0; w < words.length; w += 2) {
+      if ((words[w] | words[w + 1]) === 0n) continue;
+      out[at++] = words[w];
+      out[at++] = words[w + 1];
+    }
+    return writeContainer(Kind.FingerprintSet, params, payload, (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it"));
+  }
+
+  /** Loads a set written by serialize(); a FormatError subclass on bad bytes. */
+  static deserialize(bytes: Uint8Array): FingerprintSet {
+    const container = readContainer(bytes, [Kind.FingerprintSet]);
+    const params = expectParams(container, PARAM_BYTES);
+    const scheme = params.getUint32(0, true);
+    if (scheme !== SCHEME_XXH3_128) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = XXH3-128)`, "ERR_BAD_PARAMS");
+    const size = params.getFloat64(8, true);
+    if (!Number.isSafeInteger(size) || size < 0 || 16 * size !== container.payloadBytes) {
+      throw new FormatError(`a set of ${size} fingerprints does not fit a payload of ${container.payloadBytes} bytes`, "ERR_BAD_PARAMS");
+    }
+    const payload = verifiedPayload(bytes, container);
+    const set = new FingerprintSet({ items: Math.max(1, size) });
+    try {
+      const arena = set.live();
+      let added = 0;
+      for (let i = 0; i < size; ) {
+        const n = Math.min(BATCH, size - i);
+        set.live().u8.set(payload.subarray(16 * i, 16 * (i + n)), set.digestsPtr);
+        for (let done = 0; done < n; ) {
+          const limit = Math.floor(set.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
+          done += arena.k.setAddMany(set.tablePtr, LOG_PARTS, set.buckets, set.countsPtr, limit, set.digestsPtr + 16 * done, n - done, set.outPtr + done);
+          if (done < n) set.grow();
+        }
+        const flags = set.live().u8.subarray(set.outPtr, set.outPtr + n);
+        for (let j = 0; j < n; j++) added += flags[j];
+        i += n;
+      }
+      if (added !== size) throw new FormatError(`${size - added} of ${size} stored fingerprints are repeated`, "ERR_BAD_PARAMS");
+    } catch (error) {
+      set.dispose();
+      throw error;
+    }
+    return set;
+  }
+
+  /** Releases the memory; later calls throw DisposedError. */
+  dispose(): void {
+    this.arena = undefined;
+  }
+
+  private get tableBytes(): number {
+    return PARTS * this.buckets * 64;
+  }
+
+  private live(): Arena {
+    if (this.arena === undefined) throw new DisposedError("FingerprintSet");
+    return this.arena;
+  }
+
+  /** Fingerprints keys batch by batch in the shared engine, copies the digests here, and visits each batch. */
+  private each(keys: readonly (string | Uint8Array)[], visit: (arena: Arena, n: number, out: Uint8Array, at: number) => void): Uint8Array {
+    this.live();
+    const engine = sharedEngine();
+    const out = new Uint8Array(keys.length);
+    for (let i = 0; i < keys.length; ) {
+      const n = engine.staging.encodeBatch(keys, i);
+      const s = engine.staging;
+      engine.arena.k.xxh128Batch(s.keysPtr, s.spansPtr, n, s.hashesPtr);
+      const arena = this.live();
+      arena.u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
+      visit(arena, n, out, i);
+      i += n;
+    }
+    return out;
+  }
+
+  /** Grows every partition by 1.5x in place; the scratch of one old partition lies after the new table. */
+  private grow(): void {
+    const arena = this.live();
+    const old = this.buckets;
+    const next = Math.ceil(old * GROWTH);
+    const newBytes = PARTS * next * 64;
+    if (newBytes > MAX_TABLE_BYTES) throw new FilterTooLargeError(newBytes, "the fingerprint set has outgrown one WebAssembly memory");
+    const scratch = this.tablePtr + newBytes;
+    arena.reserve(scratch + old * 64);
+    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch);
+    this.buckets = next;
+  }
+}

@@ -1,0 +1,86 @@
+// SeenSets in Redis, shared by a fleet: exact (RedisDeduplicator), Bloom (RedisBloomFilter) or
+// windowed (RedisTimeWindowFilter). Each addMany is atomic per key in Redis, so among all
+// processes exactly one sees a key as new.
+import { InvalidArgumentError } from "../errors.js";
+import { fromNodeRedis, type RedisCommander } from "../redis/commander.js";
+import { keyPrefix } from "../redis/keys.js";
+import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
+import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
+import { RedisTimeWindowFilter } from "../redis/redis-time-window-filter.js";
+import * as check from "../validate.js";
+import { durationMs, windowRing } from "./duration.js";
+import { invert } from "./local-seen-set.js";
+import type { SeenKey, SeenSet } from "./seen-set.js";
+import type { RedisSeenSpec } from "./seen-spec.js";
+
+const DEFAULT_FP_RATE = 1e-6;
+
+/** The client of a spec as a RedisCommander (node-redis clients and clusters are wrapped). */
+function commander(client: unknown): RedisCommander {
+  if (client !== null && typeof client === "object" && typeof (client as RedisCommander).send === "function") return client as RedisCommander;
+  return fromNodeRedis(client as Parameters<typeof fromNodeRedis>[0]);
+}
+
+/** Opens the Redis seen-set the spec describes (its description is adopted or recorded first). */
+export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
+  const redis = commander(spec.client);
+  keyPrefix(spec.name);
+  const exact = spec.exact ?? (spec.window === undefined);
+  if (typeof exact !== "boolean") throw new InvalidArgumentError("exact", spec.exact, "true or false");
+  // A count of keys reported new, kept beside the structure (one INCRBY a batch), for size().
+  const counter = `${keyPrefix(spec.name)}seen:count`;
+  const count = async (fresh: Uint8Array) => {
+    let n = 0;
+    for (const flag of fresh) n += flag;
+    if (n > 0) await redis.send(["INCRBY", counter, String(n)]);
+    return fresh;
+  };
+  if (spec.window !== undefined) {
+    if (exact) throw new InvalidArgumentError("exact", spec.exact, "false or absent with window (a windowed set is a Bloom filter)");
+    const { granularity, slices } = windowRing(durationMs("window", spec.window));
+    const options = { name: spec.name, granularity, slices, itemsPerSlice: check.positiveInteger("items", spec.items ?? 1e6), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE) };
+    const filter = await RedisTimeWindowFilter.open(redis, options);
+    return {
+      backend: "redis",
+      exact: false,
+      addMany: async (keys: readonly SeenKey[]) => count(invert(await filter.seenMany(keys))),
+      hasMany: (keys: readonly SeenKey[]) => filter.hasMany(keys),
+      size: async () => Number((await redis.send(["GET", counter])) ?? 0),
+      clear: async () => {
+        await filter.destroy();
+        await redis.send(["DEL", counter]);
+      },
+      close: async () => undefined,
+    };
+  }
+  if (!exact) {
+    if (spec.items === undefined) throw new InvalidArgumentError("items", spec.items, "the keys planned: a Bloom filter in Redis has a fixed size");
+    const options = { name: spec.name, items: check.positiveInteger("items", spec.items), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE), durability: spec.durability };
+    let filter = await RedisBloomFilter.open(redis, options);
+    return {
+      backend: "redis",
+      exact: false,
+      addMany: async (keys: readonly SeenKey[]) => count(await filter.addMany(keys)),
+      hasMany: (keys: readonly SeenKey[]) => filter.hasMany(keys),
+      size: async () => Number((await redis.send(["GET", counter])) ?? 0),
+      clear: async () => {
+        await filter.destroy();
+        await redis.send(["DEL", counter]);
+        filter = await RedisBloomFilter.open(redis, options);
+      },
+      close: async () => undefined,
+    };
+  }
+  if (spec.fpRate !== undefined) throw new InvalidArgumentError("fpRate", spec.fpRate, "no fpRate: an exact set has no false positives (use exact: false for a Bloom filter)");
+  const dedup = await RedisDeduplicator.open(redis, { name: spec.name, durability: spec.durability });
+  return {
+    backend: "redis",
+    exact: true,
+    addMany: (keys: readonly SeenKey[]) => dedup.addMany(keys),
+    hasMany: (keys: readonly SeenKey[]) => dedup.hasMany(keys),
+    removeMany: async (keys: readonly SeenKey[]) => Uint8Array.from(await dedup.removeMany(keys, { all: true }), (left) => (left >= 0 ? 1 : 0)),
+    size: () => dedup.size(),
+    clear: () => dedup.destroy(),
+    close: async () => undefined,
+  };
+}

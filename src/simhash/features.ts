@@ -1,0 +1,50 @@
+// Feature extraction: from a text to the hashes of its word shingles, hashed in WASM
+// (assembly/simhash.ts). Both the fingerprint (simhash.ts) and the IDF table (idf.ts) count these
+// features, so they live here, below both.
+import { InvalidArgumentError } from "../errors.js";
+import * as check from "../validate.js";
+import { sharedEngine } from "../wasm/engine.js";
+import { prepareNonAscii } from "./text.js";
+
+/** Options that choose the features of a text. */
+export interface FeatureOptions {
+  /** Tokens per shingle (w-gram), 1 to 16; default 3, or the IDF table's. */
+  readonly shingle?: number;
+  /** A table whose shingle size the features must match (an IdfTable). */
+  readonly idf?: { readonly shingle: number };
+}
+
+/** Default shingle size: word 3-grams. */
+export const DEFAULT_SHINGLE = 3;
+const MAX_SHINGLE = 16;
+
+/** The shingle size `options` ask for. */
+export function shingleOf(options: FeatureOptions | undefined): number {
+  const opts = check.options<FeatureOptions>("options", options);
+  const fromIdf = opts.idf?.shingle;
+  const shingle = opts.shingle === undefined ? (fromIdf ?? DEFAULT_SHINGLE) : check.integerInRange("shingle", opts.shingle, 1, MAX_SHINGLE);
+  if (fromIdf !== undefined && fromIdf !== shingle) throw new InvalidArgumentError("shingle", shingle, `${fromIdf}, the shingle size the IDF table was built with`);
+  return shingle;
+}
+
+/** The shingle hashes of a text, in order (what the fingerprint votes over). */
+export function features(text: string, options?: FeatureOptions): BigUint64Array {
+  const shingle = shingleOf(options);
+  if (typeof text !== "string") throw new InvalidArgumentError("text", text, "a string");
+  const { arena, staging, scratchPtr } = sharedEngine();
+  const len = encodeDocument(text);
+  // After the text, room for one hash per possible token (at most one per two bytes, plus one).
+  const at = Math.ceil(len / 8) * 8;
+  staging.ensureKeyBytes(at + 8 * (Math.ceil(len / 2) + 2));
+  const outPtr = staging.keysPtr + at;
+  const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, outPtr);
+  return new BigUint64Array(arena.u8.buffer.slice(outPtr, outPtr + 8 * count));
+}
+
+/** Encodes the text the kernel tokenizes at the engine's key region; returns its byte length. */
+export function encodeDocument(text: string): number {
+  const { staging } = sharedEngine();
+  // Encoding tells ASCII for free: every character took one byte.
+  const len = staging.encodeOne(text);
+  return len === text.length ? len : staging.encodeOne(prepareNonAscii(text));
+}

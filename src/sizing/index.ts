@@ -1,0 +1,5 @@
+// The public `sizing` namespace: the math of every structure's size and false-positive rate,
+// gathered from the files of this folder (Bloom family, age-partitioned, multi-dimensional).
+export * from "./bloom.js";
+export { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "./age-partitioned.js";
+export { multiDimFpRate, bestStandardBloom, type MultiDimShape, type MultiDimRule } from "./multi-dim.js";

@@ -1,0 +1,104 @@
+// The exact in-memory set behind openSeenSet, against a JavaScript Set of the same keys: adds,
+// look-ups and removals in any order, through growth from the smallest table; its memory per key;
+// its bytes round-trip and refuse damage.
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { FingerprintSet, FormatError, DisposedError } from "../build/js/index.node.js";
+import { ready, rng } from "./helpers.js";
+
+beforeAll(ready);
+
+type Op = { op: "add" | "has" | "remove"; keys: string[] };
+
+/** Runs one operation on a JavaScript Set: the flags the set should answer. */
+function reference(set: Set<string>, { op, keys }: Op): number[] {
+  return keys.map((key) => {
+    if (op === "has") return set.has(key) ? 1 : 0;
+    if (op === "add") {
+      if (set.has(key)) return 0;
+      set.add(key);
+      return 1;
+    }
+    return set.delete(key) ? 1 : 0;
+  });
+}
+
+describe("FingerprintSet", () => {
+  it("answers as a Set does for random adds, look-ups and removals, through growth (property)", () => {
+    const key = fc.oneof(fc.integer({ min: 0, max: 3000 }).map((i) => `https://a.example/${i}`), fc.string({ maxLength: 4 }));
+    const op = fc.record({ op: fc.constantFrom("add" as const, "add" as const, "has" as const, "remove" as const), keys: fc.array(key, { maxLength: 600 }) });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 12 }), (ops) => {
+        const set = new FingerprintSet({ items: 1 });
+        const ref = new Set<string>();
+        for (const o of ops) {
+          const got = o.op === "add" ? set.addMany(o.keys) : o.op === "has" ? set.hasMany(o.keys) : set.removeMany(o.keys);
+          expect(Array.from(got)).toEqual(reference(ref, o));
+          expect(set.size).toBe(ref.size);
+        }
+        set.dispose();
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("keeps every key through many growths and removes half of them exactly", () => {
+    const next = rng(5);
+    const keys = Array.from({ length: 300_000 }, (_, i) => `https://site-${i % 113}.example/p/${i}?q=${Math.floor(next() * 1e9)}`);
+    const set = new FingerprintSet();
+    expect(Array.from(set.addMany(keys)).every((f) => f === 1)).toBe(true);
+    expect(set.size).toBe(keys.length);
+    const odd = keys.filter((_, i) => i % 2 === 1);
+    expect(set.removeMany(odd).every((f) => f === 1)).toBe(true);
+    const has = set.hasMany(keys);
+    keys.forEach((_, i) => {
+      if (has[i] !== (i % 2 === 0 ? 1 : 0)) throw new Error(`key ${i}: has ${has[i]}`);
+    });
+    expect(set.addMany(odd).every((f) => f === 1)).toBe(true);
+    expect(set.size).toBe(keys.length);
+  });
+
+  // Below about 50,000 keys the module's fixed 0.3 MiB (its code, data and batch regions) dominates.
+  it("holds at most 32 bytes of memory per key at every size from 10^5 to 10^6 keys, growing from the default table", () => {
+    const set = new FingerprintSet();
+    const batch = 10_000;
+    let worst = 0;
+    for (let i = 0; i < 1_000_000; i += batch) {
+      set.addMany(Array.from({ length: batch }, (_, j) => `https://www.example.com/page/${i + j}`));
+      if (set.size >= 100_000) worst = Math.max(worst, set.byteLength / set.size);
+    }
+    expect(set.size).toBe(1_000_000);
+    expect(worst).toBeLessThanOrEqual(32);
+  });
+
+  it("treats strings and their UTF-8 bytes as one key, and the empty key as a key", () => {
+    const set = new FingerprintSet();
+    expect(set.add("héllo")).toBe(true);
+    expect(set.add(new TextEncoder().encode("héllo"))).toBe(false);
+    expect(set.add("")).toBe(true);
+    expect(set.has("")).toBe(true);
+    expect(set.remove("")).toBe(true);
+    expect(set.has("")).toBe(false);
+  });
+
+  it("round-trips through serialize and refuses damaged, truncated and repeated-fingerprint bytes", () => {
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+    const set = new FingerprintSet({ items: 10 });
+    set.addMany(keys);
+    const bytes = set.serialize();
+    expect(bytes.length).toBe(24 + 16 + 16 * 5000 + 8);
+    const back = FingerprintSet.deserialize(bytes);
+    expect(back.size).toBe(5000);
+    expect(Array.from(back.hasMany(keys)).every((f) => f === 1)).toBe(true);
+    expect(Array.from(back.hasMany(["absent", "k5000"]))).toEqual([0, 0]);
+    const damaged = bytes.slice();
+    damaged[100] ^= 1;
+    expect(() => FingerprintSet.deserialize(damaged)).toThrow(FormatError);
+    expect(() => FingerprintSet.deserialize(bytes.subarray(0, bytes.length - 9))).toThrow(FormatError);
+    back.clear();
+    expect(back.size).toBe(0);
+    expect(back.has("k1")).toBe(false);
+    back.dispose();
+    expect(() => back.has("k1")).toThrow(DisposedError);
+  });
+});
