@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CrawlsieveError, DisposedError, InvalidArgumentError, isSeenSet, openSeenSet, type SeenSet, type SeenSpec } from "../build/js/index.node.js";
+import { CrawlsieveError, DisposedError, InvalidArgumentError, isSeenSet, openSeenSet, requestFingerprint, type SeenSet, type SeenSpec } from "../build/js/index.node.js";
+import { fromNodeRedis, ScrapyRedisDupeFilter } from "../build/js/redis/index.js";
 import { ready } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
@@ -41,6 +42,7 @@ const BACKENDS: Record<string, (same?: string) => SeenSpec> = {
   "redis exact": (same) => ({ backend: "redis", client, name: same ?? `e${n++}` }),
   "redis Bloom": (same) => ({ backend: "redis", client, name: same ?? `b${n++}`, exact: false, items: 50_000, fpRate: 1e-9 }),
   "redis window": (same) => ({ backend: "redis", client, name: same ?? `w${n++}`, window: "2d", items: 50_000, fpRate: 1e-9 }),
+  "scrapy-redis dupefilter": (same) => ({ backend: "redis", client, dupefilter: `${same ?? `spider${n++}`}:dupefilter` }),
 };
 
 const keys = (from: number, to: number, tag = "k") => Array.from({ length: to - from }, (_, i) => `https://www.example.com/${tag}/${from + i}?q=${(from + i) % 7}`);
@@ -111,7 +113,7 @@ describe("openSeenSet: what survives", () => {
   });
 
   it("lmdb and redis keep every key through close and reopen", async () => {
-    for (const name of ["lmdb", "redis exact", "redis Bloom", "redis window"]) {
+    for (const name of ["lmdb", "redis exact", "redis Bloom", "redis window", "scrapy-redis dupefilter"]) {
       const spec = BACKENDS[name](`reopen-${name.replace(" ", "-")}`);
       const seen = await openSeenSet(spec);
       expect(ones(await seen.addMany(keys(0, 3000, "o")))).toBe(3000);
@@ -167,6 +169,18 @@ describe("openSeenSet: bad specs", () => {
     await expect(openSeenSet({ backend: "redis", client, name: "x", exact: false })).rejects.toThrow(/items/);
     await expect(openSeenSet({ backend: "redis", client: {}, name: "x" })).rejects.toThrow(InvalidArgumentError);
     await expect(openSeenSet({ backend: "memory", bytes: new Uint8Array(10) })).rejects.toThrow(CrawlsieveError);
+  });
+
+  it("shares a Scrapy-Redis dupefilter: what ScrapyRedisDupeFilter recorded is seen by fingerprint, and the reverse", async () => {
+    const seen = await openSeenSet({ backend: "redis", client, dupefilter: "shared:dupefilter" });
+    const filter = new ScrapyRedisDupeFilter(fromNodeRedis(client), { key: "shared:dupefilter" });
+    const request = { method: "GET", url: "https://shop.example/item?b=2&a=1" };
+    expect(await filter.requestSeen(request)).toBe(false);
+    const fp = requestFingerprint(request, { algorithm: "scrapy-redis" });
+    expect(Array.from(await seen.addMany([fp]))).toEqual([0]);
+    expect(Array.from(await seen.addMany([requestFingerprint({ url: "https://shop.example/other" }, { algorithm: "scrapy-redis" })]))).toEqual([1]);
+    expect(await filter.requestSeen({ url: "https://shop.example/other" })).toBe(true);
+    await expect(openSeenSet({ backend: "redis", client, dupefilter: "x", name: "y" })).rejects.toThrow(/dupefilter/);
   });
 
   it("passes a ready SeenSet through unchanged", async () => {
