@@ -190,7 +190,7 @@ export class SieveRequestManager implements IRequestManager {
         // The pause spaces out storage writes; a chunk of duplicates wrote nothing.
         if (forwarded > 0 && pause > 0) await sleep(pause);
       }
-      if (limited) overLimit.push(...((await reader.rest()) as Source[]));
+      if (limited) for (const item of await reader.rest()) overLimit.push(typeof item === "string" ? { url: item } : item);
       return added;
     };
 
@@ -240,7 +240,9 @@ export class SieveRequestManager implements IRequestManager {
       if (!firstOf.has(k.key)) firstOf.set(k.key, i);
     });
     const keys = [...firstOf.keys()];
-    await this.waitFor(keys);
+    // Wait out other chunks holding any of these keys; the last check and the registration below
+    // happen in one synchronous step, so two waiters never both go ahead.
+    for (let pending = this.holders(keys); pending.size > 0; pending = this.holders(keys)) await Promise.all(pending);
     let release!: () => void;
     const done = new Promise<void>((resolve) => (release = resolve));
     for (const key of keys) this.inflight.set(key, done);
@@ -311,17 +313,14 @@ export class SieveRequestManager implements IRequestManager {
     return { added: result.addedRequests, overLimit: (result as { requestsOverLimit?: Source[] }).requestsOverLimit ?? [] };
   }
 
-  /** Waits until no other chunk holds any of `keys` in flight. */
-  private async waitFor(keys: readonly string[]): Promise<void> {
-    for (;;) {
-      const pending = new Set<Promise<void>>();
-      for (const key of keys) {
-        const p = this.inflight.get(key);
-        if (p !== undefined) pending.add(p);
-      }
-      if (pending.size === 0) return;
-      await Promise.all(pending);
+  /** The chunks now holding any of `keys` in flight (their completion promises). */
+  private holders(keys: Iterable<string>): Set<Promise<void>> {
+    const pending = new Set<Promise<void>>();
+    for (const key of keys) {
+      const p = this.inflight.get(key);
+      if (p !== undefined) pending.add(p);
     }
+    return pending;
   }
 
   /** on-check: gives back claimed keys the queue refused (exact backends); counts them lost otherwise. */
@@ -407,7 +406,7 @@ export class SieveRequestManager implements IRequestManager {
   /** Saves and stops listening to persist-state events; closes the seen-set when the sieve opened it from a spec. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.waitFor([...this.inflight.keys()]);
+    for (let pending = this.holders(this.inflight.keys()); pending.size > 0; pending = this.holders(this.inflight.keys())) await Promise.all(pending);
     await this.persistence?.save();
     await this.persistence?.detach();
     this.closed = true;
