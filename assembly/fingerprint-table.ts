@@ -11,7 +11,9 @@
 import { mulhi64 } from "./reduce";
 import { counterAddress, readCounter, writeCounter } from "./counters";
 
-const SLOT: usize = 20;
+/** Bytes of one table slot; the wrapper sizes the table from this global (src/dedup/deduplicator.ts). */
+export const TABLE_SLOT_BYTES: u32 = 20;
+const SLOT: usize = <usize>TABLE_SLOT_BYTES;
 
 // @ts-ignore: decorator
 @inline function home(key: usize, capacity: u32): u32 {

@@ -43,7 +43,6 @@ export interface DedupStats {
   readonly lookupsForNew: number;
 }
 
-const SLOT_BYTES = 20;
 const MAX_LOAD = 0.8;
 const STATS_BYTES = 64;
 
@@ -88,7 +87,7 @@ export class Deduplicator {
     this.refsPtr = alignUp(this.outPtr + BATCH, 64);
     this.statsPtr = this.refsPtr + 4 * BATCH;
     this.tablePtr = alignUp(this.statsPtr + STATS_BYTES, 64);
-    arena.reserve(this.tablePtr + this.capacity * SLOT_BYTES);
+    arena.reserve(this.tablePtr + this.capacity * arena.k.TABLE_SLOT_BYTES.value);
     this.arena = arena;
   }
 
@@ -196,9 +195,9 @@ export class Deduplicator {
   private grow(): void {
     const arena = this.live();
     const capacity = this.capacity * 2;
-    const oldBytes = this.capacity * SLOT_BYTES;
-    const newPtr = alignUp(this.tablePtr + oldBytes, 64);
-    const end = newPtr + capacity * SLOT_BYTES;
+    const slotBytes: number = arena.k.TABLE_SLOT_BYTES.value;
+    const newPtr = alignUp(this.tablePtr + this.capacity * slotBytes, 64);
+    const end = newPtr + capacity * slotBytes;
     if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, "the fingerprint table has outgrown one WebAssembly memory");
     arena.reserve(end);
     arena.k.tableRehash(this.tablePtr, this.capacity, newPtr, capacity);
