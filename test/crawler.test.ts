@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Crawler from "crawler";
+import Crawler211 from "crawler-2.1";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../build/js/index.node.js";
 import { sieveCrawler } from "../build/js/crawler/index.js";
@@ -29,8 +30,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A node-crawler callback that only releases the slot. */
+const release = (_error: unknown, _response: unknown, done?: unknown) => (done as () => void)();
+
 /** Resolves at node-crawler's next "drain". */
-const drained = (crawler: Crawler) => new Promise<void>((resolve) => crawler.once("drain", () => resolve()));
+const drained = (crawler: InstanceType<typeof Crawler>) => new Promise<void>((resolve) => crawler.once("drain", () => resolve()));
 
 /**
  * What the site's server must log for a whole crawl, worked out from the site's own link list
@@ -63,13 +67,17 @@ function checkCrawl(site: CrawlSite, hits: ReadonlyMap<string, number>, slack = 
   for (const [a, b] of pairs) expect((hits.get(a) ?? 0) + (hits.get(b) ?? 0), `${a} and ${b}`).toBe(1);
 }
 
-describe("crawlsieve/crawler", () => {
+// The oldest and the newest node-crawler 2.x (2.1.1 wants Node 22 by its engines field, and runs here on 20).
+describe.each([
+  ["crawler 2.0.2", Crawler],
+  ["crawler 2.1.1", Crawler211],
+] as const)("crawlsieve/crawler with %s", (_, Crawler) => {
   it("five synchronous adds of one URL: one fetch with the sieve, five with skipDuplicates alone", async () => {
     const site = await startSite({ pages: 5, navLinks: 10 });
     const url = `${site.origin}/p/1`;
     const run = async (sieved: boolean) => {
       site.reset();
-      const crawler = new Crawler({ skipDuplicates: true, silence: true, callback: (_e: unknown, _r: unknown, done: () => void) => done() });
+      const crawler = new Crawler({ skipDuplicates: true, silence: true, callback: release });
       const sieve = sieved ? await sieveCrawler(crawler, {}) : undefined;
       for (let i = 0; i < 5; i++) crawler.add(url);
       await (sieve === undefined ? drained(crawler) : sieve.idle());
@@ -87,12 +95,10 @@ describe("crawlsieve/crawler", () => {
       maxConnections: 8,
       retries: 0,
       silence: true,
-      callback(error: unknown, res: { $?: (s: unknown) => { map: Function }; options: { url: string } }, done: () => void) {
-        if (!error && res.$) {
-          const $ = res.$ as unknown as (s: unknown) => { map: (f: (i: number, a: unknown) => string) => { get(): string[] }; attr(n: string): string };
-          crawler.add($("a").map((_, a) => new URL($(a).attr("href"), res.options.url).href).get());
-        }
-        done();
+      callback(error: unknown, res: { $?: import("cheerio").CheerioAPI; options: { url: string } }, done?: unknown) {
+        const $ = res.$;
+        if (!error && $ !== undefined) crawler.add($("a").map((_, a) => ({ url: new URL($(a).attr("href")!, res.options.url).href })).get());
+        (done as () => void)();
       },
     });
     const sieve = await sieveCrawler(crawler, { seen: { backend: "memory" } });
@@ -106,7 +112,7 @@ describe("crawlsieve/crawler", () => {
 
   it("identical POST bodies are one request, different bodies two", async () => {
     const site = await startSite({ pages: 2, navLinks: 4 });
-    const crawler = new Crawler({ silence: true, callback: (_e: unknown, _r: unknown, done: () => void) => done() });
+    const crawler = new Crawler({ silence: true, callback: release });
     const sieve = await sieveCrawler(crawler);
     const post = (q: string) => ({ url: `${site.origin}/submit`, method: "POST", body: `q=${q}`, headers: { "content-type": "application/x-www-form-urlencoded" } });
     crawler.add([post("1"), post("1"), post("2")]);
@@ -121,7 +127,7 @@ describe("crawlsieve/crawler", () => {
     const url = `${site.origin}/fail/1`;
     for (const forgetOnFailure of [true, false]) {
       site.reset();
-      const crawler = new Crawler({ retries: 1, retryInterval: 10, silence: true, callback: (_e: unknown, _r: unknown, done: () => void) => done() });
+      const crawler = new Crawler({ retries: 1, retryInterval: 10, silence: true, callback: release });
       const sieve = await sieveCrawler(crawler, { seen: { backend: "lmdb", path: join(dir, `forget-${forgetOnFailure}`) }, forgetOnFailure });
       crawler.add(url);
       await sieve.idle();
