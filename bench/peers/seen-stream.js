@@ -44,7 +44,11 @@ async function contenderFor(name) {
     const Seenreq = createRequire(import.meta.url)("seenreq");
     const seen = new Seenreq();
     await seen.initialize();
-    return async (links) => (await seen.exists(links.map((l) => ({ uri: l })))).map((e) => (e ? 0 : 1));
+    return async (links) => {
+      const exists = await seen.exists(links.map((l) => ({ uri: l })));
+      // One request in, one boolean out (not an array).
+      return (Array.isArray(exists) ? exists : [exists]).map((e) => (e ? 0 : 1));
+    };
   }
   throw new Error(`unknown contender ${name}`);
 }
