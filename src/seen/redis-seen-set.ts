@@ -24,11 +24,12 @@ function commander(client: unknown): RedisCommander {
 /** Opens the Redis seen-set the spec describes (its description is adopted or recorded first). */
 export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
   const redis = commander(spec.client);
-  keyPrefix(spec.name);
+  if (spec.dupefilter !== undefined) return dupefilterSeenSet(redis, spec);
+  keyPrefix(spec.name as string);
   const exact = spec.exact ?? (spec.window === undefined);
   if (typeof exact !== "boolean") throw new InvalidArgumentError("exact", spec.exact, "true or false");
   // A count of keys reported new, kept beside the structure (one INCRBY a batch), for size().
-  const counter = `${keyPrefix(spec.name)}seen:count`;
+  const counter = `${keyPrefix(spec.name as string)}seen:count`;
   const count = async (fresh: Uint8Array) => {
     let n = 0;
     for (const flag of fresh) n += flag;
@@ -38,7 +39,7 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
   if (spec.window !== undefined) {
     if (exact) throw new InvalidArgumentError("exact", spec.exact, "false or absent with window (a windowed set is a Bloom filter)");
     const { granularity, slices } = windowRing(durationMs("window", spec.window));
-    const options = { name: spec.name, granularity, slices, itemsPerSlice: check.positiveInteger("items", spec.items ?? 1e6), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE) };
+    const options = { name: spec.name as string, granularity, slices, itemsPerSlice: check.positiveInteger("items", spec.items ?? 1e6), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE) };
     const filter = await RedisTimeWindowFilter.open(redis, options);
     return {
       backend: "redis",
@@ -55,7 +56,7 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
   }
   if (!exact) {
     if (spec.items === undefined) throw new InvalidArgumentError("items", spec.items, "the keys planned: a Bloom filter in Redis has a fixed size");
-    const options = { name: spec.name, items: check.positiveInteger("items", spec.items), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE), durability: spec.durability };
+    const options = { name: spec.name as string, items: check.positiveInteger("items", spec.items), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE), durability: spec.durability };
     let filter = await RedisBloomFilter.open(redis, options);
     return {
       backend: "redis",
@@ -72,7 +73,7 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
     };
   }
   if (spec.fpRate !== undefined) throw new InvalidArgumentError("fpRate", spec.fpRate, "no fpRate: an exact set has no false positives (use exact: false for a Bloom filter)");
-  const dedup = await RedisDeduplicator.open(redis, { name: spec.name, durability: spec.durability });
+  const dedup = await RedisDeduplicator.open(redis, { name: spec.name as string, durability: spec.durability });
   return {
     backend: "redis",
     exact: true,
@@ -81,6 +82,32 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
     removeMany: async (keys: readonly SeenKey[]) => Uint8Array.from(await dedup.removeMany(keys, { all: true }), (left) => (left >= 0 ? 1 : 0)),
     size: () => dedup.size(),
     clear: () => dedup.destroy(),
+    close: async () => undefined,
+  };
+}
+
+/** A Scrapy-Redis dupefilter SET as a SeenSet: SADD decides atomically, as Scrapy's own RFPDupeFilter does. */
+function dupefilterSeenSet(redis: RedisCommander, spec: RedisSeenSpec): SeenSet {
+  const key = spec.dupefilter;
+  if (typeof key !== "string" || key === "") throw new InvalidArgumentError("dupefilter", key, 'the dupefilter key, e.g. "spider:dupefilter"');
+  if (spec.name !== undefined || spec.window !== undefined || spec.exact === false) {
+    throw new InvalidArgumentError("dupefilter", key, "a dupefilter alone: no name, window or exact: false beside it");
+  }
+  const each = async (command: string, keys: readonly SeenKey[]) => {
+    check.keyList("keys", keys);
+    const replies = await Promise.all(keys.map((k) => redis.send([command, key, k])));
+    return Uint8Array.from(replies, (reply) => (Number(reply) === 1 ? 1 : 0));
+  };
+  return {
+    backend: "redis",
+    exact: true,
+    addMany: (keys) => each("SADD", keys),
+    hasMany: (keys) => each("SISMEMBER", keys),
+    removeMany: (keys) => each("SREM", keys),
+    size: async () => Number(await redis.send(["SCARD", key])),
+    clear: async () => {
+      await redis.send(["DEL", key]);
+    },
     close: async () => undefined,
   };
 }

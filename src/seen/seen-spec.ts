@@ -49,8 +49,14 @@ export interface RedisSeenSpec {
   readonly backend: "redis";
   /** A node-redis client or cluster (connected), or a RedisCommander. */
   readonly client: unknown;
-  /** The structure's name (its keys are `cs:{name}:...`). */
-  readonly name: string;
+  /** The structure's name (its keys are `cs:{name}:...`); not with `dupefilter`. */
+  readonly name?: string;
+  /**
+   * Instead of a crawlsieve structure, a Scrapy-Redis dupefilter SET such as "spider:dupefilter",
+   * shared with Python crawlers: keys go in as they are, so give it request fingerprints
+   * (requestFingerprint with algorithm "scrapy-redis"; the integrations' `key: 'scrapy'` does).
+   */
+  readonly dupefilter?: string;
   readonly exact?: boolean;
   readonly items?: number;
   readonly fpRate?: number;

@@ -1,0 +1,3 @@
+// crawlsieve/crawler: node-crawler 2.x integration.
+export { sieveCrawler, type CrawlerLike, type CrawlerSieve, type CrawlerSieveStats, type PendingSpec, type SieveCrawlerOptions } from "./sieve-crawler.js";
+export type { CrawlerKey, CrawlerRequestLike } from "./request-key.js";

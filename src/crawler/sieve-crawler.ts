@@ -1,0 +1,275 @@
+// node-crawler 2.x with a crawlsieve seen-set: its `crawler.seen` (seenreq, an unbounded Set of
+// MD5 hex strings checked and inserted in two steps, so five synchronous adds of one URL fetch it
+// five times) is replaced by one whose check and insert are one atomic addMany, batched per tick
+// (one round trip for Redis). Where the seen-set persists, requests accepted but not finished are
+// recorded too, so a crawler killed mid-crawl and run again schedules them again, and a URL whose
+// fetch finally failed can be forgotten so a later add retries it.
+import { InvalidArgumentError } from "../errors.js";
+import { fromNodeRedis, type RedisCommander } from "../redis/commander.js";
+import { openSeenSet } from "../seen/open-seen-set.node.js";
+import type { SeenSet } from "../seen/seen-set.js";
+import type { SeenSpec } from "../seen/seen-spec.js";
+import { filePendingLog, redisPendingLog, type PendingLog, type PendingRequest } from "./pending-log.js";
+import { keyFunction, type CrawlerKey, type CrawlerRequestLike } from "./request-key.js";
+
+/** The parts of a node-crawler 2.x Crawler the sieve uses. */
+export interface CrawlerLike {
+  options: { skipDuplicates?: boolean };
+  seen: unknown;
+  add(options: unknown): void;
+}
+
+/** Where unfinished requests are recorded: a file, a Redis hash, or nowhere (false). */
+export type PendingSpec = false | { readonly file: string } | { readonly client: unknown; readonly key: string };
+
+/** Options of sieveCrawler. */
+export interface SieveCrawlerOptions {
+  /** The seen-set or its spec (default `{ backend: "memory" }`). */
+  readonly seen?: SeenSet | SeenSpec;
+  /** What a request is keyed by (default "request": MD5 over method, canonical URL and body). */
+  readonly key?: CrawlerKey;
+  /** Forget a request whose fetch finally failed (after node-crawler's retries), so a later add retries it. Exact seen-sets only. */
+  readonly forgetOnFailure?: boolean;
+  /**
+   * Record of requests accepted but unfinished, scheduled again when the sieve is attached. By
+   * default kept beside a persistent seen-set given as a spec (lmdb: a file in its folder; redis:
+   * a hash), none for memory; a ready SeenSet needs it given here.
+   */
+  readonly pending?: PendingSpec;
+  /** This process's name among processes sharing one seen-set (default "main"): each resumes only its own requests. */
+  readonly worker?: string;
+}
+
+/** Counts of a sieve. */
+export interface CrawlerSieveStats {
+  /** Requests checked. */
+  checked: number;
+  /** Requests scheduled (new). */
+  scheduled: number;
+  /** Requests dropped as seen before. */
+  dropped: number;
+  /** Requests scheduled again from the pending record when the sieve was attached. */
+  resumed: number;
+  /** Requests forgotten after a failed fetch. */
+  forgotten: number;
+}
+
+/** A sieve attached to a crawler. */
+export interface CrawlerSieve {
+  readonly seen: SeenSet;
+  readonly stats: Readonly<CrawlerSieveStats>;
+  /**
+   * Resolves once nothing is in flight: no add waiting for the seen-set, no request scheduled
+   * through the sieve and not yet finished. node-crawler's "drain" can come early (a page's links
+   * are still being checked when its release finds the queues empty) or never (a process whose
+   * every add was a duplicate schedules nothing); this cannot.
+   */
+  idle(): Promise<void>;
+  /** Waits for the sieve's pending writes, then closes the seen-set (and the pending record). */
+  close(): Promise<void>;
+}
+
+interface Waiting {
+  readonly key: string;
+  readonly request: Record<string, unknown>;
+  readonly resolve: (exists: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Callback = (error: unknown, response: unknown, done?: unknown) => unknown;
+
+/** Replaces node-crawler's duplicate check with an atomic check-and-insert over a SeenSet. */
+export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOptions = {}): Promise<CrawlerSieve> {
+  if (crawler === null || typeof crawler !== "object" || typeof crawler.add !== "function" || typeof crawler.options !== "object") {
+    throw new InvalidArgumentError("crawler", crawler, "a node-crawler 2.x Crawler (new Crawler({...}))");
+  }
+  const keyOf = keyFunction(options.key);
+  const worker = options.worker ?? "main";
+  if (typeof worker !== "string" || !/^[\w.-]{1,64}$/.test(worker)) throw new InvalidArgumentError("worker", worker, "a name of letters, digits, '_', '.', '-'");
+  const spec = options.seen ?? { backend: "memory" };
+  const seen = await openSeenSet(spec);
+  const forget = options.forgetOnFailure ?? false;
+  if (typeof forget !== "boolean") throw new InvalidArgumentError("forgetOnFailure", forget, "true or false");
+  if (forget && seen.removeMany === undefined) throw new InvalidArgumentError("forgetOnFailure", forget, `false with a seen-set that cannot forget a key (${seen.backend}, exact: ${seen.exact})`);
+  const pending = pendingLog(options.pending, spec, worker);
+  const stats: CrawlerSieveStats = { checked: 0, scheduled: 0, dropped: 0, resumed: 0, forgotten: 0 };
+
+  // Every write of the sieve runs in this one chain, in the order it was asked for: a page's
+  // links are recorded before the page is removed from the pending record.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serially = <T>(task: () => Promise<T>): Promise<T> => {
+    const run = chain.then(task);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+  let waiting: Waiting[] = [];
+  const resumeKeys = new Set<string>();
+  let inFlight = 0;
+  let flushing = 0;
+  const idleWaiters: (() => void)[] = [];
+  const checkIdle = () => {
+    if (inFlight === 0 && flushing === 0 && waiting.length === 0) for (const wake of idleWaiters.splice(0)) wake();
+  };
+
+  /** Called once a new request finished: its record goes, and after a final failure maybe its key. */
+  const finished = (key: string, failed: boolean) =>
+    serially(async () => {
+      if (failed && forget) {
+        await seen.removeMany!([key]);
+        stats.forgotten++;
+      }
+      await pending?.remove([key]);
+    });
+
+  /** Wraps a new request's callback so its end is known (node-crawler calls it once, after its retries). */
+  const watch = (request: Record<string, unknown>, key: string) => {
+    const original = request.callback as Callback | undefined;
+    inFlight++;
+    request.callback = (error: unknown, response: unknown, done?: unknown) => {
+      const failed = error !== null && error !== undefined;
+      const free = typeof done === "function" ? (done as () => void) : () => undefined;
+      const release = () => {
+        free();
+        inFlight--;
+        checkIdle();
+      };
+      let released = false;
+      const doneOnce = () => {
+        if (released) return;
+        released = true;
+        // Released only after the links this page added went through the sieve and were
+        // scheduled (the chain, then a macrotask): node-crawler emits "drain" when a release
+        // finds its queues empty, and links still being checked are not in them yet.
+        void finished(key, failed).finally(() => setImmediate(release));
+      };
+      // A failed request is forgotten before the user's callback runs, so that callback may add it again.
+      if (failed && forget) {
+        void finished(key, true).then(() => (typeof original === "function" ? original(error, response, () => setImmediate(release)) : setImmediate(release)));
+        return;
+      }
+      if (typeof original === "function") return original(error, response, doneOnce);
+      doneOnce();
+    };
+  };
+
+  const flush = () => {
+    const batch = waiting;
+    waiting = [];
+    flushing++;
+    void serially(async () => {
+      const keys = batch.map((w) => w.key);
+      const entries = new Map<string, PendingRequest>();
+      if (pending !== undefined) {
+        // Recorded before a key can be reported new: a crash after the commit leaves it pending.
+        const maybeNew = await seen.hasMany(keys);
+        batch.forEach((w, i) => maybeNew[i] === 0 && !entries.has(w.key) && entries.set(w.key, keptFields(w.request)));
+        await pending.add(entries);
+      }
+      const fresh = await seen.addMany(keys);
+      const kept = new Set<string>();
+      batch.forEach((w, i) => {
+        if (fresh[i] === 1) {
+          kept.add(w.key);
+          watch(w.request, w.key);
+          stats.scheduled++;
+        } else stats.dropped++;
+      });
+      // Only the records this batch wrote: a key recorded by an earlier batch is still pending.
+      if (pending !== undefined) await pending.remove([...entries.keys()].filter((k) => !kept.has(k)));
+      return fresh;
+    })
+      .then(
+        (fresh) => batch.forEach((w, i) => w.resolve(fresh[i] === 0)),
+        (error) => batch.forEach((w) => w.reject(error)),
+      )
+      // After node-crawler has scheduled the batch's new requests (its own then, a microtask later).
+      .then(() => setImmediate(() => {
+        flushing--;
+        checkIdle();
+      }));
+  };
+
+  const exists = (request: Record<string, unknown>): Promise<boolean> => {
+    stats.checked++;
+    const key = keyOf(request as CrawlerRequestLike);
+    if (key === undefined) return Promise.resolve(false);
+    if (resumeKeys.delete(key)) {
+      watch(request, key);
+      stats.resumed++;
+      return Promise.resolve(false);
+    }
+    return new Promise((resolve, reject) => {
+      waiting.push({ key, request, resolve, reject });
+      if (waiting.length === 1) queueMicrotask(flush);
+    });
+  };
+
+  const old = crawler.seen as { dispose?: () => unknown } | undefined;
+  crawler.seen = { initialize: async () => undefined, dispose: async () => undefined, exists };
+  crawler.options.skipDuplicates = true;
+  void Promise.resolve(old?.dispose?.()).catch(() => undefined);
+
+  if (pending !== undefined) {
+    const entries = await pending.entries();
+    if (entries.size > 0) {
+      // Marked seen first (a crash may have come between the record and the commit), then added
+      // through the sieve, which lets exactly these keys through once.
+      await seen.addMany([...entries.keys()]);
+      for (const key of entries.keys()) resumeKeys.add(key);
+      crawler.add([...entries.values()]);
+    }
+  }
+
+  return {
+    seen,
+    stats,
+    idle: () => new Promise<void>((resolve) => {
+      idleWaiters.push(resolve);
+      setImmediate(checkIdle);
+    }),
+    close: async () => {
+      await chain;
+      await pending?.close();
+      await seen.close();
+    },
+  };
+}
+
+/** The record that keeps unfinished requests for this sieve, if any. */
+function pendingLog(given: PendingSpec | undefined, spec: SeenSet | SeenSpec, worker: string): PendingLog | undefined {
+  if (given === false) return undefined;
+  if (given !== undefined) {
+    if (given !== null && typeof given === "object" && "file" in given && typeof given.file === "string") return filePendingLog(given.file);
+    if (given !== null && typeof given === "object" && "key" in given) return redisPendingLog(commander(given.client), given.key);
+    throw new InvalidArgumentError("pending", given, "false, { file } or { client, key }");
+  }
+  if (!("backend" in spec) || "addMany" in spec) return undefined;
+  if (spec.backend === "lmdb") return filePendingLog(`${spec.path}/pending-${worker}.jsonl`);
+  if (spec.backend === "redis") {
+    const base = spec.dupefilter ?? `cs:{${spec.name}}`;
+    return redisPendingLog(commander(spec.client), `${base}:pending:${worker}`);
+  }
+  return undefined;
+}
+
+function commander(client: unknown): RedisCommander {
+  if (client !== null && typeof client === "object" && typeof (client as RedisCommander).send === "function") return client as RedisCommander;
+  return fromNodeRedis(client as Parameters<typeof fromNodeRedis>[0]);
+}
+
+const KEPT = ["url", "uri", "method", "body", "form", "json", "headers", "userParams", "priority", "jQuery", "isJson", "encoding"];
+
+/** The JSON-able fields of a request that schedule it again (callbacks cannot be kept: the crawler's own runs). */
+function keptFields(request: Record<string, unknown>): PendingRequest {
+  const out: PendingRequest = {};
+  for (const field of KEPT) {
+    const value = request[field];
+    if (value === undefined || typeof value === "function") continue;
+    try {
+      out[field] = JSON.parse(JSON.stringify(value));
+    } catch {
+      // Not JSON-able (a cycle, a BigInt): left out.
+    }
+  }
+  return out;
+}
