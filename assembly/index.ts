@@ -8,7 +8,7 @@ export { md5Init, md5Update, md5Final, md5, md5Batch } from "./md5";
 export { md5Blocks } from "./md5-compress";
 export { sha1 } from "./sha1";
 export { countingMin, countingAdd, countingRemove, countingNonzero } from "./counting";
-export { dedupCheck, dedupRemove, tableRehash } from "./fingerprint-table";
+export { dedupCheck, dedupRemove, tableRehash, dedupCounts } from "./fingerprint-table";
 export { agedBatch, agedShift } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
 export { simhashText, simhashDocs, simhashTokens, shingleText, shingleTokens, simhashWeighted, hamming, voteReset, voteFinish } from "./simhash";

@@ -49,3 +49,13 @@ export function exactJaccard(a: string, b: string): number {
   for (const s of x) if (y.has(s)) common++;
   return common / (x.size + y.size - common);
 }
+
+/** Recomputes the trailing checksum of serialized bytes after an edit, as a forger would (in place; returns them). */
+export async function resealed(bytes: Uint8Array): Promise<Uint8Array> {
+  const { checksumBytes } = await import("../build/js/format/checksum.js");
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const payloadStart = 24 + view.getUint32(12, true);
+  const sum = checksumBytes(checksumBytes(0n, bytes.subarray(0, payloadStart)), bytes.subarray(payloadStart, bytes.length - 8));
+  view.setBigUint64(bytes.length - 8, sum, true);
+  return bytes;
+}
