@@ -84,3 +84,9 @@ export async function resigner(): Promise<(bytes: Uint8Array, segments?: readonl
     return out;
   };
 }
+
+/** Recomputes the trailing checksum of serialized bytes after an edit, as a forger would (in place; returns them). */
+export async function resealed(bytes: Uint8Array): Promise<Uint8Array> {
+  bytes.set((await resigner())(bytes));
+  return bytes;
+}

@@ -41,6 +41,7 @@ export interface Kernels {
   dedupCheck(counters: number, m: number, k: number, bits: number, table: number, capacity: number, limit: number, digests: number, count: number, out: number, refs: number, stats: number): number;
   dedupRemove(counters: number, m: number, k: number, bits: number, table: number, capacity: number, digests: number, count: number, out: number, refs: number, stats: number): void;
   tableRehash(oldTable: number, oldCapacity: number, newTable: number, newCapacity: number): void;
+  dedupCounts(table: number, capacity: number, digests: number, count: number, refs: number, write: number): void;
   simhashText(text: number, len: number, w: number, state: number): bigint;
   simhashDocs(text: number, spans: number, count: number, w: number, state: number, out: number): void;
   shingleText(text: number, len: number, w: number, state: number, out: number): number;
