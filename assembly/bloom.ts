@@ -118,16 +118,6 @@ export function popcountBytes(bits: usize, bytes: usize): f64 {
   return <f64>n;
 }
 
-/** ORs `bytes` bytes at `src` into `dst` (bytes a multiple of 8): the union of two equal filters. */
-export function orBytes(dst: usize, src: usize, bytes: usize): void {
-  const end = dst + bytes;
-  while (dst < end) {
-    store<u64>(dst, load<u64>(dst) | load<u64>(src));
-    dst += 8;
-    src += 8;
-  }
-}
-
 /**
  * For stores outside WASM memory (Redis): writes, per hash pair, the partition it routes to
  * (as PartitionedBits routes) and its k bit positions inside that partition, as k + 1 u32.

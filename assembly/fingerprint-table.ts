@@ -11,7 +11,9 @@
 import { mulhi64 } from "./reduce";
 import { counterAddress, readCounter, writeCounter } from "./counters";
 
-const SLOT: usize = 20;
+/** Bytes of one table slot; the wrapper sizes the table from this global (src/dedup/deduplicator.ts). */
+export const TABLE_SLOT_BYTES: u32 = 20;
+const SLOT: usize = <usize>TABLE_SLOT_BYTES;
 
 // @ts-ignore: decorator
 @inline function home(key: usize, capacity: u32): u32 {
@@ -225,6 +227,23 @@ export function dedupRemove(
       if (saturated) writeCounter(counters, c, bits, max, min<u32>(max, recount(mF, k, table, capacity, c)));
       else writeCounter(counters, c, bits, max, readCounter(counters, c, bits, max) - 1);
       h1 += h2;
+    }
+  }
+}
+
+/**
+ * Reads (write = 0) or sets (write = 1) the reference counts of `count` fingerprints at `digests`:
+ * reading puts each count, 0 when absent, at refs[i]; setting gives each present fingerprint the
+ * count refs[i] (a fingerprint just inserted by dedupCheck, when a stored set is loaded back).
+ */
+export function dedupCounts(table: usize, capacity: u32, digests: usize, count: u32, refs: usize, write: u32): void {
+  for (let i: u32 = 0; i < count; i++) {
+    const found = find(table, capacity, digests + (<usize>i << 4));
+    const at = refs + (<usize>i << 2);
+    if (write != 0) {
+      if (found >= 0) store<u32>(table + <usize>found * SLOT, load<u32>(at), 16);
+    } else {
+      store<u32>(at, found >= 0 ? load<u32>(table + <usize>found * SLOT, 16) : 0);
     }
   }
 }

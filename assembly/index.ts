@@ -1,23 +1,24 @@
 // The kernel module: every export takes and returns numbers only (pointers, lengths, counts).
-// The TypeScript layer owns memory layout; heapBase tells it where free memory begins.
+// The TypeScript layer owns memory layout; heapBase tells it where free memory begins, and the
+// exported constants (*_BYTES globals) give it the sizes of records the kernels define, so no size
+// is written twice. src/wasm/kernels.ts must list exactly these exports (test/kernels.test.ts).
 
 export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh } from "./xxh64";
-export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, orBytes, bloomPositions } from "./bloom";
+export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, bloomPositions } from "./bloom";
 export { blockedTest, blockedSet, blockedHasKey, blockedAddKey, blockedPositions } from "./blocked-bloom";
-export { md5Init, md5Update, md5Final, md5, md5Batch } from "./md5";
-export { md5Blocks } from "./md5-compress";
+export { md5Init, md5Update, md5Final, md5, md5Batch, MD5_STATE_BYTES } from "./md5";
 export { sha1 } from "./sha1";
 export { countingMin, countingAdd, countingRemove, countingNonzero } from "./counting";
-export { dedupCheck, dedupRemove, tableRehash } from "./fingerprint-table";
+export { dedupCheck, dedupRemove, tableRehash, dedupCounts, TABLE_SLOT_BYTES } from "./fingerprint-table";
 export { agedBatch, agedShift } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
-export { simhashText, simhashDocs, simhashTokens, shingleText, shingleTokens, simhashWeighted, hamming, voteReset, voteFinish } from "./simhash";
-export { ndBuildTable, ndOriginals, ndQuery, ndScan } from "./near-dup";
+export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming } from "./simhash";
+export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
 export { bucketsGrow } from "./fingerprint-buckets";
 export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";
-export { sketchDocs, sketchHashes, estimatePairs } from "./minhash";
+export { sketchDocs, estimatePairs } from "./minhash";
 export { simhashDistinctText, simhashDistinctDocs } from "./simhash";
 export { recentProbe, recentInsert } from "./recent-cache";
 

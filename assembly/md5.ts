@@ -4,7 +4,8 @@
 
 import { md5Blocks } from "./md5-compress";
 
-const MD5_STATE_BYTES: u32 = 96; // mirrored in src/hash/md5-engine.ts
+/** Bytes of the streaming state; the wrappers read this global (src/wasm/arena.ts), never a copy. */
+export const MD5_STATE_BYTES: u32 = 96;
 
 const TOTAL = 16;
 const BUFFERED = 24;

@@ -10,7 +10,9 @@
 // Only table 0 has ids (u32, aligned with its entries): a match found in any table is mapped back
 // to its fingerprint and looked up in table 0, so each fingerprint costs 8 bytes per table + 4.
 
-const TABLE_BYTES: usize = 128;
+/** Bytes of one table descriptor; the wrapper lays descriptors out from this global (src/simhash/near-dup-index.ts). */
+export const ND_TABLE_BYTES: u32 = 128;
+const TABLE_BYTES: usize = <usize>ND_TABLE_BYTES;
 
 // @ts-ignore: decorator
 @inline function permute(desc: usize, fp: u64): u64 {

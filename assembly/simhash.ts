@@ -252,13 +252,6 @@ export function simhashDocs(text: usize, spans: usize, count: u32, w: u32, state
   }
 }
 
-/** SimHash of a document given as `count` tokens (spans of one buffer), already segmented. */
-export function simhashTokens(keys: usize, spans: usize, count: u32, w: u32, state: usize): u64 {
-  voteReset(state);
-  tokensFeed(keys, spans, count, min<u32>(max<u32>(w, 1), MAX_SHINGLE), state, 0);
-  return voteFinish(state);
-}
-
 function tokensFeed(keys: usize, spans: usize, count: u32, w: u32, state: usize, out: usize): void {
   let seen: u32 = 0;
   for (let i: u32 = 0; i < count; i++) {

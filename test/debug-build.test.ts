@@ -6,18 +6,30 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { setModule, setInstantiator } from "../build/js/wasm/module.js";
+import { init } from "../build/js/wasm/node.js";
 import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, md5Hex, md5Many, toHex, xxh64 } from "../build/js/index.common.js";
 import { urls } from "./helpers.js";
 
 const releaseBytes = readFileSync(new URL("../build/crawlsieve.wasm", import.meta.url));
 const debugBytes = readFileSync(new URL("../build/crawlsieve.debug.wasm", import.meta.url));
 
+const instantiated: WebAssembly.Module[] = [];
 beforeAll(() => {
   setModule(new WebAssembly.Module(debugBytes));
-  setInstantiator((module) => loader.instantiateSync(module, {}).exports as unknown as WebAssembly.Exports);
+  setInstantiator((module) => {
+    instantiated.push(module);
+    return loader.instantiateSync(module, {}).exports as unknown as WebAssembly.Exports;
+  });
 });
 
 describe("debug build", () => {
+  it("stays installed when the package's init() runs after it (what npm run test:debug relies on)", async () => {
+    await init();
+    new BloomFilter({ items: 10, fpRate: 0.1 }).dispose();
+    // Only the debug build carries a name section (see "is a different binary" below).
+    expect(WebAssembly.Module.customSections(instantiated.at(-1)!, "name")).toHaveLength(1);
+  });
+
   it("dedups exactly, through table growth and removals", () => {
     const keys = Array.from({ length: 30_000 }, (_, i) => `k${(i * 7919) % 9000}`);
     const dedup = new Deduplicator({ items: 100 });

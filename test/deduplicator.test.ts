@@ -2,8 +2,8 @@
 // growth, removals and saturated counters.
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Deduplicator, DisposedError, InvalidArgumentError } from "../build/js/index.node.js";
-import { ready, rng, urls } from "./helpers.js";
+import { Deduplicator, DisposedError, FormatError, InvalidArgumentError } from "../build/js/index.node.js";
+import { ready, resealed, rng, urls } from "./helpers.js";
 
 beforeAll(ready);
 
@@ -128,3 +128,61 @@ class Dedup extends Deduplicator {
     super({ items });
   }
 }
+
+describe("Deduplicator.hasMany and serialize", () => {
+  it("hasMany answers as the Map's keys do and changes nothing", () => {
+    const next = rng(9);
+    const keys = Array.from({ length: 20_000 }, () => `https://h.example/${Math.floor(next() * 8000)}`);
+    const dedup = new Deduplicator({ items: 500 });
+    dedup.checkMany(keys);
+    const probe = Array.from({ length: 10_000 }, (_, i) => `https://h.example/${i}`);
+    const stored = new Set(keys);
+    const before = dedup.stats;
+    expect(Array.from(dedup.hasMany(probe))).toEqual(probe.map((k) => (stored.has(k) ? 1 : 0)));
+    expect(dedup.stats).toEqual(before);
+    expect(dedup.size).toBe(stored.size);
+  });
+
+  it.each(["md5", "xxh64x2"] as const)("round-trips keys and reference counts (%s), and stays exact afterwards", (fingerprint) => {
+    const next = rng(13);
+    const keys = Array.from({ length: 30_000 }, () => `https://r.example/${Math.floor(next() * 9000)}`);
+    const dedup = new Deduplicator({ items: 100, fingerprint });
+    dedup.checkMany(keys);
+    const back = Deduplicator.deserialize(dedup.serialize());
+    const counts = reference(keys);
+    const last = new Map(keys.map((k, i) => [k, counts[i].count]));
+    expect(back.size).toBe(last.size);
+    expect(back.filter).toEqual(dedup.filter);
+    // One more reference to each: the count continues from the stored one.
+    const distinct = [...last.keys()];
+    expect(Array.from(back.checkMany(distinct).counts)).toEqual(distinct.map((k) => last.get(k)! + 1));
+    expect(back.stats.new).toBe(0);
+    expect(back.checkMany(["never-seen"]).isNew[0]).toBe(1);
+    expect(back.remove(distinct[0]).count).toBe(last.get(distinct[0]));
+  });
+
+  it("refuses bytes that repeat a fingerprint, lose a count or name an unknown scheme, with a FormatError", async () => {
+    const dedup = new Deduplicator({ items: 10 });
+    dedup.checkMany(["a", "b"]);
+    const bytes = dedup.serialize();
+    const payload = 24 + 32;
+    // Re-sealed with a valid checksum, so only the parameter and entry checks can refuse them.
+    const forge = (edit: (b: Uint8Array) => void) => {
+      const copy = bytes.slice();
+      edit(copy);
+      return resealed(copy);
+    };
+    expect(() => Deduplicator.deserialize(bytes)).not.toThrow();
+    const repeated = await forge((b) => b.copyWithin(payload + 20, payload, payload + 20));
+    expect(() => Deduplicator.deserialize(repeated)).toThrow(/repeats/);
+    const uncounted = await forge((b) => b.fill(0, payload + 16, payload + 20));
+    expect(() => Deduplicator.deserialize(uncounted)).toThrow(/no reference/);
+    const scheme = await forge((b) => (b[24] = 9));
+    expect(() => Deduplicator.deserialize(scheme)).toThrow(/scheme 9/);
+    const entries = await forge((b) => new DataView(b.buffer).setFloat64(24 + 24, 3, true));
+    expect(() => Deduplicator.deserialize(entries)).toThrow(FormatError);
+    const bits = await forge((b) => (b[24 + 4] = 3));
+    expect(() => Deduplicator.deserialize(bits)).toThrow(FormatError);
+    expect(() => Deduplicator.deserialize(bytes.subarray(0, 40))).toThrow(FormatError);
+  });
+});

@@ -1,4 +1,5 @@
 // Shared test helpers: a seeded generator (tests are reproducible) and key factories.
+import xxhash from "xxhash-wasm";
 import { init } from "../build/js/index.node.js";
 
 /** Initialises the package once per test file. */
@@ -48,4 +49,44 @@ export function exactJaccard(a: string, b: string): number {
   let common = 0;
   for (const s of x) if (y.has(s)) common++;
   return common / (x.size + y.size - common);
+}
+
+/**
+ * Re-signs serialized bytes as a forger would: the format's checksum (XXH64 folded over the
+ * header, then each payload segment, in 1 MiB pieces, each piece's hash the next one's seed),
+ * computed with xxhash-wasm rather than crawlsieve. `segments` are the payload's segment
+ * lengths (one segment, the whole payload, unless given).
+ */
+export async function resigner(): Promise<(bytes: Uint8Array, segments?: readonly number[]) => Uint8Array> {
+  const { h64Raw } = await xxhash();
+  const PIECE = 1 << 20;
+  const fold = (seed: bigint, data: Uint8Array) => {
+    let h = seed;
+    let at = 0;
+    do {
+      h = h64Raw(data.subarray(at, at + PIECE), h);
+      at += PIECE;
+    } while (at < data.length);
+    return h;
+  };
+  return (bytes, segments) => {
+    const out = bytes.slice();
+    const view = new DataView(out.buffer);
+    const payloadStart = 24 + view.getUint32(12, true);
+    const end = out.length - 8;
+    let sum = fold(0n, out.subarray(0, payloadStart));
+    let at = payloadStart;
+    for (const length of segments ?? [end - payloadStart]) {
+      sum = fold(sum, out.subarray(at, at + length));
+      at += length;
+    }
+    view.setBigUint64(end, sum, true);
+    return out;
+  };
+}
+
+/** Recomputes the trailing checksum of serialized bytes after an edit, as a forger would (in place; returns them). */
+export async function resealed(bytes: Uint8Array): Promise<Uint8Array> {
+  bytes.set((await resigner())(bytes));
+  return bytes;
 }

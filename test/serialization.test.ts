@@ -3,7 +3,10 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   AgePartitionedFilter,
+  Deduplicator,
+  FingerprintSet,
   IdfTable,
+  MinHashIndex,
   NearDupIndex,
   simhashMany,
   MultiDimBloomFilter,
@@ -17,9 +20,14 @@ import {
   TruncatedInputError,
   UnsupportedVersionError,
 } from "../build/js/index.node.js";
-import { ready, urls } from "./helpers.js";
+import { Kind } from "../build/js/format/container.js";
+import { ready, resigner, urls } from "./helpers.js";
 
-beforeAll(ready);
+let resign: Awaited<ReturnType<typeof resigner>>;
+beforeAll(async () => {
+  await ready();
+  resign = await resigner();
+});
 
 const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
 const golden = (name: string) => new Uint8Array(readFileSync(new URL(`./golden/${name}`, import.meta.url)));
@@ -44,26 +52,6 @@ describe.each(kinds)("%s", (_name, Class, make) => {
     const probes = urls(20_000, "probe");
     expect(loaded.hasMany(probes)).toEqual((filter as unknown as { hasMany(k: string[]): Uint8Array }).hasMany(probes));
     expect(loaded.serialize()).toEqual(bytes);
-  });
-
-  it("rejects every truncation with a typed error", () => {
-    const bytes = make().serialize();
-    for (let length = 0; length < bytes.length; length += Math.max(1, Math.floor(bytes.length / 300))) {
-      expect(() => Class.deserialize(bytes.subarray(0, length)), `length ${length}`).toThrow(TruncatedInputError);
-    }
-    expect(() => Class.deserialize(bytes.subarray(0, bytes.length - 1))).toThrow(TruncatedInputError);
-  });
-
-  it("detects a flipped bit anywhere with a typed error", () => {
-    const bytes = make().serialize();
-    for (let at = 0; at < bytes.length; at += Math.max(1, Math.floor(bytes.length / 400))) {
-      const bad = bytes.slice();
-      bad[at] ^= 0x10;
-      expect(() => Class.deserialize(bad), `byte ${at}`).toThrow(FormatError);
-    }
-    const payloadFlip = bytes.slice();
-    payloadFlip[bytes.length - 20] ^= 1;
-    expect(() => Class.deserialize(payloadFlip)).toThrow(ChecksumMismatchError);
   });
 });
 
@@ -149,5 +137,117 @@ describe("bad headers", () => {
     const bad = good.slice();
     new DataView(bad.buffer).setUint32(24 + 8, 2, true);
     expect(() => BloomFilter.deserialize(bad)).toThrow(/payload of \d+ bytes where 2 x \d+ were declared/);
+  });
+});
+
+/** One serializable kind: how to make a small populated instance's bytes, and how to load bytes. */
+interface KindRow {
+  readonly name: string;
+  readonly kind: number;
+  readonly bytes: () => Uint8Array;
+  readonly load: (bytes: Uint8Array) => unknown;
+  /** Payload segment lengths, for kinds whose payload is checksummed in several segments. */
+  readonly segments?: (bytes: Uint8Array) => number[];
+}
+
+const texts = Array.from({ length: 40 }, (_, i) => `document ${i % 7} about crawling the web ${i} times with words ${i * 3} and more words`);
+const instant = () => Date.UTC(2026, 0, 1, 12);
+/** A filled structure's bytes. */
+const filled = <T extends { serialize(): Uint8Array }>(make: () => T, fill: (s: T) => void) => () => {
+  const structure = make();
+  fill(structure);
+  return structure.serialize();
+};
+const partitionSegments = (bytes: Uint8Array) => {
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  const partitions = view.getUint32(24 + 8, true);
+  const payload = Number(view.getBigUint64(16, true));
+  return Array.from({ length: partitions }, () => payload / partitions);
+};
+
+const rows: KindRow[] = [
+  { name: "BloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new BloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BloomFilter.deserialize(b) },
+  { name: "partitioned BloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BloomFilter.deserialize(b), segments: partitionSegments },
+  { name: "BlockedBloomFilter", kind: Kind.BlockedBloomFilter, bytes: filled(() => new BlockedBloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BlockedBloomFilter.deserialize(b) },
+  { name: "ScalableBloomFilter", kind: Kind.ScalableBloomFilter, bytes: filled(() => new ScalableBloomFilter({ fpRate: 0.01, initialItems: 100 }), (f) => f.addMany(urls(300, "t"))), load: (b) => ScalableBloomFilter.deserialize(b) },
+  { name: "CountingBloomFilter", kind: Kind.CountingBloomFilter, bytes: filled(() => new CountingBloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => CountingBloomFilter.deserialize(b), segments: partitionSegments },
+  { name: "TimeWindowFilter", kind: Kind.TimeWindowFilter, bytes: filled(() => new TimeWindowFilter({ granularity: "hour", slices: 3, itemsPerSlice: 100, fpRate: 0.01, now: instant }), (f) => f.seenMany(urls(80, "t"))), load: (b) => TimeWindowFilter.deserialize(b, instant) },
+  { name: "AgePartitionedFilter", kind: Kind.AgePartitionedFilter, bytes: filled(() => new AgePartitionedFilter({ items: 200, fpRate: 0.01 }), (f) => f.addMany(urls(150, "t"))), load: (b) => AgePartitionedFilter.deserialize(b) },
+  { name: "MultiDimBloomFilter", kind: Kind.MultiDimBloomFilter, bytes: filled(() => new MultiDimBloomFilter({ groups: 2, bits: 512, hashes: 3 }), (f) => f.addMany(urls(60, "t"))), load: (b) => MultiDimBloomFilter.deserialize(b) },
+  { name: "IdfTable", kind: Kind.IdfTable, bytes: () => IdfTable.build(texts, { shingle: 2 }).serialize(), load: (b) => IdfTable.deserialize(b) },
+  { name: "NearDupIndex", kind: Kind.NearDupIndex, bytes: filled(() => new NearDupIndex({ maxDistance: 3 }), (x) => x.addMany(texts.map((_, i) => i), simhashMany(texts))), load: (b) => NearDupIndex.deserialize(b) },
+  { name: "MinHashIndex", kind: Kind.MinHashIndex, bytes: filled(() => new MinHashIndex({ threshold: 0.8, sketchSize: 16 }), (x) => x.addMany(texts.map((_, i) => i), texts)), load: (b) => MinHashIndex.deserialize(b) },
+  { name: "Deduplicator", kind: Kind.Deduplicator, bytes: filled(() => new Deduplicator({ items: 100 }), (x) => x.checkMany([...urls(120, "t"), ...urls(30, "t")])), load: (b) => Deduplicator.deserialize(b) },
+  { name: "FingerprintSet", kind: Kind.FingerprintSet, bytes: filled(() => new FingerprintSet({ items: 100 }), (x) => x.addMany(urls(120, "t"))), load: (b) => FingerprintSet.deserialize(b) },
+];
+
+/** Loads bytes; a structure that loads is disposed. Returns the error thrown, or undefined. */
+function attempt(row: KindRow, bytes: Uint8Array): unknown {
+  try {
+    (row.load(bytes) as { dispose?(): void }).dispose?.();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+describe("every kind against bad bytes (one table)", () => {
+  it("the table covers every kind of format v1", () => {
+    expect([...new Set(rows.map((r) => r.kind))].sort((a, b) => a - b)).toEqual(Object.values(Kind).sort((a, b) => a - b));
+  });
+
+  describe.each(rows)("$name", (row) => {
+    it("loads its own bytes, and re-signing them unchanged changes nothing", () => {
+      const bytes = row.bytes();
+      expect(attempt(row, bytes)).toBeUndefined();
+      expect(resign(bytes, row.segments?.(bytes))).toEqual(bytes);
+    });
+
+    it("truncated: every shorter length is a TruncatedInputError", () => {
+      const bytes = row.bytes();
+      for (let length = 0; length < bytes.length; length += Math.max(1, Math.floor(bytes.length / 200))) {
+        expect(attempt(row, bytes.subarray(0, length)), `length ${length}`).toBeInstanceOf(TruncatedInputError);
+      }
+      expect(attempt(row, bytes.subarray(0, bytes.length - 1))).toBeInstanceOf(TruncatedInputError);
+    });
+
+    it("damaged: a flipped bit anywhere is a FormatError (in the payload, a checksum mismatch)", () => {
+      const bytes = row.bytes();
+      for (let at = 0; at < bytes.length; at += Math.max(1, Math.floor(bytes.length / 300))) {
+        const bad = bytes.slice();
+        bad[at] ^= 0x10;
+        expect(attempt(row, bad), `byte ${at}`).toBeInstanceOf(FormatError);
+      }
+      const payloadFlip = bytes.slice();
+      payloadFlip[bytes.length - 9] ^= 1;
+      expect(attempt(row, payloadFlip)).toBeInstanceOf(ChecksumMismatchError);
+    });
+
+    it("forged header and parameters (checksum re-signed): loads, or a FormatError; never another error", () => {
+      const bytes = row.bytes();
+      const segments = row.segments?.(bytes);
+      const paramEnd = 24 + new DataView(bytes.buffer).getUint32(12, true);
+      const words = [0, 1, 2, 0xffffffff, 0x80000000, 0x40000000, 0x7ff80000, 0x41e00000, 0xbff00000];
+      const wrong: string[] = [];
+      for (let at = 4; at + 4 <= paramEnd; at += 2) {
+        for (const word of words) {
+          const forged = bytes.slice();
+          new DataView(forged.buffer).setUint32(at, word, true);
+          if (forged.every((b, i) => b === bytes[i])) continue;
+          const error = attempt(row, resign(forged, segments));
+          if (error !== undefined && !(error instanceof FormatError)) wrong.push(`byte ${at} = 0x${word.toString(16)}: ${String(error)}`);
+        }
+      }
+      expect(wrong).toEqual([]);
+    });
+
+    it("wrong kind: every other kind's bytes are refused by kind", () => {
+      for (const other of rows) {
+        if (other.kind === row.kind) continue;
+        const error = attempt(row, other.bytes());
+        expect(error, other.name).toBeInstanceOf(FormatError);
+        expect((error as FormatError).code, other.name).toBe("ERR_WRONG_KIND");
+      }
+    });
   });
 });

@@ -158,10 +158,10 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
     flushing++;
     void serially(async () => {
       const keys = batch.map((w) => w.key);
+      const entries = new Map<string, PendingRequest>();
       if (pending !== undefined) {
         // Recorded before a key can be reported new: a crash after the commit leaves it pending.
         const maybeNew = await seen.hasMany(keys);
-        const entries = new Map<string, PendingRequest>();
         batch.forEach((w, i) => maybeNew[i] === 0 && !entries.has(w.key) && entries.set(w.key, keptFields(w.request)));
         await pending.add(entries);
       }
@@ -174,7 +174,8 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
           stats.scheduled++;
         } else stats.dropped++;
       });
-      if (pending !== undefined) await pending.remove([...new Set(keys)].filter((k) => !kept.has(k)));
+      // Only the records this batch wrote: a key recorded by an earlier batch is still pending.
+      if (pending !== undefined) await pending.remove([...entries.keys()].filter((k) => !kept.has(k)));
       return fresh;
     })
       .then(

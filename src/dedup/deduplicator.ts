@@ -2,7 +2,8 @@
 // only a "maybe" reads the exact fingerprint table, so new keys cost no table look-up and nothing
 // unique is ever dropped. Counting filter and table share one WASM instance; the table grows by
 // rehash. The kernels are in assembly/fingerprint-table.ts.
-import { FilterTooLargeError, InvalidArgumentError, DisposedError } from "../errors.js";
+import { FilterTooLargeError, FormatError, InvalidArgumentError, DisposedError } from "../errors.js";
+import { Kind, MAX_BYTE_ARRAY, expectParams, fromStoredParams, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
@@ -43,7 +44,12 @@ export interface DedupStats {
   readonly lookupsForNew: number;
 }
 
-const SLOT_BYTES = 20;
+/** Bytes of one serialized entry (format v1): the 16-byte fingerprint and its u32 reference count. */
+const ENTRY_BYTES = 20;
+const DEDUP_PARAM_BYTES = 32;
+/** Fingerprint schemes in the serialized parameters. */
+const SCHEME_MD5 = 1;
+const SCHEME_XXH64X2 = 2;
 const MAX_LOAD = 0.8;
 const STATS_BYTES = 64;
 
@@ -88,7 +94,7 @@ export class Deduplicator {
     this.refsPtr = alignUp(this.outPtr + BATCH, 64);
     this.statsPtr = this.refsPtr + 4 * BATCH;
     this.tablePtr = alignUp(this.statsPtr + STATS_BYTES, 64);
-    arena.reserve(this.tablePtr + this.capacity * SLOT_BYTES);
+    arena.reserve(this.tablePtr + this.capacity * arena.k.TABLE_SLOT_BYTES.value);
     this.arena = arena;
   }
 
@@ -108,6 +114,107 @@ export class Deduplicator {
   checkSpans(data: Uint8Array, spans: ArrayLike<number>): { isNew: Uint8Array; counts: Uint32Array } {
     check.spans(data, spans);
     return this.run(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from), false);
+  }
+
+  /** Read-only: out[i] = 1 when keys[i] is stored (it has a reference); counts nothing. */
+  hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    const out = new Uint8Array(keys.length);
+    const engine = sharedEngine();
+    for (let i = 0; i < keys.length; ) {
+      const n = engine.staging.encodeBatch(keys, i);
+      this.fingerprint(n);
+      const arena = this.live();
+      arena.k.dedupCounts(this.tablePtr, this.capacity, this.digestsPtr, n, this.refsPtr, 0);
+      const refs = new Uint32Array(arena.u8.buffer, this.refsPtr, n);
+      for (let j = 0; j < n; j++) out[i + j] = refs[j] > 0 ? 1 : 0;
+      i += n;
+    }
+    return out;
+  }
+
+  /**
+   * The deduplicator in format v1: its parameters, then each stored fingerprint with its
+   * reference count (20 bytes a key). The counting filter is not stored: it is rebuilt from the
+   * fingerprints on load, so no stored counter can hide a key.
+   */
+  serialize(): Uint8Array {
+    const arena = this.live();
+    const entries = this.size;
+    const params = new Uint8Array(DEDUP_PARAM_BYTES);
+    const view = new DataView(params.buffer);
+    view.setUint32(0, this.xxh ? SCHEME_XXH64X2 : SCHEME_MD5, true);
+    view.setUint32(4, this.bits, true);
+    view.setUint32(8, this.k, true);
+    view.setFloat64(16, this.m, true);
+    view.setFloat64(24, entries, true);
+    const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
+    if (ENTRY_BYTES * entries > MAX_BYTE_ARRAY) throw tooLarge(ENTRY_BYTES * entries);
+    const payload = new Uint8Array(ENTRY_BYTES * entries);
+    // A table slot (TABLE_SLOT_BYTES, as the module says) begins with the entry: fingerprint, count.
+    const slotWords = arena.k.TABLE_SLOT_BYTES.value / 4;
+    const words = new Uint32Array(arena.u8.buffer, this.tablePtr, this.capacity * slotWords);
+    const out = new Uint32Array(payload.buffer);
+    let at = 0;
+    for (let slot = 0; slot < this.capacity; slot++) {
+      const w = slotWords * slot;
+      if (words[w + 4] === 0) continue;
+      out.set(words.subarray(w, w + 5), at);
+      at += 5;
+    }
+    return writeContainer(Kind.Deduplicator, params, payload, tooLarge);
+  }
+
+  /** Loads a deduplicator written by serialize(); a FormatError subclass on bad bytes. */
+  static deserialize(bytes: Uint8Array): Deduplicator {
+    const container = readContainer(bytes, [Kind.Deduplicator]);
+    const params = expectParams(container, DEDUP_PARAM_BYTES);
+    const scheme = params.getUint32(0, true);
+    if (scheme !== SCHEME_MD5 && scheme !== SCHEME_XXH64X2) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = MD5, 2 = XXH64x2)`, "ERR_BAD_PARAMS");
+    const entries = params.getFloat64(24, true);
+    if (!Number.isSafeInteger(entries) || entries < 0 || ENTRY_BYTES * entries !== container.payloadBytes) {
+      throw new FormatError(`${entries} entries do not fit a payload of ${container.payloadBytes} bytes`, "ERR_BAD_PARAMS");
+    }
+    const payload = verifiedPayload(bytes, container);
+    const dedup = fromStoredParams("a deduplicator", () => new Deduplicator({
+      items: Math.max(1, entries),
+      counters: params.getFloat64(16, true),
+      hashes: params.getUint32(8, true),
+      counterBits: params.getUint32(4, true),
+      fingerprint: scheme === SCHEME_MD5 ? "md5" : "xxh64x2",
+    }));
+    try {
+      const counts = new Uint32Array(BATCH);
+      const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+      for (let i = 0; i < entries; ) {
+        const n = Math.min(BATCH, entries - i);
+        let u8 = dedup.live().u8;
+        for (let j = 0; j < n; j++) {
+          const at = ENTRY_BYTES * (i + j);
+          u8.set(payload.subarray(at, at + 16), dedup.digestsPtr + 16 * j);
+          counts[j] = view.getUint32(at + 16, true);
+          if (counts[j] === 0) throw new FormatError(`entry ${i + j} has no reference`, "ERR_BAD_PARAMS");
+        }
+        // Inserted as new keys (the kernel raises their counters), then given their stored counts.
+        dedup.checkDigests(n);
+        u8 = dedup.live().u8;
+        for (let j = 0; j < n; j++) if (u8[dedup.outPtr + j] !== 1) throw new FormatError(`entry ${i + j} repeats an earlier fingerprint`, "ERR_BAD_PARAMS");
+        new Uint32Array(u8.buffer, dedup.refsPtr, n).set(counts.subarray(0, n));
+        dedup.live().k.dedupCounts(dedup.tablePtr, dedup.capacity, dedup.digestsPtr, n, dedup.refsPtr, 1);
+        i += n;
+      }
+    } catch (error) {
+      dedup.dispose();
+      throw error;
+    }
+    // Loading is not use: the counts of keys seen and look-ups start again from zero.
+    dedup.seen = 0;
+    dedup.fresh = 0;
+    const stats = dedup.statsView();
+    stats[0] = 0n;
+    stats[1] = 0n;
+    stats[3] = 0n;
+    return dedup;
   }
 
   /** Drops one reference of a key; at the last, the key is forgotten. removed is false for an unknown key. */
@@ -159,6 +266,15 @@ export class Deduplicator {
     return new BigUint64Array(arena.u8.buffer, this.statsPtr, 4);
   }
 
+  /** Fingerprints the n keys staged in the shared engine and copies the digests to digestsPtr. */
+  private fingerprint(n: number): void {
+    const engine = sharedEngine();
+    const s = engine.staging;
+    if (this.xxh) engine.arena.k.fingerprintsXxh(s.keysPtr, s.spansPtr, n, s.hashesPtr);
+    else engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
+    this.live().u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
+  }
+
   /** Fingerprints the keys in the shared engine batch by batch, then checks or removes them here. */
   private run(count: number, stage: (staging: Staging, from: number) => number, removing: boolean): { isNew: Uint8Array; counts: Uint32Array } {
     const arena = this.live();
@@ -167,18 +283,11 @@ export class Deduplicator {
     const counts = new Uint32Array(count);
     for (let i = 0; i < count; ) {
       const n = stage(engine.staging, i);
-      const s = engine.staging;
-      if (this.xxh) engine.arena.k.fingerprintsXxh(s.keysPtr, s.spansPtr, n, s.hashesPtr);
-      else engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-      arena.u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
+      this.fingerprint(n);
       if (removing) {
         arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digestsPtr, n, this.outPtr, this.refsPtr, this.statsPtr);
       } else {
-        for (let done = 0; done < n; ) {
-          const limit = Math.floor(this.capacity * MAX_LOAD);
-          done += arena.k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done, this.refsPtr + 4 * done, this.statsPtr);
-          if (done < n) this.grow();
-        }
+        this.checkDigests(n);
       }
       const u8 = this.live().u8;
       flags.set(u8.subarray(this.outPtr, this.outPtr + n), i);
@@ -192,13 +301,22 @@ export class Deduplicator {
     return { isNew: flags, counts };
   }
 
+  /** dedupCheck of the n digests at digestsPtr, growing the table whenever it must. */
+  private checkDigests(n: number): void {
+    for (let done = 0; done < n; ) {
+      const limit = Math.floor(this.capacity * MAX_LOAD);
+      done += this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done, this.refsPtr + 4 * done, this.statsPtr);
+      if (done < n) this.grow();
+    }
+  }
+
   /** Doubles the table: rehash into fresh memory after it, then move it back to its place. */
   private grow(): void {
     const arena = this.live();
     const capacity = this.capacity * 2;
-    const oldBytes = this.capacity * SLOT_BYTES;
-    const newPtr = alignUp(this.tablePtr + oldBytes, 64);
-    const end = newPtr + capacity * SLOT_BYTES;
+    const slotBytes: number = arena.k.TABLE_SLOT_BYTES.value;
+    const newPtr = alignUp(this.tablePtr + this.capacity * slotBytes, 64);
+    const end = newPtr + capacity * slotBytes;
     if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, "the fingerprint table has outgrown one WebAssembly memory");
     arena.reserve(end);
     arena.k.tableRehash(this.tablePtr, this.capacity, newPtr, capacity);

@@ -37,6 +37,7 @@ export const Kind = {
   NearDupIndex: 9,
   MinHashIndex: 10,
   FingerprintSet: 11,
+  Deduplicator: 12,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

@@ -5,7 +5,6 @@ import { forEachPiece, sharedEngine } from "../wasm/engine.js";
 import type { Staging } from "../wasm/staging.js";
 import * as check from "../validate.js";
 
-const STATE_BYTES = 96; // mirrors MD5_STATE_BYTES in assembly/md5.ts
 const PIECE = 1 << 20;
 const STREAM_STRING_CHARS = 1 << 20;
 const encoder = new TextEncoder();
@@ -61,13 +60,14 @@ export function toHex(bytes: Uint8Array): string {
 
 /** Streaming MD5: update() any number of times, then digest() once. */
 export class Md5 {
-  private readonly state = new Uint8Array(STATE_BYTES);
+  // A copy of the kernel's state (MD5_STATE_BYTES, as the module says), so hashers interleave.
+  private readonly state: Uint8Array;
   private done = false;
 
   constructor() {
     const { arena, staging } = sharedEngine();
     arena.k.md5Init(staging.statePtr);
-    this.state.set(arena.u8.subarray(staging.statePtr, staging.statePtr + STATE_BYTES));
+    this.state = arena.u8.slice(staging.statePtr, staging.statePtr + arena.k.MD5_STATE_BYTES.value);
   }
 
   /** Feeds bytes, or a string's UTF-8 encoding. */
@@ -78,7 +78,7 @@ export class Md5 {
     const { arena, staging } = sharedEngine();
     arena.u8.set(this.state, staging.statePtr);
     forEachPiece(bytes, PIECE, (ptr, len) => arena.k.md5Update(staging.statePtr, ptr, len));
-    this.state.set(arena.u8.subarray(staging.statePtr, staging.statePtr + STATE_BYTES));
+    this.state.set(arena.u8.subarray(staging.statePtr, staging.statePtr + this.state.length));
     return this;
   }
 

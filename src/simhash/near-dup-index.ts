@@ -30,8 +30,6 @@ export interface NearPair {
   readonly distance: number;
 }
 
-const TABLE_BYTES = 128;
-const HEAD_BYTES = 64 + MAX_TABLES * TABLE_BYTES;
 const PARAM_BYTES = 16;
 const MIN_PENDING = 4096;
 const CHUNK = 65536;
@@ -257,7 +255,10 @@ export class NearDupIndex {
     const tables = this.specs.length;
     const pendingCapacity = Math.max(MIN_PENDING, Math.ceil(n / 16));
     const descs = arena.base;
-    const pendingFps = alignUp(descs + HEAD_BYTES, 64);
+    // The descriptors (ND_TABLE_BYTES each, as the module says), then 64 bytes for the result count.
+    const tableBytes: number = arena.k.ND_TABLE_BYTES.value;
+    const headBytes = MAX_TABLES * tableBytes + 64;
+    const pendingFps = alignUp(descs + headBytes, 64);
     const pendingIds = pendingFps + 8 * pendingCapacity;
     const entries = alignUp(pendingIds + 4 * pendingCapacity, 64);
     const idsAt = entries + 8 * n * tables;
@@ -277,9 +278,9 @@ export class NearDupIndex {
     arena.reserve(end);
     const u8 = arena.u8;
     const view = new DataView(u8.buffer);
-    u8.fill(0, descs, descs + HEAD_BYTES);
+    u8.fill(0, descs, descs + headBytes);
     this.specs.forEach((spec, t) => {
-      const at = descs + t * TABLE_BYTES;
+      const at = descs + t * tableBytes;
       view.setUint32(at, entries + 8 * n * t, true);
       view.setUint32(at + 4, dirAt[t], true);
       view.setUint32(at + 8, bits[t], true);
@@ -292,7 +293,7 @@ export class NearDupIndex {
     new BigUint64Array(u8.buffer, input, n).set(fps);
     new Uint32Array(u8.buffer, input + 8 * n, n).set(ids);
     arena.k.ndBuildTable(descs, input, 0, input + 8 * n, n, idsAt, cursor);
-    for (let t = 1; t < tables; t++) arena.k.ndBuildTable(descs + t * TABLE_BYTES, entries, descs, 0, n, 0, cursor);
+    for (let t = 1; t < tables; t++) arena.k.ndBuildTable(descs + t * tableBytes, entries, descs, 0, n, 0, cursor);
     this.committed = n;
     this.pending = 0;
     return { descs, pendingFps, pendingIds, pendingCapacity, ids: idsAt, end };
@@ -313,7 +314,7 @@ export class NearDupIndex {
       const dists = out + 12 * cap;
       arena.reserve(dists + cap);
       new BigUint64Array(arena.u8.buffer, qs, nq).set(queries.subarray(q, q + nq));
-      const state = this.place.descs + MAX_TABLES * TABLE_BYTES;
+      const state = this.place.descs + MAX_TABLES * arena.k.ND_TABLE_BYTES.value;
       const { descs, ids, pendingFps, pendingIds } = this.place;
       const done = exhaustive
         ? arena.k.ndScan(descs, this.committed, ids, pendingFps, pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state)

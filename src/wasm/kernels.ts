@@ -1,9 +1,17 @@
 // The exports of build/crawlsieve.wasm as TypeScript sees them. Pointers and lengths are byte
 // offsets into the instance's own memory; bit counts cross as f64 (exact below 2^53).
+// test/kernels.test.ts holds these lists against the modules' own exports (names, kinds, number
+// and types of parameters), so the two cannot drift.
 
 /** The kernel functions of one instance. */
 export interface Kernels {
   readonly memory: WebAssembly.Memory;
+  /** Bytes of the streaming MD5 state (u32 global). */
+  readonly MD5_STATE_BYTES: WebAssembly.Global;
+  /** Bytes of one slot of the Deduplicator's fingerprint table (u32 global). */
+  readonly TABLE_SLOT_BYTES: WebAssembly.Global;
+  /** Bytes of one near-duplicate table descriptor (u32 global). */
+  readonly ND_TABLE_BYTES: WebAssembly.Global;
   heapBase(): number;
   xxh64(ptr: number, len: number, seed: bigint): bigint;
   xxh64Pieces(ptr: number, len: number, seed: bigint, piece: number): bigint;
@@ -20,7 +28,6 @@ export interface Kernels {
   popcountBytes(bits: number, bytes: number): number;
   bloomPositions(m: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
   blockedPositions(blocks: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
-  orBytes(dst: number, src: number, bytes: number): void;
   md5Init(state: number): void;
   md5Update(state: number, ptr: number, len: number): void;
   md5Final(state: number, out: number): void;
@@ -34,9 +41,9 @@ export interface Kernels {
   dedupCheck(counters: number, m: number, k: number, bits: number, table: number, capacity: number, limit: number, digests: number, count: number, out: number, refs: number, stats: number): number;
   dedupRemove(counters: number, m: number, k: number, bits: number, table: number, capacity: number, digests: number, count: number, out: number, refs: number, stats: number): void;
   tableRehash(oldTable: number, oldCapacity: number, newTable: number, newCapacity: number): void;
+  dedupCounts(table: number, capacity: number, digests: number, count: number, refs: number, write: number): void;
   simhashText(text: number, len: number, w: number, state: number): bigint;
   simhashDocs(text: number, spans: number, count: number, w: number, state: number, out: number): void;
-  simhashTokens(keys: number, spans: number, count: number, w: number, state: number): bigint;
   shingleText(text: number, len: number, w: number, state: number, out: number): number;
   shingleTokens(keys: number, spans: number, count: number, w: number, state: number, out: number): number;
   simhashWeighted(hashes: number, weights: number, count: number, sums: number): bigint;
@@ -58,7 +65,6 @@ export interface Kernels {
   setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number): void;
   setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number): number;
   sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
-  sketchHashes(hashes: number, n: number, k: number, bands: number, rows: number, bins: number, sketch: number, keys: number): void;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;
   simhashDistinctText(text: number, len: number, w: number, state: number, work: number): bigint;
   simhashDistinctDocs(text: number, spans: number, count: number, w: number, state: number, work: number, out: number): void;
@@ -68,6 +74,8 @@ export interface Kernels {
 
 /** The exports of build/crawlsieve-shared.wasm, which imports one shared memory. */
 export interface SharedKernels {
+  /** The imported shared memory, exported again. */
+  readonly memory: WebAssembly.Memory;
   sharedSet(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): number;
   sharedTest(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): void;
   sharedPopcount(bits: number, bytes: number): number;

@@ -21,7 +21,7 @@ export class Staging {
   readonly hashesPtr: number;
   readonly outPtr: number;
   readonly skipPtr: number;
-  /** Scratch for MD5 state (96 bytes). */
+  /** Scratch for the MD5 state (MD5_STATE_BYTES, as the module says). */
   readonly statePtr: number;
   readonly keysPtr: number;
   private keyCapacity = 0;
@@ -34,7 +34,7 @@ export class Staging {
     this.outPtr = this.hashesPtr + 16 * BATCH;
     this.skipPtr = this.outPtr + BATCH;
     this.statePtr = this.skipPtr + BATCH;
-    this.keysPtr = alignUp(this.statePtr + 96, 64);
+    this.keysPtr = alignUp(this.statePtr + arena.k.MD5_STATE_BYTES.value, 64);
     this.ensureKeyBytes(INITIAL_KEY_BYTES);
   }
 
