@@ -64,18 +64,26 @@ export interface SieveStats {
   lost: number;
 }
 
-const DROPPED_PRESENT = { wasAlreadyPresent: true, wasAlreadyHandled: false } as const;
+/**
+ * A dropped duplicate as Crawlee reports a request already in the queue. Its id (Crawlee's local
+ * id of the key, a SHA-256 prefix) is computed when read: most are never read, and a crawl drops
+ * hundreds of thousands.
+ */
+class Dropped implements RequestQueueOperationInfo {
+  readonly wasAlreadyPresent = true;
+  readonly wasAlreadyHandled = false;
+  constructor(
+    readonly uniqueKey: string,
+    readonly forefront: boolean,
+  ) {}
 
-/** A dropped duplicate as Crawlee reports a request already in the queue (its id computed on demand). */
-function dropped(uniqueKey: string, forefront: boolean): RequestQueueOperationInfo {
-  return {
-    ...DROPPED_PRESENT,
-    uniqueKey,
-    forefront,
-    get requestId() {
-      return getRequestId(uniqueKey);
-    },
-  };
+  get requestId(): string {
+    return getRequestId(this.uniqueKey);
+  }
+
+  toJSON() {
+    return { wasAlreadyPresent: true, wasAlreadyHandled: false, uniqueKey: this.uniqueKey, forefront: this.forefront, requestId: this.requestId };
+  }
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -149,7 +157,8 @@ export class SieveRequestManager implements IRequestManager {
     if (requestLike !== null && typeof requestLike === "object" && "requestsFromUrl" in requestLike) return this.queue.addRequest(requestLike, options);
     const { processed } = await this.sieve([requestLike], forefront, Infinity, async ([source]) => ({ added: [await this.queue.addRequest(source, { forefront })], overLimit: [] }));
     if (processed.length === 0) throw new CrawlsieveError("ERR_NOT_ADDED", `the queue did not accept ${describe(requestLike)}`);
-    return { ...processed[0], forefront } as RequestQueueOperationInfo;
+    const info = processed[0] as RequestQueueOperationInfo;
+    return info instanceof Dropped ? info : { ...info, forefront };
   }
 
   /**
@@ -287,7 +296,7 @@ export class SieveRequestManager implements IRequestManager {
         if (forwardedIndex.has(i)) return;
         const wasForwarded = forward[slot.get(k.key)!] === 1;
         if (wasForwarded && !acceptedKeys.has(k.key)) return;
-        processed.push(dropped(k.uniqueKey, forefront));
+        processed.push(new Dropped(k.uniqueKey, forefront));
         this.stats.dropped += 1;
       });
       return { processed, overLimit: [...overLimit], forwarded: sending.length };
