@@ -1,9 +1,9 @@
 // One bit region in one WASM instance, with its staging and the plumbing every single-arena
 // structure repeats: stage keys (strings, bytes or spans) batch by batch, hash them, hand each
-// batch to a kernel, and write or read the region with a verified checksum.
-import { ChecksumMismatchError, DisposedError, FilterTooLargeError } from "../errors.js";
-import { checksumRegion } from "../format/checksum.js";
-import { concat, headChecksum, writeHead, writeTrailer, type Container, type KindCode } from "../format/container.js";
+// batch to a kernel, and write or read the region through the format's recipe (src/format/recipe.ts).
+import { DisposedError, FilterTooLargeError } from "../errors.js";
+import type { KindCode } from "../format/container.js";
+import { loadRegions, writeRegions, type Region, type Stored } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
 import type { Kernels } from "../wasm/kernels.js";
@@ -63,19 +63,16 @@ export class ArenaBits {
 
   /** Container bytes: header with `params`, the bit region, checksum. */
   serialize(kind: KindCode, params: Uint8Array): Uint8Array {
-    const arena = this.live;
-    const head = writeHead(kind, params, this.bytes);
-    const sum = checksumRegion(headChecksum(head), arena, this.bitsPtr, this.bytes);
-    const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
-    return concat([head, arena.u8.subarray(this.bitsPtr, this.bitsPtr + this.bytes), writeTrailer(sum)], tooLarge);
+    return writeRegions(kind, params, [this.region()], (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it"));
   }
 
-  /** Copies a container's payload into the bit region and verifies the checksum (the caller checked the length). */
-  load(bytes: Uint8Array, container: Container): void {
-    const arena = this.live;
-    arena.u8.set(bytes.subarray(container.payloadStart, container.payloadStart + this.bytes), this.bitsPtr);
-    const sum = checksumRegion(headChecksum(container.head), arena, this.bitsPtr, this.bytes);
-    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+  /** Copies stored bytes' payload into the bit region and verifies the checksum there (the recipe checked the length). */
+  load(stored: Stored<unknown>): void {
+    loadRegions(stored, [this.region()]);
+  }
+
+  private region(): Region {
+    return { arena: this.live, ptr: this.bitsPtr, bytes: this.bytes };
   }
 
   /** Set bits in the region. */

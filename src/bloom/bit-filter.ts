@@ -1,8 +1,8 @@
 // What the standard and the blocked Bloom filter share: the key API over partitioned bits,
 // statistics, and the serialized form (kinds 1 and 2 have the same parameters and payload).
-import { ChecksumMismatchError, FilterTooLargeError, FormatError } from "../errors.js";
-import { concat, expectParams, headChecksum, readContainer, writeHead, writeTrailer, type Container, type KindCode } from "../format/container.js";
-import { checksumRegion } from "../format/checksum.js";
+import { FilterTooLargeError, FormatError } from "../errors.js";
+import type { KindCode } from "../format/container.js";
+import { loadRegions, readStored, regionParts, writeRegions, type Recipe, type Region } from "../format/recipe.js";
 import { estimateItems } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
@@ -102,12 +102,16 @@ export abstract class BitFilter {
 
   /** The filter in serialization format v1. */
   serialize(): Uint8Array {
-    return concat([...this.serializeParts()], (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it; write serializeParts() to a stream instead"));
+    return writeRegions(this.kind, this.params(), this.regions(), (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it; write serializeParts() to a stream instead"));
   }
 
   /** The serialized filter as consecutive pieces (header, one per partition, checksum): for filters above 4 GiB. */
-  *serializeParts(): Generator<Uint8Array> {
-    const parts = this.store.partitions;
+  serializeParts(): Generator<Uint8Array> {
+    return regionParts(this.kind, this.params(), this.regions());
+  }
+
+  /** The parameter block of format v1: geometry, planned load, insert count (and counter width). */
+  private params(): Uint8Array {
     const { slots, partitions, hashes } = this.store.geometry;
     const counting = this.store.geometry.layout === "counting";
     const params = new Uint8Array(PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0));
@@ -119,14 +123,12 @@ export abstract class BitFilter {
     view.setBigUint64(16, BigInt(this.planned.items), true);
     view.setFloat64(24, this.planned.fpRate, true);
     view.setBigUint64(32, BigInt(this.inserted), true);
-    const head = writeHead(this.kind, params, this.byteLength);
-    yield head;
-    let sum = headChecksum(head);
-    for (const part of parts) {
-      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
-      yield part.arena.u8.slice(part.bitsPtr, part.bitsPtr + part.bytes);
-    }
-    yield writeTrailer(sum);
+    return params;
+  }
+
+  /** The payload regions: each partition's bits, in order. */
+  private regions(): Region[] {
+    return this.store.partitions.map((part) => ({ arena: part.arena, ptr: part.bitsPtr, bytes: part.bytes }));
   }
 
   /**
@@ -176,51 +178,16 @@ export abstract class BitFilter {
     layout: Layout,
     make: (geometry: BitsGeometry, planned: PlannedLoad, inserted: number) => T,
   ): T {
-    const { container, geometry, planned, inserted } = BitFilter.readStored(bytes, kind, layout);
+    const stored = readStored(bytes, bitFilterRecipe(kind, layout));
+    const { geometry, planned, inserted } = stored.params;
     const filter = make(geometry, planned, inserted);
-    let sum = headChecksum(container.head);
-    let at = container.payloadStart;
-    for (const part of filter.store.partitions) {
-      part.arena.u8.set(bytes.subarray(at, at + part.bytes), part.bitsPtr);
-      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
-      at += part.bytes;
-    }
-    if (sum !== container.storedChecksum) {
+    try {
+      loadRegions(stored, filter.regions());
+    } catch (error) {
       filter.dispose();
-      throw new ChecksumMismatchError(container.storedChecksum, sum);
+      throw error;
     }
     return filter;
-  }
-
-  /**
-   * @internal Reads the header and parameters of serialized bytes of `kind` and checks that the
-   * payload is exactly the bits they declare, allocating nothing: composite kinds check every part
-   * this way before building any.
-   */
-  static readStored(bytes: Uint8Array, kind: KindCode, layout: Layout): { container: Container; geometry: BitsGeometry; planned: PlannedLoad; inserted: number } {
-    const container = readContainer(bytes, [kind]);
-    const counting = layout === "counting";
-    const params = expectParams(container, PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0));
-    const counterBits = counting ? params.getUint32(PARAM_BYTES, true) : undefined;
-    if (counterBits !== undefined && !COUNTER_BITS.includes(counterBits)) {
-      throw new FormatError(`counter width ${counterBits} must be 2, 4 or 8`, "ERR_BAD_PARAMS");
-    }
-    const slots = safeNumber(params.getBigUint64(0, true), "slots");
-    const partitions = params.getUint32(8, true);
-    const hashes = params.getUint32(12, true);
-    const items = safeNumber(params.getBigUint64(16, true), "planned items");
-    const fpRate = params.getFloat64(24, true);
-    const inserted = safeNumber(params.getBigUint64(32, true), "insert count");
-    if (slots < 1) throw new FormatError(`slots ${slots} must be at least 1`, "ERR_BAD_PARAMS");
-    if (partitions < 1) throw new FormatError(`partitions ${partitions} must be at least 1`, "ERR_BAD_PARAMS");
-    if (hashes < 1 || hashes > MAX_HASHES) throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
-    if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1))) throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
-    const geometry: BitsGeometry = counterBits === undefined ? { layout, slots, partitions, hashes } : { layout, slots, partitions, hashes, counterBits };
-    const perPartition = partitionBytes(geometry);
-    if (container.payloadBytes !== perPartition * partitions) {
-      throw new FormatError(`payload of ${container.payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
-    }
-    return { container, geometry, planned: { items, fpRate }, inserted };
   }
 
   /** Runs `op` over a key array batch by batch. */
@@ -250,6 +217,49 @@ export abstract class BitFilter {
     }
     return out;
   }
+}
+
+/** What the parameters of kinds 1, 2 and 4 hold. */
+export interface StoredBits {
+  readonly geometry: BitsGeometry;
+  readonly planned: PlannedLoad;
+  readonly inserted: number;
+}
+
+/**
+ * @internal The recipe of the bit filters (kinds 1, 2 and 4 share it): geometry, planned load and
+ * insert count in the parameters, each partition's bits as one payload segment. Composite kinds
+ * read their parts through it too, so every part is checked before any is built.
+ */
+export function bitFilterRecipe(kind: KindCode, layout: Layout): Recipe<StoredBits> {
+  const counting = layout === "counting";
+  return {
+    kind,
+    what: "a filter",
+    paramBytes: PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0),
+    read(params, payloadBytes) {
+      const counterBits = counting ? params.getUint32(PARAM_BYTES, true) : undefined;
+      if (counterBits !== undefined && !COUNTER_BITS.includes(counterBits)) {
+        throw new FormatError(`counter width ${counterBits} must be 2, 4 or 8`, "ERR_BAD_PARAMS");
+      }
+      const slots = safeNumber(params.getBigUint64(0, true), "slots");
+      const partitions = params.getUint32(8, true);
+      const hashes = params.getUint32(12, true);
+      const items = safeNumber(params.getBigUint64(16, true), "planned items");
+      const fpRate = params.getFloat64(24, true);
+      const inserted = safeNumber(params.getBigUint64(32, true), "insert count");
+      if (slots < 1) throw new FormatError(`slots ${slots} must be at least 1`, "ERR_BAD_PARAMS");
+      if (partitions < 1) throw new FormatError(`partitions ${partitions} must be at least 1`, "ERR_BAD_PARAMS");
+      if (hashes < 1 || hashes > MAX_HASHES) throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
+      if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1))) throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
+      const geometry: BitsGeometry = counterBits === undefined ? { layout, slots, partitions, hashes } : { layout, slots, partitions, hashes, counterBits };
+      const perPartition = partitionBytes(geometry);
+      if (payloadBytes !== perPartition * partitions) {
+        throw new FormatError(`payload of ${payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
+      }
+      return { geometry, planned: { items, fpRate }, inserted };
+    },
+  };
 }
 
 function safeNumber(value: bigint, what: string): number {

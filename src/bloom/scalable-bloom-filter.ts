@@ -2,9 +2,10 @@
 // stage i planned for initialItems * growth^i items at fpRate * (1 - r) * r^i, so the compound FP
 // rate stays below fpRate however many items come. New keys go to the newest stage.
 import { DisposedError, FilterTooLargeError, FormatError } from "../errors.js";
-import { concat, expectParams, fromStoredParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
+import { concat, Kind, nestParts, unnestParts, writeContainer } from "../format/container.js";
+import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { BitFilter } from "./bit-filter.js";
+import { BitFilter, bitFilterRecipe } from "./bit-filter.js";
 import { BloomFilter } from "./bloom-filter.js";
 import { BATCH, type Staging } from "../wasm/staging.js";
 
@@ -22,6 +23,22 @@ export interface ScalableBloomFilterOptions {
 
 const PARAM_BYTES = 32;
 const DEFAULT_INITIAL = 1 << 16;
+
+/** Format v1, kind 3: the options and the stage count; the payload nests each stage as a Bloom filter. */
+const RECIPE: Recipe<{ options: ScalableBloomFilterOptions; stages: number }> = {
+  kind: Kind.ScalableBloomFilter,
+  what: "a scalable filter",
+  paramBytes: PARAM_BYTES,
+  read: (params) => ({
+    options: {
+      fpRate: params.getFloat64(0, true),
+      initialItems: Number(params.getBigUint64(8, true)),
+      growth: params.getUint32(16, true),
+      tightening: params.getFloat64(20, true),
+    },
+    stages: params.getUint32(28, true),
+  }),
+};
 
 /** A Bloom filter that grows a new stage when the current one is full, keeping the FP bound. */
 export class ScalableBloomFilter {
@@ -128,18 +145,13 @@ export class ScalableBloomFilter {
    * header is checked against the plan the parameters give for it before any stage is built.
    */
   static deserialize(bytes: Uint8Array): ScalableBloomFilter {
-    const container = readContainer(bytes, [Kind.ScalableBloomFilter]);
-    const params = expectParams(container, PARAM_BYTES);
-    const payload = verifiedPayload(bytes, container);
-    const filter = fromStoredParams("a scalable filter", () => new ScalableBloomFilter({
-      fpRate: params.getFloat64(0, true),
-      initialItems: Number(params.getBigUint64(8, true)),
-      growth: params.getUint32(16, true),
-      tightening: params.getFloat64(20, true),
-    }));
-    const parts = unnestParts(payload, params.getUint32(28, true), "stage");
+    const stored = readStored(bytes, RECIPE);
+    const payload = payloadOf(stored);
+    const filter = fromStoredParams(RECIPE.what, () => new ScalableBloomFilter(stored.params.options));
+    const parts = unnestParts(payload, stored.params.stages, "stage");
+    const stage = bitFilterRecipe(Kind.BloomFilter, "standard");
     parts.forEach((part, i) => {
-      const stored = BitFilter.readStored(part, Kind.BloomFilter, "standard");
+      const { params: stored } = readStored(part, stage);
       const plan = filter.stagePlan(i);
       // Math.pow may differ in the last bit between engines: the rate is compared to 1e-9.
       if (stored.planned.items !== plan.items || !(Math.abs(stored.planned.fpRate - plan.fpRate) <= 1e-9 * plan.fpRate)) {

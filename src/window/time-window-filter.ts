@@ -2,11 +2,13 @@
 // month, UTC). A key is "seen" when any live slice has it; otherwise it goes into the current
 // slice. Slices older than the window are dropped whole (cleared and reused), whether or not any
 // call came in between, because liveness is computed from the clock on every call.
-import { BitFilter } from "../bloom/bit-filter.js";
+import { BitFilter, bitFilterRecipe } from "../bloom/bit-filter.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { resolveGeometry } from "../bloom/geometry.js";
-import { concat, expectParams, fromStoredParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
+import type { BitsGeometry } from "../bloom/partitioned-bits.js";
+import { concat, Kind, nestParts, unnestParts, writeContainer } from "../format/container.js";
+import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { BATCH } from "../wasm/staging.js";
 import { granularity, granuleOf, granuleStart, GRANULARITY_CODES, type Granularity } from "./granularity.js";
@@ -41,6 +43,25 @@ function describeGeometry(g: { slots: number; partitions: number; hashes: number
   return `${g.partitions} x ${g.slots} bits with ${g.hashes} hashes`;
 }
 const PARAM_BYTES = 32;
+
+/**
+ * Format v1, kind 5: granularity, slices, the slices' plan, then each ring slot's granule; the
+ * payload nests each slice as a Bloom filter, whose geometry the plan must give.
+ */
+const RECIPE: Recipe<{ options: TimeWindowFilterOptions; slice: BitsGeometry; granules: number[] }> = {
+  kind: Kind.TimeWindowFilter,
+  what: "a time window",
+  paramBytes: { minimum: PARAM_BYTES, of: (params) => PARAM_BYTES + 8 * params.getUint32(4, true) },
+  read(params) {
+    const code = params.getUint32(0, true);
+    const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
+    if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
+    const options = checkOptions({ granularity: unit, slices: params.getUint32(4, true), itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true) });
+    const { geometry: slice } = resolveGeometry("standard", { items: options.itemsPerSlice, fpRate: options.fpRate });
+    const granules = Array.from({ length: options.slices }, (_, i) => params.getFloat64(PARAM_BYTES + 8 * i, true));
+    return { options, slice, granules };
+  },
+};
 
 /**
  * Per-key expiry without clearing everything. Guarantee: a key seen at time t is reported seen at
@@ -126,19 +147,13 @@ export class TimeWindowFilter {
    * cost no memory; what is built is at most the size of the bytes given.
    */
   static deserialize(bytes: Uint8Array, now?: () => number): TimeWindowFilter {
-    const container = readContainer(bytes, [Kind.TimeWindowFilter]);
-    if (container.params.byteLength < PARAM_BYTES) throw new FormatError("time-window parameters are truncated", "ERR_BAD_PARAMS");
-    const slices = container.params.getUint32(4, true);
-    const params = expectParams(container, PARAM_BYTES + 8 * slices);
-    const payload = verifiedPayload(bytes, container);
-    const code = params.getUint32(0, true);
-    const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
-    if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
-    const opts = fromStoredParams("a time window", () => checkOptions({ granularity: unit, slices, itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true), now }));
-    const { geometry: expected } = fromStoredParams("a time window", () => resolveGeometry("standard", { items: opts.itemsPerSlice, fpRate: opts.fpRate }));
-    const parts = unnestParts(payload, slices, "slice");
+    const stored = readStored(bytes, RECIPE);
+    const { options, slice: expected, granules } = stored.params;
+    const payload = payloadOf(stored);
+    const parts = unnestParts(payload, options.slices, "slice");
+    const sliceRecipe = bitFilterRecipe(Kind.BloomFilter, "standard");
     parts.forEach((part, i) => {
-      const { geometry } = BitFilter.readStored(part, Kind.BloomFilter, "standard");
+      const { geometry } = readStored(part, sliceRecipe).params;
       if (geometry.slots !== expected.slots || geometry.partitions !== expected.partitions || geometry.hashes !== expected.hashes) {
         throw new FormatError(`slice ${i} is ${describeGeometry(geometry)} where the window's parameters make ${describeGeometry(expected)}`, "ERR_BAD_PARAMS");
       }
@@ -150,8 +165,8 @@ export class TimeWindowFilter {
       for (const slice of ring) slice.dispose();
       throw error;
     }
-    const filter = new TimeWindowFilter(opts, ring);
-    parts.forEach((_, i) => (filter.granules[i] = params.getFloat64(PARAM_BYTES + 8 * i, true)));
+    const filter = new TimeWindowFilter({ ...options, now }, ring);
+    granules.forEach((g, i) => (filter.granules[i] = g));
     return filter;
   }
 
