@@ -4,6 +4,7 @@
 // mid-crawl and run again over the on-disk seen-set skips no page; two processes sharing Redis
 // fetch each page once between them.
 import { spawn } from "node:child_process";
+import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -192,5 +193,28 @@ describe("crawlsieve/crawler across processes", () => {
     checkCrawl(site, site.hits);
     expect(a!.scheduled + b!.scheduled).toBe(expectation(site).entries.size - site.queryPages.length);
     await site.close();
+  }, 90_000);
+
+  it("the example crawler (examples/crawl/node-crawler.js) fetches every page of the offline docs site once, and nothing on a second run", async () => {
+    const example = new URL("../examples/crawl/node-crawler.js", import.meta.url).pathname;
+    const store = join(dir, "example");
+    // One port for both runs, so the URLs (and their keys in the store) are the same.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const run = () =>
+      new Promise<Record<string, number>>((resolve, reject) => {
+        const proc = spawn(process.execPath, [example, store, "300", String(port)], { stdio: ["ignore", "pipe", "inherit"] });
+        let out = "";
+        proc.stdout.on("data", (d) => (out += d));
+        proc.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`example exited ${code}`))));
+      });
+    const first = await run();
+    expect([first.sitePages, first.fetched, first.fetchedTwice, first.scheduled]).toEqual([300, 300, 0, 300]);
+    const second = await run();
+    expect([second.fetched, second.scheduled, second.dropped]).toEqual([0, 0, 1]);
   }, 90_000);
 });

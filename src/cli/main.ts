@@ -5,26 +5,45 @@ import { createRequire } from "node:module";
 import { initSync } from "../wasm/node.js";
 import { CrawlsieveError } from "../errors.js";
 import { explainOptionError } from "./option-errors.js";
-import { canonicalizeCommand, canonicalizeUsage } from "./commands/canonicalize.js";
-import { dedup, dedupUsage } from "./commands/dedup.js";
-import { md5Command, md5Usage } from "./commands/md5.js";
-import { nearDups, nearDupsUsage } from "./commands/near-dups.js";
-import { size, sizeUsage } from "./commands/size.js";
 
-const commands: Record<string, { run: (argv: string[]) => number | Promise<number>; usage: string }> = {
-  dedup: { run: dedup, usage: dedupUsage },
-  canonicalize: { run: canonicalizeCommand, usage: canonicalizeUsage },
-  "near-dups": { run: nearDups, usage: nearDupsUsage },
-  md5: { run: md5Command, usage: md5Usage },
-  size: { run: size, usage: sizeUsage },
+interface Command {
+  run(argv: string[]): number | Promise<number>;
+  readonly usage: string;
+}
+
+// Each command's module is loaded when it runs: start-up is a large share of a short run, and
+// `dedup` of a file should not first load what `near-dups` needs.
+const commands: Record<string, () => Promise<Command>> = {
+  dedup: async () => {
+    const m = await import("./commands/dedup.js");
+    return { run: m.dedup, usage: m.dedupUsage };
+  },
+  canonicalize: async () => {
+    const m = await import("./commands/canonicalize.js");
+    return { run: m.canonicalizeCommand, usage: m.canonicalizeUsage };
+  },
+  "near-dups": async () => {
+    const m = await import("./commands/near-dups.js");
+    return { run: m.nearDups, usage: m.nearDupsUsage };
+  },
+  md5: async () => {
+    const m = await import("./commands/md5.js");
+    return { run: m.md5Command, usage: m.md5Usage };
+  },
+  size: async () => {
+    const m = await import("./commands/size.js");
+    return { run: m.size, usage: m.sizeUsage };
+  },
 };
 
-const usage = `usage: crawlsieve <command> [options]     (crawlsieve --version prints the version)
+/** The whole usage text (every command's module is loaded for it). */
+async function usage(): Promise<string> {
+  const all = await Promise.all(Object.values(commands).map((load) => load()));
+  return `usage: crawlsieve <command> [options]     (crawlsieve --version prints the version)
 
-${Object.values(commands)
-  .map((command) => command.usage)
-  .join("\n\n")}
+${all.map((command) => command.usage).join("\n\n")}
 `;
+}
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -33,14 +52,15 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(usage);
+    process.stdout.write(await usage());
     return name === undefined ? 2 : 0;
   }
-  const command = commands[name];
-  if (command === undefined) {
-    process.stderr.write(`crawlsieve: unknown command ${JSON.stringify(name)}\n\n${usage}`);
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (load === undefined) {
+    process.stderr.write(`crawlsieve: unknown command ${JSON.stringify(name)}\n\n${await usage()}`);
     return 2;
   }
+  const command = await load();
   if (rest.includes("--help") || rest.includes("-h")) {
     process.stdout.write(command.usage + "\n");
     return 0;

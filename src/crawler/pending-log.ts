@@ -23,7 +23,7 @@ export interface PendingLog {
 }
 
 /**
- * An append-only file of "+" and "-" JSON lines, fsynced on every write. Opening it compacts it
+ * An append-only file of "+" and "-" JSON lines ("+" fsynced, see add). Opening it compacts it
  * (the live entries written to a new file, renamed over the old); a torn last line, left by a
  * crash in the middle of a write, is ignored: its write had not returned.
  */
@@ -50,14 +50,17 @@ export function filePendingLog(path: string): PendingLog {
   closeSync(compact);
   renameSync(aside, path);
   const fd = openSync(path, "a");
-  const append = (lines: string[]) => {
+  const append = (lines: string[], sync: boolean) => {
     if (lines.length === 0) return;
     writeSync(fd, lines.join(""));
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
   };
   return {
-    add: async (entries) => append([...entries].map(([key, request]) => `${JSON.stringify(["+", key, request])}\n`)),
-    remove: async (keys) => append(keys.map((key) => `${JSON.stringify(["-", key])}\n`)),
+    // A "+" must reach the disk before its key is committed as seen; a "-" lost to a power cut
+    // only makes a finished request run again, so removals are written without waiting for the
+    // disk (a killed process loses nothing written: the kernel has it).
+    add: async (entries) => append([...entries].map(([key, request]) => `${JSON.stringify(["+", key, request])}\n`), true),
+    remove: async (keys) => append(keys.map((key) => `${JSON.stringify(["-", key])}\n`), false),
     entries: async () => new Map(live),
     close: async () => closeSync(fd),
   };

@@ -76,6 +76,13 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
+interface Ending {
+  readonly key: string;
+  readonly failed: boolean;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
 type Callback = (error: unknown, response: unknown, done?: unknown) => unknown;
 
 /** Replaces node-crawler's duplicate check with an atomic check-and-insert over a SeenSet. */
@@ -94,31 +101,31 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   const pending = pendingLog(options.pending, spec, worker);
   const stats: CrawlerSieveStats = { checked: 0, scheduled: 0, dropped: 0, resumed: 0, forgotten: 0 };
 
-  // Every write of the sieve runs in this one chain, in the order it was asked for: a page's
-  // links are recorded before the page is removed from the pending record.
-  let chain: Promise<unknown> = Promise.resolve();
-  const serially = <T>(task: () => Promise<T>): Promise<T> => {
-    const run = chain.then(task);
-    chain = run.catch(() => undefined);
-    return run;
-  };
+  // All writes of the sieve happen in one flush at a time (group commit): adds and finished
+  // requests that arrive while a flush runs wait for the next one, so under load one flush (one
+  // durable commit) serves many pages. A flush first records and commits the links waiting, then
+  // ends the finished requests: a page's links are recorded before the page leaves the record.
   let waiting: Waiting[] = [];
+  let ending: Ending[] = [];
+  let busy = false;
+  let scheduled = false;
   const resumeKeys = new Set<string>();
   let inFlight = 0;
-  let flushing = 0;
   const idleWaiters: (() => void)[] = [];
   const checkIdle = () => {
-    if (inFlight === 0 && flushing === 0 && waiting.length === 0) for (const wake of idleWaiters.splice(0)) wake();
+    if (inFlight === 0 && !busy && !scheduled && waiting.length === 0 && ending.length === 0) for (const wake of idleWaiters.splice(0)) wake();
+  };
+  const schedule = () => {
+    if (busy || scheduled) return;
+    scheduled = true;
+    queueMicrotask(flush);
   };
 
   /** Called once a new request finished: its record goes, and after a final failure maybe its key. */
   const finished = (key: string, failed: boolean) =>
-    serially(async () => {
-      if (failed && forget) {
-        await seen.removeMany!([key]);
-        stats.forgotten++;
-      }
-      await pending?.remove([key]);
+    new Promise<void>((resolve, reject) => {
+      ending.push({ key, failed, resolve, reject });
+      schedule();
     });
 
   /** Wraps a new request's callback so its end is known (node-crawler calls it once, after its retries). */
@@ -138,7 +145,7 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
         if (released) return;
         released = true;
         // Released only after the links this page added went through the sieve and were
-        // scheduled (the chain, then a macrotask): node-crawler emits "drain" when a release
+        // scheduled (the flush, then a macrotask): node-crawler emits "drain" when a release
         // finds its queues empty, and links still being checked are not in them yet.
         void finished(key, failed).finally(() => setImmediate(release));
       };
@@ -152,42 +159,75 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
     };
   };
 
+  /** Records and commits the waiting adds; returns which were new. */
+  const commit = async (batch: readonly Waiting[], unrecord: string[]): Promise<Uint8Array> => {
+    if (batch.length === 0) return new Uint8Array(0);
+    const keys = batch.map((w) => w.key);
+    const entries = new Map<string, PendingRequest>();
+    if (pending !== undefined) {
+      // Recorded before a key can be reported new: a crash after the commit leaves it pending.
+      const maybeNew = await seen.hasMany(keys);
+      batch.forEach((w, i) => maybeNew[i] === 0 && !entries.has(w.key) && entries.set(w.key, keptFields(w.request)));
+      await pending.add(entries);
+    }
+    const fresh = await seen.addMany(keys);
+    const kept = new Set<string>();
+    batch.forEach((w, i) => {
+      if (fresh[i] === 1) {
+        kept.add(w.key);
+        watch(w.request, w.key);
+        stats.scheduled++;
+      } else stats.dropped++;
+    });
+    // Only the records this batch wrote: a key recorded by an earlier batch is still pending.
+    for (const key of entries.keys()) if (!kept.has(key)) unrecord.push(key);
+    return fresh;
+  };
+
+  /** Ends finished requests: forgets the failed ones where asked, and leaves their keys to unrecord. */
+  const end = async (ends: readonly Ending[], unrecord: string[]): Promise<void> => {
+    const failed = forget ? ends.filter((e) => e.failed).map((e) => e.key) : [];
+    if (failed.length > 0) {
+      await seen.removeMany!(failed);
+      stats.forgotten += failed.length;
+    }
+    for (const e of ends) unrecord.push(e.key);
+  };
+
   const flush = () => {
+    scheduled = false;
     const batch = waiting;
+    const ends = ending;
     waiting = [];
-    flushing++;
-    void serially(async () => {
-      const keys = batch.map((w) => w.key);
-      const entries = new Map<string, PendingRequest>();
-      if (pending !== undefined) {
-        // Recorded before a key can be reported new: a crash after the commit leaves it pending.
-        const maybeNew = await seen.hasMany(keys);
-        batch.forEach((w, i) => maybeNew[i] === 0 && !entries.has(w.key) && entries.set(w.key, keptFields(w.request)));
-        await pending.add(entries);
-      }
-      const fresh = await seen.addMany(keys);
-      const kept = new Set<string>();
-      batch.forEach((w, i) => {
-        if (fresh[i] === 1) {
-          kept.add(w.key);
-          watch(w.request, w.key);
-          stats.scheduled++;
-        } else stats.dropped++;
-      });
-      // Only the records this batch wrote: a key recorded by an earlier batch is still pending.
-      if (pending !== undefined) await pending.remove([...entries.keys()].filter((k) => !kept.has(k)));
+    ending = [];
+    busy = true;
+    const unrecord: string[] = [];
+    const work = (async () => {
+      const fresh = await commit(batch, unrecord);
+      await end(ends, unrecord);
+      if (pending !== undefined && unrecord.length > 0) await pending.remove(unrecord);
       return fresh;
-    })
+    })();
+    void work
       .then(
-        (fresh) => batch.forEach((w, i) => w.resolve(fresh[i] === 0)),
-        (error) => batch.forEach((w) => w.reject(error)),
+        (fresh) => {
+          batch.forEach((w, i) => w.resolve(fresh[i] === 0));
+          for (const e of ends) e.resolve();
+        },
+        (error) => {
+          batch.forEach((w) => w.reject(error));
+          for (const e of ends) e.reject(error);
+        },
       )
       // After node-crawler has scheduled the batch's new requests (its own then, a microtask later).
       .then(() => setImmediate(() => {
-        flushing--;
+        busy = false;
+        if (waiting.length > 0 || ending.length > 0) schedule();
         checkIdle();
       }));
+    lastFlush = work.then(() => undefined, () => undefined);
   };
+  let lastFlush: Promise<void> = Promise.resolve();
 
   const exists = (request: Record<string, unknown>): Promise<boolean> => {
     stats.checked++;
@@ -200,7 +240,7 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
     }
     return new Promise((resolve, reject) => {
       waiting.push({ key, request, resolve, reject });
-      if (waiting.length === 1) queueMicrotask(flush);
+      schedule();
     });
   };
 
@@ -208,6 +248,12 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   crawler.seen = { initialize: async () => undefined, dispose: async () => undefined, exists };
   crawler.options.skipDuplicates = true;
   void Promise.resolve(old?.dispose?.()).catch(() => undefined);
+
+  const sieveIdle = () =>
+    new Promise<void>((resolve) => {
+      idleWaiters.push(resolve);
+      setImmediate(checkIdle);
+    });
 
   if (pending !== undefined) {
     const entries = await pending.entries();
@@ -223,12 +269,14 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   return {
     seen,
     stats,
-    idle: () => new Promise<void>((resolve) => {
-      idleWaiters.push(resolve);
-      setImmediate(checkIdle);
-    }),
+    idle: sieveIdle,
     close: async () => {
-      await chain;
+      // The flush under way and one scheduled are finished; requests still being fetched are not
+      // waited for (they stay in the pending record, and the next attach schedules them again).
+      while (busy || scheduled) {
+        await lastFlush;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       await pending?.close();
       await seen.close();
     },

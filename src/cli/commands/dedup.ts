@@ -1,20 +1,9 @@
 // `crawlsieve dedup`: lines in, first occurrences out, order kept, streaming in bounded memory.
-import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { BloomFilter } from "../../bloom/bloom-filter.js";
-import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
-import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
-import { Deduplicator } from "../../dedup/deduplicator.js";
-import { openLmdbStore } from "../../dedup/lmdb-store.js";
-import { StoreDeduplicator } from "../../dedup/store-deduplicator.js";
 import { CrawlsieveError } from "../../errors.js";
-import { canonicalizeUrl } from "../../url/canonicalize.js";
-import { lineBatches, readInputs, type LineBatch } from "../lines.js";
-import { urlFlags, urlOptions } from "../url-options.js";
-import { Output } from "../output.js";
+import { urlFlags } from "../url-options.js";
 import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption, writableFileOption } from "../parse.js";
-import { redisSet } from "../redis-set.js";
 import { LineDeduplicator } from "../../lines/line-deduplicator.js";
 import { runLinePipeline } from "../line-pipeline.js";
 
@@ -51,52 +40,6 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--app
                   BloomFilter.deserialize (BlockedBloomFilter.deserialize) in Node, browsers and
                   workers (and in the demo page)
   --stats         one JSON line of counts and timings on stderr at the end`;
-
-/** What dedup needs of its seen-set: add keys, learn which were new. */
-interface SeenSet {
-  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array | Promise<Uint8Array>;
-  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array | Promise<Uint8Array>;
-  readonly byteLength: number;
-  /** Extra numbers for --stats. */
-  report(): Record<string, unknown>;
-  /** The filter in format v1 (approximate in-memory sets only), for --save-filter. */
-  serialize?(): Uint8Array;
-}
-
-function exactSet(items: number, fpRate: number): SeenSet {
-  const dedup = new Deduplicator({ items, fpRate });
-  return {
-    addSpans: (data, spans) => dedup.checkSpans(data, spans).isNew,
-    addMany: (keys) => dedup.checkMany(keys).isNew,
-    get byteLength() {
-      return dedup.byteLength;
-    },
-    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, countingFilter: dedup.filter }),
-  };
-}
-
-function storeSet(dir: string, items: number, fpRate: number): SeenSet & { close(): void } {
-  const dedup = new StoreDeduplicator(openLmdbStore(dir), { items, fpRate });
-  return {
-    addSpans: (data, spans) => dedup.checkSpans(data, spans).isNew,
-    addMany: (keys) => dedup.checkMany(keys).isNew,
-    byteLength: 0,
-    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, stored: dedup.size, rebuiltFilter: dedup.rebuilt, filterCoversStore: dedup.filterCoversStore }),
-    close: () => dedup.close(),
-  };
-}
-
-function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilter): SeenSet {
-  return {
-    addSpans: (data, spans) => filter.addSpans(data, spans),
-    addMany: (keys) => filter.addMany(keys),
-    get byteLength() {
-      return filter.byteLength;
-    },
-    report: () => ({}),
-    serialize: () => filter.serialize(),
-  };
-}
 
 /** Runs `dedup`; returns the exit code. */
 export async function dedup(argv: string[]): Promise<number> {
@@ -135,92 +78,10 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined) {
     return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true });
   }
-  const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
-    ? await redisSet({ url: values.redis, namespace: values.namespace, window: values.window, exact, items, fpRate })
-    : values.store !== undefined
-    ? storeSet(values.store, items ?? 1_000_000, fpRate)
-    : exact
-    ? exactSet(items ?? 1_000_000, fpRate)
-    : approxSet(
-        items === undefined
-          ? new ScalableBloomFilter({ fpRate })
-          : values.blocked
-            ? new BlockedBloomFilter({ items, fpRate })
-            : new BloomFilter({ items, fpRate }),
-      );
-
-  if (values["save-filter"] !== undefined && filter.serialize === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
-  const canonical = values.canonicalize ? urlOptions(values) : undefined;
-  if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
-  // With --canonicalize the keys are the lines' canonical URLs; otherwise the line bytes themselves.
-  const addBatch = (batch: LineBatch): Uint8Array | Promise<Uint8Array> => {
-    if (canonical === undefined) return filter.addSpans(batch.data, batch.spans);
-    const keys = new Array<string>(batch.count);
-    for (let i = 0; i < batch.count; i++) keys[i] = canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), canonical);
-    return filter.addMany(keys);
-  };
-
-  const durable = values.store !== undefined || values.redis !== undefined;
-  const started = performance.now();
-  const out = new Output();
-  const progress = new Progress();
-  const newline = Uint8Array.of(0x0a);
-  let lines = 0;
-  let unique = 0;
-  let bytesIn = 0;
-  try {
-    for await (const source of readInputs(positionals)) {
-      for await (const batch of lineBatches(source)) {
-        const fresh = await addBatch(batch);
-        // Consecutive new lines are written as one piece of the input buffer.
-        let runStart = -1;
-        let runEnd = -1;
-        for (let i = 0; i < batch.count; i++) {
-          if (fresh[i] === 0) continue;
-          unique++;
-          const start = batch.spans[2 * i];
-          if (start !== runEnd) {
-            if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-            runStart = start;
-          }
-          runEnd = batch.ends[i];
-        }
-        if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-        if (batch.unterminated && fresh[0] === 1) out.push(newline);
-        lines += batch.count;
-        bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
-        // With a durable store the batch is committed: print it now, so little is committed unprinted.
-        if (out.full || durable) await out.flush();
-        progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
-      }
-    }
-    await out.end();
-  } finally {
-    // Also on errors: an open Redis connection would otherwise keep the process alive.
-    await filter.close?.();
-  }
-  if (values["save-filter"] !== undefined) await writeFile(values["save-filter"], filter.serialize!());
-  progress.done();
-  if (values.stats) {
-    const seconds = (performance.now() - started) / 1000;
-    const stats = {
-      command: "dedup",
-      mode: exact ? "exact" : "approx",
-      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : values.store !== undefined ? "counting+lmdb" : exact ? "counting+fingerprints" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
-      fpRate,
-      canonicalize: canonical !== undefined,
-      lines,
-      unique,
-      duplicates: lines - unique,
-      bytesIn,
-      memoryBytes: filter.byteLength,
-      ...filter.report(),
-      seconds: Number(seconds.toFixed(3)),
-      linesPerSecond: Math.round(lines / seconds),
-    };
-    process.stderr.write(JSON.stringify(stats) + "\n");
-  }
-  return 0;
+  // Keys that need a store, Redis, canonical URLs or a saved filter go through the keyed path,
+  // loaded only then: the byte pipeline above starts without its modules.
+  const { keyedDedup } = await import("./dedup-keyed.js");
+  return keyedDedup(positionals, values, { exact, fpRate, items });
 }
 
 /** `dedup` of raw lines held in memory: the byte pipeline (src/lines/). */
