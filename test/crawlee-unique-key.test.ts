@@ -111,8 +111,9 @@ describe("crawleeUniqueKey equals new Request({ url, ...options }).uniqueKey", (
     expect(extended.length).toBeGreaterThan(5_000);
   });
 
-  it.each(VERSIONS)("for 80,000 generated cases (Crawlee %s)", (_, RequestClass) => {
-    const bad = mismatches(RequestClass, cases);
+  // All of them against the newest Crawlee; the first 20,000 against the older ones (the same code, checked for drift).
+  it.each(VERSIONS.map(([v, R], i) => [v, i === 0 ? cases.length : 20_000, R] as const))("Crawlee %s: the first %i generated cases", (_, count, RequestClass) => {
+    const bad = mismatches(RequestClass, cases.slice(0, count));
     expect(bad.slice(0, 5)).toEqual([]);
   });
 

@@ -8,6 +8,10 @@ export interface SiteOptions {
   readonly navLinks?: number;
   /** Delay before each answer, in ms (default 0). */
   readonly delayMs?: number;
+  /** false: no /old/i redirects (default true). */
+  readonly redirects?: boolean;
+  /** false: no /fail/i pages (default true). */
+  readonly failing?: boolean;
   /** Called when a request arrives: its entry ("GET /p/1", "POST /submit q=1") and its count so far. */
   readonly onRequest?: (entry: string, count: number) => void;
 }
@@ -43,5 +47,5 @@ export interface CrawlSite {
 /** Starts the site on a free loopback port. */
 export function startSite(options?: SiteOptions): Promise<CrawlSite>;
 
-/** The article text of page i (120 words, deterministic). */
+/** The article text of page i (400 words, deterministic). */
 export function articleText(i: number): string;

@@ -35,10 +35,10 @@ const WORDS = ("crawler queue frontier request response header body link anchor 
   "archive category tag author date update release version install guide tutorial reference example config option default " +
   "value number string array object method class module package export import function return error warning retry limit").split(" ");
 
-/** The article text of page i: 120 words drawn from a PRNG seeded by i. */
+/** The article text of page i: 400 words drawn from a PRNG seeded by i. */
 export function articleText(i) {
   const next = rng(1000 + i);
-  return Array.from({ length: 120 }, () => WORDS[Math.floor(next() * WORDS.length)]).join(" ");
+  return Array.from({ length: 400 }, () => WORDS[Math.floor(next() * WORDS.length)]).join(" ");
 }
 
 const escape = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -46,7 +46,8 @@ const escape = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/
 /**
  * Starts the site. Options: pages (content pages /p/0../p/N-1, default 100), navLinks (link
  * occurrences in the navigation block, default 1250), delayMs (before each answer, default 0),
- * onRequest(entry, count) (called on arrival with "METHOD /path" and its count so far).
+ * redirects / failing (false: no /old/i, no /fail/i pages), onRequest(entry, count) (called on
+ * arrival with "METHOD /path" and its count so far).
  */
 export async function startSite(options = {}) {
   const pages = options.pages ?? 100;
@@ -54,8 +55,8 @@ export async function startSite(options = {}) {
   const delayMs = options.delayMs ?? 0;
   const onRequest = options.onRequest;
   const every = (n) => Array.from({ length: pages }, (_, i) => i).filter((i) => i % n === 0);
-  const redirects = every(20);
-  const failing = every(25).map((i) => i + 1).filter((i) => i < pages);
+  const redirects = options.redirects === false ? [] : every(20);
+  const failing = options.failing === false ? [] : every(25).map((i) => i + 1).filter((i) => i < pages);
   const templates = every(10);
   const queryPages = every(5);
   const extras = every(10);

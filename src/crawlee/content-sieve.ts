@@ -1,0 +1,109 @@
+// Near-duplicate pages (one article in two templates, a print view, a session-id copy) found by
+// the SimHash of the page's text: each page's 64-bit fingerprint is looked up in a NearDupIndex
+// (every stored fingerprint within maxDistance bits, exactly) and then stored. A page near one
+// seen before is marked, and its pushData and enqueueLinks become no-ops (configurable). Use it
+// as router middleware: router.use(sieve.middleware).
+import { CrawlsieveError } from "../errors.js";
+import { htmlToText } from "../html/html-to-text.js";
+import { init, NearDupIndex, simhash } from "../index.node.js";
+import * as check from "../validate.js";
+import { DEFAULT_SKIP, muteContext, type PageEffect } from "./page-effects.js";
+
+/** The page a near-duplicate resembles. */
+export interface NearDuplicate {
+  /** URL of the page seen first. */
+  readonly url: string;
+  /** Hamming distance of the two fingerprints. */
+  readonly distance: number;
+}
+
+/** Options of ContentSieve.open. */
+export interface ContentSieveOptions {
+  /** Largest Hamming distance that counts as near (0 to 8, default 3). */
+  readonly maxDistance?: number;
+  /** The page's text (default: htmlToText of the response body, boilerplate removed). */
+  readonly text?: (ctx: PageContext) => string | Promise<string>;
+  /** What a near-duplicate page loses (default ["pushData", "enqueueLinks"]). */
+  readonly skip?: readonly PageEffect[];
+  /** Pages with fewer words are never called near-duplicates: short texts collide (default 20). */
+  readonly minWords?: number;
+}
+
+/** The parts of a crawling context the sieve reads. */
+export interface PageContext {
+  readonly request: { readonly url: string; readonly loadedUrl?: string; readonly uniqueKey: string };
+  readonly body?: unknown;
+}
+
+/** Marks pages whose text is near a page seen before; a router middleware. */
+export class ContentSieve {
+  /** Pages looked at, and those found near an earlier one. */
+  readonly stats = { pages: 0, duplicates: 0 };
+  private readonly index: NearDupIndex;
+  private readonly seen: { url: string; uniqueKey: string }[] = [];
+  private readonly stored = new Set<string>();
+  private readonly marks = new WeakMap<object, NearDuplicate>();
+
+  private constructor(private readonly opts: Required<Pick<ContentSieveOptions, "skip" | "minWords">> & ContentSieveOptions) {
+    this.index = new NearDupIndex({ maxDistance: opts.maxDistance ?? 3 });
+  }
+
+  /** A sieve with its own index (the WebAssembly module is loaded first). */
+  static async open(options: ContentSieveOptions = {}): Promise<ContentSieve> {
+    await init();
+    const opts = check.options<ContentSieveOptions>("options", options);
+    if (opts.text !== undefined && typeof opts.text !== "function") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "text must be a function of the crawling context");
+    const skip = opts.skip ?? DEFAULT_SKIP;
+    for (const s of skip) check.oneOf<PageEffect>("skip", s, ["pushData", "enqueueLinks", "addRequests"]);
+    return new ContentSieve({ ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) });
+  }
+
+  /** Router middleware: checks the page, and mutes it when it is a near-duplicate. */
+  readonly middleware = async (ctx: PageContext): Promise<void> => {
+    const near = await this.check(ctx);
+    if (near !== undefined) muteContext(ctx as unknown as Record<string, unknown>, this.opts.skip);
+  };
+
+  /** Checks a page and remembers it; returns the earlier page it is near, if any. */
+  async check(ctx: PageContext): Promise<NearDuplicate | undefined> {
+    const text = this.opts.text !== undefined ? await this.opts.text(ctx) : defaultText(ctx);
+    this.stats.pages += 1;
+    if (text.split(/\s+/).filter(Boolean).length < this.opts.minWords) return undefined;
+    // From here to the end nothing awaits: the lookup and the insert are one step for concurrent pages.
+    const fp = simhash(text);
+    const { uniqueKey } = ctx.request;
+    const matches = this.index.query(fp).filter((m) => this.seen[m.id].uniqueKey !== uniqueKey);
+    if (matches.length > 0) {
+      const best = matches.reduce((a, b) => (b.distance < a.distance ? b : a));
+      const mark = { url: this.seen[best.id].url, distance: best.distance };
+      this.marks.set(ctx.request, mark);
+      this.stats.duplicates += 1;
+      return mark;
+    }
+    // A retried page (its handler failed after this ran) is stored once and never matches itself.
+    if (!this.stored.has(uniqueKey)) {
+      this.stored.add(uniqueKey);
+      this.index.add(this.seen.length, fp);
+      this.seen.push({ url: ctx.request.loadedUrl ?? ctx.request.url, uniqueKey });
+    }
+    return undefined;
+  }
+
+  /** The earlier page this request's page was found near (after the middleware ran), or undefined. */
+  duplicateOf(ctx: Pick<PageContext, "request">): NearDuplicate | undefined {
+    return this.marks.get(ctx.request);
+  }
+
+  /** Frees the index. */
+  dispose(): void {
+    this.index.dispose();
+  }
+}
+
+/** htmlToText of the body Crawlee's HTTP crawlers put on the context (a string or a Buffer). */
+function defaultText(ctx: PageContext): string {
+  const body = ctx.body;
+  if (typeof body === "string") return htmlToText(body);
+  if (body instanceof Uint8Array) return htmlToText(new TextDecoder().decode(body));
+  throw new CrawlsieveError("ERR_NO_BODY", `the crawling context of ${ctx.request.url} has no body: pass options.text (e.g. for a browser crawler, (ctx) => ctx.page.content())`);
+}

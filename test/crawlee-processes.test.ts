@@ -1,0 +1,124 @@
+// crawlsieve/crawlee across processes: a crawler killed with SIGKILL mid-crawl and run again over
+// the same queue storage and seen-set (lmdb, Redis), and a fleet of three crawler processes, each
+// with its own queue, sharing one Redis seen-set. The crawlers are test/support/crawlee-child.mjs;
+// what they fetch is counted by the local site, keyed by Crawlee's own Request.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Request } from "crawlee";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSite, type CrawlSite } from "./support/crawl-site.js";
+import { startRedis, type RedisServer } from "./support/redis-server.js";
+
+const child = new URL("./support/crawlee-child.mjs", import.meta.url).pathname;
+let site: CrawlSite;
+let redis: RedisServer;
+let onHit: (entry: string) => void = () => undefined;
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "cs-crawlee-proc-"));
+  dirs.push(dir);
+  return dir;
+};
+
+beforeAll(async () => {
+  // No redirects and no failing pages here: every page's count is 1, so any extra fetch shows.
+  [site, redis] = await Promise.all([startSite({ pages: 20, navLinks: 200, delayMs: 15, redirects: false, failing: false, onRequest: (entry) => onHit(entry) }), startRedis()]);
+}, 30_000);
+afterAll(async () => {
+  await Promise.all([site?.close(), redis?.stop()]);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const crawleeKey = (url: string) => new Request({ url }).uniqueKey;
+
+/** The hits since the last reset, by Crawlee key. */
+function hitsByKey(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [entry, count] of site.hits) {
+    const key = crawleeKey(`${site.origin}${entry.split(" ")[1]}`);
+    out.set(key, (out.get(key) ?? 0) + count);
+  }
+  return out;
+}
+
+/** Every page the site links, by Crawlee key. */
+const allKeys = () => new Set(site.slots().map((s) => crawleeKey(new URL(s, `${site.origin}/`).href)));
+
+/** Runs the child crawler; resolves with its exit code or signal and what it printed. */
+function runChild(options: object, killAfterHits?: number): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [child, JSON.stringify(options)], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    proc.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    if (killAfterHits !== undefined) {
+      let seen = 0;
+      onHit = () => {
+        if (++seen === killAfterHits) proc.kill("SIGKILL");
+      };
+    }
+    proc.on("exit", (code, signal) => {
+      onHit = () => undefined;
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+const lines = (file: string) => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : []);
+
+describe.each(["lmdb", "redis"] as const)("kill -9 mid-crawl, then a rerun (%s seen-set)", (backend) => {
+  it("fetches no acknowledged page twice, skips none, and acknowledges each page once", async () => {
+    const dir = tempDir();
+    const seen = backend === "lmdb" ? { backend, path: join(dir, "seen") } : { backend, url: redis.url, name: `killed-${Math.random()}` };
+    const options = { storage: join(dir, "storage"), seen, start: [`${site.origin}/`], concurrency: 4, lockSecs: 3, doneLog: join(dir, "done-1.log") };
+    site.reset();
+    const first = await runChild(options, 12);
+    expect(first.signal, first.stderr).toBe("SIGKILL");
+    const hits1 = hitsByKey();
+    const done1 = lines(options.doneLog);
+    expect(hits1.size).toBeGreaterThanOrEqual(12);
+    expect(hits1.size).toBeLessThan(allKeys().size);
+
+    site.reset();
+    const second = await runChild({ ...options, doneLog: join(dir, "done-2.log") });
+    expect(second.code, second.stderr).toBe(0);
+    const hits2 = hitsByKey();
+    const done2 = lines(join(dir, "done-2.log"));
+
+    // Skips none: every page fetched in one run or the other.
+    expect(new Set([...hits1.keys(), ...hits2.keys()])).toEqual(allKeys());
+    // No acknowledged page fetched again; a page fetched twice was one in flight at the kill.
+    for (const key of done1) expect(hits2.has(key), key).toBe(false);
+    for (const [key, count] of hits2) {
+      expect(count, key).toBe(1);
+      if (hits1.has(key)) expect(done1, key).not.toContain(key);
+    }
+    for (const count of hits1.values()) expect(count).toBe(1);
+    // Every page acknowledged exactly once over both runs.
+    expect([...done1, ...done2].sort()).toEqual([...allKeys()].sort());
+  }, 90_000);
+});
+
+describe("a fleet of three crawler processes, each with its own queue, sharing one Redis seen-set", () => {
+  it("fetches each page once across the fleet", async () => {
+    const dir = tempDir();
+    const name = `fleet-${Math.random()}`;
+    site.reset();
+    const runs = await Promise.all(
+      [1, 2, 3].map((i) =>
+        runChild({ seen: { backend: "redis", url: redis.url, name }, commit: "on-check", resume: "keep", queue: `fleet-${i}`, start: [`${site.origin}/p/${i}`], concurrency: 4, doneLog: join(dir, `done-${i}.log`) }),
+      ),
+    );
+    for (const run of runs) expect(run.code, run.stderr).toBe(0);
+    const hits = hitsByKey();
+    expect(new Set(hits.keys())).toEqual(allKeys());
+    for (const [key, count] of hits) expect(count, key).toBe(1);
+    // Together they acknowledged each page once. (Which process gets which page is a race: with a
+    // queue per process, the first to enqueue the navigation block claims the pages it links.)
+    const done = [1, 2, 3].map((i) => lines(join(dir, `done-${i}.log`)));
+    expect(done.flat().sort()).toEqual([...allKeys()].sort());
+  }, 90_000);
+});
