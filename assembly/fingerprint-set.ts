@@ -10,6 +10,13 @@ import { mulhi64 } from "./reduce";
 const BUCKET: usize = 64;
 const SLOT: usize = 16;
 
+/** The low word of digest d as stored: an all-zero digest is stored with lo = 1. */
+// @ts-ignore: decorator
+@inline function storedLo(d: usize): u64 {
+  const lo = load<u64>(d);
+  return (lo | load<u64>(d, 8)) == 0 ? 1 : lo;
+}
+
 /**
  * Adds digests[0, n) in order: out[i] = 1 when digest i was new. A partition already holding
  * `limit` keys takes no new one: the batch stops there and the count done is returned (the
@@ -19,9 +26,8 @@ export function setAddMany(table: usize, logParts: u32, buckets: u32, counts: us
   const partBytes = <usize>buckets * BUCKET;
   for (let i: u32 = 0; i < n; i++) {
     const d = digests + (<usize>i << 4);
-    let lo = load<u64>(d);
+    const lo = storedLo(d);
     const hi = load<u64>(d, 8);
-    if ((lo | hi) == 0) lo = 1;
     const part = partitionOf(hi, logParts);
     const base = table + <usize>part * partBytes;
     const end = base + partBytes;
@@ -45,9 +51,8 @@ export function setHasMany(table: usize, logParts: u32, buckets: u32, digests: u
   const partBytes = <usize>buckets * BUCKET;
   for (let i: u32 = 0; i < n; i++) {
     const d = digests + (<usize>i << 4);
-    let lo = load<u64>(d);
+    const lo = storedLo(d);
     const hi = load<u64>(d, 8);
-    if ((lo | hi) == 0) lo = 1;
     const base = table + <usize>partitionOf(hi, logParts) * partBytes;
     const home = base + <usize>mulhi64(lo, <u64>buckets) * BUCKET;
     store<u8>(out + i, <u8>contains(base, base + partBytes, home, lo, hi));
@@ -61,9 +66,8 @@ export function setRemoveMany(table: usize, logParts: u32, buckets: u32, counts:
   let removed: u32 = 0;
   for (let i: u32 = 0; i < n; i++) {
     const d = digests + (<usize>i << 4);
-    let lo = load<u64>(d);
+    const lo = storedLo(d);
     const hi = load<u64>(d, 8);
-    if ((lo | hi) == 0) lo = 1;
     const part = partitionOf(hi, logParts);
     const base = table + <usize>part * partBytes;
     // Find the key's slot: from its home slot to the first empty one.

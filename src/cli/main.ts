@@ -14,26 +14,11 @@ interface Command {
 // Each command's module is loaded when it runs: start-up is a large share of a short run, and
 // `dedup` of a file should not first load what `near-dups` needs.
 const commands: Record<string, () => Promise<Command>> = {
-  dedup: async () => {
-    const m = await import("./commands/dedup.js");
-    return { run: m.dedup, usage: m.dedupUsage };
-  },
-  canonicalize: async () => {
-    const m = await import("./commands/canonicalize.js");
-    return { run: m.canonicalizeCommand, usage: m.canonicalizeUsage };
-  },
-  "near-dups": async () => {
-    const m = await import("./commands/near-dups.js");
-    return { run: m.nearDups, usage: m.nearDupsUsage };
-  },
-  md5: async () => {
-    const m = await import("./commands/md5.js");
-    return { run: m.md5Command, usage: m.md5Usage };
-  },
-  size: async () => {
-    const m = await import("./commands/size.js");
-    return { run: m.size, usage: m.sizeUsage };
-  },
+  dedup: () => import("./commands/dedup.js").then((m) => ({ run: m.dedup, usage: m.dedupUsage })),
+  canonicalize: () => import("./commands/canonicalize.js").then((m) => ({ run: m.canonicalizeCommand, usage: m.canonicalizeUsage })),
+  "near-dups": () => import("./commands/near-dups.js").then((m) => ({ run: m.nearDups, usage: m.nearDupsUsage })),
+  md5: () => import("./commands/md5.js").then((m) => ({ run: m.md5Command, usage: m.md5Usage })),
+  size: () => import("./commands/size.js").then((m) => ({ run: m.size, usage: m.sizeUsage })),
 };
 
 /** The whole usage text (every command's module is loaded for it). */
