@@ -2,7 +2,8 @@
 // the same queue storage and seen-set (lmdb, Redis), and a fleet of three crawler processes, each
 // with its own queue, sharing one Redis seen-set. The crawlers are test/support/crawlee-child.mjs;
 // what they fetch is counted by the local site, keyed by Crawlee's own Request.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:net";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -121,4 +122,27 @@ describe("a fleet of three crawler processes, each with its own queue, sharing o
     const done = [1, 2, 3].map((i) => lines(join(dir, `done-${i}.log`)));
     expect(done.flat().sort()).toEqual([...allKeys()].sort());
   }, 90_000);
+});
+
+describe("examples/crawl/crawlee.js", () => {
+  it("fetches every page of the offline docs site once, and nothing on a second run over the same store", async () => {
+    const dir = tempDir();
+    // A fixed port for both runs (the seen-set on disk holds URLs with it): a free one, found first.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port: p } = probe.address() as { port: number };
+        probe.close(() => resolve(p));
+      });
+    });
+    const example = new URL("../examples/crawl/crawlee.js", import.meta.url).pathname;
+    const run = () => {
+      const result = spawnSync(process.execPath, [example, dir, "100", String(port)], { encoding: "utf8", timeout: 120_000 });
+      expect(result.status, result.stderr).toBe(0);
+      return JSON.parse(result.stdout.trim().split("\n").pop()!);
+    };
+    const first = run();
+    expect([first.sitePages, first.fetched, first.fetchedTwice, first.forwarded]).toEqual([100, 100, 0, 100]);
+    const second = run();
+    expect([second.fetched, second.forwarded, second.dropped]).toEqual([0, 0, 1]);
+  }, 120_000);
 });
