@@ -6,6 +6,7 @@ import type { KindCode } from "../format/container.js";
 import { loadRegions, writeRegions, type Region, type Stored } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
+import { batchFlags, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { Staging } from "../wasm/staging.js";
 
@@ -46,14 +47,12 @@ export class ArenaBits {
 
   /** Applies `kernel` to keys batch by batch; result[i] is the kernel's flag for keys[i]. Returns flags and the kernels' summed counts. */
   runKeys(keys: unknown, kernel: BatchKernel): { flags: Uint8Array; total: number } {
-    const list = check.keyList("keys", keys);
-    return this.run(list.length, (from) => this.staging.encodeBatch(list, from), kernel);
+    return this.run(keyList(keys), kernel);
   }
 
   /** As runKeys, for keys given as spans of one buffer. */
   runSpans(data: Uint8Array, spans: ArrayLike<number>, kernel: BatchKernel): { flags: Uint8Array; total: number } {
-    check.spans(data, spans);
-    return this.run(spans.length >>> 1, (from) => this.staging.stageSpans(data, spans, from), kernel);
+    return this.run(keySpans(data, spans), kernel);
   }
 
   /** One key through runKeys; returns its flag. */
@@ -90,18 +89,12 @@ export class ArenaBits {
     this.arena = undefined;
   }
 
-  private run(count: number, stage: (from: number) => number, kernel: BatchKernel): { flags: Uint8Array; total: number } {
+  private run(keys: Keys, kernel: BatchKernel): { flags: Uint8Array; total: number } {
     const arena = this.live;
     const staging = this.staging;
-    const flags = new Uint8Array(count);
-    let total = 0;
-    for (let i = 0; i < count; ) {
-      const n = stage(i);
-      arena.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
-      total += kernel(arena.k, staging.hashesPtr, n, staging.outPtr);
-      flags.set(arena.u8.subarray(staging.outPtr, staging.outPtr + n), i);
-      i += n;
-    }
-    return { flags, total };
+    return batchFlags(staging, keys, (n) => {
+      staging.hashStaged(n);
+      return kernel(arena.k, staging.hashesPtr, n, staging.outPtr);
+    });
   }
 }

@@ -5,6 +5,7 @@ import type { KindCode } from "../format/container.js";
 import { loadRegions, readStored, regionParts, writeRegions, type Recipe, type Region } from "../format/recipe.js";
 import { estimateItems } from "../sizing/bloom.js";
 import * as check from "../validate.js";
+import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
 import { PartitionedBits, partitionBytes, type BitsGeometry, type Layout, type Operation } from "./partitioned-bits.js";
 
@@ -42,22 +43,22 @@ export abstract class BitFilter {
 
   /** Adds many keys in few boundary crossings; result[i] = 1 when keys[i] was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    return this.batch(check.keyList("keys", keys), "set");
+    return this.run(keyList(keys), "set");
   }
 
   /** Tests many keys; result[i] = 1 when keys[i] may be present. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    return this.batch(check.keyList("keys", keys), "test");
+    return this.run(keyList(keys), "test");
   }
 
   /** Adds keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i+1]), ascending); result[i] = 1 when new. */
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    return this.spans(data, spans, "set");
+    return this.run(keySpans(data, spans), "set");
   }
 
   /** Tests keys given as spans of one buffer; result[i] = 1 when key i may be present. */
   hasSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    return this.spans(data, spans, "test");
+    return this.run(keySpans(data, spans), "test");
   }
 
   /** Bits in the filter (m), over all partitions. */
@@ -190,31 +191,17 @@ export abstract class BitFilter {
     return filter;
   }
 
-  /** Runs `op` over a key array batch by batch. */
-  protected batch(keys: readonly (string | Uint8Array)[], op: Operation): Uint8Array {
-    const staging = this.store.front.staging;
-    return this.run(keys.length, (from) => staging.encodeBatch(keys, from), op);
-  }
-
-  private spans(data: Uint8Array, spans: ArrayLike<number>, op: Operation): Uint8Array {
-    check.spans(data, spans);
-    const staging = this.store.front.staging;
-    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), op);
-  }
-
-  /** Stages, hashes and applies `count` keys batch by batch; `stage` encodes from a key index and says how many it took. */
-  private run(count: number, stage: (from: number) => number, op: Operation): Uint8Array {
-    const out = new Uint8Array(count);
+  /** Stages, hashes and applies `op` to the keys batch by batch; one result byte a key. */
+  protected run(keys: Keys, op: Operation): Uint8Array {
+    const out = new Uint8Array(countOf(keys));
     const store = this.store;
-    for (let i = 0; i < count; ) {
-      const n = stage(i);
+    eachBatch(store.front.staging, keys, (n, at) => {
       store.hashStaged(n);
-      if (op === "set") this.inserted += store.set(n, undefined, out, i);
-      else if (op === "remove") this.inserted -= store.remove(n, out, i);
-      else if (op === "min") store.min(n, out, i);
-      else store.test(n, out, i);
-      i += n;
-    }
+      if (op === "set") this.inserted += store.set(n, undefined, out, at);
+      else if (op === "remove") this.inserted -= store.remove(n, out, at);
+      else if (op === "min") store.min(n, out, at);
+      else store.test(n, out, at);
+    });
     return out;
   }
 }

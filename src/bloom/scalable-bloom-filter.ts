@@ -7,7 +7,8 @@ import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/
 import * as check from "../validate.js";
 import { BitFilter, bitFilterRecipe } from "./bit-filter.js";
 import { BloomFilter } from "./bloom-filter.js";
-import { BATCH, type Staging } from "../wasm/staging.js";
+import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
+import { BATCH } from "../wasm/staging.js";
 
 /** Options of ScalableBloomFilter. */
 export interface ScalableBloomFilterOptions {
@@ -74,29 +75,25 @@ export class ScalableBloomFilter {
 
   /** Adds many keys; result[i] = 1 when keys[i] was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    check.keyList("keys", keys);
-    return this.addStaged(keys.length, (staging, from, limit) => staging.encodeBatch(keys, from, limit));
+    return this.addStaged(keyList(keys));
   }
 
   /** Adds keys given as spans of one buffer (see BloomFilter.addSpans); result[i] = 1 when new. */
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    check.spans(data, spans);
-    return this.addStaged(spans.length >>> 1, (staging, from, limit) => staging.stageSpans(data, spans, from, limit));
+    return this.addStaged(keySpans(data, spans));
   }
 
   /** Tests many keys; result[i] = 1 when keys[i] may be present. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    check.keyList("keys", keys);
-    const out = new Uint8Array(keys.length);
+    const list = keyList(keys);
+    const out = new Uint8Array(countOf(list));
     if (this.live().length === 0) return out;
     const front = this.stages[0];
     const flags = new Uint8Array(BATCH);
-    for (let i = 0; i < keys.length; ) {
-      const n = front.store.front.staging.encodeBatch(keys, i);
+    eachBatch(front.store.front.staging, list, (n, i) => {
       front.store.hashStaged(n);
       BitFilter.orPresent(front, n, this.stages, out.subarray(i, i + n), flags);
-      i += n;
-    }
+    });
     return out;
   }
 
@@ -175,23 +172,25 @@ export class ScalableBloomFilter {
   }
 
   /**
-   * Adds `count` keys batch by batch: each batch is staged and hashed once in the first stage,
-   * tested against the older stages, and set in the newest where no older stage had it. A batch
-   * never holds more keys than the newest stage has room for, so stages fill to their plan.
+   * Adds keys batch by batch: each batch is staged and hashed once in the first stage, tested
+   * against the older stages, and set in the newest where no older stage had it. A batch never
+   * holds more keys than the newest stage has room for, so stages fill to their plan.
    */
-  private addStaged(count: number, stage: (staging: Staging, from: number, limit: number) => number): Uint8Array {
-    const out = new Uint8Array(count);
-    for (let i = 0; i < count; ) {
+  private addStaged(keys: Keys): Uint8Array {
+    const out = new Uint8Array(countOf(keys));
+    const room = () => {
+      const last = this.writable();
+      return last.planned.items - last.count;
+    };
+    eachBatch(() => this.stages[0].store.front.staging, keys, (n, i) => {
       const last = this.writable();
       const front = this.stages[0];
-      const n = stage(front.store.front.staging, i, last.planned.items - last.count);
       front.store.hashStaged(n);
       const present = this.present.subarray(0, n).fill(0);
       // out[i ..] is scratch until the newest stage writes the answers there.
       BitFilter.orPresent(front, n, this.stages.slice(0, -1), present, out.subarray(i, i + n));
       last.applyStaged(front, n, true, present, out, i);
-      i += n;
-    }
+    }, room);
     return out;
   }
 

@@ -8,6 +8,7 @@ import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
+import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -203,15 +204,13 @@ export class FingerprintSet {
     this.live();
     const engine = sharedEngine();
     const out = new Uint8Array(keys.length);
-    for (let i = 0; i < keys.length; ) {
-      const n = engine.staging.encodeBatch(keys, i);
-      const s = engine.staging;
+    const s = engine.staging;
+    eachBatch(s, { list: keys }, (n, at) => {
       engine.arena.k.xxh128Batch(s.keysPtr, s.spansPtr, n, s.hashesPtr);
       const arena = this.live();
       arena.u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
-      visit(arena, n, out, i);
-      i += n;
-    }
+      visit(arena, n, out, at);
+    });
     return out;
   }
 

@@ -10,6 +10,7 @@ import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import { concat, Kind, nestParts, unnestParts, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
+import { countOf, eachBatch, keyList, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 import { granularity, granuleOf, granuleStart, GRANULARITY_CODES, type Granularity } from "./granularity.js";
 
@@ -102,14 +103,12 @@ export class TimeWindowFilter {
 
   /** seen() for many keys at one instant, in order (a repeat inside the batch counts as seen). */
   seenMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
-    check.keyList("keys", keys);
-    return this.batch(keys, this.instant(now), true);
+    return this.batch(keyList(keys), this.instant(now), true);
   }
 
   /** has() for many keys at one instant. */
   hasMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
-    check.keyList("keys", keys);
-    return this.batch(keys, this.instant(now), false);
+    return this.batch(keyList(keys), this.instant(now), false);
   }
 
   /** When the window that `now` sees begins (the oldest live slice's start). */
@@ -207,18 +206,17 @@ export class TimeWindowFilter {
     return { current: slot, live };
   }
 
-  private batch(keys: readonly (string | Uint8Array)[], t: number, record: boolean): Uint8Array {
+  private batch(keys: Keys, t: number, record: boolean): Uint8Array {
     const { current, live } = this.advance(t, record);
     const ring = this.live();
-    const out = new Uint8Array(keys.length);
+    const out = new Uint8Array(countOf(keys));
     if (live.length === 0) return out;
     const front = ring[live[0]];
     // When recording, the current slice answers through its set below, not as an older slice.
     const older = live.filter((s) => !(record && s === current)).map((s) => ring[s]);
     const present = new Uint8Array(BATCH);
     const flags = new Uint8Array(BATCH);
-    for (let i = 0; i < keys.length; ) {
-      const n = front.store.front.staging.encodeBatch(keys, i);
+    eachBatch(front.store.front.staging, keys, (n, i) => {
       front.store.hashStaged(n);
       present.fill(0, 0, n);
       BitFilter.orPresent(front, n, older, present, flags);
@@ -229,8 +227,7 @@ export class TimeWindowFilter {
       } else {
         out.set(present.subarray(0, n), i);
       }
-      i += n;
-    }
+    });
     return out;
   }
 }
