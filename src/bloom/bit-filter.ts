@@ -3,7 +3,7 @@
 import { FilterTooLargeError, FormatError } from "../errors.js";
 import type { KindCode } from "../format/container.js";
 import { loadRegions, readStored, regionParts, writeRegions, type Recipe, type Region } from "../format/recipe.js";
-import { estimateItems } from "../sizing/bloom.js";
+import { blockedBloomFpRate, bloomFpRate, estimateItems } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
@@ -99,6 +99,13 @@ export abstract class BitFilter {
   /** Estimated FP rate now: the fill ratio to the power k. */
   estimatedFpRate(): number {
     return Math.pow(this.fillRatio(), this.hashes);
+  }
+
+  /** The FP rate the filter is designed for: theory at its planned load with its own m and k (NaN when built from explicit bits, with no planned load). */
+  designedFpRate(): number {
+    if (this.planned.items === 0) return Number.NaN;
+    const size = { bits: this.bits, hashes: this.hashes, items: this.planned.items };
+    return this.store.geometry.layout === "blocked" ? blockedBloomFpRate(size) : bloomFpRate(size);
   }
 
   /** The filter in serialization format v1. */

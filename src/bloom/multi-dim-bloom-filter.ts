@@ -124,8 +124,13 @@ export class MultiDimBloomFilter {
     return this.region.runKeys(keys, this.kernel(false)).flags;
   }
 
-  /** The formula's FP rate after `items` keys (default: the keys added). */
+  /** @deprecated Since 0.2.0: designedFpRate(items) (removed in the next minor version). */
   expectedFpRate(items = this.inserted): number {
+    return this.designedFpRate(items);
+  }
+
+  /** The FP rate the filter's shape gives after `items` keys, by the papers' formula (default: the keys added). */
+  designedFpRate(items = this.inserted): number {
     return multiDimFpRate({ groups: this.groups, bits: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items, rule: this.rule });
   }
 

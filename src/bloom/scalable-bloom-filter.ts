@@ -116,8 +116,18 @@ export class ScalableBloomFilter {
     return total;
   }
 
-  /** Upper bound of the compound FP rate of the stages so far: 1 - prod(1 - p_i). */
+  /** The FP rate the filter is designed never to exceed, however many keys come: the fpRate option. */
+  designedFpRate(): number {
+    return this.fpRate;
+  }
+
+  /** @deprecated Since 0.2.0: estimatedFpRate() (removed in the next minor version). */
   compoundFpRate(): number {
+    return this.estimatedFpRate();
+  }
+
+  /** The FP rate now, from the fill of every stage: 1 - prod(1 - fill_i^k). */
+  estimatedFpRate(): number {
     let keep = 1;
     for (const stage of this.live()) keep *= 1 - stage.estimatedFpRate();
     return 1 - keep;

@@ -96,6 +96,11 @@ export class TimeWindowFilter {
     return this.seenMany([check.key("key", key)], now)[0] === 1;
   }
 
+  /** Records the key in the current slice, refreshing it when it was seen earlier in the window; true when it was not in the window. */
+  add(key: string | Uint8Array, now?: number): boolean {
+    return this.addMany([check.key("key", key)], now)[0] === 1;
+  }
+
   /** True when the key was seen within the window (records nothing). */
   has(key: string | Uint8Array, now?: number): boolean {
     return this.hasMany([check.key("key", key)], now)[0] === 1;
@@ -103,12 +108,17 @@ export class TimeWindowFilter {
 
   /** seen() for many keys at one instant, in order (a repeat inside the batch counts as seen). */
   seenMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
-    return this.batch(keyList(keys), this.instant(now), true);
+    return this.batch(keyList(keys), this.instant(now), "seen");
+  }
+
+  /** add() for many keys at one instant; result[i] = 1 when keys[i] was new to the window (a repeat inside the batch is not). */
+  addMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
+    return this.batch(keyList(keys), this.instant(now), "add");
   }
 
   /** has() for many keys at one instant. */
   hasMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
-    return this.batch(keyList(keys), this.instant(now), false);
+    return this.batch(keyList(keys), this.instant(now), "test");
   }
 
   /** When the window that `now` sees begins (the oldest live slice's start). */
@@ -121,10 +131,23 @@ export class TimeWindowFilter {
     return this.live().reduce((sum, slice) => sum + slice.byteLength, 0);
   }
 
-  /** The FP rate of a query over L slices at their planned load: 1 - prod(1 - p_i). */
-  combinedFpRate(): number {
+  /** The FP rate the window is designed for: a query over L slices at their planned load, 1 - prod(1 - p_i). */
+  designedFpRate(): number {
     return 1 - Math.pow(1 - this.fpRate, this.slices);
   }
+  /** @deprecated Since 0.2.0: designedFpRate() (removed in the next minor version). */
+  combinedFpRate(): number {
+    return this.designedFpRate();
+  }
+
+  /** The FP rate now, from the fill of the slices inside the window at `now`: 1 - prod(1 - fill_i^k). */
+  estimatedFpRate(now?: number): number {
+    const ring = this.live();
+    let keep = 1;
+    for (const s of this.advance(this.instant(now), false).live) keep *= 1 - ring[s].estimatedFpRate();
+    return 1 - keep;
+  }
+
 
   /** The window in serialization format v1: parameters with each slot's granule, then each slice. */
   serialize(): Uint8Array {
@@ -206,7 +229,8 @@ export class TimeWindowFilter {
     return { current: slot, live };
   }
 
-  private batch(keys: Keys, t: number, record: boolean): Uint8Array {
+  private batch(keys: Keys, t: number, mode: "seen" | "add" | "test"): Uint8Array {
+    const record = mode !== "test";
     const { current, live } = this.advance(t, record);
     const ring = this.live();
     const out = new Uint8Array(countOf(keys));
@@ -220,10 +244,14 @@ export class TimeWindowFilter {
       front.store.hashStaged(n);
       present.fill(0, 0, n);
       BitFilter.orPresent(front, n, older, present, flags);
-      if (record) {
+      if (mode === "seen") {
         // The current slice answers through its set: a key already there reports "not new".
         ring[current].applyStaged(front, n, true, present.subarray(0, n), flags, 0);
         for (let j = 0; j < n; j++) out[i + j] = present[j] | (flags[j] ^ 1);
+      } else if (mode === "add") {
+        // Every key goes into the current slice (its age refreshed); new = in no older slice and not yet in this one.
+        ring[current].applyStaged(front, n, true, undefined, flags, 0);
+        for (let j = 0; j < n; j++) out[i + j] = (present[j] ^ 1) & flags[j];
       } else {
         out.set(present.subarray(0, n), i);
       }
