@@ -22,6 +22,10 @@ describe("FP rate within 1.5x of the target on 1e6 absent keys", () => {
     const measured = measure(filter);
     expect(measured).toBeLessThan(1.5 * fpRate);
     expect(measured).toBeGreaterThan(fpRate / 1.5);
+    // Designed: (1 - e^(-kn/m))^k at the planned load, computed here; estimated: from the fill.
+    expect(filter.designedFpRate()).toBeCloseTo(Math.pow(1 - Math.exp((-filter.hashes * items) / filter.bits), filter.hashes), 12);
+    expect(measured).toBeLessThan(1.5 * filter.estimatedFpRate());
+    expect(measured).toBeGreaterThan(filter.estimatedFpRate() / 1.5);
     // The filter's bits per key are the formula's, within 1%.
     expect(filter.bits / items / (-Math.log(fpRate) / Math.LN2 ** 2)).toBeCloseTo(1, 2);
     filter.dispose();
@@ -34,6 +38,7 @@ describe("FP rate within 1.5x of the target on 1e6 absent keys", () => {
     const predicted = sizing.blockedBloomFpRate({ bits: filter.bits, hashes: filter.hashes, items });
     expect(measured).toBeLessThan(1.5 * fpRate);
     expect(measured).toBeGreaterThan(predicted / 1.5);
+    expect(filter.designedFpRate()).toBe(predicted);
     filter.dispose();
   });
 
@@ -45,6 +50,11 @@ describe("FP rate within 1.5x of the target on 1e6 absent keys", () => {
     const measured = measure(filter);
     expect(measured).toBeLessThan(1.5 * fpRate);
     expect(measured).toBeGreaterThan(0);
+    expect(filter.designedFpRate()).toBe(fpRate);
+    // Estimated from the stages' fill: an upper bound of what a query meets, near the measurement.
+    expect(measured).toBeLessThan(1.5 * filter.estimatedFpRate());
+    expect(filter.estimatedFpRate()).toBeLessThan(fpRate);
+    expect(filter.compoundFpRate()).toBe(filter.estimatedFpRate()); // the deprecated name still answers
     filter.dispose();
   });
 });

@@ -1,5 +1,7 @@
 // Format v1: round trips, golden files that must load forever, and every kind of bad bytes.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   AgePartitionedFilter,
@@ -194,6 +196,16 @@ function attempt(row: KindRow, bytes: Uint8Array): unknown {
 describe("every kind against bad bytes (one table)", () => {
   it("the table covers every kind of format v1", () => {
     expect([...new Set(rows.map((r) => r.kind))].sort((a, b) => a - b)).toEqual(Object.values(Kind).sort((a, b) => a - b));
+  });
+
+  it("every kind is read back through the one recipe (src/format/recipe.ts): no other file parses a header", () => {
+    const sources = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+    const src = fileURLToPath(new URL("../src/", import.meta.url));
+    const parsing = sources(src).filter((file) => !file.startsWith(join(src, "format")) && /\b(readContainer|expectParams|verifiedPayload)\b/.test(readFileSync(file, "utf8")));
+    expect(parsing).toEqual([]);
+    const recipes = sources(src).filter((file) => /\breadStored\(/.test(readFileSync(file, "utf8")));
+    expect(recipes.length).toBeGreaterThanOrEqual(10);
   });
 
   describe.each(rows)("$name", (row) => {

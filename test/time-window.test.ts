@@ -74,9 +74,14 @@ describe("TimeWindowFilter", () => {
     }
     clock -= 3_600_000;
     const measured = filter.hasMany(urls(1_000_000, "absent")).reduce((a, b) => a + b, 0) / 1e6;
-    const predicted = filter.combinedFpRate();
+    const predicted = filter.designedFpRate();
+    expect(predicted).toBeCloseTo(1 - Math.pow(1 - 0.01, L), 3);
     expect(measured).toBeLessThan(1.5 * predicted);
     expect(measured).toBeGreaterThan(predicted / 1.5);
+    // The estimate from the slices' fill agrees with the measurement too; the old name still answers.
+    expect(measured).toBeLessThan(1.5 * filter.estimatedFpRate());
+    expect(measured).toBeGreaterThan(filter.estimatedFpRate() / 1.5);
+    expect(filter.combinedFpRate()).toBe(predicted);
   });
 
   it("sizes a window: L slices of memory, combined FP rate 1 - prod(1 - p_i)", () => {
@@ -116,5 +121,51 @@ describe("TimeWindowFilter", () => {
     expect(() => new TimeWindowFilter({ granularity: "day", slices: 7, itemsPerSlice: 10, fpRate: 1 })).toThrow(/fpRate/);
     const filter = new TimeWindowFilter({ granularity: "day", slices: 2, itemsPerSlice: 10, fpRate: 0.01 });
     expect(() => filter.seen("a", Number.NaN)).toThrow(/now must be a finite time/);
+  });
+});
+
+describe("TimeWindowFilter.add / addMany", () => {
+  it("match a model of the window: new when not recorded within the last L granules, and every add refreshes the key", () => {
+    const next = rng(42);
+    const L = 4;
+    const HOUR = 3_600_000;
+    let clock = Date.UTC(2026, 2, 1);
+    const filter = new TimeWindowFilter({ granularity: "hour", slices: L, itemsPerSlice: 1000, fpRate: 1e-9, now: () => clock });
+    // The model: the hour each key was last recorded; in the window when that hour is one of the last L.
+    const last = new Map<string, number>();
+    const inWindow = (key: string) => {
+      const at = last.get(key);
+      const hour = Math.floor(clock / HOUR);
+      return at !== undefined && at > hour - L && at <= hour;
+    };
+    const keys = Array.from({ length: 60 }, (_, i) => `https://model.example/${i}`);
+    for (let step = 0; step < 400; step++) {
+      if (next() < 0.15) clock += Math.floor(next() * 3) * HOUR;
+      const batch = Array.from({ length: 1 + Math.floor(next() * 5) }, () => keys[Math.floor(next() * keys.length)]);
+      const op = next();
+      if (op < 0.4) {
+        const expected = batch.map((key) => {
+          const fresh = !inWindow(key);
+          last.set(key, Math.floor(clock / HOUR));
+          return fresh ? 1 : 0;
+        });
+        expect(Array.from(filter.addMany(batch)), `step ${step}`).toEqual(expected);
+      } else if (op < 0.6) {
+        const key = batch[0];
+        const fresh = !inWindow(key);
+        last.set(key, Math.floor(clock / HOUR));
+        expect(filter.add(key), `step ${step}`).toBe(fresh);
+      } else if (op < 0.8) {
+        // seen() records only what the window lacks: no refresh.
+        const expected = batch.map((key) => {
+          if (inWindow(key)) return 1;
+          last.set(key, Math.floor(clock / HOUR));
+          return 0;
+        });
+        expect(Array.from(filter.seenMany(batch)), `step ${step}`).toEqual(expected);
+      } else {
+        expect(Array.from(filter.hasMany(batch)), `step ${step}`).toEqual(batch.map((key) => (inWindow(key) ? 1 : 0)));
+      }
+    }
   });
 });

@@ -1,11 +1,12 @@
 // One bit region in one WASM instance, with its staging and the plumbing every single-arena
 // structure repeats: stage keys (strings, bytes or spans) batch by batch, hash them, hand each
-// batch to a kernel, and write or read the region with a verified checksum.
-import { ChecksumMismatchError, DisposedError, FilterTooLargeError } from "../errors.js";
-import { checksumRegion } from "../format/checksum.js";
-import { concat, headChecksum, writeHead, writeTrailer, type Container, type KindCode } from "../format/container.js";
+// batch to a kernel, and write or read the region through the format's recipe (src/format/recipe.ts).
+import { DisposedError, FilterTooLargeError } from "../errors.js";
+import type { KindCode } from "../format/container.js";
+import { loadRegions, writeRegions, type Region, type Stored } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
+import { batchFlags, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { Staging } from "../wasm/staging.js";
 
@@ -46,14 +47,12 @@ export class ArenaBits {
 
   /** Applies `kernel` to keys batch by batch; result[i] is the kernel's flag for keys[i]. Returns flags and the kernels' summed counts. */
   runKeys(keys: unknown, kernel: BatchKernel): { flags: Uint8Array; total: number } {
-    const list = check.keyList("keys", keys);
-    return this.run(list.length, (from) => this.staging.encodeBatch(list, from), kernel);
+    return this.run(keyList(keys), kernel);
   }
 
   /** As runKeys, for keys given as spans of one buffer. */
   runSpans(data: Uint8Array, spans: ArrayLike<number>, kernel: BatchKernel): { flags: Uint8Array; total: number } {
-    check.spans(data, spans);
-    return this.run(spans.length >>> 1, (from) => this.staging.stageSpans(data, spans, from), kernel);
+    return this.run(keySpans(data, spans), kernel);
   }
 
   /** One key through runKeys; returns its flag. */
@@ -63,19 +62,16 @@ export class ArenaBits {
 
   /** Container bytes: header with `params`, the bit region, checksum. */
   serialize(kind: KindCode, params: Uint8Array): Uint8Array {
-    const arena = this.live;
-    const head = writeHead(kind, params, this.bytes);
-    const sum = checksumRegion(headChecksum(head), arena, this.bitsPtr, this.bytes);
-    const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
-    return concat([head, arena.u8.subarray(this.bitsPtr, this.bitsPtr + this.bytes), writeTrailer(sum)], tooLarge);
+    return writeRegions(kind, params, [this.region()], (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it"));
   }
 
-  /** Copies a container's payload into the bit region and verifies the checksum (the caller checked the length). */
-  load(bytes: Uint8Array, container: Container): void {
-    const arena = this.live;
-    arena.u8.set(bytes.subarray(container.payloadStart, container.payloadStart + this.bytes), this.bitsPtr);
-    const sum = checksumRegion(headChecksum(container.head), arena, this.bitsPtr, this.bytes);
-    if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
+  /** Copies stored bytes' payload into the bit region and verifies the checksum there (the recipe checked the length). */
+  load(stored: Stored<unknown>): void {
+    loadRegions(stored, [this.region()]);
+  }
+
+  private region(): Region {
+    return { arena: this.live, ptr: this.bitsPtr, bytes: this.bytes };
   }
 
   /** Set bits in the region. */
@@ -93,18 +89,12 @@ export class ArenaBits {
     this.arena = undefined;
   }
 
-  private run(count: number, stage: (from: number) => number, kernel: BatchKernel): { flags: Uint8Array; total: number } {
+  private run(keys: Keys, kernel: BatchKernel): { flags: Uint8Array; total: number } {
     const arena = this.live;
     const staging = this.staging;
-    const flags = new Uint8Array(count);
-    let total = 0;
-    for (let i = 0; i < count; ) {
-      const n = stage(i);
-      arena.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
-      total += kernel(arena.k, staging.hashesPtr, n, staging.outPtr);
-      flags.set(arena.u8.subarray(staging.outPtr, staging.outPtr + n), i);
-      i += n;
-    }
-    return { flags, total };
+    return batchFlags(staging, keys, (n) => {
+      staging.hashStaged(n);
+      return kernel(arena.k, staging.hashesPtr, n, staging.outPtr);
+    });
   }
 }

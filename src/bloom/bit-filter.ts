@@ -1,10 +1,11 @@
 // What the standard and the blocked Bloom filter share: the key API over partitioned bits,
 // statistics, and the serialized form (kinds 1 and 2 have the same parameters and payload).
-import { ChecksumMismatchError, FilterTooLargeError, FormatError } from "../errors.js";
-import { concat, expectParams, headChecksum, readContainer, writeHead, writeTrailer, type Container, type KindCode } from "../format/container.js";
-import { checksumRegion } from "../format/checksum.js";
-import { estimateItems } from "../sizing/bloom.js";
+import { FilterTooLargeError, FormatError } from "../errors.js";
+import type { KindCode } from "../format/container.js";
+import { loadRegions, readStored, regionParts, writeRegions, type Recipe, type Region } from "../format/recipe.js";
+import { blockedBloomFpRate, bloomFpRate, estimateItems } from "../sizing/bloom.js";
 import * as check from "../validate.js";
+import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
 import { PartitionedBits, partitionBytes, type BitsGeometry, type Layout, type Operation } from "./partitioned-bits.js";
 
@@ -42,22 +43,22 @@ export abstract class BitFilter {
 
   /** Adds many keys in few boundary crossings; result[i] = 1 when keys[i] was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    return this.batch(check.keyList("keys", keys), "set");
+    return this.run(keyList(keys), "set");
   }
 
   /** Tests many keys; result[i] = 1 when keys[i] may be present. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    return this.batch(check.keyList("keys", keys), "test");
+    return this.run(keyList(keys), "test");
   }
 
   /** Adds keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i+1]), ascending); result[i] = 1 when new. */
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    return this.spans(data, spans, "set");
+    return this.run(keySpans(data, spans), "set");
   }
 
   /** Tests keys given as spans of one buffer; result[i] = 1 when key i may be present. */
   hasSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    return this.spans(data, spans, "test");
+    return this.run(keySpans(data, spans), "test");
   }
 
   /** Bits in the filter (m), over all partitions. */
@@ -100,14 +101,25 @@ export abstract class BitFilter {
     return Math.pow(this.fillRatio(), this.hashes);
   }
 
+  /** The FP rate the filter is designed for: theory at its planned load with its own m and k (NaN when built from explicit bits, with no planned load). */
+  designedFpRate(): number {
+    if (this.planned.items === 0) return Number.NaN;
+    const size = { bits: this.bits, hashes: this.hashes, items: this.planned.items };
+    return this.store.geometry.layout === "blocked" ? blockedBloomFpRate(size) : bloomFpRate(size);
+  }
+
   /** The filter in serialization format v1. */
   serialize(): Uint8Array {
-    return concat([...this.serializeParts()], (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it; write serializeParts() to a stream instead"));
+    return writeRegions(this.kind, this.params(), this.regions(), (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it; write serializeParts() to a stream instead"));
   }
 
   /** The serialized filter as consecutive pieces (header, one per partition, checksum): for filters above 4 GiB. */
-  *serializeParts(): Generator<Uint8Array> {
-    const parts = this.store.partitions;
+  serializeParts(): Generator<Uint8Array> {
+    return regionParts(this.kind, this.params(), this.regions());
+  }
+
+  /** The parameter block of format v1: geometry, planned load, insert count (and counter width). */
+  private params(): Uint8Array {
     const { slots, partitions, hashes } = this.store.geometry;
     const counting = this.store.geometry.layout === "counting";
     const params = new Uint8Array(PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0));
@@ -119,14 +131,12 @@ export abstract class BitFilter {
     view.setBigUint64(16, BigInt(this.planned.items), true);
     view.setFloat64(24, this.planned.fpRate, true);
     view.setBigUint64(32, BigInt(this.inserted), true);
-    const head = writeHead(this.kind, params, this.byteLength);
-    yield head;
-    let sum = headChecksum(head);
-    for (const part of parts) {
-      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
-      yield part.arena.u8.slice(part.bitsPtr, part.bitsPtr + part.bytes);
-    }
-    yield writeTrailer(sum);
+    return params;
+  }
+
+  /** The payload regions: each partition's bits, in order. */
+  private regions(): Region[] {
+    return this.store.partitions.map((part) => ({ arena: part.arena, ptr: part.bitsPtr, bytes: part.bytes }));
   }
 
   /**
@@ -176,80 +186,74 @@ export abstract class BitFilter {
     layout: Layout,
     make: (geometry: BitsGeometry, planned: PlannedLoad, inserted: number) => T,
   ): T {
-    const { container, geometry, planned, inserted } = BitFilter.readStored(bytes, kind, layout);
+    const stored = readStored(bytes, bitFilterRecipe(kind, layout));
+    const { geometry, planned, inserted } = stored.params;
     const filter = make(geometry, planned, inserted);
-    let sum = headChecksum(container.head);
-    let at = container.payloadStart;
-    for (const part of filter.store.partitions) {
-      part.arena.u8.set(bytes.subarray(at, at + part.bytes), part.bitsPtr);
-      sum = checksumRegion(sum, part.arena, part.bitsPtr, part.bytes);
-      at += part.bytes;
-    }
-    if (sum !== container.storedChecksum) {
+    try {
+      loadRegions(stored, filter.regions());
+    } catch (error) {
       filter.dispose();
-      throw new ChecksumMismatchError(container.storedChecksum, sum);
+      throw error;
     }
     return filter;
   }
 
-  /**
-   * @internal Reads the header and parameters of serialized bytes of `kind` and checks that the
-   * payload is exactly the bits they declare, allocating nothing: composite kinds check every part
-   * this way before building any.
-   */
-  static readStored(bytes: Uint8Array, kind: KindCode, layout: Layout): { container: Container; geometry: BitsGeometry; planned: PlannedLoad; inserted: number } {
-    const container = readContainer(bytes, [kind]);
-    const counting = layout === "counting";
-    const params = expectParams(container, PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0));
-    const counterBits = counting ? params.getUint32(PARAM_BYTES, true) : undefined;
-    if (counterBits !== undefined && !COUNTER_BITS.includes(counterBits)) {
-      throw new FormatError(`counter width ${counterBits} must be 2, 4 or 8`, "ERR_BAD_PARAMS");
-    }
-    const slots = safeNumber(params.getBigUint64(0, true), "slots");
-    const partitions = params.getUint32(8, true);
-    const hashes = params.getUint32(12, true);
-    const items = safeNumber(params.getBigUint64(16, true), "planned items");
-    const fpRate = params.getFloat64(24, true);
-    const inserted = safeNumber(params.getBigUint64(32, true), "insert count");
-    if (slots < 1) throw new FormatError(`slots ${slots} must be at least 1`, "ERR_BAD_PARAMS");
-    if (partitions < 1) throw new FormatError(`partitions ${partitions} must be at least 1`, "ERR_BAD_PARAMS");
-    if (hashes < 1 || hashes > MAX_HASHES) throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
-    if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1))) throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
-    const geometry: BitsGeometry = counterBits === undefined ? { layout, slots, partitions, hashes } : { layout, slots, partitions, hashes, counterBits };
-    const perPartition = partitionBytes(geometry);
-    if (container.payloadBytes !== perPartition * partitions) {
-      throw new FormatError(`payload of ${container.payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
-    }
-    return { container, geometry, planned: { items, fpRate }, inserted };
-  }
-
-  /** Runs `op` over a key array batch by batch. */
-  protected batch(keys: readonly (string | Uint8Array)[], op: Operation): Uint8Array {
-    const staging = this.store.front.staging;
-    return this.run(keys.length, (from) => staging.encodeBatch(keys, from), op);
-  }
-
-  private spans(data: Uint8Array, spans: ArrayLike<number>, op: Operation): Uint8Array {
-    check.spans(data, spans);
-    const staging = this.store.front.staging;
-    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), op);
-  }
-
-  /** Stages, hashes and applies `count` keys batch by batch; `stage` encodes from a key index and says how many it took. */
-  private run(count: number, stage: (from: number) => number, op: Operation): Uint8Array {
-    const out = new Uint8Array(count);
+  /** Stages, hashes and applies `op` to the keys batch by batch; one result byte a key. */
+  protected run(keys: Keys, op: Operation): Uint8Array {
+    const out = new Uint8Array(countOf(keys));
     const store = this.store;
-    for (let i = 0; i < count; ) {
-      const n = stage(i);
+    eachBatch(store.front.staging, keys, (n, at) => {
       store.hashStaged(n);
-      if (op === "set") this.inserted += store.set(n, undefined, out, i);
-      else if (op === "remove") this.inserted -= store.remove(n, out, i);
-      else if (op === "min") store.min(n, out, i);
-      else store.test(n, out, i);
-      i += n;
-    }
+      if (op === "set") this.inserted += store.set(n, undefined, out, at);
+      else if (op === "remove") this.inserted -= store.remove(n, out, at);
+      else if (op === "min") store.min(n, out, at);
+      else store.test(n, out, at);
+    });
     return out;
   }
+}
+
+/** What the parameters of kinds 1, 2 and 4 hold. */
+export interface StoredBits {
+  readonly geometry: BitsGeometry;
+  readonly planned: PlannedLoad;
+  readonly inserted: number;
+}
+
+/**
+ * @internal The recipe of the bit filters (kinds 1, 2 and 4 share it): geometry, planned load and
+ * insert count in the parameters, each partition's bits as one payload segment. Composite kinds
+ * read their parts through it too, so every part is checked before any is built.
+ */
+export function bitFilterRecipe(kind: KindCode, layout: Layout): Recipe<StoredBits> {
+  const counting = layout === "counting";
+  return {
+    kind,
+    what: "a filter",
+    paramBytes: PARAM_BYTES + (counting ? COUNTING_PARAM_BYTES : 0),
+    read(params, payloadBytes) {
+      const counterBits = counting ? params.getUint32(PARAM_BYTES, true) : undefined;
+      if (counterBits !== undefined && !COUNTER_BITS.includes(counterBits)) {
+        throw new FormatError(`counter width ${counterBits} must be 2, 4 or 8`, "ERR_BAD_PARAMS");
+      }
+      const slots = safeNumber(params.getBigUint64(0, true), "slots");
+      const partitions = params.getUint32(8, true);
+      const hashes = params.getUint32(12, true);
+      const items = safeNumber(params.getBigUint64(16, true), "planned items");
+      const fpRate = params.getFloat64(24, true);
+      const inserted = safeNumber(params.getBigUint64(32, true), "insert count");
+      if (slots < 1) throw new FormatError(`slots ${slots} must be at least 1`, "ERR_BAD_PARAMS");
+      if (partitions < 1) throw new FormatError(`partitions ${partitions} must be at least 1`, "ERR_BAD_PARAMS");
+      if (hashes < 1 || hashes > MAX_HASHES) throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
+      if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1))) throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
+      const geometry: BitsGeometry = counterBits === undefined ? { layout, slots, partitions, hashes } : { layout, slots, partitions, hashes, counterBits };
+      const perPartition = partitionBytes(geometry);
+      if (payloadBytes !== perPartition * partitions) {
+        throw new FormatError(`payload of ${payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
+      }
+      return { geometry, planned: { items, fpRate }, inserted };
+    },
+  };
 }
 
 function safeNumber(value: bigint, what: string): number {

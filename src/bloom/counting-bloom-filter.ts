@@ -3,6 +3,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { Kind } from "../format/container.js";
 import { counterOverflowBound } from "../sizing/bloom.js";
 import * as check from "../validate.js";
+import { keyList } from "../wasm/batch.js";
 import { BitFilter } from "./bit-filter.js";
 import { resolveGeometry, type BloomFilterOptions } from "./geometry.js";
 
@@ -51,7 +52,7 @@ export class CountingBloomFilter extends BitFilter {
 
   /** Removes many keys (same precondition as remove); result[i] = 1 when keys[i] tested present and was removed. */
   removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    return this.batch(check.keyList("keys", keys), "remove");
+    return this.run(keyList(keys), "remove");
   }
 
   /** An upper bound of how many times the key was added (its smallest counter; 0 means absent). */

@@ -4,7 +4,8 @@
 // (bench/multidim.bench.js) compares each with a standard filter of the same total bits.
 // Kernel: assembly/multi-dim.ts.
 import { FilterTooLargeError, FormatError } from "../errors.js";
-import { expectParams, fromStoredParams, Kind, readContainer } from "../format/container.js";
+import { Kind } from "../format/container.js";
+import { readStored, type Recipe } from "../format/recipe.js";
 import { multiDimFpRate, type MultiDimRule } from "../sizing/multi-dim.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
@@ -28,6 +29,28 @@ export interface MultiDimBloomFilterOptions {
 
 const PARAM_BYTES = 48;
 const RULES: readonly MultiDimRule[] = ["all", "any"];
+
+/** Format v1, kind 7: the shape, the rule and the insert count; the payload is the bit region. */
+const RECIPE: Recipe<{ options: MultiDimBloomFilterOptions; inserted: number }> = {
+  kind: Kind.MultiDimBloomFilter,
+  what: "a filter",
+  paramBytes: PARAM_BYTES,
+  read(view, payloadBytes) {
+    const rule = RULES[view.getUint32(28, true)];
+    if (rule === undefined) throw new FormatError(`unknown rule code ${view.getUint32(28, true)}`, "ERR_BAD_PARAMS");
+    const options: MultiDimBloomFilterOptions = {
+      groups: view.getUint32(0, true),
+      hashes: view.getUint32(4, true),
+      bits: Number(view.getBigUint64(8, true)),
+      secondBits: Number(view.getBigUint64(16, true)),
+      secondHashes: view.getUint32(24, true),
+      rule,
+    };
+    const { bytes: declared } = checkShape(options);
+    if (payloadBytes !== declared) throw new FormatError(`payload of ${payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
+    return { options, inserted: Number(view.getBigUint64(32, true)) };
+  },
+};
 const MAX_TOTAL_BITS = 2 ** 34;
 
 /** Checks the options and computes the bit region's size, allocating nothing. */
@@ -101,8 +124,13 @@ export class MultiDimBloomFilter {
     return this.region.runKeys(keys, this.kernel(false)).flags;
   }
 
-  /** The formula's FP rate after `items` keys (default: the keys added). */
+  /** @deprecated Since 0.2.0: designedFpRate(items) (removed in the next minor version). */
   expectedFpRate(items = this.inserted): number {
+    return this.designedFpRate(items);
+  }
+
+  /** The FP rate the filter's shape gives after `items` keys, by the papers' formula (default: the keys added). */
+  designedFpRate(items = this.inserted): number {
     return multiDimFpRate({ groups: this.groups, bits: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items, rule: this.rule });
   }
 
@@ -120,26 +148,17 @@ export class MultiDimBloomFilter {
     return this.region.serialize(Kind.MultiDimBloomFilter, params);
   }
 
-  /** Loads a filter written by serialize(). */
+  /** Loads a filter written by serialize(); the declared size is checked against the payload before the region is allocated. */
   static deserialize(bytes: Uint8Array): MultiDimBloomFilter {
-    const container = readContainer(bytes, [Kind.MultiDimBloomFilter]);
-    const view = expectParams(container, PARAM_BYTES);
-    const rule = RULES[view.getUint32(28, true)];
-    if (rule === undefined) throw new FormatError(`unknown rule code ${view.getUint32(28, true)}`, "ERR_BAD_PARAMS");
-    const options: MultiDimBloomFilterOptions = {
-      groups: view.getUint32(0, true),
-      hashes: view.getUint32(4, true),
-      bits: Number(view.getBigUint64(8, true)),
-      secondBits: Number(view.getBigUint64(16, true)),
-      secondHashes: view.getUint32(24, true),
-      rule,
-    };
-    // The declared size is checked against the payload before the region is allocated.
-    const { bytes: declared } = fromStoredParams("a filter", () => checkShape(options));
-    if (container.payloadBytes !== declared) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
-    const filter = new MultiDimBloomFilter(options);
-    filter.region.load(bytes, container);
-    filter.inserted = Number(view.getBigUint64(32, true));
+    const stored = readStored(bytes, RECIPE);
+    const filter = new MultiDimBloomFilter(stored.params.options);
+    try {
+      filter.region.load(stored);
+    } catch (error) {
+      filter.dispose();
+      throw error;
+    }
+    filter.inserted = stored.params.inserted;
     return filter;
   }
 

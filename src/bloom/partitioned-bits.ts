@@ -96,8 +96,7 @@ export class PartitionedBits {
 
   /** Hashes the n keys staged in the front partition into its hash region. */
   hashStaged(n: number): void {
-    const { arena, staging } = this.front;
-    arena.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
+    this.front.staging.hashStaged(n);
   }
 
   /** Copies n hash pairs from another structure's front staging into this one's. */

@@ -2,11 +2,13 @@
 // stage i planned for initialItems * growth^i items at fpRate * (1 - r) * r^i, so the compound FP
 // rate stays below fpRate however many items come. New keys go to the newest stage.
 import { DisposedError, FilterTooLargeError, FormatError } from "../errors.js";
-import { concat, expectParams, fromStoredParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
+import { concat, Kind, nestParts, unnestParts, writeContainer } from "../format/container.js";
+import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { BitFilter } from "./bit-filter.js";
+import { BitFilter, bitFilterRecipe } from "./bit-filter.js";
 import { BloomFilter } from "./bloom-filter.js";
-import { BATCH, type Staging } from "../wasm/staging.js";
+import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
+import { BATCH } from "../wasm/staging.js";
 
 /** Options of ScalableBloomFilter. */
 export interface ScalableBloomFilterOptions {
@@ -22,6 +24,22 @@ export interface ScalableBloomFilterOptions {
 
 const PARAM_BYTES = 32;
 const DEFAULT_INITIAL = 1 << 16;
+
+/** Format v1, kind 3: the options and the stage count; the payload nests each stage as a Bloom filter. */
+const RECIPE: Recipe<{ options: ScalableBloomFilterOptions; stages: number }> = {
+  kind: Kind.ScalableBloomFilter,
+  what: "a scalable filter",
+  paramBytes: PARAM_BYTES,
+  read: (params) => ({
+    options: {
+      fpRate: params.getFloat64(0, true),
+      initialItems: Number(params.getBigUint64(8, true)),
+      growth: params.getUint32(16, true),
+      tightening: params.getFloat64(20, true),
+    },
+    stages: params.getUint32(28, true),
+  }),
+};
 
 /** A Bloom filter that grows a new stage when the current one is full, keeping the FP bound. */
 export class ScalableBloomFilter {
@@ -57,29 +75,25 @@ export class ScalableBloomFilter {
 
   /** Adds many keys; result[i] = 1 when keys[i] was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    check.keyList("keys", keys);
-    return this.addStaged(keys.length, (staging, from, limit) => staging.encodeBatch(keys, from, limit));
+    return this.addStaged(keyList(keys));
   }
 
   /** Adds keys given as spans of one buffer (see BloomFilter.addSpans); result[i] = 1 when new. */
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    check.spans(data, spans);
-    return this.addStaged(spans.length >>> 1, (staging, from, limit) => staging.stageSpans(data, spans, from, limit));
+    return this.addStaged(keySpans(data, spans));
   }
 
   /** Tests many keys; result[i] = 1 when keys[i] may be present. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    check.keyList("keys", keys);
-    const out = new Uint8Array(keys.length);
+    const list = keyList(keys);
+    const out = new Uint8Array(countOf(list));
     if (this.live().length === 0) return out;
     const front = this.stages[0];
     const flags = new Uint8Array(BATCH);
-    for (let i = 0; i < keys.length; ) {
-      const n = front.store.front.staging.encodeBatch(keys, i);
+    eachBatch(front.store.front.staging, list, (n, i) => {
       front.store.hashStaged(n);
       BitFilter.orPresent(front, n, this.stages, out.subarray(i, i + n), flags);
-      i += n;
-    }
+    });
     return out;
   }
 
@@ -102,8 +116,18 @@ export class ScalableBloomFilter {
     return total;
   }
 
-  /** Upper bound of the compound FP rate of the stages so far: 1 - prod(1 - p_i). */
+  /** The FP rate the filter is designed never to exceed, however many keys come: the fpRate option. */
+  designedFpRate(): number {
+    return this.fpRate;
+  }
+
+  /** @deprecated Since 0.2.0: estimatedFpRate() (removed in the next minor version). */
   compoundFpRate(): number {
+    return this.estimatedFpRate();
+  }
+
+  /** The FP rate now, from the fill of every stage: 1 - prod(1 - fill_i^k). */
+  estimatedFpRate(): number {
     let keep = 1;
     for (const stage of this.live()) keep *= 1 - stage.estimatedFpRate();
     return 1 - keep;
@@ -128,18 +152,13 @@ export class ScalableBloomFilter {
    * header is checked against the plan the parameters give for it before any stage is built.
    */
   static deserialize(bytes: Uint8Array): ScalableBloomFilter {
-    const container = readContainer(bytes, [Kind.ScalableBloomFilter]);
-    const params = expectParams(container, PARAM_BYTES);
-    const payload = verifiedPayload(bytes, container);
-    const filter = fromStoredParams("a scalable filter", () => new ScalableBloomFilter({
-      fpRate: params.getFloat64(0, true),
-      initialItems: Number(params.getBigUint64(8, true)),
-      growth: params.getUint32(16, true),
-      tightening: params.getFloat64(20, true),
-    }));
-    const parts = unnestParts(payload, params.getUint32(28, true), "stage");
+    const stored = readStored(bytes, RECIPE);
+    const payload = payloadOf(stored);
+    const filter = fromStoredParams(RECIPE.what, () => new ScalableBloomFilter(stored.params.options));
+    const parts = unnestParts(payload, stored.params.stages, "stage");
+    const stage = bitFilterRecipe(Kind.BloomFilter, "standard");
     parts.forEach((part, i) => {
-      const stored = BitFilter.readStored(part, Kind.BloomFilter, "standard");
+      const { params: stored } = readStored(part, stage);
       const plan = filter.stagePlan(i);
       // Math.pow may differ in the last bit between engines: the rate is compared to 1e-9.
       if (stored.planned.items !== plan.items || !(Math.abs(stored.planned.fpRate - plan.fpRate) <= 1e-9 * plan.fpRate)) {
@@ -163,23 +182,25 @@ export class ScalableBloomFilter {
   }
 
   /**
-   * Adds `count` keys batch by batch: each batch is staged and hashed once in the first stage,
-   * tested against the older stages, and set in the newest where no older stage had it. A batch
-   * never holds more keys than the newest stage has room for, so stages fill to their plan.
+   * Adds keys batch by batch: each batch is staged and hashed once in the first stage, tested
+   * against the older stages, and set in the newest where no older stage had it. A batch never
+   * holds more keys than the newest stage has room for, so stages fill to their plan.
    */
-  private addStaged(count: number, stage: (staging: Staging, from: number, limit: number) => number): Uint8Array {
-    const out = new Uint8Array(count);
-    for (let i = 0; i < count; ) {
+  private addStaged(keys: Keys): Uint8Array {
+    const out = new Uint8Array(countOf(keys));
+    const room = () => {
+      const last = this.writable();
+      return last.planned.items - last.count;
+    };
+    eachBatch(() => this.stages[0].store.front.staging, keys, (n, i) => {
       const last = this.writable();
       const front = this.stages[0];
-      const n = stage(front.store.front.staging, i, last.planned.items - last.count);
       front.store.hashStaged(n);
       const present = this.present.subarray(0, n).fill(0);
       // out[i ..] is scratch until the newest stage writes the answers there.
       BitFilter.orPresent(front, n, this.stages.slice(0, -1), present, out.subarray(i, i + n));
       last.applyStaged(front, n, true, present, out, i);
-      i += n;
-    }
+    }, room);
     return out;
   }
 

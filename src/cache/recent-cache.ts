@@ -7,6 +7,7 @@
 // 64-bit fingerprint equals a cached one: about entries / 2^64 per key (5.7e-14 at 2^20 entries).
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
+import { eachBatch } from "../wasm/batch.js";
 import { Staging } from "../wasm/staging.js";
 import { DisposedError } from "../errors.js";
 
@@ -58,15 +59,13 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
     return arena;
   };
 
-  /** Runs a kernel over keys[from ..] batch by batch, after hashing each batch into the staging region. */
-  const eachBatch = (keys: readonly (string | Uint8Array)[], kernel: (a: Arena, n: number, at: number) => void) => {
+  /** Runs a kernel over keys batch by batch, after hashing each batch into the staging region. */
+  const eachHashed = (keys: readonly (string | Uint8Array)[], kernel: (a: Arena, n: number, at: number) => void) => {
     const a = live();
-    for (let i = 0; i < keys.length; ) {
-      const n = staging.encodeBatch(keys, i);
-      a.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
-      kernel(a, n, i);
-      i += n;
-    }
+    eachBatch(staging, { list: keys }, (n, at) => {
+      staging.hashStaged(n);
+      kernel(a, n, at);
+    });
   };
 
   return {
@@ -74,7 +73,7 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
       check.keyList("keys", keys);
       const fresh = new Uint8Array(keys.length);
       const missed: number[] = [];
-      eachBatch(keys, (a, n, at) => {
+      eachHashed(keys, (a, n, at) => {
         stats.hits += a.k.recentProbe(table, sets - 1, staging.hashesPtr, n, staging.outPtr);
         const hit = a.u8.subarray(staging.outPtr, staging.outPtr + n);
         for (let j = 0; j < n; j++) if (hit[j] === 0) missed.push(at + j);
@@ -98,7 +97,7 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
       const answers = await seen.addMany(sent);
       missed.forEach((i, j) => (fresh[i] = answerOf[j] === -1 ? 0 : answers[answerOf[j]]));
       // Acknowledged by the seen-set: new or not, the fleet has these keys now.
-      eachBatch(sent, (a, n) => {
+      eachHashed(sent, (a, n) => {
         a.u8.fill(0, staging.skipPtr, staging.skipPtr + n);
         a.k.recentInsert(table, sets - 1, staging.hashesPtr, n, staging.skipPtr);
       });

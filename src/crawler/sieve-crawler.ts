@@ -1,11 +1,11 @@
 // node-crawler 2.x with a crawlsieve seen-set: its `crawler.seen` (seenreq, an unbounded Set of
 // MD5 hex strings checked and inserted in two steps, so five synchronous adds of one URL fetch it
-// five times) is replaced by one whose check and insert are one atomic addMany, batched per tick
-// (one round trip for Redis). Where the seen-set persists, requests accepted but not finished are
+// five times) is replaced by one whose check and insert are one atomic addMany over every add
+// that arrived since the last one (one round trip, one durable commit, for a page's links). Where the seen-set persists, requests accepted but not finished are
 // recorded too, so a crawler killed mid-crawl and run again schedules them again, and a URL whose
 // fetch finally failed can be forgotten so a later add retries it.
 import { InvalidArgumentError } from "../errors.js";
-import { fromNodeRedis, type RedisCommander } from "../redis/commander.js";
+import { asCommander } from "../redis/commander.js";
 import { openSeenSet } from "../seen/open-seen-set.node.js";
 import type { SeenSet } from "../seen/seen-set.js";
 import type { SeenSpec } from "../seen/seen-spec.js";
@@ -288,22 +288,18 @@ function pendingLog(given: PendingSpec | undefined, spec: SeenSet | SeenSpec, wo
   if (given === false) return undefined;
   if (given !== undefined) {
     if (given !== null && typeof given === "object" && "file" in given && typeof given.file === "string") return filePendingLog(given.file);
-    if (given !== null && typeof given === "object" && "key" in given) return redisPendingLog(commander(given.client), given.key);
+    if (given !== null && typeof given === "object" && "key" in given) return redisPendingLog(asCommander(given.client), given.key);
     throw new InvalidArgumentError("pending", given, "false, { file } or { client, key }");
   }
   if (!("backend" in spec) || "addMany" in spec) return undefined;
   if (spec.backend === "lmdb") return filePendingLog(`${spec.path}/pending-${worker}.jsonl`);
   if (spec.backend === "redis") {
     const base = spec.dupefilter ?? `cs:{${spec.name}}`;
-    return redisPendingLog(commander(spec.client), `${base}:pending:${worker}`);
+    return redisPendingLog(asCommander(spec.client), `${base}:pending:${worker}`);
   }
   return undefined;
 }
 
-function commander(client: unknown): RedisCommander {
-  if (client !== null && typeof client === "object" && typeof (client as RedisCommander).send === "function") return client as RedisCommander;
-  return fromNodeRedis(client as Parameters<typeof fromNodeRedis>[0]);
-}
 
 const KEPT = ["url", "uri", "method", "body", "form", "json", "headers", "userParams", "priority", "jQuery", "isJson", "encoding"];
 

@@ -3,7 +3,8 @@
 // unique is ever dropped. Counting filter and table share one WASM instance; the table grows by
 // rehash. The kernels are in assembly/fingerprint-table.ts.
 import { FilterTooLargeError, FormatError, InvalidArgumentError, DisposedError } from "../errors.js";
-import { Kind, MAX_BYTE_ARRAY, expectParams, fromStoredParams, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
+import { Kind, MAX_BYTE_ARRAY, writeContainer } from "../format/container.js";
+import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
@@ -50,6 +51,29 @@ const DEDUP_PARAM_BYTES = 32;
 /** Fingerprint schemes in the serialized parameters. */
 const SCHEME_MD5 = 1;
 const SCHEME_XXH64X2 = 2;
+
+/** Format v1, kind 12: fingerprint scheme, counting-filter shape, entry count; the payload is the entries. */
+const RECIPE: Recipe<{ options: DeduplicatorOptions; entries: number }> = {
+  kind: Kind.Deduplicator,
+  what: "a deduplicator",
+  paramBytes: DEDUP_PARAM_BYTES,
+  read(params, payloadBytes) {
+    const scheme = params.getUint32(0, true);
+    if (scheme !== SCHEME_MD5 && scheme !== SCHEME_XXH64X2) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = MD5, 2 = XXH64x2)`, "ERR_BAD_PARAMS");
+    const entries = params.getFloat64(24, true);
+    if (!Number.isSafeInteger(entries) || entries < 0 || ENTRY_BYTES * entries !== payloadBytes) {
+      throw new FormatError(`${entries} entries do not fit a payload of ${payloadBytes} bytes`, "ERR_BAD_PARAMS");
+    }
+    const options: DeduplicatorOptions = {
+      items: Math.max(1, entries),
+      counters: params.getFloat64(16, true),
+      hashes: params.getUint32(8, true),
+      counterBits: params.getUint32(4, true),
+      fingerprint: scheme === SCHEME_MD5 ? "md5" : "xxh64x2",
+    };
+    return { options, entries };
+  },
+};
 const MAX_LOAD = 0.8;
 const STATS_BYTES = 64;
 
@@ -167,22 +191,10 @@ export class Deduplicator {
 
   /** Loads a deduplicator written by serialize(); a FormatError subclass on bad bytes. */
   static deserialize(bytes: Uint8Array): Deduplicator {
-    const container = readContainer(bytes, [Kind.Deduplicator]);
-    const params = expectParams(container, DEDUP_PARAM_BYTES);
-    const scheme = params.getUint32(0, true);
-    if (scheme !== SCHEME_MD5 && scheme !== SCHEME_XXH64X2) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = MD5, 2 = XXH64x2)`, "ERR_BAD_PARAMS");
-    const entries = params.getFloat64(24, true);
-    if (!Number.isSafeInteger(entries) || entries < 0 || ENTRY_BYTES * entries !== container.payloadBytes) {
-      throw new FormatError(`${entries} entries do not fit a payload of ${container.payloadBytes} bytes`, "ERR_BAD_PARAMS");
-    }
-    const payload = verifiedPayload(bytes, container);
-    const dedup = fromStoredParams("a deduplicator", () => new Deduplicator({
-      items: Math.max(1, entries),
-      counters: params.getFloat64(16, true),
-      hashes: params.getUint32(8, true),
-      counterBits: params.getUint32(4, true),
-      fingerprint: scheme === SCHEME_MD5 ? "md5" : "xxh64x2",
-    }));
+    const stored = readStored(bytes, RECIPE);
+    const { options, entries } = stored.params;
+    const payload = payloadOf(stored);
+    const dedup = fromStoredParams(RECIPE.what, () => new Deduplicator(options));
     try {
       const counts = new Uint32Array(BATCH);
       const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);

@@ -4,9 +4,11 @@
 // in place, so it stays under 32 bytes a key at every size, peaks included. Keys can be removed.
 // The kernels are in assembly/fingerprint-set.ts and assembly/fingerprint-buckets.ts.
 import { DisposedError, FilterTooLargeError, FormatError } from "../errors.js";
-import { Kind, readContainer, expectParams, verifiedPayload, writeContainer } from "../format/container.js";
+import { Kind, writeContainer } from "../format/container.js";
+import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
+import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -28,6 +30,22 @@ const MAX_TABLE_BYTES = 2 ** 32 - 2 ** 24;
 const PARAM_BYTES = 16;
 /** Fingerprint scheme in the serialized parameters: 1 = XXH3-128 of the key's bytes. */
 const SCHEME_XXH3_128 = 1;
+
+/** Format v1, kind 11: fingerprint scheme and set size; the payload is the 16-byte fingerprints. */
+const RECIPE: Recipe<number> = {
+  kind: Kind.FingerprintSet,
+  what: "a fingerprint set",
+  paramBytes: PARAM_BYTES,
+  read(params, payloadBytes) {
+    const scheme = params.getUint32(0, true);
+    if (scheme !== SCHEME_XXH3_128) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = XXH3-128)`, "ERR_BAD_PARAMS");
+    const size = params.getFloat64(8, true);
+    if (!Number.isSafeInteger(size) || size < 0 || 16 * size !== payloadBytes) {
+      throw new FormatError(`a set of ${size} fingerprints does not fit a payload of ${payloadBytes} bytes`, "ERR_BAD_PARAMS");
+    }
+    return size;
+  },
+};
 
 /** An exact set of string or byte keys by 128-bit fingerprint. */
 export class FingerprintSet {
@@ -140,15 +158,9 @@ export class FingerprintSet {
 
   /** Loads a set written by serialize(); a FormatError subclass on bad bytes. */
   static deserialize(bytes: Uint8Array): FingerprintSet {
-    const container = readContainer(bytes, [Kind.FingerprintSet]);
-    const params = expectParams(container, PARAM_BYTES);
-    const scheme = params.getUint32(0, true);
-    if (scheme !== SCHEME_XXH3_128) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = XXH3-128)`, "ERR_BAD_PARAMS");
-    const size = params.getFloat64(8, true);
-    if (!Number.isSafeInteger(size) || size < 0 || 16 * size !== container.payloadBytes) {
-      throw new FormatError(`a set of ${size} fingerprints does not fit a payload of ${container.payloadBytes} bytes`, "ERR_BAD_PARAMS");
-    }
-    const payload = verifiedPayload(bytes, container);
+    const stored = readStored(bytes, RECIPE);
+    const size = stored.params;
+    const payload = payloadOf(stored);
     const set = new FingerprintSet({ items: Math.max(1, size) });
     try {
       const arena = set.live();
@@ -192,15 +204,13 @@ export class FingerprintSet {
     this.live();
     const engine = sharedEngine();
     const out = new Uint8Array(keys.length);
-    for (let i = 0; i < keys.length; ) {
-      const n = engine.staging.encodeBatch(keys, i);
-      const s = engine.staging;
+    const s = engine.staging;
+    eachBatch(s, { list: keys }, (n, at) => {
       engine.arena.k.xxh128Batch(s.keysPtr, s.spansPtr, n, s.hashesPtr);
       const arena = this.live();
       arena.u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
-      visit(arena, n, out, i);
-      i += n;
-    }
+      visit(arena, n, out, at);
+    });
     return out;
   }
 

@@ -128,7 +128,13 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
 // on Node 20) and refuses a path that is not a writable directory, with an error naming it.
 function prepareDirectory(dir: string): void {
   try {
-    if (!existsSync(dir)) mkdirSync(dir);
+    // Another process may make it between a check and a mkdir: EEXIST is that, not an error.
+    // (Not { recursive: true }: Node 20 loops forever on it under /proc.)
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
     if (!statSync(dir).isDirectory()) throw new Error("not a directory");
     writeFileSync(join(dir, ".crawlsieve-write-test"), "");
   } catch (error) {
@@ -150,7 +156,8 @@ function checkDataFile(file: string): void {
   } finally {
     closeSync(fd);
   }
-  if (read === 0) return;
+  // Empty, or not written yet by a process creating it right now: LMDB's own lock serializes that.
+  if (read === 0 || header.subarray(0, read).every((b) => b === 0)) return;
   const magicAt = [16, 24].find((offset) => read >= offset + 4 && header.readUInt32LE(offset) === LMDB_MAGIC);
   if (magicAt === undefined) {
     throw new CrawlsieveError("ERR_STORE_CORRUPT", `${file} is not an LMDB fingerprint store (no LMDB magic in its meta page); move it away or use another --store directory`);

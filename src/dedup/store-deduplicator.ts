@@ -70,7 +70,7 @@ export class StoreDeduplicator {
   }
 
   /**
-   * Read-only: out[i] = 1 when keys[i] is in the store, as last committed by any process. A zero
+   * Read-only: out[i] = 1 when keys[i] is in the store, as last committed by any writer. A zero
    * counter answers without a read only while this process's filter covers the store.
    */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {

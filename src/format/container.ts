@@ -144,15 +144,6 @@ export function verifiedPayload(bytes: Uint8Array, container: Container): Uint8A
   return payload;
 }
 
-/** Builds a structure from stored parameters; parameters its constructor refuses are bad bytes, so a FormatError naming `what`. */
-export function fromStoredParams<T>(what: string, make: () => T): T {
-  try {
-    return make();
-  } catch (error) {
-    throw new FormatError(`parameters do not describe ${what}: ${(error as Error).message}`, "ERR_BAD_PARAMS");
-  }
-}
-
 /** Joins parts into one array, refusing sizes no typed array can hold. */
 export function concat(parts: readonly Uint8Array[], tooLarge: (bytes: number) => Error): Uint8Array {
   let total = 0;

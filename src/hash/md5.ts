@@ -2,7 +2,7 @@
 // so a caller never holds a view into WASM memory.
 import { InvalidArgumentError } from "../errors.js";
 import { forEachPiece, sharedEngine } from "../wasm/engine.js";
-import type { Staging } from "../wasm/staging.js";
+import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import * as check from "../validate.js";
 
 const PIECE = 1 << 20;
@@ -28,26 +28,22 @@ export function md5Hex(input: Uint8Array | string): string {
 
 /** MD5 of many keys in few boundary crossings: digest i is result[16 i .. 16 i + 16). */
 export function md5Many(keys: readonly (string | Uint8Array)[]): Uint8Array {
-  check.keyList("keys", keys);
-  return digestBatches(keys.length, (staging, from) => staging.encodeBatch(keys, from));
+  return digestBatches(keyList(keys));
 }
 
 /** MD5 of keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i+1]), ascending). */
 export function md5Spans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-  check.spans(data, spans);
-  return digestBatches(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from));
+  return digestBatches(keySpans(data, spans));
 }
 
-function digestBatches(count: number, stage: (staging: Staging, from: number) => number): Uint8Array {
-  const out = new Uint8Array(16 * count);
+function digestBatches(keys: Keys): Uint8Array {
+  const out = new Uint8Array(16 * countOf(keys));
   const { arena, staging } = sharedEngine();
-  for (let i = 0; i < count; ) {
-    const n = stage(staging, i);
+  eachBatch(staging, keys, (n, at) => {
     // The batch's digests go where its hash pairs would: 16 bytes per key fits that region exactly.
     arena.k.md5Batch(staging.statePtr, staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
-    out.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), 16 * i);
-    i += n;
-  }
+    out.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), 16 * at);
+  });
   return out;
 }
 

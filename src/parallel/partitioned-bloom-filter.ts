@@ -11,6 +11,7 @@ import { resolveGeometry, type BloomFilterOptions, type PlannedLoad } from "../b
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import * as check from "../validate.js";
 import { alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { SharedKernels } from "../wasm/kernels.js";
 import { BATCH } from "../wasm/staging.js";
@@ -126,30 +127,22 @@ export class PartitionedBloomFilter {
 
   /** Adds many keys; result[i] = 1 when this call set a bit of keys[i]. */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    const list = check.keyList("keys", keys);
-    const { staging } = sharedEngine();
-    return this.run(list.length, (from) => staging.encodeBatch(list, from), true);
+    return this.run(keyList(keys), true);
   }
 
   /** Tests many keys. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
-    const list = check.keyList("keys", keys);
-    const { staging } = sharedEngine();
-    return this.run(list.length, (from) => staging.encodeBatch(list, from), false);
+    return this.run(keyList(keys), false);
   }
 
   /** Adds keys given as spans of one buffer (see BloomFilter.addSpans). */
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    check.spans(data, spans);
-    const { staging } = sharedEngine();
-    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), true);
+    return this.run(keySpans(data, spans), true);
   }
 
   /** Tests keys given as spans of one buffer. */
   hasSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    check.spans(data, spans);
-    const { staging } = sharedEngine();
-    return this.run(spans.length >>> 1, (from) => staging.stageSpans(data, spans, from), false);
+    return this.run(keySpans(data, spans), false);
   }
 
   /** Fraction of bits set. */
@@ -203,24 +196,22 @@ export class PartitionedBloomFilter {
     this.slot = -1;
   }
 
-  private run(count: number, stage: (from: number) => number, add: boolean): Uint8Array {
+  private run(keys: Keys, add: boolean): Uint8Array {
     const slot = this.live();
     const { arena, staging } = sharedEngine();
     const { bitsPtr, shardBytes, slotsPtr } = this.layout;
     const hashesPtr = slotsPtr + slot * SLOT_BYTES;
     const outPtr = hashesPtr + 16 * BATCH;
     const { slots, hashes } = this.geometry;
-    const out = new Uint8Array(count);
+    const out = new Uint8Array(countOf(keys));
     let added = 0;
-    for (let i = 0; i < count; ) {
-      const n = stage(i);
-      arena.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
+    eachBatch(staging, keys, (n, at) => {
+      staging.hashStaged(n);
       this.u8.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), hashesPtr);
       if (add) added += this.k.sharedSet(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
       else this.k.sharedTest(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
-      out.set(this.u8.subarray(outPtr, outPtr + n), i);
-      i += n;
-    }
+      out.set(this.u8.subarray(outPtr, outPtr + n), at);
+    });
     if (added > 0) Atomics.add(this.header.count, 0, BigInt(added));
     return out;
   }

@@ -32,6 +32,12 @@ export function fromNodeRedis(client: NodeRedisLike | NodeRedisClusterLike, opti
   };
 }
 
+/** A RedisCommander as it is, or a node-redis client or cluster wrapped by fromNodeRedis. */
+export function asCommander(client: unknown): RedisCommander {
+  if (client !== null && typeof client === "object" && typeof (client as RedisCommander).send === "function") return client as RedisCommander;
+  return fromNodeRedis(client as Parameters<typeof fromNodeRedis>[0]);
+}
+
 /** Wraps a plain send function (for other clients), with the same deadline and error mapping. */
 export function fromSend(send: RedisSend, options: { timeoutMs?: number } = {}): RedisCommander {
   if (typeof send !== "function") throw new InvalidArgumentError("send", send, "a function (args) => Promise<reply>");

@@ -33,7 +33,7 @@ export class PositionMapper {
   map(keys: readonly (string | Uint8Array)[], from: number): { n: number; positions: Uint32Array } {
     const n = this.staging.encodeBatch(keys, from);
     const { arena, staging } = this;
-    arena.k.hashPairs(staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
+    staging.hashStaged(n);
     if (this.blocked) arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
     else arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
     return { n, positions: arena.u32.slice(this.outPtr >>> 2, (this.outPtr >>> 2) + this.words * n) };

@@ -1,8 +1,8 @@
-// openSeenSet: a SeenSet from a spec (or a ready SeenSet, returned as it is), in every runtime.
-// The Node entry adds the on-disk backend (open-seen-set.node.ts).
+// openSeenSet: a SeenSet from a spec (or a ready SeenSet, returned as it is). In every runtime
+// the in-memory backends; the Node entry adds the on-disk and Redis ones (open-seen-set.node.ts),
+// so browser and worker bundles carry neither.
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { memorySeenSet, windowSeenSet } from "./local-seen-set.js";
-import { redisSeenSet } from "./redis-seen-set.js";
 import type { SeenSet } from "./seen-set.js";
 import type { SeenSpec } from "./seen-spec.js";
 
@@ -15,7 +15,7 @@ export function isSeenSet(value: unknown): value is SeenSet {
   return ["addMany", "hasMany", "size", "clear", "close"].every((m) => typeof v[m] === "function") && typeof v.exact === "boolean";
 }
 
-/** Opens the SeenSet a spec describes; a SeenSet is returned as it is. */
+/** Opens the SeenSet a spec describes (here: memory or window); a SeenSet is returned as it is. */
 export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
   if (isSeenSet(spec)) return spec;
   if (spec === null || typeof spec !== "object") throw new InvalidArgumentError("seen", spec, `a SeenSet or a spec { backend: ${BACKENDS}, ... }`);
@@ -25,9 +25,8 @@ export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
     case "window":
       return windowSeenSet(spec);
     case "redis":
-      return redisSeenSet(spec);
     case "lmdb":
-      throw new CrawlsieveError("ERR_NO_LMDB", 'the "lmdb" backend needs Node: import openSeenSet from crawlsieve in Node (its node entry)');
+      throw new CrawlsieveError("ERR_NODE_ONLY", `the "${spec.backend}" backend needs Node: openSeenSet from "crawlsieve" in Node (its node entry) opens it; elsewhere use the memory and window backends`);
     default:
       throw new InvalidArgumentError("backend", (spec as { backend?: unknown }).backend, BACKENDS);
   }

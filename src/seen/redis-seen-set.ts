@@ -2,7 +2,7 @@
 // windowed (RedisTimeWindowFilter). Each addMany is atomic per key in Redis, so among all
 // processes exactly one sees a key as new.
 import { InvalidArgumentError } from "../errors.js";
-import { fromNodeRedis, type RedisCommander } from "../redis/commander.js";
+import { asCommander, type RedisCommander } from "../redis/commander.js";
 import { keyPrefix } from "../redis/keys.js";
 import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
 import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
@@ -15,15 +15,10 @@ import type { RedisSeenSpec } from "./seen-spec.js";
 
 const DEFAULT_FP_RATE = 1e-6;
 
-/** The client of a spec as a RedisCommander (node-redis clients and clusters are wrapped). */
-function commander(client: unknown): RedisCommander {
-  if (client !== null && typeof client === "object" && typeof (client as RedisCommander).send === "function") return client as RedisCommander;
-  return fromNodeRedis(client as Parameters<typeof fromNodeRedis>[0]);
-}
 
 /** Opens the Redis seen-set the spec describes (its description is adopted or recorded first). */
 export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
-  const redis = commander(spec.client);
+  const redis = asCommander(spec.client);
   if (spec.dupefilter !== undefined) return dupefilterSeenSet(redis, spec);
   keyPrefix(spec.name as string);
   const exact = spec.exact ?? (spec.window === undefined);

@@ -2,11 +2,25 @@
 // (df(f) + 1)) + 1 (smoothed, so a feature seen nowhere weighs most and one seen everywhere still
 // counts). Serialized in format v1 as the document count and sorted (feature hash, df) pairs.
 import { FormatError, InvalidArgumentError } from "../errors.js";
-import { expectParams, Kind, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
+import { Kind, writeContainer } from "../format/container.js";
+import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import { features, shingleOf } from "./features.js";
 
 const PARAM_BYTES = 16;
 const ENTRY_BYTES = 12;
+
+/** Format v1, kind 8: document count and shingle size; the payload is (feature hash u64, df u32) entries. */
+const RECIPE: Recipe<{ documents: number; shingle: number }> = {
+  kind: Kind.IdfTable,
+  what: "an IDF table",
+  paramBytes: PARAM_BYTES,
+  read(params, payloadBytes) {
+    if (payloadBytes % ENTRY_BYTES !== 0) throw new FormatError(`payload of ${payloadBytes} bytes is not whole ${ENTRY_BYTES}-byte entries`, "ERR_BAD_PARAMS");
+    const shingle = params.getUint32(8, true);
+    if (!(shingle >= 1 && shingle <= 16)) throw new FormatError(`shingle size ${shingle} must be 1 to 16`, "ERR_BAD_PARAMS");
+    return { documents: Number(params.getBigUint64(0, true)), shingle };
+  },
+};
 
 /** Document frequencies of features over a corpus, for tf x idf weighting. */
 export class IdfTable {
@@ -63,13 +77,9 @@ export class IdfTable {
 
   /** Loads a table written by serialize(). */
   static deserialize(bytes: Uint8Array): IdfTable {
-    const container = readContainer(bytes, [Kind.IdfTable]);
-    const params = expectParams(container, PARAM_BYTES);
-    const payload = verifiedPayload(bytes, container);
-    if (payload.length % ENTRY_BYTES !== 0) throw new FormatError(`payload of ${payload.length} bytes is not whole ${ENTRY_BYTES}-byte entries`, "ERR_BAD_PARAMS");
-    const documents = Number(params.getBigUint64(0, true));
-    const shingle = params.getUint32(8, true);
-    if (!(shingle >= 1 && shingle <= 16)) throw new FormatError(`shingle size ${shingle} must be 1 to 16`, "ERR_BAD_PARAMS");
+    const stored = readStored(bytes, RECIPE);
+    const { documents, shingle } = stored.params;
+    const payload = payloadOf(stored);
     const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     const df = new Map<bigint, number>();
     let previous = -1n;

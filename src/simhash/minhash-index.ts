@@ -5,7 +5,8 @@
 // reported pair is one whose estimate reaches the threshold, not one that merely shared a band.
 // Online: add, remove and query at any time; pairs() is the batch mode over everything stored.
 import { DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
-import { concat, expectParams, fromStoredParams, Kind, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
+import { concat, Kind, writeContainer } from "../format/container.js";
+import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
@@ -43,6 +44,25 @@ const PAIR_BATCH = 4096;
 const QUERY_BATCH = 256;
 const NO_SLOT = 0xffffffff;
 const MINHASH_PARAM_BYTES = 32;
+
+/**
+ * Format v1, kind 10: threshold and sketch parameters, document count; the payload is the ids,
+ * then the sketches, then the band keys, whose length the parameters fix.
+ */
+const RECIPE: Recipe<{ options: MinHashIndexOptions; count: number }> = {
+  kind: Kind.MinHashIndex,
+  what: "a MinHash index",
+  paramBytes: MINHASH_PARAM_BYTES,
+  read(params, payloadBytes) {
+    const threshold = params.getFloat64(0, true);
+    if (!(threshold > 0 && threshold <= 1)) throw new FormatError(`threshold ${threshold} is not in (0, 1]`, "ERR_BAD_PARAMS");
+    const { shingle, k, bands, rows } = checkSketchParams({ shingle: params.getUint32(8, true), k: params.getUint32(12, true), bands: params.getUint32(16, true), rows: params.getUint32(20, true) });
+    const count = Number(params.getBigUint64(24, true));
+    const perDoc = 4 * (1 + (k + 1) + bands);
+    if (payloadBytes !== perDoc * count) throw new FormatError(`payload of ${payloadBytes} bytes where ${count} documents need ${perDoc * count}`, "ERR_BAD_PARAMS");
+    return { options: { threshold, shingle, sketchSize: k, bands, rows }, count };
+  },
+};
 
 /** MinHash-LSH index with verification by estimated Jaccard. */
 export class MinHashIndex {
@@ -288,21 +308,12 @@ export class MinHashIndex {
 
   /** Loads an index written by serialize(). */
   static deserialize(bytes: Uint8Array): MinHashIndex {
-    const container = readContainer(bytes, [Kind.MinHashIndex]);
-    const params = expectParams(container, MINHASH_PARAM_BYTES);
-    const count = Number(params.getBigUint64(24, true));
-    const index = fromStoredParams("a MinHash index", () => new MinHashIndex({
-      threshold: params.getFloat64(0, true),
-      shingle: params.getUint32(8, true),
-      sketchSize: params.getUint32(12, true),
-      bands: params.getUint32(16, true),
-      rows: params.getUint32(20, true),
-    }));
-    const { k, bands } = index.params;
-    const perDoc = 4 * (1 + (k + 1) + bands);
-    if (container.payloadBytes !== perDoc * count) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${count} documents need ${perDoc * count}`, "ERR_BAD_PARAMS");
+    const stored = readStored(bytes, RECIPE);
+    const { options, count } = stored.params;
     // A copy: the views below need a 4-byte-aligned buffer of their own.
-    const payload = verifiedPayload(bytes, container).slice();
+    const payload = payloadOf(stored).slice();
+    const index = fromStoredParams(RECIPE.what, () => new MinHashIndex(options));
+    const { k, bands } = index.params;
     const ids = new Uint32Array(payload.buffer, 0, count);
     const values = new Uint32Array(payload.buffer, 4 * count, count * (k + 1));
     const keys = new Uint32Array(payload.buffer, 4 * count * (k + 2), count * bands);

@@ -3,7 +3,8 @@
 // New fingerprints wait in a pending list that queries scan in full; when it fills (1/16 of the
 // index, at least 4096) every table is rebuilt with them, and with removed ids dropped.
 import { DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
-import { concat, expectParams, fromStoredParams, Kind, readContainer, verifiedPayload, writeContainer } from "../format/container.js";
+import { concat, Kind, writeContainer } from "../format/container.js";
+import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena, alignUp } from "../wasm/arena.js";
 import { BATCH } from "../wasm/staging.js";
@@ -31,6 +32,19 @@ export interface NearPair {
 }
 
 const PARAM_BYTES = 16;
+
+/** Format v1, kind 9: distance, fixed layout (0: chosen by size), entry count; the payload is the fingerprints, then their ids. */
+const RECIPE: Recipe<{ options: NearDupIndexOptions; count: number }> = {
+  kind: Kind.NearDupIndex,
+  what: "an index",
+  paramBytes: PARAM_BYTES,
+  read(params, payloadBytes) {
+    const count = Number(params.getBigUint64(8, true));
+    if (payloadBytes !== 12 * count) throw new FormatError(`payload of ${payloadBytes} bytes where ${count} entries need ${12 * count}`, "ERR_BAD_PARAMS");
+    const tables = params.getUint32(4, true);
+    return { options: { maxDistance: params.getUint32(0, true), layout: tables === 0 ? undefined : tables }, count };
+  },
+};
 const MIN_PENDING = 4096;
 const CHUNK = 65536;
 
@@ -191,14 +205,11 @@ export class NearDupIndex {
 
   /** Loads an index written by serialize(). */
   static deserialize(bytes: Uint8Array): NearDupIndex {
-    const container = readContainer(bytes, [Kind.NearDupIndex]);
-    const params = expectParams(container, PARAM_BYTES);
-    const count = Number(params.getBigUint64(8, true));
-    if (container.payloadBytes !== 12 * count) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${count} entries need ${12 * count}`, "ERR_BAD_PARAMS");
+    const stored = readStored(bytes, RECIPE);
+    const { options, count } = stored.params;
     // A copy: the typed views below need an 8-byte-aligned buffer of their own.
-    const payload = verifiedPayload(bytes, container).slice();
-    const tables = params.getUint32(4, true);
-    const index = fromStoredParams("an index", () => new NearDupIndex({ maxDistance: params.getUint32(0, true), layout: tables === 0 ? undefined : tables }));
+    const payload = payloadOf(stored).slice();
+    const index = fromStoredParams(RECIPE.what, () => new NearDupIndex(options));
     index.load(new BigUint64Array(payload.buffer, 0, count), new Uint32Array(payload.buffer, 8 * count, count));
     return index;
   }

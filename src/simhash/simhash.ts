@@ -3,6 +3,7 @@
 // for batches; a bigint appears only at the single-value API.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
+import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 import { alignUp } from "../wasm/arena.js";
@@ -126,13 +127,11 @@ function distinctOf(options: SimHashOptions | undefined): boolean {
 function featureHashes(keys: readonly (string | Uint8Array)[]): BigUint64Array {
   const { arena, staging, scratchPtr } = sharedEngine();
   const out = new BigUint64Array(keys.length);
-  for (let i = 0; i < keys.length; ) {
-    const n = staging.encodeBatch(keys, i);
+  eachBatch(staging, { list: keys }, (n, at) => {
     const outPtr = staging.hashesPtr;
     arena.k.shingleTokens(staging.keysPtr, staging.spansPtr, n, 1, scratchPtr, outPtr);
-    out.set(new BigUint64Array(arena.u8.buffer, outPtr, n), i);
-    i += n;
-  }
+    out.set(new BigUint64Array(arena.u8.buffer, outPtr, n), at);
+  });
   return out;
 }
 

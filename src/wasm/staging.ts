@@ -162,6 +162,16 @@ export class Staging {
     return n;
   }
 
+  /** Hashes the n staged keys into hash pairs (XXH64, the format's scheme 1) at hashesPtr. */
+  hashStaged(n: number): void {
+    this.arena.k.hashPairs(this.keysPtr, this.spansPtr, n, this.hashesPtr);
+  }
+
+  /** Copies the batch's n result bytes (one a key, at outPtr) into `into` from index `at`. */
+  readOut(into: Uint8Array, at: number, n: number): void {
+    into.set(this.arena.u8.subarray(this.outPtr, this.outPtr + n), at);
+  }
+
   private writeSpans(n: number): void {
     this.arena.u32.set(spanScratch.subarray(0, 2 * n), this.spansPtr >>> 2);
   }

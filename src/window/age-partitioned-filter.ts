@@ -6,7 +6,8 @@
 // assembly/age-partitioned.ts.
 import { ArenaBits } from "../bloom/arena-bits.js";
 import { FormatError, InvalidArgumentError } from "../errors.js";
-import { expectParams, fromStoredParams, Kind, readContainer } from "../format/container.js";
+import { Kind } from "../format/container.js";
+import { fromStoredParams, readStored, type Recipe } from "../format/recipe.js";
 import { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
@@ -36,6 +37,31 @@ const PARAM_BYTES = 64;
 // version sizes new filters.
 const STORED_SHAPE = Symbol("stored shape");
 const STATE_BYTES = 8;
+
+/** Format v1, kind 6: the stored shape, interval, ring state and plan; the payload is the slices' bits. */
+const RECIPE: Recipe<{ planned: AgePartitionedFilterOptions; front: number; fill: number; granule: number }> = {
+  kind: Kind.AgePartitionedFilter,
+  what: "a filter",
+  paramBytes: PARAM_BYTES,
+  read(view, payloadBytes) {
+    const code = view.getUint32(24, true);
+    const interval = code === 0 ? undefined : (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
+    if (code !== 0 && interval === undefined) throw new FormatError(`unknown interval code ${code}`, "ERR_BAD_PARAMS");
+    const shape = {
+      hashes: view.getUint32(0, true),
+      slack: view.getUint32(4, true),
+      generation: Number(view.getBigUint64(8, true)),
+      sliceBits: Number(view.getBigUint64(16, true)),
+    };
+    if (!(shape.hashes >= 1 && shape.hashes <= 64 && shape.slack >= 1 && shape.slack <= 1024 && shape.generation >= 1 && Number.isSafeInteger(shape.generation) && shape.sliceBits >= 1 && shape.sliceBits <= 2 ** 32)) {
+      throw new FormatError(`k = ${shape.hashes}, l = ${shape.slack}, g = ${shape.generation}, m = ${shape.sliceBits} is not a filter this version can hold`, "ERR_BAD_PARAMS");
+    }
+    const declared = describeShape(shape).bytes;
+    if (payloadBytes !== declared) throw new FormatError(`payload of ${payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
+    const planned = { items: Number(view.getBigUint64(48, true)), fpRate: view.getFloat64(56, true), slack: shape.slack, interval, [STORED_SHAPE]: shape };
+    return { planned, front: view.getUint32(28, true), fill: view.getUint32(32, true), granule: view.getFloat64(40, true) };
+  },
+};
 const NO_GRANULE = -Number.MAX_SAFE_INTEGER;
 const MODE = { test: 0, seen: 1, add: 2 } as const;
 
@@ -153,32 +179,15 @@ export class AgePartitionedFilter {
 
   /** Loads a filter written by serialize(), with the clock to use from now on (interval mode). */
   static deserialize(bytes: Uint8Array, now?: () => number): AgePartitionedFilter {
-    const container = readContainer(bytes, [Kind.AgePartitionedFilter]);
-    const view = expectParams(container, PARAM_BYTES);
-    const code = view.getUint32(24, true);
-    const interval = code === 0 ? undefined : (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
-    if (code !== 0 && interval === undefined) throw new FormatError(`unknown interval code ${code}`, "ERR_BAD_PARAMS");
-    const shape = {
-      hashes: view.getUint32(0, true),
-      slack: view.getUint32(4, true),
-      generation: Number(view.getBigUint64(8, true)),
-      sliceBits: Number(view.getBigUint64(16, true)),
-    };
-    const planned = { items: Number(view.getBigUint64(48, true)), fpRate: view.getFloat64(56, true), slack: shape.slack, interval, now, [STORED_SHAPE]: shape };
-    if (!(shape.hashes >= 1 && shape.hashes <= 64 && shape.slack >= 1 && shape.slack <= 1024 && shape.generation >= 1 && Number.isSafeInteger(shape.generation) && shape.sliceBits >= 1 && shape.sliceBits <= 2 ** 32)) {
-      throw new FormatError(`k = ${shape.hashes}, l = ${shape.slack}, g = ${shape.generation}, m = ${shape.sliceBits} is not a filter this version can hold`, "ERR_BAD_PARAMS");
-    }
-    const declared = describeShape(shape).bytes;
-    if (container.payloadBytes !== declared) throw new FormatError(`payload of ${container.payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
-    const filter = fromStoredParams("a filter", () => new AgePartitionedFilter(planned));
-    const front = view.getUint32(28, true);
-    const fill = view.getUint32(32, true);
+    const stored = readStored(bytes, RECIPE);
+    const { planned, front, fill, granule } = stored.params;
+    const filter = fromStoredParams(RECIPE.what, () => new AgePartitionedFilter({ ...planned, now }));
     if (front >= filter.slices) throw new FormatError(`newest slice ${front} of ${filter.slices}`, "ERR_BAD_PARAMS");
-    filter.region.load(bytes, container);
+    filter.region.load(stored);
     const arena = filter.region.live;
     arena.u32[filter.region.statePtr >>> 2] = front;
     arena.u32[(filter.region.statePtr >>> 2) + 1] = fill;
-    filter.granule = view.getFloat64(40, true);
+    filter.granule = granule;
     return filter;
   }
 

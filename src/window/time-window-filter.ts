@@ -2,12 +2,15 @@
 // month, UTC). A key is "seen" when any live slice has it; otherwise it goes into the current
 // slice. Slices older than the window are dropped whole (cleared and reused), whether or not any
 // call came in between, because liveness is computed from the clock on every call.
-import { BitFilter } from "../bloom/bit-filter.js";
+import { BitFilter, bitFilterRecipe } from "../bloom/bit-filter.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { resolveGeometry } from "../bloom/geometry.js";
-import { concat, expectParams, fromStoredParams, Kind, nestParts, readContainer, unnestParts, verifiedPayload, writeContainer } from "../format/container.js";
+import type { BitsGeometry } from "../bloom/partitioned-bits.js";
+import { concat, Kind, nestParts, unnestParts, writeContainer } from "../format/container.js";
+import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
+import { countOf, eachBatch, keyList, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 import { granularity, granuleOf, granuleStart, GRANULARITY_CODES, type Granularity } from "./granularity.js";
 
@@ -43,6 +46,25 @@ function describeGeometry(g: { slots: number; partitions: number; hashes: number
 const PARAM_BYTES = 32;
 
 /**
+ * Format v1, kind 5: granularity, slices, the slices' plan, then each ring slot's granule; the
+ * payload nests each slice as a Bloom filter, whose geometry the plan must give.
+ */
+const RECIPE: Recipe<{ options: TimeWindowFilterOptions; slice: BitsGeometry; granules: number[] }> = {
+  kind: Kind.TimeWindowFilter,
+  what: "a time window",
+  paramBytes: { minimum: PARAM_BYTES, of: (params) => PARAM_BYTES + 8 * params.getUint32(4, true) },
+  read(params) {
+    const code = params.getUint32(0, true);
+    const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
+    if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
+    const options = checkOptions({ granularity: unit, slices: params.getUint32(4, true), itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true) });
+    const { geometry: slice } = resolveGeometry("standard", { items: options.itemsPerSlice, fpRate: options.fpRate });
+    const granules = Array.from({ length: options.slices }, (_, i) => params.getFloat64(PARAM_BYTES + 8 * i, true));
+    return { options, slice, granules };
+  },
+};
+
+/**
  * Per-key expiry without clearing everything. Guarantee: a key seen at time t is reported seen at
  * every time in [t, t + window - granularity], and not seen (barring the FP rate) after
  * t + window. A clock that moves backwards sees only slices inside its own window; slices stamped
@@ -74,6 +96,11 @@ export class TimeWindowFilter {
     return this.seenMany([check.key("key", key)], now)[0] === 1;
   }
 
+  /** Records the key in the current slice, refreshing it when it was seen earlier in the window; true when it was not in the window. */
+  add(key: string | Uint8Array, now?: number): boolean {
+    return this.addMany([check.key("key", key)], now)[0] === 1;
+  }
+
   /** True when the key was seen within the window (records nothing). */
   has(key: string | Uint8Array, now?: number): boolean {
     return this.hasMany([check.key("key", key)], now)[0] === 1;
@@ -81,14 +108,17 @@ export class TimeWindowFilter {
 
   /** seen() for many keys at one instant, in order (a repeat inside the batch counts as seen). */
   seenMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
-    check.keyList("keys", keys);
-    return this.batch(keys, this.instant(now), true);
+    return this.batch(keyList(keys), this.instant(now), "seen");
+  }
+
+  /** add() for many keys at one instant; result[i] = 1 when keys[i] was new to the window (a repeat inside the batch is not). */
+  addMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
+    return this.batch(keyList(keys), this.instant(now), "add");
   }
 
   /** has() for many keys at one instant. */
   hasMany(keys: readonly (string | Uint8Array)[], now?: number): Uint8Array {
-    check.keyList("keys", keys);
-    return this.batch(keys, this.instant(now), false);
+    return this.batch(keyList(keys), this.instant(now), "test");
   }
 
   /** When the window that `now` sees begins (the oldest live slice's start). */
@@ -101,10 +131,23 @@ export class TimeWindowFilter {
     return this.live().reduce((sum, slice) => sum + slice.byteLength, 0);
   }
 
-  /** The FP rate of a query over L slices at their planned load: 1 - prod(1 - p_i). */
-  combinedFpRate(): number {
+  /** The FP rate the window is designed for: a query over L slices at their planned load, 1 - prod(1 - p_i). */
+  designedFpRate(): number {
     return 1 - Math.pow(1 - this.fpRate, this.slices);
   }
+  /** @deprecated Since 0.2.0: designedFpRate() (removed in the next minor version). */
+  combinedFpRate(): number {
+    return this.designedFpRate();
+  }
+
+  /** The FP rate now, from the fill of the slices inside the window at `now`: 1 - prod(1 - fill_i^k). */
+  estimatedFpRate(now?: number): number {
+    const ring = this.live();
+    let keep = 1;
+    for (const s of this.advance(this.instant(now), false).live) keep *= 1 - ring[s].estimatedFpRate();
+    return 1 - keep;
+  }
+
 
   /** The window in serialization format v1: parameters with each slot's granule, then each slice. */
   serialize(): Uint8Array {
@@ -126,19 +169,13 @@ export class TimeWindowFilter {
    * cost no memory; what is built is at most the size of the bytes given.
    */
   static deserialize(bytes: Uint8Array, now?: () => number): TimeWindowFilter {
-    const container = readContainer(bytes, [Kind.TimeWindowFilter]);
-    if (container.params.byteLength < PARAM_BYTES) throw new FormatError("time-window parameters are truncated", "ERR_BAD_PARAMS");
-    const slices = container.params.getUint32(4, true);
-    const params = expectParams(container, PARAM_BYTES + 8 * slices);
-    const payload = verifiedPayload(bytes, container);
-    const code = params.getUint32(0, true);
-    const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
-    if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
-    const opts = fromStoredParams("a time window", () => checkOptions({ granularity: unit, slices, itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true), now }));
-    const { geometry: expected } = fromStoredParams("a time window", () => resolveGeometry("standard", { items: opts.itemsPerSlice, fpRate: opts.fpRate }));
-    const parts = unnestParts(payload, slices, "slice");
+    const stored = readStored(bytes, RECIPE);
+    const { options, slice: expected, granules } = stored.params;
+    const payload = payloadOf(stored);
+    const parts = unnestParts(payload, options.slices, "slice");
+    const sliceRecipe = bitFilterRecipe(Kind.BloomFilter, "standard");
     parts.forEach((part, i) => {
-      const { geometry } = BitFilter.readStored(part, Kind.BloomFilter, "standard");
+      const { geometry } = readStored(part, sliceRecipe).params;
       if (geometry.slots !== expected.slots || geometry.partitions !== expected.partitions || geometry.hashes !== expected.hashes) {
         throw new FormatError(`slice ${i} is ${describeGeometry(geometry)} where the window's parameters make ${describeGeometry(expected)}`, "ERR_BAD_PARAMS");
       }
@@ -150,8 +187,8 @@ export class TimeWindowFilter {
       for (const slice of ring) slice.dispose();
       throw error;
     }
-    const filter = new TimeWindowFilter(opts, ring);
-    parts.forEach((_, i) => (filter.granules[i] = params.getFloat64(PARAM_BYTES + 8 * i, true)));
+    const filter = new TimeWindowFilter({ ...options, now }, ring);
+    granules.forEach((g, i) => (filter.granules[i] = g));
     return filter;
   }
 
@@ -192,30 +229,33 @@ export class TimeWindowFilter {
     return { current: slot, live };
   }
 
-  private batch(keys: readonly (string | Uint8Array)[], t: number, record: boolean): Uint8Array {
+  private batch(keys: Keys, t: number, mode: "seen" | "add" | "test"): Uint8Array {
+    const record = mode !== "test";
     const { current, live } = this.advance(t, record);
     const ring = this.live();
-    const out = new Uint8Array(keys.length);
+    const out = new Uint8Array(countOf(keys));
     if (live.length === 0) return out;
     const front = ring[live[0]];
     // When recording, the current slice answers through its set below, not as an older slice.
     const older = live.filter((s) => !(record && s === current)).map((s) => ring[s]);
     const present = new Uint8Array(BATCH);
     const flags = new Uint8Array(BATCH);
-    for (let i = 0; i < keys.length; ) {
-      const n = front.store.front.staging.encodeBatch(keys, i);
+    eachBatch(front.store.front.staging, keys, (n, i) => {
       front.store.hashStaged(n);
       present.fill(0, 0, n);
       BitFilter.orPresent(front, n, older, present, flags);
-      if (record) {
+      if (mode === "seen") {
         // The current slice answers through its set: a key already there reports "not new".
         ring[current].applyStaged(front, n, true, present.subarray(0, n), flags, 0);
         for (let j = 0; j < n; j++) out[i + j] = present[j] | (flags[j] ^ 1);
+      } else if (mode === "add") {
+        // Every key goes into the current slice (its age refreshed); new = in no older slice and not yet in this one.
+        ring[current].applyStaged(front, n, true, undefined, flags, 0);
+        for (let j = 0; j < n; j++) out[i + j] = (present[j] ^ 1) & flags[j];
       } else {
         out.set(present.subarray(0, n), i);
       }
-      i += n;
-    }
+    });
     return out;
   }
 }

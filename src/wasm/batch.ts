@@ -1,0 +1,56 @@
+// The one batch loop. Keys (an array of strings or byte arrays, or spans of one buffer) are staged
+// a batch at a time (one native encode for the whole batch, see staging.ts), and each batch is
+// handed to the structure, which calls its kernel once for it and reads its flags or values back.
+// Structures write no loop of their own: this is where a batch is cut (at most BATCH keys, fewer
+// where a structure has room for fewer) and where its result bytes are copied out.
+import * as check from "../validate.js";
+import { BATCH, type Staging } from "./staging.js";
+
+/** Keys as a batch takes them: a checked list, or checked spans of one buffer. */
+export type Keys = { readonly list: readonly (string | Uint8Array)[] } | { readonly data: Uint8Array; readonly spans: ArrayLike<number> };
+
+/** A key list, checked (named `name` in errors). */
+export function keyList(keys: unknown, name = "keys"): Keys {
+  return { list: check.keyList(name, keys) };
+}
+
+/** Keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i+1]), ascending), checked. */
+export function keySpans(data: Uint8Array, spans: ArrayLike<number>): Keys {
+  check.spans(data, spans);
+  return { data, spans };
+}
+
+/** How many keys. */
+export function countOf(keys: Keys): number {
+  return "list" in keys ? keys.list.length : keys.spans.length >>> 1;
+}
+
+/**
+ * Stages `keys` batch by batch and calls `visit(n, at)` for each batch of n keys starting at key
+ * `at`. `staging` is read before every batch (a structure may add the region it stages into);
+ * `room(at)`, when given, caps the next batch.
+ */
+export function eachBatch(staging: Staging | (() => Staging), keys: Keys, visit: (n: number, at: number) => void, room?: (at: number) => number): void {
+  const count = countOf(keys);
+  for (let at = 0; at < count; ) {
+    const limit = room === undefined ? BATCH : room(at);
+    const s = typeof staging === "function" ? staging() : staging;
+    const n = "list" in keys ? s.encodeBatch(keys.list, at, limit) : s.stageSpans(keys.data, keys.spans, at, limit);
+    visit(n, at);
+    at += n;
+  }
+}
+
+/**
+ * The common case: per batch, `kernel(n)` writes one flag byte per key at the staging's out
+ * region and returns a count; the flags are gathered into one array and the counts summed.
+ */
+export function batchFlags(staging: Staging, keys: Keys, kernel: (n: number) => number): { flags: Uint8Array; total: number } {
+  const flags = new Uint8Array(countOf(keys));
+  let total = 0;
+  eachBatch(staging, keys, (n, at) => {
+    total += kernel(n);
+    staging.readOut(flags, at, n);
+  });
+  return { flags, total };
+}
