@@ -3,7 +3,8 @@
 //    spellings Crawlee's key folds) added page by page (500 links) into a RequestQueue over an
 //    in-memory MemoryStorage, plain or through SieveRequestManager with a memory, lmdb or Redis
 //    seen-set; as URL strings (addRequestsBatched: crawler.addRequests, context.addRequests) and
-//    through Crawlee's enqueueLinks({ urls }) (which builds a Request per link first). Each run
+//    through Crawlee's enqueueLinks({ urls }) (which builds a Request per link first); one request
+//    fetched and marked handled after each page (the sieve commits handled keys). Each run
 //    in its own process (bench/peers/crawlee-enqueue.js) under flock /tmp/cs-bench.lock and
 //    /usr/bin/time; contenders alternate, ROUNDS rounds, medians. Storage-client calls counted.
 // 2. Frontier memory: N distinct URLs in Crawlee's own structures (RequestQueue over in-memory
@@ -70,6 +71,7 @@ try {
         // Correctness first: every distinct URL queued once, and (with the sieve) sent to storage once.
         if (r.queued !== r.distinct) throw new Error(`${c}/${path}: ${r.queued} requests queued for ${r.distinct} distinct URLs`);
         if (c !== "plain" && r.batchItems + r.addRequestCalls !== r.distinct) throw new Error(`${c}/${path}: ${r.batchItems} storage adds for ${r.distinct} keys`);
+        if (c !== "plain" && r.committed !== r.handled) throw new Error(`${c}/${path}: ${r.committed} keys committed for ${r.handled} handled requests`);
         runs.get(c).push(r);
       }
     }

@@ -235,6 +235,26 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     await sieve.close();
   }, 30_000);
 
+  it("a key is kept in the seen-set only once its request is handled: a request a crashed queue lost is added again", async () => {
+    const path = join(tempDir(), "lost");
+    const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
+    const first = await SieveRequestManager.open(await RequestQueue.open("before", { config }), { config, seen: { backend: "lmdb", path } });
+    await first.addRequestsBatched(["https://e.example/handled", "https://e.example/pending"], { waitForAllRequestsToBeAdded: true });
+    const request = (await first.fetchNextRequest())!;
+    expect(request.url).toBe("https://e.example/handled");
+    await first.markRequestHandled(request);
+    await first.close();
+    // The queue lost everything (as Crawlee's storage loses a request whose file a kill -9 cut short); the seen-set survived.
+    const second = await SieveRequestManager.open(await RequestQueue.open("after", { config }), { config, seen: { backend: "lmdb", path }, resume: "keep" });
+    const again = await second.addRequestsBatched(["https://e.example/handled", "https://e.example/pending"], { waitForAllRequestsToBeAdded: true });
+    expect(again.addedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent])).toEqual([
+      ["https://e.example/pending", false],
+      ["https://e.example/handled", true],
+    ]);
+    expect(second.stats.committed).toBe(0);
+    await second.close();
+  });
+
   it("pins a Crawlee bug: 3.15 to 3.18.1 type requestManager but their option validation rejects it", async () => {
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
     const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config });
@@ -296,7 +316,9 @@ describe("keys, resume and persistence", () => {
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
     const queue = await RequestQueue.open("named", { config });
     const first = await SieveRequestManager.open(queue, { config });
-    await first.addRequestsBatched(["https://d.example/1", "https://d.example/2"], { waitForAllRequestsToBeAdded: true });
+    await first.addRequestsBatched(["https://d.example/1", "https://d.example/2", "https://d.example/3"], { waitForAllRequestsToBeAdded: true });
+    // Two of the three handled: their keys go to the seen-set; the third stays pending in this process.
+    for (let i = 0; i < 2; i++) await first.markRequestHandled((await first.fetchNextRequest())!);
     const store = await KeyValueStore.open(null, { config });
     expect(await store.getValue("CRAWLSIEVE-SEEN-named")).toBe(null);
     config.getEventManager().emit("persistState", { isMigrating: false });
@@ -304,6 +326,7 @@ describe("keys, resume and persistence", () => {
     const saved = await store.getValue<Buffer>("CRAWLSIEVE-SEEN-named");
     const restored = await openSeenSet({ backend: "memory", bytes: saved! });
     expect(Array.from(await restored.hasMany(["https://d.example/1", "https://d.example/2", "https://d.example/3"]))).toEqual([1, 1, 0]);
+    expect(Array.from((await first.addRequestsBatched(["https://d.example/3"])).addedRequests.map((r) => r.wasAlreadyPresent))).toEqual([true]);
     await first.close();
     // A new sieve over the same (non-empty) queue starts from the saved bytes.
     const second = await SieveRequestManager.open(queue, { config });

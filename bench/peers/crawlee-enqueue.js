@@ -5,8 +5,10 @@
 // either directly (plain Crawlee) or through a SieveRequestManager (memory, lmdb or redis
 // seen-set). Two paths: "add" passes URL strings to addRequestsBatched (crawler.addRequests,
 // context.addRequests), "links" goes through Crawlee's enqueueLinks({ urls }) (which builds a
-// Request per link before the queue, or the sieve, sees it). Prints one JSON line: stream
-// seconds and CPU seconds, storage-client calls and items, the queue's request count.
+// Request per link before the queue, or the sieve, sees it). After each page one request is
+// fetched and marked handled, as a crawl does (the sieve commits handled keys to its seen-set).
+// Prints one JSON line: stream seconds and CPU seconds, storage-client calls and items, the
+// queue's request count, requests handled.
 // usage: node bench/peers/crawlee-enqueue.js CONTENDER PATH OCCURRENCES DISTINCT [REDIS_URL]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -79,14 +81,22 @@ if (contender !== "plain") {
 
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
+let handled = 0;
 for (const links of stream) {
   if (path === "add") await target.addRequestsBatched(links, { waitForAllRequestsToBeAdded: true });
   else await enqueueLinks({ urls: links, requestQueue: target, strategy: "all", waitForAllRequestsToBeAdded: true });
+  const request = await target.fetchNextRequest();
+  if (request) {
+    await target.markRequestHandled(request);
+    handled += 1;
+  }
 }
+// The sieve's last group of handled keys is committed inside the timed part.
+await sieve?.persist();
 const seconds = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 const total = queue.getTotalCount();
 await sieve?.close();
 await client?.quit();
 if (dir) rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, occurrences: pages * PER_PAGE, distinct: made, queued: total, ...counts }));
+console.log(JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, occurrences: pages * PER_PAGE, distinct: made, queued: total, handled, committed: sieve?.stats.committed ?? 0, ...counts }));

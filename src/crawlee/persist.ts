@@ -10,7 +10,7 @@ import { KeyValueStore as Store } from "@crawlee/core";
 export class SeenPersistence {
   private saving: Promise<void> = Promise.resolve();
   private listener: (() => void) | undefined;
-  private snapshot: (() => Uint8Array) | undefined;
+  private snapshot: (() => Uint8Array | Promise<Uint8Array>) | undefined;
 
   private constructor(
     private readonly store: KeyValueStore,
@@ -31,7 +31,7 @@ export class SeenPersistence {
   }
 
   /** Saves `snapshot()` on every persist-state event from now on. */
-  attach(snapshot: () => Uint8Array): void {
+  attach(snapshot: () => Uint8Array | Promise<Uint8Array>): void {
     this.snapshot = snapshot;
     this.listener = () => void this.save().catch(() => undefined);
     this.config.getEventManager().on("persistState", this.listener);
@@ -41,7 +41,7 @@ export class SeenPersistence {
   save(): Promise<void> {
     const snapshot = this.snapshot;
     if (snapshot === undefined) return this.saving;
-    this.saving = this.saving.catch(() => undefined).then(() => this.store.setValue(this.record, Buffer.from(snapshot()), { contentType: "application/octet-stream" }));
+    this.saving = this.saving.catch(() => undefined).then(async () => this.store.setValue(this.record, Buffer.from(await snapshot()), { contentType: "application/octet-stream" }));
     return this.saving;
   }
 

@@ -5,9 +5,10 @@
 //
 // The rules it keeps:
 // - One hasMany and one addMany per chunk of `batchSize` requests, whatever the backend.
-// - "after-enqueue" (default): a key is committed to the seen-set only after the queue accepted
-//   its request, so a failed or refused add is never lost; a concurrent add of the same key
-//   waits for the chunk that holds it in flight, then checks again.
+// - "after-enqueue" (default): a key is taken as seen only once the queue accepted its request
+//   (so a failed or refused add is never lost), held in a set of this process while the request
+//   is pending, and committed to the seen-set when the request is marked handled (pending-keys.ts
+//   says why). A concurrent add of the same key waits for the chunk that holds it in flight.
 // - "on-check" (a fleet, each process with its own queue over one shared seen-set): addMany
 //   claims the keys first, so exactly one process enqueues each; keys the queue then refused are
 //   given back with removeMany (exact backends; a Bloom backend cannot, and counts them lost).
@@ -20,6 +21,7 @@ import { init, isSeenSet, openSeenSet, type SeenSet, type SeenSpec } from "../in
 import * as check from "../validate.js";
 import { chunkReader, isIterable } from "./chunks.js";
 import { keyer, type Keyed, type Keyer, type ScrapyKeyOptions, type SieveKey } from "./keys.js";
+import { PendingKeys } from "./pending-keys.js";
 import { recordName, SeenPersistence } from "./persist.js";
 import { applyResume, type ResumePolicy } from "./resume.js";
 
@@ -58,7 +60,9 @@ export interface SieveStats {
   dropped: number;
   /** Requests passed on to the queue. */
   forwarded: number;
-  /** Keys committed to the seen-set (after-enqueue) or claimed and kept (on-check). */
+  /** Keys the queue accepted. */
+  accepted: number;
+  /** Keys written to the seen-set: of handled requests (after-enqueue), or claimed and kept (on-check). */
   committed: number;
   /** on-check only: keys claimed, then refused by the queue, that a Bloom backend could not give back. */
   lost: number;
@@ -90,8 +94,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** A Crawlee request manager that drops requests a SeenSet has seen before. */
 export class SieveRequestManager implements IRequestManager {
-  /** What the sieve did so far. */
-  readonly stats: SieveStats = { checked: 0, dropped: 0, forwarded: 0, committed: 0, lost: 0 };
   private readonly inflight = new Map<string, Promise<void>>();
   private background = 0;
   private closed = false;
@@ -106,6 +108,9 @@ export class SieveRequestManager implements IRequestManager {
     readonly commit: CommitMode,
     private readonly ownsSeen: boolean,
     private readonly persistence: SeenPersistence | undefined,
+    private readonly pending: PendingKeys,
+    /** What the sieve did so far. */
+    readonly stats: SieveStats,
   ) {}
 
   /**
@@ -143,8 +148,14 @@ export class SieveRequestManager implements IRequestManager {
     const seen = await openSeenSet(spec);
     const outcome = await applyResume(resume, inner, seen);
     if (outcome === "cleared") crawleeLog.info(`crawlsieve: the request queue is empty, so the ${seen.backend} seen-set was cleared (resume: "${resume}")`);
-    const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence);
-    persistence?.attach(() => seen.serialize!());
+    const stats: SieveStats = { checked: 0, dropped: 0, forwarded: 0, accepted: 0, committed: 0, lost: 0 };
+    const pending = await PendingKeys.open(seen, (n) => (stats.committed += n));
+    const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence, pending, stats);
+    // The handled keys waiting for their group commit go in first, so a saved set has them all.
+    persistence?.attach(async () => {
+      await manager.pending.flush();
+      return seen.serialize!();
+    });
     return manager;
   }
 
@@ -259,7 +270,7 @@ export class SieveRequestManager implements IRequestManager {
     try {
       let forward: Uint8Array;
       if (this.commit === "after-enqueue") {
-        forward = await this.seen.hasMany(keys);
+        forward = await this.pending.hasMany(keys);
         for (let i = 0; i < forward.length; i++) forward[i] ^= 1;
       } else {
         // A fleet member claims only what it may enqueue now: no more than the budget.
@@ -278,9 +289,9 @@ export class SieveRequestManager implements IRequestManager {
       const acceptedUniqueKeys = new Set(added.map((r) => r.uniqueKey));
       const accepted = sending.filter((k) => acceptedUniqueKeys.has(k.uniqueKey));
       const acceptedKeys = new Set(accepted.map((k) => k.key));
+      this.stats.accepted += acceptedKeys.size;
       if (this.commit === "after-enqueue") {
-        if (accepted.length > 0) await this.seen.addMany([...acceptedKeys]);
-        this.stats.committed += acceptedKeys.size;
+        await this.pending.accept([...acceptedKeys]);
       } else {
         const refused = claimed.filter((k) => !acceptedKeys.has(k));
         await this.giveBack(refused);
@@ -375,8 +386,17 @@ export class SieveRequestManager implements IRequestManager {
     return this.queue[Symbol.asyncIterator]();
   }
 
-  markRequestHandled(request: Request): Promise<RequestQueueOperationInfo | void | null> {
-    return this.queue.markRequestHandled(request);
+  /** Marks the request handled in the queue, then queues its key for the seen-set (after-enqueue). */
+  async markRequestHandled(request: Request): Promise<RequestQueueOperationInfo | void | null> {
+    const info = await this.queue.markRequestHandled(request);
+    if (this.commit === "after-enqueue") {
+      try {
+        this.pending.handled(this.keyOf(request).key);
+      } catch (error) {
+        crawleeLog.warning(`crawlsieve: no key for the handled request ${request.url}: ${String(error)}`);
+      }
+    }
+    return info;
   }
 
   reclaimRequest(request: Request, options?: RequestQueueOperationOptions): Promise<RequestQueueOperationInfo | null> {
@@ -401,14 +421,16 @@ export class SieveRequestManager implements IRequestManager {
     (this.queue as { requestLockSecs?: number }).requestLockSecs = value;
   }
 
-  /** Saves an in-memory seen-set into the key-value store now (it is also saved on every persist-state event). */
+  /** Commits the keys of handled requests now, and saves an in-memory seen-set into the key-value store (both also happen on their own). */
   async persist(): Promise<void> {
+    await this.pending.flush();
     await this.persistence?.save();
   }
 
   /** Drops the wrapped queue and clears the seen-set, together. */
   async drop(): Promise<void> {
     await (this.queue as { drop?: () => Promise<void> }).drop?.();
+    await this.pending.clear();
     await this.seen.clear();
   }
 
@@ -416,6 +438,7 @@ export class SieveRequestManager implements IRequestManager {
   async close(): Promise<void> {
     if (this.closed) return;
     for (let pending = this.holders(this.inflight.keys()); pending.size > 0; pending = this.holders(this.inflight.keys())) await Promise.all(pending);
+    await this.pending.close();
     await this.persistence?.save();
     await this.persistence?.detach();
     this.closed = true;

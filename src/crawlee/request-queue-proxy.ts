@@ -1,15 +1,15 @@
 // The sieve in the shape of the queue it wraps: a Proxy that is the RequestQueue for every
 // purpose (instanceof, id, name, getInfo, getRequest, ...) except that its add paths and
-// isFinished go through the sieve and drop() also clears the seen-set. It is the way in for
-// crawlers that take a `requestQueue` but no `requestManager` (Crawlee 3.0 to 3.14), and for
-// code that expects a full RequestQueue where the sieve goes.
+// isFinished go through the sieve, markRequestHandled also commits the key, and drop() also
+// clears the seen-set. It is the way in for crawlers that take a `requestQueue` but no
+// `requestManager` (Crawlee 3.0 to 3.14), and for code that expects a full RequestQueue.
 import type { IRequestManager } from "@crawlee/core";
 import { SieveRequestManager, type SieveRequestManagerOptions } from "./request-manager.js";
 
 /** A queue seen through the sieve; `sieve` is the manager behind it. */
 export type SievedQueue<Q> = Q & { readonly sieve: SieveRequestManager };
 
-const INTERCEPTED = ["addRequest", "addRequests", "addRequestsBatched", "isFinished", "drop"] as const;
+const INTERCEPTED = ["addRequest", "addRequests", "addRequestsBatched", "markRequestHandled", "isFinished", "drop"] as const;
 
 /** Wraps a RequestQueue (any 3.x) so that every request added to it is filtered by a SeenSet. */
 export async function sieveRequestQueue<Q extends object>(queue: Q, options: SieveRequestManagerOptions = {}): Promise<SievedQueue<Q>> {
