@@ -57,6 +57,12 @@ export class StoreDeduplicator {
     }
   }
 
+  /** Checks one key: isNew when stored now with one reference, count its references after the call. Durable on return. */
+  check(key: string | Uint8Array): { isNew: boolean; count: number } {
+    const { isNew, counts } = this.checkMany([check.key("key", key)]);
+    return { isNew: isNew[0] === 1, count: counts[0] };
+  }
+
   /** Checks keys in order; isNew[i] = 1 when new; counts[i] = references after the call. Durable on return. */
   checkMany(keys: readonly (string | Uint8Array)[]): { isNew: Uint8Array; counts: Uint32Array } {
     check.keyList("keys", keys);
