@@ -50,7 +50,7 @@ export class StoreDeduplicator {
     } else {
       this.filter =
         opts.counters !== undefined || opts.hashes !== undefined
-          ? new CountingBloomFilter({ bits: opts.counters, hashes: opts.hashes, counterBits: opts.counterBits })
+          ? new CountingBloomFilter({ counters: opts.counters, hashes: opts.hashes, counterBits: opts.counterBits })
           : new CountingBloomFilter({ items: opts.items ?? 1, fpRate: opts.fpRate ?? 0.01, counterBits: opts.counterBits });
       this.rebuilt = store.size > 0;
       this.coveredEpoch = this.rebuild();
