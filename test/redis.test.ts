@@ -52,6 +52,9 @@ describe("RedisBloomFilter", () => {
     expect(sum(await copy.hasMany(keys))).toBe(keys.length);
     const again = await RedisBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 });
     expect(again.geometry).toEqual(shared.geometry);
+    // The second handle, asked for another size, reads the first one's bits: every key it added is there.
+    expect(sum(await again.hasMany(keys))).toBe(keys.length);
+    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
   });
 
   it("keeps every key of one filter in one cluster slot, as a cluster computes it", async () => {
@@ -127,6 +130,8 @@ describe("RedisBlockedBloomFilter (binary wire format)", () => {
     expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
     const again = await RedisBlockedBloomFilter.open(redis, { name: "blocked-bits", items: 5, fpRate: 0.5 });
     expect(again.geometry).toEqual(shared.geometry);
+    expect(sum(await again.hasMany(keys))).toBe(keys.length);
+    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("blocked-bits")}meta`])))).toMatchObject({ v: 1, kind: "blocked-bloom" });
     await expect(RedisBlockedBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 })).rejects.toThrow(/field "kind" must be "blocked-bloom"/);
   });
 
