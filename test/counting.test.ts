@@ -1,6 +1,6 @@
 // Counting Bloom filter: deletion without false negatives, counters equal to a rebuild, saturation.
 import { beforeAll, describe, expect, it } from "vitest";
-import { CountingBloomFilter, FormatError, InvalidArgumentError, sizing } from "../build/js/index.node.js";
+import { CountingBloomFilter, Deduplicator, FormatError, InvalidArgumentError, sizing } from "../build/js/index.node.js";
 import { ready, rng, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -12,7 +12,7 @@ function counters(filter: CountingBloomFilter): number[] {
   const bytes = filter.serialize().subarray(PAYLOAD, -8);
   const b = filter.counterBits;
   const out: number[] = [];
-  for (let i = 0; i < filter.bits; i++) out.push((bytes[(i * b) >> 3] >> ((i * b) & 7)) & ((1 << b) - 1));
+  for (let i = 0; i < filter.counters; i++) out.push((bytes[(i * b) >> 3] >> ((i * b) & 7)) & ((1 << b) - 1));
   return out;
 }
 
@@ -117,6 +117,20 @@ describe("CountingBloomFilter", () => {
     filter.addMany(keys);
     expect(filter.removeMany(keys.slice(0, 5000)).every((x) => x === 1)).toBe(true);
     expect(filter.hasMany(keys.slice(5000)).every((x) => x === 1)).toBe(true);
+  });
+
+  it("names its counter count `counters`, as Deduplicator does; `bits` stays as a deprecated alias", () => {
+    const keys = urls(300, "names");
+    const named = new CountingBloomFilter({ counters: 4000, hashes: 5 });
+    const aliased = new CountingBloomFilter({ bits: 4000, hashes: 5 });
+    expect([named.counters, named.bits, aliased.counters, aliased.bits]).toEqual([4000, 4000, 4000, 4000]);
+    named.addMany(keys);
+    aliased.addMany(keys);
+    expect(named.serialize()).toEqual(aliased.serialize());
+    expect(new CountingBloomFilter({ items: 1000, fpRate: 0.01 }).counters).toBe(sizing.optimalBloom({ items: 1000, fpRate: 0.01 }).bits);
+    expect(new Deduplicator({ items: 100, counters: 4000, hashes: 5 }).filter.counters).toBe(4000);
+    expect(() => new CountingBloomFilter({ counters: 4000, bits: 4000, hashes: 5 })).toThrow(/counters or its deprecated alias bits, not both/);
+    expect(() => new CountingBloomFilter({ counters: -3, hashes: 5 })).toThrow(/counters .*-3/);
   });
 
   it("rejects bad counter widths and bytes", () => {

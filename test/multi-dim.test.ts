@@ -66,7 +66,7 @@ describe("MultiDimBloomFilter against its formula", () => {
 describe("MultiDimBloomFilter API", () => {
   it("add reports new keys under each rule, repeats included", () => {
     for (const rule of ["all", "any"] as const) {
-      const filter = new MultiDimBloomFilter({ groups: 4, bits: 4096, hashes: 4, rule });
+      const filter = new MultiDimBloomFilter({ groups: 4, bitsPerVector: 4096, hashes: 4, rule });
       expect(Array.from(filter.addMany(["a", "b", "a"]))).toEqual([1, 1, 0]);
       expect(filter.add("b")).toBe(false);
       expect(filter.count).toBe(2);
@@ -90,6 +90,43 @@ describe("MultiDimBloomFilter API", () => {
     const badRule = bytes.slice();
     new DataView(badRule.buffer).setUint32(24 + 28, 9, true);
     expect(() => MultiDimBloomFilter.deserialize(badRule)).toThrow(FormatError);
+  });
+
+  it("option and getter agree: bitsPerVector is N, .bits the total; the option `bits` is a deprecated alias of bitsPerVector", () => {
+    const named = new MultiDimBloomFilter({ groups: 3, bitsPerVector: 2000, hashes: 4 });
+    const aliased = new MultiDimBloomFilter({ groups: 3, bits: 2000, hashes: 4 });
+    expect([named.bitsPerVector, named.secondBits, named.bits]).toEqual([2000, 500, 3 * (2000 + 500)]);
+    expect([aliased.bitsPerVector, aliased.bits]).toEqual([named.bitsPerVector, named.bits]);
+    const keys = urls(300, "alias");
+    named.addMany(keys);
+    aliased.addMany(keys);
+    expect(aliased.serialize()).toEqual(named.serialize());
+    expect(() => new MultiDimBloomFilter({ groups: 3, bits: 2000, bitsPerVector: 2000, hashes: 4 })).toThrow(/bitsPerVector or its deprecated alias bits, not both/);
+    expect(() => new MultiDimBloomFilter({ groups: 3, bitsPerVector: 0, hashes: 4 })).toThrow(/bitsPerVector/);
+  });
+
+  it.each<[{ items: number; fpRate: number; groups?: number; rule?: "all" | "any"; secondHashes?: number }]>([
+    [{ items: 3000, fpRate: 0.01 }],
+    [{ items: 3000, fpRate: 0.02, groups: 3, rule: "any" as const }],
+    [{ items: 2000, fpRate: 0.05, groups: 2, rule: "all" as const, secondHashes: 0 }],
+  ])("is sized from %o and meets it, counted on absent keys", (load) => {
+    const filter = new MultiDimBloomFilter(load);
+    expect(filter.groups).toBe(load.groups ?? 1);
+    filter.addMany(urls(load.items, "sized"));
+    // No false negatives, and the FP rate measured on 100,000 keys never added (binomial: 4 sigma).
+    expect(filter.hasMany(urls(load.items, "sized")).every((x) => x === 1)).toBe(true);
+    const probes = 100_000;
+    const hits = filter.hasMany(urls(probes, "absent")).reduce((a, b) => a + b, 0);
+    expect(hits / probes).toBeLessThan(load.fpRate + 4 * Math.sqrt((load.fpRate * (1 - load.fpRate)) / probes));
+    // Planned, not oversized: the measured rate is not far under the target either.
+    expect(hits / probes).toBeGreaterThan(load.fpRate / 3);
+  });
+
+  it("refuses a load it cannot meet, and a load mixed with a shape, by name", () => {
+    expect(() => new MultiDimBloomFilter({ items: 1000, fpRate: 1.5 })).toThrow(/fpRate/);
+    expect(() => new MultiDimBloomFilter({ items: 0, fpRate: 0.01 })).toThrow(/items/);
+    expect(() => new MultiDimBloomFilter({ items: 1000, fpRate: 0.01, bitsPerVector: 100, hashes: 3 })).toThrow(/either \{ items, fpRate \} or \{ bitsPerVector, hashes \}/);
+    expect(() => new MultiDimBloomFilter({ groups: 2 } as never)).toThrow(InvalidArgumentError);
   });
 
   it("names bad parameters", () => {

@@ -2,11 +2,14 @@
 // concurrent processes, Redis killed mid-stream, expiry under a controllable clock, cluster
 // slots, and the Scrapy-Redis layouts.
 import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, requestFingerprint } from "../build/js/index.node.js";
+import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, openLmdbStore, requestFingerprint, StoreDeduplicator } from "../build/js/index.node.js";
 import { fromNodeRedis, fromSend, keyPrefix, RedisBlockedBloomFilter, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
-import { ready, urls } from "./helpers.js";
+import { ready, rng, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
@@ -49,6 +52,9 @@ describe("RedisBloomFilter", () => {
     expect(sum(await copy.hasMany(keys))).toBe(keys.length);
     const again = await RedisBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 });
     expect(again.geometry).toEqual(shared.geometry);
+    // The second handle, asked for another size, reads the first one's bits: every key it added is there.
+    expect(sum(await again.hasMany(keys))).toBe(keys.length);
+    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
   });
 
   it("keeps every key of one filter in one cluster slot, as a cluster computes it", async () => {
@@ -124,6 +130,8 @@ describe("RedisBlockedBloomFilter (binary wire format)", () => {
     expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
     const again = await RedisBlockedBloomFilter.open(redis, { name: "blocked-bits", items: 5, fpRate: 0.5 });
     expect(again.geometry).toEqual(shared.geometry);
+    expect(sum(await again.hasMany(keys))).toBe(keys.length);
+    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("blocked-bits")}meta`])))).toMatchObject({ v: 1, kind: "blocked-bloom" });
     await expect(RedisBlockedBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 })).rejects.toThrow(/field "kind" must be "blocked-bloom"/);
   });
 
@@ -146,7 +154,38 @@ describe("RedisDeduplicator", () => {
     expect(Array.from(first.counts)).toEqual([1, 1, 2]);
     expect(await dedup.count("a")).toBe(2);
     expect(Array.from(await dedup.removeMany(["a", "a", "a", "zzz"]))).toEqual([1, 0, -1, -1]);
-    expect(await dedup.check("a")).toBe(true);
+    expect(await dedup.check("a")).toEqual({ isNew: true, count: 1 });
+  });
+
+  it("check gives { isNew, count } as in memory and on disk, and counts past 255", async () => {
+    // Reference: a Map of references, written here; each structure must agree with it key by key.
+    const next = rng(18);
+    const keys = Array.from({ length: 400 }, () => `k${Math.floor(next() * 60)}`);
+    const held = new Map<string, number>();
+    const expected = keys.map((k) => {
+      const count = (held.get(k) ?? 0) + 1;
+      held.set(k, count);
+      return { isNew: count === 1, count };
+    });
+    const store = new StoreDeduplicator(openLmdbStore(mkdtempSync(join(tmpdir(), "crawlsieve-shape-"))), { items: 100 });
+    const memory = new Deduplicator({ items: 100 });
+    const plain = new RedisDeduplicator(redis, { name: "shape-plain" });
+    const impcb = await RedisDeduplicator.open(redis, { name: "shape-impcb", countingFilter: { items: 100, fpRate: 0.01 } });
+    const got = { memory: [] as unknown[], store: [] as unknown[], plain: [] as unknown[], impcb: [] as unknown[] };
+    for (const key of keys) {
+      got.memory.push(memory.check(key));
+      got.store.push(store.check(key));
+      got.plain.push(await plain.check(key));
+      got.impcb.push(await impcb.check(key));
+    }
+    store.close();
+    expect(got).toEqual({ memory: expected, store: expected, plain: expected, impcb: expected });
+    // counts is a Uint32Array: 300 references to one key read back as 300, not 300 mod 256.
+    for (const dedup of [plain, impcb]) {
+      const many = await dedup.checkMany(Array(300).fill("many"));
+      expect(many.counts).toBeInstanceOf(Uint32Array);
+      expect(many.counts[299]).toBe(300);
+    }
   });
 
   it("runs IMP-CB in Redis: new keys skip the store read, duplicates are found, counts are kept", async () => {

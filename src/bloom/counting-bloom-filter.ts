@@ -9,6 +9,10 @@ import { resolveGeometry, type BloomFilterOptions } from "./geometry.js";
 
 /** Options of CountingBloomFilter: those of BloomFilter plus the counter width. */
 export interface CountingBloomFilterOptions extends BloomFilterOptions {
+  /** Explicit number of counters (m), with hashes, instead of items + fpRate (the name Deduplicator uses too). */
+  readonly counters?: number;
+  /** @deprecated since 0.2.0, removed in 0.3.0: the number of counters, now `counters`. */
+  readonly bits?: number;
   /** Bits per counter: 2, 4 (default) or 8. Two 4-bit counters share a byte. */
   readonly counterBits?: number;
 }
@@ -24,8 +28,21 @@ export class CountingBloomFilter extends BitFilter {
     const opts = check.options<CountingBloomFilterOptions>("options", options);
     const counterBits = opts.counterBits ?? 4;
     if (![2, 4, 8].includes(counterBits)) throw new InvalidArgumentError("counterBits", opts.counterBits, "2, 4 or 8");
-    const { geometry, plan } = resolveGeometry("counting", opts, counterBits);
+    // `counters` is the name; `bits` its deprecated alias. Both given is ambiguous, even when equal.
+    if (opts.counters !== undefined && opts.bits !== undefined) throw new InvalidArgumentError("options", options, "counters or its deprecated alias bits, not both");
+    const sizing = opts.counters === undefined ? opts : { ...opts, bits: check.positiveInteger("counters", opts.counters, Number.MAX_SAFE_INTEGER), counters: undefined };
+    const { geometry, plan } = resolveGeometry("counting", sizing, counterBits);
     super(geometry, plan);
+  }
+
+  /** Number of counters (m). */
+  get counters(): number {
+    return super.bits;
+  }
+
+  /** @deprecated since 0.2.0, removed in 0.3.0: the number of counters, now `counters`. */
+  override get bits(): number {
+    return super.bits;
   }
 
   protected get kind() {
@@ -62,7 +79,7 @@ export class CountingBloomFilter extends BitFilter {
 
   /** The bound P(some counter reaches 2^b) <= m (e ln 2 / 2^b)^(2^b) at the planned load. */
   overflowBound(): number {
-    return counterOverflowBound({ counters: this.bits, counterBits: this.counterBits });
+    return counterOverflowBound({ counters: this.counters, counterBits: this.counterBits });
   }
 
   /** Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. */

@@ -3,22 +3,31 @@
 // membership rule is read two ways (see MultiDimRule) and both are offered; the benchmark
 // (bench/multidim.bench.js) compares each with a standard filter of the same total bits.
 // Kernel: assembly/multi-dim.ts.
-import { FilterTooLargeError, FormatError } from "../errors.js";
+import { FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind } from "../format/container.js";
 import { readStored, type Recipe } from "../format/recipe.js";
-import { multiDimFpRate, type MultiDimRule } from "../sizing/multi-dim.js";
+import { multiDimFpRate, optimalMultiDim, type MultiDimRule } from "../sizing/multi-dim.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { ArenaBits } from "./arena-bits.js";
 
-/** Options of MultiDimBloomFilter. */
+/**
+ * Options of MultiDimBloomFilter: an explicit shape ({ groups, bitsPerVector, hashes, ... }), or
+ * a load ({ items, fpRate, groups?, rule?, secondHashes? }) for which the smallest shape is planned.
+ */
 export interface MultiDimBloomFilterOptions {
-  /** Groups (S). */
-  readonly groups: number;
-  /** Bits of V1 in each group (N). */
-  readonly bits: number;
-  /** Hashes into V1 (k1; the papers' k). */
-  readonly hashes: number;
+  /** Groups (S); 1 by default when sized from items and fpRate. */
+  readonly groups?: number;
+  /** Bits of V1 in each group (N), with hashes, instead of items + fpRate. */
+  readonly bitsPerVector?: number;
+  /** @deprecated since 0.2.0, removed in 0.3.0: bits of V1 in each group, now `bitsPerVector` (`.bits` is the total). */
+  readonly bits?: number;
+  /** Hashes into V1 (k1; the papers' k), with bitsPerVector. */
+  readonly hashes?: number;
+  /** Keys the filter is planned for, with fpRate, instead of an explicit shape. */
+  readonly items?: number;
+  /** Target FP rate after `items` keys under the rule, by the papers' formula. */
+  readonly fpRate?: number;
   /** Hashes into V2 (k2; default k1); 0 leaves V2 out (a one-group filter is then a standard Bloom filter). */
   readonly secondHashes?: number;
   /** Bits of V2 (default floor(N / k1), at least 1; 0 when secondHashes is 0). */
@@ -41,7 +50,7 @@ const RECIPE: Recipe<{ options: MultiDimBloomFilterOptions; inserted: number }> 
     const options: MultiDimBloomFilterOptions = {
       groups: view.getUint32(0, true),
       hashes: view.getUint32(4, true),
-      bits: Number(view.getBigUint64(8, true)),
+      bitsPerVector: Number(view.getBigUint64(8, true)),
       secondBits: Number(view.getBigUint64(16, true)),
       secondHashes: view.getUint32(24, true),
       rule,
@@ -53,21 +62,35 @@ const RECIPE: Recipe<{ options: MultiDimBloomFilterOptions; inserted: number }> 
 };
 const MAX_TOTAL_BITS = 2 ** 34;
 
-/** Checks the options and computes the bit region's size, allocating nothing. */
+/** Checks the options (planning a shape from items and fpRate) and computes the bit region's size, allocating nothing. */
 function checkShape(options: MultiDimBloomFilterOptions) {
   const opts = check.options<MultiDimBloomFilterOptions>("options", options);
-  const groups = check.positiveInteger("groups", opts.groups, 4096);
-  const bitsPerVector = check.positiveInteger("bits", opts.bits, 2 ** 32);
+  if (opts.bitsPerVector !== undefined && opts.bits !== undefined) throw new InvalidArgumentError("options", options, "bitsPerVector or its deprecated alias bits, not both");
+  const explicit = opts.bitsPerVector !== undefined || opts.bits !== undefined || opts.hashes !== undefined;
+  if (explicit && (opts.items !== undefined || opts.fpRate !== undefined)) throw new InvalidArgumentError("options", options, "either { items, fpRate } or { bitsPerVector, hashes }, not both");
+  const groups = explicit || opts.groups !== undefined ? check.positiveInteger("groups", opts.groups, 4096) : 1;
+  const rule = opts.rule === undefined ? "all" : check.oneOf("rule", opts.rule, RULES);
+  if (!explicit) return checkShape({ ...planShape(opts, groups, rule), groups, rule });
+  const bitsPerVector = opts.bits !== undefined ? check.positiveInteger("bits", opts.bits, 2 ** 32) : check.positiveInteger("bitsPerVector", opts.bitsPerVector, 2 ** 32);
   const hashes = check.positiveInteger("hashes", opts.hashes, 64);
   const secondHashes = opts.secondHashes === undefined ? hashes : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
   const secondBits =
     secondHashes === 0
       ? check.integerInRange("secondBits", opts.secondBits ?? 0, 0, 0)
       : opts.secondBits === undefined ? Math.max(1, Math.floor(bitsPerVector / hashes)) : check.positiveInteger("secondBits", opts.secondBits, 2 ** 32);
-  const rule = opts.rule === undefined ? "all" : check.oneOf("rule", opts.rule, RULES);
   const totalBits = groups * (bitsPerVector + secondBits);
   if (totalBits > MAX_TOTAL_BITS) throw new FilterTooLargeError(Math.ceil(totalBits / 8), `${totalBits} bits exceed the 2^34 bits one instance holds`);
   return { groups, bitsPerVector, hashes, secondHashes, secondBits, rule, bytes: Math.ceil(totalBits / 512) * 64 };
+}
+
+/** The smallest explicit shape for { items, fpRate } (refused when even 2^32 bits per vector miss the target). */
+function planShape(opts: Partial<MultiDimBloomFilterOptions>, groups: number, rule: MultiDimRule) {
+  const items = check.positiveInteger("items", opts.items);
+  const fpRate = check.probability("fpRate", opts.fpRate);
+  const secondHashes = opts.secondHashes === undefined ? undefined : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
+  const plan = optimalMultiDim({ items, fpRate, groups, rule, secondHashes, maxBitsPerVector: 2 ** 32 });
+  if (plan === undefined) throw new InvalidArgumentError("fpRate", fpRate, `a rate ${groups} group(s) of at most 2^32 bits can reach for ${items} keys under rule "${rule}"`);
+  return { bitsPerVector: plan.bitsPerVector, hashes: plan.hashes, secondBits: plan.secondBits, secondHashes: plan.secondHashes };
 }
 
 /** S groups of two Bloom vectors each, every key in every group. */
@@ -92,7 +115,7 @@ export class MultiDimBloomFilter {
     this.region = new ArenaBits(shape.bytes);
   }
 
-  /** Bits over all groups: S (N + N2). */
+  /** Bits over all groups: S (N + N2); the bits of one V1 are `bitsPerVector`. */
   get bits(): number {
     return this.groups * (this.bitsPerVector + this.secondBits);
   }

@@ -9,7 +9,8 @@ import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
 import { sharedEngine } from "../wasm/engine.js";
-import { BATCH, type Staging } from "../wasm/staging.js";
+import { countOf, eachBatch, type Keys } from "../wasm/batch.js";
+import { BATCH } from "../wasm/staging.js";
 
 /** Options of Deduplicator. */
 export interface DeduplicatorOptions {
@@ -131,13 +132,13 @@ export class Deduplicator {
   /** Checks many keys in order (a repeat inside the batch is a duplicate); isNew[i] = 1 when new. */
   checkMany(keys: readonly (string | Uint8Array)[]): { isNew: Uint8Array; counts: Uint32Array } {
     check.keyList("keys", keys);
-    return this.run(keys.length, (staging, from) => staging.encodeBatch(keys, from), false);
+    return this.run({ list: keys }, false);
   }
 
   /** Checks keys given as spans of one buffer (see BloomFilter.addSpans). */
   checkSpans(data: Uint8Array, spans: ArrayLike<number>): { isNew: Uint8Array; counts: Uint32Array } {
     check.spans(data, spans);
-    return this.run(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from), false);
+    return this.run({ data, spans }, false);
   }
 
   /** Read-only: out[i] = 1 when keys[i] is stored (it has a reference); counts nothing. */
@@ -231,14 +232,14 @@ export class Deduplicator {
 
   /** Drops one reference of a key; at the last, the key is forgotten. removed is false for an unknown key. */
   remove(key: string | Uint8Array): { removed: boolean; count: number } {
-    const { isNew, counts } = this.run(1, (staging, from) => staging.encodeBatch([check.key("key", key)], from), true);
+    const { isNew, counts } = this.run({ list: [check.key("key", key)] }, true);
     return { removed: isNew[0] === 1, count: counts[0] };
   }
 
   /** Drops one reference of each key; removed[i] = 1 when keys[i] was known, counts[i] = references left. */
   removeMany(keys: readonly (string | Uint8Array)[]): { removed: Uint8Array; counts: Uint32Array } {
     check.keyList("keys", keys);
-    const { isNew, counts } = this.run(keys.length, (staging, from) => staging.encodeBatch(keys, from), true);
+    const { isNew, counts } = this.run({ list: keys }, true);
     return { removed: isNew, counts };
   }
 
@@ -287,14 +288,12 @@ export class Deduplicator {
     this.live().u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
   }
 
-  /** Fingerprints the keys in the shared engine batch by batch, then checks or removes them here. */
-  private run(count: number, stage: (staging: Staging, from: number) => number, removing: boolean): { isNew: Uint8Array; counts: Uint32Array } {
+  /** Fingerprints the (already checked) keys in the shared engine batch by batch, then checks or removes them here. */
+  private run(keys: Keys, removing: boolean): { isNew: Uint8Array; counts: Uint32Array } {
     const arena = this.live();
-    const engine = sharedEngine();
-    const flags = new Uint8Array(count);
-    const counts = new Uint32Array(count);
-    for (let i = 0; i < count; ) {
-      const n = stage(engine.staging, i);
+    const flags = new Uint8Array(countOf(keys));
+    const counts = new Uint32Array(flags.length);
+    eachBatch(() => sharedEngine().staging, keys, (n, i) => {
       this.fingerprint(n);
       if (removing) {
         arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digestsPtr, n, this.outPtr, this.refsPtr, this.statsPtr);
@@ -308,8 +307,7 @@ export class Deduplicator {
         this.seen += n;
         for (let j = 0; j < n; j++) this.fresh += u8[this.outPtr + j];
       }
-      i += n;
-    }
+    });
     return { isNew: flags, counts };
   }
 

@@ -11,7 +11,8 @@ import { FormatError, InvalidArgumentError } from "../errors.js";
 import { toHex } from "../hash/md5.js";
 import * as check from "../validate.js";
 import { sharedEngine } from "../wasm/engine.js";
-import { BATCH, type Staging } from "../wasm/staging.js";
+import { countOf, eachBatch, type Keys } from "../wasm/batch.js";
+import { BATCH } from "../wasm/staging.js";
 import type { DedupStats } from "./deduplicator.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
 
@@ -50,23 +51,29 @@ export class StoreDeduplicator {
     } else {
       this.filter =
         opts.counters !== undefined || opts.hashes !== undefined
-          ? new CountingBloomFilter({ bits: opts.counters, hashes: opts.hashes, counterBits: opts.counterBits })
+          ? new CountingBloomFilter({ counters: opts.counters, hashes: opts.hashes, counterBits: opts.counterBits })
           : new CountingBloomFilter({ items: opts.items ?? 1, fpRate: opts.fpRate ?? 0.01, counterBits: opts.counterBits });
       this.rebuilt = store.size > 0;
       this.coveredEpoch = this.rebuild();
     }
   }
 
+  /** Checks one key: isNew when stored now with one reference, count its references after the call. Durable on return. */
+  check(key: string | Uint8Array): { isNew: boolean; count: number } {
+    const { isNew, counts } = this.checkMany([check.key("key", key)]);
+    return { isNew: isNew[0] === 1, count: counts[0] };
+  }
+
   /** Checks keys in order; isNew[i] = 1 when new; counts[i] = references after the call. Durable on return. */
   checkMany(keys: readonly (string | Uint8Array)[]): { isNew: Uint8Array; counts: Uint32Array } {
     check.keyList("keys", keys);
-    return this.run(keys.length, (staging, from) => staging.encodeBatch(keys, from));
+    return this.run({ list: keys });
   }
 
   /** Checks keys given as spans of one buffer. */
   checkSpans(data: Uint8Array, spans: ArrayLike<number>): { isNew: Uint8Array; counts: Uint32Array } {
     check.spans(data, spans);
-    return this.run(spans.length >>> 1, (staging, from) => staging.stageSpans(data, spans, from));
+    return this.run({ data, spans });
   }
 
   /**
@@ -77,7 +84,7 @@ export class StoreDeduplicator {
     check.keyList("keys", keys);
     const out = new Uint8Array(keys.length);
     const maybe = new Uint8Array(BATCH);
-    this.eachDigestBatch(keys, (digests, n, at) => {
+    this.eachDigestBatch({ list: keys }, (digests, n, at) => {
       const covering = this.coveredEpoch !== undefined && this.coveredEpoch === this.store.epoch;
       if (covering) {
         this.stageDigests(digests, n);
@@ -103,7 +110,7 @@ export class StoreDeduplicator {
     const removed = new Uint8Array(keys.length);
     const counts = new Uint32Array(keys.length);
     const changes = new Map<string, { fingerprint: Uint8Array; count: number }>();
-    this.eachDigestBatch(keys, (digests, n, at) => {
+    this.eachDigestBatch({ list: keys }, (digests, n, at) => {
       let covering = false;
       const epoch = this.store.update((view) => {
         covering = this.coveredEpoch === view.epoch;
@@ -166,18 +173,13 @@ export class StoreDeduplicator {
     this.store.close();
   }
 
-  private run(count: number, stage: (staging: Staging, from: number) => number): { isNew: Uint8Array; counts: Uint32Array } {
-    const engine = sharedEngine();
-    const flags = new Uint8Array(count);
-    const counts = new Uint32Array(count);
+  private run(keys: Keys): { isNew: Uint8Array; counts: Uint32Array } {
+    const flags = new Uint8Array(countOf(keys));
+    const counts = new Uint32Array(flags.length);
     const maybe = new Uint8Array(BATCH);
     const skip = new Uint8Array(BATCH);
     const changes = new Map<string, { fingerprint: Uint8Array; count: number }>();
-    for (let i = 0; i < count; ) {
-      const n = stage(engine.staging, i);
-      const s = engine.staging;
-      engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-      const digests = engine.arena.u8.slice(s.hashesPtr, s.hashesPtr + 16 * n);
+    this.eachDigestBatch(keys, (digests, n, i) => {
       this.stageDigests(digests, n);
       this.filter.store.min(n, maybe, 0);
       let covering = false;
@@ -221,21 +223,18 @@ export class StoreDeduplicator {
       this.coveredEpoch = covering ? epoch : undefined;
       this.seen += n;
       for (let j = 0; j < n; j++) this.fresh += flags[i + j];
-      i += n;
-    }
+    });
     return { isNew: flags, counts };
   }
 
-  /** MD5s keys batch by batch and visits each batch's digests (a copy, 16 bytes a key). */
-  private eachDigestBatch(keys: readonly (string | Uint8Array)[], visit: (digests: Uint8Array, n: number, at: number) => void): void {
+  /** MD5s (already checked) keys batch by batch on the one batch loop and visits each batch's digests (a copy, 16 bytes a key). */
+  private eachDigestBatch(keys: Keys, visit: (digests: Uint8Array, n: number, at: number) => void): void {
     const engine = sharedEngine();
-    for (let i = 0; i < keys.length; ) {
-      const n = engine.staging.encodeBatch(keys, i);
+    eachBatch(() => engine.staging, keys, (n, at) => {
       const s = engine.staging;
       engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-      visit(engine.arena.u8.slice(s.hashesPtr, s.hashesPtr + 16 * n), n, i);
-      i += n;
-    }
+      visit(engine.arena.u8.slice(s.hashesPtr, s.hashesPtr + 16 * n), n, at);
+    });
   }
 
   /** Puts digests into the filter's hash-pair region (h2 forced odd, as the in-memory Deduplicator does). */

@@ -99,9 +99,10 @@ export class RedisDeduplicator {
     return (await this.checkMany(keys)).isNew;
   }
 
-  /** Records one reference; true when this was the first, anywhere. */
-  async check(key: string | Uint8Array): Promise<boolean> {
-    return (await this.checkMany([check.key("key", key)])).isNew[0] === 1;
+  /** Records one reference: isNew when this was the first anywhere, count its references now (Deduplicator.check's shape). */
+  async check(key: string | Uint8Array): Promise<{ isNew: boolean; count: number }> {
+    const { isNew, counts } = await this.checkMany([check.key("key", key)]);
+    return { isNew: isNew[0] === 1, count: counts[0] };
   }
 
   /**

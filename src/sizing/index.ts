@@ -2,4 +2,4 @@
 // gathered from the files of this folder (Bloom family, age-partitioned, multi-dimensional).
 export * from "./bloom.js";
 export { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "./age-partitioned.js";
-export { multiDimFpRate, bestStandardBloom, type MultiDimShape, type MultiDimRule } from "./multi-dim.js";
+export { multiDimFpRate, bestStandardBloom, optimalMultiDim, type MultiDimPlan, type MultiDimShape, type MultiDimRule } from "./multi-dim.js";

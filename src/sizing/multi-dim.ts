@@ -49,3 +49,44 @@ export function bestStandardBloom(bits: number, items: number): { hashes: number
   }
   return best;
 }
+
+/** A multi-dimensional filter's shape planned for a load: per-group V1 bits and hashes, V2 bits and hashes. */
+export interface MultiDimPlan {
+  readonly bitsPerVector: number;
+  readonly hashes: number;
+  readonly secondBits: number;
+  readonly secondHashes: number;
+  /** The FP rate the formula gives at `items` keys (at most the target). */
+  readonly fpRate: number;
+}
+
+/**
+ * The smallest shape (total bits S (N + N2)) meeting `fpRate` after `items` keys, for a given
+ * number of groups and rule; V2 is N / k1 bits with k2 = k1 (the papers' choice) unless
+ * `secondHashes` is 0. For each k1 the FP rate falls as N grows, so N is found by bisection.
+ */
+export function optimalMultiDim(load: { items: number; fpRate: number; groups: number; rule: MultiDimRule; secondHashes?: number; maxBitsPerVector: number }): MultiDimPlan | undefined {
+  const { items, fpRate, groups, rule, maxBitsPerVector } = load;
+  let best: (MultiDimPlan & { total: number }) | undefined;
+  for (let hashes = 1; hashes <= 64; hashes++) {
+    const secondHashes = load.secondHashes ?? hashes;
+    const shapeOf = (n: number) => {
+      const secondBits = secondHashes === 0 ? 0 : Math.max(1, Math.floor(n / hashes));
+      return { groups, bits: n, hashes, secondBits, secondHashes, items, rule };
+    };
+    if (multiDimFpRate(shapeOf(maxBitsPerVector)) > fpRate) continue;
+    let lo = 1;
+    let hi = maxBitsPerVector;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (multiDimFpRate(shapeOf(mid)) <= fpRate) hi = mid;
+      else lo = mid + 1;
+    }
+    const shape = shapeOf(lo);
+    const total = groups * (shape.bits + shape.secondBits);
+    if (best === undefined || total < best.total) best = { bitsPerVector: lo, hashes, secondBits: shape.secondBits, secondHashes, fpRate: multiDimFpRate(shape), total };
+  }
+  if (best === undefined) return undefined;
+  const { total: _total, ...plan } = best;
+  return plan;
+}
