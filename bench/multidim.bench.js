@@ -19,7 +19,8 @@ function measured(options) {
   let positives = 0;
   const per = QUERIES / FILTERS;
   for (let f = 0; f < FILTERS; f++) {
-    const filter = new MultiDimBloomFilter(options);
+    const { bits, ...rest } = options;
+    const filter = new MultiDimBloomFilter({ ...rest, bitsPerVector: bits });
     filter.addMany(urlKeys(ITEMS, `mdf${f}x${options.groups}x${options.bits}x${options.hashes}`));
     const flags = filter.hasMany(absent.slice(f * per, (f + 1) * per));
     for (const flag of flags) positives += flag;
@@ -31,7 +32,7 @@ function measured(options) {
 function point(groups, bits, hashes) {
   const secondBits = Math.max(1, Math.floor(bits / hashes));
   const total = groups * (bits + secondBits);
-  const shape = { groups, bits, hashes, secondBits, secondHashes: hashes, items: ITEMS };
+  const shape = { groups, bitsPerVector: bits, hashes, secondBits, secondHashes: hashes, items: ITEMS };
   const standard = sizing.bestStandardBloom(total, ITEMS);
   return {
     total,

@@ -56,7 +56,10 @@ describe("MultiDimBloomFilter against its formula", () => {
     const bits = 1200;
     const items = 150;
     const standard = sizing.bestStandardBloom(bits, items);
-    const formula = sizing.multiDimFpRate({ groups: 1, bits, hashes: standard.hashes, secondBits: 0, secondHashes: 0, items, rule: "all" });
+    const formula = sizing.multiDimFpRate({ groups: 1, bitsPerVector: bits, hashes: standard.hashes, secondBits: 0, secondHashes: 0, items, rule: "all" });
+    // The deprecated shape field `bits` is the same N.
+    expect(sizing.multiDimFpRate({ groups: 1, bits, hashes: standard.hashes, secondBits: 0, secondHashes: 0, items, rule: "all" })).toBe(formula);
+    expect(() => sizing.multiDimFpRate({ groups: 1, bits, bitsPerVector: bits, hashes: 2, secondBits: 0, secondHashes: 0, items, rule: "all" })).toThrow(/not both/);
     expect(formula).toBe(standard.fpRate);
     // The textbook optimum k = m/n ln 2, within one.
     expect(Math.abs(standard.hashes - (bits / items) * Math.LN2)).toBeLessThanOrEqual(1);

@@ -154,7 +154,7 @@ export class MultiDimBloomFilter {
 
   /** The FP rate the filter's shape gives after `items` keys, by the papers' formula (default: the keys added). */
   designedFpRate(items = this.inserted): number {
-    return multiDimFpRate({ groups: this.groups, bits: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items, rule: this.rule });
+    return multiDimFpRate({ groups: this.groups, bitsPerVector: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items, rule: this.rule });
   }
 
   /** The filter in serialization format v1. */

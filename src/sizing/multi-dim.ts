@@ -5,6 +5,7 @@
 // group holds an absent key with f = (1 - (1 - 1/n1)^(k1 n))^k1 (1 - (1 - 1/n2)^(k2 n))^k2.
 // Two membership rules: present when every group holds the key (f^S), or when any does
 // (1 - (1 - f)^S).
+import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 
 /** How a multi-dimensional filter combines its groups' answers. */
@@ -14,8 +15,10 @@ export type MultiDimRule = "all" | "any";
 export interface MultiDimShape {
   /** Groups (S). */
   readonly groups: number;
-  /** Bits of V1 in each group (N). */
-  readonly bits: number;
+  /** Bits of V1 in each group (N), as MultiDimBloomFilter names it. */
+  readonly bitsPerVector?: number;
+  /** @deprecated since 0.2.0, removed in 0.3.0: bits of V1 in each group, now `bitsPerVector`. */
+  readonly bits?: number;
   /** Positions in V1 (k1). */
   readonly hashes: number;
   /** Bits of V2 in each group (N / k by default). */
@@ -30,10 +33,12 @@ export interface MultiDimShape {
 
 /** The expected FP rate of a multi-dimensional Bloom filter after `items` keys. */
 export function multiDimFpRate(shape: MultiDimShape): number {
-  const { groups, bits, hashes, secondBits, secondHashes, items, rule } = shape;
+  const { groups, hashes, secondBits, secondHashes, items, rule } = shape;
   check.positiveInteger("groups", groups);
+  if (shape.bitsPerVector !== undefined && shape.bits !== undefined) throw new InvalidArgumentError("shape", shape, "bitsPerVector or its deprecated alias bits, not both");
+  const bits = shape.bits !== undefined ? check.positiveInteger("bits", shape.bits) : check.positiveInteger("bitsPerVector", shape.bitsPerVector);
   const vector = (b: number, k: number) => (k === 0 ? 1 : Math.pow(-Math.expm1(k * items * Math.log1p(-1 / b)), k));
-  const group = vector(check.positiveInteger("bits", bits), hashes) * vector(secondBits, secondHashes);
+  const group = vector(bits, hashes) * vector(secondBits, secondHashes);
   if (rule === "all") return Math.pow(group, groups);
   if (rule === "any") return -Math.expm1(groups * Math.log1p(-group));
   check.oneOf("rule", rule, ["all", "any"]);
@@ -72,7 +77,7 @@ export function optimalMultiDim(load: { items: number; fpRate: number; groups: n
     const secondHashes = load.secondHashes ?? hashes;
     const shapeOf = (n: number) => {
       const secondBits = secondHashes === 0 ? 0 : Math.max(1, Math.floor(n / hashes));
-      return { groups, bits: n, hashes, secondBits, secondHashes, items, rule };
+      return { groups, bitsPerVector: n, hashes, secondBits, secondHashes, items, rule };
     };
     if (multiDimFpRate(shapeOf(maxBitsPerVector)) > fpRate) continue;
     let lo = 1;
@@ -83,7 +88,7 @@ export function optimalMultiDim(load: { items: number; fpRate: number; groups: n
       else lo = mid + 1;
     }
     const shape = shapeOf(lo);
-    const total = groups * (shape.bits + shape.secondBits);
+    const total = groups * (shape.bitsPerVector + shape.secondBits);
     if (best === undefined || total < best.total) best = { bitsPerVector: lo, hashes, secondBits: shape.secondBits, secondHashes, fpRate: multiDimFpRate(shape), total };
   }
   if (best === undefined) return undefined;
