@@ -3,7 +3,9 @@
 // through the sieve like any link. A target reached by ten redirects and three links is fetched
 // once; the redirecting page itself stores and enqueues nothing. This is how Scrapy treats
 // redirects (a new request that meets the dupefilter); following them inside the HTTP client,
-// Crawlee's default, fetches the target again for every path that leads to it.
+// Crawlee's default, fetches the target again for every path that leads to it. The 3xx response
+// still meets Crawlee's content-type check before any hook: a redirect sent without a
+// Content-Type fails its request.
 import { DEFAULT_SKIP, muteContext, type PageEffect } from "./page-effects.js";
 import * as check from "../validate.js";
 

@@ -4,7 +4,8 @@
 // when a RequestManagerTandem is built over the sieve. Everything else goes to the queue as it is.
 //
 // The rules it keeps:
-// - One hasMany and one addMany per chunk of `batchSize` requests, whatever the backend.
+// - Chunks of `batchSize` requests: at most one hasMany on the seen-set per chunk (keys pending
+//   in this process are answered locally), and one addMany per group of handled requests.
 // - "after-enqueue" (default): a key is taken as seen only once the queue accepted its request
 //   (so a failed or refused add is never lost), held in a set of this process while the request
 //   is pending, and committed to the seen-set when the request is marked handled (pending-keys.ts
