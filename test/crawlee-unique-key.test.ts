@@ -11,6 +11,7 @@ import { Request as Request315 } from "crawlee-core-3.15";
 import { describe, expect, it } from "vitest";
 import { crawleeUniqueKey, type CrawleeKeyOptions } from "../src/crawlee/unique-key.js";
 import { InvalidArgumentError } from "../src/errors.js";
+import { rng } from "./helpers.js";
 
 log.setLevel(log.LEVELS.OFF);
 const require = createRequire(import.meta.url);
@@ -24,17 +25,7 @@ const VERSIONS: readonly (readonly [string, RequestClass])[] = [
   ["3.14.1", core314.Request as unknown as RequestClass],
 ];
 
-/** A small deterministic PRNG (mulberry32), so a failure names a reproducible case. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// A seeded PRNG (test/helpers.ts), so a failure names a reproducible case.
 
 const SCHEMES = ["http://", "https://", "HTTP://", "HtTpS://", "ftp://", "ws://", "file://", "foo://", "mailto:", "data:", "javascript:", "", "//", "http:/", "http:"];
 const USERINFO = ["", "", "", "user@", "user:pass@", "Us%20er:p%40ss@", "ü:ß@", ":@"];
