@@ -3,6 +3,7 @@
 // (which spellings share a uniqueKey), not from the sieve: every link target once, a redirect
 // target twice when the client follows redirects (linked and redirected to), a failing page
 // maxRequestRetries + 1 times. What reaches the queue storage is counted by a spy storage client.
+import { spawnSync } from "node:child_process";
 import { MemoryStorage } from "@crawlee/memory-storage";
 import { CheerioCrawler, Configuration, KeyValueStore, log, Request, RequestList, RequestQueue, type CheerioCrawlerOptions, type CheerioCrawlingContext } from "crawlee";
 import { BasicCrawler as BasicCrawler314, Configuration as Configuration314, RequestQueue as RequestQueue314 } from "crawlee-basic-3.14";
@@ -99,8 +100,8 @@ async function crawl(options: CrawlOptions = {}) {
   };
   if (options.sieve !== undefined) {
     sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, ...options.sieve });
-    // Crawlee 3.15 to 3.18.1 reject the requestManager option in their own validation (see the test below): the sieve goes in as the queue.
-    crawlerOptions.requestQueue = sieve as unknown as RequestQueue;
+    // The issue's usage; Crawlee 3.15 to 3.18.1 accept it once a sieve is open (see the test below).
+    crawlerOptions.requestManager = sieve;
   }
   const crawler = new CheerioCrawler(crawlerOptions, config);
   await crawler.run(options.start ?? [`${on.origin}/`]);
@@ -255,11 +256,15 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     await second.close();
   });
 
-  it("pins a Crawlee bug: 3.15 to 3.18.1 type requestManager but their option validation rejects it", async () => {
+  it("requestManager: Crawlee 3.18.1 alone refuses the option it types; with a sieve open its crawlers take it, and still refuse a non-queue", async () => {
+    // Crawlee alone, in a fresh process: its own option check forgets requestManager (a Crawlee bug).
+    const alone = spawnSync(process.execPath, ["--input-type=module", "-e", 'import { CheerioCrawler } from "crawlee"; try { new CheerioCrawler({ requestManager: { fetchNextRequest() {}, addRequest() {} }, async requestHandler() {} }); console.log("accepted"); } catch (e) { console.log(e.message); }'], { encoding: "utf8" });
+    expect(alone.stdout).toMatch(/Did not expect property `requestManager` to exist/);
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
     const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config });
-    // When this starts to pass through, Crawlee accepts the option: the README's requestQueue advice can become requestManager.
-    expect(() => new CheerioCrawler({ requestManager: sieve, async requestHandler() {} })).toThrow(/Did not expect property `requestManager` to exist/);
+    const crawler = new CheerioCrawler({ requestManager: sieve, async requestHandler() {} }, config);
+    expect((crawler as unknown as { requestManager: unknown }).requestManager).toBe(sieve);
+    expect(() => new CheerioCrawler({ requestManager: {} as never, async requestHandler() {} }, config)).toThrow(/requestManager/);
     await sieve.close();
   });
 });

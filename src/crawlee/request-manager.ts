@@ -25,6 +25,7 @@ import { keyer, type Keyed, type Keyer, type ScrapyKeyOptions, type SieveKey } f
 import { PendingKeys } from "./pending-keys.js";
 import { recordName, SeenPersistence } from "./persist.js";
 import { applyResume, type ResumePolicy } from "./resume.js";
+import { acceptRequestManagerOption } from "./request-manager-option.js";
 
 /** One entry of addedRequests / processedRequests. */
 type ProcessedRequest = AddRequestsBatchedResult["addedRequests"][number];
@@ -120,6 +121,7 @@ export class SieveRequestManager implements IRequestManager {
    */
   static async open(queue: IRequestManager | null | undefined, options: SieveRequestManagerOptions = {}): Promise<SieveRequestManager> {
     await init();
+    acceptRequestManagerOption();
     const opts = check.options<SieveRequestManagerOptions>("options", options);
     const commit = check.oneOf<CommitMode>("commit", opts.commit ?? "after-enqueue", ["after-enqueue", "on-check"]);
     const resume = check.oneOf<ResumePolicy>("resume", opts.resume ?? "auto", ["auto", "keep", "clear"]);
