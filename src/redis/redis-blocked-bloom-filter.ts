@@ -5,17 +5,15 @@
 // exactly as for BlockedBloomFilter, so the shards hold its partitions' bytes: exportBytes()
 // gives format v1 (kind 2). On a cluster the shards spread over the masters as RedisBloomFilter's do.
 import { BlockedBloomFilter } from "../bloom/blocked-bloom-filter.js";
-import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
+import type { PlannedLoad } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import { optimalBlockedBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
-import { adoptDescription } from "./description.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
-import { keyPrefix } from "./keys.js";
 import { byPartition, PositionMapper } from "./positions.js";
 import { BLOCKED_BATCH } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
-import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardBytesFor, shardKeys } from "./sharded-bits.js";
+import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardKeys } from "./sharded-bits.js";
 
 /** Options of RedisBlockedBloomFilter.open. */
 export interface RedisBlockedBloomFilterOptions {
@@ -54,14 +52,8 @@ export class RedisBlockedBloomFilter {
 
   /** Opens the filter `name`, recording its geometry if no process has, else adopting the recorded one. */
   static async open(redis: RedisCommander, options: RedisBlockedBloomFilterOptions): Promise<RedisBlockedBloomFilter> {
-    const opts = check.options<RedisBlockedBloomFilterOptions>("options", options);
-    const prefix = keyPrefix(opts.name as string);
-    const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
-    const shardBytes = shardBytesFor(redis, optimalBlockedBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes, maxShardBytes);
-    const { geometry, plan } = resolveGeometry("blocked", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
-    const proposed = { kind: "blocked-bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
-    const { value } = await adoptDescription(redis, `${prefix}meta`, proposed, parseDescription);
-    return new RedisBlockedBloomFilter(redis, opts.name as string, value.geometry, value.planned, value.spread, durabilityOption(opts.durability));
+    const value = await adoptShardedGeometry(redis, options, "blocked", (load) => optimalBlockedBloom(load).bytes, "blocked-bloom", parseDescription);
+    return new RedisBlockedBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
   }
 
   /** The key of shard p. */

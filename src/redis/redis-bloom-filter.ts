@@ -7,15 +7,15 @@
 // moves filters between memory and Redis.
 import { InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
-import { resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
+import type { PlannedLoad } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
-import { adoptDescription, DESCRIPTION_VERSION, parseDescription } from "./description.js";
+import { DESCRIPTION_VERSION, parseDescription } from "./description.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
-import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardBytesFor, shardKeys } from "./sharded-bits.js";
+import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardKeys } from "./sharded-bits.js";
 import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
 /** Options of RedisBloomFilter.open. */
@@ -56,15 +56,8 @@ export class RedisBloomFilter {
 
   /** Opens the filter `name`, creating its description if no process has; an existing one keeps its own geometry. */
   static async open(redis: RedisCommander, options: RedisBloomFilterOptions): Promise<RedisBloomFilter> {
-    const opts = check.options<RedisBloomFilterOptions>("options", options);
-    const prefix = keyPrefix(opts.name as string);
-    const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
-    // On a cluster the bits are cut into at least SPREAD_SHARDS shards, each with its own tag.
-    const shardBytes = shardBytesFor(redis, optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes, maxShardBytes);
-    const { geometry, plan } = resolveGeometry("standard", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
-    const proposed = { kind: "bloom", slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
-    const { value } = await adoptDescription(redis, `${prefix}meta`, proposed, parseBloomDescription);
-    return new RedisBloomFilter(redis, opts.name as string, value.geometry, value.planned, value.spread, durabilityOption(opts.durability));
+    const value = await adoptShardedGeometry(redis, options, "standard", (load) => optimalBloom(load).bytes, "bloom", parseBloomDescription);
+    return new RedisBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
   }
 
   /** Loads a serialized BloomFilter (format v1) into Redis under `name`, replacing what was there. */

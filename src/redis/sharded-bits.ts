@@ -3,10 +3,11 @@
 // over at least SPREAD_SHARDS shards on a cluster, the checked description of a sharded
 // geometry, and reading the shards back into an in-memory filter of the same geometry.
 import type { BitFilter } from "../bloom/bit-filter.js";
-import { MAX_HASHES, type PlannedLoad } from "../bloom/geometry.js";
+import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "../bloom/partitioned-bits.js";
 import { FormatError } from "../errors.js";
-import type { Fields } from "./description.js";
+import * as check from "../validate.js";
+import { adoptDescription, type Fields } from "./description.js";
 import { keyPrefix } from "./keys.js";
 import type { RedisCommander } from "./send.js";
 import { spreadTags, SPREAD_SHARDS } from "./spread.js";
@@ -32,6 +33,36 @@ export function shardBytesFor(redis: RedisCommander, totalBytes: number, maxShar
 /** The layout field of a description: spread over a cluster, or absent (one slot). */
 export function layoutField(redis: RedisCommander): { layout?: "spread" } {
   return redis.cluster === true ? { layout: "spread" } : {};
+}
+
+/** What opening a sharded filter needs of its options. */
+export interface ShardedOptions {
+  readonly name: string;
+  readonly items: number;
+  readonly fpRate: number;
+  readonly maxShardBytes?: number;
+}
+
+/**
+ * The geometry of sharded filter `name`: the one another process recorded, else this load's,
+ * recorded now. `bytesFor` sizes the whole filter, so on a cluster it is cut into at least
+ * SPREAD_SHARDS shards; `describe` turns the geometry into the description's own fields.
+ */
+export async function adoptShardedGeometry(
+  redis: RedisCommander,
+  options: ShardedOptions,
+  layout: Layout,
+  bytesFor: (load: { items: number; fpRate: number }) => number,
+  kind: string,
+  parse: (fields: Fields) => { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean },
+): Promise<{ geometry: BitsGeometry; planned: PlannedLoad; spread: boolean }> {
+  const opts = check.options<ShardedOptions>("options", options);
+  const prefix = keyPrefix(opts.name as string);
+  const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
+  const shardBytes = shardBytesFor(redis, bytesFor({ items: opts.items as number, fpRate: opts.fpRate as number }), maxShardBytes);
+  const { geometry, plan } = resolveGeometry(layout, { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
+  const proposed = { kind, slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
+  return (await adoptDescription(redis, `${prefix}meta`, proposed, parse)).value;
 }
 
 /** Checks a sharded filter's description of `kind` (slots per shard bounded by `maxSlots`) before anything is sized from it. */
