@@ -3,13 +3,13 @@
 // with its own queue, sharing one Redis seen-set. The crawlers are test/support/crawlee-child.mjs;
 // what they fetch is counted by the local site, keyed by Crawlee's own Request.
 import { spawn, spawnSync } from "node:child_process";
-import { createServer } from "node:net";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Request } from "crawlee";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSite, type CrawlSite } from "./support/crawl-site.js";
+import { freePorts } from "./support/local-servers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
 const child = new URL("./support/crawlee-child.mjs", import.meta.url).pathname;
@@ -128,12 +128,7 @@ describe("examples/crawl/crawlee.js", () => {
   it("fetches every page of the offline docs site once, and nothing on a second run over the same store", async () => {
     const dir = tempDir();
     // A fixed port for both runs (the seen-set on disk holds URLs with it): a free one, found first.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const { port: p } = probe.address() as { port: number };
-        probe.close(() => resolve(p));
-      });
-    });
+    const [port] = await freePorts(1);
     const example = new URL("../examples/crawl/crawlee.js", import.meta.url).pathname;
     const run = () => {
       const result = spawnSync(process.execPath, [example, dir, "100", String(port)], { encoding: "utf8", timeout: 120_000 });

@@ -4,7 +4,6 @@
 // mid-crawl and run again over the on-disk seen-set skips no page; two processes sharing Redis
 // fetch each page once between them.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +14,7 @@ import { InvalidArgumentError } from "../build/js/index.node.js";
 import { sieveCrawler } from "../build/js/crawler/index.js";
 import { ready } from "./helpers.js";
 import { startSite, type CrawlSite } from "./support/crawl-site.js";
+import { freePorts } from "./support/local-servers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
 const CHILD = new URL("./support/crawler-child.mjs", import.meta.url).pathname;
@@ -199,12 +199,7 @@ describe("crawlsieve/crawler across processes", () => {
     const example = new URL("../examples/crawl/node-crawler.js", import.meta.url).pathname;
     const store = join(dir, "example");
     // One port for both runs, so the URLs (and their keys in the store) are the same.
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
+    const [port] = await freePorts(1);
     const run = () =>
       new Promise<Record<string, number>>((resolve, reject) => {
         const proc = spawn(process.execPath, [example, store, "300", String(port)], { stdio: ["ignore", "pipe", "inherit"] });

@@ -4,42 +4,15 @@
 // killed (SIGKILL) one by one; stop() ends them all and removes their folders.
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePorts, untilReady } from "./local-servers.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-async function freePorts(count) {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise((resolve, reject) => {
-      const server = createServer();
-      server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve(server));
-    })),
-  );
-  const ports = servers.map((s) => s.address().port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
 
 function launch(port, dir) {
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`,
     "--cluster-node-timeout", "1500", "--save", "", "--appendonly", "no", "--protected-mode", "no"];
   const child = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let log = "";
-    const timer = setTimeout(() => reject(new Error(`redis-server ${port} did not start in 10 s:\n${log}`)), 10_000);
-    child.stdout.on("data", (chunk) => {
-      log += chunk.toString();
-      if (log.includes("Ready to accept connections")) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server ${port} exited with ${code}:\n${log}`));
-    });
-  });
+  return untilReady(child, `redis-server ${port}`);
 }
 
 /** Starts three masters and three replicas on loopback and joins them into one cluster. */

@@ -3,7 +3,7 @@
 // write), and stopped (or killed) on request.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePorts, untilReady } from "./local-servers.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -19,39 +19,14 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function launch(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "no", ...extra], { stdio: ["ignore", "pipe", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let log = "";
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start in 10 s:\n${log}`)), 10_000);
-    child.stdout!.on("data", (chunk: Buffer) => {
-      log += chunk.toString();
-      if (log.includes("Ready to accept connections")) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}:\n${log}`));
-    });
-  });
+  return untilReady(child, "redis-server");
 }
 
 /** Starts redis-server (extra arguments appended, e.g. ["--cluster-enabled", "yes"]). */
 export async function startRedis(extra: string[] = []): Promise<RedisServer> {
-  const port = await freePort();
+  const port = (await freePorts(1))[0];
   const dir = mkdtempSync(join(tmpdir(), "cs-redis-"));
   let child = await launch(port, dir, extra);
   const exited = (c: ChildProcess) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once("exit", () => resolve())));
