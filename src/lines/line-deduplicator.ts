@@ -6,7 +6,6 @@
 // piece when it ends, so time and memory stay linear in the longest line.
 import { InvalidArgumentError, DisposedError } from "../errors.js";
 import * as check from "../validate.js";
-import { Arena, alignUp } from "../wasm/arena.js";
 import { LineEngine, type LineHash } from "./line-engine.js";
 import { joinPieces } from "./join-pieces.js";
 
@@ -41,7 +40,6 @@ interface Job {
   phase: "long" | "kernel" | "done";
   done: number;
 }
-const CR = 0x0d;
 const NL = 0x0a;
 
 /**
@@ -62,7 +60,6 @@ export class LineDeduplicator {
   private stopped = false;
   /** A partial line longer than the head room, gathered aside. */
   private long: Uint8Array[] | undefined;
-  private longArena: Arena | undefined;
 
   constructor(options: LineDeduplicatorOptions = {}) {
     const opts = check.options<LineDeduplicatorOptions>("options", options);
@@ -98,7 +95,7 @@ export class LineDeduplicator {
 
   /** Bytes of WebAssembly memory held. */
   get byteLength(): number {
-    return this.live().byteLength + (this.longArena?.k.memory.buffer.byteLength ?? 0);
+    return this.live().byteLength;
   }
 
   /** The seen-set's geometry, for reports. */
@@ -109,7 +106,6 @@ export class LineDeduplicator {
   /** Releases the memory; later calls throw DisposedError. */
   dispose(): void {
     this.engine = undefined;
-    this.longArena = undefined;
   }
 
   /**
@@ -230,23 +226,8 @@ export class LineDeduplicator {
 
   /** Fingerprints the gathered long line (its "\n" included when terminated) and emits it if new; false when the seen-set must grow first. */
   private endLong(terminated: boolean, sink: (bytes: Uint8Array) => void): boolean {
-    const engine = this.live();
     const pieces = this.long!;
-    let total = 0;
-    for (const p of pieces) total += p.length;
-    const arena = (this.longArena ??= longArena(engine));
-    const keyPtr = alignUp(arena.base + 1024, 64);
-    arena.reserve(keyPtr + total);
-    let at = keyPtr;
-    for (const p of pieces) {
-      arena.u8.set(p, at);
-      at += p.length;
-    }
-    let keyLen = terminated ? total - 1 : total;
-    if (keyLen > 0 && arena.u8[keyPtr + keyLen - 1] === CR) keyLen--;
-    arena.k.lineDigest(arena.base, keyPtr, keyLen, arena.base + 512);
-    engine.arena.u8.set(arena.u8.subarray(arena.base + 512, arena.base + 528), engine.digestPtr);
-    const fresh = engine.digestDedup();
+    const fresh = this.live().dedupLong(pieces, terminated);
     if (fresh === 2) return false;
     this.long = undefined;
     if (fresh === 1) {
@@ -255,17 +236,6 @@ export class LineDeduplicator {
     }
     return true;
   }
-}
-
-/** A second instance that fingerprints long lines the way `engine` does (its context: mode, hash, scratch). */
-function longArena(engine: LineEngine): Arena {
-  const arena = new Arena();
-  arena.reserve(arena.base + 1024);
-  const u32 = arena.u32;
-  u32[arena.base >> 2] = engine.options.mode === "exact" ? 0 : 1;
-  u32[(arena.base + 4) >> 2] = engine.options.hash === "xxh128" ? 1 : 0;
-  u32[(arena.base + 16) >> 2] = arena.base + 128;
-  return arena;
 }
 
 function bytesArgument(value: unknown): Uint8Array {
