@@ -8,7 +8,7 @@ import { BitRegion } from "../bloom/bit-region.js";
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind } from "../format/container.js";
 import { fromStoredParams, readStored, type Recipe } from "../format/recipe.js";
-import { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
+import { agePartitionedFpRate, optimalAgePartitioned, windowPositiveRate, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { granularity, granuleOf, GRANULARITY_CODES, type Granularity } from "./granularity.js";
@@ -150,6 +150,21 @@ export class AgePartitionedFilter {
   seenSpans(data: Uint8Array, spans: ArrayLike<number>, now?: number): Uint8Array {
     this.advance(now);
     return this.region.runSpans(data, spans, this.kernel(MODE.seen)).flags;
+  }
+
+  /** The FP rate the filter is designed for: theory when the current generation is full, its worst moment (the sizing's fpRate). */
+  designedFpRate(): number {
+    return this.size.fpRate;
+  }
+
+  /** Estimated FP rate now, from the bits set in each slice (the same window rule as designedFpRate, with measured fills). */
+  estimatedFpRate(now?: number): number {
+    this.advance(now);
+    const { bitsPtr, statePtr, arena } = this.region;
+    const front = arena.u32[statePtr >>> 2];
+    // A slice's padding past sliceBits is never set, so its popcount over sliceBits is its fill.
+    const fills = Array.from({ length: this.slices }, (_, age) => arena.k.popcountBytes(bitsPtr + ((front + age) % this.slices) * this.sliceBytes, this.sliceBytes) / this.size.sliceBits);
+    return windowPositiveRate(this.size.hashes, fills);
   }
 
   /** Shifts the ring by one generation now (counting mode shifts by itself; this forces one). */
