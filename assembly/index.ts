@@ -13,7 +13,7 @@ export { dedupCheck, dedupRemove, tableRehash, dedupCounts, TABLE_SLOT_BYTES } f
 export { agedBatch, agedShift } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
 export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming } from "./simhash";
-export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES } from "./near-dup";
+export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES, ND_ENTRIES, ND_DIR, ND_BITS, ND_PIECE_COUNT, ND_PIECES } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
 export {
