@@ -16,7 +16,7 @@ export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, 
 export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
-export { bucketsGrow } from "./fingerprint-buckets";
+export { bucketsGrow, bucketsToBlocked } from "./fingerprint-buckets";
 export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";
 export { sketchDocs, estimatePairs } from "./minhash";
 export { simhashDistinctText, simhashDistinctDocs } from "./simhash";

@@ -1,12 +1,14 @@
 // One WebAssembly instance that dedups lines chunk by chunk (assembly/line-dedup.ts): the context
 // block, two input slots (one is read into while the other is worked), an output region and the seen-set, which lies last so it can grow in
 // place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
-// that grows by 1.5x, one partition at a time; approximate mode keeps blocked Bloom filters in
-// stages, each planned for 4x the keys of the one before at half its FP rate, so the compound
-// rate stays under fpRate and nothing is ever rehashed.
+// that grows by 1.5x, one partition at a time. Approximate mode starts with that table, exact and
+// small enough to stay in cache, and when it fills moves its fingerprints into the first blocked
+// Bloom filter, sized from the lines still expected when known (stage-plan.ts); later stages, if
+// any, are added without rehashing, the compound rate staying under fpRate.
 import { FilterTooLargeError } from "../errors.js";
 import { optimalBlockedBloom } from "../sizing/bloom.js";
 import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { FIRST_STAGE_ITEMS, planStage } from "./stage-plan.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */
 export type LineHash = "xxh128" | "md5";
@@ -26,7 +28,7 @@ export interface LineEngineOptions {
   readonly headBytes: number;
   /** Scalar newline scan instead of SIMD (tests run both). */
   readonly scalar?: boolean;
-  /** approx without items: keys planned for the first stage (default 2^20; tests use small ones). */
+  /** approx without items: keys planned for the first stage (default 2^16; tests use small ones). */
   readonly stageItems?: number;
 }
 
@@ -59,10 +61,6 @@ const FIRST_BUCKETS = 4;
 /** Keys a partition may hold per slot before the table grows (4 slots a bucket). */
 const MAX_LOAD = 0.85;
 const GROWTH = 1.5;
-/** Stages of the approximate filter: the first plans this many keys, each next 4x more at half the rate. */
-const FIRST_STAGE_ITEMS = 1 << 20;
-const STAGE_GROWTH = 4;
-const STAGE_TIGHTENING = 0.5;
 
 /** A chunk-at-a-time line deduplicator over one WebAssembly instance. */
 export class LineEngine {
@@ -78,6 +76,8 @@ export class LineEngine {
   private buckets = FIRST_BUCKETS;
   private stages = 0;
   private seenEnd: number;
+  /** Where the first filter stage begins (approx; after the table of the exact phase, when there was one). */
+  private filtersPtr = 0;
 
   constructor(options: LineEngineOptions) {
     this.options = options;
@@ -103,12 +103,14 @@ export class LineEngine {
     u32[(this.ctx + C_SCALAR) >> 2] = options.scalar ? 1 : 0;
     u32[(this.ctx + C_COUNTS) >> 2] = counts;
     u32[(this.ctx + C_STAGE_PTR) >> 2] = this.stagesPtr;
-    if (options.mode === "exact") {
-      this.seenEnd = this.seenPtr + PARTS * FIRST_BUCKETS * 64;
+    if (options.mode === "exact" || options.items === undefined) {
+      // Approx: the exact phase's table is sized once, for the keys it takes before the first stage.
+      const buckets = options.mode === "exact" ? FIRST_BUCKETS : Math.max(FIRST_BUCKETS, Math.ceil((options.stageItems ?? FIRST_STAGE_ITEMS) / PARTS / 4 / MAX_LOAD));
+      this.seenEnd = this.seenPtr + PARTS * buckets * 64;
       arena.reserve(this.seenEnd);
       this.arena.u32[(this.ctx + C_TABLE) >> 2] = this.seenPtr;
       this.arena.u32[(this.ctx + C_LOG_PARTS) >> 2] = LOG_PARTS;
-      this.setBuckets(FIRST_BUCKETS);
+      this.setBuckets(buckets);
     } else {
       this.addStage();
     }
@@ -157,13 +159,14 @@ export class LineEngine {
       const keys = this.counts.unique;
       return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * 4, tableBytes: this.seenBytes, bytesPerKey: keys > 0 ? Number((this.seenBytes / keys).toFixed(2)) : null };
     }
-    return { filter: "blocked", stages: this.stages, filterBytes: this.seenBytes };
+    if (this.stages === 0) return { filter: "blocked", stages: 0, table: "buckets", tableBytes: this.seenBytes };
+    return { filter: "blocked", stages: this.stages, filterBytes: this.seenEnd - this.filtersPtr };
   }
 
-  /** Grows the seen-set: the table by 1.5x in place, or a new filter stage. May grow memory. */
-  grow(): void {
+  /** Grows the seen-set: the table by 1.5x in place, or a new filter stage (sized with the lines still expected, when known). May grow memory. */
+  grow(remainingLines?: number): void {
     if (this.options.mode === "exact") this.growTable();
-    else this.addStage();
+    else this.addStage(remainingLines);
   }
 
   private setBuckets(buckets: number): void {
@@ -185,26 +188,32 @@ export class LineEngine {
     this.setBuckets(next);
   }
 
-  private addStage(): void {
+  private addStage(remainingLines?: number): void {
     const { items, fpRate } = this.options;
     if (this.stages === MAX_STAGES) throw new FilterTooLargeError(this.seenEnd, `the filter has reached ${MAX_STAGES} stages`);
     const i = this.stages;
-    // With items given there is one stage that never fills; otherwise stage i plans 4^i times the first.
-    const planned = items ?? (this.options.stageItems ?? FIRST_STAGE_ITEMS) * STAGE_GROWTH ** i;
-    const rate = items !== undefined ? fpRate : fpRate * (1 - STAGE_TIGHTENING) * STAGE_TIGHTENING ** i;
-    const size = optimalBlockedBloom({ items: planned, fpRate: rate });
+    // With items given there is one stage that never fills.
+    const plan = items !== undefined ? { items, fpRate } : planStage(i, { fpRate, firstItems: this.options.stageItems ?? FIRST_STAGE_ITEMS, unique: this.counts.unique, remainingLines });
+    const planned = plan.items;
+    const size = optimalBlockedBloom(plan);
     const blocks = Math.ceil(size.bits / 512);
     const bits = alignUp(this.seenEnd, 64);
     const end = bits + blocks * 64;
     if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, "the Bloom filter stages have outgrown one WebAssembly memory");
     this.arena.reserve(end);
     this.arena.u8.fill(0, bits, end);
+    if (i === 0) {
+      this.filtersPtr = bits;
+      // The exact phase's fingerprints move into the first stage (none when items was given).
+      if (items === undefined) this.arena.k.bucketsToBlocked(this.seenPtr, PARTS * this.buckets * 64, bits, blocks, size.hashes);
+    }
     const record = this.stagesPtr + i * STAGE_BYTES;
     const view = new DataView(this.arena.u8.buffer);
     view.setUint32(record, bits, true);
     view.setUint32(record + 4, size.hashes, true);
     view.setFloat64(record + 8, blocks, true);
-    view.setFloat64(record + 16, 0, true);
+    // The first stage starts with the exact phase's keys in it.
+    view.setFloat64(record + 16, i === 0 && items === undefined ? this.counts.unique : 0, true);
     view.setFloat64(record + 24, items !== undefined ? Infinity : planned, true);
     this.stages = i + 1;
     this.seenEnd = end;

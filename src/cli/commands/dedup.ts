@@ -5,7 +5,7 @@ import { urlFlags } from "../url-options.js";
 import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { LineDeduplicator } from "../../lines/line-deduplicator.js";
-import { runLinePipeline } from "../line-pipeline.js";
+import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 
 /** Usage of `dedup`. */
 export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL --namespace NAME [--window 7d]] [--canonicalize] [--stats]
@@ -87,7 +87,9 @@ export async function dedup(argv: string[]): Promise<number> {
 /** `dedup` of raw lines held in memory: the byte pipeline (src/lines/). */
 async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean }): Promise<number> {
   const started = performance.now();
-  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash });
+  // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
+  const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
+  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes });
   const progress = new Progress();
   let bytesIn = 0;
   await runLinePipeline(files, dedup, (bytes) => {
