@@ -42,6 +42,24 @@ describe("FP rate within 1.5x of the target on 1e6 absent keys", () => {
     filter.dispose();
   });
 
+  it.each([1e-2, 1e-3, 1e-4])("probe-thrifty sizing (fewer probes, more bits; RedisBloomFilter's default) meets p=%s", (fpRate) => {
+    const items = 100_000;
+    const size = sizing.probeThriftyBloom({ items, fpRate });
+    const least = sizing.optimalBloom({ items, fpRate });
+    // Fewer probes than the minimum-memory filter, at most 1.5x its bits.
+    expect(size.hashes).toBeLessThan(least.hashes);
+    expect(size.bits).toBeLessThanOrEqual(1.5 * least.bits);
+    // One probe fewer would need more than 1.5x: the fewest that fit.
+    const fewer = -(size.hashes - 1) * items / Math.log(1 - Math.pow(fpRate, 1 / (size.hashes - 1)));
+    expect(fewer).toBeGreaterThan(1.5 * least.bits);
+    const filter = new BloomFilter({ bits: size.bits, hashes: size.hashes });
+    filter.addMany(urls(items, "present"));
+    const measured = measure(filter);
+    expect(measured).toBeLessThan(1.5 * fpRate);
+    expect(measured).toBeGreaterThan(fpRate / 1.5);
+    filter.dispose();
+  });
+
   it("ScalableBloomFilter keeps its compound bound after growing 16-fold", () => {
     const fpRate = 1e-3;
     const filter = new ScalableBloomFilter({ fpRate, initialItems: 10_000 });

@@ -62,8 +62,8 @@ describe("on a Redis Cluster", () => {
     expect(sum(await week.seenMany(some))).toBe(0);
     expect(sum(await week.seenMany(some))).toBe(5_000);
     const dedup = new RedisDeduplicator(redis, { name: "spread-exact" });
-    expect(dedup.spread).toBe(true);
     expect(sum((await dedup.checkMany(keys)).isNew)).toBe(60_000);
+    expect(dedup.spread).toBe(true);
     const perMaster = dataBytesPerMaster(baseline);
     const mean = perMaster.reduce((a, b) => a + b, 0) / perMaster.length;
     expect(perMaster.length).toBe(3);
@@ -71,6 +71,28 @@ describe("on a Redis Cluster", () => {
     // Every master holds shards of both structures.
     for (const port of cluster.masters()) expect(Number(cluster.cli(["DBSIZE"], port))).toBeGreaterThan(1000);
   }, 120_000);
+
+  it("an exact deduplicator keeps the bucket layout its first process recorded, whatever later processes ask", async () => {
+    const keys = urls(2_000, "layout");
+    // Made with the IMP-CB front: its buckets stay under the name's one tag.
+    const tagged = await RedisDeduplicator.open(redis, { name: "layout-tagged", countingFilter: { items: 10_000, fpRate: 1e-3 } });
+    expect(tagged.spread).toBe(false);
+    expect(sum((await tagged.checkMany(keys)).isNew)).toBe(2_000);
+    // A process without the front would spread its buckets on a cluster; it adopts the record and sees every key.
+    const plain = await RedisDeduplicator.open(redis, { name: "layout-tagged" });
+    expect(plain.spread).toBe(false);
+    expect(sum(await plain.hasMany(keys))).toBe(2_000);
+    expect(sum((await plain.checkMany(keys.slice(0, 500))).isNew)).toBe(0);
+    expect(await plain.size()).toBe(2_000);
+    // Made spread first: a process asking for the front is refused by name instead of writing elsewhere.
+    const spread = await RedisDeduplicator.open(redis, { name: "layout-spread" });
+    expect(spread.spread).toBe(true);
+    await spread.checkMany(keys);
+    await expect(RedisDeduplicator.open(redis, { name: "layout-spread", countingFilter: { items: 10_000, fpRate: 1e-3 } })).rejects.toThrow(/countingFilter.*spread over the cluster/);
+    const late = new RedisDeduplicator(redis, { name: "layout-spread" });
+    expect(sum(await late.hasMany(keys))).toBe(2_000);
+    expect(late.spread).toBe(true);
+  }, 60_000);
 
   it("8 concurrent writer processes: every key is new to exactly one of them", async () => {
     const runs = await Promise.all(

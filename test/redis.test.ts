@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, openLmdbStore, requestFingerprint, StoreDeduplicator } from "../build/js/index.node.js";
+import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, openLmdbStore, requestFingerprint, sizing, StoreDeduplicator } from "../build/js/index.node.js";
 import { fromNodeRedis, fromSend, keyPrefix, RedisBlockedBloomFilter, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, rng, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
@@ -38,7 +38,11 @@ describe("RedisBloomFilter", () => {
   it("holds exactly the bits of a BloomFilter of the same geometry, and exports/imports format v1", async () => {
     const options = { items: 20_000, fpRate: 0.001, maxShardBytes: 8192 };
     const shared = await RedisBloomFilter.open(redis, { name: "same-bits", ...options });
-    const local = new BloomFilter({ items: 20_000, fpRate: 0.001, maxPartitionBytes: 8192 });
+    // Sized with fewer probes than the least-memory filter (each probe is a Redis bit operation).
+    const size = sizing.probeThriftyBloom({ items: 20_000, fpRate: 0.001 });
+    expect(shared.geometry.hashes).toBe(size.hashes);
+    expect(size.hashes).toBeLessThan(sizing.optimalBloom({ items: 20_000, fpRate: 0.001 }).hashes);
+    const local = new BloomFilter({ bits: size.bits, hashes: size.hashes, maxPartitionBytes: 8192 });
     expect(shared.geometry.partitions).toBe(local.partitions);
     expect(local.partitions).toBeGreaterThan(3);
     const keys = urls(20_000, "rb");
@@ -55,6 +59,23 @@ describe("RedisBloomFilter", () => {
     // The second handle, asked for another size, reads the first one's bits: every key it added is there.
     expect(sum(await again.hasMany(keys))).toBe(keys.length);
     expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
+  });
+
+  it("takes the probes asked for, sized to meet fpRate with them, and the least-memory filter's bits at its k", async () => {
+    const keys = urls(5_000, "k-asked");
+    for (const hashes of [3, 10]) {
+      const shared = await RedisBloomFilter.open(redis, { name: `hashes-${hashes}`, items: 5_000, fpRate: 0.001, hashes });
+      expect(shared.geometry.hashes).toBe(hashes);
+      // m from (1 - e^(-kn/m))^k = p, solved here: m = -k n / ln(1 - p^(1/k)).
+      const bits = Math.ceil((-hashes * 5_000) / Math.log(1 - Math.pow(0.001, 1 / hashes)));
+      expect(Math.abs(shared.geometry.slots * shared.geometry.partitions - bits)).toBeLessThanOrEqual(shared.geometry.partitions);
+      const local = new BloomFilter({ bits: shared.geometry.slots * shared.geometry.partitions, hashes });
+      // Added twice in one call: the second occurrence is not new, as in memory.
+      const twice = [...keys.slice(0, 100), ...keys.slice(0, 100), ...keys];
+      expect(await shared.addMany(twice)).toEqual(local.addMany(twice));
+      local.dispose();
+    }
+    await expect(RedisBloomFilter.open(redis, { name: "hashes-bad", items: 5_000, fpRate: 0.001, hashes: 0 })).rejects.toThrow(/hashes/);
   });
 
   it("keeps every key of one filter in one cluster slot, as a cluster computes it", async () => {
@@ -259,8 +280,10 @@ describe("withRecentCache in front of Redis", () => {
     for (let i = 0; i < lines.length; i += 500) got.push(...(await cached.addMany(lines.slice(i, i + 500))));
     expect(got).toEqual(expected);
     expect(sum(Uint8Array.from(got))).toBe(3_000);
-    expect(sent).toBe(3_000); // one HINCRBY per distinct key; every repeat answered locally
-    expect(plainCommands).toBe(lines.length);
+    // One HINCRBY per distinct key, every repeat answered locally; each deduplicator also adopts
+    // its store's recorded layout once (SET NX, GET).
+    expect(sent).toBe(3_000 + 2);
+    expect(plainCommands).toBe(lines.length + 2);
     const bloom = withRecentCache(await RedisBloomFilter.open(redis, { name: "cache-bloom", items: 10_000, fpRate: 1e-4 }), { entries: 8192 });
     expect(sum(await bloom.addMany(lines))).toBe(3_000);
     expect(sum(await bloom.addMany(lines))).toBe(0);

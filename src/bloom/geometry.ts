@@ -1,6 +1,6 @@
 // From user options to a bit-storage geometry: sizing, explicit sizes, and partitioning.
 import { InvalidArgumentError, FilterTooLargeError } from "../errors.js";
-import { BLOCK_BITS, MAX_PLANNED_BYTES, optimalBloom, optimalBlockedBloom } from "../sizing/bloom.js";
+import { BLOCK_BITS, MAX_PLANNED_BYTES, optimalBloom, optimalBlockedBloom, type BloomPlan, type BloomSize } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
 
@@ -32,8 +32,8 @@ const MAX_BITS = 2 ** 53 - 1;
 /** Refused up front: past this a filter belongs on disk or in Redis, and allocating it would only fail slowly. */
 export const MAX_TOTAL_BYTES = MAX_PLANNED_BYTES;
 
-/** Resolves options into a geometry and the planned load. */
-export function resolveGeometry(layout: Layout, value: unknown, counterBits?: number): { geometry: BitsGeometry; plan: PlannedLoad } {
+/** Resolves options into a geometry and the planned load; `sizer` replaces the layout's minimum-memory sizing of `{ items, fpRate }`. */
+export function resolveGeometry(layout: Layout, value: unknown, counterBits?: number, sizer?: (plan: BloomPlan) => BloomSize): { geometry: BitsGeometry; plan: PlannedLoad } {
   const opts = check.options<BloomFilterOptions>("options", value);
   let bits: number;
   let hashes: number;
@@ -48,7 +48,7 @@ export function resolveGeometry(layout: Layout, value: unknown, counterBits?: nu
   } else {
     const items = check.positiveInteger("items", opts.items);
     const fpRate = check.probability("fpRate", opts.fpRate);
-    const size = layout === "blocked" ? optimalBlockedBloom({ items, fpRate }) : optimalBloom({ items, fpRate });
+    const size = sizer !== undefined ? sizer({ items, fpRate }) : layout === "blocked" ? optimalBlockedBloom({ items, fpRate }) : optimalBloom({ items, fpRate });
     if (size.bits > MAX_BITS) throw new FilterTooLargeError(size.bytes, `${size.bits} bits exceed 2^53`);
     bits = size.bits;
     hashes = Math.min(size.hashes, MAX_HASHES);

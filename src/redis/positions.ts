@@ -56,33 +56,65 @@ export function byPartition(positions: Uint32Array, n: number, words: number, ch
 /** Keys per BITFIELD command: a batch is cut so no single reply grows huge. */
 const KEYS_PER_COMMAND = 256;
 
+/** One BITFIELD command shape: `name shardKey ...prefix` then, per position, `...field offset(position) ...value`. */
+export interface BitfieldCommand {
+  readonly name: string;
+  readonly prefix?: readonly string[];
+  readonly shardKey: (shard: number) => string;
+  /** The op and type before each offset, e.g. ["SET", "u1"]. */
+  readonly field: readonly string[];
+  /** A position as the command's offset text. */
+  readonly offset: (position: number) => string;
+  /** What follows each offset, e.g. ["1"] for SET; empty for GET. */
+  readonly value?: readonly string[];
+  /** The answer for a key whose command was sent twice after a lost reply. */
+  readonly ambiguous?: number;
+}
+
 /**
  * Runs a per-key BITFIELD over keys kept in shards: each mapped batch is grouped by shard and
- * sent as `name shardKey ...prefix ...ops(key 1) ...ops(key 2)` commands (each key's ops reply
- * with one value per hash), pipelined; result[i] = answer(the k values of keys[i]).
+ * sent as one command per shard chunk (each key's ops reply with one value per hash),
+ * pipelined; result[i] = answer(the k values of keys[i]). `answer` gets a scratch array it must
+ * not keep: a batch of 4096 keys at k = 13 would otherwise allocate 4096 arrays per call.
  */
 export async function bitfieldPerKey(
   redis: RedisCommander,
   mapper: PositionMapper,
   keys: readonly (string | Uint8Array)[],
-  command: { name: string; prefix?: readonly string[]; shardKey: (shard: number) => string; ops: (bit: number) => readonly string[]; ambiguous?: number },
-  answer: (values: number[]) => number,
+  command: BitfieldCommand,
+  answer: (values: readonly number[]) => number,
 ): Promise<Uint8Array> {
   const out = new Uint8Array(keys.length);
   const k = mapper.hashes;
+  const { field, offset } = command;
+  const value = command.value ?? [];
+  const scratch = new Array<number>(k).fill(0);
   const pending: Promise<void>[] = [];
   for (let i = 0; i < keys.length; ) {
     const { n, positions } = mapper.map(keys, i);
     for (const [shard, chunk] of byPartition(positions, n, k + 1, KEYS_PER_COMMAND)) {
       const args: string[] = [command.name, command.shardKey(shard), ...(command.prefix ?? [])];
-      for (const j of chunk) for (let b = 1; b <= k; b++) args.push(...command.ops(positions[(k + 1) * j + b]));
+      for (const j of chunk) {
+        for (let b = 1; b <= k; b++) {
+          for (const part of field) args.push(part);
+          args.push(offset(positions[(k + 1) * j + b]));
+          for (const part of value) args.push(part);
+        }
+      }
       const base = i;
       // Sent twice after a lost reply (a failover), the second reply may show bits the first run
       // set: then `ambiguous` answers instead (an add reports its keys new: at least once, never lost).
       let twice = false;
       pending.push(redis.send(args, { ambiguous: () => (twice = true) }).then((reply) => {
-        const values = (reply as unknown[]).map(Number);
-        chunk.forEach((j, at) => (out[base + j] = twice && command.ambiguous !== undefined ? command.ambiguous : answer(values.slice(at * k, at * k + k))));
+        const values = reply as unknown[];
+        for (let at = 0; at < chunk.length; at++) {
+          if (twice && command.ambiguous !== undefined) {
+            out[base + chunk[at]] = command.ambiguous;
+            continue;
+          }
+          for (let b = 0; b < k; b++) scratch[b] = Number(values[at * k + b]);
+          out[base + chunk[at]] = answer(scratch);
+        }
       }));
     }
     i += n;

@@ -52,7 +52,7 @@ export class RedisBlockedBloomFilter {
 
   /** Opens the filter `name`, recording its geometry if no process has, else adopting the recorded one. */
   static async open(redis: RedisCommander, options: RedisBlockedBloomFilterOptions): Promise<RedisBlockedBloomFilter> {
-    const value = await adoptShardedGeometry(redis, options, "blocked", (load) => optimalBlockedBloom(load).bytes, "blocked-bloom", parseDescription);
+    const value = await adoptShardedGeometry(redis, options, "blocked", optimalBlockedBloom, "blocked-bloom", parseDescription);
     return new RedisBlockedBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
   }
 

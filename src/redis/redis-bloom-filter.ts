@@ -9,7 +9,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import type { PlannedLoad } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
-import { optimalBloom } from "../sizing/bloom.js";
+import { bloomForHashes, probeThriftyBloom, type BloomPlan } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { DESCRIPTION_VERSION, parseDescription } from "./description.js";
@@ -29,10 +29,23 @@ export interface RedisBloomFilterOptions {
   readonly maxShardBytes?: number;
   /** "local" (default): a key is new once its master has it. "replicated": only once a replica has it too (WAIT). */
   readonly durability?: Durability;
+  /**
+   * Bit operations per key (k). Each costs Redis and the client about what a whole SADD does, so
+   * by default the filter takes the fewest whose memory stays within 1.5x of the minimum
+   * (sizing.probeThriftyBloom: k = 6 and 24.7 bits a key at p = 1e-4, instead of 13 and 19.2),
+   * sized to meet fpRate with them.
+   */
+  readonly hashes?: number;
 }
 
 /** Checks a Bloom filter's description: every size bounded before anything is sized from it. */
 const parseBloomDescription = parseShardedDescription("bloom", "standard", MAX_SHARD_BYTES * 8);
+
+const SET_BIT = ["SET", "u1"];
+const GET_BIT = ["GET", "u1"];
+const ONE = ["1"];
+/** A bit position as BITFIELD's offset text (Redis numbers bits from the top of each byte). */
+const redisOffsetText = (bit: number): string => String(redisBitOffset(bit));
 
 /** A Bloom filter in Redis bitmaps, safe under concurrent writers. */
 export class RedisBloomFilter {
@@ -56,7 +69,9 @@ export class RedisBloomFilter {
 
   /** Opens the filter `name`, creating its description if no process has; an existing one keeps its own geometry. */
   static async open(redis: RedisCommander, options: RedisBloomFilterOptions): Promise<RedisBloomFilter> {
-    const value = await adoptShardedGeometry(redis, options, "standard", (load) => optimalBloom(load).bytes, "bloom", parseBloomDescription);
+    const hashes = check.options<RedisBloomFilterOptions>("options", options).hashes;
+    const size = hashes === undefined ? probeThriftyBloom : (load: BloomPlan) => bloomForHashes({ ...load, hashes });
+    const value = await adoptShardedGeometry(redis, options, "standard", size, "bloom", parseBloomDescription);
     return new RedisBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
   }
 
@@ -115,13 +130,23 @@ export class RedisBloomFilter {
   }
 
   private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
-    // All k bits of a key in one BITFIELD: SET replies with the old bits, so the add is atomic per key.
-    const command = add
-      ? { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), ops: (bit: number) => ["SET", "u1", String(redisBitOffset(bit)), "1"], ambiguous: 1 }
-      : { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), ops: (bit: number) => ["GET", "u1", String(redisBitOffset(bit))] };
-    const all = (values: number[]) => (values.every((v) => v === 1) ? 1 : 0);
-    const out = await bitfieldPerKey(this.redis, this.mapper, keys, command, add ? (values) => all(values) ^ 1 : all);
-    if (add && this.durability === "replicated") await replicated(this.redis, this.shardKeys);
+    const all = (values: readonly number[]) => (values.every((v) => v === 1) ? 1 : 0);
+    const test = { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), field: GET_BIT, offset: redisOffsetText };
+    const present = await bitfieldPerKey(this.redis, this.mapper, keys, test, all);
+    if (!add) return present;
+    // Bits are only ever set, so a key whose k bits all read 1 is not new, and on a crawl stream
+    // most are: reading takes 3 words a bit against SET's 4, and only the rest are sent again to
+    // be set. There all k bits of a key go in one BITFIELD whose SET replies are the old bits,
+    // so the add is atomic per key: exactly one writer sees a 0.
+    const out = new Uint8Array(keys.length);
+    const absent: number[] = [];
+    present.forEach((flag, i) => flag === 0 && absent.push(i));
+    if (absent.length > 0) {
+      const set = { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), field: SET_BIT, offset: redisOffsetText, value: ONE, ambiguous: 1 };
+      const fresh = await bitfieldPerKey(this.redis, this.mapper, absent.map((i) => keys[i]), set, (values) => all(values) ^ 1);
+      absent.forEach((i, at) => (out[i] = fresh[at]));
+    }
+    if (this.durability === "replicated") await replicated(this.redis, this.shardKeys);
     return out;
   }
 }

@@ -14,6 +14,11 @@ import { bitfieldPerKey, byPartition, PositionMapper } from "./positions.js";
 import { COUNTING_REMOVE } from "./scripts.js";
 
 const KEYS_PER_COMMAND = 256;
+const INCRBY_COUNTER = ["INCRBY", "u4"];
+const GET_COUNTER = ["GET", "u4"];
+const ONE = ["1"];
+/** Counter i as BITFIELD's offset in units of the field's width. */
+const counterOffset = (i: number): string => `#${i}`;
 
 /** Options of RedisCountingBloomFilter. */
 export interface RedisCountingBloomFilterOptions {
@@ -72,7 +77,7 @@ export class RedisCountingBloomFilter {
   /** Adds keys (one reference each); result[i] = 1 when keys[i] was absent before. */
   addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     // INCRBY replies with the new value: 1 means the counter was 0, so the key was absent.
-    const command = { name: "BITFIELD", prefix: ["OVERFLOW", "SAT"], shardKey: (p: number) => this.shardKey(p), ops: (i: number) => ["INCRBY", "u4", `#${i}`, "1"] };
+    const command = { name: "BITFIELD", prefix: ["OVERFLOW", "SAT"], shardKey: (p: number) => this.shardKey(p), field: INCRBY_COUNTER, offset: counterOffset, value: ONE };
     return bitfieldPerKey(this.redis, this.mapper, check.keyList("keys", keys), command, (values) => (values.some((v) => v === 1) ? 1 : 0));
   }
 
@@ -87,7 +92,7 @@ export class RedisCountingBloomFilter {
   }
 
   private get readCounters() {
-    return { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), ops: (i: number) => ["GET", "u4", `#${i}`] };
+    return { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), field: GET_COUNTER, offset: counterOffset };
   }
 
   /** Removes one reference of each present key; result[i] = 1 when keys[i] was present and removed. */

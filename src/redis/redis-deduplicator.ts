@@ -11,6 +11,9 @@
 // by a process without the filter, or deleted) costs a store write that finds the key, never a
 // false "new", and the key's counters are raised then. Without the filter the store alone is as
 // exact and, over a network, as fast: the write that inserts a key also answers "was it new".
+// Where the buckets live is recorded too ("cs:{name}:fp:meta"): spread over a cluster's masters
+// (a tag a bucket) or under the name's one tag. The first process decides, every later one
+// adopts it, so a process opened with other options never writes its keys to other bucket names.
 import { MAX_HASHES, resolveGeometry } from "../bloom/geometry.js";
 import { md5Many } from "../hash/md5.js";
 import { InvalidArgumentError } from "../errors.js";
@@ -44,12 +47,9 @@ export class RedisDeduplicator {
   private readonly name: string;
   private readonly proposed: Record<string, unknown> | undefined;
   private readonly durability: Durability;
-  /**
-   * True on a cluster without countingFilter: each of the 65,536 buckets carries its own hash
-   * tag, so the store spreads over every master (the IMP-CB script needs filter and bucket in one
-   * slot, so with countingFilter everything stays under one tag).
-   */
-  readonly spread: boolean;
+  /** What this process proposes for the buckets when it is the first: spread on a cluster without countingFilter. */
+  private readonly proposeSpread: boolean;
+  private adoptedSpread: boolean | undefined;
   /**
    * Per process, IMP-CB mode: store reads made (a "maybe" from the filter), avoided (a zero
    * counter: inserted by HSETNX), and stale (a zero counter for a key the store had: the filter
@@ -62,7 +62,7 @@ export class RedisDeduplicator {
     this.prefix = keyPrefix(opts.name as string);
     this.name = opts.name as string;
     this.durability = durabilityOption(opts.durability);
-    this.spread = redis.cluster === true && opts.countingFilter === undefined;
+    this.proposeSpread = redis.cluster === true && opts.countingFilter === undefined;
     if (opts.countingFilter !== undefined) {
       const plan = check.options<{ items: number; fpRate: number }>("countingFilter", opts.countingFilter);
       const { geometry } = resolveGeometry("counting", { items: plan.items, fpRate: plan.fpRate, maxPartitionBytes: MAX_FILTER_BYTES }, 4);
@@ -71,16 +71,28 @@ export class RedisDeduplicator {
     }
   }
 
-  /** Opens the deduplicator and, with `countingFilter`, adopts (or records) the filter's geometry before returning. */
+  /** Opens the deduplicator: adopts (or records) where its buckets live and, with `countingFilter`, the filter's geometry. */
   static async open(redis: RedisCommander, options: RedisDeduplicatorOptions): Promise<RedisDeduplicator> {
     const dedup = new RedisDeduplicator(redis, options);
+    await dedup.storeLayout();
     if (dedup.proposed !== undefined) await dedup.filterFront();
     return dedup;
+  }
+
+  /**
+   * True when each of the 65,536 buckets carries its own hash tag, so the store spreads over
+   * every master; as recorded by the first process (undefined until this one has read it: `open`
+   * does, `new` at the first call). The IMP-CB script needs filter and bucket in one slot, so a
+   * store made with countingFilter stays under one tag.
+   */
+  get spread(): boolean | undefined {
+    return this.adoptedSpread;
   }
 
   /** Records one reference to each key; isNew[i] = 1 for the one caller ever to see keys[i] first, counts[i] its references now. */
   async checkMany(keys: readonly (string | Uint8Array)[]): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
     const digests = md5Many(check.keyList("keys", keys));
+    await this.storeLayout();
     if (this.proposed !== undefined) return this.checkImpCb(digests, keys.length);
     // A HINCRBY sent again after its reply was lost (a failover) may have run twice: its key is
     // reported new, so a key is never lost (at least once), and its count may be one too high.
@@ -113,6 +125,7 @@ export class RedisDeduplicator {
     const digests = md5Many(check.keyList("keys", keys));
     const all = check.options<{ all: boolean }>("options", options).all ?? false;
     if (typeof all !== "boolean") throw new InvalidArgumentError("all", all, "true or false");
+    await this.storeLayout();
     const replies = await Promise.all(keys.map((_, i) => {
       const fp = digests.subarray(16 * i, 16 * i + 16);
       if (all) return this.redis.send(["HDEL", this.bucketKey(fp), fp.subarray(2)]).then((n) => [Number(n) === 1 ? 0 : -1]);
@@ -124,6 +137,7 @@ export class RedisDeduplicator {
   /** Read-only: 1 where keys[i] has a reference, anywhere in the fleet. */
   async hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     const digests = md5Many(check.keyList("keys", keys));
+    await this.storeLayout();
     const replies = await Promise.all(keys.map((_, i) => {
       const fp = digests.subarray(16 * i, 16 * i + 16);
       return this.redis.send(["HEXISTS", this.bucketKey(fp), fp.subarray(2)]);
@@ -133,20 +147,38 @@ export class RedisDeduplicator {
 
   /** Distinct keys stored, over every bucket (65,536 HLENs, pipelined). */
   async size(): Promise<number> {
+    await this.storeLayout();
     const lengths = await Promise.all(BUCKETS.map((b) => this.redis.send(["HLEN", this.bucketKeyOf(b)])));
     return lengths.reduce<number>((sum, n) => sum + Number(n), 0);
   }
 
   /** Deletes every key of the deduplicator: its buckets, counting filter and description. */
   async destroy(): Promise<void> {
+    await this.storeLayout();
     // One DEL a key: spread buckets live in different slots, and a DEL may not cross slots.
     await Promise.all([...BUCKETS.map((b) => this.bucketKeyOf(b)), `${this.prefix}cf`, `${this.prefix}cf:meta`].map((key) => this.redis.send(["DEL", key])));
+    // Last: a process opening meanwhile still finds the layout of the buckets being deleted.
+    await this.redis.send(["DEL", `${this.prefix}fp:meta`]);
+    this.storeLayout = once(() => this.adoptStoreLayout());
   }
 
   /** References to a key (0 when absent). */
   async count(key: string | Uint8Array): Promise<number> {
     const fp = md5Many([check.key("key", key)]);
+    await this.storeLayout();
     return Number((await this.redis.send(["HGET", this.bucketKey(fp), fp.subarray(2)])) ?? 0);
+  }
+
+  /** Where the buckets live, as the first process recorded it (recorded now if absent). */
+  private storeLayout = once(() => this.adoptStoreLayout());
+
+  private async adoptStoreLayout(): Promise<void> {
+    const proposed = { kind: "store", layout: this.proposeSpread ? "spread" : "tagged" };
+    const { value } = await adoptDescription(this.redis, `${this.prefix}fp:meta`, proposed, parseStoreDescription);
+    if (value.spread && this.proposed !== undefined) {
+      throw new InvalidArgumentError("countingFilter", this.proposed, `no countingFilter: the store "${this.name}" was made spread over the cluster's masters, and the IMP-CB script needs its filter and buckets in one slot`);
+    }
+    this.adoptedSpread = value.spread;
   }
 
   /** The counting filter's mapper, from the geometry recorded in Redis (recorded now if absent). */
@@ -188,7 +220,7 @@ export class RedisDeduplicator {
   /** The key of bucket b (the first two bytes of a fingerprint). */
   private bucketKeyOf(b: number): string {
     const bucket = b.toString(16).padStart(4, "0");
-    return this.spread ? `cs:{${this.name}/${bucket}}:fp` : `${this.prefix}fp:${bucket}`;
+    return this.adoptedSpread === true ? `cs:{${this.name}/${bucket}}:fp` : `${this.prefix}fp:${bucket}`;
   }
 
   /** With durability "replicated": waits until a replica of every master written to has the batch. */
@@ -198,6 +230,14 @@ export class RedisDeduplicator {
     for (let i = 0; i < count; i++) keys.add(this.bucketKey(digests.subarray(16 * i, 16 * i + 2)));
     await replicated(this.redis, [...keys]);
   }
+}
+
+/** Checks a store's description: its buckets spread (a tag each) or tagged (the name's one tag). */
+function parseStoreDescription(fields: Fields): { spread: boolean } {
+  fields.kind("store");
+  const layout = fields.json.layout;
+  if (layout !== "spread" && layout !== "tagged") fields.fail("layout", '"spread" or "tagged"');
+  return { spread: layout === "spread" };
 }
 
 /** Checks a counting filter's description: one shard of at most 64 MiB of 4-bit counters. */

@@ -6,6 +6,7 @@ import type { BitFilter } from "../bloom/bit-filter.js";
 import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "../bloom/partitioned-bits.js";
 import { FormatError } from "../errors.js";
+import type { BloomPlan, BloomSize } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { adoptDescription, type Fields } from "./description.js";
 import { keyPrefix } from "./keys.js";
@@ -45,22 +46,22 @@ export interface ShardedOptions {
 
 /**
  * The geometry of sharded filter `name`: the one another process recorded, else this load's,
- * recorded now. `bytesFor` sizes the whole filter, so on a cluster it is cut into at least
+ * recorded now. `size` sizes the whole filter, so on a cluster it is cut into at least
  * SPREAD_SHARDS shards; `describe` turns the geometry into the description's own fields.
  */
 export async function adoptShardedGeometry(
   redis: RedisCommander,
   options: ShardedOptions,
   layout: Layout,
-  bytesFor: (load: { items: number; fpRate: number }) => number,
+  size: (load: BloomPlan) => BloomSize,
   kind: string,
   parse: (fields: Fields) => { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean },
 ): Promise<{ geometry: BitsGeometry; planned: PlannedLoad; spread: boolean }> {
   const opts = check.options<ShardedOptions>("options", options);
   const prefix = keyPrefix(opts.name as string);
   const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
-  const shardBytes = shardBytesFor(redis, bytesFor({ items: opts.items as number, fpRate: opts.fpRate as number }), maxShardBytes);
-  const { geometry, plan } = resolveGeometry(layout, { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes });
+  const shardBytes = shardBytesFor(redis, size({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes, maxShardBytes);
+  const { geometry, plan } = resolveGeometry(layout, { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes }, undefined, size);
   const proposed = { kind, slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
   return (await adoptDescription(redis, `${prefix}meta`, proposed, parse)).value;
 }
