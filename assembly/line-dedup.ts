@@ -11,24 +11,34 @@ import { testPair, setPair, hasBlock, setBlock } from "./blocked-bloom";
 import { mulhi64 } from "./reduce";
 import { partitionOf, findOrInsert, contains } from "./fingerprint-buckets";
 
-// Context block (offsets in bytes); mirrored in src/lines/layout.ts.
-const C_MODE = 0; // u32: 0 exact table, 1 approximate: the table until the first blocked Bloom stage, then the stages
-const C_HASH = 4; // u32 (exact): 0 MD5, 1 XXH3-128
-const C_OUT = 8; // u32: output region
-const C_OUT_LEN = 12; // u32: bytes in the output region (the caller resets it after writing)
-const C_SCRATCH = 16; // u32: scratch of SCRATCH_BYTES
-const C_SCALAR = 20; // u32: 1 = scalar newline scan
-const C_STATUS = 24; // u32: 0 = input worked through, 1 = stopped: the seen-set must grow
-const C_LINES = 32; // u64
-const C_UNIQUE = 40; // u64
-const C_TABLE = 48; // u32: exact table
-const C_LOG_PARTS = 52; // u32
-const C_BUCKETS = 56; // u32: buckets per partition
-const C_LIMIT = 60; // u32: most keys one partition may hold
-const C_COUNTS = 64; // u32: u32 key count per partition
-const C_STAGES = 68; // u32: blocked stages in use
-const C_STAGE_PTR = 72; // u32: stage records of STAGE_BYTES
-// Stage record: bits u32 @0, k u32 @4, blocks f64 @8, keys set f64 @16, capacity f64 @24.
+// Context block (offsets in bytes). Exported, with the block's size and the stage record's layout,
+// so src/lines/line-engine.ts reads them from the module instead of writing them a second time.
+export const LINE_MODE: u32 = 0; // u32: 0 exact table, 1 approximate: the table until the first blocked Bloom stage, then the stages
+export const LINE_HASH: u32 = 4; // u32 (exact): 0 MD5, 1 XXH3-128
+export const LINE_OUT: u32 = 8; // u32: output region
+export const LINE_OUT_LEN: u32 = 12; // u32: bytes in the output region (the caller resets it after writing)
+export const LINE_SCRATCH: u32 = 16; // u32: scratch of LINE_SCRATCH_BYTES
+export const LINE_SCALAR: u32 = 20; // u32: 1 = scalar newline scan
+export const LINE_STATUS: u32 = 24; // u32: 0 = input worked through, 1 = stopped: the seen-set must grow
+export const LINE_LINES: u32 = 32; // u64
+export const LINE_UNIQUE: u32 = 40; // u64
+export const LINE_TABLE: u32 = 48; // u32: exact table
+export const LINE_LOG_PARTS: u32 = 52; // u32
+export const LINE_BUCKETS: u32 = 56; // u32: buckets per partition
+export const LINE_LIMIT: u32 = 60; // u32: most keys one partition may hold
+export const LINE_COUNTS: u32 = 64; // u32: u32 key count per partition
+export const LINE_STAGES: u32 = 68; // u32: blocked stages in use
+export const LINE_STAGE_PTR: u32 = 72; // u32: stage records of LINE_STAGE_BYTES
+/** Bytes of the context block. */
+export const LINE_CTX_BYTES: u32 = 128;
+// Stage record: bits u32, k u32, blocks f64, keys set f64, capacity f64.
+export const LINE_STAGE_BITS: u32 = 0;
+export const LINE_STAGE_K: u32 = 4;
+export const LINE_STAGE_BLOCKS: u32 = 8;
+export const LINE_STAGE_KEYS: u32 = 16;
+export const LINE_STAGE_CAPACITY: u32 = 24;
+/** Bytes of one stage record. */
+export const LINE_STAGE_BYTES: u32 = 32;
 
 const GROUP: u32 = 32;
 const NL: u8 = 0x0a;
@@ -38,6 +48,8 @@ const CR: u8 = 0x0d;
 const DIGESTS: usize = 128;
 const RECORDS: usize = DIGESTS + <usize>GROUP * 16;
 const RECORD: usize = 16;
+/** Bytes of the scratch region the context's LINE_SCRATCH names. */
+export const LINE_SCRATCH_BYTES: u32 = <u32>(RECORDS + <usize>GROUP * RECORD);
 
 // @ts-ignore: decorator
 @inline function scanScalar(p: usize, end: usize): usize {
@@ -63,7 +75,7 @@ const RECORD: usize = 16;
   // block, h2 the bits in it), measured 15-25% cheaper than XXH64 and its mixed second hash on
   // URL-length lines, and the same fingerprint serves the table phase and the filter that
   // replaces it. The filter is never saved, so it need not answer like BlockedBloomFilter.
-  if (load<u32>(ctx, C_MODE) == 1 || load<u32>(ctx, C_HASH) == 1) xxh128(key, len, out);
+  if (load<u32>(ctx, LINE_MODE) == 1 || load<u32>(ctx, LINE_HASH) == 1) xxh128(key, len, out);
   else md5(scratch, key, len, out);
   // The all-zero key marks an empty slot of the table.
   if ((load<u64>(out) | load<u64>(out, 8)) == 0) store<u64>(out, 1);
@@ -71,34 +83,34 @@ const RECORD: usize = 16;
 
 // @ts-ignore: decorator
 @inline function stageAt(ctx: usize, i: u32): usize {
-  return <usize>load<u32>(ctx, C_STAGE_PTR) + <usize>i * 32;
+  return <usize>load<u32>(ctx, LINE_STAGE_PTR) + <usize>i * <usize>LINE_STAGE_BYTES;
 }
 
 /** 1 when the fingerprint is new (now recorded), 0 when seen, 2 when recording it needs growth first. */
 function testSet(ctx: usize, d: usize): u32 {
   const lo = load<u64>(d);
   const hi = load<u64>(d, 8);
-  if (load<u32>(ctx, C_MODE) == 1 && load<u32>(ctx, C_STAGES) > 0) {
-    const stages = load<u32>(ctx, C_STAGES);
+  if (load<u32>(ctx, LINE_MODE) == 1 && load<u32>(ctx, LINE_STAGES) > 0) {
+    const stages = load<u32>(ctx, LINE_STAGES);
     // Newest stage first, as lineDedup probes.
     for (let i = <i32>stages - 1; i >= 0; i--) {
       const s = stageAt(ctx, <u32>i);
-      if (testPair(<usize>load<u32>(s), <u64>load<f64>(s, 8), load<u32>(s, 4), lo, hi) != 0) return 0;
+      if (testPair(<usize>load<u32>(s, LINE_STAGE_BITS), <u64>load<f64>(s, LINE_STAGE_BLOCKS), load<u32>(s, LINE_STAGE_K), lo, hi) != 0) return 0;
     }
     const s = stageAt(ctx, stages - 1);
-    if (load<f64>(s, 16) >= load<f64>(s, 24)) return 2;
-    setPair(<usize>load<u32>(s), <u64>load<f64>(s, 8), load<u32>(s, 4), lo, hi);
-    store<f64>(s, load<f64>(s, 16) + 1, 16);
+    if (load<f64>(s, LINE_STAGE_KEYS) >= load<f64>(s, LINE_STAGE_CAPACITY)) return 2;
+    setPair(<usize>load<u32>(s, LINE_STAGE_BITS), <u64>load<f64>(s, LINE_STAGE_BLOCKS), load<u32>(s, LINE_STAGE_K), lo, hi);
+    store<f64>(s, load<f64>(s, LINE_STAGE_KEYS) + 1, LINE_STAGE_KEYS);
     return 1;
   }
-  const part = partitionOf(hi, load<u32>(ctx, C_LOG_PARTS));
-  const buckets = load<u32>(ctx, C_BUCKETS);
-  const base = <usize>load<u32>(ctx, C_TABLE) + <usize>part * <usize>buckets * 64;
+  const part = partitionOf(hi, load<u32>(ctx, LINE_LOG_PARTS));
+  const buckets = load<u32>(ctx, LINE_BUCKETS);
+  const base = <usize>load<u32>(ctx, LINE_TABLE) + <usize>part * <usize>buckets * 64;
   const end = base + <usize>buckets * 64;
   const home = base + <usize>mulhi64(lo, <u64>buckets) * 64;
-  const countAt = <usize>load<u32>(ctx, C_COUNTS) + (<usize>part << 2);
+  const countAt = <usize>load<u32>(ctx, LINE_COUNTS) + (<usize>part << 2);
   const count = load<u32>(countAt);
-  if (count >= load<u32>(ctx, C_LIMIT)) return contains(base, end, home, lo, hi) != 0 ? 0 : 2;
+  if (count >= load<u32>(ctx, LINE_LIMIT)) return contains(base, end, home, lo, hi) != 0 ? 0 : 2;
   const fresh = findOrInsert(base, end, home, lo, hi);
   store<u32>(countAt, count + fresh);
   return fresh;
@@ -115,32 +127,32 @@ let touched: u32 = 0;
  * test-and-set in order.
  */
 export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
-  const scratch = <usize>load<u32>(ctx, C_SCRATCH);
+  const scratch = <usize>load<u32>(ctx, LINE_SCRATCH);
   const digests = scratch + DIGESTS;
   const records = scratch + RECORDS;
-  const scalar = load<u32>(ctx, C_SCALAR) != 0;
+  const scalar = load<u32>(ctx, LINE_SCALAR) != 0;
   // Stages: 0 while approximate mode is still in its exact table phase.
-  const stages = load<u32>(ctx, C_STAGES);
-  const approx = load<u32>(ctx, C_MODE) == 1 && stages > 0;
-  const xxh = load<u32>(ctx, C_HASH) == 1 || load<u32>(ctx, C_MODE) == 1;
-  const out = <usize>load<u32>(ctx, C_OUT);
+  const stages = load<u32>(ctx, LINE_STAGES);
+  const approx = load<u32>(ctx, LINE_MODE) == 1 && stages > 0;
+  const xxh = load<u32>(ctx, LINE_HASH) == 1 || load<u32>(ctx, LINE_MODE) == 1;
+  const out = <usize>load<u32>(ctx, LINE_OUT);
   // Exact table.
-  const table = <usize>load<u32>(ctx, C_TABLE);
-  const logParts = load<u32>(ctx, C_LOG_PARTS);
-  const buckets = load<u32>(ctx, C_BUCKETS);
+  const table = <usize>load<u32>(ctx, LINE_TABLE);
+  const logParts = load<u32>(ctx, LINE_LOG_PARTS);
+  const buckets = load<u32>(ctx, LINE_BUCKETS);
   const partBytes = <usize>buckets * 64;
-  const limit = load<u32>(ctx, C_LIMIT);
-  const counts = <usize>load<u32>(ctx, C_COUNTS);
+  const limit = load<u32>(ctx, LINE_LIMIT);
+  const counts = <usize>load<u32>(ctx, LINE_COUNTS);
   // Blocked stages: the last one takes new keys.
   const last = approx ? stageAt(ctx, stages - 1) : 0;
-  const lastBits = approx ? <usize>load<u32>(last) : 0;
-  const lastK = approx ? load<u32>(last, 4) : 0;
-  const lastBlocks = approx ? <u64>load<f64>(last, 8) : 0;
-  let lastKeys = approx ? load<f64>(last, 16) : 0;
-  const lastCapacity = approx ? load<f64>(last, 24) : 0;
-  let outLen = <usize>load<u32>(ctx, C_OUT_LEN);
-  let lines = load<u64>(ctx, C_LINES);
-  let unique = load<u64>(ctx, C_UNIQUE);
+  const lastBits = approx ? <usize>load<u32>(last, LINE_STAGE_BITS) : 0;
+  const lastK = approx ? load<u32>(last, LINE_STAGE_K) : 0;
+  const lastBlocks = approx ? <u64>load<f64>(last, LINE_STAGE_BLOCKS) : 0;
+  let lastKeys = approx ? load<f64>(last, LINE_STAGE_KEYS) : 0;
+  const lastCapacity = approx ? load<f64>(last, LINE_STAGE_CAPACITY) : 0;
+  let outLen = <usize>load<u32>(ctx, LINE_OUT_LEN);
+  let lines = load<u64>(ctx, LINE_LINES);
+  let unique = load<u64>(ctx, LINE_UNIQUE);
   const end = buf + <usize>len;
   let p = buf;
   let runStart = buf;
@@ -193,8 +205,8 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
     if (approx && stages > 1) {
       for (let j: u32 = 0; j + 1 < stages; j++) {
         const s = stageAt(ctx, j);
-        const bits = <usize>load<u32>(s);
-        const blocks = <u64>load<f64>(s, 8);
+        const bits = <usize>load<u32>(s, LINE_STAGE_BITS);
+        const blocks = <u64>load<f64>(s, LINE_STAGE_BLOCKS);
         for (let i: u32 = 0; i < n; i++) sum += load<u32>(bits + (<usize>mulhi64(load<u64>(digests + (<usize>i << 4)), blocks) << 6));
       }
     }
@@ -209,7 +221,7 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
         fresh = hasBlock(probe, lastK, h2) ^ 1;
         for (let j: u32 = 0; fresh != 0 && j + 1 < stages; j++) {
           const s = stageAt(ctx, j);
-          fresh = hasBlock(<usize>load<u32>(s) + (<usize>mulhi64(load<u64>(d), <u64>load<f64>(s, 8)) << 6), load<u32>(s, 4), h2) ^ 1;
+          fresh = hasBlock(<usize>load<u32>(s, LINE_STAGE_BITS) + (<usize>mulhi64(load<u64>(d), <u64>load<f64>(s, LINE_STAGE_BLOCKS)) << 6), load<u32>(s, LINE_STAGE_K), h2) ^ 1;
         }
         if (fresh != 0) {
           if (lastKeys >= lastCapacity) fresh = 2;
@@ -260,25 +272,25 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   outLen += runEnd - runStart;
   // A kept last line without "\n" is printed with one.
   if (unterminated) store<u8>(out + outLen++, NL);
-  if (approx) store<f64>(last, lastKeys, 16);
-  store<u32>(ctx, <u32>outLen, C_OUT_LEN);
-  store<u64>(ctx, lines, C_LINES);
-  store<u64>(ctx, unique, C_UNIQUE);
-  store<u32>(ctx, status, C_STATUS);
+  if (approx) store<f64>(last, lastKeys, LINE_STAGE_KEYS);
+  store<u32>(ctx, <u32>outLen, LINE_OUT_LEN);
+  store<u64>(ctx, lines, LINE_LINES);
+  store<u64>(ctx, unique, LINE_UNIQUE);
+  store<u32>(ctx, status, LINE_STATUS);
   return <u32>(p - buf);
 }
 
 /** The fingerprint of one key as the context's mode says, into 16 bytes at `out`. */
 export function lineDigest(ctx: usize, key: usize, len: usize, out: usize): void {
-  digest(ctx, <usize>load<u32>(ctx, C_SCRATCH), key, len, out);
+  digest(ctx, <usize>load<u32>(ctx, LINE_SCRATCH), key, len, out);
 }
 
 /** Tests-and-sets one 16-byte fingerprint at `d` (from lineDigest): 1 new, 0 seen, 2 must grow first. */
 export function digestDedup(ctx: usize, d: usize): u32 {
   const fresh = testSet(ctx, d);
   if (fresh != 2) {
-    store<u64>(ctx, load<u64>(ctx, C_LINES) + 1, C_LINES);
-    store<u64>(ctx, load<u64>(ctx, C_UNIQUE) + <u64>fresh, C_UNIQUE);
+    store<u64>(ctx, load<u64>(ctx, LINE_LINES) + 1, LINE_LINES);
+    store<u64>(ctx, load<u64>(ctx, LINE_UNIQUE) + <u64>fresh, LINE_UNIQUE);
   }
   return fresh;
 }

@@ -60,6 +60,33 @@ describe("AgePartitionedFilter by count", () => {
     filter.dispose();
   });
 
+  it("designedFpRate() and estimatedFpRate() match the rate measured on 400,000 absent keys, at full load and after two shifts", () => {
+    const filter = new AgePartitionedFilter({ items: 50_000, fpRate: 0.01 });
+    const { hashes, slack, generation } = filter.size;
+    filter.addMany(urls((hashes + slack + 1) * generation - 1, "apbf-rates"));
+    const absent = urls(400_000, "absent-rates");
+    const measured = () => sum(filter.hasMany(absent)) / absent.length;
+    // The reference is the measured rate; a rate p measured on N keys has binomial sigma sqrt(p (1 - p) / N).
+    const sigma = (p: number) => Math.sqrt((p * (1 - p)) / absent.length);
+    const full = measured();
+    expect(filter.designedFpRate()).toBe(filter.size.fpRate);
+    expect(Math.abs(full - filter.designedFpRate())).toBeLessThan(4 * sigma(filter.designedFpRate()));
+    expect(Math.abs(full - filter.estimatedFpRate())).toBeLessThan(4 * sigma(filter.estimatedFpRate()));
+    // Two forced shifts empty the two newest slices: the rate falls well outside the noise, the
+    // design stays what it was, and the estimate follows the bits.
+    filter.shift();
+    filter.shift();
+    const shifted = measured();
+    expect(shifted).toBeLessThan(full - 8 * sigma(full));
+    expect(filter.designedFpRate()).toBe(filter.size.fpRate);
+    expect(Math.abs(shifted - filter.estimatedFpRate())).toBeLessThan(4 * sigma(filter.estimatedFpRate()));
+    // More generations, until the ring's newest slice lies in the middle of its storage (full load
+    // left it at slice 0, the shifts at the end): the estimate must follow the ages, not the storage.
+    filter.addMany(urls((filter.slices / 2 - 2) * generation - 1, "apbf-rates-more"));
+    expect(Math.abs(measured() - filter.estimatedFpRate())).toBeLessThan(4 * sigma(filter.estimatedFpRate()));
+    filter.dispose();
+  });
+
   it("never forgets one of the last l*g inserts, and forgets keys whose slices are all gone", () => {
     const filter = new AgePartitionedFilter({ items: 5_000, fpRate: 0.001 });
     const { hashes, slack, generation, retainsAtLeast } = filter.size;

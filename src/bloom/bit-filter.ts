@@ -136,7 +136,7 @@ export abstract class BitFilter {
 
   /** The payload regions: each partition's bits, in order. */
   private regions(): Region[] {
-    return this.store.partitions.map((part) => ({ arena: part.arena, ptr: part.bitsPtr, bytes: part.bytes }));
+    return this.store.partitions.map((part) => part.region());
   }
 
   /**
@@ -167,7 +167,7 @@ export abstract class BitFilter {
 
   /** Empties the filter (every bit or counter to zero), keeping its size and memory. */
   clear(): void {
-    for (const part of this.store.partitions) part.arena.u8.fill(0, part.bitsPtr, part.bitsPtr + part.bytes);
+    for (const part of this.store.partitions) part.clear();
     this.inserted = 0;
   }
 

@@ -9,7 +9,7 @@ import { readStored, type Recipe } from "../format/recipe.js";
 import { multiDimFpRate, optimalMultiDim, type MultiDimRule } from "../sizing/multi-dim.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
-import { ArenaBits } from "./arena-bits.js";
+import { BitRegion } from "./bit-region.js";
 
 /**
  * Options of MultiDimBloomFilter: an explicit shape ({ groups, bitsPerVector, hashes, ... }), or
@@ -101,7 +101,7 @@ export class MultiDimBloomFilter {
   readonly secondBits: number;
   readonly secondHashes: number;
   readonly rule: MultiDimRule;
-  private readonly region: ArenaBits;
+  private readonly region: BitRegion;
   private inserted = 0;
 
   constructor(options: MultiDimBloomFilterOptions) {
@@ -112,7 +112,7 @@ export class MultiDimBloomFilter {
     this.secondHashes = shape.secondHashes;
     this.secondBits = shape.secondBits;
     this.rule = shape.rule;
-    this.region = new ArenaBits(shape.bytes);
+    this.region = new BitRegion(shape.bytes);
   }
 
   /** Bits over all groups: S (N + N2); the bits of one V1 are `bitsPerVector`. */

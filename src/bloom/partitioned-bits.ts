@@ -2,10 +2,11 @@
 // instance (wasm32 memory tops out at 4 GiB, so a bigger filter is split, never truncated).
 // A key's partition comes from (low 32 bits of h1) xor (high 32 bits of h2), bits that steer
 // positions inside a partition least; its bits inside the partition come from the full hash pair,
-// so a one-partition filter is exactly the textbook filter.
-import { Arena, alignUp } from "../wasm/arena.js";
-import { Staging } from "../wasm/staging.js";
+// so a one-partition filter is exactly the textbook filter. Each partition is a BitRegion, the
+// one bit-region type; this file adds the layouts' kernels and the routing of keys to partitions.
+import { wholeLines } from "../wasm/regions.js";
 import { DisposedError } from "../errors.js";
+import { BitRegion } from "./bit-region.js";
 
 /** Which kernels a layout uses: bits anywhere, bits in one cache line, or packed counters. */
 export type Layout = "standard" | "blocked" | "counting";
@@ -24,26 +25,18 @@ export interface BitsGeometry {
   readonly counterBits?: number;
 }
 
-/** One partition: its arena, where its bits start, how many bytes they take. */
-interface Part {
-  readonly arena: Arena;
-  readonly bitsPtr: number;
-  readonly bytes: number;
-  readonly staging: Staging;
-}
-
 /** Bytes one partition stores for `geometry` (whole cache lines). */
 export function partitionBytes(geometry: Pick<BitsGeometry, "layout" | "slots" | "counterBits">): number {
   if (geometry.layout === "blocked") return geometry.slots * 64;
   const bitsPerSlot = geometry.layout === "counting" ? (geometry.counterBits ?? 4) : 1;
-  return alignUp(Math.ceil((geometry.slots * bitsPerSlot) / 8), 64);
+  return wholeLines(Math.ceil((geometry.slots * bitsPerSlot) / 8));
 }
 
 /** A partitioned bit array with the kernels of its layout. */
 export class PartitionedBits {
   readonly geometry: BitsGeometry;
   readonly bytesPerPartition: number;
-  private parts: Part[];
+  private parts: BitRegion[];
   private readonly blocked: boolean;
   private readonly counting: boolean;
 
@@ -52,24 +45,18 @@ export class PartitionedBits {
     this.blocked = geometry.layout === "blocked";
     this.counting = geometry.layout === "counting";
     this.bytesPerPartition = partitionBytes(geometry);
-    this.parts = [];
-    for (let p = 0; p < geometry.partitions; p++) {
-      const arena = new Arena();
-      const bitsPtr = arena.base;
-      arena.reserve(bitsPtr + this.bytesPerPartition);
-      this.parts.push({ arena, bitsPtr, bytes: this.bytesPerPartition, staging: new Staging(arena, bitsPtr + this.bytesPerPartition) });
-    }
+    this.parts = Array.from({ length: geometry.partitions }, () => new BitRegion(this.bytesPerPartition));
   }
 
   /** The partition whose staging receives batches. */
-  get front(): Part {
+  get front(): BitRegion {
     const part = this.parts[0];
     if (part === undefined) throw new DisposedError("filter");
     return part;
   }
 
   /** Every partition, in order (for serialization). */
-  get partitions(): readonly Part[] {
+  get partitions(): readonly BitRegion[] {
     if (this.parts.length === 0) throw new DisposedError("filter");
     return this.parts;
   }
@@ -131,15 +118,14 @@ export class PartitionedBits {
   popcount(): number {
     let total = 0;
     for (const part of this.partitions) {
-      total += this.counting
-        ? part.arena.k.countingNonzero(part.bitsPtr, this.geometry.slots, this.geometry.counterBits ?? 4)
-        : part.arena.k.popcountBytes(part.bitsPtr, part.bytes);
+      total += this.counting ? part.arena.k.countingNonzero(part.bitsPtr, this.geometry.slots, this.geometry.counterBits ?? 4) : part.popcount();
     }
     return total;
   }
 
   /** Drops the instances; the memory goes with the garbage collector. */
   dispose(): void {
+    for (const part of this.parts) part.dispose();
     this.parts = [];
   }
 
@@ -157,7 +143,7 @@ export class PartitionedBits {
     return this.applyRouted(op, n, skip, out, at);
   }
 
-  private applyPart(part: Part, op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
+  private applyPart(part: BitRegion, op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
     const { arena, bitsPtr, staging } = part;
     const { slots, hashes } = this.geometry;
     const bits = this.geometry.counterBits ?? 4;

@@ -49,10 +49,10 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
   const entries = 2 ** Math.ceil(Math.log2(check.integerInRange("entries", opts.entries ?? DEFAULT_ENTRIES, 2, 2 ** 26)));
   const sets = entries / 2;
   let arena: Arena | undefined = new Arena();
-  const table = arena.base;
+  // Each set's two 8-byte ways, then one byte a set naming the way used last.
   const tableBytes = sets * 16 + sets;
-  arena.reserve(table + tableBytes);
-  const staging = new Staging(arena, table + tableBytes);
+  const { table, end } = arena.place({ table: tableBytes }, arena.base, "the recent cache");
+  const staging = new Staging(arena, end);
   const stats = { hits: 0, misses: 0 };
   const live = () => {
     if (arena === undefined) throw new DisposedError("withRecentCache");

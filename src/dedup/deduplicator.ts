@@ -7,7 +7,7 @@ import { Kind, MAX_BYTE_ARRAY, writeContainer } from "../format/container.js";
 import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
-import { Arena, alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { Arena } from "../wasm/arena.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { countOf, eachBatch, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
@@ -113,13 +113,18 @@ export class Deduplicator {
     }
     this.capacity = Math.max(1024, Math.ceil(items / MAX_LOAD));
     const arena = new Arena();
-    this.countersPtr = arena.base;
-    this.digestsPtr = alignUp(this.countersPtr + Math.ceil((this.m * this.bits) / 8), 64);
-    this.outPtr = this.digestsPtr + 16 * BATCH;
-    this.refsPtr = alignUp(this.outPtr + BATCH, 64);
-    this.statsPtr = this.refsPtr + 4 * BATCH;
-    this.tablePtr = alignUp(this.statsPtr + STATS_BYTES, 64);
-    arena.reserve(this.tablePtr + this.capacity * arena.k.TABLE_SLOT_BYTES.value);
+    // The table lies last: it is the region that grows.
+    const regions = arena.place(
+      { counters: Math.ceil((this.m * this.bits) / 8), digests: 16 * BATCH, out: BATCH, refs: 4 * BATCH, stats: STATS_BYTES, table: this.capacity * arena.k.TABLE_SLOT_BYTES.value },
+      arena.base,
+      "the deduplicator",
+    );
+    this.countersPtr = regions.counters;
+    this.digestsPtr = regions.digests;
+    this.outPtr = regions.out;
+    this.refsPtr = regions.refs;
+    this.statsPtr = regions.stats;
+    this.tablePtr = regions.table;
     this.arena = arena;
   }
 
@@ -145,16 +150,13 @@ export class Deduplicator {
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     const out = new Uint8Array(keys.length);
-    const engine = sharedEngine();
-    for (let i = 0; i < keys.length; ) {
-      const n = engine.staging.encodeBatch(keys, i);
+    eachBatch(() => sharedEngine().staging, { list: keys }, (n, i) => {
       this.fingerprint(n);
       const arena = this.live();
       arena.k.dedupCounts(this.tablePtr, this.capacity, this.digestsPtr, n, this.refsPtr, 0);
       const refs = new Uint32Array(arena.u8.buffer, this.refsPtr, n);
       for (let j = 0; j < n; j++) out[i + j] = refs[j] > 0 ? 1 : 0;
-      i += n;
-    }
+    });
     return out;
   }
 
@@ -325,12 +327,9 @@ export class Deduplicator {
     const arena = this.live();
     const capacity = this.capacity * 2;
     const slotBytes: number = arena.k.TABLE_SLOT_BYTES.value;
-    const newPtr = alignUp(this.tablePtr + this.capacity * slotBytes, 64);
-    const end = newPtr + capacity * slotBytes;
-    if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, "the fingerprint table has outgrown one WebAssembly memory");
-    arena.reserve(end);
-    arena.k.tableRehash(this.tablePtr, this.capacity, newPtr, capacity);
-    arena.u8.copyWithin(this.tablePtr, newPtr, end);
+    const { fresh, end } = arena.place({ table: this.capacity * slotBytes, fresh: capacity * slotBytes }, this.tablePtr, "the fingerprint table");
+    arena.k.tableRehash(this.tablePtr, this.capacity, fresh, capacity);
+    arena.u8.copyWithin(this.tablePtr, fresh, end);
     this.capacity = capacity;
   }
 }

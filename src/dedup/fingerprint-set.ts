@@ -7,7 +7,7 @@ import { DisposedError, FilterTooLargeError, FormatError } from "../errors.js";
 import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { Arena, alignUp } from "../wasm/arena.js";
+import { Arena } from "../wasm/arena.js";
 import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
@@ -62,11 +62,12 @@ export class FingerprintSet {
     this.buckets = Math.max(MIN_BUCKETS, Math.ceil(items / (PARTS * SLOTS_PER_BUCKET * MAX_LOAD)));
     if (PARTS * this.buckets * 64 > MAX_TABLE_BYTES) throw new FilterTooLargeError(PARTS * this.buckets * 64, "a fingerprint set is one WebAssembly memory");
     const arena = new Arena();
-    this.countsPtr = arena.base;
-    this.digestsPtr = alignUp(this.countsPtr + 4 * PARTS, 64);
-    this.outPtr = this.digestsPtr + 16 * BATCH;
-    this.tablePtr = alignUp(this.outPtr + BATCH, 64);
-    arena.reserve(this.tablePtr + this.tableBytes);
+    // The table lies last: it grows in place.
+    const regions = arena.place({ counts: 4 * PARTS, digests: 16 * BATCH, out: BATCH, table: this.tableBytes }, arena.base, "the fingerprint set");
+    this.countsPtr = regions.counts;
+    this.digestsPtr = regions.digests;
+    this.outPtr = regions.out;
+    this.tablePtr = regions.table;
     this.arena = arena;
   }
 
@@ -221,8 +222,7 @@ export class FingerprintSet {
     const next = Math.ceil(old * GROWTH);
     const newBytes = PARTS * next * 64;
     if (newBytes > MAX_TABLE_BYTES) throw new FilterTooLargeError(newBytes, "the fingerprint set has outgrown one WebAssembly memory");
-    const scratch = this.tablePtr + newBytes;
-    arena.reserve(scratch + old * 64);
+    const { scratch } = arena.place({ table: newBytes, scratch: old * 64 }, this.tablePtr, "the fingerprint set");
     arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch);
     this.buckets = next;
   }

@@ -6,7 +6,6 @@
 // piece when it ends, so time and memory stay linear in the longest line.
 import { InvalidArgumentError, DisposedError } from "../errors.js";
 import * as check from "../validate.js";
-import { Arena, alignUp } from "../wasm/arena.js";
 import { LineEngine, type LineHash } from "./line-engine.js";
 import { joinPieces } from "./join-pieces.js";
 
@@ -20,7 +19,7 @@ export interface LineDeduplicatorOptions {
   readonly fpRate?: number;
   /** With approx: distinct lines planned; without it the filter grows by stages. */
   readonly items?: number;
-  /** With approx and no items: bytes of input expected (a file's size), so the filter's second stage is sized for the lines still to come instead of growing by many stages. */
+  /** With approx and no items: bytes of input expected (a file's size), so the first filter is sized for the lines still to come instead of growing by many stages. */
   readonly inputBytes?: number;
   /** Bytes worked per WebAssembly call (default 1 MiB). */
   readonly chunkBytes?: number;
@@ -28,7 +27,7 @@ export interface LineDeduplicatorOptions {
   readonly carryBytes?: number;
   /** Scalar newline scan instead of SIMD (for tests). */
   readonly scalar?: boolean;
-  /** @internal approx without items: keys planned for the first filter stage (default 2^16). */
+  /** @internal approx without items: distinct lines held exactly before the first filter stage (default 2^16). */
   readonly stageItems?: number;
 }
 
@@ -43,7 +42,6 @@ interface Job {
   phase: "long" | "kernel" | "done";
   done: number;
 }
-const CR = 0x0d;
 const NL = 0x0a;
 
 /**
@@ -64,7 +62,6 @@ export class LineDeduplicator {
   private stopped = false;
   /** A partial line longer than the head room, gathered aside. */
   private long: Uint8Array[] | undefined;
-  private longArena: Arena | undefined;
   /** Bytes of lines worked so far, and the total expected (inputBytes), for sizing filter stages. */
   private bytesDone = 0;
   private readonly inputBytes: number | undefined;
@@ -104,7 +101,7 @@ export class LineDeduplicator {
 
   /** Bytes of WebAssembly memory held. */
   get byteLength(): number {
-    return this.live().byteLength + (this.longArena?.k.memory.buffer.byteLength ?? 0);
+    return this.live().byteLength;
   }
 
   /** The seen-set's geometry, for reports. */
@@ -115,7 +112,6 @@ export class LineDeduplicator {
   /** Releases the memory; later calls throw DisposedError. */
   dispose(): void {
     this.engine = undefined;
-    this.longArena = undefined;
   }
 
   /**
@@ -246,23 +242,8 @@ export class LineDeduplicator {
 
   /** Fingerprints the gathered long line (its "\n" included when terminated) and emits it if new; false when the seen-set must grow first. */
   private endLong(terminated: boolean, sink: (bytes: Uint8Array) => void): boolean {
-    const engine = this.live();
     const pieces = this.long!;
-    let total = 0;
-    for (const p of pieces) total += p.length;
-    const arena = (this.longArena ??= longArena(engine));
-    const keyPtr = alignUp(arena.base + 1024, 64);
-    arena.reserve(keyPtr + total);
-    let at = keyPtr;
-    for (const p of pieces) {
-      arena.u8.set(p, at);
-      at += p.length;
-    }
-    let keyLen = terminated ? total - 1 : total;
-    if (keyLen > 0 && arena.u8[keyPtr + keyLen - 1] === CR) keyLen--;
-    arena.k.lineDigest(arena.base, keyPtr, keyLen, arena.base + 512);
-    engine.arena.u8.set(arena.u8.subarray(arena.base + 512, arena.base + 528), engine.digestPtr);
-    const fresh = engine.digestDedup();
+    const fresh = this.live().dedupLong(pieces, terminated);
     if (fresh === 2) return false;
     this.long = undefined;
     if (fresh === 1) {
@@ -271,17 +252,6 @@ export class LineDeduplicator {
     }
     return true;
   }
-}
-
-/** A second instance that fingerprints long lines the way `engine` does (its context: mode, hash, scratch). */
-function longArena(engine: LineEngine): Arena {
-  const arena = new Arena();
-  arena.reserve(arena.base + 1024);
-  const u32 = arena.u32;
-  u32[arena.base >> 2] = engine.options.mode === "exact" ? 0 : 1;
-  u32[(arena.base + 4) >> 2] = engine.options.hash === "xxh128" ? 1 : 0;
-  u32[(arena.base + 16) >> 2] = arena.base + 128;
-  return arena;
 }
 
 function bytesArgument(value: unknown): Uint8Array {

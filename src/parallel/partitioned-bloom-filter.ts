@@ -10,12 +10,13 @@ import { BloomFilter } from "../bloom/bloom-filter.js";
 import { resolveGeometry, type BloomFilterOptions, type PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import * as check from "../validate.js";
-import { alignUp, MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { MAX_ARENA_BYTES } from "../wasm/arena.js";
 import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { SharedKernels } from "../wasm/kernels.js";
 import { BATCH } from "../wasm/staging.js";
 import { instantiateShared } from "../wasm/shared-module.js";
+import { layOut } from "../wasm/regions.js";
 
 /** Options of PartitionedBloomFilter: a planned load or explicit bits, and the shard count. */
 export interface PartitionedBloomFilterOptions extends Omit<BloomFilterOptions, "maxPartitionBytes"> {
@@ -33,7 +34,8 @@ export interface PartitionedBloomFilterHandle {
   readonly maxThreads: number;
 }
 
-const HEADER_BYTES = 512;
+// The header holds the insert count on a cache line of its own, then one claim word a thread.
+const COUNT_BYTES = 64;
 const SLOT_BYTES = 17 * BATCH;
 const PAGE = 65536;
 // The shared module has no static data; everything this class lays out starts here.
@@ -46,7 +48,7 @@ export class PartitionedBloomFilter {
   readonly planned: PlannedLoad;
   private readonly memory: WebAssembly.Memory;
   private readonly k: SharedKernels;
-  private readonly layout: { bitsPtr: number; shardBytes: number; slotsPtr: number; maxThreads: number };
+  private readonly layout: { headerPtr: number; bitsPtr: number; shardBytes: number; slotsPtr: number; maxThreads: number };
   private readonly u8: Uint8Array;
   private readonly header: { count: BigInt64Array; slots: Int32Array };
   private slot: number;
@@ -168,7 +170,7 @@ export class PartitionedBloomFilter {
     const { bitsPtr, shardBytes } = this.layout;
     const filter = BloomFilter.fromGeometry(this.geometry, this.planned, this.count);
     filter.store.partitions.forEach((part, p) => {
-      part.arena.u8.set(this.u8.subarray(bitsPtr + p * shardBytes, bitsPtr + (p + 1) * shardBytes), part.bitsPtr);
+      part.view().set(this.u8.subarray(bitsPtr + p * shardBytes, bitsPtr + (p + 1) * shardBytes));
     });
     return filter;
   }
@@ -180,7 +182,7 @@ export class PartitionedBloomFilter {
       const { slots, partitions, hashes } = source.store.geometry;
       const filter = new PartitionedBloomFilter({ bits: slots * partitions, hashes, shards: partitions, maxThreads: options.maxThreads });
       const { bitsPtr, shardBytes } = filter.layout;
-      source.store.partitions.forEach((part, p) => filter.u8.set(part.arena.u8.subarray(part.bitsPtr, part.bitsPtr + part.bytes), bitsPtr + p * shardBytes));
+      source.store.partitions.forEach((part, p) => filter.u8.set(part.view(), bitsPtr + p * shardBytes));
       Atomics.store(filter.header.count, 0, BigInt(source.count));
       Object.assign(filter, { planned: source.planned });
       return filter;
@@ -200,8 +202,8 @@ export class PartitionedBloomFilter {
     const slot = this.live();
     const { arena, staging } = sharedEngine();
     const { bitsPtr, shardBytes, slotsPtr } = this.layout;
-    const hashesPtr = slotsPtr + slot * SLOT_BYTES;
-    const outPtr = hashesPtr + 16 * BATCH;
+    // This thread's slot: the batch's hash pairs, then its flags.
+    const { hashes: hashesPtr, out: outPtr } = layOut(slotsPtr + slot * SLOT_BYTES, { hashes: 16 * BATCH, out: BATCH });
     const { slots, hashes } = this.geometry;
     const out = new Uint8Array(countOf(keys));
     let added = 0;
@@ -222,9 +224,9 @@ export class PartitionedBloomFilter {
   }
 
   private headerViews(): { count: BigInt64Array; slots: Int32Array } {
-    const base = this.layout.bitsPtr - HEADER_BYTES;
+    const base = this.layout.headerPtr;
     const buffer = this.memory.buffer as unknown as SharedArrayBuffer;
-    return { count: new BigInt64Array(buffer, base, 1), slots: new Int32Array(buffer, base + 64, this.layout.maxThreads) };
+    return { count: new BigInt64Array(buffer, base, 1), slots: new Int32Array(buffer, base + COUNT_BYTES, this.layout.maxThreads) };
   }
 
   private claimSlot(): number {
@@ -236,15 +238,13 @@ export class PartitionedBloomFilter {
 
   private static layoutOf(k: SharedKernels, geometry: BitsGeometry, maxThreads: number) {
     if (k.sharedHeapBase() > BASE) throw new Error(`shared module static data ends at ${k.sharedHeapBase()}, past ${BASE}`);
-    const base = BASE;
-    const shardBytes = partitionBytes(geometry);
-    const bitsPtr = base + alignUp(Math.max(HEADER_BYTES, 64 + 4 * maxThreads), 64);
-    return { bitsPtr, shardBytes, slotsPtr: bitsPtr + shardBytes * geometry.partitions, maxThreads };
+    const regions = sharedRegions(geometry, maxThreads);
+    return { headerPtr: regions.header, bitsPtr: regions.bits, shardBytes: partitionBytes(geometry), slotsPtr: regions.slots, maxThreads };
   }
 
   private static allocate(geometry: BitsGeometry, maxThreads: number): WebAssembly.Memory {
-    const shardBytes = partitionBytes(geometry);
-    const end = BASE + alignUp(Math.max(HEADER_BYTES, 64 + 4 * maxThreads), 64) + shardBytes * geometry.partitions + SLOT_BYTES * maxThreads;
+    // A shared memory cannot grow under running threads: it is made at its full size once.
+    const { end } = sharedRegions(geometry, maxThreads);
     if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, `one shared WebAssembly memory holds at most ${MAX_ARENA_BYTES} bytes`);
     const pages = Math.ceil(end / PAGE);
     try {
@@ -253,4 +253,9 @@ export class PartitionedBloomFilter {
       throw new FilterTooLargeError(end, `the platform refused a shared memory of that size (${String(error)})`);
     }
   }
+}
+
+/** The shared memory's regions: header, every shard's bits, one batch slot a thread. */
+function sharedRegions(geometry: BitsGeometry, maxThreads: number) {
+  return layOut(BASE, { header: COUNT_BYTES + 4 * maxThreads, bits: partitionBytes(geometry) * geometry.partitions, slots: SLOT_BYTES * maxThreads });
 }

@@ -8,7 +8,7 @@ import { DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
 import { concat, Kind, writeContainer } from "../format/container.js";
 import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { Arena, alignUp } from "../wasm/arena.js";
+import { Arena } from "../wasm/arena.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
 
 /** Options of MinHashIndex. */
@@ -72,11 +72,11 @@ export class MinHashIndex {
   readonly params: SketchParams;
   private arena: Arena | undefined;
   private readonly stride: number;
-  // Regions: candidate pairs, their estimates, query sketches, then stored sketches by slot.
+  // Regions: candidate pairs, their estimates, then the sketches: QUERY_BATCH query slots, then the
+  // stored documents' slots (one region, as the kernel sees it: a pair names two slots of it).
   private readonly pairsAt: number;
   private readonly outAt: number;
-  private readonly queryAt: number;
-  private readonly storedAt: number;
+  private readonly sketchesAt: number;
   private capacity = 0;
   private slots = 0;
   private idOf = new Uint32Array(0);
@@ -100,10 +100,10 @@ export class MinHashIndex {
     });
     this.stride = 4 * (this.params.k + 1);
     this.arena = new Arena();
-    this.pairsAt = this.arena.base;
-    this.outAt = this.pairsAt + 8 * PAIR_BATCH;
-    this.queryAt = alignUp(this.outAt + 8 * PAIR_BATCH, 64);
-    this.storedAt = this.queryAt + QUERY_BATCH * this.stride;
+    const regions = this.arena.place({ pairs: 8 * PAIR_BATCH, out: 8 * PAIR_BATCH, sketches: 0 }, this.arena.base, "the MinHash index");
+    this.pairsAt = regions.pairs;
+    this.outAt = regions.out;
+    this.sketchesAt = regions.sketches;
     this.grow(1024);
   }
 
@@ -140,7 +140,7 @@ export class MinHashIndex {
       const slot = this.free.pop() ?? this.slots++;
       if (slot >= this.capacity) this.grow(this.capacity * 2);
       const arena = this.live();
-      arena.u32.set(sketches.values.subarray(i * (k + 1), (i + 1) * (k + 1)), (this.storedAt + slot * this.stride) >>> 2);
+      arena.u32.set(sketches.values.subarray(i * (k + 1), (i + 1) * (k + 1)), this.sketchAt(QUERY_BATCH + slot) >>> 2);
       this.idOf[slot] = id;
       this.slotOf.set(id, slot);
       this.empty[slot] = sketches.values[i * (k + 1)] === 0 ? 1 : 0;
@@ -203,7 +203,7 @@ export class MinHashIndex {
     for (let from = 0; from < sketches.count; from += QUERY_BATCH) {
       const n = Math.min(QUERY_BATCH, sketches.count - from);
       verify.flush(); // the query region is about to be overwritten
-      this.live().u32.set(sketches.values.subarray(from * (k + 1), (from + n) * (k + 1)), this.queryAt >>> 2);
+      this.live().u32.set(sketches.values.subarray(from * (k + 1), (from + n) * (k + 1)), this.sketchAt(0) >>> 2);
       for (let q = 0; q < n; q++) {
         const seen = new Set<number>();
         for (let b = 0; b < bands; b++) {
@@ -290,7 +290,7 @@ export class MinHashIndex {
     const u32 = this.live().u32;
     ids.forEach((id, i) => {
       const slot = this.slotOf.get(id)!;
-      values.set(u32.subarray((this.storedAt + slot * this.stride) >>> 2, (this.storedAt + (slot + 1) * this.stride) >>> 2), i * (k + 1));
+      values.set(u32.subarray(this.sketchAt(QUERY_BATCH + slot) >>> 2, this.sketchAt(QUERY_BATCH + slot + 1) >>> 2), i * (k + 1));
       keys.set(this.keysOf.subarray(slot * bands, (slot + 1) * bands), i * bands);
     });
     const params = new Uint8Array(MINHASH_PARAM_BYTES);
@@ -334,7 +334,7 @@ export class MinHashIndex {
   estimateStaged(pairs: Uint32Array, count: number): Float64Array {
     const arena = this.live();
     arena.u32.set(pairs.subarray(0, 2 * count), this.pairsAt >>> 2);
-    arena.k.estimatePairs(this.queryAt, this.params.k, this.pairsAt, count, this.outAt);
+    arena.k.estimatePairs(this.sketchesAt, this.params.k, this.pairsAt, count, this.outAt);
     return new Float64Array(arena.u8.buffer, this.outAt, count);
   }
 
@@ -343,8 +343,13 @@ export class MinHashIndex {
     return this.arena;
   }
 
+  /** Where kernel slot `slot` of the sketch region starts (query slots first, then stored ones). */
+  private sketchAt(slot: number): number {
+    return this.sketchesAt + slot * this.stride;
+  }
+
   private grow(capacity: number): void {
-    this.live().reserve(this.storedAt + capacity * this.stride);
+    this.live().place({ sketches: (QUERY_BATCH + capacity) * this.stride }, this.sketchesAt, "the MinHash index");
     const idOf = new Uint32Array(capacity).fill(NO_SLOT);
     idOf.set(this.idOf);
     this.idOf = idOf;

@@ -6,7 +6,6 @@
 // cut into words by Intl.Segmenter and sketched again, as simhash() does.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
-import { alignUp } from "../wasm/arena.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { segmentWords } from "./text.js";
 
@@ -83,12 +82,11 @@ function sketchBatch(texts: readonly string[], from: number, params: SketchParam
   let longest = 0;
   for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
   // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
-  const work = alignUp(staging.end, 64);
-  const bins = alignUp(work + 8 * (Math.floor(longest / 2) + 2), 64);
-  const out = alignUp(bins + 4 * bands * rows, 64);
-  const keysAt = alignUp(out + 4 * stride * n, 64);
-  const flags = alignUp(keysAt + 4 * bands * n, 64);
-  arena.reserve(flags + n);
+  const { work, bins, out, keys: keysAt, flags } = arena.place(
+    { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: 4 * stride * n, keys: 4 * bands * n, flags: n },
+    staging.end,
+    "a batch of sketches",
+  );
   const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out, keysAt, flags);
   values.set(arena.u32.subarray(out >>> 2, (out >>> 2) + stride * n), to * stride);
   keys.set(arena.u32.subarray(keysAt >>> 2, (keysAt >>> 2) + bands * n), to * bands);

@@ -6,7 +6,7 @@ import { DisposedError, FormatError, InvalidArgumentError } from "../errors.js";
 import { concat, Kind, writeContainer } from "../format/container.js";
 import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { Arena, alignUp } from "../wasm/arena.js";
+import { Arena } from "../wasm/arena.js";
 import { BATCH } from "../wasm/staging.js";
 import { defaultTables, layout, layoutChoices, MAX_TABLES, type TableSpec } from "./layouts.js";
 
@@ -50,6 +50,8 @@ const CHUNK = 65536;
 
 interface Layout {
   readonly descs: number;
+  /** Where a query leaves its result count (after the descriptors). */
+  readonly state: number;
   readonly pendingFps: number;
   readonly pendingIds: number;
   readonly pendingCapacity: number;
@@ -232,11 +234,11 @@ export class NearDupIndex {
     const fps = new BigUint64Array(total);
     const ids = new Uint32Array(total);
     // Through a small window past the end, so reading out never grows memory by 8 bytes a fingerprint.
-    arena.reserve(this.place.end + 8 * CHUNK);
+    const { window } = arena.place({ window: 8 * CHUNK }, this.place.end, "the near-duplicate index");
     for (let from = 0; from < n; from += CHUNK) {
       const count = Math.min(CHUNK, n - from);
-      arena.k.ndOriginals(this.place.descs, from, count, this.place.end);
-      fps.set(new BigUint64Array(arena.u8.buffer, this.place.end, count), from);
+      arena.k.ndOriginals(this.place.descs, from, count, window);
+      fps.set(new BigUint64Array(arena.u8.buffer, window, count), from);
     }
     fps.set(new BigUint64Array(arena.u8.buffer, this.place.pendingFps, this.pending), n);
     ids.set(arena.u32.subarray(this.place.ids >>> 2, (this.place.ids >>> 2) + n));
@@ -265,31 +267,33 @@ export class NearDupIndex {
     this.specs = layout(k, this.fixedTables ?? defaultTables(k, n));
     const tables = this.specs.length;
     const pendingCapacity = Math.max(MIN_PENDING, Math.ceil(n / 16));
-    const descs = arena.base;
-    // The descriptors (ND_TABLE_BYTES each, as the module says), then 64 bytes for the result count.
+    // The descriptors: ND_TABLE_BYTES each, as the module says.
     const tableBytes: number = arena.k.ND_TABLE_BYTES.value;
-    const headBytes = MAX_TABLES * tableBytes + 64;
-    const pendingFps = alignUp(descs + headBytes, 64);
-    const pendingIds = pendingFps + 8 * pendingCapacity;
-    const entries = alignUp(pendingIds + 4 * pendingCapacity, 64);
-    const idsAt = entries + 8 * n * tables;
     const bits = this.specs.map((spec) => Math.min(spec.leadingBits, 24, Math.max(0, Math.floor(Math.log2(Math.max(1, n / 8))))));
-    let dirs = alignUp(idsAt + 4 * n, 64);
-    const dirAt = bits.map((d) => {
-      const at = dirs;
-      dirs += 4 * (2 ** d + 1);
-      return at;
-    });
-    const cursor = alignUp(dirs, 64);
-    const cursorEnd = cursor + 4 * 2 ** Math.max(0, ...bits);
-    // The input goes where tables 1.. will be (free until table 0 is built), or past the end.
+    // The input (fingerprints, then ids) goes where tables 1.. will be (free until table 0 is built), or after the rest.
     const inputInside = 8 * n * (tables - 1) >= 12 * n;
-    const input = inputInside ? entries + 8 * n : alignUp(cursorEnd, 64);
-    const end = alignUp(inputInside ? cursorEnd : input + 12 * n, 64);
-    arena.reserve(end);
+    const r = arena.place(
+      {
+        descs: MAX_TABLES * tableBytes,
+        state: 64,
+        pendingFps: 8 * pendingCapacity,
+        pendingIds: 4 * pendingCapacity,
+        entries: 8 * n * tables,
+        ids: 4 * n,
+        // One directory a table: 2^bits + 1 bucket starts.
+        ...Object.fromEntries(bits.map((d, t) => [`dir${t}`, 4 * (2 ** d + 1)])),
+        cursor: 4 * 2 ** Math.max(0, ...bits),
+        input: inputInside ? 0 : 12 * n,
+      } as Record<string, number>,
+      arena.base,
+      "the near-duplicate index",
+    );
+    const { descs, entries } = r;
+    const input = inputInside ? entries + 8 * n : r.input;
+    const dirAt = bits.map((_, t) => r[`dir${t}`]);
     const u8 = arena.u8;
     const view = new DataView(u8.buffer);
-    u8.fill(0, descs, descs + headBytes);
+    u8.fill(0, descs, r.pendingFps);
     this.specs.forEach((spec, t) => {
       const at = descs + t * tableBytes;
       view.setUint32(at, entries + 8 * n * t, true);
@@ -303,11 +307,11 @@ export class NearDupIndex {
     });
     new BigUint64Array(u8.buffer, input, n).set(fps);
     new Uint32Array(u8.buffer, input + 8 * n, n).set(ids);
-    arena.k.ndBuildTable(descs, input, 0, input + 8 * n, n, idsAt, cursor);
-    for (let t = 1; t < tables; t++) arena.k.ndBuildTable(descs + t * tableBytes, entries, descs, 0, n, 0, cursor);
+    arena.k.ndBuildTable(descs, input, 0, input + 8 * n, n, r.ids, r.cursor);
+    for (let t = 1; t < tables; t++) arena.k.ndBuildTable(descs + t * tableBytes, entries, descs, 0, n, 0, r.cursor);
     this.committed = n;
     this.pending = 0;
-    return { descs, pendingFps, pendingIds, pendingCapacity, ids: idsAt, end };
+    return { descs, state: r.state, pendingFps: r.pendingFps, pendingIds: r.pendingIds, pendingCapacity, ids: r.ids, end: r.end };
   }
 
   /** Queries (or scans) a batch; per query, its matches with table positions, nearest first. */
@@ -316,17 +320,13 @@ export class NearDupIndex {
     const queries = fps instanceof BigUint64Array ? fps : checkedFingerprints(fps, "fps");
     const arena = this.live();
     const results: { id: number; distance: number; position: number }[][] = Array.from({ length: queries.length }, () => []);
-    const ioStart = this.place.end;
     let cap = 4096;
     for (let q = 0; q < queries.length; ) {
       const nq = Math.min(BATCH, queries.length - q);
-      const qs = ioStart;
-      const out = qs + 8 * BATCH;
-      const dists = out + 12 * cap;
-      arena.reserve(dists + cap);
+      // After the index: the queries, their (query, id, position) triples and distances, `cap` of them.
+      const { qs, out, dists } = arena.place({ qs: 8 * BATCH, out: 12 * cap, dists: cap }, this.place.end, "the near-duplicate index");
       new BigUint64Array(arena.u8.buffer, qs, nq).set(queries.subarray(q, q + nq));
-      const state = this.place.descs + MAX_TABLES * arena.k.ND_TABLE_BYTES.value;
-      const { descs, ids, pendingFps, pendingIds } = this.place;
+      const { descs, state, ids, pendingFps, pendingIds } = this.place;
       const done = exhaustive
         ? arena.k.ndScan(descs, this.committed, ids, pendingFps, pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state)
         : arena.k.ndQuery(descs, this.specs.length, this.committed, ids, pendingFps, pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state);

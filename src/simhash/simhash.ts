@@ -6,7 +6,6 @@ import * as check from "../validate.js";
 import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
-import { alignUp } from "../wasm/arena.js";
 import { encodeDocument, features, shingleOf, type FeatureOptions } from "./features.js";
 import type { IdfTable } from "./idf.js";
 
@@ -87,8 +86,7 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
     }
     const outPtr = scratchPtr + 1024;
     // Shingle hashes of one text for the distinct vote: texts here are at most SHORT_TEXT bytes.
-    const work = alignUp(staging.end, 64);
-    if (distinct) arena.reserve(work + 8 * (SHORT_TEXT / 2 + 2));
+    const { work } = arena.place({ work: distinct ? 8 * (SHORT_TEXT / 2 + 2) : 0 }, staging.end, "a batch of texts");
     for (let at = 0; at < n; at += 256) {
       const m = Math.min(256, n - at);
       if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr + 8 * at, m, shingle, scratchPtr, work, outPtr);
@@ -111,8 +109,7 @@ function simhashOfText(text: string, shingle: number, distinct = false): bigint 
   const { arena, staging, scratchPtr } = sharedEngine();
   const len = encodeDocument(text);
   if (!distinct) return BigInt.asUintN(64, arena.k.simhashText(staging.keysPtr, len, shingle, scratchPtr));
-  const work = alignUp(staging.end, 64);
-  arena.reserve(work + 8 * (Math.floor(len / 2) + 2));
+  const { work } = arena.place({ work: 8 * (Math.floor(len / 2) + 2) }, staging.end, "a text");
   return BigInt.asUintN(64, arena.k.simhashDistinctText(staging.keysPtr, len, shingle, scratchPtr, work));
 }
 

@@ -35,13 +35,21 @@ export interface AgePartitionedSize extends AgePartitionedShape {
 /** FP rate of an age-partitioned filter when its current generation is full. */
 export function agePartitionedFpRate(shape: AgePartitionedShape): number {
   const { hashes: k, slack: l, generation: g, sliceBits: m } = shape;
+  return windowPositiveRate(k, Array.from({ length: k + l }, (_, age) => -Math.expm1((-g * Math.min(age + 1, k)) / m)));
+}
+
+/**
+ * Probability that an absent key is reported present when the slice of age j (0 = newest) answers
+ * 1 with probability rates[j], independently: some k consecutive ages all answer 1.
+ */
+export function windowPositiveRate(k: number, rates: ArrayLike<number>): number {
   // run[r] = probability that the ages so far end in exactly r consecutive 1s (r < k) and no
   // window of k was complete yet.
   let run = new Float64Array(k);
   run[0] = 1;
   let positive = 0;
-  for (let age = 0; age < k + l; age++) {
-    const r = -Math.expm1((-g * Math.min(age + 1, k)) / m);
+  for (let age = 0; age < rates.length; age++) {
+    const r = rates[age];
     const next = new Float64Array(k);
     for (let length = 0; length < k; length++) {
       next[0] += run[length] * (1 - r);

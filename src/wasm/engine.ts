@@ -19,8 +19,8 @@ let engine: Engine | undefined;
 export function sharedEngine(): Engine {
   if (engine === undefined) {
     const arena = new Arena();
-    arena.reserve(arena.base + SCRATCH_BYTES);
-    engine = { arena, staging: new Staging(arena, arena.base + SCRATCH_BYTES), scratchPtr: arena.base };
+    const { scratch, end } = arena.place({ scratch: SCRATCH_BYTES });
+    engine = { arena, staging: new Staging(arena, end), scratchPtr: scratch };
   }
   return engine;
 }

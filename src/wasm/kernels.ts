@@ -12,6 +12,54 @@ export interface Kernels {
   readonly TABLE_SLOT_BYTES: WebAssembly.Global;
   /** Bytes of one near-duplicate table descriptor (u32 global). */
   readonly ND_TABLE_BYTES: WebAssembly.Global;
+  /** Line context: offset of the mode (0 exact table, 1 Bloom stages) (u32 global). */
+  readonly LINE_MODE: WebAssembly.Global;
+  /** Line context: offset of the exact table's hash (0 MD5, 1 XXH3-128) (u32 global). */
+  readonly LINE_HASH: WebAssembly.Global;
+  /** Line context: offset of the output region's address (u32 global). */
+  readonly LINE_OUT: WebAssembly.Global;
+  /** Line context: offset of the bytes waiting in the output region (u32 global). */
+  readonly LINE_OUT_LEN: WebAssembly.Global;
+  /** Line context: offset of the scratch region's address (u32 global). */
+  readonly LINE_SCRATCH: WebAssembly.Global;
+  /** Line context: offset of the scalar-scan flag (u32 global). */
+  readonly LINE_SCALAR: WebAssembly.Global;
+  /** Line context: offset of the status (1: the seen-set must grow) (u32 global). */
+  readonly LINE_STATUS: WebAssembly.Global;
+  /** Line context: offset of the u64 count of lines worked (u32 global). */
+  readonly LINE_LINES: WebAssembly.Global;
+  /** Line context: offset of the u64 count of lines kept (u32 global). */
+  readonly LINE_UNIQUE: WebAssembly.Global;
+  /** Line context: offset of the exact table's address (u32 global). */
+  readonly LINE_TABLE: WebAssembly.Global;
+  /** Line context: offset of log2 of the table's partitions (u32 global). */
+  readonly LINE_LOG_PARTS: WebAssembly.Global;
+  /** Line context: offset of the buckets per partition (u32 global). */
+  readonly LINE_BUCKETS: WebAssembly.Global;
+  /** Line context: offset of the most keys a partition may hold (u32 global). */
+  readonly LINE_LIMIT: WebAssembly.Global;
+  /** Line context: offset of the address of the per-partition key counts (u32 global). */
+  readonly LINE_COUNTS: WebAssembly.Global;
+  /** Line context: offset of the Bloom stages in use (u32 global). */
+  readonly LINE_STAGES: WebAssembly.Global;
+  /** Line context: offset of the stage records' address (u32 global). */
+  readonly LINE_STAGE_PTR: WebAssembly.Global;
+  /** Bytes of the line context block (u32 global). */
+  readonly LINE_CTX_BYTES: WebAssembly.Global;
+  /** Bytes of the line kernels' scratch region (u32 global). */
+  readonly LINE_SCRATCH_BYTES: WebAssembly.Global;
+  /** Stage record: offset of the u32 address of its bits (u32 global). */
+  readonly LINE_STAGE_BITS: WebAssembly.Global;
+  /** Stage record: offset of its u32 hash count (u32 global). */
+  readonly LINE_STAGE_K: WebAssembly.Global;
+  /** Stage record: offset of its f64 block count (u32 global). */
+  readonly LINE_STAGE_BLOCKS: WebAssembly.Global;
+  /** Stage record: offset of its f64 count of keys set (u32 global). */
+  readonly LINE_STAGE_KEYS: WebAssembly.Global;
+  /** Stage record: offset of its f64 planned keys (u32 global). */
+  readonly LINE_STAGE_CAPACITY: WebAssembly.Global;
+  /** Bytes of one stage record (u32 global). */
+  readonly LINE_STAGE_BYTES: WebAssembly.Global;
   heapBase(): number;
   xxh64(ptr: number, len: number, seed: bigint): bigint;
   xxh64Pieces(ptr: number, len: number, seed: bigint, piece: number): bigint;

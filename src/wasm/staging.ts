@@ -2,7 +2,7 @@
 // kernel call, with room for the kernel's hash pairs and per-key result flags. Keys are encoded
 // here, never inside a kernel: WASM sees only bytes, so strings are hashed as UTF-8, not UTF-16.
 import { InvalidArgumentError } from "../errors.js";
-import { alignUp, type Arena } from "./arena.js";
+import type { Arena } from "./arena.js";
 
 /** Most keys one kernel call serves. */
 export const BATCH = 4096;
@@ -18,23 +18,29 @@ const spanScratch = new Uint32Array(2 * BATCH);
 export class Staging {
   /** Key i is keys[spans[2i] .. spans[2i + 1]). */
   readonly spansPtr: number;
+  /** The kernels' hash pairs, 16 bytes a key. */
   readonly hashesPtr: number;
+  /** One result byte a key. */
   readonly outPtr: number;
+  /** One skip flag a key (set kernels leave flagged keys alone). */
   readonly skipPtr: number;
   /** Scratch for the MD5 state (MD5_STATE_BYTES, as the module says). */
   readonly statePtr: number;
+  /** The keys' bytes; the last region, grown by ensureKeyBytes. */
   readonly keysPtr: number;
   private keyCapacity = 0;
   private keyView: Uint8Array | undefined;
   private keyViewGeneration = -1;
 
   constructor(private readonly arena: Arena, start: number) {
-    this.spansPtr = alignUp(start, 64);
-    this.hashesPtr = alignUp(this.spansPtr + 8 * BATCH, 64);
-    this.outPtr = this.hashesPtr + 16 * BATCH;
-    this.skipPtr = this.outPtr + BATCH;
-    this.statePtr = this.skipPtr + BATCH;
-    this.keysPtr = alignUp(this.statePtr + arena.k.MD5_STATE_BYTES.value, 64);
+    // The key bytes lie last: they are the one region of the batch that grows.
+    const regions = arena.place({ spans: 8 * BATCH, hashes: 16 * BATCH, out: BATCH, skip: BATCH, state: arena.k.MD5_STATE_BYTES.value, keys: 0 }, start);
+    this.spansPtr = regions.spans;
+    this.hashesPtr = regions.hashes;
+    this.outPtr = regions.out;
+    this.skipPtr = regions.skip;
+    this.statePtr = regions.state;
+    this.keysPtr = regions.keys;
     this.ensureKeyBytes(INITIAL_KEY_BYTES);
   }
 
@@ -47,7 +53,7 @@ export class Staging {
   ensureKeyBytes(bytes: number): void {
     if (bytes <= this.keyCapacity) return;
     const capacity = Math.max(bytes, this.keyCapacity * 2);
-    this.arena.reserve(this.keysPtr + capacity);
+    this.arena.place({ keys: capacity }, this.keysPtr, "a batch of keys");
     this.keyCapacity = capacity;
     this.keyViewGeneration = -1;
   }

@@ -4,11 +4,11 @@
 // newest) after every `generation` inserts, or at every interval boundary of a clock, so keys
 // expire one generation at a time instead of one whole window at a time. Kernel:
 // assembly/age-partitioned.ts.
-import { ArenaBits } from "../bloom/arena-bits.js";
+import { BitRegion } from "../bloom/bit-region.js";
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind } from "../format/container.js";
 import { fromStoredParams, readStored, type Recipe } from "../format/recipe.js";
-import { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
+import { agePartitionedFpRate, optimalAgePartitioned, windowPositiveRate, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { granularity, granuleOf, GRANULARITY_CODES, type Granularity } from "./granularity.js";
@@ -77,7 +77,7 @@ export class AgePartitionedFilter {
   readonly size: AgePartitionedSize;
   /** The shift interval (interval mode), or undefined (counting mode). */
   readonly interval: Granularity | undefined;
-  private readonly region: ArenaBits;
+  private readonly region: BitRegion;
   private readonly sliceBytes: number;
   private readonly clock: () => number;
   private granule = NO_GRANULE;
@@ -97,7 +97,7 @@ export class AgePartitionedFilter {
     // Interval mode plans one generation per interval: the window holds `slack` of them.
     this.size = stored === undefined ? optimalAgePartitioned({ items: this.interval === undefined ? items : items * slack!, fpRate, hashes: opts.hashes, slack }) : describeShape(stored);
     this.sliceBytes = Math.ceil(this.size.sliceBits / 512) * 64;
-    this.region = new ArenaBits(this.sliceBytes * this.slices, STATE_BYTES);
+    this.region = new BitRegion(this.sliceBytes * this.slices, STATE_BYTES);
   }
 
   /** Slices in the ring (k + l). */
@@ -152,15 +152,30 @@ export class AgePartitionedFilter {
     return this.region.runSpans(data, spans, this.kernel(MODE.seen)).flags;
   }
 
+  /** The FP rate the filter is designed for: theory when the current generation is full, its worst moment (the sizing's fpRate). */
+  designedFpRate(): number {
+    return this.size.fpRate;
+  }
+
+  /** Estimated FP rate now, from the bits set in each slice (the same window rule as designedFpRate, with measured fills). */
+  estimatedFpRate(now?: number): number {
+    this.advance(now);
+    const { bitsPtr, statePtr, arena } = this.region;
+    const front = arena.u32[statePtr >>> 2];
+    // A slice's padding past sliceBits is never set, so its popcount over sliceBits is its fill.
+    const fills = Array.from({ length: this.slices }, (_, age) => arena.k.popcountBytes(bitsPtr + ((front + age) % this.slices) * this.sliceBytes, this.sliceBytes) / this.size.sliceBits);
+    return windowPositiveRate(this.size.hashes, fills);
+  }
+
   /** Shifts the ring by one generation now (counting mode shifts by itself; this forces one). */
   shift(): void {
-    const arena = this.region.live;
+    const arena = this.region.arena;
     arena.k.agedShift(this.region.bitsPtr, this.sliceBytes, this.slices, this.region.statePtr);
   }
 
   /** The filter in serialization format v1. */
   serialize(): Uint8Array {
-    const arena = this.region.live;
+    const arena = this.region.arena;
     const params = new Uint8Array(PARAM_BYTES);
     const view = new DataView(params.buffer);
     const { hashes, slack, generation, sliceBits } = this.size;
@@ -184,7 +199,7 @@ export class AgePartitionedFilter {
     const filter = fromStoredParams(RECIPE.what, () => new AgePartitionedFilter({ ...planned, now }));
     if (front >= filter.slices) throw new FormatError(`newest slice ${front} of ${filter.slices}`, "ERR_BAD_PARAMS");
     filter.region.load(stored);
-    const arena = filter.region.live;
+    const arena = filter.region.arena;
     arena.u32[filter.region.statePtr >>> 2] = front;
     arena.u32[(filter.region.statePtr >>> 2) + 1] = fill;
     filter.granule = granule;

@@ -1,11 +1,13 @@
-// One bit region in one WASM instance, with its staging and the plumbing every single-arena
-// structure repeats: stage keys (strings, bytes or spans) batch by batch, hash them, hand each
-// batch to a kernel, and write or read the region through the format's recipe (src/format/recipe.ts).
+// The one bit-region type of the Bloom family: a bit (or counter) region in its own WASM instance,
+// optional state after it, and the staging its batches go through. A single-region structure
+// (MultiDim, AgePartitioned) runs its kernel over keys here: stage keys (strings, bytes or spans)
+// batch by batch, hash them, hand each batch to the kernel, and write or read the region through
+// the format's recipe (src/format/recipe.ts). PartitionedBits holds one per partition.
 import { DisposedError, FilterTooLargeError } from "../errors.js";
 import type { KindCode } from "../format/container.js";
 import { loadRegions, writeRegions, type Region, type Stored } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { Arena, alignUp } from "../wasm/arena.js";
+import { Arena } from "../wasm/arena.js";
 import { batchFlags, keyList, keySpans, type Keys } from "../wasm/batch.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { Staging } from "../wasm/staging.js";
@@ -14,35 +16,36 @@ import { Staging } from "../wasm/staging.js";
 export type BatchKernel = (k: Kernels, hashesPtr: number, n: number, outPtr: number) => number;
 
 /** A bit region of `bytes` bytes (plus `extra` bytes of state after it) in its own instance. */
-export class ArenaBits {
+export class BitRegion {
   /** Bytes of the bit region. */
   readonly bytes: number;
   /** Where the bits start. */
   readonly bitsPtr: number;
   /** Where the structure's extra state starts (after the bits). */
   readonly statePtr: number;
-  private arena: Arena | undefined;
-  private readonly staging: Staging;
+  /** Where batches of keys are staged for this region's kernels. */
+  readonly staging: Staging;
+  private instance: Arena | undefined;
 
   constructor(bytes: number, extra = 0) {
     this.bytes = bytes;
     const arena = new Arena();
-    this.arena = arena;
-    this.bitsPtr = arena.base;
-    this.statePtr = alignUp(this.bitsPtr + bytes, 64);
-    arena.reserve(this.statePtr + extra);
-    this.staging = new Staging(arena, this.statePtr + extra);
+    this.instance = arena;
+    const regions = arena.place({ bits: bytes, state: extra }, arena.base, "a filter");
+    this.bitsPtr = regions.bits;
+    this.statePtr = regions.state;
+    this.staging = new Staging(arena, regions.end);
   }
 
   /** The instance; throws DisposedError after dispose(). */
-  get live(): Arena {
-    if (this.arena === undefined) throw new DisposedError("filter");
-    return this.arena;
+  get arena(): Arena {
+    if (this.instance === undefined) throw new DisposedError("filter");
+    return this.instance;
   }
 
   /** The bit region as a fresh view (valid until the next call that stages keys). */
   view(): Uint8Array {
-    return this.live.u8.subarray(this.bitsPtr, this.bitsPtr + this.bytes);
+    return this.arena.u8.subarray(this.bitsPtr, this.bitsPtr + this.bytes);
   }
 
   /** Applies `kernel` to keys batch by batch; result[i] is the kernel's flag for keys[i]. Returns flags and the kernels' summed counts. */
@@ -70,27 +73,28 @@ export class ArenaBits {
     loadRegions(stored, [this.region()]);
   }
 
-  private region(): Region {
-    return { arena: this.live, ptr: this.bitsPtr, bytes: this.bytes };
+  /** The bit region as the format's recipe writes and reads it. */
+  region(): Region {
+    return { arena: this.arena, ptr: this.bitsPtr, bytes: this.bytes };
   }
 
   /** Set bits in the region. */
   popcount(): number {
-    return this.live.k.popcountBytes(this.bitsPtr, this.bytes);
+    return this.arena.k.popcountBytes(this.bitsPtr, this.bytes);
   }
 
   /** Zeroes the bit region. */
   clear(): void {
-    this.live.u8.fill(0, this.bitsPtr, this.bitsPtr + this.bytes);
+    this.arena.u8.fill(0, this.bitsPtr, this.bitsPtr + this.bytes);
   }
 
   /** Drops the instance. */
   dispose(): void {
-    this.arena = undefined;
+    this.instance = undefined;
   }
 
   private run(keys: Keys, kernel: BatchKernel): { flags: Uint8Array; total: number } {
-    const arena = this.live;
+    const arena = this.arena;
     const staging = this.staging;
     return batchFlags(staging, keys, (n) => {
       staging.hashStaged(n);

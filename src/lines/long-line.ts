@@ -1,0 +1,52 @@
+// A line longer than a chunk reaches the engine in pieces; it is fingerprinted in an instance of
+// its own, because the engine's memory ends with its seen-set, which grows in place and leaves no
+// room for a key of any length. The fingerprint is the one the engine's kernel gives a line: the
+// same context fields (mode, hash) and the same kernel (lineDigest), so both paths agree.
+import { Arena } from "../wasm/arena.js";
+import { lineContext, setField } from "./line-context.js";
+
+const CR = 0x0d;
+
+/** Fingerprints long lines the way a LineEngine of the same mode and hash does. */
+export class LongLineHasher {
+  private readonly arena = new Arena();
+  private readonly ctx: number;
+  private readonly digestPtr: number;
+  private readonly keyPtr: number;
+
+  constructor(approx: boolean, xxh128: boolean) {
+    const arena = this.arena;
+    const c = lineContext(arena.k);
+    // The key lies last: it grows to the longest line met.
+    const r = arena.place({ ctx: c.bytes, scratch: c.scratchBytes, digest: 16, key: 0 }, arena.base, "a long line");
+    this.ctx = r.ctx;
+    this.digestPtr = r.digest;
+    this.keyPtr = r.key;
+    setField(arena, r.ctx, c.mode, approx ? 1 : 0);
+    setField(arena, r.ctx, c.hash, xxh128 ? 1 : 0);
+    setField(arena, r.ctx, c.scratch, r.scratch);
+  }
+
+  /** The 16-byte fingerprint of the line made of `pieces` (its "\n" included when terminated); a view valid until the next call. */
+  digest(pieces: readonly Uint8Array[], terminated: boolean): Uint8Array {
+    let total = 0;
+    for (const p of pieces) total += p.length;
+    const arena = this.arena;
+    arena.place({ key: total }, this.keyPtr, "a long line");
+    let at = this.keyPtr;
+    for (const p of pieces) {
+      arena.u8.set(p, at);
+      at += p.length;
+    }
+    // The key leaves out the "\n" and one "\r" before it, as the kernel does for every line.
+    let keyLen = terminated ? total - 1 : total;
+    if (keyLen > 0 && arena.u8[this.keyPtr + keyLen - 1] === CR) keyLen--;
+    arena.k.lineDigest(this.ctx, this.keyPtr, keyLen, this.digestPtr);
+    return arena.u8.subarray(this.digestPtr, this.digestPtr + 16);
+  }
+
+  /** Bytes of WebAssembly memory held. */
+  get byteLength(): number {
+    return this.arena.k.memory.buffer.byteLength;
+  }
+}
