@@ -37,10 +37,9 @@ export class PositionMapper {
 
   constructor(private readonly slots: number, readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
     this.words = hashes + (blocked ? 2 : 1);
-    this.outPtr = this.arena.base;
-    const outBytes = 4 * this.words * BATCH;
-    this.arena.reserve(this.outPtr + outBytes);
-    this.staging = new Staging(this.arena, this.outPtr + outBytes);
+    const { out, end } = this.arena.place({ out: 4 * this.words * BATCH }, this.arena.base, "a batch of bit positions");
+    this.outPtr = out;
+    this.staging = new Staging(this.arena, end);
   }
 
   /** Maps every key, batch by batch through the one batch loop (src/wasm/batch.ts). */
