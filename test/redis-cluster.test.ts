@@ -1,7 +1,7 @@
 // crawlsieve/redis on a real Redis Cluster (three masters, three replicas, on loopback): one
 // structure spread over every master, concurrent writers, a master killed with SIGKILL and its
 // replica promoted mid-stream, and slots resharded mid-stream.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromNodeRedis, keySlot, RedisBlockedBloomFilter, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, type RedisCommander } from "../build/js/redis/index.js";
@@ -9,6 +9,7 @@ import { ready, urls } from "./helpers.js";
 import { startCluster, type RedisCluster } from "./support/redis-cluster.js";
 
 const WORKER = new URL("./support/redis-worker.mjs", import.meta.url).pathname;
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 let cluster: RedisCluster;
 let client: ReturnType<typeof createCluster>;
 let redis: RedisCommander;
@@ -93,6 +94,27 @@ describe("on a Redis Cluster", () => {
     expect(sum(await late.hasMany(keys))).toBe(2_000);
     expect(late.spread).toBe(true);
   }, 60_000);
+
+  it("dedup --redis URLs --cluster: one shared seen-set over the cluster's masters from the command line", () => {
+    const lines = urls(3_000, "cli-cluster");
+    const input = [...lines, ...lines.slice(0, 1_000)].join("\n") + "\n";
+    const nodes = cluster.urls.join(",");
+    for (const flags of [[], ["--approx", "--items", "10000"]]) {
+      const namespace = `cli-cluster${flags.length}`;
+      const first = spawnSync(process.execPath, [CLI, "dedup", "--redis", nodes, "--cluster", "--namespace", namespace, ...flags], { input, maxBuffer: 1 << 24, timeout: 60_000 });
+      expect(first.stderr.toString()).toBe("");
+      expect(first.stdout.toString()).toBe(lines.join("\n") + "\n");
+      // A second process over the same namespace prints nothing: every line was acknowledged before it was printed.
+      const again = spawnSync(process.execPath, [CLI, "dedup", "--redis", cluster.urls[1], "--cluster", "--namespace", namespace, ...flags], { input, maxBuffer: 1 << 24, timeout: 60_000 });
+      expect(again.status).toBe(0);
+      expect(again.stdout.toString()).toBe("");
+    }
+    // Spread: every master holds buckets of the exact seen-set.
+    for (const port of cluster.masters()) expect(cluster.cli(["KEYS", "cs:{cli-cluster0/*"], port).trim().split("\n").length).toBeGreaterThan(500);
+    const bad = spawnSync(process.execPath, [CLI, "dedup", "--redis", `${cluster.urls[0]},notaurl`, "--cluster", "--namespace", "x"], { input: "a\n" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr.toString()).toMatch(/--redis must be Redis URLs of cluster nodes, comma-separated.*got "notaurl"/);
+  }, 120_000);
 
   it("8 concurrent writer processes: every key is new to exactly one of them", async () => {
     const runs = await Promise.all(

@@ -2,14 +2,20 @@
 // memory, the next read under way while the current chunk is worked, and the kept lines go out
 // as one write per chunk, straight from WebAssembly memory when stdout is a file. A pipe on stdin
 // comes in the stream's own chunks, copied in.
-import { closeSync, fstatSync, openSync, read, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { checkInputFile } from "./lines.js";
 
-/** Where kept bytes go: write(2) on a file, the stdout stream (with backpressure) otherwise. */
+/**
+ * Where kept bytes go. On a regular file: write(2) from the thread pool, one write in flight while
+ * the next chunk is worked (its bytes copied out of WebAssembly memory first, since the next
+ * chunk's output overwrites them), so writing overlaps the kernel on the other core. Otherwise the
+ * stdout stream, with backpressure.
+ */
 class ByteSink {
   private readonly direct: boolean;
   private pending: Buffer[] = [];
+  private inFlight: Promise<void> = Promise.resolve();
 
   constructor() {
     this.direct = isFile(1);
@@ -17,18 +23,21 @@ class ByteSink {
 
   /** Takes bytes that are valid only during this call. */
   readonly take = (bytes: Uint8Array): void => {
-    if (!this.direct) {
-      this.pending.push(Buffer.from(bytes));
-      return;
-    }
-    for (let at = 0; at < bytes.length; ) at += writeSync(1, bytes, at, bytes.length - at);
+    this.pending.push(Buffer.from(bytes));
   };
 
-  /** Hands what was taken to the stream, waiting when it asks for it. */
+  /** Hands what was taken on: waits for the write before it (file) or for "drain" (stream). */
   async flush(): Promise<void> {
     if (this.pending.length === 0) return;
     const chunk = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
     this.pending = [];
+    if (this.direct) {
+      await this.inFlight;
+      this.inFlight = writeAll(1, chunk);
+      // Awaited by the next flush or end; marked handled now so a failure while a read is awaited is not unhandled.
+      this.inFlight.catch(() => undefined);
+      return;
+    }
     if (!process.stdout.write(chunk)) await new Promise<void>((resolve, reject) => {
       const onError = (error: Error) => reject(error);
       process.stdout.once("error", onError);
@@ -39,10 +48,18 @@ class ByteSink {
     });
   }
 
-  /** Waits until the stream has handed everything to the OS. */
+  /** Waits until everything is handed to the OS. */
   async end(): Promise<void> {
     await this.flush();
-    if (!this.direct) await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(error) : resolve())));
+    if (this.direct) await this.inFlight;
+    else await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(error) : resolve())));
+  }
+}
+
+/** All of `bytes` to fd, in order (a write to a file may be short). */
+async function writeAll(fd: number, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; ) {
+    at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n))));
   }
 }
 
@@ -51,6 +68,21 @@ function isFile(fd: number): boolean {
     return fstatSync(fd).isFile();
   } catch {
     return false;
+  }
+}
+
+/** Total bytes of the inputs when every one is a regular file (stdin when none), else undefined: sizes the approximate filter. */
+export function regularInputBytes(files: readonly string[]): number | undefined {
+  try {
+    let total = 0;
+    for (const stats of files.length === 0 ? [fstatSync(0)] : files.map((file) => statSync(file))) {
+      if (!stats.isFile()) return undefined;
+      total += stats.size;
+    }
+    return total;
+  } catch {
+    // A missing file is reported by the pipeline when it comes to it.
+    return undefined;
   }
 }
 

@@ -19,13 +19,16 @@ export interface RedisSeenSet {
   close(): Promise<void>;
 }
 
-/** Connects and opens the structure the flags ask for. */
-export async function redisSet(options: { url: string; namespace?: string; window?: string; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
+/** Connects (to one server, or to a cluster through its nodes' URLs) and opens the structure the flags ask for. */
+export async function redisSet(options: { url: string; cluster?: boolean; namespace?: string; window?: string; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
   if (options.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name)");
   const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
   if (options.window !== undefined && window === null) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`);
-  if (!/^rediss?:\/\/[^\s]+$/.test(options.url) || !URL.canParse(options.url)) {
-    throw new InvalidArgumentError("--redis", options.url, "a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS)");
+  const urls = options.cluster ? options.url.split(",") : [options.url];
+  for (const url of urls) {
+    if (!/^rediss?:\/\/[^\s,]+$/.test(url) || !URL.canParse(url)) {
+      throw new InvalidArgumentError("--redis", url, options.cluster ? "Redis URLs of cluster nodes, comma-separated, such as redis://127.0.0.1:7000,redis://127.0.0.1:7001" : "a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS)");
+    }
   }
   let redis: typeof import("redis");
   try {
@@ -33,7 +36,8 @@ export async function redisSet(options: { url: string; namespace?: string; windo
   } catch {
     throw new CrawlsieveError("ERR_MISSING_DEPENDENCY", "--redis needs the node-redis package: npm install redis");
   }
-  const client = redis.createClient({ url: options.url, disableOfflineQueue: true, socket: { reconnectStrategy: false, connectTimeout: 5_000 } });
+  const defaults = { disableOfflineQueue: true, socket: { reconnectStrategy: false as const, connectTimeout: 5_000 } };
+  const client = options.cluster ? redis.createCluster({ rootNodes: urls.map((url) => ({ url })), defaults }) : redis.createClient({ url: options.url, ...defaults });
   let failure: unknown;
   client.on("error", (error: unknown) => (failure ??= error));
   try {
@@ -41,9 +45,9 @@ export async function redisSet(options: { url: string; namespace?: string; windo
   } catch (error) {
     throw new RedisUnavailableError(`connecting to ${options.url}`, error);
   }
-  const commander = fromNodeRedis(client as unknown as { sendCommand(args: (string | Buffer)[]): Promise<unknown> });
+  const commander = fromNodeRedis(client as unknown as Parameters<typeof fromNodeRedis>[0]);
   const close = async () => {
-    if (client.isOpen) await client.quit().catch(() => undefined);
+    if (client.isOpen) await client.close().catch(() => undefined);
   };
   const keysOf = (data: Uint8Array, spans: ArrayLike<number>) => Array.from({ length: spans.length >>> 1 }, (_, i) => data.subarray(spans[2 * i], spans[2 * i + 1]));
   const checked = async (work: Promise<Uint8Array>) => {
@@ -65,7 +69,7 @@ export async function redisSet(options: { url: string; namespace?: string; windo
     addSpans: (data, spans) => checked(addMany(keysOf(data, spans))),
     addMany: (keys) => checked(addMany(keys)),
     byteLength: 0,
-    report: () => ({ redis: options.url, namespace: options.namespace }),
+    report: () => ({ redis: options.url, cluster: options.cluster === true, namespace: options.namespace }),
     close,
   };
 

@@ -19,13 +19,15 @@ export interface LineDeduplicatorOptions {
   readonly fpRate?: number;
   /** With approx: distinct lines planned; without it the filter grows by stages. */
   readonly items?: number;
+  /** With approx and no items: bytes of input expected (a file's size), so the first filter is sized for the lines still to come instead of growing by many stages. */
+  readonly inputBytes?: number;
   /** Bytes worked per WebAssembly call (default 1 MiB). */
   readonly chunkBytes?: number;
   /** Lines up to this length are carried between chunks in place; longer ones are gathered aside (default 64 KiB). */
   readonly carryBytes?: number;
   /** Scalar newline scan instead of SIMD (for tests). */
   readonly scalar?: boolean;
-  /** @internal approx without items: keys planned for the first filter stage (default 2^20). */
+  /** @internal approx without items: distinct lines held exactly before the first filter stage (default 2^16). */
   readonly stageItems?: number;
 }
 
@@ -60,6 +62,9 @@ export class LineDeduplicator {
   private stopped = false;
   /** A partial line longer than the head room, gathered aside. */
   private long: Uint8Array[] | undefined;
+  /** Bytes of lines worked so far, and the total expected (inputBytes), for sizing filter stages. */
+  private bytesDone = 0;
+  private readonly inputBytes: number | undefined;
 
   constructor(options: LineDeduplicatorOptions = {}) {
     const opts = check.options<LineDeduplicatorOptions>("options", options);
@@ -70,6 +75,7 @@ export class LineDeduplicator {
     const items = opts.items === undefined ? undefined : check.positiveInteger("items", opts.items);
     this.chunk = check.integerInRange("chunkBytes", opts.chunkBytes ?? 1 << 20, 16, 1 << 28);
     this.head = check.integerInRange("carryBytes", opts.carryBytes ?? 1 << 16, 1, 1 << 28);
+    this.inputBytes = opts.inputBytes === undefined ? undefined : check.integerInRange("inputBytes", opts.inputBytes, 0, Number.MAX_SAFE_INTEGER);
     this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems) });
   }
 
@@ -203,7 +209,16 @@ export class LineDeduplicator {
 
   /** @internal Grows the seen-set after step() returned false; may grow WebAssembly memory. */
   grow(): void {
-    this.live().grow();
+    this.live().grow(this.remainingLines());
+  }
+
+  /** Lines still to come, from inputBytes and the mean line length so far; undefined when inputBytes was not given. */
+  private remainingLines(): number | undefined {
+    if (this.inputBytes === undefined) return undefined;
+    const { lines } = this.live().counts;
+    if (lines === 0 || this.bytesDone === 0) return undefined;
+    // 5% over the mean line length so far: a tail of slightly shorter lines still fits.
+    return (1.05 * Math.max(0, this.inputBytes - this.bytesDone)) / (this.bytesDone / lines);
   }
 
   private live(): LineEngine {
@@ -215,6 +230,7 @@ export class LineDeduplicator {
   private work(ptr: number, len: number, final: boolean, sink: (bytes: Uint8Array) => void): number {
     const engine = this.live();
     const { consumed, mustGrow } = engine.work(ptr, len, final);
+    this.bytesDone += consumed;
     this.stopped = mustGrow;
     const n = engine.outLength;
     if (n > 0) {

@@ -1,14 +1,16 @@
 // One WebAssembly instance that dedups lines chunk by chunk (assembly/line-dedup.ts): the context
 // block (line-context.ts), two input slots (one is read into while the other is worked), an output
 // region and the seen-set, which lies last so it can grow in place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
-// that grows by 1.5x, one partition at a time; approximate mode keeps blocked Bloom filters in
-// stages, each planned for 4x the keys of the one before at half its FP rate, so the compound
-// rate stays under fpRate and nothing is ever rehashed.
+// that grows by 1.5x, one partition at a time. Approximate mode starts with that table, exact and
+// small enough to stay in cache, and when it fills moves its fingerprints into the first blocked
+// Bloom filter, sized from the lines still expected when known (stage-plan.ts); later stages, if
+// any, are added without rehashing, the compound rate staying under fpRate.
 import { FilterTooLargeError } from "../errors.js";
 import { optimalBlockedBloom } from "../sizing/bloom.js";
 import { Arena } from "../wasm/arena.js";
 import { field, lineContext, setField, stageRecord, type LineContext, type StageRecord } from "./line-context.js";
 import { LongLineHasher } from "./long-line.js";
+import { FIRST_STAGE_ITEMS, planStage } from "./stage-plan.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */
 export type LineHash = "xxh128" | "md5";
@@ -40,10 +42,6 @@ const FIRST_BUCKETS = 4;
 /** Keys a partition may hold per slot before the table grows (4 slots a bucket). */
 const MAX_LOAD = 0.85;
 const GROWTH = 1.5;
-/** Stages of the approximate filter: the first plans this many keys, each next 4x more at half the rate. */
-const FIRST_STAGE_ITEMS = 1 << 20;
-const STAGE_GROWTH = 4;
-const STAGE_TIGHTENING = 0.5;
 
 /** A chunk-at-a-time line deduplicator over one WebAssembly instance. */
 export class LineEngine {
@@ -63,6 +61,8 @@ export class LineEngine {
   private stages = 0;
   private seenEnd: number;
   private long: LongLineHasher | undefined;
+  /** Where the first filter stage begins (approx; after the exact phase's table, when there was one). */
+  private filtersPtr = 0;
 
   constructor(options: LineEngineOptions) {
     this.options = options;
@@ -104,11 +104,13 @@ export class LineEngine {
     this.set(c.scalar, options.scalar ? 1 : 0);
     this.set(c.counts, r.counts);
     this.set(c.stagePtr, r.stages);
-    if (options.mode === "exact") {
-      this.seenEnd = arena.place({ seen: PARTS * FIRST_BUCKETS * 64 }, this.seenPtr, "the line table").end;
+    if (options.mode === "exact" || options.items === undefined) {
+      // Approx: the exact phase's table is sized once, for the lines it holds before the first stage.
+      const buckets = options.mode === "exact" ? FIRST_BUCKETS : Math.max(FIRST_BUCKETS, Math.ceil((options.stageItems ?? FIRST_STAGE_ITEMS) / PARTS / 4 / MAX_LOAD));
+      this.seenEnd = arena.place({ seen: PARTS * buckets * 64 }, this.seenPtr, "the line table").end;
       this.set(c.table, this.seenPtr);
       this.set(c.logParts, LOG_PARTS);
-      this.setBuckets(FIRST_BUCKETS);
+      this.setBuckets(buckets);
     } else {
       this.addStage();
     }
@@ -162,13 +164,14 @@ export class LineEngine {
       const keys = this.counts.unique;
       return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * 4, tableBytes: this.seenBytes, bytesPerKey: keys > 0 ? Number((this.seenBytes / keys).toFixed(2)) : null };
     }
-    return { filter: "blocked", stages: this.stages, filterBytes: this.seenBytes };
+    if (this.stages === 0) return { filter: "blocked", stages: 0, table: "buckets", tableBytes: this.seenBytes };
+    return { filter: "blocked", stages: this.stages, filterBytes: this.seenEnd - this.filtersPtr };
   }
 
-  /** Grows the seen-set: the table by 1.5x in place, or a new filter stage. May grow memory. */
-  grow(): void {
+  /** Grows the seen-set: the table by 1.5x in place, or a new filter stage (sized with the lines still expected, when known). May grow memory. */
+  grow(remainingLines?: number): void {
     if (this.options.mode === "exact") this.growTable();
-    else this.addStage();
+    else this.addStage(remainingLines);
   }
 
   private set(offset: number, value: number): void {
@@ -190,24 +193,30 @@ export class LineEngine {
     this.setBuckets(next);
   }
 
-  private addStage(): void {
+  private addStage(remainingLines?: number): void {
     const { items, fpRate } = this.options;
     if (this.stages === MAX_STAGES) throw new FilterTooLargeError(this.seenEnd, `the filter has reached ${MAX_STAGES} stages`);
     const i = this.stages;
-    // With items given there is one stage that never fills; otherwise stage i plans 4^i times the first.
-    const planned = items ?? (this.options.stageItems ?? FIRST_STAGE_ITEMS) * STAGE_GROWTH ** i;
-    const rate = items !== undefined ? fpRate : fpRate * (1 - STAGE_TIGHTENING) * STAGE_TIGHTENING ** i;
-    const size = optimalBlockedBloom({ items: planned, fpRate: rate });
+    // With items given there is one stage that never fills.
+    const plan = items !== undefined ? { items, fpRate } : planStage(i, { fpRate, firstItems: this.options.stageItems ?? FIRST_STAGE_ITEMS, unique: this.counts.unique, remainingLines });
+    const planned = plan.items;
+    const size = optimalBlockedBloom(plan);
     const blocks = Math.ceil(size.bits / 512);
     const { bits, end } = this.arena.place({ bits: blocks * 64 }, this.seenEnd, "the Bloom filter stages");
     this.arena.u8.fill(0, bits, end);
+    if (i === 0) {
+      this.filtersPtr = bits;
+      // The exact phase's fingerprints move into the first stage (none when items was given).
+      if (items === undefined) this.arena.k.bucketsToBlocked(this.seenPtr, PARTS * this.buckets * 64, bits, blocks, size.hashes);
+    }
     const record = this.stagesPtr + i * this.stage.bytes;
     const view = new DataView(this.arena.u8.buffer);
     const f = this.stage;
     view.setUint32(record + f.bits, bits, true);
     view.setUint32(record + f.k, size.hashes, true);
     view.setFloat64(record + f.blocks, blocks, true);
-    view.setFloat64(record + f.keys, 0, true);
+    // The first stage starts with the exact phase's keys in it.
+    view.setFloat64(record + f.keys, i === 0 && items === undefined ? this.counts.unique : 0, true);
     view.setFloat64(record + f.capacity, items !== undefined ? Infinity : planned, true);
     this.stages = i + 1;
     this.seenEnd = end;

@@ -2,8 +2,22 @@
 // as for the in-memory filters (assembly/bloom.ts bloomPositions), so a Redis filter holds the
 // same bits as a BloomFilter with the same geometry.
 import { Arena } from "../wasm/arena.js";
+import { eachBatch } from "../wasm/batch.js";
 import type { RedisCommander } from "./commander.js";
 import { BATCH, Staging } from "../wasm/staging.js";
+
+/** One mapped batch: n keys from key `at`, `words` u32 a key (the partition first). */
+export interface MappedBatch {
+  readonly n: number;
+  readonly at: number;
+  readonly positions: Uint32Array;
+}
+
+/** The keys of one shard within a mapped batch: their indices in the batch (at most the chunk asked for). */
+export interface ShardChunk extends MappedBatch {
+  readonly shard: number;
+  readonly members: readonly number[];
+}
 
 /** Redis bitmaps number bits from the most significant bit of each byte; ours from the least. */
 export function redisBitOffset(bit: number): number {
@@ -23,25 +37,35 @@ export class PositionMapper {
 
   constructor(private readonly slots: number, readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
     this.words = hashes + (blocked ? 2 : 1);
-    this.outPtr = this.arena.base;
-    const outBytes = 4 * this.words * BATCH;
-    this.arena.reserve(this.outPtr + outBytes);
-    this.staging = new Staging(this.arena, this.outPtr + outBytes);
+    const { out, end } = this.arena.place({ out: 4 * this.words * BATCH }, this.arena.base, "a batch of bit positions");
+    this.outPtr = out;
+    this.staging = new Staging(this.arena, end);
   }
 
-  /** Maps keys[from ..] (one batch); returns how many and, per key, `words` u32. */
-  map(keys: readonly (string | Uint8Array)[], from: number): { n: number; positions: Uint32Array } {
-    const n = this.staging.encodeBatch(keys, from);
+  /** Maps every key, batch by batch through the one batch loop (src/wasm/batch.ts). */
+  batches(keys: readonly (string | Uint8Array)[]): MappedBatch[] {
+    const out: MappedBatch[] = [];
+    eachBatch(this.staging, { list: keys }, (n, at) => out.push({ n, at, positions: this.mapStaged(n) }));
+    return out;
+  }
+
+  /** Maps every key and groups each batch's keys by shard, in chunks of at most `chunk` keys (one command or script call each). */
+  byShard(keys: readonly (string | Uint8Array)[], chunk: number): ShardChunk[] {
+    return this.batches(keys).flatMap((batch) => byPartition(batch.positions, batch.n, this.words, chunk).map(([shard, members]) => ({ ...batch, shard, members })));
+  }
+
+  /** Positions of the n staged keys: `words` u32 a key. */
+  private mapStaged(n: number): Uint32Array {
     const { arena, staging } = this;
     staging.hashStaged(n);
     if (this.blocked) arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
     else arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
-    return { n, positions: arena.u32.slice(this.outPtr >>> 2, (this.outPtr >>> 2) + this.words * n) };
+    return arena.u32.slice(this.outPtr >>> 2, (this.outPtr >>> 2) + this.words * n);
   }
 }
 
 /** The keys of a mapped batch (`words` u32 a key, the partition first) grouped by partition, in chunks of at most `chunk` keys: [partition, key indices]. */
-export function byPartition(positions: Uint32Array, n: number, words: number, chunk: number): [number, number[]][] {
+function byPartition(positions: Uint32Array, n: number, words: number, chunk: number): [number, number[]][] {
   const groups = new Map<number, number[]>();
   for (let j = 0; j < n; j++) {
     const partition = positions[words * j];
@@ -90,34 +114,29 @@ export async function bitfieldPerKey(
   const value = command.value ?? [];
   const scratch = new Array<number>(k).fill(0);
   const pending: Promise<void>[] = [];
-  for (let i = 0; i < keys.length; ) {
-    const { n, positions } = mapper.map(keys, i);
-    for (const [shard, chunk] of byPartition(positions, n, k + 1, KEYS_PER_COMMAND)) {
-      const args: string[] = [command.name, command.shardKey(shard), ...(command.prefix ?? [])];
-      for (const j of chunk) {
-        for (let b = 1; b <= k; b++) {
-          for (const part of field) args.push(part);
-          args.push(offset(positions[(k + 1) * j + b]));
-          for (const part of value) args.push(part);
-        }
+  for (const { at: base, positions, shard, members: chunk } of mapper.byShard(keys, KEYS_PER_COMMAND)) {
+    const args: string[] = [command.name, command.shardKey(shard), ...(command.prefix ?? [])];
+    for (const j of chunk) {
+      for (let b = 1; b <= k; b++) {
+        for (const part of field) args.push(part);
+        args.push(offset(positions[(k + 1) * j + b]));
+        for (const part of value) args.push(part);
       }
-      const base = i;
-      // Sent twice after a lost reply (a failover), the second reply may show bits the first run
-      // set: then `ambiguous` answers instead (an add reports its keys new: at least once, never lost).
-      let twice = false;
-      pending.push(redis.send(args, { ambiguous: () => (twice = true) }).then((reply) => {
-        const values = reply as unknown[];
-        for (let at = 0; at < chunk.length; at++) {
-          if (twice && command.ambiguous !== undefined) {
-            out[base + chunk[at]] = command.ambiguous;
-            continue;
-          }
-          for (let b = 0; b < k; b++) scratch[b] = Number(values[at * k + b]);
-          out[base + chunk[at]] = answer(scratch);
-        }
-      }));
     }
-    i += n;
+    // Sent twice after a lost reply (a failover), the second reply may show bits the first run
+    // set: then `ambiguous` answers instead (an add reports its keys new: at least once, never lost).
+    let twice = false;
+    pending.push(redis.send(args, { ambiguous: () => (twice = true) }).then((reply) => {
+      const values = reply as unknown[];
+      for (let at = 0; at < chunk.length; at++) {
+        if (twice && command.ambiguous !== undefined) {
+          out[base + chunk[at]] = command.ambiguous;
+          continue;
+        }
+        for (let b = 0; b < k; b++) scratch[b] = Number(values[at * k + b]);
+        out[base + chunk[at]] = answer(scratch);
+      }
+    }));
   }
   await Promise.all(pending);
   return out;

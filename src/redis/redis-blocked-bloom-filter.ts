@@ -10,7 +10,7 @@ import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import { optimalBlockedBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
-import { byPartition, PositionMapper } from "./positions.js";
+import { PositionMapper } from "./positions.js";
 import { BLOCKED_BATCH } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
 import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardKeys } from "./sharded-bits.js";
@@ -84,25 +84,20 @@ export class RedisBlockedBloomFilter {
     const words = this.mapper.words;
     const record = 4 + 2 * k;
     const calls: Promise<void>[] = [];
-    for (let i = 0; i < keys.length; ) {
-      const { n, positions } = this.mapper.map(keys, i);
-      for (const [shard, chunk] of byPartition(positions, n, words, KEYS_PER_CALL)) {
-        const payload = Buffer.allocUnsafe(chunk.length * record);
-        chunk.forEach((j, at) => {
-          const base = words * j;
-          payload.writeUInt32LE(positions[base + 1], at * record);
-          for (let b = 0; b < k; b++) payload.writeUInt16LE(positions[base + 2 + b], at * record + 4 + 2 * b);
-        });
-        const from = i;
-        // Sent twice after a lost reply (a failover), a second run sees the first one's bits: an add then reports its keys new.
-        let twice = false;
-        const reply = BLOCKED_BATCH.run(this.redis, [this.shardKey(shard)], [String(k), add ? "1" : "0", payload], { ambiguous: () => (twice = true) });
-        calls.push(reply.then((flags) => {
-          const text = String(flags);
-          chunk.forEach((j, at) => (out[from + j] = add ? (twice ? 1 : text.charCodeAt(at) === 0x31 ? 0 : 1) : text.charCodeAt(at) === 0x31 ? 1 : 0));
-        }));
-      }
-      i += n;
+    for (const { at: from, positions, shard, members: chunk } of this.mapper.byShard(keys, KEYS_PER_CALL)) {
+      const payload = Buffer.allocUnsafe(chunk.length * record);
+      chunk.forEach((j, at) => {
+        const base = words * j;
+        payload.writeUInt32LE(positions[base + 1], at * record);
+        for (let b = 0; b < k; b++) payload.writeUInt16LE(positions[base + 2 + b], at * record + 4 + 2 * b);
+      });
+      // Sent twice after a lost reply (a failover), a second run sees the first one's bits: an add then reports its keys new.
+      let twice = false;
+      const reply = BLOCKED_BATCH.run(this.redis, [this.shardKey(shard)], [String(k), add ? "1" : "0", payload], { ambiguous: () => (twice = true) });
+      calls.push(reply.then((flags) => {
+        const text = String(flags);
+        chunk.forEach((j, at) => (out[from + j] = add ? (twice ? 1 : text.charCodeAt(at) === 0x31 ? 0 : 1) : text.charCodeAt(at) === 0x31 ? 1 : 0));
+      }));
     }
     await Promise.all(calls);
     return out;

@@ -10,7 +10,7 @@ import { adoptDescription } from "./description.js";
 import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, shardBytesFor, shardKeys } from "./sharded-bits.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import { keyPrefix } from "./keys.js";
-import { bitfieldPerKey, byPartition, PositionMapper } from "./positions.js";
+import { bitfieldPerKey, PositionMapper } from "./positions.js";
 import { COUNTING_REMOVE } from "./scripts.js";
 
 const KEYS_PER_COMMAND = 256;
@@ -101,13 +101,9 @@ export class RedisCountingBloomFilter {
     const out = new Uint8Array(list.length);
     const k = this.geometry.hashes;
     // In order, batch after batch: a key removed twice in one call must see its first removal.
-    for (let i = 0; i < list.length; ) {
-      const { n, positions } = this.mapper.map(list, i);
-      for (const [shard, chunk] of byPartition(positions, n, k + 1, KEYS_PER_COMMAND)) {
-        const reply = (await COUNTING_REMOVE.run(this.redis, [this.shardKey(shard)], [String(k), String(chunk.length), ...chunk.flatMap((j) => counters(positions, j, k))])) as number[];
-        chunk.forEach((j, at) => (out[i + j] = Number(reply[at])));
-      }
-      i += n;
+    for (const { at: from, positions, shard, members: chunk } of this.mapper.byShard(list, KEYS_PER_COMMAND)) {
+      const reply = (await COUNTING_REMOVE.run(this.redis, [this.shardKey(shard)], [String(k), String(chunk.length), ...chunk.flatMap((j) => counters(positions, j, k))])) as number[];
+      chunk.forEach((j, at) => (out[from + j] = Number(reply[at])));
     }
     return out;
   }

@@ -192,15 +192,13 @@ export class RedisDeduplicator {
     const k = mapper.hashes;
     const fingerprints = Array.from({ length: count }, (_, i) => digests.subarray(16 * i, 16 * i + 16));
     const calls: Promise<unknown>[] = [];
-    for (let i = 0; i < count; ) {
-      // Counter positions come from the fingerprint, so every process maps a key the same way.
-      const { n, positions } = mapper.map(fingerprints, i);
+    // Counter positions come from the fingerprint, so every process maps a key the same way.
+    for (const { n, at, positions } of mapper.batches(fingerprints)) {
       for (let j = 0; j < n; j++) {
-        const fp = fingerprints[i + j];
+        const fp = fingerprints[at + j];
         const offsets = Array.from({ length: k }, (_, b) => `#${positions[(k + 1) * j + 1 + b]}`);
         calls.push(IMPCB_CHECK.run(this.redis, [`${this.prefix}cf`, this.bucketKey(fp), `${this.prefix}cf:meta`], [fp.subarray(2), description, ...offsets]));
       }
-      i += n;
     }
     const replies = (await Promise.all(calls)) as [number, number, number][];
     const counts = Uint32Array.from(replies, (r) => Number(r[0]));

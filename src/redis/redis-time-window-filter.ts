@@ -12,7 +12,7 @@ import { granularity, granuleOf, granuleStart, type Granularity } from "../windo
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, once } from "./description.js";
 import { keyPrefix } from "./keys.js";
-import { byPartition, PositionMapper, redisBitOffset } from "./positions.js";
+import { PositionMapper, redisBitOffset } from "./positions.js";
 import { spreadTags, SPREAD_SHARDS } from "./spread.js";
 import { WINDOW_SEEN } from "./scripts.js";
 
@@ -129,15 +129,10 @@ export class RedisTimeWindowFilter {
     const k = mapper.hashes;
     const out = new Uint8Array(keys.length);
     const calls: Promise<void>[] = [];
-    for (let i = 0; i < keys.length; ) {
-      const { n, positions } = mapper.map(keys, i);
-      for (const [shard, chunk] of byPartition(positions, n, k + 1, KEYS_PER_CALL)) {
-        const args: string[] = [String(k), String(chunk.length), expireAt, record ? "1" : "0"];
-        for (const j of chunk) for (let b = 1; b <= k; b++) args.push(String(redisBitOffset(positions[(k + 1) * j + b])));
-        const at = i;
-        calls.push(WINDOW_SEEN.run(this.redis, live(shard), args).then((reply) => (reply as number[]).forEach((flag, x) => (out[at + chunk[x]] = Number(flag)))));
-      }
-      i += n;
+    for (const { at, positions, shard, members: chunk } of mapper.byShard(keys, KEYS_PER_CALL)) {
+      const args: string[] = [String(k), String(chunk.length), expireAt, record ? "1" : "0"];
+      for (const j of chunk) for (let b = 1; b <= k; b++) args.push(String(redisBitOffset(positions[(k + 1) * j + b])));
+      calls.push(WINDOW_SEEN.run(this.redis, live(shard), args).then((reply) => (reply as number[]).forEach((flag, x) => (out[at + chunk[x]] = Number(flag)))));
     }
     // One connection runs the calls in the order they were sent, so a key repeated across batches
     // sees its first insert. All are awaited together: awaiting them one by one would leave a

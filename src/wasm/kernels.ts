@@ -119,6 +119,8 @@ export interface Kernels {
   lineDigest(ctx: number, key: number, len: number, out: number): void;
   digestDedup(ctx: number, digest: number): number;
   bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number): void;
+  /** Sets every fingerprint of a bucket table in a blocked Bloom filter (approximate line dedup leaving its table phase). */
+  bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number, k: number): void;
   setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number): number;
   setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number): void;
   setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number): number;

@@ -19,6 +19,7 @@ import { redisSet } from "../redis-set.js";
 /** The parsed options of `dedup` that the keyed path reads. */
 export interface KeyedValues {
   readonly redis?: string;
+  readonly cluster?: boolean;
   readonly namespace?: string;
   readonly window?: string;
   readonly store?: string;
@@ -78,7 +79,7 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
 /** `dedup` through a keyed seen-set; returns the exit code. */
 export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items }: { exact: boolean; fpRate: number; items: number | undefined }): Promise<number> {
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
-    ? await redisSet({ url: values.redis, namespace: values.namespace, window: values.window, exact, items, fpRate })
+    ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, window: values.window, exact, items, fpRate })
     : values.store !== undefined
     ? storeSet(values.store, items ?? 1_000_000, fpRate)
     : exact

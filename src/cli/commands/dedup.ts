@@ -5,10 +5,10 @@ import { urlFlags } from "../url-options.js";
 import { count, Progress } from "../progress.js";
 import { integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { LineDeduplicator } from "../../lines/line-deduplicator.js";
-import { runLinePipeline } from "../line-pipeline.js";
+import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL --namespace NAME [--window 7d]] [--canonicalize] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d]] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
@@ -35,6 +35,8 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--app
                   Bloom filter with --approx, or with --window 7d (Nm, Nh, Nd, Nmo) a time
                   window: lines seen within the window are dropped. A line is printed only
                   after Redis acknowledged it; if Redis goes away the command stops with an error
+  --cluster       with --redis: the URLs (comma-separated) are nodes of a Redis Cluster; the
+                  seen-set spreads over all its masters
   --save-filter F with --approx: write the Bloom filter (format v1, the standard filter, or the
                   blocked one with --blocked --items) to F at the end; it loads with
                   BloomFilter.deserialize (BlockedBloomFilter.deserialize) in Node, browsers and
@@ -54,6 +56,7 @@ export async function dedup(argv: string[]): Promise<number> {
       store: { type: "string" },
       canonicalize: { type: "boolean" },
       redis: { type: "string" },
+      cluster: { type: "boolean" },
       namespace: { type: "string" },
       window: { type: "string" },
       "save-filter": { type: "string" },
@@ -71,7 +74,7 @@ export async function dedup(argv: string[]): Promise<number> {
   if (hash !== "xxh128" && hash !== "md5") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--hash must be md5 or xxh128, got ${JSON.stringify(values.hash)}`);
   if (values.hash === "xxh128" && (values.store !== undefined || values.redis !== undefined || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash xxh128 is for in-memory dedup of raw lines; --store, --redis and --canonicalize keep MD5 fingerprints");
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
-  if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace and --window need --redis");
+  if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined || values.cluster)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace, --window and --cluster need --redis");
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
@@ -87,7 +90,9 @@ export async function dedup(argv: string[]): Promise<number> {
 /** `dedup` of raw lines held in memory: the byte pipeline (src/lines/). */
 async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean }): Promise<number> {
   const started = performance.now();
-  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash });
+  // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
+  const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
+  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes });
   const progress = new Progress();
   let bytesIn = 0;
   await runLinePipeline(files, dedup, (bytes) => {
