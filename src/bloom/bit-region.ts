@@ -45,7 +45,7 @@ export class BitRegion {
 
   /** The bit region as a fresh view (valid until the next call that stages keys). */
   view(): Uint8Array {
-    return this.arena.u8.subarray(this.bitsPtr, this.bitsPtr + this.bytes);
+    return this.arena.bytes(this.bitsPtr, this.bytes);
   }
 
   /** Applies `kernel` to keys batch by batch; result[i] is the kernel's flag for keys[i]. Returns flags and the kernels' summed counts. */

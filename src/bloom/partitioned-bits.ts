@@ -91,7 +91,7 @@ export class PartitionedBits {
     if (from === this) return;
     const src = from.front;
     const dst = this.front;
-    dst.arena.u8.set(src.arena.u8.subarray(src.staging.hashesPtr, src.staging.hashesPtr + 16 * n), dst.staging.hashesPtr);
+    dst.arena.u8.set(src.arena.bytes(src.staging.hashesPtr, 16 * n), dst.staging.hashesPtr);
   }
 
   /** Tests the n staged hash pairs; out[at + i] = 1 when pair i is present. */
@@ -169,7 +169,7 @@ export class PartitionedBits {
     } else {
       k.bloomTest(bitsPtr, slots, hashes, h, n, staging.outPtr);
     }
-    out.set(arena.u8.subarray(staging.outPtr, staging.outPtr + n), at);
+    out.set(arena.bytes(staging.outPtr, n), at);
     return changed;
   }
 

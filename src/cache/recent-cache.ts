@@ -75,7 +75,7 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
       const missed: number[] = [];
       eachHashed(keys, (a, n, at) => {
         stats.hits += a.k.recentProbe(table, sets - 1, staging.hashesPtr, n, staging.outPtr);
-        const hit = a.u8.subarray(staging.outPtr, staging.outPtr + n);
+        const hit = a.bytes(staging.outPtr, n);
         for (let j = 0; j < n; j++) if (hit[j] === 0) missed.push(at + j);
       });
       if (missed.length === 0) return fresh;

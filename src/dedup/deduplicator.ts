@@ -289,7 +289,7 @@ export class Deduplicator {
     const s = engine.staging;
     if (this.xxh) engine.arena.k.fingerprintsXxh(s.keysPtr, s.spansPtr, n, s.hashesPtr);
     else engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-    this.live().u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
+    this.live().u8.set(engine.arena.bytes(s.hashesPtr, 16 * n), this.digestsPtr);
   }
 
   /** Fingerprints the (already checked) keys in the shared engine batch by batch, then checks or removes them here. */

@@ -95,7 +95,7 @@ export class FingerprintSet {
         done += this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done);
         if (done < n) this.grow();
       }
-      out.set(this.live().u8.subarray(this.outPtr, this.outPtr + n), at);
+      out.set(this.live().bytes(this.outPtr, n), at);
     });
   }
 
@@ -104,7 +104,7 @@ export class FingerprintSet {
     check.keyList("keys", keys);
     return this.each(keys, (arena, n, out, at) => {
       arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digestsPtr, n, this.outPtr);
-      out.set(arena.u8.subarray(this.outPtr, this.outPtr + n), at);
+      out.set(arena.bytes(this.outPtr, n), at);
     });
   }
 
@@ -113,7 +113,7 @@ export class FingerprintSet {
     check.keyList("keys", keys);
     return this.each(keys, (arena, n, out, at) => {
       arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, this.digestsPtr, n, this.outPtr);
-      out.set(arena.u8.subarray(this.outPtr, this.outPtr + n), at);
+      out.set(arena.bytes(this.outPtr, n), at);
     });
   }
 
@@ -174,7 +174,7 @@ export class FingerprintSet {
           done += arena.k.setAddMany(set.tablePtr, LOG_PARTS, set.buckets, set.countsPtr, limit, set.digestsPtr + 16 * done, n - done, set.outPtr + done);
           if (done < n) set.grow();
         }
-        const flags = set.live().u8.subarray(set.outPtr, set.outPtr + n);
+        const flags = set.live().bytes(set.outPtr, n);
         for (let j = 0; j < n; j++) added += flags[j];
         i += n;
       }
@@ -209,7 +209,7 @@ export class FingerprintSet {
     eachBatch(s, { list: keys }, (n, at) => {
       engine.arena.k.xxh128Batch(s.keysPtr, s.spansPtr, n, s.hashesPtr);
       const arena = this.live();
-      arena.u8.set(engine.arena.u8.subarray(s.hashesPtr, s.hashesPtr + 16 * n), this.digestsPtr);
+      arena.u8.set(engine.arena.bytes(s.hashesPtr, 16 * n), this.digestsPtr);
       visit(arena, n, out, at);
     });
     return out;

@@ -79,7 +79,7 @@ export function loadRegions(stored: Stored<unknown>, regions: Iterable<Region>):
 export function* regionParts(kind: KindCode, params: Uint8Array, regions: readonly Region[]): Generator<Uint8Array> {
   const head = regionsHead(kind, params, regions);
   yield head;
-  for (const region of regions) yield region.arena.u8.slice(region.ptr, region.ptr + region.bytes);
+  for (const region of regions) yield region.arena.bytes(region.ptr, region.bytes).slice();
   yield writeTrailer(regionsChecksum(head, regions));
 }
 
@@ -87,7 +87,7 @@ export function* regionParts(kind: KindCode, params: Uint8Array, regions: readon
 export function writeRegions(kind: KindCode, params: Uint8Array, regions: readonly Region[], tooLarge: (bytes: number) => Error): Uint8Array {
   const head = regionsHead(kind, params, regions);
   const trailer = writeTrailer(regionsChecksum(head, regions));
-  return concat([head, ...regions.map((r) => r.arena.u8.subarray(r.ptr, r.ptr + r.bytes)), trailer], tooLarge);
+  return concat([head, ...regions.map((r) => r.arena.bytes(r.ptr, r.bytes)), trailer], tooLarge);
 }
 
 function regionsHead(kind: KindCode, params: Uint8Array, regions: readonly Region[]): Uint8Array {

@@ -18,7 +18,7 @@ export function md5(input: Uint8Array | string): Uint8Array {
   const { arena, staging } = sharedEngine();
   const len = staging.encodeOne(data);
   arena.k.md5(staging.statePtr, staging.keysPtr, len, staging.outPtr);
-  return arena.u8.slice(staging.outPtr, staging.outPtr + 16);
+  return arena.bytes(staging.outPtr, 16).slice();
 }
 
 /** The MD5 digest as 32 lowercase hex digits. */
@@ -42,7 +42,7 @@ function digestBatches(keys: Keys): Uint8Array {
   eachBatch(staging, keys, (n, at) => {
     // The batch's digests go where its hash pairs would: 16 bytes per key fits that region exactly.
     arena.k.md5Batch(staging.statePtr, staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
-    out.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), 16 * at);
+    out.set(arena.bytes(staging.hashesPtr, 16 * n), 16 * at);
   });
   return out;
 }
@@ -63,7 +63,7 @@ export class Md5 {
   constructor() {
     const { arena, staging } = sharedEngine();
     arena.k.md5Init(staging.statePtr);
-    this.state = arena.u8.slice(staging.statePtr, staging.statePtr + arena.k.MD5_STATE_BYTES.value);
+    this.state = arena.bytes(staging.statePtr, arena.k.MD5_STATE_BYTES.value).slice();
   }
 
   /** Feeds bytes, or a string's UTF-8 encoding. */
@@ -74,7 +74,7 @@ export class Md5 {
     const { arena, staging } = sharedEngine();
     arena.u8.set(this.state, staging.statePtr);
     forEachPiece(bytes, PIECE, (ptr, len) => arena.k.md5Update(staging.statePtr, ptr, len));
-    this.state.set(arena.u8.subarray(staging.statePtr, staging.statePtr + this.state.length));
+    this.state.set(arena.bytes(staging.statePtr, this.state.length));
     return this;
   }
 
@@ -85,7 +85,7 @@ export class Md5 {
     const { arena, staging } = sharedEngine();
     arena.u8.set(this.state, staging.statePtr);
     arena.k.md5Final(staging.statePtr, staging.outPtr);
-    return arena.u8.slice(staging.outPtr, staging.outPtr + 16);
+    return arena.bytes(staging.outPtr, 16).slice();
   }
 
   /** The digest as hex. */

@@ -11,7 +11,7 @@ export function sha1(input: Uint8Array | string): Uint8Array {
   const len = staging.encodeOne(data);
   // The hash-pair region is free outside batch calls and holds the 480 bytes of scratch.
   arena.k.sha1(staging.hashesPtr, staging.keysPtr, len, staging.outPtr);
-  return arena.u8.slice(staging.outPtr, staging.outPtr + 20);
+  return arena.bytes(staging.outPtr, 20).slice();
 }
 
 /** The SHA-1 digest as 40 lowercase hex digits. */

@@ -150,7 +150,7 @@ export class LineDeduplicator {
   /** @internal A view of input slot i (0 or 1), to read up to chunkBytes straight into; take it anew before each read. */
   slotView(slot: 0 | 1): Uint8Array {
     const engine = this.live();
-    return engine.arena.u8.subarray(engine.dataPtrs[slot], engine.dataPtrs[slot] + this.chunk);
+    return engine.arena.bytes(engine.dataPtrs[slot], this.chunk);
   }
 
   /**
@@ -163,7 +163,7 @@ export class LineDeduplicator {
     let from = 0;
     let phase: Job["phase"] = "kernel";
     if (this.long !== undefined) {
-      const data = engine.arena.u8.subarray(engine.dataPtrs[slot], engine.dataPtrs[slot] + n);
+      const data = engine.arena.bytes(engine.dataPtrs[slot], n);
       const nl = data.indexOf(NL);
       this.long.push(data.slice(0, nl < 0 ? n : nl + 1));
       phase = nl < 0 ? "done" : "long";
@@ -234,7 +234,7 @@ export class LineDeduplicator {
     this.stopped = mustGrow;
     const n = engine.outLength;
     if (n > 0) {
-      sink(engine.arena.u8.subarray(engine.outPtr, engine.outPtr + n));
+      sink(engine.arena.bytes(engine.outPtr, n));
       engine.clearOutput();
     }
     return consumed;

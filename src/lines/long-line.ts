@@ -42,7 +42,7 @@ export class LongLineHasher {
     let keyLen = terminated ? total - 1 : total;
     if (keyLen > 0 && arena.u8[this.keyPtr + keyLen - 1] === CR) keyLen--;
     arena.k.lineDigest(this.ctx, this.keyPtr, keyLen, this.digestPtr);
-    return arena.u8.subarray(this.digestPtr, this.digestPtr + 16);
+    return arena.bytes(this.digestPtr, 16);
   }
 
   /** Bytes of WebAssembly memory held. */

@@ -209,7 +209,7 @@ export class PartitionedBloomFilter {
     let added = 0;
     eachBatch(staging, keys, (n, at) => {
       staging.hashStaged(n);
-      this.u8.set(arena.u8.subarray(staging.hashesPtr, staging.hashesPtr + 16 * n), hashesPtr);
+      this.u8.set(arena.bytes(staging.hashesPtr, 16 * n), hashesPtr);
       if (add) added += this.k.sharedSet(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
       else this.k.sharedTest(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
       out.set(this.u8.subarray(outPtr, outPtr + n), at);

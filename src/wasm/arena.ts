@@ -43,6 +43,11 @@ export class Arena {
     return regions;
   }
 
+  /** A view of `length` bytes at `ptr`, valid until memory next grows (copy it to keep it). */
+  bytes(ptr: number, length: number): Uint8Array {
+    return this.u8.subarray(ptr, ptr + length);
+  }
+
   /** Ensures bytes [0, end) exist: the one place memory grows; private, so every caller names its regions through place(). */
   private reserve(end: number, what: string): void {
     const have = this.k.memory.buffer.byteLength;
