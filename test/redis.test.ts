@@ -61,6 +61,29 @@ describe("RedisBloomFilter", () => {
     expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
   });
 
+  it("an add reads first once most keys are repeats, and answers as in memory either way", async () => {
+    const names: string[] = [];
+    const counted: RedisCommander = { send: (args, options) => (names.push(String(args[0])), redis.send(args, options)) };
+    const shared = await RedisBloomFilter.open(counted, { name: "read-first", items: 20_000, fpRate: 0.001 });
+    const local = new BloomFilter({ bits: shared.geometry.slots * shared.geometry.partitions, hashes: shared.geometry.hashes });
+    const old = urls(4_000, "read-first");
+    const step = async (keys: string[]) => {
+      names.length = 0;
+      expect(await shared.addMany(keys)).toEqual(local.addMany(keys));
+      return names.includes("BITFIELD_RO");
+    };
+    // New keys: set directly, one round trip.
+    expect(await step(old)).toBe(false);
+    // All repeats: after two such batches the share of repeats passes 3/4 and adds read first.
+    await step(old);
+    await step(old);
+    expect(await step(old)).toBe(true);
+    // Read first, a batch of repeats and new keys (some repeated inside it) still answers as in memory.
+    const mixed = [...old.slice(0, 3_000), ...urls(600, "read-first-new"), ...urls(100, "read-first-new")];
+    expect(await step(mixed)).toBe(true);
+    local.dispose();
+  });
+
   it("takes the probes asked for, sized to meet fpRate with them, and the least-memory filter's bits at its k", async () => {
     const keys = urls(5_000, "k-asked");
     for (const hashes of [3, 10]) {
