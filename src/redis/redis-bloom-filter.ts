@@ -31,8 +31,8 @@ export interface RedisBloomFilterOptions {
   readonly durability?: Durability;
   /**
    * Bit operations per key (k). Each costs Redis and the client about what a whole SADD does, so
-   * by default the filter takes the fewest whose memory stays within 1.5x of the minimum
-   * (sizing.probeThriftyBloom: k = 6 and 24.7 bits a key at p = 1e-4, instead of 13 and 19.2),
+   * by default the filter takes the fewest whose memory stays within 1.6x of the minimum
+   * (sizing.probeThriftyBloom: k = 5 and 29 bits a key at p = 1e-4, instead of 13 and 19.2),
    * sized to meet fpRate with them.
    */
   readonly hashes?: number;
