@@ -1,7 +1,8 @@
 // The CLI side of the byte pipeline: files are read in large chunks straight into WebAssembly
 // memory, the next read under way while the current chunk is worked, and the kept lines go out
-// as one write per chunk, straight from WebAssembly memory when stdout is a file. A pipe on stdin
-// comes in the stream's own chunks, copied in.
+// as one write per chunk, made (when stdout is a file) while the next chunk is worked. Reads and
+// writes run on Node's thread pool, so they take the second core while the main thread runs the
+// kernel. A pipe on stdin comes in the stream's own chunks, copied in.
 import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { checkInputFile } from "./lines.js";
