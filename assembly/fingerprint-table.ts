@@ -15,6 +15,19 @@ import { counterAddress, readCounter, writeCounter } from "./counters";
 export const TABLE_SLOT_BYTES: u32 = 20;
 const SLOT: usize = <usize>TABLE_SLOT_BYTES;
 
+// The stats block the check and remove kernels keep (u64 each), exported so the wrapper reads
+// each count where these kernels write it.
+/** Stats: offset of the u64 count of table look-ups made. */
+export const DEDUP_LOOKUPS: u32 = 0;
+/** Stats: offset of the u64 count of look-ups a zero counter avoided. */
+export const DEDUP_AVOIDED: u32 = 8;
+/** Stats: offset of the u64 count of entries in the table. */
+export const DEDUP_ENTRIES: u32 = 16;
+/** Stats: offset of the u64 count of look-ups that found nothing. */
+export const DEDUP_LOOKUPS_NEW: u32 = 24;
+/** Bytes of the stats block. */
+export const DEDUP_STATS_BYTES: u32 = 32;
+
 // @ts-ignore: decorator
 @inline function home(key: usize, capacity: u32): u32 {
   return <u32>(((load<u64>(key, 8) >> 32) * <u64>capacity) >> 32);
@@ -111,7 +124,7 @@ export function dedupCheck(
 ): u32 {
   const m = <u64>mF;
   const max: u32 = (1 << bits) - 1;
-  let entries = <u32>load<u64>(stats, 16);
+  let entries = <u32>load<u64>(stats, DEDUP_ENTRIES);
   for (let i: u32 = 0; i < count; i++) {
     if (i % GROUP == 0) touchGroup(counters, m, k, bits, table, capacity, digests, i, min<u32>(i + GROUP, count));
     const key = digests + (<usize>i << 4);
@@ -126,7 +139,7 @@ export function dedupCheck(
       h1 += h2;
     }
     if (maybe) {
-      store<u64>(stats, load<u64>(stats) + 1);
+      store<u64>(stats, load<u64>(stats, DEDUP_LOOKUPS) + 1, DEDUP_LOOKUPS);
       const found = find(table, capacity, key);
       if (found >= 0) {
         const slot = table + <usize>found * SLOT;
@@ -137,17 +150,17 @@ export function dedupCheck(
         store<u32>(refs + (<usize>i << 2), next);
         continue;
       }
-      store<u64>(stats, load<u64>(stats, 24) + 1, 24);
+      store<u64>(stats, load<u64>(stats, DEDUP_LOOKUPS_NEW) + 1, DEDUP_LOOKUPS_NEW);
     } else {
-      store<u64>(stats, load<u64>(stats, 8) + 1, 8);
+      store<u64>(stats, load<u64>(stats, DEDUP_AVOIDED) + 1, DEDUP_AVOIDED);
     }
     if (entries >= limit) {
-      store<u64>(stats, <u64>entries, 16);
+      store<u64>(stats, <u64>entries, DEDUP_ENTRIES);
       if (maybe) {
-        store<u64>(stats, load<u64>(stats) - 1);
-        store<u64>(stats, load<u64>(stats, 24) - 1, 24);
+        store<u64>(stats, load<u64>(stats, DEDUP_LOOKUPS) - 1, DEDUP_LOOKUPS);
+        store<u64>(stats, load<u64>(stats, DEDUP_LOOKUPS_NEW) - 1, DEDUP_LOOKUPS_NEW);
       } else {
-        store<u64>(stats, load<u64>(stats, 8) - 1, 8);
+        store<u64>(stats, load<u64>(stats, DEDUP_AVOIDED) - 1, DEDUP_AVOIDED);
       }
       return i;
     }
@@ -163,7 +176,7 @@ export function dedupCheck(
     store<u8>(out + i, 1);
     store<u32>(refs + (<usize>i << 2), 1);
   }
-  store<u64>(stats, <u64>entries, 16);
+  store<u64>(stats, <u64>entries, DEDUP_ENTRIES);
   return count;
 }
 
@@ -213,7 +226,7 @@ export function dedupRemove(
       continue;
     }
     erase(table, capacity, <u32>found);
-    store<u64>(stats, load<u64>(stats, 16) - 1, 16);
+    store<u64>(stats, load<u64>(stats, DEDUP_ENTRIES) - 1, DEDUP_ENTRIES);
     const h2 = load<u64>(key, 8) | 1;
     let h1 = load<u64>(key);
     let saturated = false;

@@ -9,11 +9,11 @@ export { blockedTest, blockedSet, blockedHasKey, blockedAddKey, blockedPositions
 export { md5Init, md5Update, md5Final, md5, md5Batch, MD5_STATE_BYTES } from "./md5";
 export { sha1 } from "./sha1";
 export { countingMin, countingAdd, countingRemove, countingNonzero } from "./counting";
-export { dedupCheck, dedupRemove, tableRehash, dedupCounts, TABLE_SLOT_BYTES } from "./fingerprint-table";
+export { dedupCheck, dedupRemove, tableRehash, dedupCounts, TABLE_SLOT_BYTES, DEDUP_LOOKUPS, DEDUP_AVOIDED, DEDUP_ENTRIES, DEDUP_LOOKUPS_NEW, DEDUP_STATS_BYTES } from "./fingerprint-table";
 export { agedBatch, agedShift } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
 export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming } from "./simhash";
-export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES } from "./near-dup";
+export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES, ND_ENTRIES, ND_DIR, ND_BITS, ND_PIECE_COUNT, ND_PIECES } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
 export {

@@ -6,22 +6,33 @@
 // leading-bits match, never a subset.
 //
 // A table descriptor (TABLE_BYTES at `desc`): u32 entries (permuted u64), u32 directory, u32 d,
-// u32 piece count, then up to MAX_PIECES (offset, width) u32 pairs, filled from the top bit down.
+// u32 piece count, then up to MAX_PIECES (offset, width) u32 pairs, filled from the top bit down
+// (the ND_* offsets below, exported so the wrapper writes each field where these kernels read it).
 // Only table 0 has ids (u32, aligned with its entries): a match found in any table is mapped back
 // to its fingerprint and looked up in table 0, so each fingerprint costs 8 bytes per table + 4.
 
 /** Bytes of one table descriptor; the wrapper lays descriptors out from this global (src/simhash/near-dup-index.ts). */
 export const ND_TABLE_BYTES: u32 = 128;
 const TABLE_BYTES: usize = <usize>ND_TABLE_BYTES;
+/** Descriptor: offset of the u32 address of the table's entries. */
+export const ND_ENTRIES: u32 = 0;
+/** Descriptor: offset of the u32 address of the table's directory. */
+export const ND_DIR: u32 = 4;
+/** Descriptor: offset of the u32 directory bits d. */
+export const ND_BITS: u32 = 8;
+/** Descriptor: offset of the u32 piece count. */
+export const ND_PIECE_COUNT: u32 = 12;
+/** Descriptor: offset of the first (offset, width) u32 pair; pair i lies 8 i bytes further. */
+export const ND_PIECES: u32 = 16;
 
 // @ts-ignore: decorator
 @inline function permute(desc: usize, fp: u64): u64 {
-  const pieces = load<u32>(desc, 12);
+  const pieces = load<u32>(desc, ND_PIECE_COUNT);
   let out: u64 = 0;
   let pos: u32 = 64;
   for (let i: u32 = 0; i < pieces; i++) {
-    const offset = <u64>load<u32>(desc + 16 + (<usize>i << 3));
-    const width = load<u32>(desc + 20 + (<usize>i << 3));
+    const offset = <u64>load<u32>(desc + <usize>ND_PIECES + (<usize>i << 3));
+    const width = load<u32>(desc + <usize>ND_PIECES + 4 + (<usize>i << 3));
     const mask: u64 = width == 64 ? ~(<u64>0) : (<u64>1 << width) - 1;
     pos -= width;
     out |= ((fp >> offset) & mask) << pos;
@@ -31,12 +42,12 @@ const TABLE_BYTES: usize = <usize>ND_TABLE_BYTES;
 
 // @ts-ignore: decorator
 @inline function unpermute(desc: usize, x: u64): u64 {
-  const pieces = load<u32>(desc, 12);
+  const pieces = load<u32>(desc, ND_PIECE_COUNT);
   let fp: u64 = 0;
   let pos: u32 = 64;
   for (let i: u32 = 0; i < pieces; i++) {
-    const offset = <u64>load<u32>(desc + 16 + (<usize>i << 3));
-    const width = load<u32>(desc + 20 + (<usize>i << 3));
+    const offset = <u64>load<u32>(desc + <usize>ND_PIECES + (<usize>i << 3));
+    const width = load<u32>(desc + <usize>ND_PIECES + 4 + (<usize>i << 3));
     const mask: u64 = width == 64 ? ~(<u64>0) : (<u64>1 << width) - 1;
     pos -= width;
     fp |= ((x >> pos) & mask) << offset;
@@ -66,9 +77,9 @@ const TABLE_BYTES: usize = <usize>ND_TABLE_BYTES;
  * directory written. `cursor` is scratch of 2^d u32.
  */
 export function ndBuildTable(desc: usize, fps: usize, srcDesc: usize, ids: usize, n: u32, tableIds: usize, cursor: usize): void {
-  const entries = <usize>load<u32>(desc);
-  const dir = <usize>load<u32>(desc, 4);
-  const d = load<u32>(desc, 8);
+  const entries = <usize>load<u32>(desc, ND_ENTRIES);
+  const dir = <usize>load<u32>(desc, ND_DIR);
+  const d = load<u32>(desc, ND_BITS);
   const buckets: u32 = <u32>1 << d;
   memory.fill(dir, 0, (<usize>buckets + 1) << 2);
   for (let i: u32 = 0; i < n; i++) {
@@ -97,7 +108,7 @@ export function ndBuildTable(desc: usize, fps: usize, srcDesc: usize, ids: usize
 
 /** Writes the original fingerprints of table 0's entries from..from+n (in its order) to `out`. */
 export function ndOriginals(desc: usize, from: u32, n: u32, out: usize): void {
-  const entries = <usize>load<u32>(desc) + (<usize>from << 3);
+  const entries = <usize>load<u32>(desc, ND_ENTRIES) + (<usize>from << 3);
   for (let i: u32 = 0; i < n; i++) store<u64>(out + (<usize>i << 3), unpermute(desc, load<u64>(entries + (<usize>i << 3))));
 }
 
@@ -107,9 +118,9 @@ export function ndOriginals(desc: usize, from: u32, n: u32, out: usize): void {
 // @ts-ignore: decorator
 @inline function emitMatches(desc0: usize, ids: usize, fp: u64, q: u32, out: usize, dists: usize, dist: u32, count: u32, cap: u32, firstOfQuery: u32): u32 {
   const x = permute(desc0, fp);
-  const d = load<u32>(desc0, 8);
-  const entries = <usize>load<u32>(desc0);
-  const dir = <usize>load<u32>(desc0, 4);
+  const d = load<u32>(desc0, ND_BITS);
+  const entries = <usize>load<u32>(desc0, ND_ENTRIES);
+  const dir = <usize>load<u32>(desc0, ND_DIR);
   const b = bucketOf(x, d);
   const end = load<u32>(dir + (<usize>(b + 1) << 2));
   for (let j = load<u32>(dir + (<usize>b << 2)); j < end; j++) {
@@ -141,10 +152,10 @@ export function ndQuery(descs: usize, tables: u32, n: u32, ids: usize, pfps: usi
     const first = count;
     for (let t: u32 = 0; t < tables && n > 0; t++) {
       const desc = descs + <usize>t * TABLE_BYTES;
-      const entries = <usize>load<u32>(desc);
-      const dir = <usize>load<u32>(desc, 4);
+      const entries = <usize>load<u32>(desc, ND_ENTRIES);
+      const dir = <usize>load<u32>(desc, ND_DIR);
       const x = permute(desc, fp);
-      const b = bucketOf(x, load<u32>(desc, 8));
+      const b = bucketOf(x, load<u32>(desc, ND_BITS));
       const end = load<u32>(dir + (<usize>(b + 1) << 2));
       for (let j = load<u32>(dir + (<usize>b << 2)); j < end; j++) {
         const dist = <u32>popcnt<u64>(load<u64>(entries + (<usize>j << 3)) ^ x);
@@ -169,7 +180,7 @@ export function ndQuery(descs: usize, tables: u32, n: u32, ids: usize, pfps: usi
  * keeps Hamming distances) and every pending entry; writes what ndQuery writes.
  */
 export function ndScan(desc0: usize, n: u32, ids: usize, pfps: usize, pids: usize, pn: u32, qs: usize, nq: u32, k: u32, out: usize, dists: usize, cap: u32, state: usize): u32 {
-  const entries = <usize>load<u32>(desc0);
+  const entries = <usize>load<u32>(desc0, ND_ENTRIES);
   let count: u32 = 0;
   for (let q: u32 = 0; q < nq; q++) {
     const fp = load<u64>(qs + (<usize>q << 3));

@@ -1,7 +1,7 @@
 // Seen-sets in Redis on a crawl-order stream, one node against a three-master cluster (both
 // started here on loopback): keys per second for one client, Redis CPU and memory per key, for
 // pipelined SADD (what a user who cares for speed keeps), RedisBloomFilter (p = 1e-4; BITFIELD
-// text, reads first and sets only the keys not all set; its default k = 6 and with k = 13, the
+// text, reads first and sets only the keys not all set; its default k = 5 and with k = 13, the
 // least-memory sizing) and RedisBlockedBloomFilter (p = 1e-4; binary records, one script call a shard),
 // RedisDeduplicator (exact), and each of the two behind withRecentCache. Streams: the shipped
 // example (Node's API documentation links in page order) and a generated crawl-order stream

@@ -46,12 +46,12 @@ describe("FP rate within 1.5x of the target on 1e6 absent keys", () => {
     const items = 100_000;
     const size = sizing.probeThriftyBloom({ items, fpRate });
     const least = sizing.optimalBloom({ items, fpRate });
-    // Fewer probes than the minimum-memory filter, at most 1.5x its bits.
+    // Fewer probes than the minimum-memory filter, at most 1.6x its bits.
     expect(size.hashes).toBeLessThan(least.hashes);
-    expect(size.bits).toBeLessThanOrEqual(1.5 * least.bits);
-    // One probe fewer would need more than 1.5x: the fewest that fit.
+    expect(size.bits).toBeLessThanOrEqual(1.6 * least.bits);
+    // One probe fewer would need more than 1.6x: the fewest that fit.
     const fewer = -(size.hashes - 1) * items / Math.log(1 - Math.pow(fpRate, 1 / (size.hashes - 1)));
-    expect(fewer).toBeGreaterThan(1.5 * least.bits);
+    expect(fewer).toBeGreaterThan(1.6 * least.bits);
     const filter = new BloomFilter({ bits: size.bits, hashes: size.hashes });
     filter.addMany(urls(items, "present"));
     const measured = measure(filter);

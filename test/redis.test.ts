@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, openLmdbStore, requestFingerprint, sizing, StoreDeduplicator } from "../build/js/index.node.js";
+import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, openLmdbStore, requestFingerprint, sizing, StoreDeduplicator, TimeWindowFilter } from "../build/js/index.node.js";
 import { fromNodeRedis, fromSend, keyPrefix, RedisBlockedBloomFilter, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, rng, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
@@ -59,6 +59,29 @@ describe("RedisBloomFilter", () => {
     // The second handle, asked for another size, reads the first one's bits: every key it added is there.
     expect(sum(await again.hasMany(keys))).toBe(keys.length);
     expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
+  });
+
+  it("an add reads first once most keys are repeats, and answers as in memory either way", async () => {
+    const names: string[] = [];
+    const counted: RedisCommander = { send: (args, options) => (names.push(String(args[0])), redis.send(args, options)) };
+    const shared = await RedisBloomFilter.open(counted, { name: "read-first", items: 20_000, fpRate: 0.001 });
+    const local = new BloomFilter({ bits: shared.geometry.slots * shared.geometry.partitions, hashes: shared.geometry.hashes });
+    const old = urls(4_000, "read-first");
+    const step = async (keys: string[]) => {
+      names.length = 0;
+      expect(await shared.addMany(keys)).toEqual(local.addMany(keys));
+      return names.includes("BITFIELD_RO");
+    };
+    // New keys: set directly, one round trip.
+    expect(await step(old)).toBe(false);
+    // All repeats: after two such batches the share of repeats passes 3/4 and adds read first.
+    await step(old);
+    await step(old);
+    expect(await step(old)).toBe(true);
+    // Read first, a batch of repeats and new keys (some repeated inside it) still answers as in memory.
+    const mixed = [...old.slice(0, 3_000), ...urls(600, "read-first-new"), ...urls(100, "read-first-new")];
+    expect(await step(mixed)).toBe(true);
+    local.dispose();
   });
 
   it("takes the probes asked for, sized to meet fpRate with them, and the least-memory filter's bits at its k", async () => {
@@ -131,6 +154,9 @@ describe("RedisCountingBloomFilter", () => {
     const probe = [...keys, ...urls(5_000, "probe")];
     expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
     for (const key of keys.slice(0, 60)) expect(await shared.multiplicity(key)).toBe(local.multiplicity(key));
+    // One key at a time, as every filter offers: add answers "was absent", has "all counters set".
+    for (const key of [keys[0], "single-counting", "single-counting"]) expect(await shared.add(key)).toBe(local.add(key));
+    for (const key of [keys[1], "single-counting", "never-added"]) expect(await shared.has(key)).toBe(local.has(key));
   });
 });
 
@@ -149,6 +175,8 @@ describe("RedisBlockedBloomFilter (binary wire format)", () => {
     expect(BlockedBloomFilter.deserialize(exported).hasMany(keys).every((x: number) => x === 1)).toBe(true);
     const probe = urls(30_000, "absent");
     expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
+    for (const key of [keys[0], "single-blocked", "single-blocked"]) expect(await shared.add(key)).toBe(local.add(key));
+    for (const key of [keys[1], "single-blocked", "never-added"]) expect(await shared.has(key)).toBe(local.has(key));
     const again = await RedisBlockedBloomFilter.open(redis, { name: "blocked-bits", items: 5, fpRate: 0.5 });
     expect(again.geometry).toEqual(shared.geometry);
     expect(sum(await again.hasMany(keys))).toBe(keys.length);
@@ -372,6 +400,35 @@ describe("RedisTimeWindowFilter", () => {
     expect(ttl).toBeLessThanOrEqual(8 * day);
     clock = dayStart - 30 * day; // a clock jumping back sees only its own window
     expect(await window.has("https://x/1")).toBe(false);
+  });
+
+  it("add/addMany record every key now, refreshing its age, and answer as TimeWindowFilter does over random days", async () => {
+    const day = 86_400_000;
+    const start = Math.floor(Date.now() / day) * day;
+    const options = { granularity: "day" as const, slices: 5, itemsPerSlice: 2_000, fpRate: 1e-4 };
+    const shared = new RedisTimeWindowFilter(redis, { name: "win-add", ...options });
+    const local = new TimeWindowFilter(options);
+    const pool = urls(300, "win-add");
+    const random = rng(17);
+    let t = start;
+    for (let step = 0; step < 60; step++) {
+      // Mostly the same day, sometimes a day or three later: keys age out unless added again.
+      t += random() < 0.7 ? 1_000 : day * (1 + Math.floor(random() * 3));
+      const keys = Array.from({ length: 40 }, () => pool[Math.floor(random() * pool.length)]);
+      const how = random();
+      if (how < 0.5) expect(await shared.addMany(keys, t), `step ${step}`).toEqual(local.addMany(keys, t));
+      else if (how < 0.8) expect(await shared.seenMany(keys, t), `step ${step}`).toEqual(local.seenMany(keys, t));
+      else expect(await shared.hasMany(keys, t), `step ${step}`).toEqual(local.hasMany(keys, t));
+    }
+    // add refreshes: a key added again on day 4 is still there on day 8, one recorded once with seen is not.
+    t += 30 * day;
+    expect(await shared.add("refreshed", t)).toBe(true);
+    expect(await shared.seen("once", t)).toBe(false);
+    expect(await shared.add("refreshed", t + 4 * day)).toBe(false);
+    expect(await shared.seen("once", t + 4 * day)).toBe(true);
+    expect(await shared.has("refreshed", t + 8 * day)).toBe(true);
+    expect(await shared.has("once", t + 8 * day)).toBe(false);
+    local.dispose();
   });
 });
 

@@ -76,7 +76,6 @@ const RECIPE: Recipe<{ options: DeduplicatorOptions; entries: number }> = {
   },
 };
 const MAX_LOAD = 0.8;
-const STATS_BYTES = 64;
 
 /** Exact deduplication of keys by 128-bit fingerprint (MD5 by default), fronted by a counting Bloom filter. */
 export class Deduplicator {
@@ -115,7 +114,7 @@ export class Deduplicator {
     const arena = new Arena();
     // The table lies last: it is the region that grows.
     const regions = arena.place(
-      { counters: Math.ceil((this.m * this.bits) / 8), digests: 16 * BATCH, out: BATCH, refs: 4 * BATCH, stats: STATS_BYTES, table: this.capacity * arena.k.TABLE_SLOT_BYTES.value },
+      { counters: Math.ceil((this.m * this.bits) / 8), digests: 16 * BATCH, out: BATCH, refs: 4 * BATCH, stats: arena.k.DEDUP_STATS_BYTES.value, table: this.capacity * arena.k.TABLE_SLOT_BYTES.value },
       arena.base,
       "the deduplicator",
     );
@@ -225,10 +224,8 @@ export class Deduplicator {
     // Loading is not use: the counts of keys seen and look-ups start again from zero.
     dedup.seen = 0;
     dedup.fresh = 0;
-    const stats = dedup.statsView();
-    stats[0] = 0n;
-    stats[1] = 0n;
-    stats[3] = 0n;
+    const k = dedup.live().k;
+    for (const count of [k.DEDUP_LOOKUPS, k.DEDUP_AVOIDED, k.DEDUP_LOOKUPS_NEW]) dedup.statsView().setBigUint64(count.value, 0n, true);
     return dedup;
   }
 
@@ -247,13 +244,13 @@ export class Deduplicator {
 
   /** Distinct keys stored. */
   get size(): number {
-    return Number(this.statsView()[2]);
+    return this.stat(this.live().k.DEDUP_ENTRIES);
   }
 
   /** Counts of keys seen, new and duplicate, and of table look-ups made and avoided. */
   get stats(): DedupStats {
-    const view = this.statsView();
-    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: Number(view[0]), lookupsAvoided: Number(view[1]), lookupsForNew: Number(view[3]) };
+    const k = this.live().k;
+    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.stat(k.DEDUP_LOOKUPS), lookupsAvoided: this.stat(k.DEDUP_AVOIDED), lookupsForNew: this.stat(k.DEDUP_LOOKUPS_NEW) };
   }
 
   /** Counters (m), hashes (k) and bits per counter of the front filter. */
@@ -276,9 +273,14 @@ export class Deduplicator {
     return this.arena;
   }
 
-  private statsView(): BigUint64Array {
-    const arena = this.live();
-    return new BigUint64Array(arena.u8.buffer, this.statsPtr, 4);
+  /** The kernels' stats block (u64 counts at the DEDUP_* offsets the module exports). */
+  private statsView(): DataView {
+    return new DataView(this.live().u8.buffer, this.statsPtr);
+  }
+
+  /** One count of the stats block. */
+  private stat(offset: WebAssembly.Global): number {
+    return Number(this.statsView().getBigUint64(offset.value, true));
   }
 
   /** Fingerprints the n keys staged in the shared engine and copies the digests to digestsPtr. */

@@ -61,6 +61,16 @@ export class RedisBlockedBloomFilter {
     return this.shardKeys[p];
   }
 
+  /** Adds a key; true when it was new (no process had set all its bits). */
+  async add(key: string | Uint8Array): Promise<boolean> {
+    return (await this.addMany([check.key("key", key)]))[0] === 1;
+  }
+
+  /** True when the key may have been added by any process. */
+  async has(key: string | Uint8Array): Promise<boolean> {
+    return (await this.hasMany([check.key("key", key)]))[0] === 1;
+  }
+
   /** Adds many keys; result[i] = 1 when keys[i] was new (no process had set all its bits). */
   async addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     const out = await this.run(check.keyList("keys", keys), true);

@@ -31,8 +31,8 @@ export interface RedisBloomFilterOptions {
   readonly durability?: Durability;
   /**
    * Bit operations per key (k). Each costs Redis and the client about what a whole SADD does, so
-   * by default the filter takes the fewest whose memory stays within 1.5x of the minimum
-   * (sizing.probeThriftyBloom: k = 6 and 24.7 bits a key at p = 1e-4, instead of 13 and 19.2),
+   * by default the filter takes the fewest whose memory stays within 1.6x of the minimum
+   * (sizing.probeThriftyBloom: k = 5 and 29 bits a key at p = 1e-4, instead of 13 and 19.2),
    * sized to meet fpRate with them.
    */
   readonly hashes?: number;
@@ -41,6 +41,8 @@ export interface RedisBloomFilterOptions {
 /** Checks a Bloom filter's description: every size bounded before anything is sized from it. */
 const parseBloomDescription = parseShardedDescription("bloom", "standard", MAX_SHARD_BYTES * 8);
 
+/** Reading first pays when more than 3/4 of the keys are repeats: 3k words for all against 4k for the new ones. */
+const READ_FIRST_ABOVE = 0.75;
 const SET_BIT = ["SET", "u1"];
 const GET_BIT = ["GET", "u1"];
 const ONE = ["1"];
@@ -52,6 +54,8 @@ export class RedisBloomFilter {
   private readonly mapper: PositionMapper;
   /** Shard key names: one hash tag for all (one slot), or one tag a shard (spread over a cluster). */
   private readonly shardKeys: readonly string[];
+  /** Share of keys that were not new in the recent adds (halved each batch): decides whether an add reads first. */
+  private repeatShare = 0.5;
 
   private constructor(
     private readonly redis: RedisCommander,
@@ -132,19 +136,33 @@ export class RedisBloomFilter {
   private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
     const all = (values: readonly number[]) => (values.every((v) => v === 1) ? 1 : 0);
     const test = { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), field: GET_BIT, offset: redisOffsetText };
-    const present = await bitfieldPerKey(this.redis, this.mapper, keys, test, all);
-    if (!add) return present;
-    // Bits are only ever set, so a key whose k bits all read 1 is not new, and on a crawl stream
-    // most are: reading takes 3 words a bit against SET's 4, and only the rest are sent again to
-    // be set. There all k bits of a key go in one BITFIELD whose SET replies are the old bits,
-    // so the add is atomic per key: exactly one writer sees a 0.
+    const set = { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), field: SET_BIT, offset: redisOffsetText, value: ONE, ambiguous: 1 };
+    if (!add) return bitfieldPerKey(this.redis, this.mapper, keys, test, all);
+    // All k bits of a key go in one BITFIELD whose SET replies are the old bits, so the add is
+    // atomic per key: exactly one writer sees a 0. Bits are only ever set, so a key whose k bits
+    // all read 1 is not new: when most keys are repeats (a raw crawl stream), reading first (3
+    // words a bit) and setting only the rest costs less than setting all (4 words a bit); when
+    // most are new (behind a recent-key cache) it costs a round trip and saves nothing. Which
+    // way is cheaper follows the share of repeats in the last batches.
+    const readFirst = this.repeatShare > READ_FIRST_ABOVE;
     const out = new Uint8Array(keys.length);
-    const absent: number[] = [];
-    present.forEach((flag, i) => flag === 0 && absent.push(i));
-    if (absent.length > 0) {
-      const set = { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), field: SET_BIT, offset: redisOffsetText, value: ONE, ambiguous: 1 };
-      const fresh = await bitfieldPerKey(this.redis, this.mapper, absent.map((i) => keys[i]), set, (values) => all(values) ^ 1);
-      absent.forEach((i, at) => (out[i] = fresh[at]));
+    let candidates = keys;
+    let index: number[] | undefined;
+    if (readFirst) {
+      const present = await bitfieldPerKey(this.redis, this.mapper, keys, test, all);
+      index = [];
+      for (let i = 0; i < present.length; i++) if (present[i] === 0) index.push(i);
+      candidates = index.map((i) => keys[i]);
+    }
+    if (candidates.length > 0) {
+      const fresh = await bitfieldPerKey(this.redis, this.mapper, candidates, set, (values) => all(values) ^ 1);
+      if (index === undefined) out.set(fresh);
+      else index.forEach((i, at) => (out[i] = fresh[at]));
+    }
+    if (keys.length > 0) {
+      let repeats = 0;
+      for (let i = 0; i < out.length; i++) repeats += out[i] ^ 1;
+      this.repeatShare = (this.repeatShare + repeats / keys.length) / 2;
     }
     if (this.durability === "replicated") await replicated(this.redis, this.shardKeys);
     return out;

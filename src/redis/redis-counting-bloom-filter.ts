@@ -74,6 +74,16 @@ export class RedisCountingBloomFilter {
     return this.shardKeys[p];
   }
 
+  /** Adds one reference of a key; true when it was absent (a counter was 0). */
+  async add(key: string | Uint8Array): Promise<boolean> {
+    return (await this.addMany([check.key("key", key)]))[0] === 1;
+  }
+
+  /** True when every counter of the key is non-zero. */
+  async has(key: string | Uint8Array): Promise<boolean> {
+    return (await this.hasMany([check.key("key", key)]))[0] === 1;
+  }
+
   /** Adds keys (one reference each); result[i] = 1 when keys[i] was absent before. */
   addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     // INCRBY replies with the new value: 1 means the counter was 0, so the key was absent.

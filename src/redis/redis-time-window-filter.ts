@@ -29,6 +29,8 @@ export interface RedisTimeWindowFilterOptions {
 
 const MAX_SLICE_BYTES = 64 * 2 ** 20;
 const KEYS_PER_CALL = 512;
+/** The window script's modes: test only, record the keys no slice has, record every key. */
+const MODES = { test: "0", seen: "1", add: "2" } as const;
 
 /** Same guarantee as TimeWindowFilter: seen at every time in [t, t + window - granularity], not after t + window. */
 export class RedisTimeWindowFilter {
@@ -73,7 +75,17 @@ export class RedisTimeWindowFilter {
 
   /** seen() for many keys at one instant, in order. */
   seenMany(keys: readonly (string | Uint8Array)[], now?: number): Promise<Uint8Array> {
-    return this.run(check.keyList("keys", keys), now, true);
+    return this.run(check.keyList("keys", keys), now, "seen");
+  }
+
+  /** Records the key now, refreshing its age; true when it was new to the window (TimeWindowFilter.add). */
+  async add(key: string | Uint8Array, now?: number): Promise<boolean> {
+    return (await this.addMany([check.key("key", key)], now))[0] === 1;
+  }
+
+  /** add() for many keys at one instant; result[i] = 1 when keys[i] was new to the window (a repeat inside the batch is not). */
+  async addMany(keys: readonly (string | Uint8Array)[], now?: number): Promise<Uint8Array> {
+    return (await this.run(check.keyList("keys", keys), now, "add")).map((seen) => seen ^ 1);
   }
 
   /** True when the key was seen within the window (records nothing). */
@@ -83,7 +95,7 @@ export class RedisTimeWindowFilter {
 
   /** has() for many keys. */
   hasMany(keys: readonly (string | Uint8Array)[], now?: number): Promise<Uint8Array> {
-    return this.run(check.keyList("keys", keys), now, false);
+    return this.run(check.keyList("keys", keys), now, "test");
   }
 
   /** Deletes the slices live at `now` (older ones have expired) and the description. */
@@ -118,7 +130,7 @@ export class RedisTimeWindowFilter {
     return value;
   });
 
-  private async run(keys: readonly (string | Uint8Array)[], now: number | undefined, record: boolean): Promise<Uint8Array> {
+  private async run(keys: readonly (string | Uint8Array)[], now: number | undefined, mode: "test" | "seen" | "add"): Promise<Uint8Array> {
     const t = now ?? this.clock();
     if (typeof t !== "number" || !Number.isFinite(t)) throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
     const { mapper } = await this.slicesMapper();
@@ -130,7 +142,7 @@ export class RedisTimeWindowFilter {
     const out = new Uint8Array(keys.length);
     const calls: Promise<void>[] = [];
     for (const { at, positions, shard, members: chunk } of mapper.byShard(keys, KEYS_PER_CALL)) {
-      const args: string[] = [String(k), String(chunk.length), expireAt, record ? "1" : "0"];
+      const args: string[] = [String(k), String(chunk.length), expireAt, MODES[mode]];
       for (const j of chunk) for (let b = 1; b <= k; b++) args.push(String(redisBitOffset(positions[(k + 1) * j + b])));
       calls.push(WINDOW_SEEN.run(this.redis, live(shard), args).then((reply) => (reply as number[]).forEach((flag, x) => (out[at + chunk[x]] = Number(flag)))));
     }

@@ -24,15 +24,17 @@ export class Script {
 }
 
 /**
- * Time window, seen(): KEYS[1] the current slice, KEYS[2..] the other live slices; ARGV: k,
- * count, expire-at (ms), mode (1 record, 0 test only), then count * k bit offsets. A key is seen
- * when one slice has all its bits; otherwise (mode 1) its bits are set in the current slice, and
- * it counts as seen when they all were set already. Returns one 0/1 per key.
+ * Time window: KEYS[1] the current slice, KEYS[2..] the other live slices; ARGV: k, count,
+ * expire-at (ms), mode, then count * k bit offsets. A key is seen when one slice has all its
+ * bits. Mode 0 tests only; mode 1 (seen) sets the bits of a key no older slice has in the current
+ * slice, and it counts as seen when they all were set already; mode 2 (add) sets every key's
+ * bits in the current slice, refreshing its age, with the same answer. Returns one 0/1 per key.
  */
 export const WINDOW_SEEN = new Script(`
 local k = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
-local record = ARGV[4] == '1'
+local record = ARGV[4] ~= '0'
+local refresh = ARGV[4] == '2'
 local out = {}
 for i = 0, n - 1 do
   local base = 4 + i * k
@@ -44,7 +46,7 @@ for i = 0, n - 1 do
     end
     if all == 1 then found = 1 break end
   end
-  if found == 0 and record then
+  if record and (found == 0 or refresh) then
     local fresh = 0
     for j = 1, k do
       if redis.call('SETBIT', KEYS[1], ARGV[base + j], 1) == 0 then fresh = 1 end

@@ -33,10 +33,8 @@ export function features(text: string, options?: FeatureOptions): BigUint64Array
   if (typeof text !== "string") throw new InvalidArgumentError("text", text, "a string");
   const { arena, staging, scratchPtr } = sharedEngine();
   const len = encodeDocument(text);
-  // After the text, room for one hash per possible token (at most one per two bytes, plus one).
-  const at = Math.ceil(len / 8) * 8;
-  staging.ensureKeyBytes(at + 8 * (Math.ceil(len / 2) + 2));
-  const outPtr = staging.keysPtr + at;
+  // After the staging region: one hash per possible token (at most one per two bytes, plus one).
+  const { hashes: outPtr } = arena.place({ hashes: 8 * (Math.ceil(len / 2) + 2) }, staging.end, "a text's features");
   const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, outPtr);
   return new BigUint64Array(arena.u8.buffer.slice(outPtr, outPtr + 8 * count));
 }

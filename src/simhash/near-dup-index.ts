@@ -294,15 +294,18 @@ export class NearDupIndex {
     const u8 = arena.u8;
     const view = new DataView(u8.buffer);
     u8.fill(0, descs, r.pendingFps);
+    // Each descriptor's fields where the module says the kernels read them.
+    const m = arena.k;
+    const [entriesAt, dirField, bitsField, countField, piecesField] = [m.ND_ENTRIES.value, m.ND_DIR.value, m.ND_BITS.value, m.ND_PIECE_COUNT.value, m.ND_PIECES.value];
     this.specs.forEach((spec, t) => {
       const at = descs + t * tableBytes;
-      view.setUint32(at, entries + 8 * n * t, true);
-      view.setUint32(at + 4, dirAt[t], true);
-      view.setUint32(at + 8, bits[t], true);
-      view.setUint32(at + 12, spec.pieces.length, true);
+      view.setUint32(at + entriesAt, entries + 8 * n * t, true);
+      view.setUint32(at + dirField, dirAt[t], true);
+      view.setUint32(at + bitsField, bits[t], true);
+      view.setUint32(at + countField, spec.pieces.length, true);
       spec.pieces.forEach(([offset, width], i) => {
-        view.setUint32(at + 16 + 8 * i, offset, true);
-        view.setUint32(at + 20 + 8 * i, width, true);
+        view.setUint32(at + piecesField + 8 * i, offset, true);
+        view.setUint32(at + piecesField + 8 * i + 4, width, true);
       });
     });
     new BigUint64Array(u8.buffer, input, n).set(fps);

@@ -84,15 +84,12 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
       i += n;
       continue;
     }
-    const outPtr = scratchPtr + 1024;
-    // Shingle hashes of one text for the distinct vote: texts here are at most SHORT_TEXT bytes.
-    const { work } = arena.place({ work: distinct ? 8 * (SHORT_TEXT / 2 + 2) : 0 }, staging.end, "a batch of texts");
-    for (let at = 0; at < n; at += 256) {
-      const m = Math.min(256, n - at);
-      if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr + 8 * at, m, shingle, scratchPtr, work, outPtr);
-      else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr + 8 * at, m, shingle, scratchPtr, outPtr);
-      out.set(new BigUint64Array(arena.u8.buffer, outPtr, m), i + at);
-    }
+    // After the staged texts: the shingle hashes of one text for the distinct vote (texts here are
+    // at most SHORT_TEXT bytes), then the batch's fingerprints.
+    const { work, fps } = arena.place({ work: distinct ? 8 * (SHORT_TEXT / 2 + 2) : 0, fps: 8 * n }, staging.end, "a batch of texts");
+    if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps);
+    else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps);
+    out.set(new BigUint64Array(arena.u8.buffer, fps, n), i);
     i += n;
   }
   return out;
@@ -149,9 +146,7 @@ function aggregate(hashes: BigUint64Array, idf: IdfTable): { hashes: BigUint64Ar
 function weighted({ hashes, weights }: { hashes: BigUint64Array; weights: Float64Array }): bigint {
   const { arena, staging, scratchPtr } = sharedEngine();
   const n = hashes.length;
-  staging.ensureKeyBytes(16 * n + 16);
-  const h = staging.keysPtr;
-  const w = h + 8 * n;
+  const { h, w } = arena.place({ h: 8 * n, w: 8 * n }, staging.end, "a weighted feature list");
   new BigUint64Array(arena.u8.buffer, h, n).set(hashes);
   new Float64Array(arena.u8.buffer, w, n).set(weights);
   return BigInt.asUintN(64, arena.k.simhashWeighted(h, w, n, scratchPtr));

@@ -43,8 +43,8 @@ export class Arena {
     return regions;
   }
 
-  /** Ensures bytes [0, end) exist: the one place memory grows (structures ask through place()). */
-  reserve(end: number, what = "it"): void {
+  /** Ensures bytes [0, end) exist: the one place memory grows; private, so every caller names its regions through place(). */
+  private reserve(end: number, what: string): void {
     const have = this.k.memory.buffer.byteLength;
     if (end <= have) return;
     if (end > MAX_ARENA_BYTES) {

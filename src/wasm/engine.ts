@@ -7,11 +7,12 @@ import { Staging } from "./staging.js";
 export interface Engine {
   readonly arena: Arena;
   readonly staging: Staging;
-  /** 4 KiB of scratch for kernels that keep state between calls of one operation (SimHash votes). */
+  /** 1 KiB of scratch for kernels that keep state within one call (SimHash votes, the token ring). */
   readonly scratchPtr: number;
 }
 
-const SCRATCH_BYTES = 4096;
+// The tokenizing kernels' state: assembly/simhash.ts lays it out in the caller's 1 KiB.
+const SCRATCH_BYTES = 1024;
 
 let engine: Engine | undefined;
 

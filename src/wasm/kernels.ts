@@ -10,8 +10,28 @@ export interface Kernels {
   readonly MD5_STATE_BYTES: WebAssembly.Global;
   /** Bytes of one slot of the Deduplicator's fingerprint table (u32 global). */
   readonly TABLE_SLOT_BYTES: WebAssembly.Global;
+  /** Deduplicator stats: offset of the u64 count of table look-ups (u32 global). */
+  readonly DEDUP_LOOKUPS: WebAssembly.Global;
+  /** Deduplicator stats: offset of the u64 count of look-ups avoided (u32 global). */
+  readonly DEDUP_AVOIDED: WebAssembly.Global;
+  /** Deduplicator stats: offset of the u64 count of table entries (u32 global). */
+  readonly DEDUP_ENTRIES: WebAssembly.Global;
+  /** Deduplicator stats: offset of the u64 count of look-ups that found nothing (u32 global). */
+  readonly DEDUP_LOOKUPS_NEW: WebAssembly.Global;
+  /** Bytes of the Deduplicator's stats block (u32 global). */
+  readonly DEDUP_STATS_BYTES: WebAssembly.Global;
   /** Bytes of one near-duplicate table descriptor (u32 global). */
   readonly ND_TABLE_BYTES: WebAssembly.Global;
+  /** Near-duplicate descriptor: offset of its entries' address (u32 global). */
+  readonly ND_ENTRIES: WebAssembly.Global;
+  /** Near-duplicate descriptor: offset of its directory's address (u32 global). */
+  readonly ND_DIR: WebAssembly.Global;
+  /** Near-duplicate descriptor: offset of its directory bits (u32 global). */
+  readonly ND_BITS: WebAssembly.Global;
+  /** Near-duplicate descriptor: offset of its piece count (u32 global). */
+  readonly ND_PIECE_COUNT: WebAssembly.Global;
+  /** Near-duplicate descriptor: offset of its first (offset, width) pair; pair i is 8 i bytes on (u32 global). */
+  readonly ND_PIECES: WebAssembly.Global;
   /** Line context: offset of the mode (0 exact table, 1 Bloom stages) (u32 global). */
   readonly LINE_MODE: WebAssembly.Global;
   /** Line context: offset of the exact table's hash (0 MD5, 1 XXH3-128) (u32 global). */
