@@ -61,6 +61,33 @@ describe("RedisBloomFilter", () => {
     expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
   });
 
+  it("creates its shards at full size in one allocation, so filling them bit by bit costs no more memory", async () => {
+    const keys = urls(20_000, "prealloc");
+    const shared = await RedisBloomFilter.open(redis, { name: "prealloc", items: 20_000, fpRate: 0.001, maxShardBytes: 8192 });
+    // One key at a time first: each write past a shard's end would grow it.
+    for (const key of keys.slice(0, 200)) await shared.add(key);
+    await shared.addMany(keys);
+    const bytes = Math.ceil(shared.geometry.slots / 8);
+    for (let p = 0; p < shared.geometry.partitions; p++) {
+      const used = Number(await redis.send(["MEMORY", "USAGE", shared.shardKey(p)]));
+      // Bit by bit from nothing, Redis doubles a string under 1 MB as it grows: up to twice the bytes.
+      expect(used, `shard ${p}`).toBeLessThan(bytes * 1.15 + 128);
+      expect(Number(await redis.send(["STRLEN", shared.shardKey(p)]))).toBe(bytes);
+    }
+    // Opening again leaves existing shards and their bits alone.
+    const again = await RedisBloomFilter.open(redis, { name: "prealloc", items: 20_000, fpRate: 0.001, maxShardBytes: 8192 });
+    expect(sum(await again.hasMany(keys))).toBe(keys.length);
+    const day = 86_400_000;
+    const at = Math.floor(Date.now() / day) * day + 1_000;
+    const window = await RedisTimeWindowFilter.open(redis, { name: "prealloc-window", granularity: "day", slices: 3, itemsPerSlice: 20_000, fpRate: 0.001, now: () => at });
+    for (const key of keys.slice(0, 100)) await window.add(key);
+    await window.addMany(keys);
+    const slice = window.sliceKey(Math.floor(at / day));
+    const sliceBytes = Number(await redis.send(["STRLEN", slice]));
+    expect(sliceBytes).toBe(Math.ceil(sizing.optimalBloom({ items: 20_000, fpRate: 0.001 }).bits / 8));
+    expect(Number(await redis.send(["MEMORY", "USAGE", slice]))).toBeLessThan(sliceBytes * 1.15 + 128);
+  });
+
   it("an add reads first once most keys are repeats, and answers as in memory either way", async () => {
     const names: string[] = [];
     const counted: RedisCommander = { send: (args, options) => (names.push(String(args[0])), redis.send(args, options)) };

@@ -1,7 +1,8 @@
 // The CLI side of the byte pipeline: files are read in large chunks straight into WebAssembly
 // memory, the next read under way while the current chunk is worked, and the kept lines go out
-// as one write per chunk, straight from WebAssembly memory when stdout is a file. A pipe on stdin
-// comes in the stream's own chunks, copied in.
+// as one write per chunk, made (when stdout is a file) while the next chunk is worked. Reads and
+// writes run on Node's thread pool, so they take the second core while the main thread runs the
+// kernel. A pipe on stdin comes in the stream's own chunks, copied in.
 import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { checkInputFile } from "./lines.js";
@@ -23,21 +24,25 @@ class ByteSink {
 
   /** Takes bytes that are valid only during this call. */
   readonly take = (bytes: Uint8Array): void => {
-    this.pending.push(Buffer.from(bytes));
+    // A view into WebAssembly memory is copied; a buffer of its own (a piece of a long line, never
+    // reused) is kept as it is, so a 200 MB line is not copied again.
+    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    this.pending.push(own ? Buffer.from(bytes.buffer, 0, bytes.byteLength) : Buffer.from(bytes));
   };
 
   /** Hands what was taken on: waits for the write before it (file) or for "drain" (stream). */
   async flush(): Promise<void> {
     if (this.pending.length === 0) return;
-    const chunk = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
+    const pieces = this.pending;
     this.pending = [];
     if (this.direct) {
       await this.inFlight;
-      this.inFlight = writeAll(1, chunk);
+      this.inFlight = writeAll(1, pieces);
       // Awaited by the next flush or end; marked handled now so a failure while a read is awaited is not unhandled.
       this.inFlight.catch(() => undefined);
       return;
     }
+    const chunk = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
     if (!process.stdout.write(chunk)) await new Promise<void>((resolve, reject) => {
       const onError = (error: Error) => reject(error);
       process.stdout.once("error", onError);
@@ -56,10 +61,12 @@ class ByteSink {
   }
 }
 
-/** All of `bytes` to fd, in order (a write to a file may be short). */
-async function writeAll(fd: number, bytes: Buffer): Promise<void> {
-  for (let at = 0; at < bytes.length; ) {
-    at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n))));
+/** All of `pieces` to fd, in order (a write to a file may be short). */
+async function writeAll(fd: number, pieces: readonly Buffer[]): Promise<void> {
+  for (const bytes of pieces) {
+    for (let at = 0; at < bytes.length; ) {
+      at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n))));
+    }
   }
 }
 

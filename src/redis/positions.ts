@@ -35,7 +35,7 @@ export class PositionMapper {
   /** u32 words a key's answer takes: the partition, a block for the blocked layout, then k positions. */
   readonly words: number;
 
-  constructor(private readonly slots: number, readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
+  constructor(readonly slots: number, readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
     this.words = hashes + (blocked ? 2 : 1);
     const { out, end } = this.arena.place({ out: 4 * this.words * BATCH }, this.arena.base, "a batch of bit positions");
     this.outPtr = out;

@@ -6,14 +6,14 @@
 // gives format v1 (kind 2). On a cluster the shards spread over the masters as RedisBloomFilter's do.
 import { BlockedBloomFilter } from "../bloom/blocked-bloom-filter.js";
 import type { PlannedLoad } from "../bloom/geometry.js";
-import type { BitsGeometry } from "../bloom/partitioned-bits.js";
+import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import { optimalBlockedBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { PositionMapper } from "./positions.js";
 import { BLOCKED_BATCH } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
-import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardKeys } from "./sharded-bits.js";
+import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, preallocate, readShards, shardKeys } from "./sharded-bits.js";
 
 /** Options of RedisBlockedBloomFilter.open. */
 export interface RedisBlockedBloomFilterOptions {
@@ -53,7 +53,9 @@ export class RedisBlockedBloomFilter {
   /** Opens the filter `name`, recording its geometry if no process has, else adopting the recorded one. */
   static async open(redis: RedisCommander, options: RedisBlockedBloomFilterOptions): Promise<RedisBlockedBloomFilter> {
     const value = await adoptShardedGeometry(redis, options, "blocked", optimalBlockedBloom, "blocked-bloom", parseDescription);
-    return new RedisBlockedBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
+    const filter = new RedisBlockedBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
+    await preallocate(redis, filter.shardKeys, partitionBytes(value.geometry));
+    return filter;
   }
 
   /** The key of shard p. */

@@ -8,14 +8,14 @@
 import { InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import type { PlannedLoad } from "../bloom/geometry.js";
-import type { BitsGeometry } from "../bloom/partitioned-bits.js";
+import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import { bloomForHashes, probeThriftyBloom, type BloomPlan } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { DESCRIPTION_VERSION, parseDescription } from "./description.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
-import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, readShards, shardKeys } from "./sharded-bits.js";
+import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, preallocate, readShards, shardKeys } from "./sharded-bits.js";
 import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
 /** Options of RedisBloomFilter.open. */
@@ -76,7 +76,9 @@ export class RedisBloomFilter {
     const hashes = check.options<RedisBloomFilterOptions>("options", options).hashes;
     const size = hashes === undefined ? probeThriftyBloom : (load: BloomPlan) => bloomForHashes({ ...load, hashes });
     const value = await adoptShardedGeometry(redis, options, "standard", size, "bloom", parseBloomDescription);
-    return new RedisBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
+    const filter = new RedisBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
+    await preallocate(redis, filter.shardKeys, partitionBytes(value.geometry));
+    return filter;
   }
 
   /** Loads a serialized BloomFilter (format v1) into Redis under `name`, replacing what was there. */

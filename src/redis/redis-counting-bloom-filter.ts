@@ -4,10 +4,10 @@
 // (a Lua script, atomic per shard batch) only happens when every counter of the key is non-zero.
 import * as check from "../validate.js";
 import { MAX_HASHES, resolveGeometry } from "../bloom/geometry.js";
-import type { BitsGeometry } from "../bloom/partitioned-bits.js";
+import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
-import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, shardBytesFor, shardKeys } from "./sharded-bits.js";
+import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, preallocate, shardBytesFor, shardKeys } from "./sharded-bits.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import { keyPrefix } from "./keys.js";
 import { bitfieldPerKey, PositionMapper } from "./positions.js";
@@ -66,7 +66,9 @@ export class RedisCountingBloomFilter {
       const layoutSpread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
       return { geometry: { layout: "counting", slots, partitions, hashes, counterBits: 4 } satisfies BitsGeometry, spread: layoutSpread };
     });
-    return new RedisCountingBloomFilter(redis, opts, value);
+    const filter = new RedisCountingBloomFilter(redis, opts, value);
+    await preallocate(redis, filter.shardKeys, partitionBytes(value.geometry));
+    return filter;
   }
 
   /** The key of shard p. */

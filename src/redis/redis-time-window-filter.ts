@@ -139,10 +139,11 @@ export class RedisTimeWindowFilter {
     const live = (shard: number) => Array.from({ length: this.slices }, (_, i) => this.sliceKey(g - i, shard));
     const expireAt = String(granuleStart(this.granularity, g + 1 + this.slices));
     const k = mapper.hashes;
+    const sliceBytes = String(Math.ceil(mapper.slots / 8));
     const out = new Uint8Array(keys.length);
     const calls: Promise<void>[] = [];
     for (const { at, positions, shard, members: chunk } of mapper.byShard(keys, KEYS_PER_CALL)) {
-      const args: string[] = [String(k), String(chunk.length), expireAt, MODES[mode]];
+      const args: string[] = [String(k), String(chunk.length), expireAt, MODES[mode], sliceBytes];
       for (const j of chunk) for (let b = 1; b <= k; b++) args.push(String(redisBitOffset(positions[(k + 1) * j + b])));
       calls.push(WINDOW_SEEN.run(this.redis, live(shard), args).then((reply) => (reply as number[]).forEach((flag, x) => (out[at + chunk[x]] = Number(flag)))));
     }

@@ -10,6 +10,7 @@ import type { BloomPlan, BloomSize } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { adoptDescription, type Fields } from "./description.js";
 import { keyPrefix } from "./keys.js";
+import { PREALLOCATE } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
 import { spreadTags, SPREAD_SHARDS } from "./spread.js";
 
@@ -79,6 +80,11 @@ export function parseShardedDescription(kind: string, layout: Layout, maxSlots: 
     const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
     return { geometry: { layout, slots, partitions, hashes }, planned: { items, fpRate }, spread };
   };
+}
+
+/** Creates each missing shard at its full size in one allocation (existing shards keep their bits). */
+export async function preallocate(redis: RedisCommander, keys: readonly string[], bytes: number): Promise<void> {
+  await Promise.all(keys.map((key) => PREALLOCATE.run(redis, [key], [String(bytes)])));
 }
 
 /** Reads every shard into `filter` (an empty in-memory filter of the same geometry) and returns its serialized form. */
