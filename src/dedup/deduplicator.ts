@@ -9,7 +9,7 @@ import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { sharedEngine } from "../wasm/engine.js";
-import { countOf, eachBatch, type Keys } from "../wasm/batch.js";
+import { countOf, eachBatch, eachStoredBatch, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 
 /** Options of Deduplicator. */
@@ -200,8 +200,7 @@ export class Deduplicator {
     try {
       const counts = new Uint32Array(BATCH);
       const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-      for (let i = 0; i < entries; ) {
-        const n = Math.min(BATCH, entries - i);
+      eachStoredBatch(entries, (n, i) => {
         let u8 = dedup.live().u8;
         for (let j = 0; j < n; j++) {
           const at = ENTRY_BYTES * (i + j);
@@ -215,8 +214,7 @@ export class Deduplicator {
         for (let j = 0; j < n; j++) if (u8[dedup.outPtr + j] !== 1) throw new FormatError(`entry ${i + j} repeats an earlier fingerprint`, "ERR_BAD_PARAMS");
         new Uint32Array(u8.buffer, dedup.refsPtr, n).set(counts.subarray(0, n));
         dedup.live().k.dedupCounts(dedup.tablePtr, dedup.capacity, dedup.digestsPtr, n, dedup.refsPtr, 1);
-        i += n;
-      }
+      });
     } catch (error) {
       dedup.dispose();
       throw error;

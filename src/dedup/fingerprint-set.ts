@@ -8,7 +8,7 @@ import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
-import { eachBatch } from "../wasm/batch.js";
+import { eachBatch, eachStoredBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -89,14 +89,17 @@ export class FingerprintSet {
   /** Adds keys in order; out[i] = 1 when keys[i] was new (a repeat inside the batch is not). */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    return this.each(keys, (arena, n, out, at) => {
-      for (let done = 0; done < n; ) {
-        const limit = Math.floor(this.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
-        done += this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done);
-        if (done < n) this.grow();
-      }
-      out.set(this.live().bytes(this.outPtr, n), at);
-    });
+    return this.each(keys, (_arena, n, out, at) => out.set(this.addStaged(n), at));
+  }
+
+  /** Adds the n fingerprints at digestsPtr, growing the table whenever the kernel stops at its load limit; the flags (1: new) stay valid until the next call. */
+  private addStaged(n: number): Uint8Array {
+    for (let done = 0; done < n; ) {
+      const limit = Math.floor(this.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
+      done += this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done);
+      if (done < n) this.grow();
+    }
+    return this.live().bytes(this.outPtr, n);
   }
 
   /** out[i] = 1 when keys[i] is in the set. */
@@ -164,20 +167,12 @@ export class FingerprintSet {
     const payload = payloadOf(stored);
     const set = new FingerprintSet({ items: Math.max(1, size) });
     try {
-      const arena = set.live();
       let added = 0;
-      for (let i = 0; i < size; ) {
-        const n = Math.min(BATCH, size - i);
-        set.live().u8.set(payload.subarray(16 * i, 16 * (i + n)), set.digestsPtr);
-        for (let done = 0; done < n; ) {
-          const limit = Math.floor(set.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
-          done += arena.k.setAddMany(set.tablePtr, LOG_PARTS, set.buckets, set.countsPtr, limit, set.digestsPtr + 16 * done, n - done, set.outPtr + done);
-          if (done < n) set.grow();
-        }
-        const flags = set.live().bytes(set.outPtr, n);
+      eachStoredBatch(size, (n, at) => {
+        set.live().u8.set(payload.subarray(16 * at, 16 * (at + n)), set.digestsPtr);
+        const flags = set.addStaged(n);
         for (let j = 0; j < n; j++) added += flags[j];
-        i += n;
-      }
+      });
       if (added !== size) throw new FormatError(`${size - added} of ${size} stored fingerprints are repeated`, "ERR_BAD_PARAMS");
     } catch (error) {
       set.dispose();

@@ -41,6 +41,11 @@ export function eachBatch(staging: Staging | (() => Staging), keys: Keys, visit:
   }
 }
 
+/** Cuts `count` stored records (a serialized payload being loaded) into batches of at most BATCH and calls `visit(n, at)` for each. */
+export function eachStoredBatch(count: number, visit: (n: number, at: number) => void): void {
+  for (let at = 0; at < count; at += BATCH) visit(Math.min(BATCH, count - at), at);
+}
+
 /**
  * The common case: per batch, `kernel(n)` writes one flag byte per key at the staging's out
  * region and returns a count; the flags are gathered into one array and the counts summed.
