@@ -7,6 +7,7 @@ export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh } from "./xxh64";
 export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, bloomPositions } from "./bloom";
 export { blockedTest, blockedSet, blockedHasKey, blockedAddKey, blockedPositions } from "./blocked-bloom";
 export { md5Init, md5Update, md5Final, md5, md5Batch, MD5_STATE_BYTES } from "./md5";
+export { MD5_LANES_SCRATCH_BYTES } from "./md5-lanes";
 export { sha1 } from "./sha1";
 export { countingMin, countingAdd, countingRemove, countingNonzero } from "./counting";
 export { dedupCheck, dedupRemove, tableRehash, dedupCounts, TABLE_SLOT_BYTES, DEDUP_LOOKUPS, DEDUP_AVOIDED, DEDUP_ENTRIES, DEDUP_LOOKUPS_NEW, DEDUP_STATS_BYTES } from "./fingerprint-table";

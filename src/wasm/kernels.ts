@@ -8,6 +8,8 @@ export interface Kernels {
   readonly memory: WebAssembly.Memory;
   /** Bytes of the streaming MD5 state (u32 global). */
   readonly MD5_STATE_BYTES: WebAssembly.Global;
+  /** Bytes of md5Batch's scratch: four lanes' records and pad buffers (u32 global). */
+  readonly MD5_LANES_SCRATCH_BYTES: WebAssembly.Global;
   /** Bytes of one slot of the Deduplicator's fingerprint table (u32 global). */
   readonly TABLE_SLOT_BYTES: WebAssembly.Global;
   /** Deduplicator stats: offset of the u64 count of table look-ups (u32 global). */
@@ -100,7 +102,7 @@ export interface Kernels {
   md5Update(state: number, ptr: number, len: number): void;
   md5Final(state: number, out: number): void;
   md5(state: number, ptr: number, len: number, out: number): void;
-  md5Batch(state: number, keys: number, spans: number, count: number, out: number): void;
+  md5Batch(scratch: number, keys: number, spans: number, count: number, out: number): void;
   sha1(scratch: number, ptr: number, len: number, out: number): void;
   countingMin(counters: number, m: number, k: number, bits: number, hashes: number, count: number, out: number): void;
   countingAdd(counters: number, m: number, k: number, bits: number, hashes: number, count: number, skip: number, out: number): number;

@@ -24,7 +24,7 @@ export class Staging {
   readonly outPtr: number;
   /** One skip flag a key (set kernels leave flagged keys alone). */
   readonly skipPtr: number;
-  /** Scratch for the MD5 state (MD5_STATE_BYTES, as the module says). */
+  /** Scratch for MD5: a streaming state (MD5_STATE_BYTES) or md5Batch's lanes (MD5_LANES_SCRATCH_BYTES), as the module says. */
   readonly statePtr: number;
   /** The keys' bytes; the last region, grown by ensureKeyBytes. */
   readonly keysPtr: number;
@@ -34,7 +34,7 @@ export class Staging {
 
   constructor(private readonly arena: Arena, start: number) {
     // The key bytes lie last: they are the one region of the batch that grows.
-    const regions = arena.place({ spans: 8 * BATCH, hashes: 16 * BATCH, out: BATCH, skip: BATCH, state: arena.k.MD5_STATE_BYTES.value, keys: 0 }, start);
+    const regions = arena.place({ spans: 8 * BATCH, hashes: 16 * BATCH, out: BATCH, skip: BATCH, state: Math.max(arena.k.MD5_STATE_BYTES.value, arena.k.MD5_LANES_SCRATCH_BYTES.value), keys: 0 }, start);
     this.spansPtr = regions.spans;
     this.hashesPtr = regions.hashes;
     this.outPtr = regions.out;
