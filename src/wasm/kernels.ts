@@ -22,6 +22,12 @@ export interface Kernels {
   readonly DEDUP_LOOKUPS_NEW: WebAssembly.Global;
   /** Bytes of the Deduplicator's stats block (u32 global). */
   readonly DEDUP_STATS_BYTES: WebAssembly.Global;
+  /** Age-partitioned state: offset of the u32 index of the newest slice (u32 global). */
+  readonly AGED_FRONT: WebAssembly.Global;
+  /** Age-partitioned state: offset of the u32 count of inserts into the current generation (u32 global). */
+  readonly AGED_FILL: WebAssembly.Global;
+  /** Bytes of the age-partitioned state record (u32 global). */
+  readonly AGED_STATE_BYTES: WebAssembly.Global;
   /** Bytes of one near-duplicate table descriptor (u32 global). */
   readonly ND_TABLE_BYTES: WebAssembly.Global;
   /** Near-duplicate descriptor: offset of its entries' address (u32 global). */
