@@ -6,9 +6,16 @@
 // storage, not its age, so shifting the ring never moves a key's bits.
 // State (two u32 at `state`): the physical index of the newest slice, and inserts into the
 // current generation; the kernel shifts by itself after `generation` inserts (0: never, the
-// caller shifts by time).
+// caller shifts by time). The record's offsets are exported so the wrapper reads them by name.
 
 import { mulhi64 } from "./reduce";
+
+/** State record: offset of the u32 physical index of the newest slice. */
+export const AGED_FRONT: u32 = 0;
+/** State record: offset of the u32 count of inserts into the current generation. */
+export const AGED_FILL: u32 = 4;
+/** Bytes of the state record. */
+export const AGED_STATE_BYTES: u32 = 8;
 
 // @ts-ignore: decorator
 @inline function sliceHas(bits: usize, sliceBytes: usize, m: u64, p: u32, h1: u64, h2: u64): u32 {
@@ -46,10 +53,10 @@ import { mulhi64 } from "./reduce";
 
 /** Makes the oldest slice the newest (cleared) and starts a new generation. */
 export function agedShift(bits: usize, sliceBytes: usize, total: u32, state: usize): void {
-  const front = (load<u32>(state) + total - 1) % total;
+  const front = (load<u32>(state, AGED_FRONT) + total - 1) % total;
   memory.fill(bits + <usize>front * sliceBytes, 0, sliceBytes);
-  store<u32>(state, front);
-  store<u32>(state, 0, 4);
+  store<u32>(state, front, AGED_FRONT);
+  store<u32>(state, 0, AGED_FILL);
 }
 
 /**
@@ -64,14 +71,14 @@ export function agedBatch(bits: usize, sliceBytes: usize, mF: f64, k: u32, total
     const h = hashes + (<usize>i << 4);
     const h1 = load<u64>(h);
     const h2 = load<u64>(h, 8);
-    const front = load<u32>(state);
+    const front = load<u32>(state, AGED_FRONT);
     const present = query(bits, sliceBytes, m, k, total, front, h1, h2);
     store<u8>(out + i, <u8>present);
     if (mode == 0 || (mode == 1 && present == 1)) continue;
     insert(bits, sliceBytes, m, k, total, front, h1, h2);
     inserted++;
-    const fill = load<u32>(state, 4) + 1;
-    store<u32>(state, fill, 4);
+    const fill = load<u32>(state, AGED_FILL) + 1;
+    store<u32>(state, fill, AGED_FILL);
     if (generation != 0 && fill >= generation) agedShift(bits, sliceBytes, total, state);
   }
   return inserted;

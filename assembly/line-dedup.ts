@@ -6,6 +6,7 @@
 // line too, printed with a "\n" added. All state lives in a context block laid out below.
 
 import { md5 } from "./md5";
+import { md5Lanes, MD5_LANES_SCRATCH_BYTES } from "./md5-lanes";
 import { xxh128 } from "./xxh3";
 import { testPair, setPair, hasBlock, setBlock } from "./blocked-bloom";
 import { mulhi64 } from "./reduce";
@@ -43,9 +44,9 @@ export const LINE_STAGE_BYTES: u32 = 32;
 const GROUP: u32 = 32;
 const NL: u8 = 0x0a;
 const CR: u8 = 0x0d;
-// Scratch: MD5 state (128) | digests GROUP * 16 | line records GROUP * 16.
+// Scratch: MD5 scratch (MD5_LANES_SCRATCH_BYTES) | digests GROUP * 16 | line records GROUP * 16.
 // A record: line start, key end, line end, and the cache line its look-up will read.
-const DIGESTS: usize = 128;
+const DIGESTS: usize = (<usize>MD5_LANES_SCRATCH_BYTES + 15) & ~15;
 const RECORDS: usize = DIGESTS + <usize>GROUP * 16;
 const RECORD: usize = 16;
 /** Bytes of the scratch region the context's LINE_SCRATCH names. */
@@ -180,6 +181,8 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
       q = lineEnd;
     }
     if (n == 0) break;
+    // MD5 takes the group's lines four at a time (a record's start and key end are its message).
+    if (!xxh) md5Lanes(scratch, 0, records, RECORD, n, digests);
     for (let i: u32 = 0; i < n; i++) {
       const r = records + <usize>i * RECORD;
       const start = <usize>load<u32>(r);
@@ -193,7 +196,6 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
         probe = lastBits + (<usize>mulhi64(load<u64>(d), lastBlocks) << 6);
       } else {
         if (xxh) xxh128(start, key, d);
-        else md5(scratch, start, key, d);
         // The all-zero key marks an empty slot of the table.
         if ((load<u64>(d) | load<u64>(d, 8)) == 0) store<u64>(d, 1);
         probe = table + <usize>partitionOf(load<u64>(d, 8), logParts) * partBytes + (<usize>mulhi64(load<u64>(d), <u64>buckets) << 6);

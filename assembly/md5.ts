@@ -3,6 +3,7 @@
 // buffered byte count (u32) | 4 bytes pad | 64-byte block buffer.
 
 import { md5Blocks } from "./md5-compress";
+import { md5Lanes } from "./md5-lanes";
 
 /** Bytes of the streaming state; the wrappers read this global (src/wasm/arena.ts), never a copy. */
 export const MD5_STATE_BYTES: u32 = 96;
@@ -86,12 +87,9 @@ export function md5(st: usize, p: usize, len: usize, out: usize): void {
 
 /**
  * MD5 of `count` keys, key i being the bytes at keys + [start_i, end_i) with (start_i, end_i) the
- * u32 pair at `spans + 8 * i`; digest i goes to `out + 16 * i`. `st` is scratch state.
+ * u32 pair at `spans + 8 * i`; digest i goes to `out + 16 * i`. `scratch` holds
+ * MD5_LANES_SCRATCH_BYTES (four keys are hashed at once, see md5-lanes.ts).
  */
-export function md5Batch(st: usize, keys: usize, spans: usize, count: u32, out: usize): void {
-  for (let i: u32 = 0; i < count; i++) {
-    const start = load<u32>(spans);
-    md5(st, keys + start, load<u32>(spans, 4) - start, out + (<usize>i << 4));
-    spans += 8;
-  }
+export function md5Batch(scratch: usize, keys: usize, spans: usize, count: u32, out: usize): void {
+  md5Lanes(scratch, keys, spans, 8, count, out);
 }

@@ -3,8 +3,9 @@
 // the floors wc -l (reading) and md5sum (reading and hashing). Tools alternate, 3 rounds, medians;
 // each run is timed by /usr/bin/time (wall, user + sys CPU, peak RSS) under flock
 // /tmp/cs-bench.lock, and writes its output to a file, as a user would.
-// usage: node bench/cli.bench.js [FILE...]   (default: the shipped sample, bench/out/crawl-stream.txt
-// when bench/crawl-stream.sh has built it, and bench/out/mirror-12m.txt, generated with
+// usage: node bench/cli.bench.js [FILE...]   (default: the shipped sample, the real streams
+// bench/out/crawl-fragments.txt and crawl-stream.txt when bench/crawl-stream.sh has built them,
+// and bench/out/mirror-12m.txt, generated with
 // `node bench/gen-mirror.js 12000000 bench/out/mirror-12m.txt` when missing)
 import { spawnSync } from "node:child_process";
 import { existsSync, openSync, closeSync, readFileSync, statSync } from "node:fs";
@@ -18,8 +19,8 @@ const files = process.argv.slice(2);
 if (files.length === 0) {
   files.push("examples/nodejs-doc-links.txt", "bench/out/mirror-12m.txt");
   if (!existsSync(files[1])) spawnSync(process.execPath, ["bench/gen-mirror.js", "12000000", files[1]], { stdio: "inherit" });
-  // The real crawl-order stream, when bench/crawl-stream.sh has built it (it needs apt-get).
-  if (existsSync("bench/out/crawl-stream.txt")) files.splice(1, 0, "bench/out/crawl-stream.txt");
+  // The real crawl-order streams, when bench/crawl-stream.sh has built them (it needs apt-get).
+  for (const real of ["bench/out/crawl-stream.txt", "bench/out/crawl-fragments.txt"]) if (existsSync(real)) files.splice(1, 0, real);
 }
 
 /** One timed run: stdout to OUT; returns wall and CPU seconds, peak RSS in MiB. */

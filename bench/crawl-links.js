@@ -1,12 +1,14 @@
 // A real crawl-order link stream for `npm run bench:cli`: each documentation site (HTML files on
 // disk from Debian doc packages, see bench/crawl-stream.sh) is crawled breadth-first from its
-// index.html as if served at BASE_URL; every href of every page is printed, resolved and without
-// its fragment, in the order a crawler extracts them. Navigation makes most of them repeats.
-// usage: node bench/crawl-links.js DIR BASE_URL [DIR BASE_URL ...] > stream.txt
+// index.html as if served at BASE_URL; every href of every page is printed, resolved (and without
+// its fragment unless --fragments is given), in the order a crawler extracts them. Navigation
+// makes most of them repeats. Pages are queued once each, whatever fragments link to them.
+// usage: node bench/crawl-links.js [--fragments] DIR BASE_URL [DIR BASE_URL ...] > stream.txt
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-const args = process.argv.slice(2);
+const keepFragments = process.argv[2] === "--fragments";
+const args = process.argv.slice(keepFragments ? 3 : 2);
 const HREF = /href\s*=\s*(?:"([^"]*)"|'([^']*)')/gi;
 let out = [];
 let size = 0;
@@ -39,17 +41,24 @@ for (let s = 0; s < args.length; s += 2) {
       } catch {
         continue;
       }
-      url.hash = "";
+      if (!keepFragments) url.hash = "";
       const text = url.href;
       out.push(text + "\n");
       size += text.length;
       if (size > 1 << 20) flush();
-      if (!text.startsWith(base.href) || queued.has(text)) continue;
-      let target = join(dir, decodeURIComponent(url.pathname.slice(base.pathname.length)));
+      url.hash = "";
+      const pageUrl = url.href;
+      if (!pageUrl.startsWith(base.href) || queued.has(pageUrl)) continue;
+      let target;
+      try {
+        target = join(dir, decodeURIComponent(url.pathname.slice(base.pathname.length)));
+      } catch {
+        continue;
+      }
       if (existsSync(target) && statSync(target).isDirectory()) target = join(target, "index.html");
       if (/\.html?$/.test(target) && existsSync(target)) {
-        queued.add(text);
-        queue.push(text);
+        queued.add(pageUrl);
+        queue.push(pageUrl);
       }
     }
   }

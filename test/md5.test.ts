@@ -37,6 +37,21 @@ describe("md5", () => {
     }
   });
 
+  it("equals node:crypto when four lanes finish at different times, with idle lanes and across batches", () => {
+    // md5Batch hashes four keys at once and a lane takes the next key when its own is done: mix
+    // lengths around the padding edges (55/56, 63/64, 119/120) in every order and batch size.
+    const next = rng(11);
+    const edges = [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 121, 200, 1000];
+    for (let count = 1; count <= 9; count++) {
+      const inputs = Array.from({ length: count }, () => randomBytes(next, edges[Math.floor(next() * edges.length)]));
+      const digests = md5Many(inputs);
+      inputs.forEach((input, i) => expect(toHex(digests.subarray(16 * i, 16 * i + 16)), `batch of ${count}, key ${i}`).toBe(reference(input)));
+    }
+    const many = Array.from({ length: 10_000 }, () => randomBytes(next, Math.floor(next() * 180)));
+    const digests = md5Many(many);
+    many.forEach((input, i) => expect(toHex(digests.subarray(16 * i, 16 * i + 16)), `key ${i} of 10000`).toBe(reference(input)));
+  });
+
   it("streams across every block boundary split", () => {
     const next = rng(11);
     const data = randomBytes(next, 300);

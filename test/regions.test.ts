@@ -1,12 +1,16 @@
 // The region planner (src/wasm/regions.ts, Arena.place): regions are laid out in the order named,
 // each on a cache line, none overlapping; memory grows only when a placed region reaches past it,
-// and a plan one memory cannot hold is refused by name. Then the rule the planner exists for,
-// held against the source: no file outside src/wasm/ grows memory or aligns offsets by hand.
+// and a plan one memory cannot hold is refused by name. Array regions (array(size, length)) give
+// element addresses and views inside their bounds and refuse any outside them; a state record reads
+// its fields where the kernel writes them. Then the rule the planner exists for, held against the
+// source: no file outside src/wasm/ grows memory or aligns offsets by hand.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FilterTooLargeError } from "../build/js/index.node.js";
 import { Arena, MAX_ARENA_BYTES } from "../build/js/wasm/arena.js";
+import { array, ArrayRegion } from "../build/js/wasm/array-region.js";
+import { U32Record } from "../build/js/wasm/record.js";
 import { layOut } from "../build/js/wasm/regions.js";
 import { ready } from "./helpers.js";
 
@@ -49,6 +53,60 @@ describe("region planner", () => {
     expect(error).toBeInstanceOf(FilterTooLargeError);
     expect(String((error as Error).message)).toMatch(/the test table outgrows one WebAssembly memory/);
     expect(arena.k.memory.buffer.byteLength).toBe(before);
+  });
+});
+
+describe("array regions", () => {
+  it("the planner lays an array region out as size x length bytes and hands back its element addresses", () => {
+    const r = layOut(1000, { flags: array(1, 3), digests: array(16, 5), after: 1 });
+    // Worked by hand: flags at 1024 (3 bytes), digests at 1088 (80 bytes, to 1168), after at 1216.
+    expect(r.flags).toBeInstanceOf(ArrayRegion);
+    expect([r.flags.ptr, r.flags.end, r.digests.ptr, r.digests.end, r.after, r.end]).toEqual([1024, 1027, 1088, 1168, 1216, 1217]);
+    expect([r.digests.at(0), r.digests.at(3), r.digests.at(5), r.digests.byteLength]).toEqual([1088, 1136, 1168, 80]);
+  });
+
+  it("refuses an element index or a run outside the region with a RangeError", () => {
+    const region = new ArrayRegion(128, 16, 4);
+    for (const i of [-1, 5, 1.5, Number.NaN]) expect(() => region.at(i)).toThrow(RangeError);
+    const memory = new Uint8Array(512);
+    expect(() => region.view(memory, Uint32Array, 3, 2)).toThrow(RangeError);
+    expect(() => region.bytes(memory, -1, 1)).toThrow(RangeError);
+    expect(() => region.fill(memory, 1, 2, 3)).toThrow(RangeError);
+    expect(() => region.copyIn(memory, new Uint8Array(32), 3)).toThrow(RangeError);
+    expect(() => region.copyIn(memory, new Uint8Array(15))).toThrow(RangeError);
+    expect(() => new ArrayRegion(0, 3, 1).view(memory, Uint32Array)).toThrow(RangeError);
+    expect(() => array(0, 4)).toThrow(RangeError);
+    // Nothing was written by the refused calls.
+    expect(memory.every((b) => b === 0)).toBe(true);
+  });
+
+  it("views, copies and fills exactly the elements named, and nothing beside them", () => {
+    const memory = new Uint8Array(256);
+    const region = new ArrayRegion(64, 8, 4); // bytes 64..96
+    region.copyIn(memory, Uint32Array.of(1, 2, 3, 4), 1); // elements 1 and 2: bytes 72..88
+    expect([...memory.subarray(72, 88)]).toEqual([1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0]);
+    expect([...region.view(memory, Uint32Array, 1, 2)]).toEqual([1, 2, 3, 4]);
+    const into = new Uint32Array(10);
+    region.copyOut(memory, into, 2, 3); // elements 0..2 (6 words) into words 4..9
+    expect([...into]).toEqual([0, 0, 0, 0, 0, 0, 1, 2, 3, 4]);
+    region.fill(memory, 0xff, 3, 1);
+    expect([...memory.subarray(88, 97)]).toEqual([255, 255, 255, 255, 255, 255, 255, 255, 0]);
+    expect(memory[63]).toBe(0);
+  });
+
+  it("a state record reads and writes its fields where the kernel does (AGED_FRONT, AGED_FILL)", () => {
+    const arena = new Arena();
+    const k = arena.k;
+    const { bits, state } = arena.place({ bits: array(64, 4), state: k.AGED_STATE_BYTES.value });
+    const record = new U32Record(state, { front: k.AGED_FRONT, fill: k.AGED_FILL });
+    record.set(arena.u8, "front", 2);
+    record.set(arena.u8, "fill", 7);
+    bits.fill(arena.u8, 0xff);
+    // The kernel makes the oldest slice (front - 1 = 1) the newest: clears it and zeroes the fill.
+    k.agedShift(bits.ptr, bits.size, bits.length, state);
+    expect([record.get(arena.u8, "front"), record.get(arena.u8, "fill")]).toEqual([1, 0]);
+    expect([0, 1, 2, 3].map((s) => bits.bytes(arena.u8, s, 1).every((b) => b === 0xff))).toEqual([true, false, true, true]);
+    expect(bits.bytes(arena.u8, 1, 1).every((b) => b === 0)).toBe(true);
   });
 });
 

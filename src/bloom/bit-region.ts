@@ -15,7 +15,7 @@ import { Staging } from "../wasm/staging.js";
 /** Runs a kernel over `n` hash pairs staged at `hashesPtr`, writing flags at `outPtr`; returns a count. */
 export type BatchKernel = (k: Kernels, hashesPtr: number, n: number, outPtr: number) => number;
 
-/** A bit region of `bytes` bytes (plus `extra` bytes of state after it) in its own instance. */
+/** A bit region of `bytes` bytes (plus `extra` bytes of state after it, or as many as the kernels say) in its own instance. */
 export class BitRegion {
   /** Bytes of the bit region. */
   readonly bytes: number;
@@ -27,11 +27,11 @@ export class BitRegion {
   readonly staging: Staging;
   private instance: Arena | undefined;
 
-  constructor(bytes: number, extra = 0) {
+  constructor(bytes: number, extra: number | ((k: Kernels) => number) = 0) {
     this.bytes = bytes;
     const arena = new Arena();
     this.instance = arena;
-    const regions = arena.place({ bits: bytes, state: extra }, arena.base, "a filter");
+    const regions = arena.place({ bits: bytes, state: typeof extra === "number" ? extra : extra(arena.k) }, arena.base, "a filter");
     this.bitsPtr = regions.bits;
     this.statePtr = regions.state;
     this.staging = new Staging(arena, regions.end);
@@ -85,7 +85,7 @@ export class BitRegion {
 
   /** Zeroes the bit region. */
   clear(): void {
-    this.arena.u8.fill(0, this.bitsPtr, this.bitsPtr + this.bytes);
+    this.view().fill(0);
   }
 
   /** Drops the instance. */

@@ -91,7 +91,7 @@ export class PartitionedBits {
     if (from === this) return;
     const src = from.front;
     const dst = this.front;
-    dst.arena.u8.set(src.arena.bytes(src.staging.hashesPtr, 16 * n), dst.staging.hashesPtr);
+    dst.staging.hashes.copyIn(dst.arena.u8, src.staging.hashes.bytes(src.arena.u8, 0, n));
   }
 
   /** Tests the n staged hash pairs; out[at + i] = 1 when pair i is present. */
@@ -151,7 +151,7 @@ export class PartitionedBits {
     const h = staging.hashesPtr;
     let changed = 0;
     if (op === "set") {
-      if (skip !== undefined) arena.u8.set(skip.subarray(0, n), staging.skipPtr);
+      if (skip !== undefined) staging.skip.copyIn(arena.u8, skip.subarray(0, n));
       const skipPtr = skip === undefined ? 0 : staging.skipPtr;
       changed = this.counting
         ? k.countingAdd(bitsPtr, slots, hashes, bits, h, n, skipPtr, staging.outPtr)
@@ -163,20 +163,23 @@ export class PartitionedBits {
     } else if (op === "min" || this.counting) {
       // A counting filter's test is its minimum counter, read as a flag.
       k.countingMin(bitsPtr, slots, hashes, bits, h, n, staging.outPtr);
-      if (op === "test") for (let i = 0; i < n; i++) arena.u8[staging.outPtr + i] = arena.u8[staging.outPtr + i] === 0 ? 0 : 1;
+      if (op === "test") {
+        const flags = staging.out.bytes(arena.u8, 0, n);
+        for (let i = 0; i < n; i++) flags[i] = flags[i] === 0 ? 0 : 1;
+      }
     } else if (this.blocked) {
       k.blockedTest(bitsPtr, slots, hashes, h, n, staging.outPtr);
     } else {
       k.bloomTest(bitsPtr, slots, hashes, h, n, staging.outPtr);
     }
-    out.set(arena.bytes(staging.outPtr, n), at);
+    staging.readOut(out, at, n);
     return changed;
   }
 
   private applyRouted(op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
     const front = this.front;
-    const base = front.staging.hashesPtr >>> 2;
-    const pairs = front.arena.u32.slice(base, base + 4 * n);
+    // A pair is four u32 words: h1 low, h1 high, h2 low, h2 high.
+    const pairs = front.staging.hashes.view(front.arena.u8, Uint32Array, 0, n).slice();
     const count = this.parts.length;
     const members: number[][] = Array.from({ length: count }, () => []);
     for (let i = 0; i < n; i++) members[Math.floor((((pairs[4 * i] ^ pairs[4 * i + 3]) >>> 0) * count) / 4294967296)].push(i);
@@ -187,10 +190,9 @@ export class PartitionedBits {
       const list = members[p];
       if (list.length === 0) continue;
       const part = this.parts[p];
-      const u32 = part.arena.u32;
-      const dst = part.staging.hashesPtr >>> 2;
+      const dst = part.staging.hashes.view(part.arena.u8, Uint32Array, 0, list.length);
       for (let j = 0; j < list.length; j++) {
-        u32.set(pairs.subarray(4 * list[j], 4 * list[j] + 4), dst + 4 * j);
+        dst.set(pairs.subarray(4 * list[j], 4 * list[j] + 4), 4 * j);
         if (partSkip !== undefined) partSkip[j] = skip![list[j]];
       }
       added += this.applyPart(part, op, list.length, partSkip, partOut, 0);

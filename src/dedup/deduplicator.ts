@@ -8,6 +8,7 @@ import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/
 import { optimalBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
+import { array, ArrayRegion } from "../wasm/array-region.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { countOf, eachBatch, eachStoredBatch, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
@@ -84,9 +85,12 @@ export class Deduplicator {
   private readonly k: number;
   private readonly bits: number;
   private readonly countersPtr: number;
-  private readonly digestsPtr: number;
-  private readonly outPtr: number;
-  private readonly refsPtr: number;
+  /** A batch's fingerprints, 16 bytes a key. */
+  private readonly digests: ArrayRegion;
+  /** A batch's flags (1: new, or removed). */
+  private readonly out: ArrayRegion;
+  /** A batch's reference counts, u32 a key. */
+  private readonly refs: ArrayRegion;
   private readonly statsPtr: number;
   private tablePtr: number;
   private capacity: number;
@@ -114,14 +118,14 @@ export class Deduplicator {
     const arena = new Arena();
     // The table lies last: it is the region that grows.
     const regions = arena.place(
-      { counters: Math.ceil((this.m * this.bits) / 8), digests: 16 * BATCH, out: BATCH, refs: 4 * BATCH, stats: arena.k.DEDUP_STATS_BYTES.value, table: this.capacity * arena.k.TABLE_SLOT_BYTES.value },
+      { counters: Math.ceil((this.m * this.bits) / 8), digests: array(16, BATCH), out: array(1, BATCH), refs: array(4, BATCH), stats: arena.k.DEDUP_STATS_BYTES.value, table: this.capacity * arena.k.TABLE_SLOT_BYTES.value },
       arena.base,
       "the deduplicator",
     );
     this.countersPtr = regions.counters;
-    this.digestsPtr = regions.digests;
-    this.outPtr = regions.out;
-    this.refsPtr = regions.refs;
+    this.digests = regions.digests;
+    this.out = regions.out;
+    this.refs = regions.refs;
     this.statsPtr = regions.stats;
     this.tablePtr = regions.table;
     this.arena = arena;
@@ -152,8 +156,8 @@ export class Deduplicator {
     eachBatch(() => sharedEngine().staging, { list: keys }, (n, i) => {
       this.fingerprint(n);
       const arena = this.live();
-      arena.k.dedupCounts(this.tablePtr, this.capacity, this.digestsPtr, n, this.refsPtr, 0);
-      const refs = new Uint32Array(arena.u8.buffer, this.refsPtr, n);
+      arena.k.dedupCounts(this.tablePtr, this.capacity, this.digests.ptr, n, this.refs.ptr, 0);
+      const refs = this.refs.view(arena.u8, Uint32Array, 0, n);
       for (let j = 0; j < n; j++) out[i + j] = refs[j] > 0 ? 1 : 0;
     });
     return out;
@@ -179,7 +183,7 @@ export class Deduplicator {
     const payload = new Uint8Array(ENTRY_BYTES * entries);
     // A table slot (TABLE_SLOT_BYTES, as the module says) begins with the entry: fingerprint, count.
     const slotWords = arena.k.TABLE_SLOT_BYTES.value / 4;
-    const words = new Uint32Array(arena.u8.buffer, this.tablePtr, this.capacity * slotWords);
+    const words = new ArrayRegion(this.tablePtr, arena.k.TABLE_SLOT_BYTES.value, this.capacity).view(arena.u8, Uint32Array);
     const out = new Uint32Array(payload.buffer);
     let at = 0;
     for (let slot = 0; slot < this.capacity; slot++) {
@@ -204,16 +208,17 @@ export class Deduplicator {
         let u8 = dedup.live().u8;
         for (let j = 0; j < n; j++) {
           const at = ENTRY_BYTES * (i + j);
-          u8.set(payload.subarray(at, at + 16), dedup.digestsPtr + 16 * j);
+          dedup.digests.copyIn(u8, payload.subarray(at, at + 16), j);
           counts[j] = view.getUint32(at + 16, true);
           if (counts[j] === 0) throw new FormatError(`entry ${i + j} has no reference`, "ERR_BAD_PARAMS");
         }
         // Inserted as new keys (the kernel raises their counters), then given their stored counts.
         dedup.checkDigests(n);
         u8 = dedup.live().u8;
-        for (let j = 0; j < n; j++) if (u8[dedup.outPtr + j] !== 1) throw new FormatError(`entry ${i + j} repeats an earlier fingerprint`, "ERR_BAD_PARAMS");
-        new Uint32Array(u8.buffer, dedup.refsPtr, n).set(counts.subarray(0, n));
-        dedup.live().k.dedupCounts(dedup.tablePtr, dedup.capacity, dedup.digestsPtr, n, dedup.refsPtr, 1);
+        const added = dedup.out.bytes(u8, 0, n);
+        for (let j = 0; j < n; j++) if (added[j] !== 1) throw new FormatError(`entry ${i + j} repeats an earlier fingerprint`, "ERR_BAD_PARAMS");
+        dedup.refs.copyIn(u8, counts.subarray(0, n));
+        dedup.live().k.dedupCounts(dedup.tablePtr, dedup.capacity, dedup.digests.ptr, n, dedup.refs.ptr, 1);
       });
     } catch (error) {
       dedup.dispose();
@@ -281,13 +286,13 @@ export class Deduplicator {
     return Number(this.statsView().getBigUint64(offset.value, true));
   }
 
-  /** Fingerprints the n keys staged in the shared engine and copies the digests to digestsPtr. */
+  /** Fingerprints the n keys staged in the shared engine and copies the digests into the digest region. */
   private fingerprint(n: number): void {
     const engine = sharedEngine();
     const s = engine.staging;
     if (this.xxh) engine.arena.k.fingerprintsXxh(s.keysPtr, s.spansPtr, n, s.hashesPtr);
     else engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-    this.live().u8.set(engine.arena.bytes(s.hashesPtr, 16 * n), this.digestsPtr);
+    this.digests.copyIn(this.live().u8, engine.arena.bytes(s.hashesPtr, 16 * n));
   }
 
   /** Fingerprints the (already checked) keys in the shared engine batch by batch, then checks or removes them here. */
@@ -298,26 +303,26 @@ export class Deduplicator {
     eachBatch(() => sharedEngine().staging, keys, (n, i) => {
       this.fingerprint(n);
       if (removing) {
-        arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digestsPtr, n, this.outPtr, this.refsPtr, this.statsPtr);
+        arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digests.ptr, n, this.out.ptr, this.refs.ptr, this.statsPtr);
       } else {
         this.checkDigests(n);
       }
       const u8 = this.live().u8;
-      flags.set(u8.subarray(this.outPtr, this.outPtr + n), i);
-      counts.set(new Uint32Array(u8.buffer, this.refsPtr, n), i);
+      this.out.copyOut(u8, flags, i, n);
+      this.refs.copyOut(u8, counts, i, n);
       if (!removing) {
         this.seen += n;
-        for (let j = 0; j < n; j++) this.fresh += u8[this.outPtr + j];
+        for (let j = 0; j < n; j++) this.fresh += flags[i + j];
       }
     });
     return { isNew: flags, counts };
   }
 
-  /** dedupCheck of the n digests at digestsPtr, growing the table whenever it must. */
+  /** dedupCheck of the n digests in the digest region, growing the table whenever it must. */
   private checkDigests(n: number): void {
     for (let done = 0; done < n; ) {
       const limit = Math.floor(this.capacity * MAX_LOAD);
-      done += this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done, this.refsPtr + 4 * done, this.statsPtr);
+      done += this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digests.at(done), n - done, this.out.at(done), this.refs.at(done), this.statsPtr);
       if (done < n) this.grow();
     }
   }

@@ -8,6 +8,7 @@ import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
+import { array, ArrayRegion } from "../wasm/array-region.js";
 import { eachBatch, eachStoredBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
@@ -50,9 +51,12 @@ const RECIPE: Recipe<number> = {
 /** An exact set of string or byte keys by 128-bit fingerprint. */
 export class FingerprintSet {
   private arena: Arena | undefined;
-  private readonly countsPtr: number;
-  private readonly digestsPtr: number;
-  private readonly outPtr: number;
+  /** Keys per partition (u32 each; the kernels keep them). */
+  private readonly counts: ArrayRegion;
+  /** A batch's fingerprints, 16 bytes a key. */
+  private readonly digests: ArrayRegion;
+  /** A batch's result flags. */
+  private readonly out: ArrayRegion;
   private readonly tablePtr: number;
   private buckets: number;
 
@@ -63,10 +67,10 @@ export class FingerprintSet {
     if (PARTS * this.buckets * 64 > MAX_TABLE_BYTES) throw new FilterTooLargeError(PARTS * this.buckets * 64, "a fingerprint set is one WebAssembly memory");
     const arena = new Arena();
     // The table lies last: it grows in place.
-    const regions = arena.place({ counts: 4 * PARTS, digests: 16 * BATCH, out: BATCH, table: this.tableBytes }, arena.base, "the fingerprint set");
-    this.countsPtr = regions.counts;
-    this.digestsPtr = regions.digests;
-    this.outPtr = regions.out;
+    const regions = arena.place({ counts: array(4, PARTS), digests: array(16, BATCH), out: array(1, BATCH), table: this.tableBytes }, arena.base, "the fingerprint set");
+    this.counts = regions.counts;
+    this.digests = regions.digests;
+    this.out = regions.out;
     this.tablePtr = regions.table;
     this.arena = arena;
   }
@@ -92,22 +96,22 @@ export class FingerprintSet {
     return this.each(keys, (_arena, n, out, at) => out.set(this.addStaged(n), at));
   }
 
-  /** Adds the n fingerprints at digestsPtr, growing the table whenever the kernel stops at its load limit; the flags (1: new) stay valid until the next call. */
+  /** Adds the n fingerprints in the digest region, growing the table whenever the kernel stops at its load limit; the flags (1: new) stay valid until the next call. */
   private addStaged(n: number): Uint8Array {
     for (let done = 0; done < n; ) {
       const limit = Math.floor(this.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
-      done += this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, limit, this.digestsPtr + 16 * done, n - done, this.outPtr + done);
+      done += this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), n - done, this.out.at(done));
       if (done < n) this.grow();
     }
-    return this.live().bytes(this.outPtr, n);
+    return this.out.bytes(this.live().u8, 0, n);
   }
 
   /** out[i] = 1 when keys[i] is in the set. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     return this.each(keys, (arena, n, out, at) => {
-      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digestsPtr, n, this.outPtr);
-      out.set(arena.bytes(this.outPtr, n), at);
+      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr);
+      this.out.copyOut(arena.u8, out, at, n);
     });
   }
 
@@ -115,17 +119,14 @@ export class FingerprintSet {
   removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     return this.each(keys, (arena, n, out, at) => {
-      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.countsPtr, this.digestsPtr, n, this.outPtr);
-      out.set(arena.bytes(this.outPtr, n), at);
+      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr);
+      this.out.copyOut(arena.u8, out, at, n);
     });
   }
 
   /** Keys in the set. */
   get size(): number {
-    const arena = this.live();
-    let total = 0;
-    for (let p = 0; p < PARTS; p++) total += arena.u32[(this.countsPtr >> 2) + p];
-    return total;
+    return this.counts.view(this.live().u8, Uint32Array).reduce((total, count) => total + count, 0);
   }
 
   /** Bytes of WebAssembly memory held (the table, the batch regions and any slack of the last growth). */
@@ -136,8 +137,8 @@ export class FingerprintSet {
   /** Removes every key (the table keeps its size). */
   clear(): void {
     const arena = this.live();
-    arena.u8.fill(0, this.countsPtr, this.countsPtr + 4 * PARTS);
-    arena.u8.fill(0, this.tablePtr, this.tablePtr + this.tableBytes);
+    this.counts.fill(arena.u8);
+    this.table().fill(arena.u8);
   }
 
   /** The set in format v1: its fingerprints, 16 bytes each, in table order. */
@@ -149,7 +150,7 @@ export class FingerprintSet {
     view.setUint32(0, SCHEME_XXH3_128, true);
     view.setFloat64(8, size, true);
     const payload = new Uint8Array(16 * size);
-    const words = new BigUint64Array(arena.u8.buffer, this.tablePtr, this.tableBytes / 8);
+    const words = this.table().view(arena.u8, BigUint64Array);
     const out = new BigUint64Array(payload.buffer);
     let at = 0;
     for (let w = 0; w < words.length; w += 2) {
@@ -169,7 +170,7 @@ export class FingerprintSet {
     try {
       let added = 0;
       eachStoredBatch(size, (n, at) => {
-        set.live().u8.set(payload.subarray(16 * at, 16 * (at + n)), set.digestsPtr);
+        set.digests.copyIn(set.live().u8, payload.subarray(16 * at, 16 * (at + n)));
         const flags = set.addStaged(n);
         for (let j = 0; j < n; j++) added += flags[j];
       });
@@ -190,6 +191,11 @@ export class FingerprintSet {
     return PARTS * this.buckets * 64;
   }
 
+  /** The table as it is now: PARTS x buckets cache-line buckets (it grows, so it is re-made each time). */
+  private table(): ArrayRegion {
+    return new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets);
+  }
+
   private live(): Arena {
     if (this.arena === undefined) throw new DisposedError("FingerprintSet");
     return this.arena;
@@ -204,7 +210,7 @@ export class FingerprintSet {
     eachBatch(s, { list: keys }, (n, at) => {
       engine.arena.k.xxh128Batch(s.keysPtr, s.spansPtr, n, s.hashesPtr);
       const arena = this.live();
-      arena.u8.set(engine.arena.bytes(s.hashesPtr, 16 * n), this.digestsPtr);
+      this.digests.copyIn(arena.u8, engine.arena.bytes(s.hashesPtr, 16 * n));
       visit(arena, n, out, at);
     });
     return out;

@@ -239,11 +239,11 @@ export class StoreDeduplicator {
 
   /** Puts digests into the filter's hash-pair region (h2 forced odd, as the in-memory Deduplicator does). */
   private stageDigests(digests: Uint8Array, n: number): void {
-    const front = this.filter.store.front;
-    front.arena.u8.set(digests.subarray(0, 16 * n), front.staging.hashesPtr);
-    const u32 = front.arena.u32;
-    const base = front.staging.hashesPtr >>> 2;
-    for (let j = 0; j < n; j++) u32[base + 4 * j + 2] |= 1;
+    const { arena, staging } = this.filter.store.front;
+    staging.hashes.copyIn(arena.u8, digests.subarray(0, 16 * n));
+    // A pair is four u32 words (h1 low, h1 high, h2 low, h2 high): h2's low word is word 2.
+    const words = staging.hashes.view(arena.u8, Uint32Array, 0, n);
+    for (let j = 0; j < n; j++) words[4 * j + 2] |= 1;
   }
 
   /** Rebuilds the counters from every fingerprint in the store; returns the epoch they cover, if one provably. */

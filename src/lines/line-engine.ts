@@ -8,6 +8,7 @@
 import { FilterTooLargeError } from "../errors.js";
 import { optimalBlockedBloom } from "../sizing/bloom.js";
 import { Arena } from "../wasm/arena.js";
+import { array, type ArrayRegion } from "../wasm/array-region.js";
 import { field, lineContext, setField, stageRecord, type LineContext, type StageRecord } from "./line-context.js";
 import { LongLineHasher } from "./long-line.js";
 import { FIRST_STAGE_ITEMS, planStage } from "./stage-plan.js";
@@ -55,7 +56,8 @@ export class LineEngine {
   private readonly stage: StageRecord;
   private readonly ctx: number;
   private readonly digestPtr: number;
-  private readonly stagesPtr: number;
+  /** The Bloom stages' records (this.stage says their fields). */
+  private readonly stageRecords: ArrayRegion;
   private readonly seenPtr: number;
   private buckets = FIRST_BUCKETS;
   private stages = 0;
@@ -78,7 +80,7 @@ export class LineEngine {
         ctx: c.bytes,
         scratch: c.scratchBytes,
         digest: 16,
-        stages: MAX_STAGES * this.stage.bytes,
+        stages: array(this.stage.bytes, MAX_STAGES),
         counts: 4 * PARTS,
         head0: headBytes,
         data0: chunkBytes,
@@ -92,7 +94,7 @@ export class LineEngine {
     );
     this.ctx = r.ctx;
     this.digestPtr = r.digest;
-    this.stagesPtr = r.stages;
+    this.stageRecords = r.stages;
     this.dataPtrs = [r.data0, r.data1];
     this.outPtr = r.out;
     this.seenPtr = r.seen;
@@ -103,7 +105,7 @@ export class LineEngine {
     this.set(c.scratch, r.scratch);
     this.set(c.scalar, options.scalar ? 1 : 0);
     this.set(c.counts, r.counts);
-    this.set(c.stagePtr, r.stages);
+    this.set(c.stagePtr, r.stages.ptr);
     if (options.mode === "exact" || options.items === undefined) {
       // Approx: the exact phase's table is sized once, for the lines it holds before the first stage.
       const buckets = options.mode === "exact" ? FIRST_BUCKETS : Math.max(FIRST_BUCKETS, Math.ceil((options.stageItems ?? FIRST_STAGE_ITEMS) / PARTS / 4 / MAX_LOAD));
@@ -209,7 +211,7 @@ export class LineEngine {
       // The exact phase's fingerprints move into the first stage (none when items was given).
       if (items === undefined) this.arena.k.bucketsToBlocked(this.seenPtr, PARTS * this.buckets * 64, bits, blocks, size.hashes);
     }
-    const record = this.stagesPtr + i * this.stage.bytes;
+    const record = this.stageRecords.at(i);
     const view = new DataView(this.arena.u8.buffer);
     const f = this.stage;
     view.setUint32(record + f.bits, bits, true);

@@ -16,7 +16,8 @@ import { sharedEngine } from "../wasm/engine.js";
 import type { SharedKernels } from "../wasm/kernels.js";
 import { BATCH } from "../wasm/staging.js";
 import { instantiateShared } from "../wasm/shared-module.js";
-import { layOut } from "../wasm/regions.js";
+import { layOut, wholeLines } from "../wasm/regions.js";
+import { array } from "../wasm/array-region.js";
 
 /** Options of PartitionedBloomFilter: a planned load or explicit bits, and the shard count. */
 export interface PartitionedBloomFilterOptions extends Omit<BloomFilterOptions, "maxPartitionBytes"> {
@@ -34,9 +35,10 @@ export interface PartitionedBloomFilterHandle {
   readonly maxThreads: number;
 }
 
-// The header holds the insert count on a cache line of its own, then one claim word a thread.
-const COUNT_BYTES = 64;
-const SLOT_BYTES = 17 * BATCH;
+// The insert count (one i64) and the claim words (one i32 a thread) each start a cache line.
+/** A thread's batch slot from `start`: the batch's hash pairs, then its flags. */
+const slotRegions = (start: number) => layOut(start, { hashes: array(16, BATCH), out: array(1, BATCH) });
+const SLOT_BYTES = wholeLines(slotRegions(0).end);
 const PAGE = 65536;
 // The shared module has no static data; everything this class lays out starts here.
 const BASE = 4096;
@@ -48,7 +50,7 @@ export class PartitionedBloomFilter {
   readonly planned: PlannedLoad;
   private readonly memory: WebAssembly.Memory;
   private readonly k: SharedKernels;
-  private readonly layout: { headerPtr: number; bitsPtr: number; shardBytes: number; slotsPtr: number; maxThreads: number };
+  private readonly layout: SharedLayout;
   private readonly u8: Uint8Array;
   private readonly header: { count: BigInt64Array; slots: Int32Array };
   private slot: number;
@@ -94,7 +96,7 @@ export class PartitionedBloomFilter {
 
   /** The shared memory and shape, to post to a worker that will attach(). */
   handle(): PartitionedBloomFilterHandle {
-    return { memory: this.memory, geometry: this.geometry, planned: this.planned, maxThreads: this.layout.maxThreads };
+    return { memory: this.memory, geometry: this.geometry, planned: this.planned, maxThreads: this.layout.claims.length };
   }
 
   /** Shards (= partitions of the equivalent BloomFilter). */
@@ -150,8 +152,8 @@ export class PartitionedBloomFilter {
   /** Fraction of bits set. */
   fillRatio(): number {
     this.live();
-    const { bitsPtr, shardBytes } = this.layout;
-    return this.k.sharedPopcount(bitsPtr, shardBytes * this.shards) / this.bits;
+    const { shards } = this.layout;
+    return this.k.sharedPopcount(shards.ptr, shards.byteLength) / this.bits;
   }
 
   /** The bits as a BloomFilter (kind 1, `shards` partitions); safe while other threads write, as a snapshot of some moment per word. */
@@ -167,11 +169,9 @@ export class PartitionedBloomFilter {
   /** A single-threaded BloomFilter holding a copy of the bits (same answers for every key). */
   toBloomFilter(): BloomFilter {
     this.live();
-    const { bitsPtr, shardBytes } = this.layout;
+    const { shards } = this.layout;
     const filter = BloomFilter.fromGeometry(this.geometry, this.planned, this.count);
-    filter.store.partitions.forEach((part, p) => {
-      part.view().set(this.u8.subarray(bitsPtr + p * shardBytes, bitsPtr + (p + 1) * shardBytes));
-    });
+    filter.store.partitions.forEach((part, p) => part.view().set(shards.bytes(this.u8, p, 1)));
     return filter;
   }
 
@@ -181,8 +181,8 @@ export class PartitionedBloomFilter {
     try {
       const { slots, partitions, hashes } = source.store.geometry;
       const filter = new PartitionedBloomFilter({ bits: slots * partitions, hashes, shards: partitions, maxThreads: options.maxThreads });
-      const { bitsPtr, shardBytes } = filter.layout;
-      source.store.partitions.forEach((part, p) => filter.u8.set(part.view(), bitsPtr + p * shardBytes));
+      const { shards } = filter.layout;
+      source.store.partitions.forEach((part, p) => shards.copyIn(filter.u8, part.view(), p));
       Atomics.store(filter.header.count, 0, BigInt(source.count));
       Object.assign(filter, { planned: source.planned });
       return filter;
@@ -201,18 +201,17 @@ export class PartitionedBloomFilter {
   private run(keys: Keys, add: boolean): Uint8Array {
     const slot = this.live();
     const { arena, staging } = sharedEngine();
-    const { bitsPtr, shardBytes, slotsPtr } = this.layout;
-    // This thread's slot: the batch's hash pairs, then its flags.
-    const { hashes: hashesPtr, out: outPtr } = layOut(slotsPtr + slot * SLOT_BYTES, { hashes: 16 * BATCH, out: BATCH });
+    const { shards } = this.layout;
+    const { hashes: pairs, out: flags } = slotRegions(this.layout.slots.at(slot));
     const { slots, hashes } = this.geometry;
     const out = new Uint8Array(countOf(keys));
     let added = 0;
     eachBatch(staging, keys, (n, at) => {
       staging.hashStaged(n);
-      this.u8.set(arena.bytes(staging.hashesPtr, 16 * n), hashesPtr);
-      if (add) added += this.k.sharedSet(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
-      else this.k.sharedTest(bitsPtr, this.shards, shardBytes, slots, hashes, hashesPtr, n, outPtr);
-      out.set(this.u8.subarray(outPtr, outPtr + n), at);
+      pairs.copyIn(this.u8, staging.hashes.bytes(arena.u8, 0, n));
+      if (add) added += this.k.sharedSet(shards.ptr, shards.length, shards.size, slots, hashes, pairs.ptr, n, flags.ptr);
+      else this.k.sharedTest(shards.ptr, shards.length, shards.size, slots, hashes, pairs.ptr, n, flags.ptr);
+      flags.copyOut(this.u8, out, at, n);
     });
     if (added > 0) Atomics.add(this.header.count, 0, BigInt(added));
     return out;
@@ -224,22 +223,19 @@ export class PartitionedBloomFilter {
   }
 
   private headerViews(): { count: BigInt64Array; slots: Int32Array } {
-    const base = this.layout.headerPtr;
-    const buffer = this.memory.buffer as unknown as SharedArrayBuffer;
-    return { count: new BigInt64Array(buffer, base, 1), slots: new Int32Array(buffer, base + COUNT_BYTES, this.layout.maxThreads) };
+    return { count: this.layout.count.view(this.u8, BigInt64Array), slots: this.layout.claims.view(this.u8, Int32Array) };
   }
 
   private claimSlot(): number {
-    for (let s = 0; s < this.layout.maxThreads; s++) {
+    for (let s = 0; s < this.layout.claims.length; s++) {
       if (Atomics.compareExchange(this.header.slots, s, 0, 1) === 0) return s;
     }
-    throw new InvalidArgumentError("maxThreads", this.layout.maxThreads, "more slots: every thread slot of this filter is taken");
+    throw new InvalidArgumentError("maxThreads", this.layout.claims.length, "more slots: every thread slot of this filter is taken");
   }
 
-  private static layoutOf(k: SharedKernels, geometry: BitsGeometry, maxThreads: number) {
+  private static layoutOf(k: SharedKernels, geometry: BitsGeometry, maxThreads: number): SharedLayout {
     if (k.sharedHeapBase() > BASE) throw new Error(`shared module static data ends at ${k.sharedHeapBase()}, past ${BASE}`);
-    const regions = sharedRegions(geometry, maxThreads);
-    return { headerPtr: regions.header, bitsPtr: regions.bits, shardBytes: partitionBytes(geometry), slotsPtr: regions.slots, maxThreads };
+    return sharedRegions(geometry, maxThreads);
   }
 
   private static allocate(geometry: BitsGeometry, maxThreads: number): WebAssembly.Memory {
@@ -255,7 +251,10 @@ export class PartitionedBloomFilter {
   }
 }
 
-/** The shared memory's regions: header, every shard's bits, one batch slot a thread. */
+/** The shared memory's regions: the insert count, a claim word a thread, every shard's bits, one batch slot a thread. */
 function sharedRegions(geometry: BitsGeometry, maxThreads: number) {
-  return layOut(BASE, { header: COUNT_BYTES + 4 * maxThreads, bits: partitionBytes(geometry) * geometry.partitions, slots: SLOT_BYTES * maxThreads });
+  return layOut(BASE, { count: array(8, 1), claims: array(4, maxThreads), shards: array(partitionBytes(geometry), geometry.partitions), slots: array(SLOT_BYTES, maxThreads) });
 }
+
+/** Where the shared memory's regions lie (the same in every thread). */
+type SharedLayout = ReturnType<typeof sharedRegions>;

@@ -9,6 +9,7 @@ import { concat, Kind, writeContainer } from "../format/container.js";
 import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
+import { array, type ArrayRegion } from "../wasm/array-region.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
 
 /** Options of MinHashIndex. */
@@ -71,12 +72,12 @@ export class MinHashIndex {
   /** Sketch parameters (shingle, k, bands, rows). */
   readonly params: SketchParams;
   private arena: Arena | undefined;
-  private readonly stride: number;
   // Regions: candidate pairs, their estimates, then the sketches: QUERY_BATCH query slots, then the
   // stored documents' slots (one region, as the kernel sees it: a pair names two slots of it).
-  private readonly pairsAt: number;
-  private readonly outAt: number;
-  private readonly sketchesAt: number;
+  private readonly pairRegion: ArrayRegion;
+  private readonly estimates: ArrayRegion;
+  /** One sketch a slot, 4 (k + 1) bytes (count, then k values); re-made when it grows. */
+  private sketches: ArrayRegion;
   private capacity = 0;
   private slots = 0;
   private idOf = new Uint32Array(0);
@@ -98,12 +99,11 @@ export class MinHashIndex {
       bands: opts.bands ?? layout.bands,
       rows: opts.rows ?? layout.rows,
     });
-    this.stride = 4 * (this.params.k + 1);
     this.arena = new Arena();
-    const regions = this.arena.place({ pairs: 8 * PAIR_BATCH, out: 8 * PAIR_BATCH, sketches: 0 }, this.arena.base, "the MinHash index");
-    this.pairsAt = regions.pairs;
-    this.outAt = regions.out;
-    this.sketchesAt = regions.sketches;
+    const regions = this.arena.place({ pairs: array(8, PAIR_BATCH), out: array(8, PAIR_BATCH), sketches: array(4 * (this.params.k + 1), 0) }, this.arena.base, "the MinHash index");
+    this.pairRegion = regions.pairs;
+    this.estimates = regions.out;
+    this.sketches = regions.sketches;
     this.grow(1024);
   }
 
@@ -140,7 +140,7 @@ export class MinHashIndex {
       const slot = this.free.pop() ?? this.slots++;
       if (slot >= this.capacity) this.grow(this.capacity * 2);
       const arena = this.live();
-      arena.u32.set(sketches.values.subarray(i * (k + 1), (i + 1) * (k + 1)), this.sketchAt(QUERY_BATCH + slot) >>> 2);
+      this.sketches.copyIn(arena.u8, sketches.values.subarray(i * (k + 1), (i + 1) * (k + 1)), QUERY_BATCH + slot);
       this.idOf[slot] = id;
       this.slotOf.set(id, slot);
       this.empty[slot] = sketches.values[i * (k + 1)] === 0 ? 1 : 0;
@@ -203,7 +203,7 @@ export class MinHashIndex {
     for (let from = 0; from < sketches.count; from += QUERY_BATCH) {
       const n = Math.min(QUERY_BATCH, sketches.count - from);
       verify.flush(); // the query region is about to be overwritten
-      this.live().u32.set(sketches.values.subarray(from * (k + 1), (from + n) * (k + 1)), this.sketchAt(0) >>> 2);
+      this.sketches.copyIn(this.live().u8, sketches.values.subarray(from * (k + 1), (from + n) * (k + 1)), 0);
       for (let q = 0; q < n; q++) {
         const seen = new Set<number>();
         for (let b = 0; b < bands; b++) {
@@ -287,10 +287,10 @@ export class MinHashIndex {
     const n = ids.length;
     const values = new Uint32Array(n * (k + 1));
     const keys = new Uint32Array(n * bands);
-    const u32 = this.live().u32;
+    const u8 = this.live().u8;
     ids.forEach((id, i) => {
       const slot = this.slotOf.get(id)!;
-      values.set(u32.subarray(this.sketchAt(QUERY_BATCH + slot) >>> 2, this.sketchAt(QUERY_BATCH + slot + 1) >>> 2), i * (k + 1));
+      values.set(this.sketches.view(u8, Uint32Array, QUERY_BATCH + slot, 1), i * (k + 1));
       keys.set(this.keysOf.subarray(slot * bands, (slot + 1) * bands), i * bands);
     });
     const params = new Uint8Array(MINHASH_PARAM_BYTES);
@@ -333,9 +333,9 @@ export class MinHashIndex {
   /** @internal Estimates `count` staged pairs into the out region; returns a view of the estimates. */
   estimateStaged(pairs: Uint32Array, count: number): Float64Array {
     const arena = this.live();
-    arena.u32.set(pairs.subarray(0, 2 * count), this.pairsAt >>> 2);
-    arena.k.estimatePairs(this.sketchesAt, this.params.k, this.pairsAt, count, this.outAt);
-    return new Float64Array(arena.u8.buffer, this.outAt, count);
+    this.pairRegion.copyIn(arena.u8, pairs.subarray(0, 2 * count));
+    arena.k.estimatePairs(this.sketches.ptr, this.params.k, this.pairRegion.ptr, count, this.estimates.ptr);
+    return this.estimates.view(arena.u8, Float64Array, 0, count);
   }
 
   private live(): Arena {
@@ -343,13 +343,8 @@ export class MinHashIndex {
     return this.arena;
   }
 
-  /** Where kernel slot `slot` of the sketch region starts (query slots first, then stored ones). */
-  private sketchAt(slot: number): number {
-    return this.sketchesAt + slot * this.stride;
-  }
-
   private grow(capacity: number): void {
-    this.live().place({ sketches: (QUERY_BATCH + capacity) * this.stride }, this.sketchesAt, "the MinHash index");
+    this.sketches = this.live().place({ sketches: array(this.sketches.size, QUERY_BATCH + capacity) }, this.sketches.ptr, "the MinHash index").sketches;
     const idOf = new Uint32Array(capacity).fill(NO_SLOT);
     idOf.set(this.idOf);
     this.idOf = idOf;

@@ -6,7 +6,7 @@
 import { FilterTooLargeError } from "../errors.js";
 import { instantiate } from "./module.js";
 import type { Kernels } from "./kernels.js";
-import { alignUp, layOut, REGION_ALIGN, type Regions } from "./regions.js";
+import { alignUp, layOut, REGION_ALIGN, type RegionSize, type Regions } from "./regions.js";
 
 const PAGE = 65536;
 /** wasm32 addresses 4 GiB; one page less keeps every end offset a valid u32. */
@@ -37,7 +37,7 @@ export class Arena {
    * may grow memory, so re-read u8 and u32 after calling it. `what` names the structure in the
    * error when one memory cannot hold them.
    */
-  place<N extends string>(sizes: { readonly [K in N]: number }, start = this.base, what = "it"): Regions<N> {
+  place<S extends { readonly [name: string]: RegionSize }>(sizes: S, start = this.base, what = "it"): Regions<S> {
     const regions = layOut(start, sizes);
     this.reserve(regions.end, what);
     return regions;

@@ -8,6 +8,8 @@ export interface Kernels {
   readonly memory: WebAssembly.Memory;
   /** Bytes of the streaming MD5 state (u32 global). */
   readonly MD5_STATE_BYTES: WebAssembly.Global;
+  /** Bytes of md5Batch's scratch: four lanes' records and pad buffers (u32 global). */
+  readonly MD5_LANES_SCRATCH_BYTES: WebAssembly.Global;
   /** Bytes of one slot of the Deduplicator's fingerprint table (u32 global). */
   readonly TABLE_SLOT_BYTES: WebAssembly.Global;
   /** Deduplicator stats: offset of the u64 count of table look-ups (u32 global). */
@@ -20,6 +22,12 @@ export interface Kernels {
   readonly DEDUP_LOOKUPS_NEW: WebAssembly.Global;
   /** Bytes of the Deduplicator's stats block (u32 global). */
   readonly DEDUP_STATS_BYTES: WebAssembly.Global;
+  /** Age-partitioned state: offset of the u32 index of the newest slice (u32 global). */
+  readonly AGED_FRONT: WebAssembly.Global;
+  /** Age-partitioned state: offset of the u32 count of inserts into the current generation (u32 global). */
+  readonly AGED_FILL: WebAssembly.Global;
+  /** Bytes of the age-partitioned state record (u32 global). */
+  readonly AGED_STATE_BYTES: WebAssembly.Global;
   /** Bytes of one near-duplicate table descriptor (u32 global). */
   readonly ND_TABLE_BYTES: WebAssembly.Global;
   /** Near-duplicate descriptor: offset of its entries' address (u32 global). */
@@ -100,7 +108,7 @@ export interface Kernels {
   md5Update(state: number, ptr: number, len: number): void;
   md5Final(state: number, out: number): void;
   md5(state: number, ptr: number, len: number, out: number): void;
-  md5Batch(state: number, keys: number, spans: number, count: number, out: number): void;
+  md5Batch(scratch: number, keys: number, spans: number, count: number, out: number): void;
   sha1(scratch: number, ptr: number, len: number, out: number): void;
   countingMin(counters: number, m: number, k: number, bits: number, hashes: number, count: number, out: number): void;
   countingAdd(counters: number, m: number, k: number, bits: number, hashes: number, count: number, skip: number, out: number): number;

@@ -3,6 +3,7 @@
 // here, never inside a kernel: WASM sees only bytes, so strings are hashed as UTF-8, not UTF-16.
 import { InvalidArgumentError } from "../errors.js";
 import type { Arena } from "./arena.js";
+import { array, type ArrayRegion } from "./array-region.js";
 
 /** Most keys one kernel call serves. */
 export const BATCH = 4096;
@@ -30,7 +31,13 @@ export class Staging {
   readonly outPtr: number;
   /** One skip flag a key (set kernels leave flagged keys alone). */
   readonly skipPtr: number;
-  /** Scratch for the MD5 state (MD5_STATE_BYTES, as the module says). */
+  /** The hash pairs as an array region (16 bytes a key), for structures that read or route them. */
+  readonly hashes: ArrayRegion;
+  /** The result bytes as an array region (one a key). */
+  readonly out: ArrayRegion;
+  /** The skip flags as an array region (one a key). */
+  readonly skip: ArrayRegion;
+  /** Scratch for MD5: a streaming state (MD5_STATE_BYTES) or md5Batch's lanes (MD5_LANES_SCRATCH_BYTES), as the module says. */
   readonly statePtr: number;
   /** The keys' bytes; the last region, grown by ensureKeyBytes. */
   readonly keysPtr: number;
@@ -40,11 +47,14 @@ export class Staging {
 
   constructor(private readonly arena: Arena, start: number) {
     // The key bytes lie last: they are the one region of the batch that grows.
-    const regions = arena.place({ spans: 8 * BATCH, hashes: 16 * BATCH, out: BATCH, skip: BATCH, state: arena.k.MD5_STATE_BYTES.value, keys: 0 }, start);
+    const regions = arena.place({ spans: 8 * BATCH, hashes: array(16, BATCH), out: array(1, BATCH), skip: array(1, BATCH), state: Math.max(arena.k.MD5_STATE_BYTES.value, arena.k.MD5_LANES_SCRATCH_BYTES.value), keys: 0 }, start);
     this.spansPtr = regions.spans;
-    this.hashesPtr = regions.hashes;
-    this.outPtr = regions.out;
-    this.skipPtr = regions.skip;
+    this.hashes = regions.hashes;
+    this.out = regions.out;
+    this.skip = regions.skip;
+    this.hashesPtr = regions.hashes.ptr;
+    this.outPtr = regions.out.ptr;
+    this.skipPtr = regions.skip.ptr;
     this.statePtr = regions.state;
     this.keysPtr = regions.keys;
     this.ensureKeyBytes(INITIAL_KEY_BYTES);
@@ -205,7 +215,7 @@ export class Staging {
 
   /** Copies the batch's n result bytes (one a key, at outPtr) into `into` from index `at`. */
   readOut(into: Uint8Array, at: number, n: number): void {
-    into.set(this.arena.u8.subarray(this.outPtr, this.outPtr + n), at);
+    this.out.copyOut(this.arena.u8, into, at, n);
   }
 
   private writeSpans(n: number): void {

@@ -10,7 +10,9 @@ import { Kind } from "../format/container.js";
 import { fromStoredParams, readStored, type Recipe } from "../format/recipe.js";
 import { agePartitionedFpRate, optimalAgePartitioned, windowPositiveRate, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
 import * as check from "../validate.js";
+import { ArrayRegion } from "../wasm/array-region.js";
 import type { Kernels } from "../wasm/kernels.js";
+import { U32Record } from "../wasm/record.js";
 import { granularity, granuleOf, GRANULARITY_CODES, type Granularity } from "./granularity.js";
 
 /** Options of AgePartitionedFilter. */
@@ -36,7 +38,6 @@ const PARAM_BYTES = 64;
 // deserialize() passes the stored shape under this key, so a file never depends on how a later
 // version sizes new filters.
 const STORED_SHAPE = Symbol("stored shape");
-const STATE_BYTES = 8;
 
 /** Format v1, kind 6: the stored shape, interval, ring state and plan; the payload is the slices' bits. */
 const RECIPE: Recipe<{ planned: AgePartitionedFilterOptions; front: number; fill: number; granule: number }> = {
@@ -78,7 +79,10 @@ export class AgePartitionedFilter {
   /** The shift interval (interval mode), or undefined (counting mode). */
   readonly interval: Granularity | undefined;
   private readonly region: BitRegion;
-  private readonly sliceBytes: number;
+  /** The ring's slices in storage order (the newest is at the state's front index). */
+  private readonly ring: ArrayRegion;
+  /** The kernel's state: the newest slice's index and the inserts into the current generation. */
+  private readonly state: U32Record<"front" | "fill">;
   private readonly clock: () => number;
   private granule = NO_GRANULE;
   private readonly planned: { items: number; fpRate: number };
@@ -96,8 +100,11 @@ export class AgePartitionedFilter {
     const stored = (options as { [STORED_SHAPE]?: AgePartitionedShape })[STORED_SHAPE];
     // Interval mode plans one generation per interval: the window holds `slack` of them.
     this.size = stored === undefined ? optimalAgePartitioned({ items: this.interval === undefined ? items : items * slack!, fpRate, hashes: opts.hashes, slack }) : describeShape(stored);
-    this.sliceBytes = Math.ceil(this.size.sliceBits / 512) * 64;
-    this.region = new BitRegion(this.sliceBytes * this.slices, STATE_BYTES);
+    const sliceBytes = Math.ceil(this.size.sliceBits / 512) * 64;
+    this.region = new BitRegion(sliceBytes * this.slices, (k) => k.AGED_STATE_BYTES.value);
+    this.ring = new ArrayRegion(this.region.bitsPtr, sliceBytes, this.slices);
+    const k = this.region.arena.k;
+    this.state = new U32Record(this.region.statePtr, { front: k.AGED_FRONT, fill: k.AGED_FILL });
   }
 
   /** Slices in the ring (k + l). */
@@ -160,17 +167,17 @@ export class AgePartitionedFilter {
   /** Estimated FP rate now, from the bits set in each slice (the same window rule as designedFpRate, with measured fills). */
   estimatedFpRate(now?: number): number {
     this.advance(now);
-    const { bitsPtr, statePtr, arena } = this.region;
-    const front = arena.u32[statePtr >>> 2];
+    const { arena } = this.region;
+    const front = this.state.get(arena.u8, "front");
     // A slice's padding past sliceBits is never set, so its popcount over sliceBits is its fill.
-    const fills = Array.from({ length: this.slices }, (_, age) => arena.k.popcountBytes(bitsPtr + ((front + age) % this.slices) * this.sliceBytes, this.sliceBytes) / this.size.sliceBits);
+    const fills = Array.from({ length: this.slices }, (_, age) => arena.k.popcountBytes(this.ring.at((front + age) % this.slices), this.ring.size) / this.size.sliceBits);
     return windowPositiveRate(this.size.hashes, fills);
   }
 
   /** Shifts the ring by one generation now (counting mode shifts by itself; this forces one). */
   shift(): void {
     const arena = this.region.arena;
-    arena.k.agedShift(this.region.bitsPtr, this.sliceBytes, this.slices, this.region.statePtr);
+    arena.k.agedShift(this.ring.ptr, this.ring.size, this.slices, this.state.ptr);
   }
 
   /** The filter in serialization format v1. */
@@ -184,8 +191,8 @@ export class AgePartitionedFilter {
     view.setBigUint64(8, BigInt(generation), true);
     view.setBigUint64(16, BigInt(sliceBits), true);
     view.setUint32(24, this.interval === undefined ? 0 : GRANULARITY_CODES[this.interval], true);
-    view.setUint32(28, arena.u32[this.region.statePtr >>> 2], true);
-    view.setUint32(32, arena.u32[(this.region.statePtr >>> 2) + 1], true);
+    view.setUint32(28, this.state.get(arena.u8, "front"), true);
+    view.setUint32(32, this.state.get(arena.u8, "fill"), true);
     view.setFloat64(40, this.granule, true);
     view.setBigUint64(48, BigInt(this.planned.items), true);
     view.setFloat64(56, this.planned.fpRate, true);
@@ -200,8 +207,8 @@ export class AgePartitionedFilter {
     if (front >= filter.slices) throw new FormatError(`newest slice ${front} of ${filter.slices}`, "ERR_BAD_PARAMS");
     filter.region.load(stored);
     const arena = filter.region.arena;
-    arena.u32[filter.region.statePtr >>> 2] = front;
-    arena.u32[(filter.region.statePtr >>> 2) + 1] = fill;
+    filter.state.set(arena.u8, "front", front);
+    filter.state.set(arena.u8, "fill", fill);
     filter.granule = granule;
     return filter;
   }
@@ -212,11 +219,11 @@ export class AgePartitionedFilter {
   }
 
   private kernel(mode: number) {
-    const { bitsPtr, statePtr } = this.region;
+    const { ptr, size } = this.ring;
+    const statePtr = this.state.ptr;
     const { sliceBits, hashes } = this.size;
     const generation = this.interval === undefined ? this.size.generation : 0;
-    return (k: Kernels, h: number, n: number, out: number) =>
-      k.agedBatch(bitsPtr, this.sliceBytes, sliceBits, hashes, this.slices, generation, statePtr, h, n, mode, out);
+    return (k: Kernels, h: number, n: number, out: number) => k.agedBatch(ptr, size, sliceBits, hashes, this.slices, generation, statePtr, h, n, mode, out);
   }
 
   /** Interval mode: shifts once per interval boundary passed since the last call (at most a full ring). */
