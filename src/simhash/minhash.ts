@@ -6,6 +6,8 @@
 // cut into words by Intl.Segmenter and sketched again, as simhash() does.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
+import { array } from "../wasm/array-region.js";
+import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { segmentWords } from "./text.js";
 
@@ -54,45 +56,45 @@ export function sketchMany(texts: readonly string[], params: SketchParams): Sket
   const { k, bands } = params;
   const values = new Uint32Array(texts.length * (k + 1));
   const keys = new Uint32Array(texts.length * bands);
-  for (let i = 0; i < texts.length; ) {
-    const { n, unspaced } = sketchBatch(texts, i, params, values, keys, i);
-    if (unspaced.length > 0) {
-      // Texts with Han, Kana, Thai, ... letters: cut into words by the platform, sketched again.
-      const words = unspaced.map((j) => segmentWords(texts[i + j]).join(" "));
-      const v = new Uint32Array(words.length * (k + 1));
-      const kk = new Uint32Array(words.length * bands);
-      for (let at = 0; at < words.length; ) at += sketchBatch(words, at, params, v, kk, at).n;
-      unspaced.forEach((j, w) => {
-        values.set(v.subarray(w * (k + 1), (w + 1) * (k + 1)), (i + j) * (k + 1));
-        keys.set(kk.subarray(w * bands, (w + 1) * bands), (i + j) * bands);
-      });
-    }
-    i += n;
-  }
+  const { staging } = sharedEngine();
+  eachBatch(staging, { list: texts }, (n, i) => {
+    const unspaced = sketchStaged(n, params, values, keys, i);
+    if (unspaced.length === 0) return;
+    // Texts with Han, Kana, Thai, ... letters: cut into words by the platform, sketched again (the
+    // outer batch is done with the staging region by now).
+    const words = unspaced.map((j) => segmentWords(texts[i + j]).join(" "));
+    const v = new Uint32Array(words.length * (k + 1));
+    const kk = new Uint32Array(words.length * bands);
+    eachBatch(staging, { list: words }, (m, at) => sketchStaged(m, params, v, kk, at));
+    unspaced.forEach((j, w) => {
+      values.set(v.subarray(w * (k + 1), (w + 1) * (k + 1)), (i + j) * (k + 1));
+      keys.set(kk.subarray(w * bands, (w + 1) * bands), (i + j) * bands);
+    });
+  });
   return { params, count: texts.length, values, keys };
 }
 
-/** One kernel call: stages texts[from ..], sketches them into values/keys at document `to`; returns how many and which (offsets) hold unspaced scripts. */
-function sketchBatch(texts: readonly string[], from: number, params: SketchParams, values: Uint32Array, keys: Uint32Array, to: number): { n: number; unspaced: number[] } {
+/** One kernel call: sketches the n texts staged in the engine into values/keys at document `to`; returns which (offsets) hold unspaced scripts. */
+function sketchStaged(n: number, params: SketchParams, values: Uint32Array, keys: Uint32Array, to: number): number[] {
   const { k, bands, rows, shingle } = params;
   const stride = k + 1;
   const { arena, staging, scratchPtr } = sharedEngine();
-  const n = staging.encodeBatch(texts, from);
-  const spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
+  const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
   let longest = 0;
   for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
   // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
   const { work, bins, out, keys: keysAt, flags } = arena.place(
-    { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: 4 * stride * n, keys: 4 * bands * n, flags: n },
+    { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },
     staging.end,
     "a batch of sketches",
   );
-  const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out, keysAt, flags);
-  values.set(arena.u32.subarray(out >>> 2, (out >>> 2) + stride * n), to * stride);
-  keys.set(arena.u32.subarray(keysAt >>> 2, (keysAt >>> 2) + bands * n), to * bands);
+  const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out.ptr, keysAt.ptr, flags.ptr);
+  out.copyOut(arena.u8, values, to, n);
+  keysAt.copyOut(arena.u8, keys, to, n);
   const unspaced: number[] = [];
-  if (found > 0) for (let j = 0; j < n; j++) if (arena.u8[flags + j] !== 0) unspaced.push(j);
-  return { n, unspaced };
+  const flagged = flags.bytes(arena.u8);
+  if (found > 0) for (let j = 0; j < n; j++) if (flagged[j] !== 0) unspaced.push(j);
+  return unspaced;
 }
 
 /** LSH layout for a similarity threshold t: rows r with t^r near 1/2, and enough bands that a pair at t shares none with probability at most 1e-4. */

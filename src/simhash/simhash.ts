@@ -3,6 +3,7 @@
 // for batches; a bigint appears only at the single-value API.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
+import { array } from "../wasm/array-region.js";
 import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
@@ -77,7 +78,7 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
       continue;
     }
     staging.encodeBatch(texts, i, n);
-    const spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
+    const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
     if (spans[2 * n - 1] - spans[0] !== chars) {
       // Some text was not ASCII: those need the platform's normalization, so take them one by one.
       for (let j = 0; j < n; j++) out[i + j] = simhashOfText(texts[i + j], shingle, distinct);
@@ -86,10 +87,10 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
     }
     // After the staged texts: the shingle hashes of one text for the distinct vote (texts here are
     // at most SHORT_TEXT bytes), then the batch's fingerprints.
-    const { work, fps } = arena.place({ work: distinct ? 8 * (SHORT_TEXT / 2 + 2) : 0, fps: 8 * n }, staging.end, "a batch of texts");
-    if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps);
-    else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps);
-    out.set(new BigUint64Array(arena.u8.buffer, fps, n), i);
+    const { work, fps } = arena.place({ work: distinct ? 8 * (SHORT_TEXT / 2 + 2) : 0, fps: array(8, n) }, staging.end, "a batch of texts");
+    if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps.ptr);
+    else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps.ptr);
+    fps.copyOut(arena.u8, out, i, n);
     i += n;
   }
   return out;
@@ -122,9 +123,9 @@ function featureHashes(keys: readonly (string | Uint8Array)[]): BigUint64Array {
   const { arena, staging, scratchPtr } = sharedEngine();
   const out = new BigUint64Array(keys.length);
   eachBatch(staging, { list: keys }, (n, at) => {
-    const outPtr = staging.hashesPtr;
-    arena.k.shingleTokens(staging.keysPtr, staging.spansPtr, n, 1, scratchPtr, outPtr);
-    out.set(new BigUint64Array(arena.u8.buffer, outPtr, n), at);
+    // One u64 a key, written from the start of the hash-pair region (which has room for two a key).
+    arena.k.shingleTokens(staging.keysPtr, staging.spansPtr, n, 1, scratchPtr, staging.hashesPtr);
+    out.set(staging.hashes.view(arena.u8, BigUint64Array, 0, n).subarray(0, n), at);
   });
   return out;
 }
@@ -146,8 +147,8 @@ function aggregate(hashes: BigUint64Array, idf: IdfTable): { hashes: BigUint64Ar
 function weighted({ hashes, weights }: { hashes: BigUint64Array; weights: Float64Array }): bigint {
   const { arena, staging, scratchPtr } = sharedEngine();
   const n = hashes.length;
-  const { h, w } = arena.place({ h: 8 * n, w: 8 * n }, staging.end, "a weighted feature list");
-  new BigUint64Array(arena.u8.buffer, h, n).set(hashes);
-  new Float64Array(arena.u8.buffer, w, n).set(weights);
-  return BigInt.asUintN(64, arena.k.simhashWeighted(h, w, n, scratchPtr));
+  const { h, w } = arena.place({ h: array(8, n), w: array(8, n) }, staging.end, "a weighted feature list");
+  h.copyIn(arena.u8, hashes);
+  w.copyIn(arena.u8, weights);
+  return BigInt.asUintN(64, arena.k.simhashWeighted(h.ptr, w.ptr, n, scratchPtr));
 }
