@@ -68,7 +68,7 @@ import { xxh64, secondHash, mix64 } from "./xxh64";
 }
 
 // Batches are worked in groups whose blocks are read first, independently, so their misses
-// overlap (see the note in bloom.ts).
+// overlap; each group's blocks are read while the group before it is worked (see bloom.ts).
 const GROUP: u32 = 16;
 let touched: u32 = 0;
 
@@ -83,9 +83,11 @@ let touched: u32 = 0;
 /** Writes 1 at out[i] when all k in-block bits of hash pair i are set, else 0. */
 export function blockedTest(bits: usize, blocksF: f64, k: u32, hashes: usize, count: u32, out: usize): void {
   const blocks = <u64>blocksF;
+  touchGroup(bits, blocks, hashes, 0, min<u32>(GROUP, count));
   for (let g: u32 = 0; g < count; g += GROUP) {
     const end = min<u32>(g + GROUP, count);
-    touchGroup(bits, blocks, hashes, g, end);
+    // The next group's blocks are read before this group is worked, so their misses overlap it.
+    touchGroup(bits, blocks, hashes, end, min<u32>(end + GROUP, count));
     for (let i = g; i < end; i++) {
       const h = hashes + (<usize>i << 4);
       store<u8>(out + i, <u8>testPair(bits, blocks, k, load<u64>(h), load<u64>(h, 8)));
@@ -97,9 +99,11 @@ export function blockedTest(bits: usize, blocksF: f64, k: u32, hashes: usize, co
 export function blockedSet(bits: usize, blocksF: f64, k: u32, hashes: usize, count: u32, skip: usize, out: usize): u32 {
   const blocks = <u64>blocksF;
   let added: u32 = 0;
+  touchGroup(bits, blocks, hashes, 0, min<u32>(GROUP, count));
   for (let g: u32 = 0; g < count; g += GROUP) {
     const end = min<u32>(g + GROUP, count);
-    touchGroup(bits, blocks, hashes, g, end);
+    // Reading only: the next group's blocks do not depend on this group's writes.
+    touchGroup(bits, blocks, hashes, end, min<u32>(end + GROUP, count));
     for (let i = g; i < end; i++) {
       let isNew: u32 = 0;
       if (skip == 0 || load<u8>(skip + i) == 0) {

@@ -36,22 +36,38 @@ import { xxh64, secondHash } from "./xxh64";
   return fresh != 0 ? 1 : 0;
 }
 
-// A batch is worked in groups: first every position of the group's keys is read with no
-// dependence between the reads, so the CPU overlaps their cache and TLB misses (wasm has no
-// prefetch instruction); then the group is tested or set on warm lines. At 1e7 keys this is
-// what separates memory latency from memory throughput.
+// A batch is worked in groups: every position of a group's keys is computed once (into one of
+// two position buffers) and its byte read with no dependence between the reads, so the CPU
+// overlaps their cache and TLB misses (wasm has no prefetch instruction); then the group is
+// tested or set from the stored positions on warm lines. The next group is gathered before the
+// current one is applied, so its misses are under way while this group's bits are worked. At
+// 1e7 keys this is what separates memory latency from memory throughput.
 const GROUP: u32 = 16;
+/** Most hash functions a filter may use (MAX_HASHES in src/bloom/geometry.ts). */
+const MAX_K: u32 = 64;
+const BUFFER_BYTES: usize = <usize>(GROUP * MAX_K * 8);
+// Two groups' bit positions, GROUP * k each (static data: kernels allocate nothing).
+const POSITIONS: usize = memory.data(<i32>(2 * GROUP * MAX_K * 8), 16);
 let touched: u32 = 0;
 
+/** reduce(h, m) = floor(h * m / 2^64); for m <= 2^32 (filters up to 512 MiB) in two multiplies, not four. */
 // @ts-ignore: decorator
-@inline function touchGroup(bits: usize, m: u64, k: u32, hashes: usize, from: u32, to: u32): void {
+@inline function reduce(h: u64, m: u64, small: bool): u64 {
+  return small ? ((h >> 32) * m + (((h & 0xFFFFFFFF) * m) >> 32)) >> 32 : mulhi64(h, m);
+}
+
+// @ts-ignore: decorator
+@inline function gatherGroup(bits: usize, m: u64, small: bool, k: u32, hashes: usize, from: u32, to: u32, p: usize): void {
   let sum: u32 = 0;
   for (let i = from; i < to; i++) {
     const h = hashes + (<usize>i << 4);
     let h1 = load<u64>(h);
     const h2 = load<u64>(h, 8);
     for (let j: u32 = 0; j < k; j++) {
-      sum += <u32>load<u8>(bits + <usize>(mulhi64(h1, m) >> 3));
+      const a = reduce(h1, m, small);
+      store<u64>(p, a);
+      sum += <u32>load<u8>(bits + <usize>(a >> 3));
+      p += 8;
       h1 += h2;
     }
   }
@@ -62,35 +78,78 @@ let touched: u32 = 0;
 /** Writes 1 at out[i] when all k bits of hash pair i are set, else 0. */
 export function bloomTest(bits: usize, mF: f64, k: u32, hashes: usize, count: u32, out: usize): void {
   const m = <u64>mF;
-  for (let g: u32 = 0; g < count; g += GROUP) {
-    const end = min<u32>(g + GROUP, count);
-    touchGroup(bits, m, k, hashes, g, end);
-    for (let i = g; i < end; i++) {
+  if (k > MAX_K) {
+    // More positions than POSITIONS holds (no filter the library sizes has this): key by key.
+    for (let i: u32 = 0; i < count; i++) {
       const h = hashes + (<usize>i << 4);
       store<u8>(out + i, <u8>testPair(bits, m, k, load<u64>(h), load<u64>(h, 8)));
     }
+    return;
+  }
+  const small = m <= 0x100000000;
+  let buffer: usize = 0;
+  if (count > 0) gatherGroup(bits, m, small, k, hashes, 0, min<u32>(GROUP, count), POSITIONS);
+  for (let g: u32 = 0; g < count; g += GROUP) {
+    const end = min<u32>(g + GROUP, count);
+    if (end < count) gatherGroup(bits, m, small, k, hashes, end, min<u32>(end + GROUP, count), POSITIONS + (buffer ^ BUFFER_BYTES));
+    let p = POSITIONS + buffer;
+    for (let i = g; i < end; i++) {
+      // No branch and no early exit: every key's k reads are independent of the others'.
+      let all: u32 = 1;
+      for (let j: u32 = 0; j < k; j++) {
+        const a = load<u64>(p);
+        all &= (<u32>load<u8>(bits + <usize>(a >> 3)) >> <u32>(a & 7)) & 1;
+        p += 8;
+      }
+      store<u8>(out + i, <u8>all);
+    }
+    buffer ^= BUFFER_BYTES;
   }
 }
 
 /**
  * Sets the k bits of every hash pair i whose skip[i] is 0 (skip = 0: no skip list) and writes
  * 1 at out[i] when at least one of them was 0 before (the key was new); returns how many were new.
+ * Keys are set in order, so of two equal keys in one batch the first is the new one.
  */
 export function bloomSet(bits: usize, mF: f64, k: u32, hashes: usize, count: u32, skip: usize, out: usize): u32 {
   const m = <u64>mF;
   let added: u32 = 0;
-  for (let g: u32 = 0; g < count; g += GROUP) {
-    const end = min<u32>(g + GROUP, count);
-    touchGroup(bits, m, k, hashes, g, end);
-    for (let i = g; i < end; i++) {
-      let isNew: u32 = 0;
-      if (skip == 0 || load<u8>(skip + i) == 0) {
-        const h = hashes + (<usize>i << 4);
-        isNew = setPair(bits, m, k, load<u64>(h), load<u64>(h, 8));
-      }
+  if (k > MAX_K) {
+    for (let i: u32 = 0; i < count; i++) {
+      const h = hashes + (<usize>i << 4);
+      const isNew = skip == 0 || load<u8>(skip + i) == 0 ? setPair(bits, m, k, load<u64>(h), load<u64>(h, 8)) : 0;
       store<u8>(out + i, <u8>isNew);
       added += isNew;
     }
+    return added;
+  }
+  const small = m <= 0x100000000;
+  let buffer: usize = 0;
+  if (count > 0) gatherGroup(bits, m, small, k, hashes, 0, min<u32>(GROUP, count), POSITIONS);
+  for (let g: u32 = 0; g < count; g += GROUP) {
+    const end = min<u32>(g + GROUP, count);
+    // Gathering only reads: the next group's positions do not depend on this group's writes.
+    if (end < count) gatherGroup(bits, m, small, k, hashes, end, min<u32>(end + GROUP, count), POSITIONS + (buffer ^ BUFFER_BYTES));
+    let p = POSITIONS + buffer;
+    for (let i = g; i < end; i++) {
+      let fresh: u32 = 0;
+      if (skip == 0 || load<u8>(skip + i) == 0) {
+        for (let j: u32 = 0; j < k; j++) {
+          const a = load<u64>(p + (<usize>j << 3));
+          const q = bits + <usize>(a >> 3);
+          const mask = <u32>1 << <u32>(a & 7);
+          const byte = <u32>load<u8>(q);
+          fresh |= (byte & mask) ^ mask;
+          store<u8>(q, byte | mask);
+        }
+      }
+      p += <usize>k << 3;
+      const isNew: u32 = fresh != 0 ? 1 : 0;
+      store<u8>(out + i, <u8>isNew);
+      added += isNew;
+    }
+    buffer ^= BUFFER_BYTES;
   }
   return added;
 }

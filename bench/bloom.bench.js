@@ -1,15 +1,37 @@
 // Bloom filter add and has on URL strings at p = 0.01, crawlsieve against `bloomfilter` and
 // `bloom-filters` in the same process. Peers are given the same m and k where they allow it.
+// Contenders alternate: each of ROUNDS rounds runs every contender once (the order rotated from
+// round to round), each on a fresh filter after a full garbage collection, so a contender is not
+// charged for another's garbage; rates are medians over the rounds, with wall and CPU seconds of
+// the median pass. Prints ratios, bytes per key of every filter and the process's peak RSS.
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import * as bloomfilter from "bloomfilter";
 import bloomFilters from "bloom-filters";
 import { BlockedBloomFilter, BloomFilter, initSync } from "../build/js/index.node.js";
-import { keysPerSecond, millions, table, urlKeys } from "./common.js";
+import { millions, table, urlKeys } from "./common.js";
 
 initSync();
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc");
 
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
 // bloom-filters hashes in pure JavaScript 64-bit emulation and manages about 1e5 keys/s: it is
-// timed on a sample of keys against a filter of full size, and its rate reported per key.
+// timed on a sample of keys against a filter of full size holding that sample, and its rate
+// reported per key (its cost is its hashing, whatever the fill).
 const SLOW_PEER_SAMPLE = 200_000;
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Times fn once: wall and CPU (user + system) seconds. */
+function pass(fn) {
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  fn();
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  return { wall, cpu: (cpu.user + cpu.system) / 1e6 };
+}
 
 /** Runs the suite at `n` keys; returns markdown. */
 export async function bloomSuite(n) {
@@ -34,91 +56,87 @@ export async function bloomSuite(n) {
   const { bits, hashes } = plan;
   plan.dispose();
 
-  // Every add pass starts from an empty filter of its own (made in beforeEach, not timed).
-  let ours, oursSingle, blocked, peer, slow, spanned;
-  const adds = await keysPerSecond(
-    `add ${n}`,
-    { count: n, overrides: { "bloom-filters add": sample.length } },
-    [
-      {
-        name: "crawlsieve addMany",
-        fn: () => ours.addMany(keys),
-        options: { beforeEach: () => { ours?.dispose(); ours = new BloomFilter({ items: n, fpRate }); } },
-      },
-      {
-        name: "crawlsieve add",
-        fn: () => { for (let i = 0; i < keys.length; i++) oursSingle.add(keys[i]); },
-        options: { beforeEach: () => { oursSingle?.dispose(); oursSingle = new BloomFilter({ items: n, fpRate }); } },
-      },
-      {
-        name: "crawlsieve blocked addMany",
-        fn: () => blocked.addMany(keys),
-        options: { beforeEach: () => { blocked?.dispose(); blocked = new BlockedBloomFilter({ items: n, fpRate }); } },
-      },
-      {
-        name: "crawlsieve blocked addSpans",
-        fn: () => spanned.addSpans(text, spans),
-        options: { beforeEach: () => { spanned?.dispose(); spanned = new BlockedBloomFilter({ items: n, fpRate }); } },
-      },
-      {
-        name: "bloomfilter add",
-        fn: () => { for (let i = 0; i < keys.length; i++) peer.add(keys[i]); },
-        options: { beforeEach: () => { peer = new bloomfilter.BloomFilter(bits, hashes); } },
-      },
-      {
-        name: "bloom-filters add",
-        fn: () => { for (let i = 0; i < sample.length; i++) slow.add(sample[i]); },
-        options: { beforeEach: () => { slow = bloomFilters.BloomFilter.create(n, fpRate); } },
-      },
-    ],
-  );
-  // The filters now hold all n keys (the last pass of each add task) but bloom-filters, which got
-  // the sample: fill it too (untimed), so every has runs on a full filter.
-  for (let i = sample.length; i < keys.length; i++) slow.add(keys[i]);
-  const hits = { ours: 0, peer: 0 };
-  const has = await keysPerSecond(
-    `has ${n}`,
-    { count: n, overrides: { "bloom-filters has": sampleProbes.length } },
-    [
-      { name: "crawlsieve hasMany", fn: () => { hits.ours = ours.hasMany(probes).reduce((a, b) => a + b, 0); } },
-      { name: "crawlsieve has", fn: () => { let h = 0; for (let i = 0; i < probes.length; i++) h += oursSingle.has(probes[i]) ? 1 : 0; hits.single = h; } },
-      { name: "crawlsieve blocked hasMany", fn: () => { hits.blocked = blocked.hasMany(probes).reduce((a, b) => a + b, 0); } },
-      { name: "crawlsieve blocked hasSpans", fn: () => spanned.hasSpans(text, spans) },
-      { name: "bloomfilter has", fn: () => { let h = 0; for (let i = 0; i < probes.length; i++) h += peer.test(probes[i]) ? 1 : 0; hits.peer = h; } },
-      { name: "bloom-filters has", fn: () => { let h = 0; for (let i = 0; i < sampleProbes.length; i++) h += slow.has(sampleProbes[i]) ? 1 : 0; } },
-    ],
-  );
-  const fp = (h) => ((h - n / 2) / (n / 2)).toExponential(2);
-  const rows = [];
-  for (const [op, r] of [["add", adds], ["has", has]]) {
-    const batch = r.get(`crawlsieve ${op}Many`);
-    const single = r.get(`crawlsieve ${op}`);
-    const blockedRate = r.get(`crawlsieve blocked ${op}Many`);
-    const bf = r.get(`bloomfilter ${op}`);
-    const bfs = r.get(`bloom-filters ${op}`);
-    rows.push([`${op}, batch (${op}Many)`, millions(batch), millions(bf), (batch / bf).toFixed(2), millions(bfs), (batch / bfs).toFixed(0)]);
-    rows.push([`${op}, blocked batch`, millions(blockedRate), millions(bf), (blockedRate / bf).toFixed(2), millions(bfs), (blockedRate / bfs).toFixed(0)]);
-    rows.push([`${op}, single-key calls`, millions(single), millions(bf), (single / bf).toFixed(2), millions(bfs), (single / bfs).toFixed(0)]);
-    const spannedRate = r.get(`crawlsieve blocked ${op}Spans`);
-    rows.push([`${op}, blocked, byte spans (CLI path, no strings)`, millions(spannedRate), millions(bf), (spannedRate / bf).toFixed(2), millions(bfs), (spannedRate / bfs).toFixed(0)]);
+  // Each contender: make a fresh filter (untimed), add every key (timed), then test the probes (timed).
+  const sum = (flags) => flags.reduce((a, b) => a + b, 0);
+  const contenders = [
+    { name: "crawlsieve addMany", make: () => new BloomFilter({ items: n, fpRate }), add: (f) => f.addMany(keys), has: (f) => sum(f.hasMany(probes)) },
+    { name: "crawlsieve blocked addMany", make: () => new BlockedBloomFilter({ items: n, fpRate }), add: (f) => f.addMany(keys), has: (f) => sum(f.hasMany(probes)) },
+    {
+      name: "crawlsieve add",
+      make: () => new BloomFilter({ items: n, fpRate }),
+      add: (f) => { for (let i = 0; i < n; i++) f.add(keys[i]); },
+      has: (f) => { let h = 0; for (let i = 0; i < n; i++) h += f.has(probes[i]) ? 1 : 0; return h; },
+    },
+    { name: "crawlsieve blocked addSpans", make: () => new BlockedBloomFilter({ items: n, fpRate }), add: (f) => f.addSpans(text, spans), has: (f) => sum(f.hasSpans(text, spans)) },
+    {
+      name: "bloomfilter",
+      make: () => new bloomfilter.BloomFilter(bits, hashes),
+      add: (f) => { for (let i = 0; i < n; i++) f.add(keys[i]); },
+      has: (f) => { let h = 0; for (let i = 0; i < n; i++) h += f.test(probes[i]) ? 1 : 0; return h; },
+    },
+    {
+      name: "bloom-filters",
+      count: { add: sample.length, has: sampleProbes.length },
+      make: () => bloomFilters.BloomFilter.create(n, fpRate),
+      add: (f) => { for (let i = 0; i < sample.length; i++) f.add(sample[i]); },
+      has: (f) => { let h = 0; for (let i = 0; i < sampleProbes.length; i++) h += f.has(sampleProbes[i]) ? 1 : 0; return h; },
+    },
+  ];
+  const runs = new Map(contenders.map((c) => [c.name, { add: [], has: [], hits: 0, bytes: 0 }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let j = 0; j < contenders.length; j++) {
+      const c = contenders[(j + round) % contenders.length];
+      const r = runs.get(c.name);
+      gc();
+      const filter = c.make();
+      r.add.push(pass(() => c.add(filter)));
+      r.has.push(pass(() => { r.hits = c.has(filter); }));
+      r.bytes = filter.byteLength ?? (filter.buckets ? filter.buckets.length * 4 : filter.size / 8);
+      r.hashes = filter.hashes;
+      filter.dispose?.();
+    }
   }
+  const stat = (name, op) => {
+    const c = contenders.find((x) => x.name === name);
+    const count = c.count?.[op] ?? n;
+    const list = runs.get(name)[op];
+    const wall = median(list.map((p) => p.wall));
+    return { rate: count / wall, wall, cpu: median(list.map((p) => p.cpu)) };
+  };
+  const rows = [];
+  for (const op of ["add", "has"]) {
+    const bf = stat("bloomfilter", op);
+    const bfs = stat("bloom-filters", op);
+    for (const [label, name] of [
+      [`${op}, batch (${op}Many)`, "crawlsieve addMany"],
+      [`${op}, blocked batch`, "crawlsieve blocked addMany"],
+      [`${op}, single-key calls`, "crawlsieve add"],
+      [`${op}, blocked, byte spans (CLI path, no strings)`, "crawlsieve blocked addSpans"],
+    ]) {
+      const s = stat(name, op);
+      rows.push([label, millions(s.rate), s.wall.toFixed(2), s.cpu.toFixed(2), millions(bf.rate), bf.wall.toFixed(2), bf.cpu.toFixed(2), (s.rate / bf.rate).toFixed(2), millions(bfs.rate), (s.rate / bfs.rate).toFixed(0)]);
+    }
+  }
+  const fp = (name) => ((runs.get(name).hits - n / 2) / (n / 2)).toExponential(2);
+  const perKey = (name) => (runs.get(name).bytes / n).toFixed(3);
   const memory = table(
-    ["filter", "bits per key", "measured FP rate"],
+    ["filter", "bytes per key", "measured FP rate"],
     [
-      [`crawlsieve BloomFilter (m=${bits}, k=${hashes})`, (ours.bits / n).toFixed(3), fp(hits.ours)],
-      [`crawlsieve BlockedBloomFilter (k=${blocked.hashes})`, (blocked.bits / n).toFixed(3), fp(hits.blocked)],
-      [`bloomfilter (same m, k)`, (peer.buckets.length * 32 / n).toFixed(3), fp(hits.peer)],
-      [`bloom-filters (its own sizing)`, (slow.size / n).toFixed(3), "-"],
-      ["theory: -ln p / (ln 2)^2", (-Math.log(fpRate) / Math.LN2 ** 2).toFixed(3), String(fpRate)],
+      [`crawlsieve BloomFilter (m=${bits}, k=${hashes})`, perKey("crawlsieve addMany"), fp("crawlsieve addMany")],
+      [`crawlsieve BlockedBloomFilter (k=${runs.get("crawlsieve blocked addMany").hashes})`, perKey("crawlsieve blocked addMany"), fp("crawlsieve blocked addMany")],
+      [`bloomfilter (same m, k)`, perKey("bloomfilter"), fp("bloomfilter")],
+      [`bloom-filters (its own sizing)`, perKey("bloom-filters"), "-"],
+      ["theory: -ln p / (ln 2)^2 / 8", (-Math.log(fpRate) / Math.LN2 ** 2 / 8).toFixed(3), String(fpRate)],
     ],
   );
-  for (const f of [ours, oursSingle, blocked, spanned]) f.dispose();
   return [
-    `### Bloom filter, ${n.toExponential(0)} URL keys (60-100 bytes), p = ${fpRate}`,
+    `### Bloom filter, ${n.toExponential(0)} URL keys (60-100 bytes), p = ${fpRate}: medians of ${ROUNDS} alternating rounds`,
     "",
-    table(["operation", "crawlsieve M keys/s", "bloomfilter M keys/s", "ratio", "bloom-filters M keys/s", "ratio"], rows),
+    table(["operation", "crawlsieve M keys/s", "wall s", "CPU s", "bloomfilter M keys/s", "wall s", "CPU s", "ratio", "bloom-filters M keys/s", "ratio"], rows),
     "",
     memory,
+    "",
+    `Peak RSS of the process (keys, spans buffer and every contender): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB.`,
     "",
   ].join("\n");
 }

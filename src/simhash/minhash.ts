@@ -56,44 +56,43 @@ export function sketchMany(texts: readonly string[], params: SketchParams): Sket
   const { k, bands } = params;
   const values = new Uint32Array(texts.length * (k + 1));
   const keys = new Uint32Array(texts.length * bands);
-  const { staging } = sharedEngine();
-  eachBatch(staging, { list: texts }, (n, i) => {
-    const unspaced = sketchStaged(n, params, values, keys, i);
-    if (unspaced.length === 0) return;
-    // Texts with Han, Kana, Thai, ... letters: cut into words by the platform, sketched again (the
-    // outer batch is done with the staging region by now).
-    const words = unspaced.map((j) => segmentWords(texts[i + j]).join(" "));
+  const unspaced = sketchBatches(texts, params, values, keys);
+  if (unspaced.length > 0) {
+    // Texts with Han, Kana, Thai, ... letters: cut into words by the platform, sketched again.
+    const words = unspaced.map((i) => segmentWords(texts[i]).join(" "));
     const v = new Uint32Array(words.length * (k + 1));
     const kk = new Uint32Array(words.length * bands);
-    eachBatch(staging, { list: words }, (m, at) => sketchStaged(m, params, v, kk, at));
-    unspaced.forEach((j, w) => {
-      values.set(v.subarray(w * (k + 1), (w + 1) * (k + 1)), (i + j) * (k + 1));
-      keys.set(kk.subarray(w * bands, (w + 1) * bands), (i + j) * bands);
+    sketchBatches(words, params, v, kk);
+    unspaced.forEach((i, w) => {
+      values.set(v.subarray(w * (k + 1), (w + 1) * (k + 1)), i * (k + 1));
+      keys.set(kk.subarray(w * bands, (w + 1) * bands), i * bands);
     });
-  });
+  }
   return { params, count: texts.length, values, keys };
 }
 
-/** One kernel call: sketches the n texts staged in the engine into values/keys at document `to`; returns which (offsets) hold unspaced scripts. */
-function sketchStaged(n: number, params: SketchParams, values: Uint32Array, keys: Uint32Array, to: number): number[] {
+/** Sketches the texts batch by batch into values/keys; returns the indexes of texts that hold unspaced scripts. */
+function sketchBatches(texts: readonly string[], params: SketchParams, values: Uint32Array, keys: Uint32Array): number[] {
   const { k, bands, rows, shingle } = params;
   const stride = k + 1;
   const { arena, staging, scratchPtr } = sharedEngine();
-  const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
-  let longest = 0;
-  for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
-  // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
-  const { work, bins, out, keys: keysAt, flags } = arena.place(
-    { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },
-    staging.end,
-    "a batch of sketches",
-  );
-  const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out.ptr, keysAt.ptr, flags.ptr);
-  out.copyOut(arena.u8, values, to, n);
-  keysAt.copyOut(arena.u8, keys, to, n);
   const unspaced: number[] = [];
-  const flagged = flags.bytes(arena.u8);
-  if (found > 0) for (let j = 0; j < n; j++) if (flagged[j] !== 0) unspaced.push(j);
+  eachBatch(staging, { list: texts }, (n, at) => {
+    const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
+    let longest = 0;
+    for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
+    // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
+    const { work, bins, out, keys: keysAt, flags } = arena.place(
+      { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },
+      staging.end,
+      "a batch of sketches",
+    );
+    const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out.ptr, keysAt.ptr, flags.ptr);
+    out.copyOut(arena.u8, values, at, n);
+    keysAt.copyOut(arena.u8, keys, at, n);
+    const flagged = flags.bytes(arena.u8);
+    if (found > 0) for (let j = 0; j < n; j++) if (flagged[j] !== 0) unspaced.push(at + j);
+  });
   return unspaced;
 }
 

@@ -53,46 +53,41 @@ export function simhash(input: string | Iterable<WeightedFeature> | ReadonlyMap<
 /** SimHash of many texts: fingerprint i in result[i]. */
 export function simhashMany(texts: readonly string[], options?: SimHashOptions): BigUint64Array {
   if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
+  texts.forEach((text, i) => {
+    if (typeof text !== "string") throw new InvalidArgumentError(`texts[${i}]`, text, "a string");
+  });
   const shingle = shingleOf(options);
   const distinct = distinctOf(options);
   const out = new BigUint64Array(texts.length);
   if (options?.idf !== undefined) {
-    texts.forEach((text, i) => (out[i] = simhash(check.key(`texts[${i}]`, text) as string, options)));
+    texts.forEach((text, i) => (out[i] = simhash(text, options)));
     return out;
   }
   const { arena, staging, scratchPtr } = sharedEngine();
-  for (let i = 0; i < texts.length; ) {
-    // Short texts go many per kernel call (when the whole batch is ASCII); long ones one at a time.
+  // Short texts go many per kernel call; a long one goes alone (joining it costs more than a call).
+  const room = (at: number): number => {
     let n = 0;
     let chars = 0;
-    while (i + n < texts.length && n < BATCH) {
-      const text = texts[i + n];
-      if (typeof text !== "string") throw new InvalidArgumentError(`texts[${i + n}]`, text, "a string");
-      if (text.length > SHORT_TEXT || chars + text.length > BATCH_TEXT) break;
-      chars += text.length;
-      n++;
-    }
-    if (n === 0) {
-      out[i] = simhashOfText(texts[i], shingle, distinct);
-      i++;
-      continue;
-    }
-    staging.encodeBatch(texts, i, n);
+    while (at + n < texts.length && n < BATCH && texts[at + n].length <= SHORT_TEXT && chars + texts[at + n].length <= BATCH_TEXT) chars += texts[at + n++].length;
+    return Math.max(1, n);
+  };
+  eachBatch(staging, { list: texts }, (n, at) => {
     const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
-    if (spans[2 * n - 1] - spans[0] !== chars) {
+    const bytes = spans[2 * n - 1] - spans[0];
+    let chars = 0;
+    for (let j = 0; j < n; j++) chars += texts[at + j].length;
+    if (bytes !== chars) {
       // Some text was not ASCII: those need the platform's normalization, so take them one by one.
-      for (let j = 0; j < n; j++) out[i + j] = simhashOfText(texts[i + j], shingle, distinct);
-      i += n;
-      continue;
+      for (let j = 0; j < n; j++) out[at + j] = simhashOfText(texts[at + j], shingle, distinct);
+      return;
     }
-    // After the staged texts: the shingle hashes of one text for the distinct vote (texts here are
-    // at most SHORT_TEXT bytes), then the batch's fingerprints.
-    const { work, fps } = arena.place({ work: distinct ? 8 * (SHORT_TEXT / 2 + 2) : 0, fps: array(8, n) }, staging.end, "a batch of texts");
+    // After the staged texts: the shingle hashes of one text for the distinct vote, then the fingerprints.
+    const longest = n === 1 ? bytes : SHORT_TEXT;
+    const { work, fps } = arena.place({ work: distinct ? 8 * (Math.floor(longest / 2) + 2) : 0, fps: array(8, n) }, staging.end, "a batch of texts");
     if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps.ptr);
     else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps.ptr);
-    fps.copyOut(arena.u8, out, i, n);
-    i += n;
-  }
+    fps.copyOut(arena.u8, out, at, n);
+  }, room);
   return out;
 }
 
