@@ -9,7 +9,7 @@
 // so its peak is the new table plus 1/P of the old one (no second full table ever exists).
 
 import { mulhi64 } from "./reduce";
-import { setPair } from "./blocked-bloom";
+import { splitBlockOf, splitBlockSet } from "./split-block";
 
 const BUCKET: usize = 64;
 
@@ -90,15 +90,15 @@ export function bucketsGrow(table: usize, logParts: u32, oldBuckets: u32, newBuc
 }
 
 /**
- * Sets every fingerprint of the table (`bytes` long) in the blocked Bloom filter at `bits` as the
+ * Sets every fingerprint of the table (`bytes` long) in the split-block filter at `bits` as the
  * hash pair (low word, high word): approximate line dedup's exact first phase handing over to its
  * first filter stage, so that phase leaves no stage behind to probe.
  */
-export function bucketsToBlocked(table: usize, bytes: usize, bits: usize, blocksF: f64, k: u32): void {
+export function bucketsToBlocked(table: usize, bytes: usize, bits: usize, blocksF: f64): void {
   const blocks = <u64>blocksF;
   for (let s: usize = 0; s < bytes; s += 16) {
     const lo = load<u64>(table + s);
     const hi = load<u64>(table + s, 8);
-    if ((lo | hi) != 0) setPair(bits, blocks, k, lo, hi);
+    if ((lo | hi) != 0) splitBlockSet(splitBlockOf(bits, blocks, lo), hi);
   }
 }

@@ -20,7 +20,7 @@ export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
 export {
   LINE_MODE, LINE_HASH, LINE_OUT, LINE_OUT_LEN, LINE_SCRATCH, LINE_SCALAR, LINE_STATUS, LINE_LINES, LINE_UNIQUE, LINE_TABLE, LINE_LOG_PARTS,
   LINE_BUCKETS, LINE_LIMIT, LINE_COUNTS, LINE_STAGES, LINE_STAGE_PTR, LINE_CTX_BYTES, LINE_SCRATCH_BYTES,
-  LINE_STAGE_BITS, LINE_STAGE_K, LINE_STAGE_BLOCKS, LINE_STAGE_KEYS, LINE_STAGE_CAPACITY, LINE_STAGE_BYTES,
+  LINE_STAGE_BITS, LINE_STAGE_BLOCKS, LINE_STAGE_KEYS, LINE_STAGE_CAPACITY, LINE_STAGE_BYTES,
 } from "./line-dedup";
 export { bucketsGrow, bucketsToBlocked } from "./fingerprint-buckets";
 export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";

@@ -8,7 +8,7 @@
 import { md5 } from "./md5";
 import { md5Lanes, MD5_LANES_SCRATCH_BYTES } from "./md5-lanes";
 import { xxh128 } from "./xxh3";
-import { testPair, setPair, hasBlock, setBlock } from "./blocked-bloom";
+import { splitBlockOf, splitBlockHas, splitBlockSet } from "./split-block";
 import { mulhi64 } from "./reduce";
 import { partitionOf, findOrInsert, contains } from "./fingerprint-buckets";
 
@@ -32,9 +32,9 @@ export const LINE_STAGES: u32 = 68; // u32: blocked stages in use
 export const LINE_STAGE_PTR: u32 = 72; // u32: stage records of LINE_STAGE_BYTES
 /** Bytes of the context block. */
 export const LINE_CTX_BYTES: u32 = 128;
-// Stage record: bits u32, k u32, blocks f64, keys set f64, capacity f64.
+// Stage record: bits u32, 4 bytes unused, blocks f64, keys set f64, capacity f64. A stage is a
+// split-block filter (split-block.ts): sixteen bits a key, so the record holds no k.
 export const LINE_STAGE_BITS: u32 = 0;
-export const LINE_STAGE_K: u32 = 4;
 export const LINE_STAGE_BLOCKS: u32 = 8;
 export const LINE_STAGE_KEYS: u32 = 16;
 export const LINE_STAGE_CAPACITY: u32 = 24;
@@ -96,11 +96,11 @@ function testSet(ctx: usize, d: usize): u32 {
     // Newest stage first, as lineDedup probes.
     for (let i = <i32>stages - 1; i >= 0; i--) {
       const s = stageAt(ctx, <u32>i);
-      if (testPair(<usize>load<u32>(s, LINE_STAGE_BITS), <u64>load<f64>(s, LINE_STAGE_BLOCKS), load<u32>(s, LINE_STAGE_K), lo, hi) != 0) return 0;
+      if (splitBlockHas(splitBlockOf(<usize>load<u32>(s, LINE_STAGE_BITS), <u64>load<f64>(s, LINE_STAGE_BLOCKS), lo), hi) != 0) return 0;
     }
     const s = stageAt(ctx, stages - 1);
     if (load<f64>(s, LINE_STAGE_KEYS) >= load<f64>(s, LINE_STAGE_CAPACITY)) return 2;
-    setPair(<usize>load<u32>(s, LINE_STAGE_BITS), <u64>load<f64>(s, LINE_STAGE_BLOCKS), load<u32>(s, LINE_STAGE_K), lo, hi);
+    splitBlockSet(splitBlockOf(<usize>load<u32>(s, LINE_STAGE_BITS), <u64>load<f64>(s, LINE_STAGE_BLOCKS), lo), hi);
     store<f64>(s, load<f64>(s, LINE_STAGE_KEYS) + 1, LINE_STAGE_KEYS);
     return 1;
   }
@@ -147,7 +147,6 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   // Blocked stages: the last one takes new keys.
   const last = approx ? stageAt(ctx, stages - 1) : 0;
   const lastBits = approx ? <usize>load<u32>(last, LINE_STAGE_BITS) : 0;
-  const lastK = approx ? load<u32>(last, LINE_STAGE_K) : 0;
   const lastBlocks = approx ? <u64>load<f64>(last, LINE_STAGE_BLOCKS) : 0;
   let lastKeys = approx ? load<f64>(last, LINE_STAGE_KEYS) : 0;
   const lastCapacity = approx ? load<f64>(last, LINE_STAGE_CAPACITY) : 0;
@@ -193,7 +192,7 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
         xxh128(start, key, d);
         // As in the table phase, whose fingerprints this filter took over.
         if ((load<u64>(d) | load<u64>(d, 8)) == 0) store<u64>(d, 1);
-        probe = lastBits + (<usize>mulhi64(load<u64>(d), lastBlocks) << 6);
+        probe = splitBlockOf(lastBits, lastBlocks, load<u64>(d));
       } else {
         if (xxh) xxh128(start, key, d);
         // The all-zero key marks an empty slot of the table.
@@ -220,15 +219,15 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
       if (approx) {
         const h2 = load<u64>(d, 8);
         // The newest stage first: a repeat is most often of a recent line, and stops there.
-        fresh = hasBlock(probe, lastK, h2) ^ 1;
+        fresh = splitBlockHas(probe, h2) ^ 1;
         for (let j: u32 = 0; fresh != 0 && j + 1 < stages; j++) {
           const s = stageAt(ctx, j);
-          fresh = hasBlock(<usize>load<u32>(s, LINE_STAGE_BITS) + (<usize>mulhi64(load<u64>(d), <u64>load<f64>(s, LINE_STAGE_BLOCKS)) << 6), load<u32>(s, LINE_STAGE_K), h2) ^ 1;
+          fresh = splitBlockHas(splitBlockOf(<usize>load<u32>(s, LINE_STAGE_BITS), <u64>load<f64>(s, LINE_STAGE_BLOCKS), load<u64>(d)), h2) ^ 1;
         }
         if (fresh != 0) {
           if (lastKeys >= lastCapacity) fresh = 2;
           else {
-            setBlock(probe, lastK, h2);
+            splitBlockSet(probe, h2);
             lastKeys += 1;
           }
         }

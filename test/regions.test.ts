@@ -3,7 +3,7 @@
 // and a plan one memory cannot hold is refused by name. Array regions (array(size, length)) give
 // element addresses and views inside their bounds and refuse any outside them; a state record reads
 // its fields where the kernel writes them. Then the rule the planner exists for, held against the
-// source: no file outside src/wasm/ grows memory or aligns offsets by hand.
+// source: no file outside src/wasm/ grows memory, aligns offsets or computes addresses by hand.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -120,6 +120,17 @@ function sources(dir: string): string[] {
 
 const GROWS = /memory\.grow\(|\.reserve\(/;
 const ALIGNS = /\balignUp\(|\+ 63\) & ~63/;
+// Addresses computed by hand: arithmetic on a pointer, a memory view indexed at a computed address,
+// or a typed view made over the memory at an offset (an array region's at/view/bytes do these).
+const ADDRESSES = /\b\w*Ptr\s*(\+|-|\*|>>>|>>)\s*[\w(]|\b(u8|u32)\[[^\]]*[-+>*]|new (Big)?(Uint|Int|Float)(8|16|32|64)Array\(\s*[\w.]*(u8|memory)\.buffer\s*,|\.(u8|u32)\.(subarray|slice)\(/;
+// The line kernels' context block is read through its own named-field accessor (field/setField,
+// offsets exported by the kernel), the one place outside src/wasm/ that adds an offset to an address.
+const ACCESSORS = new Set(["src/lines/line-context.ts"]);
+
+/** A source's code without its comments (doc comments name ranges such as [ptr, ptr + len)). */
+function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+}
 
 /** The files (path -> text) outside src/wasm/ whose text matches `pattern`. */
 function offenders(files: ReadonlyMap<string, string>, pattern: RegExp): string[] {
@@ -138,6 +149,11 @@ describe("memory is laid out and grown in src/wasm/ only", () => {
     expect(offenders(files, ALIGNS)).toEqual([]);
   });
 
+  it("no structure computes an address in WebAssembly memory by hand (array regions do)", () => {
+    const stripped = new Map([...files].filter(([path]) => !ACCESSORS.has(path)).map(([path, text]) => [path, code(text)]));
+    expect(offenders(stripped, ADDRESSES)).toEqual([]);
+  });
+
   it("the check names a structure file that does, and not src/wasm/", () => {
     const forged = new Map([
       ["src/dedup/forged.ts", "const p = alignUp(base + n, 64);\narena.reserve(p + 16);"],
@@ -145,5 +161,15 @@ describe("memory is laid out and grown in src/wasm/ only", () => {
     ]);
     expect(offenders(forged, GROWS)).toEqual(["src/dedup/forged.ts"]);
     expect(offenders(forged, ALIGNS)).toEqual(["src/dedup/forged.ts"]);
+    // One forged line a way of computing an address by hand, each caught on its own.
+    const hand = [
+      "k.run(this.digestsPtr + 16 * done, n);",
+      "const w = arena.u32[this.statePtr >>> 2];",
+      "if (u8[outPtr + j] !== 1) fail();",
+      "const v = new Uint32Array(arena.u8.buffer, refs, n);",
+      "out.set(arena.u8.subarray(at, at + n));",
+    ];
+    for (const line of hand) expect(offenders(new Map([["src/bloom/forged.ts", code(line)]]), ADDRESSES)).toEqual(["src/bloom/forged.ts"]);
+    expect(offenders(new Map([["src/bloom/fine.ts", code("// [ptr, ptr + len)\nk.run(this.digests.at(done), n); const all = new Uint8Array(memory.buffer);")]]), ADDRESSES)).toEqual([]);
   });
 });

@@ -98,7 +98,7 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
       missed.forEach((i, j) => (fresh[i] = answerOf[j] === -1 ? 0 : answers[answerOf[j]]));
       // Acknowledged by the seen-set: new or not, the fleet has these keys now.
       eachHashed(sent, (a, n) => {
-        a.u8.fill(0, staging.skipPtr, staging.skipPtr + n);
+        staging.skip.fill(a.u8, 0, 0, n);
         a.k.recentInsert(table, sets - 1, staging.hashesPtr, n, staging.skipPtr);
       });
       return fresh;

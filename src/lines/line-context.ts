@@ -29,7 +29,6 @@ export interface LineContext {
 /** Byte offsets of one Bloom stage record's fields, and its size. */
 export interface StageRecord {
   readonly bits: number;
-  readonly k: number;
   readonly blocks: number;
   readonly keys: number;
   readonly capacity: number;
@@ -64,7 +63,6 @@ export function lineContext(k: Kernels): LineContext {
 export function stageRecord(k: Kernels): StageRecord {
   return {
     bits: k.LINE_STAGE_BITS.value,
-    k: k.LINE_STAGE_K.value,
     blocks: k.LINE_STAGE_BLOCKS.value,
     keys: k.LINE_STAGE_KEYS.value,
     capacity: k.LINE_STAGE_CAPACITY.value,

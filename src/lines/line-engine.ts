@@ -2,11 +2,11 @@
 // block (line-context.ts), two input slots (one is read into while the other is worked), an output
 // region and the seen-set, which lies last so it can grow in place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
 // that grows by 1.5x, one partition at a time. Approximate mode starts with that table, exact and
-// small enough to stay in cache, and when it fills moves its fingerprints into the first blocked
-// Bloom filter, sized from the lines still expected when known (stage-plan.ts); later stages, if
+// small enough to stay in cache, and when it fills moves its fingerprints into the first
+// split-block Bloom filter (assembly/split-block.ts: one cache line and one SIMD test a line), sized from the lines still expected when known (stage-plan.ts); later stages, if
 // any, are added without rehashing, the compound rate staying under fpRate.
 import { FilterTooLargeError } from "../errors.js";
-import { optimalBlockedBloom } from "../sizing/bloom.js";
+import { optimalSplitBlockBloom } from "../sizing/bloom.js";
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
 import { field, lineContext, setField, stageRecord, type LineContext, type StageRecord } from "./line-context.js";
@@ -18,7 +18,7 @@ export type LineHash = "xxh128" | "md5";
 
 /** Geometry and mode of a LineEngine. */
 export interface LineEngineOptions {
-  /** Exact (a fingerprint table) or approximate (blocked Bloom filters). */
+  /** Exact (a fingerprint table) or approximate (split-block Bloom filters). */
   readonly mode: "exact" | "approx";
   readonly hash: LineHash;
   /** approx: the compound false-positive rate. */
@@ -202,20 +202,19 @@ export class LineEngine {
     // With items given there is one stage that never fills.
     const plan = items !== undefined ? { items, fpRate } : planStage(i, { fpRate, firstItems: this.options.stageItems ?? FIRST_STAGE_ITEMS, unique: this.counts.unique, remainingLines });
     const planned = plan.items;
-    const size = optimalBlockedBloom(plan);
+    const size = optimalSplitBlockBloom(plan);
     const blocks = Math.ceil(size.bits / 512);
     const { bits, end } = this.arena.place({ bits: blocks * 64 }, this.seenEnd, "the Bloom filter stages");
     this.arena.u8.fill(0, bits, end);
     if (i === 0) {
       this.filtersPtr = bits;
       // The exact phase's fingerprints move into the first stage (none when items was given).
-      if (items === undefined) this.arena.k.bucketsToBlocked(this.seenPtr, PARTS * this.buckets * 64, bits, blocks, size.hashes);
+      if (items === undefined) this.arena.k.bucketsToBlocked(this.seenPtr, PARTS * this.buckets * 64, bits, blocks);
     }
     const record = this.stageRecords.at(i);
     const view = new DataView(this.arena.u8.buffer);
     const f = this.stage;
     view.setUint32(record + f.bits, bits, true);
-    view.setUint32(record + f.k, size.hashes, true);
     view.setFloat64(record + f.blocks, blocks, true);
     // The first stage starts with the exact phase's keys in it.
     view.setFloat64(record + f.keys, i === 0 && items === undefined ? this.counts.unique : 0, true);

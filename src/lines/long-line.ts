@@ -33,14 +33,15 @@ export class LongLineHasher {
     for (const p of pieces) total += p.length;
     const arena = this.arena;
     arena.place({ key: total }, this.keyPtr, "a long line");
-    let at = this.keyPtr;
+    const key = arena.bytes(this.keyPtr, total);
+    let at = 0;
     for (const p of pieces) {
-      arena.u8.set(p, at);
+      key.set(p, at);
       at += p.length;
     }
     // The key leaves out the "\n" and one "\r" before it, as the kernel does for every line.
     let keyLen = terminated ? total - 1 : total;
-    if (keyLen > 0 && arena.u8[this.keyPtr + keyLen - 1] === CR) keyLen--;
+    if (keyLen > 0 && key[keyLen - 1] === CR) keyLen--;
     arena.k.lineDigest(this.ctx, this.keyPtr, keyLen, this.digestPtr);
     return arena.bytes(this.digestPtr, 16);
   }

@@ -2,6 +2,7 @@
 // as for the in-memory filters (assembly/bloom.ts bloomPositions), so a Redis filter holds the
 // same bits as a BloomFilter with the same geometry.
 import { Arena } from "../wasm/arena.js";
+import { array, type ArrayRegion } from "../wasm/array-region.js";
 import { eachBatch } from "../wasm/batch.js";
 import type { RedisCommander } from "./commander.js";
 import { BATCH, Staging } from "../wasm/staging.js";
@@ -31,14 +32,15 @@ export function redisBitOffset(bit: number): number {
 export class PositionMapper {
   private readonly arena = new Arena();
   private readonly staging: Staging;
-  private readonly outPtr: number;
+  /** A batch's answers, `words` u32 a key. */
+  private readonly out: ArrayRegion;
   /** u32 words a key's answer takes: the partition, a block for the blocked layout, then k positions. */
   readonly words: number;
 
   constructor(readonly slots: number, readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
     this.words = hashes + (blocked ? 2 : 1);
-    const { out, end } = this.arena.place({ out: 4 * this.words * BATCH }, this.arena.base, "a batch of bit positions");
-    this.outPtr = out;
+    const { out, end } = this.arena.place({ out: array(4 * this.words, BATCH) }, this.arena.base, "a batch of bit positions");
+    this.out = out;
     this.staging = new Staging(this.arena, end);
   }
 
@@ -58,9 +60,9 @@ export class PositionMapper {
   private mapStaged(n: number): Uint32Array {
     const { arena, staging } = this;
     staging.hashStaged(n);
-    if (this.blocked) arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
-    else arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.outPtr);
-    return arena.u32.slice(this.outPtr >>> 2, (this.outPtr >>> 2) + this.words * n);
+    if (this.blocked) arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.out.ptr);
+    else arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.out.ptr);
+    return this.out.view(arena.u8, Uint32Array, 0, n).slice();
   }
 }
 

@@ -90,7 +90,7 @@ export class RedisBloomFilter {
       if (source.store.bytesPerPartition > MAX_SHARD_BYTES) throw new InvalidArgumentError("bytes", `${source.store.bytesPerPartition}-byte partitions`, `a filter with partitions of at most ${MAX_SHARD_BYTES} bytes`);
       const meta = JSON.stringify({ v: DESCRIPTION_VERSION, kind: "bloom", slots, partitions, hashes, items: source.planned.items, fpRate: source.planned.fpRate });
       const writes: Promise<unknown>[] = [redis.send(["SET", `${prefix}meta`, meta])];
-      source.store.partitions.forEach((part, p) => writes.push(redis.send(["SET", `${prefix}b:${p}`, part.arena.u8.slice(part.bitsPtr, part.bitsPtr + part.bytes)])));
+      source.store.partitions.forEach((part, p) => writes.push(redis.send(["SET", `${prefix}b:${p}`, part.view().slice()])));
       await Promise.all(writes);
       const { geometry, planned } = parseDescription(`${prefix}meta`, meta, parseBloomDescription);
       return new RedisBloomFilter(redis, name, geometry, planned);

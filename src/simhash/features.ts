@@ -3,6 +3,7 @@
 // features, so they live here, below both.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
+import { array } from "../wasm/array-region.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { prepareNonAscii } from "./text.js";
 
@@ -34,9 +35,9 @@ export function features(text: string, options?: FeatureOptions): BigUint64Array
   const { arena, staging, scratchPtr } = sharedEngine();
   const len = encodeDocument(text);
   // After the staging region: one hash per possible token (at most one per two bytes, plus one).
-  const { hashes: outPtr } = arena.place({ hashes: 8 * (Math.ceil(len / 2) + 2) }, staging.end, "a text's features");
-  const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, outPtr);
-  return new BigUint64Array(arena.u8.buffer.slice(outPtr, outPtr + 8 * count));
+  const { hashes } = arena.place({ hashes: array(8, Math.ceil(len / 2) + 2) }, staging.end, "a text's features");
+  const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, hashes.ptr);
+  return hashes.view(arena.u8, BigUint64Array, 0, count).slice();
 }
 
 /** Encodes the text the kernel tokenizes at the engine's key region; returns its byte length. */

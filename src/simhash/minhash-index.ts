@@ -10,6 +10,7 @@ import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
+import { eachRun } from "../wasm/batch.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
 
 /** Options of MinHashIndex. */
@@ -200,8 +201,7 @@ export class MinHashIndex {
     const { bands, k } = this.params;
     const results: SimilarMatch[][] = Array.from({ length: sketches.count }, () => []);
     const verify = new PairBatch(this, (q, slot, similarity) => results[q].push({ id: this.idOf[slot], similarity }));
-    for (let from = 0; from < sketches.count; from += QUERY_BATCH) {
-      const n = Math.min(QUERY_BATCH, sketches.count - from);
+    eachRun(sketches.count, QUERY_BATCH, (n, from) => {
       verify.flush(); // the query region is about to be overwritten
       this.sketches.copyIn(this.live().u8, sketches.values.subarray(from * (k + 1), (from + n) * (k + 1)), 0);
       for (let q = 0; q < n; q++) {
@@ -216,7 +216,8 @@ export class MinHashIndex {
           }
         }
       }
-    }
+      return n;
+    });
     verify.flush();
     for (const list of results) list.sort((x, y) => y.similarity - x.similarity || x.id - y.id);
     return results;

@@ -6,6 +6,7 @@
 // cut into words by Intl.Segmenter and sketched again, as simhash() does.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
+import { array } from "../wasm/array-region.js";
 import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { segmentWords } from "./text.js";
@@ -77,19 +78,20 @@ function sketchBatches(texts: readonly string[], params: SketchParams, values: U
   const { arena, staging, scratchPtr } = sharedEngine();
   const unspaced: number[] = [];
   eachBatch(staging, { list: texts }, (n, at) => {
-    const spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
+    const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
     let longest = 0;
     for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
     // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
     const { work, bins, out, keys: keysAt, flags } = arena.place(
-      { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: 4 * stride * n, keys: 4 * bands * n, flags: n },
+      { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },
       staging.end,
       "a batch of sketches",
     );
-    const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out, keysAt, flags);
-    values.set(arena.u32.subarray(out >>> 2, (out >>> 2) + stride * n), at * stride);
-    keys.set(arena.u32.subarray(keysAt >>> 2, (keysAt >>> 2) + bands * n), at * bands);
-    if (found > 0) for (let j = 0; j < n; j++) if (arena.u8[flags + j] !== 0) unspaced.push(at + j);
+    const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out.ptr, keysAt.ptr, flags.ptr);
+    out.copyOut(arena.u8, values, at, n);
+    keysAt.copyOut(arena.u8, keys, at, n);
+    const flagged = flags.bytes(arena.u8);
+    if (found > 0) for (let j = 0; j < n; j++) if (flagged[j] !== 0) unspaced.push(at + j);
   });
   return unspaced;
 }

@@ -7,6 +7,9 @@ import { concat, Kind, writeContainer } from "../format/container.js";
 import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
+import { array, ArrayRegion } from "../wasm/array-region.js";
+import { eachRun } from "../wasm/batch.js";
+import { U32Record } from "../wasm/record.js";
 import { BATCH } from "../wasm/staging.js";
 import { defaultTables, layout, layoutChoices, MAX_TABLES, type TableSpec } from "./layouts.js";
 
@@ -49,13 +52,15 @@ const MIN_PENDING = 4096;
 const CHUNK = 65536;
 
 interface Layout {
-  readonly descs: number;
-  /** Where a query leaves its result count (after the descriptors). */
-  readonly state: number;
-  readonly pendingFps: number;
-  readonly pendingIds: number;
-  readonly pendingCapacity: number;
-  readonly ids: number;
+  /** One descriptor a table (ND_TABLE_BYTES each). */
+  readonly descs: ArrayRegion;
+  /** Where a query leaves its result count (one u32). */
+  readonly state: ArrayRegion;
+  /** Entries added since the tables were built: fingerprints (u64) and ids (u32), up to their length. */
+  readonly pendingFps: ArrayRegion;
+  readonly pendingIds: ArrayRegion;
+  /** The committed entries' ids, in table 0's order. */
+  readonly ids: ArrayRegion;
   readonly end: number;
 }
 
@@ -118,7 +123,7 @@ export class NearDupIndex {
     const newFps = fps instanceof BigUint64Array ? fps : checkedFingerprints(fps, "fps");
     // A removed id that comes back must not revive its old entries: drop them first.
     if (revived) this.rebuild();
-    if (this.pending + newIds.length > this.place.pendingCapacity) {
+    if (this.pending + newIds.length > this.place.pendingIds.length) {
       // More than the pending list holds: one rebuild with everything.
       const { fps: oldFps, ids: oldIds } = this.snapshot();
       this.removed.clear();
@@ -133,8 +138,8 @@ export class NearDupIndex {
       return;
     }
     const arena = this.live();
-    new BigUint64Array(arena.u8.buffer, this.place.pendingFps + 8 * this.pending, newFps.length).set(newFps);
-    arena.u32.set(newIds, (this.place.pendingIds >>> 2) + this.pending);
+    this.place.pendingFps.copyIn(arena.u8, newFps, this.pending);
+    this.place.pendingIds.copyIn(arena.u8, newIds, this.pending);
     this.pending += newIds.length;
   }
 
@@ -142,11 +147,10 @@ export class NearDupIndex {
   remove(id: number): boolean {
     if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError("id", id, "an integer from 0 to 2^32 - 1");
     if (this.removed.has(id)) return false;
-    const u32 = this.live().u32;
+    const u8 = this.live().u8;
     let found = 0;
-    for (const [start, count] of [[this.place.ids, this.committed], [this.place.pendingIds, this.pending]]) {
-      const from = start >>> 2;
-      for (let i = from; i < from + count; i++) if (u32[i] === id) found++;
+    for (const [region, count] of [[this.place.ids, this.committed], [this.place.pendingIds, this.pending]] as const) {
+      for (const stored of region.view(u8, Uint32Array, 0, count)) if (stored === id) found++;
     }
     if (found === 0) return false;
     this.removed.add(id);
@@ -234,15 +238,15 @@ export class NearDupIndex {
     const fps = new BigUint64Array(total);
     const ids = new Uint32Array(total);
     // Through a small window past the end, so reading out never grows memory by 8 bytes a fingerprint.
-    const { window } = arena.place({ window: 8 * CHUNK }, this.place.end, "the near-duplicate index");
+    const { window } = arena.place({ window: array(8, CHUNK) }, this.place.end, "the near-duplicate index");
     for (let from = 0; from < n; from += CHUNK) {
       const count = Math.min(CHUNK, n - from);
-      arena.k.ndOriginals(this.place.descs, from, count, window);
-      fps.set(new BigUint64Array(arena.u8.buffer, window, count), from);
+      arena.k.ndOriginals(this.place.descs.ptr, from, count, window.ptr);
+      window.copyOut(arena.u8, fps, from, count);
     }
-    fps.set(new BigUint64Array(arena.u8.buffer, this.place.pendingFps, this.pending), n);
-    ids.set(arena.u32.subarray(this.place.ids >>> 2, (this.place.ids >>> 2) + n));
-    ids.set(arena.u32.subarray(this.place.pendingIds >>> 2, (this.place.pendingIds >>> 2) + this.pending), n);
+    this.place.pendingFps.copyOut(arena.u8, fps, n, this.pending);
+    this.place.ids.copyOut(arena.u8, ids, 0, n);
+    this.place.pendingIds.copyOut(arena.u8, ids, n, this.pending);
     if (this.removed.size === 0) return { fps, ids };
     const keep = ids.map((id) => (this.removed.has(id) ? 0 : 1));
     return { fps: fps.filter((_, i) => keep[i] === 1), ids: ids.filter((_, i) => keep[i] === 1) };
@@ -272,49 +276,57 @@ export class NearDupIndex {
     const bits = this.specs.map((spec) => Math.min(spec.leadingBits, 24, Math.max(0, Math.floor(Math.log2(Math.max(1, n / 8))))));
     // The input (fingerprints, then ids) goes where tables 1.. will be (free until table 0 is built), or after the rest.
     const inputInside = 8 * n * (tables - 1) >= 12 * n;
+    const what = "the near-duplicate index";
     const r = arena.place(
       {
-        descs: MAX_TABLES * tableBytes,
-        state: 64,
-        pendingFps: 8 * pendingCapacity,
-        pendingIds: 4 * pendingCapacity,
-        entries: 8 * n * tables,
-        ids: 4 * n,
+        descs: array(tableBytes, MAX_TABLES),
+        state: array(4, 1),
+        pendingFps: array(8, pendingCapacity),
+        pendingIds: array(4, pendingCapacity),
+        // Table t's n entries (u64 each) start at entry n t.
+        entries: array(8, n * tables),
+        ids: array(4, n),
+      },
+      arena.base,
+      what,
+    );
+    const rest = arena.place(
+      {
         // One directory a table: 2^bits + 1 bucket starts.
         ...Object.fromEntries(bits.map((d, t) => [`dir${t}`, 4 * (2 ** d + 1)])),
         cursor: 4 * 2 ** Math.max(0, ...bits),
         input: inputInside ? 0 : 12 * n,
       } as Record<string, number>,
-      arena.base,
-      "the near-duplicate index",
+      r.end,
+      what,
     );
     const { descs, entries } = r;
-    const input = inputInside ? entries + 8 * n : r.input;
-    const dirAt = bits.map((_, t) => r[`dir${t}`]);
+    // The input: n fingerprints, then their n ids.
+    const inputFps = new ArrayRegion(inputInside ? entries.at(n) : rest.input, 8, n);
+    const inputIds = new ArrayRegion(inputFps.end, 4, n);
+    const dirAt = bits.map((_, t) => rest[`dir${t}`]);
     const u8 = arena.u8;
-    const view = new DataView(u8.buffer);
-    u8.fill(0, descs, r.pendingFps);
+    descs.fill(u8);
+    r.state.fill(u8);
     // Each descriptor's fields where the module says the kernels read them.
     const m = arena.k;
-    const [entriesAt, dirField, bitsField, countField, piecesField] = [m.ND_ENTRIES.value, m.ND_DIR.value, m.ND_BITS.value, m.ND_PIECE_COUNT.value, m.ND_PIECES.value];
+    const fields = { entries: m.ND_ENTRIES, dir: m.ND_DIR, bits: m.ND_BITS, count: m.ND_PIECE_COUNT, pieces: m.ND_PIECES };
     this.specs.forEach((spec, t) => {
-      const at = descs + t * tableBytes;
-      view.setUint32(at + entriesAt, entries + 8 * n * t, true);
-      view.setUint32(at + dirField, dirAt[t], true);
-      view.setUint32(at + bitsField, bits[t], true);
-      view.setUint32(at + countField, spec.pieces.length, true);
-      spec.pieces.forEach(([offset, width], i) => {
-        view.setUint32(at + piecesField + 8 * i, offset, true);
-        view.setUint32(at + piecesField + 8 * i + 4, width, true);
-      });
+      const desc = new U32Record(descs.at(t), fields);
+      desc.set(u8, "entries", entries.at(n * t));
+      desc.set(u8, "dir", dirAt[t]);
+      desc.set(u8, "bits", bits[t]);
+      desc.set(u8, "count", spec.pieces.length);
+      // The pieces: (offset, width) u32 pairs from the pieces field on.
+      new ArrayRegion(desc.address("pieces"), 8, spec.pieces.length).copyIn(u8, Uint32Array.from(spec.pieces.flat()));
     });
-    new BigUint64Array(u8.buffer, input, n).set(fps);
-    new Uint32Array(u8.buffer, input + 8 * n, n).set(ids);
-    arena.k.ndBuildTable(descs, input, 0, input + 8 * n, n, r.ids, r.cursor);
-    for (let t = 1; t < tables; t++) arena.k.ndBuildTable(descs + t * tableBytes, entries, descs, 0, n, 0, r.cursor);
+    inputFps.copyIn(u8, fps);
+    inputIds.copyIn(u8, ids);
+    arena.k.ndBuildTable(descs.ptr, inputFps.ptr, 0, inputIds.ptr, n, r.ids.ptr, rest.cursor);
+    for (let t = 1; t < tables; t++) arena.k.ndBuildTable(descs.at(t), entries.ptr, descs.ptr, 0, n, 0, rest.cursor);
     this.committed = n;
     this.pending = 0;
-    return { descs, state: r.state, pendingFps: r.pendingFps, pendingIds: r.pendingIds, pendingCapacity, ids: r.ids, end: r.end };
+    return { descs, state: r.state, pendingFps: r.pendingFps, pendingIds: r.pendingIds, ids: r.ids, end: rest.end };
   }
 
   /** Queries (or scans) a batch; per query, its matches with table positions, nearest first. */
@@ -324,25 +336,26 @@ export class NearDupIndex {
     const arena = this.live();
     const results: { id: number; distance: number; position: number }[][] = Array.from({ length: queries.length }, () => []);
     let cap = 4096;
-    for (let q = 0; q < queries.length; ) {
-      const nq = Math.min(BATCH, queries.length - q);
+    eachRun(queries.length, BATCH, (nq, q) => {
       // After the index: the queries, their (query, id, position) triples and distances, `cap` of them.
-      const { qs, out, dists } = arena.place({ qs: 8 * BATCH, out: 12 * cap, dists: cap }, this.place.end, "the near-duplicate index");
-      new BigUint64Array(arena.u8.buffer, qs, nq).set(queries.subarray(q, q + nq));
-      const { descs, state, ids, pendingFps, pendingIds } = this.place;
+      const { qs, out, dists } = arena.place({ qs: array(8, BATCH), out: array(12, cap), dists: array(1, cap) }, this.place.end, "the near-duplicate index");
+      qs.copyIn(arena.u8, queries.subarray(q, q + nq));
+      const [descs, state, ids, pendingFps, pendingIds] = [this.place.descs.ptr, this.place.state.ptr, this.place.ids.ptr, this.place.pendingFps.ptr, this.place.pendingIds.ptr];
       const done = exhaustive
-        ? arena.k.ndScan(descs, this.committed, ids, pendingFps, pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state)
-        : arena.k.ndQuery(descs, this.specs.length, this.committed, ids, pendingFps, pendingIds, this.pending, qs, nq, this.maxDistance, out, dists, cap, state);
-      const count = arena.u32[state >>> 2];
-      const triples = arena.u32.subarray(out >>> 2, (out >>> 2) + 3 * count);
+        ? arena.k.ndScan(descs, this.committed, ids, pendingFps, pendingIds, this.pending, qs.ptr, nq, this.maxDistance, out.ptr, dists.ptr, cap, state)
+        : arena.k.ndQuery(descs, this.specs.length, this.committed, ids, pendingFps, pendingIds, this.pending, qs.ptr, nq, this.maxDistance, out.ptr, dists.ptr, cap, state);
+      const count = this.place.state.view(arena.u8, Uint32Array)[0];
+      // (query, id, position) triples, u32 each.
+      const triples = out.view(arena.u8, Uint32Array, 0, count);
+      const distances = dists.bytes(arena.u8, 0, count);
       for (let e = 0; e < count; e++) {
         const id = triples[3 * e + 1];
         if (this.removed.has(id)) continue;
-        results[q + triples[3 * e]].push({ id, distance: arena.u8[dists + e], position: triples[3 * e + 2] });
+        results[q + triples[3 * e]].push({ id, distance: distances[e], position: triples[3 * e + 2] });
       }
       if (done === 0) cap *= 4; // one query alone overflowed: grow and retry it
-      q += done;
-    }
+      return done;
+    });
     for (const list of results) list.sort((x, y) => x.distance - y.distance || x.id - y.id || x.position - y.position);
     return results;
   }

@@ -3,6 +3,7 @@
 // for batches; a bigint appears only at the single-value API.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
+import { array } from "../wasm/array-region.js";
 import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
@@ -71,7 +72,7 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
     return Math.max(1, n);
   };
   eachBatch(staging, { list: texts }, (n, at) => {
-    const spans = arena.u32.subarray(staging.spansPtr >>> 2, (staging.spansPtr >>> 2) + 2 * n);
+    const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
     const bytes = spans[2 * n - 1] - spans[0];
     let chars = 0;
     for (let j = 0; j < n; j++) chars += texts[at + j].length;
@@ -82,10 +83,10 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
     }
     // After the staged texts: the shingle hashes of one text for the distinct vote, then the fingerprints.
     const longest = n === 1 ? bytes : SHORT_TEXT;
-    const { work, fps } = arena.place({ work: distinct ? 8 * (Math.floor(longest / 2) + 2) : 0, fps: 8 * n }, staging.end, "a batch of texts");
-    if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps);
-    else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps);
-    out.set(new BigUint64Array(arena.u8.buffer, fps, n), at);
+    const { work, fps } = arena.place({ work: distinct ? 8 * (Math.floor(longest / 2) + 2) : 0, fps: array(8, n) }, staging.end, "a batch of texts");
+    if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps.ptr);
+    else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps.ptr);
+    fps.copyOut(arena.u8, out, at, n);
   }, room);
   return out;
 }
@@ -117,9 +118,9 @@ function featureHashes(keys: readonly (string | Uint8Array)[]): BigUint64Array {
   const { arena, staging, scratchPtr } = sharedEngine();
   const out = new BigUint64Array(keys.length);
   eachBatch(staging, { list: keys }, (n, at) => {
-    const outPtr = staging.hashesPtr;
-    arena.k.shingleTokens(staging.keysPtr, staging.spansPtr, n, 1, scratchPtr, outPtr);
-    out.set(new BigUint64Array(arena.u8.buffer, outPtr, n), at);
+    // One u64 a key, written from the start of the hash-pair region (which has room for two a key).
+    arena.k.shingleTokens(staging.keysPtr, staging.spansPtr, n, 1, scratchPtr, staging.hashesPtr);
+    out.set(staging.hashes.view(arena.u8, BigUint64Array, 0, n).subarray(0, n), at);
   });
   return out;
 }
@@ -141,8 +142,8 @@ function aggregate(hashes: BigUint64Array, idf: IdfTable): { hashes: BigUint64Ar
 function weighted({ hashes, weights }: { hashes: BigUint64Array; weights: Float64Array }): bigint {
   const { arena, staging, scratchPtr } = sharedEngine();
   const n = hashes.length;
-  const { h, w } = arena.place({ h: 8 * n, w: 8 * n }, staging.end, "a weighted feature list");
-  new BigUint64Array(arena.u8.buffer, h, n).set(hashes);
-  new Float64Array(arena.u8.buffer, w, n).set(weights);
-  return BigInt.asUintN(64, arena.k.simhashWeighted(h, w, n, scratchPtr));
+  const { h, w } = arena.place({ h: array(8, n), w: array(8, n) }, staging.end, "a weighted feature list");
+  h.copyIn(arena.u8, hashes);
+  w.copyIn(arena.u8, weights);
+  return BigInt.asUintN(64, arena.k.simhashWeighted(h.ptr, w.ptr, n, scratchPtr));
 }

@@ -89,15 +89,32 @@ export function bloomFpRate(size: { bits: number; hashes: number; items: number 
  */
 export function blockedBloomFpRate(size: { bits: number; hashes: number; items: number }): number {
   const { bits, hashes, items } = size;
-  const lambda = (items * BLOCK_BITS) / bits;
   const perBit = Math.log1p(-1 / BLOCK_BITS);
+  return overBlockLoads((items * BLOCK_BITS) / bits, (j) => Math.pow(-Math.expm1(j * hashes * perBit), hashes));
+}
+
+/** Bits a key sets in a split-block filter: one in each 32-bit word of its 512-bit block. */
+export const SPLIT_BLOCK_HASHES = 16;
+
+/**
+ * The expected FP rate of a split-block filter (the line pipeline's approximate filter, see
+ * assembly/split-block.ts): keys per 512-bit block are Poisson with mean n * 512 / m, and each of
+ * a key's sixteen words holds its bit with probability 1 - (31/32)^j after j keys in the block.
+ */
+export function splitBlockBloomFpRate(size: { bits: number; items: number }): number {
+  const perWord = Math.log1p(-1 / 32);
+  return overBlockLoads((size.items * BLOCK_BITS) / size.bits, (j) => Math.pow(-Math.expm1(j * perWord), SPLIT_BLOCK_HASHES));
+}
+
+/** The mean of `rateWith(j)` over a Poisson number j of keys per block (mean lambda). */
+function overBlockLoads(lambda: number, rateWith: (j: number) => number): number {
   let total = 0;
   // Sum the Poisson mixture far enough past the mean that the tail is negligible.
   const last = Math.ceil(lambda + 12 * Math.sqrt(lambda) + 20);
   let logPmf = -lambda;
   for (let j = 0; j <= last; j++) {
     if (j > 0) logPmf += Math.log(lambda) - Math.log(j);
-    total += Math.exp(logPmf) * Math.pow(-Math.expm1(j * hashes * perBit), hashes);
+    total += Math.exp(logPmf) * rateWith(j);
   }
   return total;
 }
@@ -112,26 +129,45 @@ export function optimalBlockedBloom(plan: BloomPlan): BloomSize {
   const fpRate = check.probability("fpRate", opts.fpRate);
   const base = optimalBloom({ items, fpRate });
   // Blocking costs memory at equal p: search the smallest block count (and its best k) that meets p.
-  const rateAt = (blocks: number) => bestK(blocks * BLOCK_BITS, items);
+  const blocks = fewestBlocks(items, fpRate, base, (b) => bestK(b * BLOCK_BITS, items).fpRate, "a blocked filter", "BloomFilter");
+  const best = bestK(blocks * BLOCK_BITS, items);
+  return describe(blocks * BLOCK_BITS, best.hashes, items, best.fpRate);
+}
+
+/** m (a whole number of 512-bit blocks) for a split-block filter (k = 16) meeting `fpRate` at `items`; FilterTooLargeError past 1 TiB. */
+export function optimalSplitBlockBloom(plan: BloomPlan): BloomSize {
+  const opts = check.options<BloomPlan>("plan", plan);
+  const items = check.positiveInteger("items", opts.items);
+  const fpRate = check.probability("fpRate", opts.fpRate);
+  const base = optimalBloom({ items, fpRate });
+  const blocks = fewestBlocks(items, fpRate, base, (b) => splitBlockBloomFpRate({ bits: b * BLOCK_BITS, items }), "a split-block filter", "a standard filter");
+  const bits = blocks * BLOCK_BITS;
+  return describe(bits, SPLIT_BLOCK_HASHES, items, splitBlockBloomFpRate({ bits, items }));
+}
+
+/**
+ * The fewest 512-bit blocks whose rate (`rateAt(blocks)`, falling as blocks grow) meets fpRate,
+ * searched from the standard filter's size up; FilterTooLargeError past the in-process limit.
+ */
+function fewestBlocks(items: number, fpRate: number, base: BloomSize, rateAt: (blocks: number) => number, what: string, instead: string): number {
   let lo = Math.max(1, Math.floor(base.bits / BLOCK_BITS));
   // A block holds at most 64 of its 512 bits per key, so very small rates need nearly empty
   // blocks: the search stops at the in-process limit instead of doubling without end.
   const maxBlocks = MAX_PLANNED_BYTES / 64;
-  if (lo > maxBlocks) throw new FilterTooLargeError(lo * 64, `a blocked filter for ${items} items at fpRate ${fpRate} exceeds the ${MAX_PLANNED_BYTES}-byte limit of one in-process filter`);
+  if (lo > maxBlocks) throw new FilterTooLargeError(lo * 64, `${what} for ${items} items at fpRate ${fpRate} exceeds the ${MAX_PLANNED_BYTES}-byte limit of one in-process filter`);
   let hi = lo;
-  while (rateAt(hi).fpRate > fpRate) {
+  while (rateAt(hi) > fpRate) {
     if (hi === maxBlocks) {
-      throw new FilterTooLargeError(maxBlocks * 64, `a blocked filter cannot reach fpRate ${fpRate} for ${items} items within ${MAX_PLANNED_BYTES} bytes (at most 64 bits per key in a 512-bit block); use BloomFilter, which needs ${base.bytes} bytes`);
+      throw new FilterTooLargeError(maxBlocks * 64, `${what} cannot reach fpRate ${fpRate} for ${items} items within ${MAX_PLANNED_BYTES} bytes (at most 64 bits per key in a 512-bit block); use ${instead}, which needs ${base.bytes} bytes`);
     }
     hi = Math.min(hi * 2, maxBlocks);
   }
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2);
-    if (rateAt(mid).fpRate > fpRate) lo = mid + 1;
+    if (rateAt(mid) > fpRate) lo = mid + 1;
     else hi = mid;
   }
-  const best = rateAt(lo);
-  return describe(lo * BLOCK_BITS, best.hashes, items, best.fpRate);
+  return lo;
 }
 
 /** Most hash functions the sizing functions choose (the filters accept up to 64). */

@@ -43,7 +43,19 @@ export function eachBatch(staging: Staging | (() => Staging), keys: Keys, visit:
 
 /** Cuts `count` stored records (a serialized payload being loaded) into batches of at most BATCH and calls `visit(n, at)` for each. */
 export function eachStoredBatch(count: number, visit: (n: number, at: number) => void): void {
-  for (let at = 0; at < count; at += BATCH) visit(Math.min(BATCH, count - at), at);
+  eachRun(count, BATCH, (n, at) => {
+    visit(n, at);
+    return n;
+  });
+}
+
+/**
+ * Cuts `count` items that are already numbers (fingerprints, sketches, records) into runs of at
+ * most `size` and calls `visit(n, at)` for each; visit returns how many it took (fewer when its
+ * kernel stopped early, 0 when it must make room first) and the next run starts there.
+ */
+export function eachRun(count: number, size: number, visit: (n: number, at: number) => number): void {
+  for (let at = 0; at < count; ) at += visit(Math.min(size, count - at), at);
 }
 
 /**

@@ -78,8 +78,6 @@ export interface Kernels {
   readonly LINE_SCRATCH_BYTES: WebAssembly.Global;
   /** Stage record: offset of the u32 address of its bits (u32 global). */
   readonly LINE_STAGE_BITS: WebAssembly.Global;
-  /** Stage record: offset of its u32 hash count (u32 global). */
-  readonly LINE_STAGE_K: WebAssembly.Global;
   /** Stage record: offset of its f64 block count (u32 global). */
   readonly LINE_STAGE_BLOCKS: WebAssembly.Global;
   /** Stage record: offset of its f64 count of keys set (u32 global). */
@@ -138,7 +136,7 @@ export interface Kernels {
   digestDedup(ctx: number, digest: number): number;
   bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number): void;
   /** Sets every fingerprint of a bucket table in a blocked Bloom filter (approximate line dedup leaving its table phase). */
-  bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number, k: number): void;
+  bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number): void;
   setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number): number;
   setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number): void;
   setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number): number;

@@ -20,6 +20,11 @@ export class U32Record<F extends string> {
     new DataView(memory.buffer, memory.byteOffset).setUint32(this.ptr + this.offset(field), value, true);
   }
 
+  /** Where the field lies (the start of a sub-array the record ends with, say). */
+  address(field: F): number {
+    return this.ptr + this.offset(field);
+  }
+
   private offset(field: F): number {
     return this.offsets[field].value as number;
   }

@@ -31,6 +31,8 @@ export class Staging {
   readonly outPtr: number;
   /** One skip flag a key (set kernels leave flagged keys alone). */
   readonly skipPtr: number;
+  /** The spans as an array region (a start and an end, u32 each, a key). */
+  readonly spans: ArrayRegion;
   /** The hash pairs as an array region (16 bytes a key), for structures that read or route them. */
   readonly hashes: ArrayRegion;
   /** The result bytes as an array region (one a key). */
@@ -47,8 +49,9 @@ export class Staging {
 
   constructor(private readonly arena: Arena, start: number) {
     // The key bytes lie last: they are the one region of the batch that grows.
-    const regions = arena.place({ spans: 8 * BATCH, hashes: array(16, BATCH), out: array(1, BATCH), skip: array(1, BATCH), state: Math.max(arena.k.MD5_STATE_BYTES.value, arena.k.MD5_LANES_SCRATCH_BYTES.value), keys: 0 }, start);
-    this.spansPtr = regions.spans;
+    const regions = arena.place({ spans: array(8, BATCH), hashes: array(16, BATCH), out: array(1, BATCH), skip: array(1, BATCH), state: Math.max(arena.k.MD5_STATE_BYTES.value, arena.k.MD5_LANES_SCRATCH_BYTES.value), keys: 0 }, start);
+    this.spans = regions.spans;
+    this.spansPtr = regions.spans.ptr;
     this.hashes = regions.hashes;
     this.out = regions.out;
     this.skip = regions.skip;

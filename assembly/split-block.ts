@@ -1,0 +1,64 @@
+// Split-block Bloom filter (as Apache Parquet's, here with 512-bit blocks): h1 picks one 64-byte
+// block, and a key sets exactly one bit in each of the block's sixteen 32-bit words, bit
+// (half * salt_w) >> 27 of word w, where half is h2's low 32 bits for words 0-7 and its high 32
+// bits for words 8-15. The sixteen masks are built in four v128s and a test is four loads, four
+// and-nots and one any_true, where a free placement of k bits costs k dependent loads. At equal
+// memory this answers like a blocked filter with k = 16 (each word holds a key's bit with
+// probability 1 - (31/32)^j after j keys in the block); src/sizing/bloom.ts sizes it. The line
+// pipeline's approximate filter uses it: that filter is never saved, so it owes no file format.
+
+import { mulhi64 } from "./reduce";
+
+// Eight odd multipliers from Parquet's split-block filter; words 8-15 reuse them on the other half.
+const SALT_A = i32x4(0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d);
+const SALT_B = i32x4(0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31);
+
+/** 2^x in each lane for x in 0..31, through the exponent field of an f32 (wasm has no per-lane shift). */
+// @ts-ignore: decorator
+@inline function pow2(x: v128): v128 {
+  return i32x4.trunc_sat_f32x4_u(i32x4.shl(i32x4.add(x, i32x4.splat(127)), 23));
+}
+
+// @ts-ignore: decorator
+@inline function mask(half: v128, salt: v128): v128 {
+  return pow2(i32x4.shr_u(i32x4.mul(half, salt), 27));
+}
+
+/** The 64-byte block of `bits` (of `blocks` blocks) that h1 picks. */
+// @ts-ignore: decorator
+@inline export function splitBlockOf(bits: usize, blocks: u64, h1: u64): usize {
+  return bits + (<usize>mulhi64(h1, blocks) << 6);
+}
+
+/** 1 when all sixteen bits h2 picks are set in the block at `block`. */
+// @ts-ignore: decorator
+@inline export function splitBlockHas(block: usize, h2: u64): u32 {
+  const lo = i32x4.splat(<i32>h2);
+  const hi = i32x4.splat(<i32>(h2 >> 32));
+  const missing = v128.or(
+    v128.or(v128.andnot(mask(lo, SALT_A), v128.load(block)), v128.andnot(mask(lo, SALT_B), v128.load(block, 16))),
+    v128.or(v128.andnot(mask(hi, SALT_A), v128.load(block, 32)), v128.andnot(mask(hi, SALT_B), v128.load(block, 48))),
+  );
+  return v128.any_true(missing) ? 0 : 1;
+}
+
+/** Sets the sixteen bits h2 picks in the block at `block`; 1 when one was clear (the key was new). */
+// @ts-ignore: decorator
+@inline export function splitBlockSet(block: usize, h2: u64): u32 {
+  const lo = i32x4.splat(<i32>h2);
+  const hi = i32x4.splat(<i32>(h2 >> 32));
+  const m0 = mask(lo, SALT_A);
+  const m1 = mask(lo, SALT_B);
+  const m2 = mask(hi, SALT_A);
+  const m3 = mask(hi, SALT_B);
+  const w0 = v128.load(block);
+  const w1 = v128.load(block, 16);
+  const w2 = v128.load(block, 32);
+  const w3 = v128.load(block, 48);
+  v128.store(block, v128.or(w0, m0));
+  v128.store(block, v128.or(w1, m1), 16);
+  v128.store(block, v128.or(w2, m2), 32);
+  v128.store(block, v128.or(w3, m3), 48);
+  const missing = v128.or(v128.or(v128.andnot(m0, w0), v128.andnot(m1, w1)), v128.or(v128.andnot(m2, w2), v128.andnot(m3, w3)));
+  return v128.any_true(missing) ? 1 : 0;
+}
