@@ -10,7 +10,7 @@ import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { sharedEngine } from "../wasm/engine.js";
-import { countOf, eachBatch, eachStoredBatch, type Keys } from "../wasm/batch.js";
+import { countOf, eachBatch, eachRun, eachStoredBatch, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 
 /** Options of Deduplicator. */
@@ -320,11 +320,12 @@ export class Deduplicator {
 
   /** dedupCheck of the n digests in the digest region, growing the table whenever it must. */
   private checkDigests(n: number): void {
-    for (let done = 0; done < n; ) {
+    eachRun(n, n, (left, done) => {
       const limit = Math.floor(this.capacity * MAX_LOAD);
-      done += this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digests.at(done), n - done, this.out.at(done), this.refs.at(done), this.statsPtr);
-      if (done < n) this.grow();
-    }
+      const took = this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digests.at(done), left, this.out.at(done), this.refs.at(done), this.statsPtr);
+      if (took < left) this.grow();
+      return took;
+    });
   }
 
   /** Doubles the table: rehash into fresh memory after it, then move it back to its place. */

@@ -9,7 +9,7 @@ import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
-import { eachBatch, eachStoredBatch } from "../wasm/batch.js";
+import { eachBatch, eachRun, eachStoredBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -98,11 +98,12 @@ export class FingerprintSet {
 
   /** Adds the n fingerprints in the digest region, growing the table whenever the kernel stops at its load limit; the flags (1: new) stay valid until the next call. */
   private addStaged(n: number): Uint8Array {
-    for (let done = 0; done < n; ) {
+    eachRun(n, n, (left, done) => {
       const limit = Math.floor(this.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
-      done += this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), n - done, this.out.at(done));
-      if (done < n) this.grow();
-    }
+      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done));
+      if (took < left) this.grow();
+      return took;
+    });
     return this.out.bytes(this.live().u8, 0, n);
   }
 

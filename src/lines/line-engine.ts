@@ -3,8 +3,9 @@
 // region and the seen-set, which lies last so it can grow in place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
 // that grows by 1.5x, one partition at a time. Approximate mode starts with that table, exact and
 // small enough to stay in cache, and when it fills moves its fingerprints into the first
-// split-block Bloom filter (assembly/split-block.ts: one cache line and one SIMD test a line), sized from the lines still expected when known (stage-plan.ts); later stages, if
-// any, are added without rehashing, the compound rate staying under fpRate.
+// split-block Bloom filter (assembly/split-block.ts: one cache line and one SIMD test a line),
+// sized from the lines still expected when known (stage-plan.ts); later stages, if any, are
+// added without rehashing, the compound rate staying under fpRate.
 import { FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
 import { Arena } from "../wasm/arena.js";

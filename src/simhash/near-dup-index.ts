@@ -239,11 +239,11 @@ export class NearDupIndex {
     const ids = new Uint32Array(total);
     // Through a small window past the end, so reading out never grows memory by 8 bytes a fingerprint.
     const { window } = arena.place({ window: array(8, CHUNK) }, this.place.end, "the near-duplicate index");
-    for (let from = 0; from < n; from += CHUNK) {
-      const count = Math.min(CHUNK, n - from);
+    eachRun(n, CHUNK, (count, from) => {
       arena.k.ndOriginals(this.place.descs.ptr, from, count, window.ptr);
       window.copyOut(arena.u8, fps, from, count);
-    }
+      return count;
+    });
     this.place.pendingFps.copyOut(arena.u8, fps, n, this.pending);
     this.place.ids.copyOut(arena.u8, ids, 0, n);
     this.place.pendingIds.copyOut(arena.u8, ids, n, this.pending);
