@@ -9,9 +9,9 @@ import { checkInputFile } from "./lines.js";
 
 /**
  * Where kept bytes go. On a regular file: write(2) from the thread pool, one write in flight while
- * the next chunk is worked (its bytes copied out of WebAssembly memory first, since the next
- * chunk's output overwrites them), so writing overlaps the kernel on the other core. Otherwise the
- * stdout stream, with backpressure.
+ * the next chunk is worked, so writing overlaps the kernel on the other core; the write is made
+ * straight from the deduplicator's output region, which it leaves alone until that write is done
+ * (LineDeduplicator.step). Otherwise the stdout stream, with backpressure, from a copy.
  */
 class ByteSink {
   private readonly direct: boolean;
@@ -24,11 +24,26 @@ class ByteSink {
 
   /** Takes bytes that are valid only during this call. */
   readonly take = (bytes: Uint8Array): void => {
-    // A view into WebAssembly memory is copied; a buffer of its own (a piece of a long line, never
-    // reused) is kept as it is, so a 200 MB line is not copied again.
-    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-    this.pending.push(own ? Buffer.from(bytes.buffer, 0, bytes.byteLength) : Buffer.from(bytes));
+    this.pending.push(this.own(bytes) ? asBuffer(bytes) : Buffer.from(bytes));
   };
+
+  /**
+   * Takes a step's kept bytes, which step() leaves intact until the next flush has waited for
+   * their write: a file gets them without a copy.
+   */
+  readonly lend = (bytes: Uint8Array): void => {
+    this.pending.push(this.direct || this.own(bytes) ? asBuffer(bytes) : Buffer.from(bytes));
+  };
+
+  /** Waits for the write under way: memory may grow (and move) only with none. */
+  async settle(): Promise<void> {
+    await this.inFlight;
+  }
+
+  /** A buffer of its own (a piece of a long line, never reused) is kept as it is, so a 200 MB line is not copied again. */
+  private own(bytes: Uint8Array): boolean {
+    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  }
 
   /** Hands what was taken on: waits for the write before it (file) or for "drain" (stream). */
   async flush(): Promise<void> {
@@ -59,6 +74,11 @@ class ByteSink {
     if (this.direct) await this.inFlight;
     else await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(error) : resolve())));
   }
+}
+
+/** The same bytes as a Buffer, no copy. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** All of `pieces` to fd, in order (a write to a file may be short). */
@@ -103,7 +123,7 @@ function readInto(fd: number, target: Uint8Array): Promise<number> {
 /**
  * Reads fd to its end straight into the deduplicator's two WebAssembly input slots: while one
  * slot is worked the next read fills the other. Growing the seen-set may grow (and so move)
- * WebAssembly memory, so it waits until the read under way has finished.
+ * WebAssembly memory, so it waits until the read and the write under way have finished.
  */
 async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick: (bytes: number) => void): Promise<void> {
   let slot: 0 | 1 = 0;
@@ -114,8 +134,9 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
     dedup.begin(slot, n);
     const other: 0 | 1 = slot === 0 ? 1 : 0;
     next = readInto(fd, dedup.slotView(other));
-    while (!dedup.step(sink.take)) {
+    while (!dedup.step(sink.lend)) {
       await next.then(() => undefined, () => undefined);
+      await sink.settle();
       dedup.grow();
     }
     await sink.flush();

@@ -116,7 +116,7 @@ export class LineDeduplicator {
 
   /**
    * @internal Works a chunk, handing kept bytes to `sink` in order. The bytes may be a view into
-   * WebAssembly memory, valid only until sink returns: the CLI writes them without a copy.
+   * WebAssembly memory (see step); copy them to keep them.
    */
   write(chunk: Uint8Array, sink: (bytes: Uint8Array) => void): void {
     for (let at = 0; at < chunk.length; ) {
@@ -139,11 +139,12 @@ export class LineDeduplicator {
     if (this.carry > 0) {
       const start = engine.dataPtrs[this.carrySlot] - this.carry;
       for (let done = 0; ; ) {
-        done += this.work(start + done, this.carry - done, true, sink);
+        done += this.work(start + done, this.carry - done, true);
         if (!this.stopped) break;
         this.grow();
       }
       this.carry = 0;
+      this.emit(sink);
     }
   }
 
@@ -174,9 +175,12 @@ export class LineDeduplicator {
   }
 
   /**
-   * @internal Works the chunk begun last. Returns false when it stopped because the seen-set must
-   * grow first: call grow() (with no read into a slot under way, since growing memory moves it)
-   * and step() again.
+   * @internal Works the chunk begun last, handing its kept lines to `sink` once it is done.
+   * Returns false when it stopped because the seen-set must grow first: call grow() (with no read
+   * into a slot and no write from an output region under way, since growing memory moves them)
+   * and step() again. Kept lines come as a view of one of two output regions, taken in turn: it
+   * stays intact through the next step, and is refilled only by the step after the next one that
+   * hands bytes over, so a writer may hold it until then without a copy.
    */
   step(sink: (bytes: Uint8Array) => void): boolean {
     const engine = this.live();
@@ -190,8 +194,9 @@ export class LineDeduplicator {
     // The carry sits just before the slot's data (put there when the chunk before ended).
     const start = data + job.from - this.carry;
     const len = this.carry + job.n - job.from;
-    job.done += this.work(start + job.done, len - job.done, false, sink);
+    job.done += this.work(start + job.done, len - job.done, false);
     if (this.stopped) return false;
+    this.emit(sink);
     const left = len - job.done;
     const u8 = engine.arena.u8;
     if (left <= this.head) {
@@ -226,18 +231,21 @@ export class LineDeduplicator {
     return this.engine;
   }
 
-  /** One kernel call over [ptr, ptr + len); hands its output to sink; sets `stopped`; returns bytes consumed. */
-  private work(ptr: number, len: number, final: boolean, sink: (bytes: Uint8Array) => void): number {
-    const engine = this.live();
-    const { consumed, mustGrow } = engine.work(ptr, len, final);
+  /** One kernel call over [ptr, ptr + len), its kept lines appended to the output region; sets `stopped`; returns bytes consumed. */
+  private work(ptr: number, len: number, final: boolean): number {
+    const { consumed, mustGrow } = this.live().work(ptr, len, final);
     this.bytesDone += consumed;
     this.stopped = mustGrow;
-    const n = engine.outLength;
-    if (n > 0) {
-      sink(engine.arena.bytes(engine.outPtr, n));
-      engine.clearOutput();
-    }
     return consumed;
+  }
+
+  /** Hands the output region's kept lines to sink, when there are any, and turns to the other region. */
+  private emit(sink: (bytes: Uint8Array) => void): void {
+    const engine = this.live();
+    const out = engine.output();
+    if (out.length === 0) return;
+    sink(out);
+    engine.swapOutput();
   }
 
   /** Fingerprints the gathered long line (its "\n" included when terminated) and emits it if new; false when the seen-set must grow first. */

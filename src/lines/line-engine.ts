@@ -1,6 +1,6 @@
 // One WebAssembly instance that dedups lines chunk by chunk (assembly/line-dedup.ts): the context
-// block (line-context.ts), two input slots (one is read into while the other is worked), an output
-// region and the seen-set, which lies last so it can grow in place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
+// block (line-context.ts), two input slots (one is read into while the other is worked), two output
+// regions (one is written out while the other fills) and the seen-set, which lies last so it can grow in place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
 // that grows by 1.5x, one partition at a time. Approximate mode starts with that table, exact and
 // small enough to stay in cache, and when it fills moves its fingerprints into the first
 // split-block Bloom filter (assembly/split-block.ts: one cache line and one SIMD test a line),
@@ -51,8 +51,10 @@ export class LineEngine {
   readonly options: LineEngineOptions;
   /** Where each of the two input slots' data begins (its head room lies just before). */
   readonly dataPtrs: readonly [number, number];
-  /** The output region: kept lines, coalesced, waiting to be written. */
-  readonly outPtr: number;
+  /** The two output regions: kept lines, coalesced; the kernel fills one while the other's bytes may still be being written. */
+  private readonly outs: readonly [ArrayRegion, ArrayRegion];
+  /** Which output region the kernel appends to. */
+  private outSlot: 0 | 1 = 0;
   private readonly c: LineContext;
   private readonly stage: StageRecord;
   private readonly ctx: number;
@@ -75,7 +77,7 @@ export class LineEngine {
     this.stage = stageRecord(arena.k);
     const { headBytes, chunkBytes } = options;
     // The seen-set lies last: it grows in place. Each input slot's head room lies just before its
-    // data; the output holds at most a carried head, a chunk and the "\n" added to a last line.
+    // data; an output region holds at most a carried head, a chunk and the "\n" added to a last line.
     const r = arena.place(
       {
         ctx: c.bytes,
@@ -87,7 +89,8 @@ export class LineEngine {
         data0: chunkBytes,
         head1: headBytes,
         data1: chunkBytes,
-        out: headBytes + chunkBytes + 64,
+        out0: array(headBytes + chunkBytes + 64, 1),
+        out1: array(headBytes + chunkBytes + 64, 1),
         seen: 0,
       },
       arena.base,
@@ -97,12 +100,12 @@ export class LineEngine {
     this.digestPtr = r.digest;
     this.stageRecords = r.stages;
     this.dataPtrs = [r.data0, r.data1];
-    this.outPtr = r.out;
+    this.outs = [r.out0, r.out1];
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
     this.set(c.mode, options.mode === "exact" ? 0 : 1);
     this.set(c.hash, options.hash === "xxh128" ? 1 : 0);
-    this.set(c.out, r.out);
+    this.set(c.out, r.out0.ptr);
     this.set(c.scratch, r.scratch);
     this.set(c.scalar, options.scalar ? 1 : 0);
     this.set(c.counts, r.counts);
@@ -135,13 +138,18 @@ export class LineEngine {
     return this.arena.k.digestDedup(this.ctx, this.digestPtr);
   }
 
-  /** Bytes waiting in the output region. */
-  get outLength(): number {
-    return field(this.arena, this.ctx, this.c.outLen);
+  /** The kept bytes waiting in the current output region, as a view valid until memory grows. */
+  output(): Uint8Array {
+    return this.outs[this.outSlot].bytes(this.arena.u8).subarray(0, field(this.arena, this.ctx, this.c.outLen));
   }
 
-  /** Empties the output region (after its bytes were written). */
-  clearOutput(): void {
+  /**
+   * Hands the current output region over (its bytes stay as they are until the next swap but one)
+   * and points the kernel at the other one, emptied.
+   */
+  swapOutput(): void {
+    this.outSlot ^= 1;
+    this.set(this.c.out, this.outs[this.outSlot].ptr);
     this.set(this.c.outLen, 0);
   }
 
