@@ -8,6 +8,7 @@
 import { md5 } from "./md5";
 import { md5Lanes, MD5_LANES_SCRATCH_BYTES } from "./md5-lanes";
 import { xxh128 } from "./xxh3";
+import { nh128 } from "./nh-hash";
 import { splitBlockOf, splitBlockHas, splitBlockSet } from "./split-block";
 import { mulhi64 } from "./reduce";
 import { partitionOf, findOrInsert, contains } from "./fingerprint-buckets";
@@ -81,11 +82,11 @@ export const LINE_SCRATCH_BYTES: u32 = <u32>(RECORDS + <usize>GROUP * RECORD);
 /** The 16-byte fingerprint of one key into `out`, as the context's mode and hash say. */
 // @ts-ignore: decorator
 @inline function digest(ctx: usize, scratch: usize, key: usize, len: usize, out: usize): void {
-  // Approximate mode uses XXH3-128 too: its halves are the blocked filter's pair (h1 picks the
-  // block, h2 the bits in it), measured 15-25% cheaper than XXH64 and its mixed second hash on
-  // URL-length lines, and the same fingerprint serves the table phase and the filter that
-  // replaces it. The filter is never saved, so it need not answer like BlockedBloomFilter.
-  if (load<u32>(ctx, LINE_MODE) == 1 || load<u32>(ctx, LINE_HASH) == 1) xxh128(key, len, out);
+  // Approximate mode hashes with NH (nh-hash.ts): its halves are the split-block filter's pair (h1
+  // picks the block, h2 the bits in it), and the same hash serves the table phase and the filter
+  // that replaces it. The filter is never saved, so it need not answer like BlockedBloomFilter.
+  if (load<u32>(ctx, LINE_MODE) == 1) nh128(key, len, out);
+  else if (load<u32>(ctx, LINE_HASH) == 1) xxh128(key, len, out);
   else md5(scratch, key, len, out);
   // The all-zero key marks an empty slot of the table.
   if ((load<u64>(out) | load<u64>(out, 8)) == 0) store<u64>(out, 1);
@@ -144,7 +145,8 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   // Stages: 0 while approximate mode is still in its exact table phase.
   const stages = load<u32>(ctx, LINE_STAGES);
   const approx = load<u32>(ctx, LINE_MODE) == 1 && stages > 0;
-  const xxh = load<u32>(ctx, LINE_HASH) == 1 || load<u32>(ctx, LINE_MODE) == 1;
+  const nh = load<u32>(ctx, LINE_MODE) == 1;
+  const xxh = load<u32>(ctx, LINE_HASH) == 1;
   const out = <usize>load<u32>(ctx, LINE_OUT);
   // Exact table.
   const table = <usize>load<u32>(ctx, LINE_TABLE);
@@ -202,7 +204,7 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
     }
     if (n == 0) break;
     // MD5 takes the group's lines four at a time (a record's start and key end are its message).
-    if (!xxh) md5Lanes(scratch, 0, records, RECORD, n, digests);
+    if (!xxh && !nh) md5Lanes(scratch, 0, records, RECORD, n, digests);
     for (let i: u32 = 0; i < n; i++) {
       const r = records + <usize>i * RECORD;
       const start = <usize>load<u32>(r);
@@ -210,12 +212,13 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
       const d = digests + (<usize>i << 4);
       let probe: usize;
       if (approx) {
-        xxh128(start, key, d);
+        nh128(start, key, d);
         // As in the table phase, whose fingerprints this filter took over.
         if ((load<u64>(d) | load<u64>(d, 8)) == 0) store<u64>(d, 1);
         probe = splitBlockOf(lastBits, lastBlocks, load<u64>(d));
       } else {
-        if (xxh) xxh128(start, key, d);
+        if (nh) nh128(start, key, d);
+        else if (xxh) xxh128(start, key, d);
         // The all-zero key marks an empty slot of the table.
         if ((load<u64>(d) | load<u64>(d, 8)) == 0) store<u64>(d, 1);
         probe = table + <usize>partitionOf(load<u64>(d, 8), logParts) * partBytes + (<usize>mulhi64(load<u64>(d), <u64>buckets) << 6);
