@@ -10,6 +10,7 @@ import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { sharedEngine } from "../wasm/engine.js";
+import { KernelRecord, u64 } from "../wasm/record.js";
 import { countOf, eachBatch, eachRun, eachStoredBatch, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -77,6 +78,8 @@ const RECIPE: Recipe<{ options: DeduplicatorOptions; entries: number }> = {
   },
 };
 const MAX_LOAD = 0.8;
+/** The counts of the kernels' stats block (DEDUP_* offsets). */
+type StatField = "lookups" | "avoided" | "entries" | "lookupsNew";
 
 /** Exact deduplication of keys by 128-bit fingerprint (MD5 by default), fronted by a counting Bloom filter. */
 export class Deduplicator {
@@ -91,7 +94,8 @@ export class Deduplicator {
   private readonly out: ArrayRegion;
   /** A batch's reference counts, u32 a key. */
   private readonly refs: ArrayRegion;
-  private readonly statsPtr: number;
+  /** The kernels' u64 counts of look-ups and entries. */
+  private readonly statsBlock: KernelRecord<StatField>;
   private tablePtr: number;
   private capacity: number;
   private seen = 0;
@@ -126,7 +130,7 @@ export class Deduplicator {
     this.digests = regions.digests;
     this.out = regions.out;
     this.refs = regions.refs;
-    this.statsPtr = regions.stats;
+    this.statsBlock = new KernelRecord(regions.stats, { lookups: u64(arena.k.DEDUP_LOOKUPS), avoided: u64(arena.k.DEDUP_AVOIDED), entries: u64(arena.k.DEDUP_ENTRIES), lookupsNew: u64(arena.k.DEDUP_LOOKUPS_NEW) });
     this.tablePtr = regions.table;
     this.arena = arena;
   }
@@ -227,8 +231,7 @@ export class Deduplicator {
     // Loading is not use: the counts of keys seen and look-ups start again from zero.
     dedup.seen = 0;
     dedup.fresh = 0;
-    const k = dedup.live().k;
-    for (const count of [k.DEDUP_LOOKUPS, k.DEDUP_AVOIDED, k.DEDUP_LOOKUPS_NEW]) dedup.statsView().setBigUint64(count.value, 0n, true);
+    for (const count of ["lookups", "avoided", "lookupsNew"] as const) dedup.statsBlock.set(dedup.live().u8, count, 0);
     return dedup;
   }
 
@@ -247,13 +250,12 @@ export class Deduplicator {
 
   /** Distinct keys stored. */
   get size(): number {
-    return this.stat(this.live().k.DEDUP_ENTRIES);
+    return this.stat("entries");
   }
 
   /** Counts of keys seen, new and duplicate, and of table look-ups made and avoided. */
   get stats(): DedupStats {
-    const k = this.live().k;
-    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.stat(k.DEDUP_LOOKUPS), lookupsAvoided: this.stat(k.DEDUP_AVOIDED), lookupsForNew: this.stat(k.DEDUP_LOOKUPS_NEW) };
+    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.stat("lookups"), lookupsAvoided: this.stat("avoided"), lookupsForNew: this.stat("lookupsNew") };
   }
 
   /** Counters (m), hashes (k) and bits per counter of the front filter. */
@@ -276,14 +278,9 @@ export class Deduplicator {
     return this.arena;
   }
 
-  /** The kernels' stats block (u64 counts at the DEDUP_* offsets the module exports). */
-  private statsView(): DataView {
-    return new DataView(this.live().u8.buffer, this.statsPtr);
-  }
-
-  /** One count of the stats block. */
-  private stat(offset: WebAssembly.Global): number {
-    return Number(this.statsView().getBigUint64(offset.value, true));
+  /** One count of the kernels' stats block. */
+  private stat(count: StatField): number {
+    return this.statsBlock.get(this.live().u8, count);
   }
 
   /** Fingerprints the n keys staged in the shared engine and copies the digests into the digest region. */
@@ -303,7 +300,7 @@ export class Deduplicator {
     eachBatch(() => sharedEngine().staging, keys, (n, i) => {
       this.fingerprint(n);
       if (removing) {
-        arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digests.ptr, n, this.out.ptr, this.refs.ptr, this.statsPtr);
+        arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digests.ptr, n, this.out.ptr, this.refs.ptr, this.statsBlock.ptr);
       } else {
         this.checkDigests(n);
       }
@@ -322,7 +319,7 @@ export class Deduplicator {
   private checkDigests(n: number): void {
     eachRun(n, n, (left, done) => {
       const limit = Math.floor(this.capacity * MAX_LOAD);
-      const took = this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digests.at(done), left, this.out.at(done), this.refs.at(done), this.statsPtr);
+      const took = this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digests.at(done), left, this.out.at(done), this.refs.at(done), this.statsBlock.ptr);
       if (took < left) this.grow();
       return took;
     });

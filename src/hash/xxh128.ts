@@ -9,6 +9,6 @@ export function xxh128(input: Uint8Array | string): string {
   const { arena, staging } = sharedEngine();
   const len = staging.encodeOne(data);
   arena.k.xxh128(staging.keysPtr, len, staging.hashesPtr);
-  const view = new DataView(arena.u8.buffer, staging.hashesPtr, 16);
-  return view.getBigUint64(8, true).toString(16).padStart(16, "0") + view.getBigUint64(0, true).toString(16).padStart(16, "0");
+  const [lo, hi] = staging.hashes.view(arena.u8, BigUint64Array, 0, 1);
+  return hi.toString(16).padStart(16, "0") + lo.toString(16).padStart(16, "0");
 }

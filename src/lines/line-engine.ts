@@ -10,7 +10,8 @@ import { FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
-import { field, lineContext, setField, stageRecord, type LineContext, type StageRecord } from "./line-context.js";
+import type { KernelRecord } from "../wasm/record.js";
+import { lineContext, lineSizes, stageRecord, type LineField } from "./line-context.js";
 import { LongLineHasher } from "./long-line.js";
 import { FIRST_STAGE_ITEMS, planStage } from "./stage-plan.js";
 
@@ -55,11 +56,10 @@ export class LineEngine {
   private readonly outs: readonly [ArrayRegion, ArrayRegion];
   /** Which output region the kernel appends to. */
   private outSlot: 0 | 1 = 0;
-  private readonly c: LineContext;
-  private readonly stage: StageRecord;
-  private readonly ctx: number;
+  /** The context block the kernels read their state from. */
+  private readonly ctx: KernelRecord<LineField>;
   private readonly digestPtr: number;
-  /** The Bloom stages' records (this.stage says their fields). */
+  /** The Bloom stages' records (stageRecord says their fields). */
   private readonly stageRecords: ArrayRegion;
   private readonly seenPtr: number;
   private buckets = FIRST_BUCKETS;
@@ -73,17 +73,16 @@ export class LineEngine {
     this.options = options;
     const arena = new Arena();
     this.arena = arena;
-    const c = (this.c = lineContext(arena.k));
-    this.stage = stageRecord(arena.k);
+    const sizes = lineSizes(arena.k);
     const { headBytes, chunkBytes } = options;
     // The seen-set lies last: it grows in place. Each input slot's head room lies just before its
     // data; an output region holds at most a carried head, a chunk and the "\n" added to a last line.
     const r = arena.place(
       {
-        ctx: c.bytes,
-        scratch: c.scratchBytes,
+        ctx: sizes.context,
+        scratch: sizes.scratch,
         digest: 16,
-        stages: array(this.stage.bytes, MAX_STAGES),
+        stages: array(sizes.stage, MAX_STAGES),
         counts: 4 * PARTS,
         head0: headBytes,
         data0: chunkBytes,
@@ -96,26 +95,26 @@ export class LineEngine {
       arena.base,
       "the line deduplicator",
     );
-    this.ctx = r.ctx;
+    this.ctx = lineContext(arena.k, r.ctx);
     this.digestPtr = r.digest;
     this.stageRecords = r.stages;
     this.dataPtrs = [r.data0, r.data1];
     this.outs = [r.out0, r.out1];
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
-    this.set(c.mode, options.mode === "exact" ? 0 : 1);
-    this.set(c.hash, options.hash === "xxh128" ? 1 : 0);
-    this.set(c.out, r.out0.ptr);
-    this.set(c.scratch, r.scratch);
-    this.set(c.scalar, options.scalar ? 1 : 0);
-    this.set(c.counts, r.counts);
-    this.set(c.stagePtr, r.stages.ptr);
+    this.set("mode", options.mode === "exact" ? 0 : 1);
+    this.set("hash", options.hash === "xxh128" ? 1 : 0);
+    this.set("out", r.out0.ptr);
+    this.set("scratch", r.scratch);
+    this.set("scalar", options.scalar ? 1 : 0);
+    this.set("counts", r.counts);
+    this.set("stagePtr", r.stages.ptr);
     if (options.mode === "exact" || options.items === undefined) {
       // Approx: the exact phase's table is sized once, for the lines it holds before the first stage.
       const buckets = options.mode === "exact" ? FIRST_BUCKETS : Math.max(FIRST_BUCKETS, Math.ceil((options.stageItems ?? FIRST_STAGE_ITEMS) / PARTS / 4 / MAX_LOAD));
       this.seenEnd = arena.place({ seen: PARTS * buckets * 64 }, this.seenPtr, "the line table").end;
-      this.set(c.table, this.seenPtr);
-      this.set(c.logParts, LOG_PARTS);
+      this.set("table", this.seenPtr);
+      this.set("logParts", LOG_PARTS);
       this.setBuckets(buckets);
     } else {
       this.addStage();
@@ -124,8 +123,8 @@ export class LineEngine {
 
   /** Works lines of [ptr, ptr + len) until done or the seen-set must grow; returns bytes consumed and whether it stopped to grow. */
   work(ptr: number, len: number, final: boolean): { consumed: number; mustGrow: boolean } {
-    const consumed = this.arena.k.lineDedup(this.ctx, ptr, len, final ? 1 : 0) >>> 0;
-    return { consumed, mustGrow: field(this.arena, this.ctx, this.c.status) === 1 };
+    const consumed = this.arena.k.lineDedup(this.ctx.ptr, ptr, len, final ? 1 : 0) >>> 0;
+    return { consumed, mustGrow: this.get("status") === 1 };
   }
 
   /**
@@ -135,12 +134,12 @@ export class LineEngine {
   dedupLong(pieces: readonly Uint8Array[], terminated: boolean): number {
     this.long ??= new LongLineHasher(this.options.mode === "approx", this.options.hash === "xxh128");
     this.arena.u8.set(this.long.digest(pieces, terminated), this.digestPtr);
-    return this.arena.k.digestDedup(this.ctx, this.digestPtr);
+    return this.arena.k.digestDedup(this.ctx.ptr, this.digestPtr);
   }
 
   /** The kept bytes waiting in the current output region, as a view valid until memory grows. */
   output(): Uint8Array {
-    return this.outs[this.outSlot].bytes(this.arena.u8).subarray(0, field(this.arena, this.ctx, this.c.outLen));
+    return this.outs[this.outSlot].bytes(this.arena.u8).subarray(0, this.get("outLen"));
   }
 
   /**
@@ -149,14 +148,13 @@ export class LineEngine {
    */
   swapOutput(): void {
     this.outSlot ^= 1;
-    this.set(this.c.out, this.outs[this.outSlot].ptr);
-    this.set(this.c.outLen, 0);
+    this.set("out", this.outs[this.outSlot].ptr);
+    this.set("outLen", 0);
   }
 
   /** Lines worked and lines kept so far. */
   get counts(): { lines: number; unique: number } {
-    const view = new DataView(this.arena.u8.buffer);
-    return { lines: Number(view.getBigUint64(this.ctx + this.c.lines, true)), unique: Number(view.getBigUint64(this.ctx + this.c.unique, true)) };
+    return { lines: this.get("lines"), unique: this.get("unique") };
   }
 
   /** Bytes of the seen-set (table or filters). */
@@ -185,14 +183,18 @@ export class LineEngine {
     else this.addStage(remainingLines);
   }
 
-  private set(offset: number, value: number): void {
-    setField(this.arena, this.ctx, offset, value);
+  private get(field: LineField): number {
+    return this.ctx.get(this.arena.u8, field);
+  }
+
+  private set(field: LineField, value: number): void {
+    this.ctx.set(this.arena.u8, field, value);
   }
 
   private setBuckets(buckets: number): void {
     this.buckets = buckets;
-    this.set(this.c.buckets, buckets);
-    this.set(this.c.limit, Math.min(buckets * 4 - 1, Math.floor(buckets * 4 * MAX_LOAD)));
+    this.set("buckets", buckets);
+    this.set("limit", Math.min(buckets * 4 - 1, Math.floor(buckets * 4 * MAX_LOAD)));
   }
 
   private growTable(): void {
@@ -220,16 +222,15 @@ export class LineEngine {
       // The exact phase's fingerprints move into the first stage (none when items was given).
       if (items === undefined) this.arena.k.bucketsToBlocked(this.seenPtr, PARTS * this.buckets * 64, bits, blocks);
     }
-    const record = this.stageRecords.at(i);
-    const view = new DataView(this.arena.u8.buffer);
-    const f = this.stage;
-    view.setUint32(record + f.bits, bits, true);
-    view.setFloat64(record + f.blocks, blocks, true);
+    const record = stageRecord(this.arena.k, this.stageRecords.at(i));
+    const u8 = this.arena.u8;
+    record.set(u8, "bits", bits);
+    record.set(u8, "blocks", blocks);
     // The first stage starts with the exact phase's keys in it.
-    view.setFloat64(record + f.keys, i === 0 && items === undefined ? this.counts.unique : 0, true);
-    view.setFloat64(record + f.capacity, items !== undefined ? Infinity : planned, true);
+    record.set(u8, "keys", i === 0 && items === undefined ? this.counts.unique : 0);
+    record.set(u8, "capacity", items !== undefined ? Infinity : planned);
     this.stages = i + 1;
     this.seenEnd = end;
-    this.set(this.c.stages, this.stages);
+    this.set("stages", this.stages);
   }
 }

@@ -3,28 +3,29 @@
 // room for a key of any length. The fingerprint is the one the engine's kernel gives a line: the
 // same context fields (mode, hash) and the same kernel (lineDigest), so both paths agree.
 import { Arena } from "../wasm/arena.js";
-import { lineContext, setField } from "./line-context.js";
+import type { KernelRecord } from "../wasm/record.js";
+import { lineContext, lineSizes, type LineField } from "./line-context.js";
 
 const CR = 0x0d;
 
 /** Fingerprints long lines the way a LineEngine of the same mode and hash does. */
 export class LongLineHasher {
   private readonly arena = new Arena();
-  private readonly ctx: number;
+  private readonly ctx: KernelRecord<LineField>;
   private readonly digestPtr: number;
   private readonly keyPtr: number;
 
   constructor(approx: boolean, xxh128: boolean) {
     const arena = this.arena;
-    const c = lineContext(arena.k);
+    const sizes = lineSizes(arena.k);
     // The key lies last: it grows to the longest line met.
-    const r = arena.place({ ctx: c.bytes, scratch: c.scratchBytes, digest: 16, key: 0 }, arena.base, "a long line");
-    this.ctx = r.ctx;
+    const r = arena.place({ ctx: sizes.context, scratch: sizes.scratch, digest: 16, key: 0 }, arena.base, "a long line");
+    this.ctx = lineContext(arena.k, r.ctx);
     this.digestPtr = r.digest;
     this.keyPtr = r.key;
-    setField(arena, r.ctx, c.mode, approx ? 1 : 0);
-    setField(arena, r.ctx, c.hash, xxh128 ? 1 : 0);
-    setField(arena, r.ctx, c.scratch, r.scratch);
+    this.ctx.set(arena.u8, "mode", approx ? 1 : 0);
+    this.ctx.set(arena.u8, "hash", xxh128 ? 1 : 0);
+    this.ctx.set(arena.u8, "scratch", r.scratch);
   }
 
   /** The 16-byte fingerprint of the line made of `pieces` (its "\n" included when terminated); a view valid until the next call. */
@@ -42,7 +43,7 @@ export class LongLineHasher {
     // The key leaves out the "\n" and one "\r" before it, as the kernel does for every line.
     let keyLen = terminated ? total - 1 : total;
     if (keyLen > 0 && key[keyLen - 1] === CR) keyLen--;
-    arena.k.lineDigest(this.ctx, this.keyPtr, keyLen, this.digestPtr);
+    arena.k.lineDigest(this.ctx.ptr, this.keyPtr, keyLen, this.digestPtr);
     return arena.bytes(this.digestPtr, 16);
   }
 

@@ -9,7 +9,7 @@ import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { eachRun } from "../wasm/batch.js";
-import { U32Record } from "../wasm/record.js";
+import { KernelRecord } from "../wasm/record.js";
 import { BATCH } from "../wasm/staging.js";
 import { defaultTables, layout, layoutChoices, MAX_TABLES, type TableSpec } from "./layouts.js";
 
@@ -312,7 +312,7 @@ export class NearDupIndex {
     const m = arena.k;
     const fields = { entries: m.ND_ENTRIES, dir: m.ND_DIR, bits: m.ND_BITS, count: m.ND_PIECE_COUNT, pieces: m.ND_PIECES };
     this.specs.forEach((spec, t) => {
-      const desc = new U32Record(descs.at(t), fields);
+      const desc = new KernelRecord(descs.at(t), fields);
       desc.set(u8, "entries", entries.at(n * t));
       desc.set(u8, "dir", dirAt[t]);
       desc.set(u8, "bits", bits[t]);

@@ -12,7 +12,7 @@ import { agePartitionedFpRate, optimalAgePartitioned, windowPositiveRate, type A
 import * as check from "../validate.js";
 import { ArrayRegion } from "../wasm/array-region.js";
 import type { Kernels } from "../wasm/kernels.js";
-import { U32Record } from "../wasm/record.js";
+import { KernelRecord } from "../wasm/record.js";
 import { granularity, granuleOf, GRANULARITY_CODES, type Granularity } from "./granularity.js";
 
 /** Options of AgePartitionedFilter. */
@@ -82,7 +82,7 @@ export class AgePartitionedFilter {
   /** The ring's slices in storage order (the newest is at the state's front index). */
   private readonly ring: ArrayRegion;
   /** The kernel's state: the newest slice's index and the inserts into the current generation. */
-  private readonly state: U32Record<"front" | "fill">;
+  private readonly state: KernelRecord<"front" | "fill">;
   private readonly clock: () => number;
   private granule = NO_GRANULE;
   private readonly planned: { items: number; fpRate: number };
@@ -104,7 +104,7 @@ export class AgePartitionedFilter {
     this.region = new BitRegion(sliceBytes * this.slices, (k) => k.AGED_STATE_BYTES.value);
     this.ring = new ArrayRegion(this.region.bitsPtr, sliceBytes, this.slices);
     const k = this.region.arena.k;
-    this.state = new U32Record(this.region.statePtr, { front: k.AGED_FRONT, fill: k.AGED_FILL });
+    this.state = new KernelRecord(this.region.statePtr, { front: k.AGED_FRONT, fill: k.AGED_FILL });
   }
 
   /** Slices in the ring (k + l). */
