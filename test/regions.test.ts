@@ -135,6 +135,19 @@ function offenders(files: ReadonlyMap<string, string>, pattern: RegExp): string[
   return [...files].filter(([path, text]) => !path.startsWith("src/wasm/") && pattern.test(text)).map(([path]) => path);
 }
 
+describe("ArrayRegion.packed (a table's slots as a serialized payload)", () => {
+  it("keeps the elements in use, in order, by a flag word or by any nonzero byte, and insists on the count", () => {
+    const arena = new Arena();
+    const { slots } = arena.place({ slots: array(8, 5) });
+    // Five slots of (value, flag): in use are 1 and 3 by flag; by any byte, also 4 (flag 0, value 9).
+    slots.copyIn(arena.u8, Uint32Array.of(7, 0, 5, 1, 0, 0, 6, 2, 9, 0));
+    expect([...new Uint32Array(slots.packed(arena.u8, 2, 4).buffer)]).toEqual([5, 1, 6, 2]);
+    expect([...new Uint32Array(slots.packed(arena.u8, 4).buffer)]).toEqual([7, 0, 5, 1, 6, 2, 9, 0]);
+    expect(() => slots.packed(arena.u8, 1, 4)).toThrow(/more than 1/);
+    expect(() => slots.packed(arena.u8, 3, 4)).toThrow(/2 elements/);
+  });
+});
+
 describe("memory is laid out and grown in src/wasm/ only", () => {
   const files = new Map(sources("src").map((path) => [path, readFileSync(join(root, path), "utf8")]));
 

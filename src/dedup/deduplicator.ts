@@ -50,6 +50,8 @@ export interface DedupStats {
 
 /** Bytes of one serialized entry (format v1): the 16-byte fingerprint and its u32 reference count. */
 const ENTRY_BYTES = 20;
+/** Where an entry's reference count lies: after the fingerprint. */
+const COUNT_AT = 16;
 const DEDUP_PARAM_BYTES = 32;
 /** Fingerprint schemes in the serialized parameters. */
 const SCHEME_MD5 = 1;
@@ -184,19 +186,10 @@ export class Deduplicator {
     view.setFloat64(24, entries, true);
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
     if (ENTRY_BYTES * entries > MAX_BYTE_ARRAY) throw tooLarge(ENTRY_BYTES * entries);
-    const payload = new Uint8Array(ENTRY_BYTES * entries);
-    // A table slot (TABLE_SLOT_BYTES, as the module says) begins with the entry: fingerprint, count.
-    const slotWords = arena.k.TABLE_SLOT_BYTES.value / 4;
-    const words = new ArrayRegion(this.tablePtr, arena.k.TABLE_SLOT_BYTES.value, this.capacity).view(arena.u8, Uint32Array);
-    const out = new Uint32Array(payload.buffer);
-    let at = 0;
-    for (let slot = 0; slot < this.capacity; slot++) {
-      const w = slotWords * slot;
-      if (words[w + 4] === 0) continue;
-      out.set(words.subarray(w, w + 5), at);
-      at += 5;
-    }
-    return writeContainer(Kind.Deduplicator, params, payload, tooLarge);
+    // A table slot (TABLE_SLOT_BYTES, as the module says) is the entry: fingerprint, then its count (0: empty).
+    const slots = new ArrayRegion(this.tablePtr, arena.k.TABLE_SLOT_BYTES.value, this.capacity);
+    if (slots.size !== ENTRY_BYTES) throw new Error(`a table slot of ${slots.size} bytes is not a format v1 entry of ${ENTRY_BYTES}`);
+    return writeContainer(Kind.Deduplicator, params, slots.packed(arena.u8, entries, COUNT_AT), tooLarge);
   }
 
   /** Loads a deduplicator written by serialize(); a FormatError subclass on bad bytes. */

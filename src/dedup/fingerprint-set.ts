@@ -150,15 +150,9 @@ export class FingerprintSet {
     const view = new DataView(params.buffer);
     view.setUint32(0, SCHEME_XXH3_128, true);
     view.setFloat64(8, size, true);
-    const payload = new Uint8Array(16 * size);
-    const words = this.table().view(arena.u8, BigUint64Array);
-    const out = new BigUint64Array(payload.buffer);
-    let at = 0;
-    for (let w = 0; w < words.length; w += 2) {
-      if ((words[w] | words[w + 1]) === 0n) continue;
-      out[at++] = words[w];
-      out[at++] = words[w + 1];
-    }
+    // The buckets' 16-byte slots, an all-zero slot empty.
+    const slots = new ArrayRegion(this.tablePtr, 16, this.tableBytes / 16);
+    const payload = slots.packed(arena.u8, size);
     return writeContainer(Kind.FingerprintSet, params, payload, (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it"));
   }
 

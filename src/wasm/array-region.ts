@@ -85,6 +85,30 @@ export class ArrayRegion {
     memory.fill(value, this.ptr + from * this.size, this.ptr + (from + n) * this.size);
   }
 
+  /**
+   * The elements in use, packed in order into a new byte array that must hold exactly `count` of
+   * them (a table's slots as its serialized payload): an element is in use when its u32 at byte
+   * `flagAt` is not 0 (a reference count), or, without flagAt, when any of its bytes is not 0.
+   */
+  packed(memory: Uint8Array, count: number, flagAt?: number): Uint8Array {
+    if (this.size % 4 !== 0) throw new RangeError(`elements of ${this.size} bytes are not whole u32 words`);
+    const w = this.size / 4;
+    const words = this.view(memory, Uint32Array);
+    const out = new Uint32Array(count * w);
+    const flag = flagAt === undefined ? -1 : flagAt / 4;
+    let at = 0;
+    for (let e = 0; e < words.length; e += w) {
+      let used = flag >= 0 && words[e + flag] !== 0;
+      for (let j = 0; flag < 0 && !used && j < w; j++) used = words[e + j] !== 0;
+      if (!used) continue;
+      if (at === out.length) throw new RangeError(`more than ${count} elements of the region are in use`);
+      for (let j = 0; j < w; j++) out[at + j] = words[e + j];
+      at += w;
+    }
+    if (at !== out.length) throw new RangeError(`${at / w} elements of the region are in use, not ${count}`);
+    return new Uint8Array(out.buffer);
+  }
+
   private check(from: number, n: number): void {
     if (!(Number.isInteger(from) && Number.isInteger(n) && from >= 0 && n >= 0 && from + n <= this.length)) {
       throw new RangeError(`elements ${from}..${from + n} are outside an array region of ${this.length}`);
