@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { FilterTooLargeError } from "../build/js/index.node.js";
 import { Arena, MAX_ARENA_BYTES } from "../build/js/wasm/arena.js";
 import { array, ArrayRegion } from "../build/js/wasm/array-region.js";
+import { Accumulator } from "../build/js/wasm/batch.js";
 import { KernelRecord } from "../build/js/wasm/record.js";
 import { layOut } from "../build/js/wasm/regions.js";
 import { ready } from "./helpers.js";
@@ -134,6 +135,23 @@ function code(text: string): string {
 function offenders(files: ReadonlyMap<string, string>, pattern: RegExp): string[] {
   return [...files].filter(([path, text]) => !path.startsWith("src/wasm/") && pattern.test(text)).map(([path]) => path);
 }
+
+describe("Accumulator (items that come one at a time, handed on a full batch at a time)", () => {
+  it("hands on full batches as they fill and the partial last one at flush, each item once, in order", () => {
+    const items = new Uint32Array(4);
+    const seen: number[][] = [];
+    const batch = new Accumulator(4, (n) => seen.push([...items.subarray(0, n)]));
+    for (let i = 0; i < 11; i++) {
+      items[batch.at] = i;
+      batch.added();
+    }
+    expect(seen).toEqual([[0, 1, 2, 3], [4, 5, 6, 7]]);
+    batch.flush();
+    batch.flush();
+    expect(seen).toEqual([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]);
+    expect(() => new Accumulator(0, () => undefined)).toThrow(RangeError);
+  });
+});
 
 describe("ArrayRegion.packed (a table's slots as a serialized payload)", () => {
   it("keeps the elements in use, in order, by a flag word or by any nonzero byte, and insists on the count", () => {

@@ -44,6 +44,16 @@ describe("StoreDeduplicator on LMDB", () => {
     expect(reopened.rebuilt).toBe(true);
     expect(Array.from(reopened.checkMany(["a", "b", "c", "d"]).isNew)).toEqual([0, 0, 0, 1]);
     reopened.close();
+    // More keys than one rebuild batch (4,096), the store closed unsaved again: a batch left out of
+    // the rebuilt filter would report its keys new.
+    const many = Array.from({ length: 10_000 }, (_, i) => `k${i}`);
+    const manyStore = openLmdbStore(dir);
+    expect(new StoreDeduplicator(manyStore, { items: 1000 }).checkMany(many).isNew.every((x) => x === 1)).toBe(true);
+    manyStore.close();
+    const rebuiltMany = new StoreDeduplicator(openLmdbStore(dir), { items: 1000 });
+    expect(rebuiltMany.rebuilt).toBe(true);
+    expect(rebuiltMany.checkMany(many).isNew.some((x) => x === 1)).toBe(false);
+    rebuiltMany.close();
     writeFileSync(join(dir, "counting-filter.csiv"), Buffer.from("garbage that is not a filter"));
     const distrusting = new StoreDeduplicator(openLmdbStore(dir), { items: 1000 });
     expect(distrusting.rebuilt).toBe(true);

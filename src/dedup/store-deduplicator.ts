@@ -11,7 +11,7 @@ import { FormatError, InvalidArgumentError } from "../errors.js";
 import { toHex } from "../hash/md5.js";
 import * as check from "../validate.js";
 import { sharedEngine } from "../wasm/engine.js";
-import { countOf, eachBatch, type Keys } from "../wasm/batch.js";
+import { Accumulator, countOf, eachBatch, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 import type { DedupStats } from "./deduplicator.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
@@ -249,19 +249,17 @@ export class StoreDeduplicator {
   /** Rebuilds the counters from every fingerprint in the store; returns the epoch they cover, if one provably. */
   private rebuild(): number | undefined {
     const before = this.store.epoch;
-    const batch: Uint8Array[] = [];
-    const flush = () => {
-      const digests = new Uint8Array(16 * batch.length);
-      batch.forEach((fp, j) => digests.set(fp, 16 * j));
-      this.stageDigests(digests, batch.length);
-      this.filter.store.set(batch.length, undefined, new Uint8Array(batch.length), 0);
-      batch.length = 0;
-    };
+    const digests = new Uint8Array(16 * BATCH);
+    const flags = new Uint8Array(BATCH);
+    const batch = new Accumulator(BATCH, (n) => {
+      this.stageDigests(digests, n);
+      this.filter.store.set(n, undefined, flags, 0);
+    });
     for (const fingerprint of this.store.fingerprints()) {
-      batch.push(fingerprint);
-      if (batch.length === BATCH) flush();
+      digests.set(fingerprint, 16 * batch.at);
+      batch.added();
     }
-    if (batch.length > 0) flush();
+    batch.flush();
     // A commit by another process during the scan may or may not have been seen: then no epoch is covered.
     return this.store.epoch === before ? before : undefined;
   }

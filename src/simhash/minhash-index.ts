@@ -10,7 +10,7 @@ import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
-import { eachRun } from "../wasm/batch.js";
+import { Accumulator, eachRun } from "../wasm/batch.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
 
 /** Options of MinHashIndex. */
@@ -371,7 +371,7 @@ export class MinHashIndex {
 class PairBatch {
   private readonly pairs = new Uint32Array(2 * PAIR_BATCH);
   private readonly tags = new Uint32Array(PAIR_BATCH);
-  private n = 0;
+  private readonly batch = new Accumulator(PAIR_BATCH, (n) => this.estimate(n));
 
   constructor(
     private readonly index: MinHashIndex,
@@ -381,23 +381,27 @@ class PairBatch {
 
   /** Queues the pair (kernel slots `x`, `y`); the callback gets y - QUERY_BATCH and x - QUERY_BATCH (stored slots). */
   push(tag: number, x: number, y: number): void {
-    this.pairs[2 * this.n] = x;
-    this.pairs[2 * this.n + 1] = y;
-    this.tags[this.n++] = tag;
-    if (this.n === PAIR_BATCH) this.flush();
+    const i = this.batch.at;
+    this.pairs[2 * i] = x;
+    this.pairs[2 * i + 1] = y;
+    this.tags[i] = tag;
+    this.batch.added();
   }
 
+  /** Estimates the pairs still queued. */
   flush(): void {
-    if (this.n === 0) return;
-    const estimates = this.index.estimateStaged(this.pairs, this.n);
+    this.batch.flush();
+  }
+
+  private estimate(n: number): void {
+    const estimates = this.index.estimateStaged(this.pairs, n);
     const threshold = this.index.threshold;
-    for (let i = 0; i < this.n; i++) {
+    for (let i = 0; i < n; i++) {
       // Compared with a small tolerance so that an exact estimate equal to the threshold
       // (say 4/5 against 0.8) is not lost to the division's rounding.
       const similarity = estimates[i];
       if (!this.filter || similarity >= threshold - 1e-12) this.keep(this.tags[i], this.pairs[2 * i + 1] - QUERY_BATCH, similarity, this.pairs[2 * i] - QUERY_BATCH);
     }
-    this.n = 0;
   }
 }
 

@@ -2,7 +2,8 @@
 // a batch at a time (one native encode for the whole batch, see staging.ts), and each batch is
 // handed to the structure, which calls its kernel once for it and reads its flags or values back.
 // Structures write no loop of their own: this is where a batch is cut (at most BATCH keys, fewer
-// where a structure has room for fewer) and where its result bytes are copied out.
+// where a structure has room for fewer) and where its result bytes are copied out. Items that come
+// one at a time (candidate pairs of a query, fingerprints of a scan) gather in an Accumulator.
 import * as check from "../validate.js";
 import { BATCH, type Staging } from "./staging.js";
 
@@ -70,4 +71,39 @@ export function batchFlags(staging: Staging, keys: Keys, kernel: (n: number) => 
     staging.readOut(flags, at, n);
   });
   return { flags, total };
+}
+
+/**
+ * Items that come one at a time, gathered into the caller's typed arrays and handed on a full
+ * batch at a time: the caller writes item `at`, calls added(), and calls flush() at the end for the
+ * last, partial batch. `visit(n)` gets the n items at indexes 0 .. n - 1.
+ */
+export class Accumulator {
+  private n = 0;
+
+  constructor(
+    /** Items a batch holds. */
+    readonly size: number,
+    private readonly visit: (n: number) => void,
+  ) {
+    if (!(Number.isSafeInteger(size) && size > 0)) throw new RangeError(`a batch holds at least one item, not ${size}`);
+  }
+
+  /** Where the next item is to be written. */
+  get at(): number {
+    return this.n;
+  }
+
+  /** Counts the item written at `at`; hands the batch on when it is full. */
+  added(): void {
+    if (++this.n === this.size) this.flush();
+  }
+
+  /** Hands on the items gathered, if any. */
+  flush(): void {
+    const n = this.n;
+    if (n === 0) return;
+    this.n = 0;
+    this.visit(n);
+  }
 }
