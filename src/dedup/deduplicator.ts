@@ -282,7 +282,7 @@ export class Deduplicator {
     const s = engine.staging;
     if (this.xxh) engine.arena.k.fingerprintsXxh(s.keysPtr, s.spansPtr, n, s.hashesPtr);
     else engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-    this.digests.copyIn(this.live().u8, engine.arena.bytes(s.hashesPtr, 16 * n));
+    this.digests.copyIn(this.live().u8, s.hashes.bytes(engine.arena.u8, 0, n));
   }
 
   /** Fingerprints the (already checked) keys in the shared engine batch by batch, then checks or removes them here. */

@@ -205,7 +205,7 @@ export class FingerprintSet {
     eachBatch(s, { list: keys }, (n, at) => {
       engine.arena.k.xxh128Batch(s.keysPtr, s.spansPtr, n, s.hashesPtr);
       const arena = this.live();
-      this.digests.copyIn(arena.u8, engine.arena.bytes(s.hashesPtr, 16 * n));
+      this.digests.copyIn(arena.u8, s.hashes.bytes(engine.arena.u8, 0, n));
       visit(arena, n, out, at);
     });
     return out;

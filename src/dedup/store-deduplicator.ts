@@ -233,7 +233,7 @@ export class StoreDeduplicator {
     eachBatch(() => engine.staging, keys, (n, at) => {
       const s = engine.staging;
       engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-      visit(engine.arena.bytes(s.hashesPtr, 16 * n).slice(), n, at);
+      visit(s.hashes.bytes(engine.arena.u8, 0, n).slice(), n, at);
     });
   }
 

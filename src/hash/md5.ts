@@ -42,7 +42,7 @@ function digestBatches(keys: Keys): Uint8Array {
   eachBatch(staging, keys, (n, at) => {
     // The batch's digests go where its hash pairs would: 16 bytes per key fits that region exactly.
     arena.k.md5Batch(staging.statePtr, staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
-    out.set(arena.bytes(staging.hashesPtr, 16 * n), 16 * at);
+    staging.hashes.copyOut(arena.u8, out, at, n);
   });
   return out;
 }
