@@ -122,7 +122,7 @@ export class LineDeduplicator {
     for (let at = 0; at < chunk.length; ) {
       const n = Math.min(this.chunk, chunk.length - at);
       const engine = this.live();
-      engine.arena.u8.set(chunk.subarray(at, at + n), engine.dataPtrs[0]);
+      engine.inputs[0].copyIn(engine.arena.u8, chunk.subarray(at, at + n), this.head);
       this.begin(0, n, false);
       while (!this.step(sink)) this.grow();
       at += n;
@@ -131,15 +131,15 @@ export class LineDeduplicator {
 
   /** @internal Ends the input, handing the last line to `sink` (see write). No read into a slot may be under way. */
   finish(sink: (bytes: Uint8Array) => void): void {
-    const engine = this.live();
+    this.live();
     if (this.long !== undefined) {
       while (!this.endLong(false, sink)) this.grow();
       return;
     }
     if (this.carry > 0) {
-      const start = engine.dataPtrs[this.carrySlot] - this.carry;
+      const start = this.head - this.carry;
       for (let done = 0; ; ) {
-        done += this.work(start + done, this.carry - done, true);
+        done += this.work(this.carrySlot, start + done, this.carry - done, true);
         if (!this.stopped) break;
         this.grow();
       }
@@ -151,7 +151,7 @@ export class LineDeduplicator {
   /** @internal A view of input slot i (0 or 1), to read up to chunkBytes straight into; take it anew before each read. */
   slotView(slot: 0 | 1): Uint8Array {
     const engine = this.live();
-    return engine.arena.bytes(engine.dataPtrs[slot], this.chunk);
+    return engine.inputs[slot].bytes(engine.arena.u8, this.head, this.chunk);
   }
 
   /**
@@ -164,7 +164,7 @@ export class LineDeduplicator {
     let from = 0;
     let phase: Job["phase"] = "kernel";
     if (this.long !== undefined) {
-      const data = engine.arena.bytes(engine.dataPtrs[slot], n);
+      const data = engine.inputs[slot].bytes(engine.arena.u8, this.head, n);
       const nl = data.indexOf(NL);
       this.long.push(data.slice(0, nl < 0 ? n : nl + 1));
       phase = nl < 0 ? "done" : "long";
@@ -190,21 +190,21 @@ export class LineDeduplicator {
       if (!this.endLong(true, sink)) return false;
       job.phase = "kernel";
     }
-    const data = engine.dataPtrs[job.slot];
-    // The carry sits just before the slot's data (put there when the chunk before ended).
-    const start = data + job.from - this.carry;
+    // Bytes of the slot: the carry sits just before its data (put there when the chunk before ended).
+    const start = this.head + job.from - this.carry;
     const len = this.carry + job.n - job.from;
-    job.done += this.work(start + job.done, len - job.done, false);
+    job.done += this.work(job.slot, start + job.done, len - job.done, false);
     if (this.stopped) return false;
     this.emit(sink);
     const left = len - job.done;
     const u8 = engine.arena.u8;
+    const rest = engine.inputs[job.slot].bytes(u8, start + job.done, left);
     if (left <= this.head) {
       // Carry the partial line into the head room of the slot the next chunk comes in.
-      u8.copyWithin(engine.dataPtrs[job.next] - left, start + job.done, start + len);
+      engine.inputs[job.next].copyIn(u8, rest, this.head - left);
       this.carry = left;
     } else {
-      this.long = [u8.slice(start + job.done, start + len)];
+      this.long = [rest.slice()];
       this.carry = 0;
     }
     this.carrySlot = job.next;
@@ -231,9 +231,10 @@ export class LineDeduplicator {
     return this.engine;
   }
 
-  /** One kernel call over [ptr, ptr + len), its kept lines appended to the output region; sets `stopped`; returns bytes consumed. */
-  private work(ptr: number, len: number, final: boolean): number {
-    const { consumed, mustGrow } = this.live().work(ptr, len, final);
+  /** One kernel call over bytes [from, from + len) of input slot `slot`, its kept lines appended to the output region; sets `stopped`; returns bytes consumed. */
+  private work(slot: 0 | 1, from: number, len: number, final: boolean): number {
+    const engine = this.live();
+    const { consumed, mustGrow } = engine.work(engine.inputs[slot].at(from), len, final);
     this.bytesDone += consumed;
     this.stopped = mustGrow;
     return consumed;

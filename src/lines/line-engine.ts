@@ -50,8 +50,8 @@ const GROWTH = 1.5;
 export class LineEngine {
   readonly arena: Arena;
   readonly options: LineEngineOptions;
-  /** Where each of the two input slots' data begins (its head room lies just before). */
-  readonly dataPtrs: readonly [number, number];
+  /** The two input slots: head room (a carried line's beginning) then a chunk's data, at byte headBytes. */
+  readonly inputs: readonly [ArrayRegion, ArrayRegion];
   /** The two output regions: kept lines, coalesced; the kernel fills one while the other's bytes may still be being written. */
   private readonly outs: readonly [ArrayRegion, ArrayRegion];
   /** Which output region the kernel appends to. */
@@ -84,10 +84,8 @@ export class LineEngine {
         digest: 16,
         stages: array(sizes.stage, MAX_STAGES),
         counts: 4 * PARTS,
-        head0: headBytes,
-        data0: chunkBytes,
-        head1: headBytes,
-        data1: chunkBytes,
+        in0: array(1, headBytes + chunkBytes),
+        in1: array(1, headBytes + chunkBytes),
         out0: array(headBytes + chunkBytes + 64, 1),
         out1: array(headBytes + chunkBytes + 64, 1),
         seen: 0,
@@ -98,7 +96,7 @@ export class LineEngine {
     this.ctx = lineContext(arena.k, r.ctx);
     this.digestPtr = r.digest;
     this.stageRecords = r.stages;
-    this.dataPtrs = [r.data0, r.data1];
+    this.inputs = [r.in0, r.in1];
     this.outs = [r.out0, r.out1];
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
