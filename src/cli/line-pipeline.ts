@@ -172,6 +172,8 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
         closeSync(fd);
       }
     }
+    // finish() may grow memory: no write from WebAssembly memory may be under way then.
+    await sink.settle();
     dedup.finish(sink.take);
     await sink.flush();
   }
