@@ -11,6 +11,7 @@ import { optimalBlockedBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { PositionMapper } from "./positions.js";
+import { ShardedFilter } from "./sharded-filter.js";
 import { BLOCKED_BATCH } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
 import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, preallocate, readShards, shardKeys } from "./sharded-bits.js";
@@ -33,9 +34,9 @@ const KEYS_PER_CALL = 1024;
 const parseDescription = parseShardedDescription("blocked-bloom", "blocked", MAX_SHARD_BYTES / 64);
 
 /** A blocked Bloom filter in Redis strings, safe under concurrent writers, with a binary wire format. */
-export class RedisBlockedBloomFilter {
+export class RedisBlockedBloomFilter extends ShardedFilter {
   private readonly mapper: PositionMapper;
-  private readonly shardKeys: readonly string[];
+  protected readonly shardKeys: readonly string[];
 
   private constructor(
     private readonly redis: RedisCommander,
@@ -46,6 +47,7 @@ export class RedisBlockedBloomFilter {
     readonly spread: boolean,
     private readonly durability: Durability,
   ) {
+    super();
     this.mapper = new PositionMapper(geometry.slots, geometry.partitions, geometry.hashes, true);
     this.shardKeys = shardKeys(name, geometry.partitions, spread, "k");
   }
@@ -56,21 +58,6 @@ export class RedisBlockedBloomFilter {
     const filter = new RedisBlockedBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
     await preallocate(redis, filter.shardKeys, partitionBytes(value.geometry));
     return filter;
-  }
-
-  /** The key of shard p. */
-  shardKey(p: number): string {
-    return this.shardKeys[p];
-  }
-
-  /** Adds a key; true when it was new (no process had set all its bits). */
-  async add(key: string | Uint8Array): Promise<boolean> {
-    return (await this.addMany([check.key("key", key)]))[0] === 1;
-  }
-
-  /** True when the key may have been added by any process. */
-  async has(key: string | Uint8Array): Promise<boolean> {
-    return (await this.hasMany([check.key("key", key)]))[0] === 1;
   }
 
   /** Adds many keys; result[i] = 1 when keys[i] was new (no process had set all its bits). */

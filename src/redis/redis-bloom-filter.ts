@@ -16,6 +16,7 @@ import { DESCRIPTION_VERSION, parseDescription } from "./description.js";
 import { durabilityOption, replicated, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
 import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, preallocate, readShards, shardKeys } from "./sharded-bits.js";
+import { ShardedFilter } from "./sharded-filter.js";
 import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
 /** Options of RedisBloomFilter.open. */
@@ -50,10 +51,10 @@ const ONE = ["1"];
 const redisOffsetText = (bit: number): string => String(redisBitOffset(bit));
 
 /** A Bloom filter in Redis bitmaps, safe under concurrent writers. */
-export class RedisBloomFilter {
+export class RedisBloomFilter extends ShardedFilter {
   private readonly mapper: PositionMapper;
   /** Shard key names: one hash tag for all (one slot), or one tag a shard (spread over a cluster). */
-  private readonly shardKeys: readonly string[];
+  protected readonly shardKeys: readonly string[];
   /** Share of keys that were not new in the recent adds (halved each batch): decides whether an add reads first. */
   private repeatShare = 0.5;
 
@@ -66,6 +67,7 @@ export class RedisBloomFilter {
     readonly spread = false,
     private readonly durability: Durability = "local",
   ) {
+    super();
     this.mapper = new PositionMapper(geometry.slots, geometry.partitions, geometry.hashes);
     this.shardKeys = shardKeys(name, geometry.partitions, spread, "b");
   }
@@ -97,21 +99,6 @@ export class RedisBloomFilter {
     } finally {
       source.dispose();
     }
-  }
-
-  /** The key of shard p. */
-  shardKey(p: number): string {
-    return this.shardKeys[p];
-  }
-
-  /** Adds a key; true when it was new (no process had set all its bits). */
-  async add(key: string | Uint8Array): Promise<boolean> {
-    return (await this.addMany([check.key("key", key)]))[0] === 1;
-  }
-
-  /** True when the key may have been added by any process. */
-  async has(key: string | Uint8Array): Promise<boolean> {
-    return (await this.hasMany([check.key("key", key)]))[0] === 1;
   }
 
   /** Adds many keys; result[i] = 1 when keys[i] was new. */

@@ -8,6 +8,7 @@ import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js"
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
 import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, preallocate, shardBytesFor, shardKeys } from "./sharded-bits.js";
+import { ShardedFilter } from "./sharded-filter.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import { keyPrefix } from "./keys.js";
 import { bitfieldPerKey, PositionMapper } from "./positions.js";
@@ -30,18 +31,19 @@ export interface RedisCountingBloomFilterOptions {
 }
 
 /** A shared counting Bloom filter with deletion. */
-export class RedisCountingBloomFilter {
+export class RedisCountingBloomFilter extends ShardedFilter {
   readonly geometry: BitsGeometry;
   /** True when the shards carry their own hash tags, spread over a cluster's masters (opened with `open` on a cluster). */
   readonly spread: boolean;
   private readonly mapper: PositionMapper;
-  private readonly shardKeys: readonly string[];
+  protected readonly shardKeys: readonly string[];
 
   /**
    * A filter sized from these options, without asking Redis: processes must agree on the options.
    * Prefer `open`, which records the geometry in Redis or adopts the one recorded there.
    */
   constructor(private readonly redis: RedisCommander, options: RedisCountingBloomFilterOptions, /** @internal */ adopted?: { geometry: BitsGeometry; spread: boolean }) {
+    super();
     const opts = check.options<RedisCountingBloomFilterOptions>("options", options);
     const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
     this.geometry = adopted?.geometry ?? resolveGeometry("counting", { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: Math.floor(maxShardBytes / 64) * 64 }, 4).geometry;
@@ -69,21 +71,6 @@ export class RedisCountingBloomFilter {
     const filter = new RedisCountingBloomFilter(redis, opts, value);
     await preallocate(redis, filter.shardKeys, partitionBytes(value.geometry));
     return filter;
-  }
-
-  /** The key of shard p. */
-  shardKey(p: number): string {
-    return this.shardKeys[p];
-  }
-
-  /** Adds one reference of a key; true when it was absent (a counter was 0). */
-  async add(key: string | Uint8Array): Promise<boolean> {
-    return (await this.addMany([check.key("key", key)]))[0] === 1;
-  }
-
-  /** True when every counter of the key is non-zero. */
-  async has(key: string | Uint8Array): Promise<boolean> {
-    return (await this.hasMany([check.key("key", key)]))[0] === 1;
   }
 
   /** Adds keys (one reference each); result[i] = 1 when keys[i] was absent before. */
