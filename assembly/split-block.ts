@@ -13,10 +13,18 @@ import { mulhi64 } from "./reduce";
 const SALT_A = i32x4(0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d);
 const SALT_B = i32x4(0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31);
 
-/** 2^x in each lane for x in 0..31, through the exponent field of an f32 (wasm has no per-lane shift). */
+// 2^x in each 32-bit lane, x in 0..31, from two byte shuffles (wasm has no per-lane shift): each
+// byte j of a lane takes x - 8j, and a table lookup turns 0..7 into 1 << (x - 8j) and anything else
+// (an index of 8 or more, or a negative one read as 0xe9 or more) into 0. The float route (x into an
+// f32's exponent, then an unsigned truncation) costs about thirteen x64 instructions a vector for
+// the saturating conversion alone; this costs five.
+const BYTE_OFFSETS = i8x16(0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24);
+const BYTE_BITS = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+
 // @ts-ignore: decorator
 @inline function pow2(x: v128): v128 {
-  return i32x4.trunc_sat_f32x4_u(i32x4.shl(i32x4.add(x, i32x4.splat(127)), 23));
+  const spread = v128.shuffle<u8>(x, x, 0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+  return i8x16.swizzle(BYTE_BITS, i8x16.sub(spread, BYTE_OFFSETS));
 }
 
 // @ts-ignore: decorator
