@@ -214,6 +214,21 @@ describe("LineDeduplicator API", () => {
     expect(() => new LineDeduplicator({ hash: "sha1" as "md5" })).toThrow(/hash must be/);
     expect(() => new LineDeduplicator({ approx: true, fpRate: 2 })).toThrow(InvalidArgumentError);
   });
+
+  it("takes Node Buffers (as a stream gives them) without the deprecated Buffer() constructor's warning", () => {
+    // Viewing WebAssembly memory through a Buffer's own constructor printed DEP0005 on stderr. A
+    // process of its own: Node prints that warning once a process, and not under node_modules.
+    const script = `
+      import { initSync, LineDeduplicator } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).href)};
+      initSync();
+      const dedup = new LineDeduplicator({ chunkBytes: 64 });
+      const kept = Buffer.concat([dedup.push(Buffer.from("a\\nb\\na\\n".repeat(40))), dedup.end()]);
+      process.stdout.write(kept);`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe("a\nb\n");
+    expect(run.stderr).toBe("");
+  });
 });
 
 describe("xxh128 (XXH3-128, seed 0)", () => {

@@ -14,6 +14,15 @@ export interface ViewType<T> {
 /** A typed array as this file reads and writes it. */
 type Typed = ArrayBufferView & { readonly length: number; readonly BYTES_PER_ELEMENT: number; set(from: ArrayLike<number> | ArrayLike<bigint>, at?: number): void };
 
+/**
+ * The class to view memory as for elements like `a`'s. A Node Buffer is a Uint8Array whose own
+ * constructor, called as (buffer, offset, length), is the deprecated Buffer() (a warning on
+ * stderr, and slower), so any Uint8Array subclass is viewed as a plain Uint8Array.
+ */
+function viewTypeOf(a: Typed): ViewType<Typed> {
+  return (a instanceof Uint8Array ? Uint8Array : a.constructor) as unknown as ViewType<Typed>;
+}
+
 /** What the planner takes for an array region: the element's bytes and how many elements. */
 export interface ArraySpec {
   readonly size: number;
@@ -70,13 +79,13 @@ export class ArrayRegion {
 
   /** Copies elements [0, n) into `into` (a typed array of any width) from its element `at` counted in this region's elements. */
   copyOut(memory: Uint8Array, into: Typed, at: number, n: number): void {
-    into.set(this.view(memory, into.constructor as unknown as ViewType<Typed>, 0, n) as unknown as ArrayLike<number>, (at * this.size) / into.BYTES_PER_ELEMENT);
+    into.set(this.view(memory, viewTypeOf(into), 0, n) as unknown as ArrayLike<number>, (at * this.size) / into.BYTES_PER_ELEMENT);
   }
 
   /** Writes `from` (whole elements, a typed array of any width) into the region from element `at`. */
   copyIn(memory: Uint8Array, from: Typed, at = 0): void {
     if (from.byteLength % this.size !== 0) throw new RangeError(`${from.byteLength} bytes are not whole elements of ${this.size} bytes`);
-    this.view(memory, from.constructor as unknown as ViewType<Typed>, at, from.byteLength / this.size).set(from as unknown as ArrayLike<number>);
+    this.view(memory, viewTypeOf(from), at, from.byteLength / this.size).set(from as unknown as ArrayLike<number>);
   }
 
   /** Sets every byte of elements [from, from + n) to `value`. */
