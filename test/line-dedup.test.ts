@@ -180,7 +180,7 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
     expect(grown).toBeGreaterThan(3);
   });
 
-  it("the CLI equals awk on a file given by name and on stdin redirected from it", () => {
+  it("the CLI equals awk on a file given by name, on stdin redirected from it and on a pipe, with nothing on stderr", () => {
     const next = rng(8);
     const lines: string[] = [];
     for (let i = 0; i < 300_000; i++) lines.push(`https://h${Math.floor(next() * 9)}.example/${Math.floor(next() * 120_000)}${next() < 0.1 ? "\r" : ""}`);
@@ -195,7 +195,13 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
       const result = spawnSync(process.execPath, [CLI, ...args], { stdio: [stdin, stdout, "pipe"] });
       expect(result.status, result.stderr.toString()).toBe(0);
       expect(readFileSync(out).equals(reference), args.join(" ")).toBe(true);
+      expect(result.stderr.toString(), args.join(" ")).toBe("");
     }
+    // A pipe on stdin comes in the stream's chunks, copied in: the same output, and nothing on stderr.
+    const piped = spawnSync("sh", ["-c", `cat "${file}" | "${process.execPath}" "${CLI}" dedup`], { maxBuffer: 1 << 26 });
+    expect(piped.status, piped.stderr.toString()).toBe(0);
+    expect(piped.stdout.equals(reference)).toBe(true);
+    expect(piped.stderr.toString()).toBe("");
   });
 });
 
