@@ -55,13 +55,22 @@ export const ND_PIECES: u32 = 16;
   return fp;
 }
 
-// One (query, id, position) triple and its distance.
+/** Bytes of one match record: u32 query, id and table position (the ND_MATCH_* offsets). */
+export const ND_MATCH_BYTES: u32 = 12;
+/** Match record: offset of the u32 index of the query in its batch (0: it comes first). */
+export const ND_MATCH_QUERY: u32 = 0;
+/** Match record: offset of the u32 id of the stored fingerprint. */
+export const ND_MATCH_ID: u32 = 4;
+/** Match record: offset of the u32 position in table 0 (n + j for pending entry j). */
+export const ND_MATCH_POSITION: u32 = 8;
+
+// One match record and its distance.
 // @ts-ignore: decorator
 @inline function writeMatch(out: usize, dists: usize, at: u32, q: u32, id: u32, position: u32, dist: u32): void {
-  const o = out + <usize>at * 12;
-  store<u32>(o, q);
-  store<u32>(o, id, 4);
-  store<u32>(o, position, 8);
+  const o = out + <usize>at * ND_MATCH_BYTES;
+  store<u32>(o, q, ND_MATCH_QUERY);
+  store<u32>(o, id, ND_MATCH_ID);
+  store<u32>(o, position, ND_MATCH_POSITION);
   store<u8>(dists + at, <u8>dist);
 }
 
@@ -129,7 +138,7 @@ export function ndOriginals(desc: usize, from: u32, n: u32, out: usize): void {
     // Already emitted for this query? (Matches per query are few; a linear check is cheapest.)
     let dup = false;
     for (let e = firstOfQuery; e < count; e++) {
-      if (load<u32>(out + <usize>e * 12 + 8) == j) { dup = true; break; }
+      if (load<u32>(out + <usize>e * ND_MATCH_BYTES, ND_MATCH_POSITION) == j) { dup = true; break; }
     }
     if (dup) continue;
     if (count >= cap) return cap + 1;

@@ -81,6 +81,11 @@ export function xxh64(ptr: usize, len: usize, seed: u64): u64 {
   return mix64(h1) | 1;
 }
 
+/** Bytes of one hash pair as hashPairs writes it: h1 (u64) first, then h2 (u64). */
+const HASH_PAIR_BYTES: usize = 16;
+/** Hash pair: offset of the u64 h2 (h1 is at 0). */
+export const HASH_H2: u32 = 8;
+
 /**
  * Hashes `count` keys, key i being the bytes at keys + [start_i, end_i) with (start_i, end_i) the
  * u32 pair at `spans + 8 * i`, writing its hash pair (h1, h2) as two u64 at `out + 16 * i`.
@@ -90,9 +95,9 @@ export function hashPairs(keys: usize, spans: usize, count: u32, out: usize): vo
     const start = load<u32>(spans);
     const h1 = xxh64(keys + start, load<u32>(spans, 4) - start, 0);
     store<u64>(out, h1);
-    store<u64>(out, secondHash(h1), 8);
+    store<u64>(out, secondHash(h1), HASH_H2);
     spans += 8;
-    out += 16;
+    out += HASH_PAIR_BYTES;
   }
 }
 

@@ -12,6 +12,8 @@ import { Arena, MAX_ARENA_BYTES } from "../build/js/wasm/arena.js";
 import { array, ArrayRegion } from "../build/js/wasm/array-region.js";
 import { Accumulator } from "../build/js/wasm/batch.js";
 import { KernelRecord } from "../build/js/wasm/record.js";
+import { RecordArray } from "../build/js/wasm/record-array.js";
+import { byPartition, routeBatch } from "../build/js/wasm/route.js";
 import { layOut } from "../build/js/wasm/regions.js";
 import { ready } from "./helpers.js";
 
@@ -111,6 +113,52 @@ describe("array regions", () => {
   });
 });
 
+describe("record arrays and the partition router", () => {
+  it("reads the kernel's match records (ND_MATCH_*) by field, as ndScan writes them", () => {
+    const arena = new Arena();
+    const k = arena.k;
+    const { fps, ids, qs, out, dists, state } = arena.place({ fps: array(8, 3), ids: array(4, 3), qs: array(8, 1), out: array(k.ND_MATCH_BYTES.value, 8), dists: array(1, 8), state: array(4, 1) });
+    // Three pending entries (ids 10, 11, 12), one query equal to the second, k = 1: one match.
+    fps.copyIn(arena.u8, BigUint64Array.of(0xf0n, 0x0fn, 0xff00n));
+    ids.copyIn(arena.u8, Uint32Array.of(10, 11, 12));
+    qs.copyIn(arena.u8, BigUint64Array.of(0x0fn));
+    k.ndScan(0, 0, 0, fps.ptr, ids.ptr, 3, qs.ptr, 1, 1, out.ptr, dists.ptr, 8, state.ptr);
+    const matches = new RecordArray(arena.u8, out, { query: k.ND_MATCH_QUERY, id: k.ND_MATCH_ID, position: k.ND_MATCH_POSITION }, 0, 1);
+    expect([matches.length, matches.get(0, "query"), matches.get(0, "id"), matches.get(0, "position")]).toEqual([1, 0, 11, 1]);
+    expect(() => new RecordArray(arena.u8, dists, { flag: 0 })).toThrow(RangeError);
+    expect(() => matches.high("position")).toThrow(RangeError);
+  });
+
+  it("groups a batch by partition in order, cut into chunks, and routes elements, skip flags and result bytes", () => {
+    expect(byPartition(6, (i) => [2, 0, 2, 2, 0, 1][i], 2)).toEqual([[2, [0, 2]], [2, [3]], [0, [1, 4]], [1, [5]]]);
+    const memory = new Uint8Array(1024);
+    const from = new ArrayRegion(0, 8, 4);
+    const parts = [new ArrayRegion(0, 8, 4), new ArrayRegion(256, 8, 4)];
+    from.copyIn(memory, Uint32Array.of(1, 10, 2, 20, 3, 30, 4, 40));
+    const seen: [number, number[], number[]][] = [];
+    const out = new Uint8Array(6);
+    const total = routeBatch(
+      memory,
+      from,
+      4,
+      (i) => i % 2,
+      (p) => ({ memory, region: parts[p] }),
+      (p, m, skip, flags) => {
+        seen.push([p, [...parts[p].view(memory, Uint32Array, 0, m)], [...skip!.subarray(0, m)]]);
+        for (let j = 0; j < m; j++) flags[j] = 10 * p + j + 1;
+        return m;
+      },
+      out,
+      2,
+      Uint8Array.of(1, 0, 0, 1),
+    );
+    // Partition 0 stages into `from` itself: the elements were copied out before it ran.
+    expect(seen).toEqual([[0, [1, 10, 3, 30], [1, 0]], [1, [2, 20, 4, 40], [0, 1]]]);
+    expect([...out]).toEqual([0, 0, 1, 11, 2, 12]);
+    expect(total).toBe(4);
+  });
+});
+
 /** Every .ts file under `dir`, relative to the repository root. */
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
@@ -127,14 +175,33 @@ const ALIGNS = /\balignUp\(|\+ 63\) & ~63/;
 // counted from its elements by hand (n digests as 16 * n bytes).
 const ADDRESSES = /\b\w*Ptr\s*(\+|-|\*|>>>|>>)\s*[\w(]|\b(u8|u32)\[[^\]]*[-+>*]|new (Big)?(Uint|Int|Float)(8|16|32|64)Array\(\s*[\w.]*(u8|memory)\.buffer\s*,|\.(u8|u32)\.(subarray|slice)\(|new DataView\(\s*[\w.()]*(u8|memory)\.buffer|\.bytes\(\s*[\w.]*Ptr\s*,\s*\d+\s*\*/;
 
+// A typed view over WebAssembly memory, whatever its name: bound from a region's view() or bytes()
+// of a memory's bytes, or to an arena's u8/u32 itself (a subarray or a copy of either counts too).
+const VIEW_BINDING = /\b(?:const|let|var)\s+(\w+)\s*=\s*(?:[^;\n]*\.(?:view|bytes)\(\s*[\w.()]*\b(?:u8|memory)\b|[\w.()]*\.(?:u8|u32)\s*(?:[;\n]|\.subarray\(|\.slice\())/g;
+// Structures another change of issue 18 is moving onto regions (the fingerprints' span reads);
+// listed so this check holds everything else now and fails, to be emptied, once they are done.
+const PENDING_VIEWS = ["src/simhash/minhash.ts", "src/simhash/simhash.ts"];
+
+/**
+ * Whether the code indexes such a view at a multiple of something (`x[3 * e + 1]`, `x[4*i]`,
+ * `x.set(y, 4 * j)`, `x.subarray(16 * j, ...)`): an element's address worked out by hand, which
+ * an array region (at, view, copyIn/copyOut) or a RecordArray (word, get) does in src/wasm/.
+ */
+function indexesViewByHand(text: string): boolean {
+  return [...text.matchAll(VIEW_BINDING)].some(([, name]) =>
+    new RegExp(`\\b${name}\\s*\\[[^\\]]*\\*|\\b${name}\\.(?:set|subarray|slice|fill)\\([^;]*\\*`).test(text),
+  );
+}
+
 /** A source's code without its comments (doc comments name ranges such as [ptr, ptr + len)). */
 function code(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
 }
 
-/** The files (path -> text) outside src/wasm/ whose text matches `pattern`. */
-function offenders(files: ReadonlyMap<string, string>, pattern: RegExp): string[] {
-  return [...files].filter(([path, text]) => !path.startsWith("src/wasm/") && pattern.test(text)).map(([path]) => path);
+/** The files (path -> text) outside src/wasm/ whose text matches `pattern` (a RegExp, or a test of the whole text). */
+function offenders(files: ReadonlyMap<string, string>, pattern: RegExp | ((text: string) => boolean)): string[] {
+  const hit = pattern instanceof RegExp ? (text: string) => pattern.test(text) : pattern;
+  return [...files].filter(([path, text]) => !path.startsWith("src/wasm/") && hit(text)).map(([path]) => path);
 }
 
 describe("Accumulator (items that come one at a time, handed on a full batch at a time)", () => {
@@ -182,6 +249,27 @@ describe("memory is laid out and grown in src/wasm/ only", () => {
   it("no structure computes an address in WebAssembly memory by hand (array regions do)", () => {
     const stripped = new Map([...files].map(([path, text]) => [path, code(text)]));
     expect(offenders(stripped, ADDRESSES)).toEqual([]);
+    expect(offenders(stripped, indexesViewByHand)).toEqual(PENDING_VIEWS);
+  });
+
+  it("the check names a view of memory indexed at a multiple by hand, whatever the view is called", () => {
+    // The code this check was written against (near-dup results, Bloom routing, StoreDeduplicator), as it stood.
+    const hand = [
+      "const triples = out.view(arena.u8, Uint32Array, 0, count);\nfor (let e = 0; e < count; e++) { const id = triples[3 * e + 1]; }",
+      "const pairs = front.staging.hashes.view(front.arena.u8, Uint32Array, 0, n).slice();\nfor (let i = 0; i < n; i++) g(pairs[4 * i] ^ pairs[4 * i + 3]);",
+      "const dst = part.staging.hashes.view(part.arena.u8, Uint32Array, 0, list.length);\ndst.set(src, 4 * j);",
+      "const words = staging.hashes.view(arena.u8, Uint32Array, 0, n);\nfor (let j = 0; j < n; j++) words[4 * j + 2] |= 1;",
+      "const all = this.live().u8;\nconst x = all[8*i];",
+      "const d = s.hashes.bytes(engine.arena.u8, 0, n);\nuse(d.subarray(16 * j, 16 * j + 16));",
+    ];
+    for (const text of hand) expect(offenders(new Map([["src/simhash/forged.ts", code(text)]]), indexesViewByHand), text).toEqual(["src/simhash/forged.ts"]);
+    const fine = [
+      "const matches = new RecordArray(arena.u8, out, fields, 0, count);\nconst id = matches.word(e, idAt);",
+      "const flags = staging.out.bytes(arena.u8, 0, n);\nfor (let i = 0; i < n; i++) flags[i] = flags[i] === 0 ? 0 : 1;",
+      "const out = new Uint8Array(16 * n);\nout.set(x, 16 * at);",
+    ];
+    for (const text of fine) expect(offenders(new Map([["src/simhash/fine.ts", code(text)]]), indexesViewByHand), text).toEqual([]);
+    expect(offenders(new Map([["src/wasm/route.ts", code(hand[1])]]), indexesViewByHand)).toEqual([]);
   });
 
   it("the check names a structure file that does, and not src/wasm/", () => {

@@ -4,7 +4,9 @@
 // positions inside a partition least; its bits inside the partition come from the full hash pair,
 // so a one-partition filter is exactly the textbook filter. Each partition is a BitRegion, the
 // one bit-region type; this file adds the layouts' kernels and the routing of keys to partitions.
+import { RecordArray } from "../wasm/record-array.js";
 import { wholeLines } from "../wasm/regions.js";
+import { routeBatch } from "../wasm/route.js";
 import { DisposedError } from "../errors.js";
 import { BitRegion } from "./bit-region.js";
 
@@ -177,27 +179,21 @@ export class PartitionedBits {
   }
 
   private applyRouted(op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
-    const front = this.front;
-    // A pair is four u32 words: h1 low, h1 high, h2 low, h2 high.
-    const pairs = front.staging.hashes.view(front.arena.u8, Uint32Array, 0, n).slice();
+    const { arena, staging } = this.front;
+    const pairs = new RecordArray(arena.u8, staging.hashes, { h1: 0, h2: arena.k.HASH_H2 }, 0, n);
+    const h1Low = pairs.low("h1");
+    const h2High = pairs.high("h2");
     const count = this.parts.length;
-    const members: number[][] = Array.from({ length: count }, () => []);
-    for (let i = 0; i < n; i++) members[Math.floor((((pairs[4 * i] ^ pairs[4 * i + 3]) >>> 0) * count) / 4294967296)].push(i);
-    let added = 0;
-    const partSkip = skip === undefined ? undefined : new Uint8Array(n);
-    const partOut = new Uint8Array(n);
-    for (let p = 0; p < count; p++) {
-      const list = members[p];
-      if (list.length === 0) continue;
-      const part = this.parts[p];
-      const dst = part.staging.hashes.view(part.arena.u8, Uint32Array, 0, list.length);
-      for (let j = 0; j < list.length; j++) {
-        dst.set(pairs.subarray(4 * list[j], 4 * list[j] + 4), 4 * j);
-        if (partSkip !== undefined) partSkip[j] = skip![list[j]];
-      }
-      added += this.applyPart(part, op, list.length, partSkip, partOut, 0);
-      for (let j = 0; j < list.length; j++) out[at + list[j]] = partOut[j];
-    }
-    return added;
+    return routeBatch(
+      arena.u8,
+      staging.hashes,
+      n,
+      (i) => Math.floor((((pairs.word(i, h1Low) ^ pairs.word(i, h2High)) >>> 0) * count) / 4294967296),
+      (p) => ({ memory: this.parts[p].arena.u8, region: this.parts[p].staging.hashes }),
+      (p, m, partSkip, flags) => this.applyPart(this.parts[p], op, m, partSkip, flags, 0),
+      out,
+      at,
+      skip,
+    );
   }
 }

@@ -11,7 +11,7 @@ import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { KernelRecord, u64 } from "../wasm/record.js";
-import { countOf, eachBatch, eachRun, eachStoredBatch, type Keys } from "../wasm/batch.js";
+import { countOf, eachDigestBatch, eachRun, eachStoredBatch, type Keys } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 
 /** Options of Deduplicator. */
@@ -159,8 +159,7 @@ export class Deduplicator {
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     const out = new Uint8Array(keys.length);
-    eachBatch(() => sharedEngine().staging, { list: keys }, (n, i) => {
-      this.fingerprint(n);
+    this.eachFingerprinted({ list: keys }, (n, i) => {
       const arena = this.live();
       arena.k.dedupCounts(this.tablePtr, this.capacity, this.digests.ptr, n, this.refs.ptr, 0);
       const refs = this.refs.view(arena.u8, Uint32Array, 0, n);
@@ -271,18 +270,17 @@ export class Deduplicator {
     return this.arena;
   }
 
+  /** Fingerprints keys in the shared engine batch by batch, copies each batch's digests into the digest region, and visits it. */
+  private eachFingerprinted(keys: Keys, visit: (n: number, at: number) => void): void {
+    eachDigestBatch(() => sharedEngine().staging, keys, this.xxh ? "xxh64x2" : "md5", (digests, n, at) => {
+      this.digests.copyIn(this.live().u8, digests);
+      visit(n, at);
+    });
+  }
+
   /** One count of the kernels' stats block. */
   private stat(count: StatField): number {
     return this.statsBlock.get(this.live().u8, count);
-  }
-
-  /** Fingerprints the n keys staged in the shared engine and copies the digests into the digest region. */
-  private fingerprint(n: number): void {
-    const engine = sharedEngine();
-    const s = engine.staging;
-    if (this.xxh) engine.arena.k.fingerprintsXxh(s.keysPtr, s.spansPtr, n, s.hashesPtr);
-    else engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-    this.digests.copyIn(this.live().u8, s.hashes.bytes(engine.arena.u8, 0, n));
   }
 
   /** Fingerprints the (already checked) keys in the shared engine batch by batch, then checks or removes them here. */
@@ -290,8 +288,7 @@ export class Deduplicator {
     const arena = this.live();
     const flags = new Uint8Array(countOf(keys));
     const counts = new Uint32Array(flags.length);
-    eachBatch(() => sharedEngine().staging, keys, (n, i) => {
-      this.fingerprint(n);
+    this.eachFingerprinted(keys, (n, i) => {
       if (removing) {
         arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digests.ptr, n, this.out.ptr, this.refs.ptr, this.statsBlock.ptr);
       } else {

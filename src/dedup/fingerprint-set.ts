@@ -9,7 +9,7 @@ import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
-import { eachBatch, eachRun, eachStoredBatch } from "../wasm/batch.js";
+import { eachDigestBatch, eachRun, eachStoredBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -199,13 +199,10 @@ export class FingerprintSet {
   /** Fingerprints keys batch by batch in the shared engine, copies the digests here, and visits each batch. */
   private each(keys: readonly (string | Uint8Array)[], visit: (arena: Arena, n: number, out: Uint8Array, at: number) => void): Uint8Array {
     this.live();
-    const engine = sharedEngine();
     const out = new Uint8Array(keys.length);
-    const s = engine.staging;
-    eachBatch(s, { list: keys }, (n, at) => {
-      engine.arena.k.xxh128Batch(s.keysPtr, s.spansPtr, n, s.hashesPtr);
+    eachDigestBatch(sharedEngine().staging, { list: keys }, "xxh128", (digests, n, at) => {
       const arena = this.live();
-      this.digests.copyIn(arena.u8, s.hashes.bytes(engine.arena.u8, 0, n));
+      this.digests.copyIn(arena.u8, digests);
       visit(arena, n, out, at);
     });
     return out;

@@ -11,7 +11,8 @@ import { FormatError, InvalidArgumentError } from "../errors.js";
 import { toHex } from "../hash/md5.js";
 import * as check from "../validate.js";
 import { sharedEngine } from "../wasm/engine.js";
-import { Accumulator, countOf, eachBatch, type Keys } from "../wasm/batch.js";
+import { Accumulator, countOf, eachDigestBatch, type Keys } from "../wasm/batch.js";
+import { RecordArray } from "../wasm/record-array.js";
 import { BATCH } from "../wasm/staging.js";
 import type { DedupStats } from "./deduplicator.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
@@ -84,7 +85,7 @@ export class StoreDeduplicator {
     check.keyList("keys", keys);
     const out = new Uint8Array(keys.length);
     const maybe = new Uint8Array(BATCH);
-    this.eachDigestBatch({ list: keys }, (digests, n, at) => {
+    this.eachDigestCopy({ list: keys }, (digests, n, at) => {
       const covering = this.coveredEpoch !== undefined && this.coveredEpoch === this.store.epoch;
       if (covering) {
         this.stageDigests(digests, n);
@@ -110,7 +111,7 @@ export class StoreDeduplicator {
     const removed = new Uint8Array(keys.length);
     const counts = new Uint32Array(keys.length);
     const changes = new Map<string, { fingerprint: Uint8Array; count: number }>();
-    this.eachDigestBatch({ list: keys }, (digests, n, at) => {
+    this.eachDigestCopy({ list: keys }, (digests, n, at) => {
       let covering = false;
       const epoch = this.store.update((view) => {
         covering = this.coveredEpoch === view.epoch;
@@ -179,7 +180,7 @@ export class StoreDeduplicator {
     const maybe = new Uint8Array(BATCH);
     const skip = new Uint8Array(BATCH);
     const changes = new Map<string, { fingerprint: Uint8Array; count: number }>();
-    this.eachDigestBatch(keys, (digests, n, i) => {
+    this.eachDigestCopy(keys, (digests, n, i) => {
       this.stageDigests(digests, n);
       this.filter.store.min(n, maybe, 0);
       let covering = false;
@@ -228,22 +229,17 @@ export class StoreDeduplicator {
   }
 
   /** MD5s (already checked) keys batch by batch on the one batch loop and visits each batch's digests (a copy, 16 bytes a key). */
-  private eachDigestBatch(keys: Keys, visit: (digests: Uint8Array, n: number, at: number) => void): void {
-    const engine = sharedEngine();
-    eachBatch(() => engine.staging, keys, (n, at) => {
-      const s = engine.staging;
-      engine.arena.k.md5Batch(s.statePtr, s.keysPtr, s.spansPtr, n, s.hashesPtr);
-      visit(s.hashes.bytes(engine.arena.u8, 0, n).slice(), n, at);
-    });
+  private eachDigestCopy(keys: Keys, visit: (digests: Uint8Array, n: number, at: number) => void): void {
+    eachDigestBatch(() => sharedEngine().staging, keys, "md5", (digests, n, at) => visit(digests.slice(), n, at));
   }
 
   /** Puts digests into the filter's hash-pair region (h2 forced odd, as the in-memory Deduplicator does). */
   private stageDigests(digests: Uint8Array, n: number): void {
     const { arena, staging } = this.filter.store.front;
-    staging.hashes.copyIn(arena.u8, digests.subarray(0, 16 * n));
-    // A pair is four u32 words (h1 low, h1 high, h2 low, h2 high): h2's low word is word 2.
-    const words = staging.hashes.view(arena.u8, Uint32Array, 0, n);
-    for (let j = 0; j < n; j++) words[4 * j + 2] |= 1;
+    staging.hashes.copyIn(arena.u8, digests.subarray(0, staging.hashes.size * n));
+    const pairs = new RecordArray(arena.u8, staging.hashes, { h2: arena.k.HASH_H2 }, 0, n);
+    const h2Low = pairs.low("h2");
+    for (let j = 0; j < n; j++) pairs.setWord(j, h2Low, pairs.word(j, h2Low) | 1);
   }
 
   /** Rebuilds the counters from every fingerprint in the store; returns the epoch they cover, if one provably. */

@@ -40,8 +40,7 @@ function digestBatches(keys: Keys): Uint8Array {
   const out = new Uint8Array(16 * countOf(keys));
   const { arena, staging } = sharedEngine();
   eachBatch(staging, keys, (n, at) => {
-    // The batch's digests go where its hash pairs would: 16 bytes per key fits that region exactly.
-    arena.k.md5Batch(staging.statePtr, staging.keysPtr, staging.spansPtr, n, staging.hashesPtr);
+    staging.digestStaged(n, "md5");
     staging.hashes.copyOut(arena.u8, out, at, n);
   });
   return out;

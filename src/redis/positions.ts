@@ -4,6 +4,8 @@
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
 import { eachBatch } from "../wasm/batch.js";
+import { RecordArray } from "../wasm/record-array.js";
+import { byPartition } from "../wasm/route.js";
 import type { RedisCommander } from "./commander.js";
 import { BATCH, Staging } from "../wasm/staging.js";
 
@@ -12,6 +14,8 @@ export interface MappedBatch {
   readonly n: number;
   readonly at: number;
   readonly positions: Uint32Array;
+  /** Each key's partition (the first of its words). */
+  readonly partitions: Uint32Array;
 }
 
 /** The keys of one shard within a mapped batch: their indices in the batch (at most the chunk asked for). */
@@ -47,36 +51,25 @@ export class PositionMapper {
   /** Maps every key, batch by batch through the one batch loop (src/wasm/batch.ts). */
   batches(keys: readonly (string | Uint8Array)[]): MappedBatch[] {
     const out: MappedBatch[] = [];
-    eachBatch(this.staging, { list: keys }, (n, at) => out.push({ n, at, positions: this.mapStaged(n) }));
+    eachBatch(this.staging, { list: keys }, (n, at) => out.push({ n, at, ...this.mapStaged(n) }));
     return out;
   }
 
   /** Maps every key and groups each batch's keys by shard, in chunks of at most `chunk` keys (one command or script call each). */
   byShard(keys: readonly (string | Uint8Array)[], chunk: number): ShardChunk[] {
-    return this.batches(keys).flatMap((batch) => byPartition(batch.positions, batch.n, this.words, chunk).map(([shard, members]) => ({ ...batch, shard, members })));
+    return this.batches(keys).flatMap((batch) => byPartition(batch.n, (j) => batch.partitions[j], chunk).map(([shard, members]) => ({ ...batch, shard, members })));
   }
 
-  /** Positions of the n staged keys: `words` u32 a key. */
-  private mapStaged(n: number): Uint32Array {
+  /** Positions of the n staged keys (`words` u32 a key) and their partitions. */
+  private mapStaged(n: number): { positions: Uint32Array; partitions: Uint32Array } {
     const { arena, staging } = this;
     staging.hashStaged(n);
     if (this.blocked) arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.out.ptr);
     else arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.out.ptr);
-    return this.out.view(arena.u8, Uint32Array, 0, n).slice();
+    const answers = new RecordArray(arena.u8, this.out, { partition: 0 }, 0, n);
+    const partitions = Uint32Array.from({ length: n }, (_, j) => answers.get(j, "partition"));
+    return { positions: this.out.view(arena.u8, Uint32Array, 0, n).slice(), partitions };
   }
-}
-
-/** The keys of a mapped batch (`words` u32 a key, the partition first) grouped by partition, in chunks of at most `chunk` keys: [partition, key indices]. */
-function byPartition(positions: Uint32Array, n: number, words: number, chunk: number): [number, number[]][] {
-  const groups = new Map<number, number[]>();
-  for (let j = 0; j < n; j++) {
-    const partition = positions[words * j];
-    if (!groups.has(partition)) groups.set(partition, []);
-    groups.get(partition)!.push(j);
-  }
-  const out: [number, number[]][] = [];
-  for (const [partition, members] of groups) for (let c = 0; c < members.length; c += chunk) out.push([partition, members.slice(c, c + chunk)]);
-  return out;
 }
 
 /** Keys per BITFIELD command: a batch is cut so no single reply grows huge. */

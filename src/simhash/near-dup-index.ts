@@ -10,6 +10,7 @@ import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { eachRun } from "../wasm/batch.js";
 import { KernelRecord } from "../wasm/record.js";
+import { RecordArray } from "../wasm/record-array.js";
 import { BATCH } from "../wasm/staging.js";
 import { defaultTables, layout, layoutChoices, MAX_TABLES, type TableSpec } from "./layouts.js";
 
@@ -337,21 +338,22 @@ export class NearDupIndex {
     const results: { id: number; distance: number; position: number }[][] = Array.from({ length: queries.length }, () => []);
     let cap = 4096;
     eachRun(queries.length, BATCH, (nq, q) => {
-      // After the index: the queries, their (query, id, position) triples and distances, `cap` of them.
-      const { qs, out, dists } = arena.place({ qs: array(8, BATCH), out: array(12, cap), dists: array(1, cap) }, this.place.end, "the near-duplicate index");
+      // After the index: the queries, their match records and distances, `cap` of them.
+      const k = arena.k;
+      const { qs, out, dists } = arena.place({ qs: array(8, BATCH), out: array(k.ND_MATCH_BYTES.value, cap), dists: array(1, cap) }, this.place.end, "the near-duplicate index");
       qs.copyIn(arena.u8, queries.subarray(q, q + nq));
       const [descs, state, ids, pendingFps, pendingIds] = [this.place.descs.ptr, this.place.state.ptr, this.place.ids.ptr, this.place.pendingFps.ptr, this.place.pendingIds.ptr];
       const done = exhaustive
         ? arena.k.ndScan(descs, this.committed, ids, pendingFps, pendingIds, this.pending, qs.ptr, nq, this.maxDistance, out.ptr, dists.ptr, cap, state)
         : arena.k.ndQuery(descs, this.specs.length, this.committed, ids, pendingFps, pendingIds, this.pending, qs.ptr, nq, this.maxDistance, out.ptr, dists.ptr, cap, state);
       const count = this.place.state.view(arena.u8, Uint32Array)[0];
-      // (query, id, position) triples, u32 each.
-      const triples = out.view(arena.u8, Uint32Array, 0, count);
+      const matches = new RecordArray(arena.u8, out, { query: k.ND_MATCH_QUERY, id: k.ND_MATCH_ID, position: k.ND_MATCH_POSITION }, 0, count);
+      const [queryAt, idAt, positionAt] = [matches.low("query"), matches.low("id"), matches.low("position")];
       const distances = dists.bytes(arena.u8, 0, count);
       for (let e = 0; e < count; e++) {
-        const id = triples[3 * e + 1];
+        const id = matches.word(e, idAt);
         if (this.removed.has(id)) continue;
-        results[q + triples[3 * e]].push({ id, distance: distances[e], position: triples[3 * e + 2] });
+        results[q + matches.word(e, queryAt)].push({ id, distance: distances[e], position: matches.word(e, positionAt) });
       }
       if (done === 0) cap *= 4; // one query alone overflowed: grow and retry it
       return done;

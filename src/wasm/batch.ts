@@ -5,7 +5,7 @@
 // where a structure has room for fewer) and where its result bytes are copied out. Items that come
 // one at a time (candidate pairs of a query, fingerprints of a scan) gather in an Accumulator.
 import * as check from "../validate.js";
-import { BATCH, type Staging } from "./staging.js";
+import { BATCH, type Digest, type Staging } from "./staging.js";
 
 /** Keys as a batch takes them: a checked list, or checked spans of one buffer. */
 export type Keys = { readonly list: readonly (string | Uint8Array)[] } | { readonly data: Uint8Array; readonly spans: ArrayLike<number> };
@@ -40,6 +40,15 @@ export function eachBatch(staging: Staging | (() => Staging), keys: Keys, visit:
     visit(n, at);
     at += n;
   }
+}
+
+/**
+ * Stages `keys` batch by batch, hashes each batch into 16-byte `digest`s at the staging's hash
+ * region, and calls `visit(digests, n, at)`: the n digests are a view of the staging's memory,
+ * valid until that memory grows, so a visit that may grow it copies them first.
+ */
+export function eachDigestBatch(staging: Staging | (() => Staging), keys: Keys, digest: Digest, visit: (digests: Uint8Array, n: number, at: number) => void): void {
+  eachBatch(staging, keys, (n, at) => visit((typeof staging === "function" ? staging() : staging).digestStaged(n, digest), n, at));
 }
 
 /** Cuts `count` stored records (a serialized payload being loaded) into batches of at most BATCH and calls `visit(n, at)` for each. */

@@ -28,6 +28,16 @@ export interface Kernels {
   readonly AGED_FILL: WebAssembly.Global;
   /** Bytes of the age-partitioned state record (u32 global). */
   readonly AGED_STATE_BYTES: WebAssembly.Global;
+  /** Hash pair: offset of the u64 h2 (u32 global). */
+  readonly HASH_H2: WebAssembly.Global;
+  /** Bytes of one near-duplicate match record (query, id, position) (u32 global). */
+  readonly ND_MATCH_BYTES: WebAssembly.Global;
+  /** Near-duplicate match: offset of the u32 query index (u32 global). */
+  readonly ND_MATCH_QUERY: WebAssembly.Global;
+  /** Near-duplicate match: offset of the u32 stored id (u32 global). */
+  readonly ND_MATCH_ID: WebAssembly.Global;
+  /** Near-duplicate match: offset of the u32 table position (u32 global). */
+  readonly ND_MATCH_POSITION: WebAssembly.Global;
   /** Bytes of one near-duplicate table descriptor (u32 global). */
   readonly ND_TABLE_BYTES: WebAssembly.Global;
   /** Near-duplicate descriptor: offset of its entries' address (u32 global). */

@@ -5,6 +5,9 @@ import { InvalidArgumentError } from "../errors.js";
 import type { Arena } from "./arena.js";
 import { array, type ArrayRegion } from "./array-region.js";
 
+/** A 16-byte digest a key as the kernels make it: MD5, XXH3-128, or two XXH64s (fingerprintsXxh). */
+export type Digest = "md5" | "xxh128" | "xxh64x2";
+
 /** Most keys one kernel call serves. */
 export const BATCH = 4096;
 /** Characters of string keys gathered into one batch before it is cut (a single longer key goes alone). */
@@ -214,6 +217,15 @@ export class Staging {
   /** Hashes the n staged keys into hash pairs (XXH64, the format's scheme 1) at hashesPtr. */
   hashStaged(n: number): void {
     this.arena.k.hashPairs(this.keysPtr, this.spansPtr, n, this.hashesPtr);
+  }
+
+  /** Hashes the n staged keys into 16-byte digests at the hash region and returns them (valid until memory grows). */
+  digestStaged(n: number, digest: Digest): Uint8Array {
+    const k = this.arena.k;
+    if (digest === "md5") k.md5Batch(this.statePtr, this.keysPtr, this.spansPtr, n, this.hashesPtr);
+    else if (digest === "xxh128") k.xxh128Batch(this.keysPtr, this.spansPtr, n, this.hashesPtr);
+    else k.fingerprintsXxh(this.keysPtr, this.spansPtr, n, this.hashesPtr);
+    return this.hashes.bytes(this.arena.u8, 0, n);
   }
 
   /** Copies the batch's n result bytes (one a key, at outPtr) into `into` from index `at`. */
