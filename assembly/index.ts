@@ -13,7 +13,7 @@ export { countingMin, countingAdd, countingRemove, countingNonzero } from "./cou
 export { dedupCheck, dedupRemove, tableRehash, dedupCounts, TABLE_SLOT_BYTES, DEDUP_LOOKUPS, DEDUP_AVOIDED, DEDUP_ENTRIES, DEDUP_LOOKUPS_NEW, DEDUP_STATS_BYTES } from "./fingerprint-table";
 export { agedBatch, agedShift, AGED_FRONT, AGED_FILL, AGED_STATE_BYTES } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
-export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming } from "./simhash";
+export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming, shingleCapacity, TOKEN_STATE_BYTES, MAX_SHINGLE } from "./simhash";
 export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES, ND_ENTRIES, ND_DIR, ND_BITS, ND_PIECE_COUNT, ND_PIECES } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";
