@@ -4,7 +4,7 @@
 // is written twice. src/wasm/kernels.ts must list exactly these exports (test/kernels.test.ts).
 
 export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh } from "./xxh64";
-export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, bloomPositions } from "./bloom";
+export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, popcountRange, bloomPositions } from "./bloom";
 export { blockedTest, blockedSet, blockedHasKey, blockedAddKey, blockedPositions } from "./blocked-bloom";
 export { md5Init, md5Update, md5Final, md5, md5Batch, MD5_STATE_BYTES } from "./md5";
 export { MD5_LANES_SCRATCH_BYTES } from "./md5-lanes";

@@ -104,6 +104,8 @@ export interface Kernels {
   blockedHasKey(bits: number, blocks: number, k: number, key: number, len: number): number;
   blockedAddKey(bits: number, blocks: number, k: number, key: number, len: number): number;
   popcountBytes(bits: number, bytes: number): number;
+  /** Set bits among positions [from, to) of a bit array, for vectors that need not start or end on a byte. */
+  popcountRange(bits: number, from: number, to: number): number;
   bloomPositions(m: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
   blockedPositions(blocks: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
   md5Init(state: number): void;
