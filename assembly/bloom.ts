@@ -177,6 +177,32 @@ export function popcountBytes(bits: usize, bytes: usize): f64 {
   return <f64>n;
 }
 
+// @ts-ignore: decorator
+@inline function bitAt(bits: usize, i: u64): u64 {
+  return <u64>((<u32>load<u8>(bits + <usize>(i >> 3)) >> <u32>(i & 7)) & 1);
+}
+
+/** Set bits among positions [from, to) of the bit array at `bits`, for vectors that start or end inside a byte (bit i is bit i & 7 of byte i >> 3). */
+export function popcountRange(bits: usize, fromF: f64, toF: f64): f64 {
+  const to = <u64>toF;
+  let i = <u64>fromF;
+  let n: u64 = 0;
+  // Single bits up to a word boundary and after the last whole word; whole words between.
+  while (i < to && (i & 63) != 0) {
+    n += bitAt(bits, i);
+    i++;
+  }
+  while (i + 64 <= to) {
+    n += popcnt<u64>(load<u64>(bits + <usize>(i >> 3)));
+    i += 64;
+  }
+  while (i < to) {
+    n += bitAt(bits, i);
+    i++;
+  }
+  return <f64>n;
+}
+
 /**
  * For stores outside WASM memory (Redis): writes, per hash pair, the partition it routes to
  * (as PartitionedBits routes) and its k bit positions inside that partition, as k + 1 u32.

@@ -4,7 +4,7 @@
 // is written twice. src/wasm/kernels.ts must list exactly these exports (test/kernels.test.ts).
 
 export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh, HASH_H2 } from "./xxh64";
-export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, bloomPositions } from "./bloom";
+export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, popcountRange, bloomPositions } from "./bloom";
 export { blockedTest, blockedSet, blockedHasKey, blockedAddKey, blockedPositions } from "./blocked-bloom";
 export { md5Init, md5Update, md5Final, md5, md5Batch, MD5_STATE_BYTES } from "./md5";
 export { MD5_LANES_SCRATCH_BYTES } from "./md5-lanes";
@@ -13,7 +13,7 @@ export { countingMin, countingAdd, countingRemove, countingNonzero } from "./cou
 export { dedupCheck, dedupRemove, tableRehash, dedupCounts, TABLE_SLOT_BYTES, DEDUP_LOOKUPS, DEDUP_AVOIDED, DEDUP_ENTRIES, DEDUP_LOOKUPS_NEW, DEDUP_STATS_BYTES } from "./fingerprint-table";
 export { agedBatch, agedShift, AGED_FRONT, AGED_FILL, AGED_STATE_BYTES } from "./age-partitioned";
 export { multiDimBatch } from "./multi-dim";
-export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming } from "./simhash";
+export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming, shingleCapacity, TOKEN_STATE_BYTES, MAX_SHINGLE } from "./simhash";
 export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES, ND_ENTRIES, ND_DIR, ND_BITS, ND_PIECE_COUNT, ND_PIECES, ND_MATCH_BYTES, ND_MATCH_QUERY, ND_MATCH_ID, ND_MATCH_POSITION } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
 export { lineDedup, lineDigest, digestDedup } from "./line-dedup";

@@ -111,8 +111,8 @@ export function sketchHashes(hashes: usize, n: u32, k: u32, bands: u32, rows: u3
 /**
  * Sketches `count` documents given as spans of one buffer: tokenizes each (w-word shingles),
  * writes sketch i at sketches + i * (4 + 4k) and band keys i at keys + 4 * bands * i. `work`
- * must hold one u64 per shingle of the longest document (bytes / 2 + 2), `bins` B u32, `state`
- * the tokenizer's 1 KiB. A document without a word gets count 0. Returns how many documents
+ * must hold shingleCapacity(bytes of the longest document) u64, `bins` B u32, `state`
+ * TOKEN_STATE_BYTES. A document without a word gets count 0. Returns how many documents
  * hold letters of a script written without spaces, and sets byte i at `unspaced` for each (the
  * caller segments those into words and sketches them again).
  */

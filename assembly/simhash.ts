@@ -13,16 +13,27 @@
 // (four v128 of 16 lanes), flushed into u32 totals before a lane can overflow. Bit b of the
 // fingerprint is 1 when 2 * ones[b] > features (a tie gives 0).
 //
-// State at `state` (the caller's 1 KiB scratch): [0, 64) u8 lane counters; [64, 320) u32 totals;
-// [320] u32 features since the last flush; [324] u32 features in all; [384, 512) token ring.
+// State at `state` (the caller's TOKEN_STATE_BYTES of scratch): [0, 64) u8 lane counters; [64, 320)
+// u32 totals; [320] u32 features since the last flush; [324] u32 features in all; [328] the
+// unspaced flag; [384, 512) token ring (simhashWeighted sums its 64 f64 over [0, 512)).
 
 import { xxh64, mix64 } from "./xxh64";
 import { sortValues } from "./sort";
 
 const SHINGLE_SEED: u64 = 0x9E3779B97F4A7C15;
 const RING: usize = 384;
-/** Most tokens per shingle. */
+/** Bytes of the state the tokenizing kernels keep in the caller's scratch; the wrapper sizes its scratch by this global. */
+export const TOKEN_STATE_BYTES: u32 = 1024;
+/** Most tokens per shingle (the ring holds 16 token hashes); the wrapper validates `shingle` against this global. */
 export const MAX_SHINGLE: u32 = 16;
+
+/**
+ * Most shingle hashes a text of `len` UTF-8 bytes can give, so the size of a `work` or `out`
+ * region in u64: a token is a byte and a separator at least, and a short text still gives one.
+ */
+export function shingleCapacity(len: u32): u32 {
+  return len / 2 + 2;
+}
 
 // @ts-ignore: decorator
 @inline function flush(state: usize): void {
@@ -299,7 +310,7 @@ export function hamming(a: u64, b: u64): u32 {
 
 /**
  * SimHash with one vote per distinct shingle (set weighting: a shingle repeated on a page, as
- * navigation is, counts once). `work` holds one u64 per shingle (bytes / 2 + 2).
+ * navigation is, counts once). `work` holds shingleCapacity(len) u64.
  */
 export function simhashDistinctText(text: usize, len: usize, w: u32, state: usize, work: usize): u64 {
   voteReset(state);

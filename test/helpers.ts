@@ -90,3 +90,25 @@ export async function resealed(bytes: Uint8Array): Promise<Uint8Array> {
   bytes.set((await resigner())(bytes));
   return bytes;
 }
+
+/** A bit vector of a filter: its bits and the positions each key sets in it. */
+export interface Vector {
+  readonly bits: number;
+  readonly hashes: number;
+}
+
+/**
+ * Four sigma of the gap between a filter's FP rate p and the rate measured on `queries` absent
+ * keys: binomial sampling, plus, when `vectors` are given, p's spread from one filter to the next
+ * at `items` keys (each vector's fill varies, and p moves by k times its relative change). The
+ * fill's binomial variance overstates the true one (set bits are negatively correlated), so the
+ * bound errs wide, never narrow.
+ */
+export function fourSigma(p: number, queries: number, items = 0, vectors: readonly Vector[] = []): number {
+  let relative = 0;
+  for (const { bits, hashes } of vectors) {
+    const fill = -Math.expm1(hashes * items * Math.log1p(-1 / bits));
+    relative += (hashes * hashes * (1 - fill)) / (fill * bits);
+  }
+  return 4 * Math.sqrt((p * (1 - p)) / queries + p * p * relative);
+}

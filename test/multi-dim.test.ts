@@ -3,7 +3,7 @@
 // serialization and bad input.
 import { beforeAll, describe, expect, it } from "vitest";
 import { ChecksumMismatchError, FormatError, InvalidArgumentError, MultiDimBloomFilter, sizing, type MultiDimBloomFilterOptions } from "../build/js/index.node.js";
-import { ready, urls } from "./helpers.js";
+import { fourSigma, ready, urls } from "./helpers.js";
 
 beforeAll(ready);
 
@@ -41,6 +41,55 @@ describe("MultiDimBloomFilter against its formula", () => {
     expect(expected).toBeGreaterThan(1e-4);
     expect(measured).toBeLessThan(1.5 * expected);
     expect(measured).toBeGreaterThan(expected / 1.5);
+  });
+
+  it.each(["all", "any"] as const)("rule %s: designedFpRate() is the formula at the planned load, estimatedFpRate() follows the bits; both match 1,000,000 absent keys", (rule) => {
+    const items = 20_000;
+    const filter = new MultiDimBloomFilter({ items, fpRate: 0.01, groups: 2, rule });
+    const shape = { groups: 2, bitsPerVector: filter.bitsPerVector, hashes: filter.hashes, secondBits: filter.secondBits, secondHashes: filter.secondHashes, rule };
+    const designed = sizing.multiDimFpRate({ ...shape, items });
+    expect(filter.planned).toEqual({ items, fpRate: 0.01 });
+    expect(filter.designedFpRate()).toBe(designed);
+    expect(designed).toBeLessThanOrEqual(0.01);
+    expect(filter.estimatedFpRate()).toBe(0);
+    filter.addMany(urls(items / 2, `md-rates-${rule}`));
+    // Half the plan: the design stays, the estimate is far below it.
+    expect(filter.designedFpRate()).toBe(designed);
+    expect(filter.estimatedFpRate()).toBeLessThan(designed / 5);
+    filter.addMany(urls(items / 2, `md-rates-more-${rule}`));
+    const absent = urls(1_000_000, `md-absent-${rule}`);
+    const measured = sum(filter.hasMany(absent)) / absent.length;
+    const estimated = filter.estimatedFpRate();
+    expect(Math.abs(measured - estimated)).toBeLessThan(fourSigma(estimated, absent.length));
+    const vectors = Array.from({ length: 2 }, () => [{ bits: filter.bitsPerVector, hashes: filter.hashes }, { bits: filter.secondBits, hashes: filter.secondHashes }]).flat();
+    expect(Math.abs(measured - designed)).toBeLessThan(fourSigma(designed, absent.length, items, vectors));
+    // Format v1 does not record the plan: a loaded filter has none, as one built from a shape.
+    const back = MultiDimBloomFilter.deserialize(filter.serialize());
+    expect(back.designedFpRate()).toBeNaN();
+    expect(back.designedFpRate(items)).toBe(designed);
+    expect(back.estimatedFpRate()).toBe(estimated);
+    expect(new MultiDimBloomFilter(shape).designedFpRate()).toBeNaN();
+    filter.dispose();
+    back.dispose();
+  });
+
+  it("estimatedFpRate() counts each vector's own bits, vectors that start and end inside bytes and words", () => {
+    for (const rule of ["all", "any"] as const) {
+      const filter = new MultiDimBloomFilter({ groups: 3, bitsPerVector: 150, hashes: 4, secondBits: 37, secondHashes: 3, rule });
+      filter.addMany(urls(25, `md-exact-${rule}`));
+      // The bits as serialized (after the 24-byte header and 48 bytes of parameters), counted here one by one.
+      const bits = filter.serialize().subarray(72);
+      const ones = (from: number, to: number) => {
+        let n = 0;
+        for (let i = from; i < to; i++) n += (bits[i >> 3] >> (i & 7)) & 1;
+        return n;
+      };
+      const held = [0, 1, 2].map((g) => (ones(187 * g, 187 * g + 150) / 150) ** 4 * (ones(187 * g + 150, 187 * (g + 1)) / 37) ** 3);
+      const expected = rule === "all" ? held[0] * held[1] * held[2] : 1 - (1 - held[0]) * (1 - held[1]) * (1 - held[2]);
+      expect(filter.estimatedFpRate()).toBeCloseTo(expected, 14);
+      expect(expected).toBeGreaterThan(0);
+      filter.dispose();
+    }
   });
 
   it("the two rules bracket each other: any >= one group >= all", () => {

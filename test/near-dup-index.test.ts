@@ -18,14 +18,30 @@ function flip(fp: bigint, distance: number, next: () => number): bigint {
   return fp;
 }
 
-/** Brute force, written here: popcount of XOR by BigInt. */
+/** Bits set in a 32-bit number (the SWAR popcount; independent of the kernel's popcnt). */
+function popcount32(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return Math.imul((x + (x >>> 4)) & 0x0F0F0F0F, 0x01010101) >>> 24;
+}
+
+// Each stored list split into u32 halves once: BigInt arithmetic per pair made the layouts take
+// minutes, which kept this file out of the debug-build run.
+const halves = new WeakMap<object, { hi: Uint32Array; lo: Uint32Array }>();
+
+/** Brute force, written here: popcount of the XOR of the two u32 halves, over every stored fingerprint. */
 function brute(stored: { id: number; fp: bigint }[], q: bigint, k: number): NearMatch[] {
+  let split = halves.get(stored);
+  if (split === undefined) {
+    split = { hi: Uint32Array.from(stored, (s) => Number(s.fp >> 32n)), lo: Uint32Array.from(stored, (s) => Number(s.fp & 0xFFFFFFFFn)) };
+    halves.set(stored, split);
+  }
+  const qhi = Number(q >> 32n);
+  const qlo = Number(q & 0xFFFFFFFFn);
   const out: NearMatch[] = [];
-  for (const { id, fp } of stored) {
-    let x = fp ^ q;
-    let d = 0;
-    while (x) { d += Number(x & 1n); x >>= 1n; }
-    if (d <= k) out.push({ id, distance: d });
+  for (let i = 0; i < stored.length; i++) {
+    const d = popcount32(split.hi[i] ^ qhi) + popcount32(split.lo[i] ^ qlo);
+    if (d <= k) out.push({ id: stored[i].id, distance: d });
   }
   return out.sort((a, b) => a.distance - b.distance || a.id - b.id);
 }

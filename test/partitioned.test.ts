@@ -3,8 +3,8 @@
 // serialization both ways and bad input.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BloomFilter, BloomWorkerPool, DisposedError, InvalidArgumentError, PartitionedBloomFilter } from "../build/js/index.node.js";
-import { ready, urls } from "./helpers.js";
+import { BloomFilter, BloomWorkerPool, DisposedError, InvalidArgumentError, PartitionedBloomFilter, sizing } from "../build/js/index.node.js";
+import { fourSigma, ready, urls } from "./helpers.js";
 
 let pool: BloomWorkerPool;
 beforeAll(async () => {
@@ -59,6 +59,29 @@ describe("PartitionedBloomFilter in one thread", () => {
     expect(shared.hashes).toBe(plain.hashes);
     expect(shared.bits).toBeGreaterThanOrEqual(plain.bits);
     expect(shared.bits - plain.bits).toBeLessThan(shared.shards);
+  });
+
+  it("designedFpRate() is theory at the planned load, estimatedFpRate() follows the bits; both match 1,000,000 absent keys", () => {
+    const items = 40_000;
+    const filter = new PartitionedBloomFilter({ items, fpRate: 0.01, shards: 8 });
+    const designed = sizing.bloomFpRate({ bits: filter.bits, hashes: filter.hashes, items });
+    expect(filter.designedFpRate()).toBe(designed);
+    expect(filter.estimatedFpRate()).toBe(0);
+    filter.addMany(urls(items / 2, "pbf-rates"));
+    // Half the plan: the design stays, the estimate is far below it (about (0.3 / 0.5)^k of it).
+    expect(filter.designedFpRate()).toBe(designed);
+    expect(filter.estimatedFpRate()).toBeLessThan(designed / 10);
+    filter.addMany(urls(items / 2, "pbf-rates-more"));
+    const absent = urls(1_000_000, "pbf-absent");
+    const measured = sum(filter.hasMany(absent)) / absent.length;
+    const estimated = filter.estimatedFpRate();
+    expect(estimated).toBe(filter.fillRatio() ** filter.hashes);
+    expect(Math.abs(measured - estimated)).toBeLessThan(fourSigma(estimated, absent.length));
+    expect(Math.abs(measured - designed)).toBeLessThan(fourSigma(designed, absent.length, items, [{ bits: filter.bits, hashes: filter.hashes }]));
+    const back = PartitionedBloomFilter.deserialize(filter.serialize());
+    expect(back.designedFpRate()).toBe(designed);
+    expect(back.estimatedFpRate()).toBe(estimated);
+    expect(new PartitionedBloomFilter({ bits: 8 * 4096, hashes: 3 }).designedFpRate()).toBeNaN();
   });
 
   it("round-trips through the BloomFilter format", () => {

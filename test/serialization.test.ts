@@ -12,6 +12,7 @@ import {
   NearDupIndex,
   simhashMany,
   MultiDimBloomFilter,
+  PartitionedBloomFilter,
   TimeWindowFilter,
   BlockedBloomFilter,
   BloomFilter,
@@ -170,6 +171,9 @@ const partitionSegments = (bytes: Uint8Array) => {
 const rows: KindRow[] = [
   { name: "BloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new BloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BloomFilter.deserialize(b) },
   { name: "partitioned BloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BloomFilter.deserialize(b), segments: partitionSegments },
+  // Shared-memory filters write and read kind 1; loading sizes a shared memory from the parameters, so it must refuse what BloomFilter refuses.
+  { name: "PartitionedBloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new PartitionedBloomFilter({ items: 500, fpRate: 0.01, shards: 1 }), (f) => f.addMany(urls(300, "t"))), load: (b) => PartitionedBloomFilter.deserialize(b) },
+  { name: "PartitionedBloomFilter, 4 shards", kind: Kind.BloomFilter, bytes: filled(() => new PartitionedBloomFilter({ items: 2000, fpRate: 0.01, shards: 4 }), (f) => f.addMany(urls(300, "t"))), load: (b) => PartitionedBloomFilter.deserialize(b), segments: partitionSegments },
   { name: "BlockedBloomFilter", kind: Kind.BlockedBloomFilter, bytes: filled(() => new BlockedBloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BlockedBloomFilter.deserialize(b) },
   { name: "ScalableBloomFilter", kind: Kind.ScalableBloomFilter, bytes: filled(() => new ScalableBloomFilter({ fpRate: 0.01, initialItems: 100 }), (f) => f.addMany(urls(300, "t"))), load: (b) => ScalableBloomFilter.deserialize(b) },
   { name: "CountingBloomFilter", kind: Kind.CountingBloomFilter, bytes: filled(() => new CountingBloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => CountingBloomFilter.deserialize(b), segments: partitionSegments },

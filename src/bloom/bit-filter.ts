@@ -3,10 +3,10 @@
 import { FilterTooLargeError, FormatError } from "../errors.js";
 import type { KindCode } from "../format/container.js";
 import { loadRegions, readStored, regionParts, writeRegions, type Recipe, type Region } from "../format/recipe.js";
-import { blockedBloomFpRate, bloomFpRate, estimateItems } from "../sizing/bloom.js";
+import { estimateItems } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { countOf, eachBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
-import { MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
+import { designedRate, MAX_HASHES, totalBits, type PlannedLoad } from "./geometry.js";
 import { PartitionedBits, partitionBytes, type BitsGeometry, type Layout, type Operation } from "./partitioned-bits.js";
 
 const PARAM_BYTES = 40;
@@ -103,9 +103,7 @@ export abstract class BitFilter {
 
   /** The FP rate the filter is designed for: theory at its planned load with its own m and k (NaN when built from explicit bits, with no planned load). */
   designedFpRate(): number {
-    if (this.planned.items === 0) return Number.NaN;
-    const size = { bits: this.bits, hashes: this.hashes, items: this.planned.items };
-    return this.store.geometry.layout === "blocked" ? blockedBloomFpRate(size) : bloomFpRate(size);
+    return designedRate(this.planned, this.store.geometry.layout, this.bits, this.hashes);
   }
 
   /** The filter in serialization format v1. */

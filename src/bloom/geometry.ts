@@ -1,6 +1,6 @@
 // From user options to a bit-storage geometry: sizing, explicit sizes, and partitioning.
 import { InvalidArgumentError, FilterTooLargeError } from "../errors.js";
-import { BLOCK_BITS, MAX_PLANNED_BYTES, optimalBloom, optimalBlockedBloom, type BloomPlan, type BloomSize } from "../sizing/bloom.js";
+import { BLOCK_BITS, MAX_PLANNED_BYTES, blockedBloomFpRate, bloomFpRate, optimalBloom, optimalBlockedBloom, type BloomPlan, type BloomSize } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
 
@@ -22,6 +22,13 @@ export interface BloomFilterOptions {
 export interface PlannedLoad {
   readonly items: number;
   readonly fpRate: number;
+}
+
+/** Theory's FP rate at the planned load with a filter's own m and k (NaN with no planned load: built from explicit bits). */
+export function designedRate(planned: PlannedLoad, layout: Layout, bits: number, hashes: number): number {
+  if (planned.items === 0) return Number.NaN;
+  const size = { bits, hashes, items: planned.items };
+  return layout === "blocked" ? blockedBloomFpRate(size) : bloomFpRate(size);
 }
 
 /** Default largest partition: 2 GiB of bits, leaving room for staging in one wasm32 memory. */

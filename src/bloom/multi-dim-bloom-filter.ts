@@ -10,6 +10,7 @@ import { multiDimFpRate, optimalMultiDim, type MultiDimRule } from "../sizing/mu
 import * as check from "../validate.js";
 import type { Kernels } from "../wasm/kernels.js";
 import { BitRegion } from "./bit-region.js";
+import type { PlannedLoad } from "./geometry.js";
 
 /**
  * Options of MultiDimBloomFilter: an explicit shape ({ groups, bitsPerVector, hashes, ... }), or
@@ -62,15 +63,27 @@ const RECIPE: Recipe<{ options: MultiDimBloomFilterOptions; inserted: number }> 
 };
 const MAX_TOTAL_BITS = 2 ** 34;
 
+/** A checked shape, the bit region's bytes and the planned load. */
+interface Shape {
+  readonly groups: number;
+  readonly bitsPerVector: number;
+  readonly hashes: number;
+  readonly secondHashes: number;
+  readonly secondBits: number;
+  readonly rule: MultiDimRule;
+  readonly bytes: number;
+  readonly planned: PlannedLoad;
+}
+
 /** Checks the options (planning a shape from items and fpRate) and computes the bit region's size, allocating nothing. */
-function checkShape(options: MultiDimBloomFilterOptions) {
+function checkShape(options: MultiDimBloomFilterOptions): Shape {
   const opts = check.options<MultiDimBloomFilterOptions>("options", options);
   if (opts.bitsPerVector !== undefined && opts.bits !== undefined) throw new InvalidArgumentError("options", options, "bitsPerVector or its deprecated alias bits, not both");
   const explicit = opts.bitsPerVector !== undefined || opts.bits !== undefined || opts.hashes !== undefined;
   if (explicit && (opts.items !== undefined || opts.fpRate !== undefined)) throw new InvalidArgumentError("options", options, "either { items, fpRate } or { bitsPerVector, hashes }, not both");
   const groups = explicit || opts.groups !== undefined ? check.positiveInteger("groups", opts.groups, 4096) : 1;
   const rule = opts.rule === undefined ? "all" : check.oneOf("rule", opts.rule, RULES);
-  if (!explicit) return checkShape({ ...planShape(opts, groups, rule), groups, rule });
+  if (!explicit) return { ...checkShape({ ...planShape(opts, groups, rule), groups, rule }), planned: { items: opts.items as number, fpRate: opts.fpRate as number } };
   const bitsPerVector = opts.bits !== undefined ? check.positiveInteger("bits", opts.bits, 2 ** 32) : check.positiveInteger("bitsPerVector", opts.bitsPerVector, 2 ** 32);
   const hashes = check.positiveInteger("hashes", opts.hashes, 64);
   const secondHashes = opts.secondHashes === undefined ? hashes : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
@@ -80,7 +93,7 @@ function checkShape(options: MultiDimBloomFilterOptions) {
       : opts.secondBits === undefined ? Math.max(1, Math.floor(bitsPerVector / hashes)) : check.positiveInteger("secondBits", opts.secondBits, 2 ** 32);
   const totalBits = groups * (bitsPerVector + secondBits);
   if (totalBits > MAX_TOTAL_BITS) throw new FilterTooLargeError(Math.ceil(totalBits / 8), `${totalBits} bits exceed the 2^34 bits one instance holds`);
-  return { groups, bitsPerVector, hashes, secondHashes, secondBits, rule, bytes: Math.ceil(totalBits / 512) * 64 };
+  return { groups, bitsPerVector, hashes, secondHashes, secondBits, rule, bytes: Math.ceil(totalBits / 512) * 64, planned: { items: 0, fpRate: 0 } };
 }
 
 /** The smallest explicit shape for { items, fpRate } (refused when even 2^32 bits per vector miss the target). */
@@ -101,6 +114,8 @@ export class MultiDimBloomFilter {
   readonly secondBits: number;
   readonly secondHashes: number;
   readonly rule: MultiDimRule;
+  /** The load the filter was sized for ({ items: 0, fpRate: 0 } for an explicit shape, and after deserialize: format v1 does not record it). */
+  readonly planned: PlannedLoad;
   private readonly region: BitRegion;
   private inserted = 0;
 
@@ -112,6 +127,7 @@ export class MultiDimBloomFilter {
     this.secondHashes = shape.secondHashes;
     this.secondBits = shape.secondBits;
     this.rule = shape.rule;
+    this.planned = shape.planned;
     this.region = new BitRegion(shape.bytes);
   }
 
@@ -147,14 +163,32 @@ export class MultiDimBloomFilter {
     return this.region.runKeys(keys, this.kernel(false)).flags;
   }
 
-  /** @deprecated Since 0.2.0: designedFpRate(items) (removed in the next minor version). */
+  /** @deprecated Since 0.2.0: designedFpRate(items) (removed in the next minor version); without `items`, the rate at the keys added, as it always was. */
   expectedFpRate(items = this.inserted): number {
     return this.designedFpRate(items);
   }
 
-  /** The FP rate the filter's shape gives after `items` keys, by the papers' formula (default: the keys added). */
-  designedFpRate(items = this.inserted): number {
-    return multiDimFpRate({ groups: this.groups, bitsPerVector: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items, rule: this.rule });
+  /** The FP rate the filter is designed for: the papers' formula at its planned load, or after `items` keys (NaN with neither: an explicit shape, or a deserialized filter). */
+  designedFpRate(items?: number): number {
+    if (items === undefined && this.planned.items === 0) return Number.NaN;
+    return multiDimFpRate({ groups: this.groups, bitsPerVector: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items: items ?? this.planned.items, rule: this.rule });
+  }
+
+  /** Estimated FP rate now, from the bits set: per group the fill of V1 to the power k1 times V2's to the power k2, combined by the rule. */
+  estimatedFpRate(): number {
+    const k = this.region.arena.k;
+    const { bitsPtr } = this.region;
+    const width = this.bitsPerVector + this.secondBits;
+    // Misses multiply: every group must hold the key ("all"), or every group must miss it ("any").
+    let product = 1;
+    for (let g = 0; g < this.groups; g++) {
+      const start = g * width;
+      const v1 = k.popcountRange(bitsPtr, start, start + this.bitsPerVector) / this.bitsPerVector;
+      const v2 = this.secondHashes === 0 ? 1 : k.popcountRange(bitsPtr, start + this.bitsPerVector, start + width) / this.secondBits;
+      const held = Math.pow(v1, this.hashes) * Math.pow(v2, this.secondHashes);
+      product *= this.rule === "all" ? held : 1 - held;
+    }
+    return this.rule === "all" ? product : 1 - product;
   }
 
   /** The filter in serialization format v1. */

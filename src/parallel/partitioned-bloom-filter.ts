@@ -7,7 +7,7 @@
 // shared memory for the hash pairs and flags of its batches; slots are claimed atomically.
 import { DisposedError, FilterTooLargeError, InvalidArgumentError } from "../errors.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
-import { resolveGeometry, type BloomFilterOptions, type PlannedLoad } from "../bloom/geometry.js";
+import { designedRate, resolveGeometry, type BloomFilterOptions, type PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import * as check from "../validate.js";
 import { MAX_ARENA_BYTES } from "../wasm/arena.js";
@@ -154,6 +154,16 @@ export class PartitionedBloomFilter {
     this.live();
     const { shards } = this.layout;
     return this.k.sharedPopcount(shards.ptr, shards.byteLength) / this.bits;
+  }
+
+  /** Estimated FP rate now, from every thread's bits: the fill ratio to the power k (as BloomFilter's). */
+  estimatedFpRate(): number {
+    return Math.pow(this.fillRatio(), this.hashes);
+  }
+
+  /** The FP rate the filter is designed for: theory at its planned load with its own m and k (NaN when built from explicit bits), as BloomFilter's. */
+  designedFpRate(): number {
+    return designedRate(this.planned, "standard", this.bits, this.hashes);
   }
 
   /** The bits as a BloomFilter (kind 1, `shards` partitions); safe while other threads write, as a snapshot of some moment per word. */

@@ -17,13 +17,17 @@ export interface FeatureOptions {
 
 /** Default shingle size: word 3-grams. */
 export const DEFAULT_SHINGLE = 3;
-const MAX_SHINGLE = 16;
+
+/** Most tokens per shingle, as the tokenizing kernels define it. */
+export function maxShingle(): number {
+  return sharedEngine().arena.k.MAX_SHINGLE.value;
+}
 
 /** The shingle size `options` ask for. */
 export function shingleOf(options: FeatureOptions | undefined): number {
   const opts = check.options<FeatureOptions>("options", options);
   const fromIdf = opts.idf?.shingle;
-  const shingle = opts.shingle === undefined ? (fromIdf ?? DEFAULT_SHINGLE) : check.integerInRange("shingle", opts.shingle, 1, MAX_SHINGLE);
+  const shingle = opts.shingle === undefined ? (fromIdf ?? DEFAULT_SHINGLE) : check.integerInRange("shingle", opts.shingle, 1, maxShingle());
   if (fromIdf !== undefined && fromIdf !== shingle) throw new InvalidArgumentError("shingle", shingle, `${fromIdf}, the shingle size the IDF table was built with`);
   return shingle;
 }
@@ -34,8 +38,8 @@ export function features(text: string, options?: FeatureOptions): BigUint64Array
   if (typeof text !== "string") throw new InvalidArgumentError("text", text, "a string");
   const { arena, staging, scratchPtr } = sharedEngine();
   const len = encodeDocument(text);
-  // After the staging region: one hash per possible token (at most one per two bytes, plus one).
-  const { hashes } = arena.place({ hashes: array(8, Math.ceil(len / 2) + 2) }, staging.end, "a text's features");
+  // After the staging region: room for as many hashes as the kernel can write.
+  const { hashes } = arena.place({ hashes: array(8, arena.k.shingleCapacity(len)) }, staging.end, "a text's features");
   const count = arena.k.shingleText(staging.keysPtr, len, shingle, scratchPtr, hashes.ptr);
   return hashes.view(arena.u8, BigUint64Array, 0, count).slice();
 }

@@ -4,7 +4,7 @@
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
-import { features, shingleOf } from "./features.js";
+import { features, maxShingle, shingleOf } from "./features.js";
 
 const PARAM_BYTES = 16;
 const ENTRY_BYTES = 12;
@@ -17,7 +17,7 @@ const RECIPE: Recipe<{ documents: number; shingle: number }> = {
   read(params, payloadBytes) {
     if (payloadBytes % ENTRY_BYTES !== 0) throw new FormatError(`payload of ${payloadBytes} bytes is not whole ${ENTRY_BYTES}-byte entries`, "ERR_BAD_PARAMS");
     const shingle = params.getUint32(8, true);
-    if (!(shingle >= 1 && shingle <= 16)) throw new FormatError(`shingle size ${shingle} must be 1 to 16`, "ERR_BAD_PARAMS");
+    if (!(shingle >= 1 && shingle <= maxShingle())) throw new FormatError(`shingle size ${shingle} must be 1 to ${maxShingle()}`, "ERR_BAD_PARAMS");
     return { documents: Number(params.getBigUint64(0, true)), shingle };
   },
 };

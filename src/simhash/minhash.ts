@@ -9,6 +9,7 @@ import * as check from "../validate.js";
 import { array } from "../wasm/array-region.js";
 import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
+import { maxShingle } from "./features.js";
 import { segmentWords } from "./text.js";
 
 /** Parameters of a sketch: what must match for two sketches to be compared. */
@@ -38,7 +39,7 @@ export const MAX_BINS = 1024;
 
 /** Checks sketch parameters; throws InvalidArgumentError naming a bad one. */
 export function checkSketchParams(params: SketchParams): SketchParams {
-  check.integerInRange("shingle", params.shingle, 1, 16);
+  check.integerInRange("shingle", params.shingle, 1, maxShingle());
   check.integerInRange("sketchSize", params.k, 8, MAX_SKETCH);
   check.integerInRange("bands", params.bands, 1, MAX_BINS);
   check.integerInRange("rows", params.rows, 1, MAX_BINS);
@@ -83,7 +84,7 @@ function sketchBatches(texts: readonly string[], params: SketchParams, values: U
     for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
     // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
     const { work, bins, out, keys: keysAt, flags } = arena.place(
-      { work: 8 * (Math.floor(longest / 2) + 2), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },
+      { work: 8 * arena.k.shingleCapacity(longest), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },
       staging.end,
       "a batch of sketches",
     );

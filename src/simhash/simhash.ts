@@ -83,7 +83,7 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
     }
     // After the staged texts: the shingle hashes of one text for the distinct vote, then the fingerprints.
     const longest = n === 1 ? bytes : SHORT_TEXT;
-    const { work, fps } = arena.place({ work: distinct ? 8 * (Math.floor(longest / 2) + 2) : 0, fps: array(8, n) }, staging.end, "a batch of texts");
+    const { work, fps } = arena.place({ work: distinct ? 8 * arena.k.shingleCapacity(longest) : 0, fps: array(8, n) }, staging.end, "a batch of texts");
     if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps.ptr);
     else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps.ptr);
     fps.copyOut(arena.u8, out, at, n);
@@ -102,7 +102,7 @@ function simhashOfText(text: string, shingle: number, distinct = false): bigint 
   const { arena, staging, scratchPtr } = sharedEngine();
   const len = encodeDocument(text);
   if (!distinct) return BigInt.asUintN(64, arena.k.simhashText(staging.keysPtr, len, shingle, scratchPtr));
-  const { work } = arena.place({ work: 8 * (Math.floor(len / 2) + 2) }, staging.end, "a text");
+  const { work } = arena.place({ work: 8 * arena.k.shingleCapacity(len) }, staging.end, "a text");
   return BigInt.asUintN(64, arena.k.simhashDistinctText(staging.keysPtr, len, shingle, scratchPtr, work));
 }
 

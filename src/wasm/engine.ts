@@ -7,12 +7,9 @@ import { Staging } from "./staging.js";
 export interface Engine {
   readonly arena: Arena;
   readonly staging: Staging;
-  /** 1 KiB of scratch for kernels that keep state within one call (SimHash votes, the token ring). */
+  /** Scratch for kernels that keep state within one call (SimHash votes, the token ring): TOKEN_STATE_BYTES, as the module says. */
   readonly scratchPtr: number;
 }
-
-// The tokenizing kernels' state: assembly/simhash.ts lays it out in the caller's 1 KiB.
-const SCRATCH_BYTES = 1024;
 
 let engine: Engine | undefined;
 
@@ -20,7 +17,7 @@ let engine: Engine | undefined;
 export function sharedEngine(): Engine {
   if (engine === undefined) {
     const arena = new Arena();
-    const { scratch, end } = arena.place({ scratch: SCRATCH_BYTES });
+    const { scratch, end } = arena.place({ scratch: arena.k.TOKEN_STATE_BYTES.value });
     engine = { arena, staging: new Staging(arena, end), scratchPtr: scratch };
   }
   return engine;

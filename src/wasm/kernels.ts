@@ -38,6 +38,10 @@ export interface Kernels {
   readonly ND_MATCH_ID: WebAssembly.Global;
   /** Near-duplicate match: offset of the u32 table position (u32 global). */
   readonly ND_MATCH_POSITION: WebAssembly.Global;
+  /** Bytes of the tokenizing kernels' state, the engine's scratch (u32 global). */
+  readonly TOKEN_STATE_BYTES: WebAssembly.Global;
+  /** Most tokens per shingle the tokenizing kernels take (u32 global). */
+  readonly MAX_SHINGLE: WebAssembly.Global;
   /** Bytes of one near-duplicate table descriptor (u32 global). */
   readonly ND_TABLE_BYTES: WebAssembly.Global;
   /** Near-duplicate descriptor: offset of its entries' address (u32 global). */
@@ -110,6 +114,8 @@ export interface Kernels {
   blockedHasKey(bits: number, blocks: number, k: number, key: number, len: number): number;
   blockedAddKey(bits: number, blocks: number, k: number, key: number, len: number): number;
   popcountBytes(bits: number, bytes: number): number;
+  /** Set bits among positions [from, to) of a bit array, for vectors that need not start or end on a byte. */
+  popcountRange(bits: number, from: number, to: number): number;
   bloomPositions(m: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
   blockedPositions(blocks: number, partitions: number, k: number, hashes: number, count: number, out: number): void;
   md5Init(state: number): void;
@@ -132,6 +138,8 @@ export interface Kernels {
   shingleTokens(keys: number, spans: number, count: number, w: number, state: number, out: number): number;
   simhashWeighted(hashes: number, weights: number, count: number, sums: number): bigint;
   hamming(a: bigint, b: bigint): number;
+  /** Most shingle hashes a text of `len` UTF-8 bytes gives: the u64 count of a `work` or `out` region. */
+  shingleCapacity(len: number): number;
   ndBuildTable(desc: number, fps: number, srcDesc: number, ids: number, n: number, tableIds: number, cursor: number): void;
   ndOriginals(desc: number, from: number, n: number, out: number): void;
   ndQuery(descs: number, tables: number, n: number, ids: number, pfps: number, pids: number, pn: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
