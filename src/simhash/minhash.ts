@@ -79,9 +79,7 @@ function sketchBatches(texts: readonly string[], params: SketchParams, values: U
   const { arena, staging, scratchPtr } = sharedEngine();
   const unspaced: number[] = [];
   eachBatch(staging, { list: texts }, (n, at) => {
-    const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
-    let longest = 0;
-    for (let j = 0; j < n; j++) longest = Math.max(longest, spans[2 * j + 1] - spans[2 * j]);
+    const longest = staging.longestKey(n);
     // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
     const { work, bins, out, keys: keysAt, flags } = arena.place(
       { work: 8 * arena.k.shingleCapacity(longest), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },

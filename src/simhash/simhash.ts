@@ -72,8 +72,7 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
     return Math.max(1, n);
   };
   eachBatch(staging, { list: texts }, (n, at) => {
-    const spans = staging.spans.view(arena.u8, Uint32Array, 0, n);
-    const bytes = spans[2 * n - 1] - spans[0];
+    const bytes = staging.stagedBytes(n);
     let chars = 0;
     for (let j = 0; j < n; j++) chars += texts[at + j].length;
     if (bytes !== chars) {

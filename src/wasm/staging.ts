@@ -228,6 +228,21 @@ export class Staging {
     return this.hashes.bytes(this.arena.u8, 0, n);
   }
 
+  /** Bytes of the n staged keys together, from the first key's start to the last one's end. */
+  stagedBytes(n: number): number {
+    if (n === 0) return 0;
+    const spans = this.spans.view(this.arena.u8, Uint32Array, 0, n);
+    return spans[spans.length - 1] - spans[0];
+  }
+
+  /** Bytes of the longest of the n staged keys. */
+  longestKey(n: number): number {
+    const spans = this.spans.view(this.arena.u8, Uint32Array, 0, n);
+    let longest = 0;
+    for (let j = 1; j < spans.length; j += 2) longest = Math.max(longest, spans[j] - spans[j - 1]);
+    return longest;
+  }
+
   /** Copies the batch's n result bytes (one a key, at outPtr) into `into` from index `at`. */
   readOut(into: Uint8Array, at: number, n: number): void {
     this.out.copyOut(this.arena.u8, into, at, n);
