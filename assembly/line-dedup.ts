@@ -65,7 +65,7 @@ export const LINE_SCRATCH_BYTES: u32 = <u32>(RECORDS + <usize>GROUP * RECORD);
  * from each line's start costs one every 16 bytes. Bytes past `end` are never read.
  */
 // @ts-ignore: decorator
-@inline function newlines(base: usize, end: usize): u64 {
+@inline export function newlines(base: usize, end: usize): u64 {
   if (base + 64 <= end) {
     const nl = i8x16.splat(NL);
     const m0 = <u64>i8x16.bitmask(i8x16.eq(v128.load(base), nl));
