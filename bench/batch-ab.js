@@ -1,22 +1,25 @@
-// Before/after of the batch paths in one process: Deduplicator.checkMany, FingerprintSet.addMany and
-// md5Many of 1e6 URL strings, each build directory given (a copy of build/ from another commit) loaded
-// side by side and run alternately, CPU milliseconds (min and median of R rounds).
+// Before/after of the batch paths in one process: Deduplicator.checkMany, FingerprintSet.addMany
+// and md5Many of 1e6 URL strings, each build given (bench/common.js loadBuilds) run in turn round
+// by round; CPU milliseconds, minimum and median of R rounds.
 // usage: R=11 node bench/batch-ab.js BUILD_DIR...
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-const builds = process.argv.slice(2);
-const libs = [];
-for (const b of builds) { const m = await import(pathToFileURL(resolve(b, "js/index.node.js")).href); await m.init(); libs.push(m); }
+import { alternateCpu, loadBuilds } from "./common.js";
+
+const builds = await loadBuilds(process.argv.slice(2));
 const N = 1_000_000;
 const keys = Array.from({ length: N }, (_, i) => `https://example.org/path/${i % 700000}/page-${(i * 7919) % 100003}.html?q=${i}`);
-const ops = {
-  dedupCheck: (lib) => { const d = new lib.Deduplicator({ items: N, fpRate: 0.01 }); d.checkMany(keys); d.dispose?.(); },
-  fpsetAdd: (lib) => { if (!lib.FingerprintSet) return; const s = new lib.FingerprintSet({ items: N }); s.addMany(keys); s.dispose?.(); },
-  md5Many: (lib) => { lib.md5Many(keys); },
+/** Runs `call` on a fresh structure and frees its memory, so rounds do not pile instances up. */
+const fresh = (make, call) => (lib) => {
+  const structure = make(lib);
+  call(structure);
+  structure.dispose();
 };
-const R = Number(process.env.R ?? 7);
-for (const [name, op] of Object.entries(ops)) {
-  const t = builds.map(() => []);
-  for (let r = 0; r < R; r++) libs.forEach((lib, i) => { const s = process.cpuUsage(); op(lib); const u = process.cpuUsage(s); t[i].push((u.user + u.system) / 1e3); });
-  console.log(name, builds.map((b, i) => { const s = [...t[i]].sort((a, b) => a - b); return `${b}: min ${s[0].toFixed(0)} med ${s[R >> 1].toFixed(0)} ms`; }).join(" | "));
+const calls = {
+  "Deduplicator.checkMany": fresh((lib) => new lib.Deduplicator({ items: N, fpRate: 0.01 }), (d) => d.checkMany(keys)),
+  "FingerprintSet.addMany": fresh((lib) => new lib.FingerprintSet({ items: N }), (s) => s.addMany(keys)),
+  md5Many: (lib) => lib.md5Many(keys),
+};
+const rounds = Number(process.env.R ?? 7);
+for (const [name, call] of Object.entries(calls)) {
+  const times = alternateCpu(builds, rounds, ({ lib }) => call(lib));
+  console.log(name, builds.map(({ dir }, i) => `${dir}: min ${(times[i].min * 1e3).toFixed(0)} med ${(times[i].median * 1e3).toFixed(0)} ms`).join(" | "));
 }

@@ -51,3 +51,41 @@ export function table(header, rows) {
   const line = (cells) => `| ${cells.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
+
+/**
+ * Builds of the library side by side in one process, for before/after runs: each directory is a
+ * copy of build/ (e.g. from `git worktree add /tmp/old REV && (cd /tmp/old && npm run build)`),
+ * loaded and initialised. Returns [{ dir, lib }].
+ */
+export async function loadBuilds(dirs) {
+  const { resolve } = await import("node:path");
+  const { pathToFileURL } = await import("node:url");
+  const builds = [];
+  for (const dir of dirs) {
+    const lib = await import(pathToFileURL(resolve(dir, "js/index.node.js")).href);
+    await lib.init();
+    builds.push({ dir, lib });
+  }
+  return builds;
+}
+
+/**
+ * Runs `run(build, round)` for every build, `rounds` times, the builds alternating within each
+ * round so a slow minute on a shared machine hits all alike; returns each build's CPU seconds
+ * (user + system of this process) sorted, with their minimum and median.
+ */
+export function alternateCpu(builds, rounds, run) {
+  const seconds = builds.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    builds.forEach((build, i) => {
+      const start = process.cpuUsage();
+      run(build, round);
+      const used = process.cpuUsage(start);
+      seconds[i].push((used.user + used.system) / 1e6);
+    });
+  }
+  return seconds.map((list) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    return { sorted, min: sorted[0], median: sorted[sorted.length >> 1] };
+  });
+}
