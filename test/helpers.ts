@@ -91,7 +91,7 @@ export async function resealed(bytes: Uint8Array): Promise<Uint8Array> {
   return bytes;
 }
 
-/** A bit vector of a filter: its bits and the positions each key sets in it. */
+/** A bit vector of a filter: its bits and how many of them each key sets. */
 export interface Vector {
   readonly bits: number;
   readonly hashes: number;
