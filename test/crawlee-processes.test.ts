@@ -98,8 +98,19 @@ describe.each(["lmdb", "redis"] as const)("kill -9 mid-crawl, then a rerun (%s s
       if (hits1.has(key)) expect(done1, key).not.toContain(key);
     }
     for (const count of hits1.values()) expect(count).toBe(1);
-    // Every page acknowledged exactly once over both runs.
-    expect([...done1, ...done2].sort()).toEqual([...allKeys()].sort());
+    // Every page acknowledged exactly once over both runs, but for a page whose marking was under
+    // way at the kill: the queue may have stored "handled" before the child could write its
+    // acknowledgement. Such a page was fetched once, in the first run only, and is not fetched again.
+    const marking1 = new Set(lines(`${options.doneLog}.marking`));
+    const acknowledged = new Set([...done1, ...done2]);
+    const cutOff = [...allKeys()].filter((key) => !acknowledged.has(key));
+    for (const key of cutOff) {
+      expect(marking1.has(key) && !done1.includes(key), `${key}: unacknowledged and not being marked at the kill`).toBe(true);
+      expect(hits1.get(key), key).toBe(1);
+      expect(hits2.has(key), key).toBe(false);
+    }
+    expect(cutOff.length).toBeLessThanOrEqual(options.concurrency);
+    expect([...done1, ...done2, ...cutOff].sort()).toEqual([...allKeys()].sort());
   }, 90_000);
 });
 

@@ -2,7 +2,9 @@
 // queue in MemoryStorage (on disk in `storage`, kept between runs, or in memory), behind a
 // SieveRequestManager over an lmdb or Redis seen-set. After each request the queue marked
 // handled, its uniqueKey is appended to `doneLog` (synchronously, so a kill -9 cannot lose a
-// line): the pages this process acknowledged. Options come as JSON in argv[2].
+// line): the pages this process acknowledged. Before the queue is asked to mark it, the key goes
+// to `doneLog` + ".marking": a kill that lands after the queue stored "handled" but before the
+// acknowledgement was written leaves the key there alone. Options come as JSON in argv[2].
 import { appendFileSync } from "node:fs";
 import { MemoryStorage } from "@crawlee/memory-storage";
 import { CheerioCrawler, Configuration, log, RequestQueue } from "crawlee";
@@ -27,6 +29,7 @@ const queue = await RequestQueue.open(opts.queue ?? "crawl", { config });
 const sieve = await SieveRequestManager.open(queue, { config, seen, commit: opts.commit, resume: opts.resume });
 const mark = sieve.markRequestHandled.bind(sieve);
 sieve.markRequestHandled = async (request) => {
+  appendFileSync(`${opts.doneLog}.marking`, `${request.uniqueKey}\n`);
   const info = await mark(request);
   appendFileSync(opts.doneLog, `${request.uniqueKey}\n`);
   return info;
