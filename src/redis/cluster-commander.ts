@@ -4,7 +4,8 @@
 // answers while a slot moves or a master is replaced (TRYAGAIN, CLUSTERDOWN, a node that went
 // away), re-reading the slot map before each retry, until the deadline. A command whose reply
 // was lost with its connection may have run: the retry is flagged to the caller (`ambiguous`),
-// which decides what a second run means for its answer.
+// which decides what a second run means for its answer. A command sent `once` (WAIT, CLIENT INFO:
+// their answer is about their own connection) is never retried.
 import { RedisUnavailableError } from "../errors.js";
 import { BLOB_STRING, RedisReplyError, toBuffers, withDeadline } from "./replies.js";
 import { keySlot } from "./keys.js";
@@ -44,7 +45,7 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
       } catch (error) {
         const notRun = error instanceof RedisReplyError && NOT_RUN.test(replyText(error));
         const connection = error instanceof RedisUnavailableError;
-        if (!(notRun || connection) || Date.now() > deadline) throw error;
+        if (!(notRun || connection) || sendOptions.once === true || Date.now() > deadline) throw error;
         // A connection lost around the command: it may have run on the old master and reached its
         // replica. node-redis reports such commands as "Socket closed unexpectedly" and also as
         // "The client is closed" (measured: keys counted twice after both), so only a refused

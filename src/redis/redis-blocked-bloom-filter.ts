@@ -9,7 +9,7 @@ import type { PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import { optimalBlockedBloom } from "../sizing/bloom.js";
 import * as check from "../validate.js";
-import { durabilityOption, replicated, type Durability } from "./durability.js";
+import { durabilityOption, durableBatch, orFlags, type Durability } from "./durability.js";
 import { PositionMapper } from "./positions.js";
 import { ShardedFilter } from "./sharded-filter.js";
 import { BLOCKED_BATCH } from "./scripts.js";
@@ -62,9 +62,8 @@ export class RedisBlockedBloomFilter extends ShardedFilter {
 
   /** Adds many keys; result[i] = 1 when keys[i] was new (no process had set all its bits). */
   async addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
-    const out = await this.run(check.keyList("keys", keys), true);
-    if (this.durability === "replicated") await replicated(this.redis, this.shardKeys);
-    return out;
+    const list = check.keyList("keys", keys);
+    return durableBatch(this.redis, this.durability, this.shardKeys, () => this.run(list, true), orFlags);
   }
 
   /** Tests many keys; result[i] = 1 when keys[i] may have been added by any process. */

@@ -13,7 +13,7 @@ import { bloomForHashes, probeThriftyBloom, type BloomPlan } from "../sizing/blo
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { DESCRIPTION_VERSION, parseDescription } from "./description.js";
-import { durabilityOption, replicated, type Durability } from "./durability.js";
+import { durabilityOption, durableBatch, orFlags, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
 import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, preallocate, readShards, shardKeys } from "./sharded-bits.js";
 import { ShardedFilter } from "./sharded-filter.js";
@@ -103,7 +103,8 @@ export class RedisBloomFilter extends ShardedFilter {
 
   /** Adds many keys; result[i] = 1 when keys[i] was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
-    return this.run(check.keyList("keys", keys), true);
+    const list = check.keyList("keys", keys);
+    return durableBatch(this.redis, this.durability, this.shardKeys, () => this.run(list, true), orFlags);
   }
 
   /** Tests many keys. */
@@ -153,7 +154,6 @@ export class RedisBloomFilter extends ShardedFilter {
       for (let i = 0; i < out.length; i++) repeats += out[i] ^ 1;
       this.repeatShare = (this.repeatShare + repeats / keys.length) / 2;
     }
-    if (this.durability === "replicated") await replicated(this.redis, this.shardKeys);
     return out;
   }
 }

@@ -20,7 +20,7 @@ import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, once, type Fields } from "./description.js";
-import { durabilityOption, replicated, type Durability } from "./durability.js";
+import { durabilityOption, durableBatch, orFlags, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
 import { PositionMapper } from "./positions.js";
 import { IMPCB_CHECK, STORE_REMOVE } from "./scripts.js";
@@ -93,16 +93,23 @@ export class RedisDeduplicator {
   async checkMany(keys: readonly (string | Uint8Array)[]): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
     const digests = md5Many(check.keyList("keys", keys));
     await this.storeLayout();
-    if (this.proposed !== undefined) return this.checkImpCb(digests, keys.length);
+    const count = keys.length;
+    const written = this.durability === "replicated" ? [...new Set(Array.from({ length: count }, (_, i) => this.bucketKey(digests.subarray(16 * i, 16 * i + 2))))] : [];
+    // Sent again (a WAIT that could not confirm them), a key new either time is reported new.
+    const write = () => (this.proposed !== undefined ? this.checkImpCb(digests, count) : this.increment(digests, count));
+    return durableBatch(this.redis, this.durability, written, write, (first, again) => ({ isNew: orFlags(first.isNew, again.isNew), counts: again.counts }));
+  }
+
+  /** One HINCRBY a key: the plain store's check-and-insert. */
+  private async increment(digests: Uint8Array, count: number): Promise<{ isNew: Uint8Array; counts: Uint32Array }> {
     // A HINCRBY sent again after its reply was lost (a failover) may have run twice: its key is
     // reported new, so a key is never lost (at least once), and its count may be one too high.
-    const twice = new Uint8Array(keys.length);
-    const replies = await Promise.all(keys.map((_, i) => {
+    const twice = new Uint8Array(count);
+    const replies = await Promise.all(Array.from({ length: count }, (_, i) => {
       const fp = digests.subarray(16 * i, 16 * i + 16);
       return this.redis.send(["HINCRBY", this.bucketKey(fp), fp.subarray(2), "1"], { ambiguous: () => (twice[i] = 1) });
     }));
     const counts = Uint32Array.from(replies, (reply) => Number(reply));
-    await this.replicate(digests, keys.length);
     return { isNew: Uint8Array.from(counts, (c, i) => (c === 1 || twice[i] === 1 ? 1 : 0)), counts };
   }
 
@@ -202,7 +209,6 @@ export class RedisDeduplicator {
     }
     const replies = (await Promise.all(calls)) as [number, number, number][];
     const counts = Uint32Array.from(replies, (r) => Number(r[0]));
-    await this.replicate(digests, count);
     for (const r of replies) {
       if (Number(r[1]) === 1) this.stats.lookups++;
       else this.stats.lookupsAvoided++;
@@ -219,14 +225,6 @@ export class RedisDeduplicator {
   private bucketKeyOf(b: number): string {
     const bucket = b.toString(16).padStart(4, "0");
     return this.adoptedSpread === true ? `cs:{${this.name}/${bucket}}:fp` : `${this.prefix}fp:${bucket}`;
-  }
-
-  /** With durability "replicated": waits until a replica of every master written to has the batch. */
-  private async replicate(digests: Uint8Array, count: number): Promise<void> {
-    if (this.durability !== "replicated" || count === 0) return;
-    const keys = new Set<string>();
-    for (let i = 0; i < count; i++) keys.add(this.bucketKey(digests.subarray(16 * i, 16 * i + 2)));
-    await replicated(this.redis, [...keys]);
   }
 }
 

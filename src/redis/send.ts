@@ -7,6 +7,8 @@ export interface SendOptions {
   readonly route?: string;
   /** Called when the command was sent again after its reply was lost: it may have run twice. */
   readonly ambiguous?: () => void;
+  /** Never sent again, whatever fails: WAIT and CLIENT INFO answer for their own connection only. */
+  readonly once?: boolean;
 }
 
 /** Sends one command (name first) and resolves with its reply. */

@@ -8,6 +8,10 @@ export interface ClusterNode {
   kill(): Promise<void>;
   /** Starts a killed node again on its port and folder: it rejoins the cluster (as a replica, if it was failed over). */
   restart(): Promise<void>;
+  /** SIGSTOP: the node stops answering and replicating, its connections stay open. */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
 }
 
 /** A running cluster. */
@@ -19,6 +23,8 @@ export interface RedisCluster {
   cli(args: readonly string[], port?: number): string;
   /** The ports of the masters now, by CLUSTER NODES as a live node sees it. */
   masters(): number[];
+  /** The port of the replica of the master on `masterPort`, by CLUSTER NODES. */
+  replicaOf(masterPort: number): number;
   /** Waits until every live node reports cluster_state:ok and `check` holds. */
   settle(check?: () => boolean, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;

@@ -42,6 +42,12 @@ export async function startCluster() {
         children.set(port, await launch(port, dir));
         dead.delete(port);
       },
+      pause() {
+        children.get(port).kill("SIGSTOP");
+      },
+      resume() {
+        children.get(port).kill("SIGCONT");
+      },
     })),
     urls: ports.map((p) => `redis://127.0.0.1:${p}`),
     cli,
@@ -51,6 +57,12 @@ export async function startCluster() {
         .filter((line) => /\bmaster\b/.test(line) && !/\bfail\b/.test(line) && / connected/.test(line))
         .map((line) => Number(line.split(" ")[1].split("@")[0].split(":")[1]))
         .filter((port) => !dead.has(port));
+    },
+    replicaOf(masterPort) {
+      const lines = cli(["CLUSTER", "NODES"], masterPort).split("\n");
+      const master = lines.find((line) => line.includes("myself")).split(" ")[0];
+      const replica = lines.find((line) => line.split(" ")[3] === master);
+      return Number(replica.split(" ")[1].split("@")[0].split(":")[1]);
     },
     async settle(check = () => true, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
@@ -70,6 +82,7 @@ export async function startCluster() {
     async stop() {
       for (const [port, child] of children) {
         if (dead.has(port)) continue;
+        child.kill("SIGCONT");
         child.kill("SIGKILL");
         await exited(child);
       }
