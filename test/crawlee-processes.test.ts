@@ -135,6 +135,33 @@ describe("a fleet of three crawler processes, each with its own queue, sharing o
   }, 90_000);
 });
 
+describe("a 12 s Redis stall mid-crawl", () => {
+  it("the crawl goes on after it: every page fetched once and acknowledged", async () => {
+    const dir = tempDir();
+    site.reset();
+    let hits = 0;
+    let stalled = false;
+    onHit = () => {
+      if (++hits === 12 && !stalled) {
+        stalled = true;
+        redis.pause();
+        setTimeout(() => redis.resume(), 12_000);
+      }
+    };
+    try {
+      const run = await runChild({ seen: { backend: "redis", url: redis.url, name: `stall-${Math.random()}` }, start: [`${site.origin}/`], concurrency: 4, doneLog: join(dir, "done.log") });
+      expect(stalled).toBe(true);
+      expect(run.code, run.stderr).toBe(0);
+    } finally {
+      redis.resume();
+    }
+    const byKey = hitsByKey();
+    expect(new Set(byKey.keys())).toEqual(allKeys());
+    for (const [key, count] of byKey) expect(count, key).toBe(1);
+    expect(lines(join(dir, "done.log")).sort()).toEqual([...allKeys()].sort());
+  }, 90_000);
+});
+
 describe("examples/crawl/crawlee.js", () => {
   it("fetches every page of the offline docs site once, and nothing on a second run over the same store", async () => {
     const dir = tempDir();

@@ -195,6 +195,30 @@ describe("crawlsieve/crawler across processes", () => {
     await site.close();
   }, 90_000);
 
+  it("a 12 s Redis stall mid-crawl: the crawl goes on after it, every page fetched, none skipped", async () => {
+    const site = await startSite({ pages: 40, delayMs: 10 });
+    let stalled = false;
+    const timer = setInterval(() => {
+      if (!stalled && site.log.length >= 20) {
+        stalled = true;
+        redis.pause();
+        setTimeout(() => redis.resume(), 12_000);
+      }
+    }, 2);
+    try {
+      const stats = await child({ origin: site.origin, seen: { backend: "redis", url: redis.url, name: "stalled-crawl" }, worker: "w1" });
+      expect(stalled).toBe(true);
+      expect(stats!.retries).toBeGreaterThan(0);
+      // A batch whose failed flush may have committed it is let through once more (at least once):
+      // at most the links of the pages in flight, never a page skipped.
+      checkCrawl(site, site.hits, 0);
+    } finally {
+      clearInterval(timer);
+      redis.resume();
+      await site.close();
+    }
+  }, 120_000);
+
   it("the example crawler (examples/crawl/node-crawler.js) fetches every page of the offline docs site once, and nothing on a second run", async () => {
     const example = new URL("../examples/crawl/node-crawler.js", import.meta.url).pathname;
     const store = join(dir, "example");

@@ -210,6 +210,56 @@ describe("on a Redis Cluster", () => {
     }
   }, 180_000);
 
+  it("dedup --redis --cluster --durability replicated: a master killed mid-run while its replica lags; a second run prints nothing the first printed", async () => {
+    const synced = () => cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
+    await cluster.settle(() => cluster.masters().length === 3 && synced());
+    const lines = urls(200_000, "cli-failover");
+    const input = lines.join("\n") + "\n";
+    const head = lines.slice(0, 20_000).join("\n") + "\n";
+    const args = [CLI, "dedup", "--redis", cluster.urls.join(","), "--cluster", "--namespace", "cli-failover", "--durability", "replicated"];
+    const victim = cluster.nodes.find((node) => node.port === cluster.masters()[0])!;
+    const replica = cluster.nodes.find((node) => node.port === cluster.replicaOf(victim.port))!;
+    const first = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const proc = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      let failedOver = false;
+      proc.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString();
+        if (failedOver) return;
+        failedOver = true;
+        // Once it prints: the replica falls behind, the rest of the input comes, and the master dies
+        // with writes the replica never got.
+        void (async () => {
+          replica.pause();
+          proc.stdin.end(lines.slice(20_000).join("\n") + "\n");
+          await new Promise((r) => setTimeout(r, 1_500));
+          await victim.kill();
+          replica.resume();
+          cluster.cli(["CLUSTER", "FAILOVER", "TAKEOVER"], replica.port);
+          await new Promise((r) => setTimeout(r, 2_000));
+          await victim.restart();
+        })();
+      });
+      proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      proc.on("exit", (code) => resolve({ code, stdout, stderr }));
+      proc.stdin.on("error", () => undefined);
+      proc.stdin.write(head);
+    });
+    await cluster.settle(() => cluster.masters().length === 3 && /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)));
+    expect(cluster.masters()).toContain(replica.port);
+    // It may finish or stop with "Redis is unavailable"; either way what it printed stays seen.
+    expect([0, 2], first.stderr).toContain(first.code);
+    const printed = first.stdout.split("\n").filter(Boolean);
+    expect(printed.length).toBeGreaterThan(0);
+    const again = spawnSync(process.execPath, args, { input, maxBuffer: 1 << 26, timeout: 120_000 });
+    expect(again.status, again.stderr.toString()).toBe(0);
+    const reprinted = new Set(again.stdout.toString().split("\n").filter(Boolean));
+    expect(printed.filter((line) => reprinted.has(line)).length).toBe(0);
+    // Together the two runs printed every line once.
+    expect(printed.length + reprinted.size).toBe(lines.length);
+  }, 180_000);
+
   it("slots resharded mid-stream: no error reaches the caller, and nothing acknowledged is lost", async () => {
     const filter = await RedisBloomFilter.open(redis, { name: "reshard", items: 1_000_000, fpRate: 1e-4 });
     const dedup = await RedisDeduplicator.open(redis, { name: "reshard-exact" });

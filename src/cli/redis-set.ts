@@ -3,6 +3,7 @@
 // instead of buffering lines that were never acknowledged.
 import { CrawlsieveError, InvalidArgumentError, RedisUnavailableError } from "../errors.js";
 import { fromNodeRedis } from "../redis/commander.js";
+import type { Durability } from "../redis/durability.js";
 import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
 import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
 import { RedisTimeWindowFilter } from "../redis/redis-time-window-filter.js";
@@ -20,7 +21,7 @@ export interface RedisSeenSet {
 }
 
 /** Connects (to one server, or to a cluster through its nodes' URLs) and opens the structure the flags ask for. */
-export async function redisSet(options: { url: string; cluster?: boolean; namespace?: string; window?: string; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
+export async function redisSet(options: { url: string; cluster?: boolean; namespace?: string; window?: string; durability?: Durability; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
   if (options.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name)");
   const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
   if (options.window !== undefined && window === null) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`);
@@ -80,10 +81,10 @@ export async function redisSet(options: { url: string; cluster?: boolean; namesp
       return async (keys) => (await filter.seenMany(keys)).map((seen) => seen ^ 1);
     }
     if (!options.exact) {
-      const filter = await RedisBloomFilter.open(commander, { name, items: options.items ?? 1_000_000, fpRate: options.fpRate });
+      const filter = await RedisBloomFilter.open(commander, { name, items: options.items ?? 1_000_000, fpRate: options.fpRate, durability: options.durability });
       return (keys) => filter.addMany(keys);
     }
-    const dedup = new RedisDeduplicator(commander, { name });
+    const dedup = new RedisDeduplicator(commander, { name, durability: options.durability });
     return async (keys) => (await dedup.checkMany(keys)).isNew;
   }
 }

@@ -38,6 +38,13 @@ export interface SieveCrawlerOptions {
   readonly pending?: PendingSpec;
   /** This process's name among processes sharing one seen-set (default "main"): each resumes only its own requests. */
   readonly worker?: string;
+  /**
+   * Hears each failed write to the seen-set or the pending record (a Redis stall, a full disk).
+   * The write is retried with backoff; nothing is dropped meanwhile. Default: one line on stderr.
+   */
+  readonly onError?: (error: unknown) => void;
+  /** How long failed writes are retried before the adds waiting on them are rejected (default 300,000 ms). */
+  readonly retryForMs?: number;
 }
 
 /** Counts of a sieve. */
@@ -52,6 +59,8 @@ export interface CrawlerSieveStats {
   resumed: number;
   /** Requests forgotten after a failed fetch. */
   forgotten: number;
+  /** Writes to the seen-set or the pending record that failed and were retried. */
+  retries: number;
 }
 
 /** A sieve attached to a crawler. */
@@ -72,6 +81,11 @@ export interface CrawlerSieve {
 interface Waiting {
   readonly key: string;
   readonly request: Record<string, unknown>;
+  /**
+   * A flush that failed had sent this key's add while the key was absent (or not known to be
+   * present), so that add may have gone through unanswered: the key is new once more (at least once).
+   */
+  mayHaveAdded?: boolean;
   readonly resolve: (exists: boolean) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -99,7 +113,11 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   if (typeof forget !== "boolean") throw new InvalidArgumentError("forgetOnFailure", forget, "true or false");
   if (forget && seen.removeMany === undefined) throw new InvalidArgumentError("forgetOnFailure", forget, `false with a seen-set that cannot forget a key (${seen.backend}, exact: ${seen.exact})`);
   const pending = pendingLog(options.pending, spec, worker);
-  const stats: CrawlerSieveStats = { checked: 0, scheduled: 0, dropped: 0, resumed: 0, forgotten: 0 };
+  const stats: CrawlerSieveStats = { checked: 0, scheduled: 0, dropped: 0, resumed: 0, forgotten: 0, retries: 0 };
+  const onError = options.onError ?? ((error: unknown) => process.stderr.write(`crawlsieve/crawler: a write to the ${seen.backend} seen-set failed, retrying: ${String(error)}\n`));
+  if (typeof onError !== "function") throw new InvalidArgumentError("onError", onError, "a function (error) => void");
+  const retryForMs = options.retryForMs ?? 300_000;
+  if (!Number.isSafeInteger(retryForMs) || retryForMs < 0) throw new InvalidArgumentError("retryForMs", retryForMs, "a whole number of milliseconds, 0 or more");
 
   // All writes of the sieve happen in one flush at a time (group commit): adds and finished
   // requests that arrive while a flush runs wait for the next one, so under load one flush (one
@@ -107,13 +125,19 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   // ends the finished requests: a page's links are recorded before the page leaves the record.
   let waiting: Waiting[] = [];
   let ending: Ending[] = [];
+  // A flush that fails is tried again: adds it had not committed and requests it had not ended
+  // go back to the head of the queues (records to remove are carried), with backoff, until
+  // retryForMs of failures.
+  let carried: string[] = [];
+  let failingSince: number | undefined;
+  let backoff = 0;
   let busy = false;
   let scheduled = false;
   const resumeKeys = new Set<string>();
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
   const checkIdle = () => {
-    if (inFlight === 0 && !busy && !scheduled && waiting.length === 0 && ending.length === 0) for (const wake of idleWaiters.splice(0)) wake();
+    if (inFlight === 0 && !busy && !scheduled && waiting.length === 0 && ending.length === 0 && carried.length === 0) for (const wake of idleWaiters.splice(0)) wake();
   };
   const schedule = () => {
     if (busy || scheduled) return;
@@ -147,11 +171,13 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
         // Released only after the links this page added went through the sieve and were
         // scheduled (the flush, then a macrotask): node-crawler emits "drain" when a release
         // finds its queues empty, and links still being checked are not in them yet.
-        void finished(key, failed).finally(() => setImmediate(release));
+        // Settled either way (a rejection only after retryForMs of failed writes): the slot is freed.
+        void finished(key, failed).then(() => setImmediate(release), () => setImmediate(release));
       };
       // A failed request is forgotten before the user's callback runs, so that callback may add it again.
       if (failed && forget) {
-        void finished(key, true).then(() => (typeof original === "function" ? original(error, response, () => setImmediate(release)) : setImmediate(release)));
+        const proceed = () => (typeof original === "function" ? original(error, response, () => setImmediate(release)) : setImmediate(release));
+        void finished(key, true).then(proceed, proceed);
         return;
       }
       if (typeof original === "function") return original(error, response, doneOnce);
@@ -160,20 +186,24 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   };
 
   /** Records and commits the waiting adds; returns which were new. */
-  const commit = async (batch: readonly Waiting[], unrecord: string[]): Promise<Uint8Array> => {
+  const commit = async (batch: readonly Waiting[], unrecord: string[], attempt: { absent?: Uint8Array; addSent: boolean }): Promise<Uint8Array> => {
     if (batch.length === 0) return new Uint8Array(0);
     const keys = batch.map((w) => w.key);
     const entries = new Map<string, PendingRequest>();
     if (pending !== undefined) {
       // Recorded before a key can be reported new: a crash after the commit leaves it pending.
       const maybeNew = await seen.hasMany(keys);
-      batch.forEach((w, i) => maybeNew[i] === 0 && !entries.has(w.key) && entries.set(w.key, keptFields(w.request)));
+      attempt.absent = maybeNew.map((present) => present ^ 1);
+      batch.forEach((w, i) => (maybeNew[i] === 0 || w.mayHaveAdded === true) && !entries.has(w.key) && entries.set(w.key, keptFields(w.request)));
       await pending.add(entries);
     }
+    attempt.addSent = true;
     const fresh = await seen.addMany(keys);
     const kept = new Set<string>();
     batch.forEach((w, i) => {
-      if (fresh[i] === 1) {
+      // A key a failed flush sent may be in the seen-set through that flush alone: new once (at least once).
+      if (fresh[i] === 1 || (w.mayHaveAdded === true && !kept.has(w.key))) {
+        fresh[i] = 1;
         kept.add(w.key);
         watch(w.request, w.key);
         stats.scheduled++;
@@ -201,30 +231,56 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
     waiting = [];
     ending = [];
     busy = true;
-    const unrecord: string[] = [];
+    const unrecord = carried;
+    carried = [];
+    let committed = false;
+    const attempt: { absent?: Uint8Array; addSent: boolean } = { addSent: false };
+    let settled = unrecord.length;
     const work = (async () => {
-      const fresh = await commit(batch, unrecord);
+      const fresh = await commit(batch, unrecord, attempt);
+      committed = true;
+      settled = unrecord.length;
+      batch.forEach((w, i) => w.resolve(fresh[i] === 0));
       await end(ends, unrecord);
       if (pending !== undefined && unrecord.length > 0) await pending.remove(unrecord);
-      return fresh;
+      for (const e of ends) e.resolve();
     })();
     void work
       .then(
-        (fresh) => {
-          batch.forEach((w, i) => w.resolve(fresh[i] === 0));
-          for (const e of ends) e.resolve();
+        () => {
+          failingSince = undefined;
+          backoff = 0;
         },
         (error) => {
-          batch.forEach((w) => w.reject(error));
-          for (const e of ends) e.reject(error);
+          stats.retries++;
+          onError(error);
+          failingSince ??= Date.now();
+          if (Date.now() - failingSince > retryForMs) {
+            if (!committed) batch.forEach((w) => w.reject(error));
+            for (const e of ends) e.reject(error);
+            failingSince = undefined;
+            return;
+          }
+          if (!committed) {
+            // Known absent before the add that failed (unknown without a pending record's check): that add may have inserted it.
+            if (attempt.addSent) batch.forEach((w, i) => (w.mayHaveAdded ||= attempt.absent === undefined || attempt.absent[i] === 1));
+            waiting = [...batch, ...waiting];
+          }
+          ending = [...ends, ...ending];
+          carried = [...unrecord.slice(0, settled), ...carried];
+          backoff = Math.min(5_000, Math.max(100, backoff * 2));
         },
       )
       // After node-crawler has scheduled the batch's new requests (its own then, a microtask later).
-      .then(() => setImmediate(() => {
-        busy = false;
-        if (waiting.length > 0 || ending.length > 0) schedule();
-        checkIdle();
-      }));
+      .then(() => {
+        const next = () => {
+          busy = false;
+          if (waiting.length > 0 || ending.length > 0 || carried.length > 0) schedule();
+          checkIdle();
+        };
+        if (backoff === 0) setImmediate(next);
+        else setTimeout(next, backoff);
+      });
     lastFlush = work.then(() => undefined, () => undefined);
   };
   let lastFlush: Promise<void> = Promise.resolve();

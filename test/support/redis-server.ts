@@ -15,6 +15,10 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port and data folder. */
   restart(): Promise<void>;
+  /** SIGSTOP: a stall; connections stay open, commands wait unanswered. */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
   /** Stops it and removes its folder. */
   stop(): Promise<void>;
 }
@@ -40,7 +44,14 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
     async restart() {
       child = await launch(port, dir, extra);
     },
+    pause() {
+      child.kill("SIGSTOP");
+    },
+    resume() {
+      child.kill("SIGCONT");
+    },
     async stop() {
+      child.kill("SIGCONT");
       child.kill("SIGTERM");
       await exited(child);
       rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { lineBatches, readInputs, type LineBatch } from "../lines.js";
 import { urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
+import type { Durability } from "../../redis/durability.js";
 import { redisSet } from "../redis-set.js";
 
 /** The parsed options of `dedup` that the keyed path reads. */
@@ -79,7 +80,7 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
 /** `dedup` through a keyed seen-set; returns the exit code. */
 export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items }: { exact: boolean; fpRate: number; items: number | undefined }): Promise<number> {
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
-    ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, window: values.window, exact, items, fpRate })
+    ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, window: values.window, durability: values.durability as Durability | undefined, exact, items, fpRate })
     : values.store !== undefined
     ? storeSet(values.store, items ?? 1_000_000, fpRate)
     : exact

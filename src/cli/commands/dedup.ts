@@ -8,7 +8,7 @@ import { LineDeduplicator } from "../../lines/line-deduplicator.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d]] [--canonicalize] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
@@ -37,6 +37,10 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--app
                   after Redis acknowledged it; if Redis goes away the command stops with an error
   --cluster       with --redis: the URLs (comma-separated) are nodes of a Redis Cluster; the
                   seen-set spreads over all its masters
+  --durability D  with --redis: local (the default) prints a batch once its master has it, so a
+                  master that dies before its replica caught up can forget the last printed
+                  lines in a failover; replicated prints it only after a replica of every master
+                  written to has it (WAIT), so nothing printed is forgotten in a failover
   --save-filter F with --approx: write the Bloom filter (format v1, the standard filter, or the
                   blocked one with --blocked --items) to F at the end; it loads with
                   BloomFilter.deserialize (BlockedBloomFilter.deserialize) in Node, browsers and
@@ -59,6 +63,7 @@ export async function dedup(argv: string[]): Promise<number> {
       cluster: { type: "boolean" },
       namespace: { type: "string" },
       window: { type: "string" },
+      durability: { type: "string" },
       "save-filter": { type: "string" },
       hash: { type: "string" },
       ...urlFlags,
@@ -74,7 +79,9 @@ export async function dedup(argv: string[]): Promise<number> {
   if (hash !== "xxh128" && hash !== "md5") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--hash must be md5 or xxh128, got ${JSON.stringify(values.hash)}`);
   if (values.hash === "xxh128" && (values.store !== undefined || values.redis !== undefined || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash xxh128 is for in-memory dedup of raw lines; --store, --redis and --canonicalize keep MD5 fingerprints");
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
-  if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined || values.cluster)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace, --window and --cluster need --redis");
+  if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined || values.cluster || values.durability !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace, --window, --cluster and --durability need --redis");
+  if (values.durability !== undefined && values.durability !== "local" && values.durability !== "replicated") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--durability must be local or replicated, got ${JSON.stringify(values.durability)}`);
+  if (values.durability === "replicated" && values.window !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--durability replicated is for the exact seen-set and --approx; a --window filter acknowledges once its master has a batch");
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
