@@ -113,7 +113,14 @@ describe("README.md", () => {
     const command = only("sh quickstart").code.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"))[1];
     expect(command).toBe("npm ci && npm test");
     const ci = readFileSync(join(root, ".ci/run"), "utf8");
-    expect(ci.split("\n")).toContain(command);
+    const steps = ci.split("\n").filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));
+    // Unmasked: each step of the command on a line of its own, in order, under `set -e`, and no
+    // `&&` or `||` list anywhere (bash ignores a failure inside a non-final `&&` part).
+    expect(steps).toContain("set -euo pipefail");
+    const at = command.split("&&").map((part) => steps.indexOf(part.trim()));
+    expect(at.every((i) => i >= 0), `${command} split into lines of .ci/run`).toBe(true);
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+    expect(steps.filter((line) => /&&|\|\|/.test(line))).toEqual([]);
     // What CI installs for the tests, the README names as the second command's prerequisites.
     const readme = readFileSync(join(root, "README.md"), "utf8");
     const prerequisites = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("```sh quickstart"));
