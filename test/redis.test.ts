@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, openLmdbStore, requestFingerprint, sizing, StoreDeduplicator, TimeWindowFilter } from "../build/js/index.node.js";
+import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, FilterTooLargeError, openLmdbStore, requestFingerprint, sizing, StoreDeduplicator, TimeWindowFilter } from "../build/js/index.node.js";
 import { fromNodeRedis, fromSend, keyPrefix, RedisBlockedBloomFilter, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, rng, urls } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
@@ -383,9 +383,39 @@ describe("RedisBloomFilter refuses a description it cannot trust", () => {
     await expect(forge("zero-hashes", { kind: "bloom", slots: 9586, partitions: 1, hashes: 0 })).rejects.toThrow(/field "hashes" must be an integer from 1 to 64, got 0/);
     await expect(forge("huge-slots", { kind: "bloom", slots: 4e12, partitions: 1, hashes: 7 })).rejects.toThrow(/field "slots" must be an integer/);
     await expect(forge("many-shards", { kind: "bloom", slots: 64, partitions: 2 ** 31, hashes: 7 })).rejects.toThrow(/field "partitions"/);
+    // Every field in range, the product 4 TiB: past the 1 TiB bound of a filter in memory.
+    await expect(forge("huge-product", { kind: "bloom", slots: 2 ** 29, partitions: 2 ** 16, hashes: 7 })).rejects.toThrow(/field "partitions" must be a count whose shards of 67108864 bytes hold at most 1099511627776 bytes/);
     await expect(forge("not-json", "{nope")).rejects.toThrow(/not JSON/);
     await expect(forge("future", { v: 2, kind: "bloom", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(/description version 2/);
     await expect(forge("other-kind", { kind: "counting", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(/field "kind"/);
+  });
+
+  it("a filter larger than Redis has room for is refused before a shard is made, from options, a forged description or the CLI", async () => {
+    const small = await startRedis(["--maxmemory", "64mb"]);
+    const client = createClient({ url: small.url });
+    await client.connect();
+    try {
+      const own = fromNodeRedis(client);
+      // 1e9 keys at 0.1%: about 1.7 GB of bits against 64 MB.
+      await expect(RedisBloomFilter.open(own, { name: "too-big", items: 1e9, fpRate: 0.001 })).rejects.toThrow(FilterTooLargeError);
+      await expect(RedisBloomFilter.open(own, { name: "too-big", items: 1e9, fpRate: 0.001 })).rejects.toThrow(/need more than the \d+ bytes Redis has free/);
+      // 67 bytes of description, every field in range: 64 shards of 64 MiB.
+      await own.send(["SET", `${keyPrefix("forged-big")}meta`, JSON.stringify({ kind: "bloom", slots: 2 ** 29, partitions: 64, hashes: 7 })]);
+      await expect(RedisBloomFilter.open(own, { name: "forged-big", items: 10, fpRate: 0.1 })).rejects.toThrow(FilterTooLargeError);
+      await expect(RedisCountingBloomFilter.open(own, { name: "too-big-counting", items: 1e9, fpRate: 0.001 })).rejects.toThrow(FilterTooLargeError);
+      // Only the descriptions were written: no shard, no memory taken.
+      expect((await own.send(["KEYS", "*"])) as string[]).toHaveLength(3);
+      const cli = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--items", "1e11", "--redis", small.url, "--namespace", "cli-too-big"], { input: "a\nb\n" });
+      expect(cli.status).toBe(2);
+      expect(cli.stdout.toString()).toBe("");
+      expect(cli.stderr.toString()).toMatch(/^crawlsieve: .*too large.*Redis has free.*\n$/);
+      // A filter that fits is made as before.
+      const fits = await RedisBloomFilter.open(own, { name: "fits", items: 100_000, fpRate: 0.001 });
+      expect(sum(await fits.addMany(urls(1000, "fits")))).toBe(1000);
+    } finally {
+      await client.quit();
+      await small.stop();
+    }
   });
 
   it("and so does dedup --redis --approx: exit 2 with the field named, no line dropped silently", async () => {

@@ -7,7 +7,7 @@ import { MAX_HASHES, resolveGeometry } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
-import { DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, preallocate, shardBytesFor, shardKeys } from "./sharded-bits.js";
+import { boundTotal, DEFAULT_SHARD_BYTES, layoutField, MAX_SHARD_BYTES, preallocate, shardBytesFor, shardKeys } from "./sharded-bits.js";
 import { ShardedFilter } from "./sharded-filter.js";
 import { optimalBloom } from "../sizing/bloom.js";
 import { keyPrefix } from "./keys.js";
@@ -65,6 +65,7 @@ export class RedisCountingBloomFilter extends ShardedFilter {
       const slots = fields.integer("slots", 1, (MAX_SHARD_BYTES * 8) / 4);
       const partitions = fields.integer("partitions", 1, 2 ** 16);
       const hashes = fields.integer("hashes", 1, MAX_HASHES);
+      boundTotal(fields, partitionBytes({ layout: "counting", slots, counterBits: 4 }), partitions);
       const layoutSpread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
       return { geometry: { layout: "counting", slots, partitions, hashes, counterBits: 4 } satisfies BitsGeometry, spread: layoutSpread };
     });

@@ -5,8 +5,8 @@
 import type { BitFilter } from "../bloom/bit-filter.js";
 import { MAX_HASHES, resolveGeometry, type PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "../bloom/partitioned-bits.js";
-import { FormatError } from "../errors.js";
-import type { BloomPlan, BloomSize } from "../sizing/bloom.js";
+import { FilterTooLargeError, FormatError } from "../errors.js";
+import { MAX_PLANNED_BYTES, type BloomPlan, type BloomSize } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { adoptDescription, type Fields } from "./description.js";
 import { keyPrefix } from "./keys.js";
@@ -67,6 +67,11 @@ export async function adoptShardedGeometry(
   return (await adoptDescription(redis, `${prefix}meta`, proposed, parse)).value;
 }
 
+/** Refuses a description whose fields, each in range, multiply past 1 TiB (the bound of a filter in memory). */
+export function boundTotal(fields: Fields, shardBytes: number, partitions: number): void {
+  if (shardBytes * partitions > MAX_PLANNED_BYTES) fields.fail("partitions", `a count whose shards of ${shardBytes} bytes hold at most ${MAX_PLANNED_BYTES} bytes in all (1 TiB, as a filter in memory)`);
+}
+
 /** Checks a sharded filter's description of `kind` (slots per shard bounded by `maxSlots`) before anything is sized from it. */
 export function parseShardedDescription(kind: string, layout: Layout, maxSlots: number) {
   return (fields: Fields): { geometry: BitsGeometry; planned: PlannedLoad; spread: boolean } => {
@@ -77,14 +82,44 @@ export function parseShardedDescription(kind: string, layout: Layout, maxSlots: 
     const items = fields.optionalNumber("items", 0, 2 ** 53);
     const fpRate = fields.optionalNumber("fpRate", 0, 1);
     if (!Number.isInteger(items)) fields.fail("items", "an integer");
+    boundTotal(fields, partitionBytes({ layout, slots }), partitions);
     const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
     return { geometry: { layout, slots, partitions, hashes }, planned: { items, fpRate }, spread };
   };
 }
 
-/** Creates each missing shard at its full size in one allocation (existing shards keep their bits). */
+/**
+ * Creates each missing shard at its full size in one allocation (existing shards keep their
+ * bits), once Redis has room for them all: what the missing shards need is checked first against
+ * what its masters have free (maxmemory, or the machine's memory without one, less used_memory),
+ * so a filter too large for this Redis is FilterTooLargeError before a byte is taken, not a
+ * Redis filled to OOM.
+ */
 export async function preallocate(redis: RedisCommander, keys: readonly string[], bytes: number): Promise<void> {
-  await Promise.all(keys.map((key) => PREALLOCATE.run(redis, [key], [String(bytes)])));
+  const exists = await Promise.all(keys.map((key) => redis.send(["EXISTS", key])));
+  const missing = keys.filter((_, i) => Number(exists[i]) === 0);
+  if (missing.length === 0) return;
+  const needed = missing.length * bytes;
+  const free = await freeBytes(redis, missing);
+  if (free !== undefined && needed > free) {
+    throw new FilterTooLargeError(needed, `its ${missing.length} shards of ${bytes} bytes need more than the ${free} bytes Redis has free (maxmemory, or the machine's memory, less used_memory, over its masters); plan fewer items or a higher fpRate, or give Redis more memory`);
+  }
+  await Promise.all(missing.map((key) => PREALLOCATE.run(redis, [key], [String(bytes)])));
+}
+
+/** Bytes free over the masters holding `keys`, by INFO memory; undefined when a reply does not say. */
+async function freeBytes(redis: RedisCommander, keys: readonly string[]): Promise<number | undefined> {
+  const routes = redis.mastersOf ? redis.mastersOf(keys) : [keys[0]];
+  const replies = await Promise.all(routes.map((route) => redis.send(["INFO", "memory"], { route })));
+  let free = 0;
+  for (const reply of replies) {
+    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(String(reply))?.[1]);
+    const used = field("used_memory");
+    const limit = field("maxmemory") || field("total_system_memory");
+    if (!Number.isFinite(used) || !Number.isFinite(limit) || limit === 0) return undefined;
+    free += Math.max(0, limit - used);
+  }
+  return free;
 }
 
 /** Reads every shard into `filter` (an empty in-memory filter of the same geometry) and returns its serialized form. */
