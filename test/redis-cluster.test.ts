@@ -297,6 +297,12 @@ describe("on a Redis Cluster", () => {
     const keys = acked.slice(0, 5_000);
     const again = await dedup.checkMany(keys);
     expect(Array.from(again.counts).filter((count) => count < 2)).toEqual([]);
-    if (sum(again.isNew) > 0) console.log(`resharding: ${sum(again.isNew)} of ${keys.length} keys reported new again after a resent command`);
+    // The promise: a key is reported new again only when its command was sent again after its
+    // reply was lost with a connection the reshard reset (at least once); then its count is at
+    // most one too high. Measured 11-13 of 5,000 after a failover; bounded at 2%.
+    const renewed = Array.from(again.isNew).flatMap((flag, i) => (flag === 1 ? [i] : []));
+    expect(renewed.length).toBeLessThanOrEqual(keys.length / 50);
+    expect(renewed.filter((i) => again.counts[i] > 3)).toEqual([]);
+    expect(Array.from(again.counts).filter((count) => count > 3)).toEqual([]);
   }, 180_000);
 });
