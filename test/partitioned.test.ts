@@ -1,10 +1,13 @@
 // PartitionedBloomFilter: the same bits as a BloomFilter with as many partitions, writers on
 // worker_threads that race on the same words without losing a bit (a property over many runs),
 // serialization both ways and bad input.
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
+import xxhashWasm from "xxhash-wasm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BloomFilter, BloomWorkerPool, DisposedError, InvalidArgumentError, PartitionedBloomFilter, sizing } from "../build/js/index.node.js";
 import { fourSigma, ready, urls } from "./helpers.js";
+import { partitionOf, setBits, standardPositions } from "./reference-positions.js";
 
 let pool: BloomWorkerPool;
 beforeAll(async () => {
@@ -38,6 +41,46 @@ function payload(bytes: Uint8Array): Uint8Array {
 function reference(bits: number, hashes: number, shards: number): BloomFilter {
   return new BloomFilter({ bits, hashes, maxPartitionBytes: bits / shards / 8 });
 }
+
+/**
+ * The bits an independent model of partition routing sets (reference-positions.ts: partition from
+ * the hash pair, positions inside it as in one partition), as indices into the serialized payload
+ * where partition p's bits start at p * bytesPerPartition.
+ */
+async function modelBits(keys: readonly string[], partitions: number, bitsPerPartition: number, k: number): Promise<number[]> {
+  const { h64Raw } = await xxhashWasm();
+  const bytesPerPartition = Math.ceil(Math.ceil(bitsPerPartition / 8) / 64) * 64;
+  const out = new Set<number>();
+  for (const key of keys) {
+    const h1 = h64Raw(new TextEncoder().encode(key), 0n);
+    const p = partitionOf(h1, partitions);
+    for (const pos of standardPositions(h1, bitsPerPartition, k)) out.add(p * bytesPerPartition * 8 + pos);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+describe("partition routing against an independent model", () => {
+  it("a BloomFilter over six partitions sets exactly the modelled bits, partition by partition", async () => {
+    const keys = urls(3000, "routing");
+    const filter = new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 });
+    expect(filter.partitions).toBe(6);
+    filter.addMany(keys);
+    const bits = setBits(filter.serialize().subarray(64, -8));
+    expect(bits).toEqual(await modelBits(keys, filter.partitions, filter.bits / filter.partitions, filter.hashes));
+    filter.dispose();
+  });
+
+  it("the partitioned golden file (format v1, must load forever) holds the modelled bits and every golden key", async () => {
+    const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+    const bytes = new Uint8Array(readFileSync(new URL("./golden/partitioned-bloom-v1.bin", import.meta.url)));
+    const filter = BloomFilter.deserialize(bytes);
+    expect(filter.partitions).toBeGreaterThan(2);
+    expect(sum(filter.hasMany(goldenKeys))).toBe(1000);
+    expect(setBits(bytes.subarray(64, -8))).toEqual(await modelBits(goldenKeys, filter.partitions, filter.bits / filter.partitions, filter.hashes));
+    expect(filter.serialize()).toEqual(bytes);
+    filter.dispose();
+  });
+});
 
 describe("PartitionedBloomFilter in one thread", () => {
   it.each([1, 4, 16])("holds the same bits as a BloomFilter with %d partitions", (shards) => {

@@ -2,14 +2,16 @@
 // concurrent processes, Redis killed mid-stream, expiry under a controllable clock, cluster
 // slots, and the Scrapy-Redis layouts.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
+import xxhashWasm from "xxhash-wasm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, FilterTooLargeError, openLmdbStore, requestFingerprint, sizing, StoreDeduplicator, TimeWindowFilter } from "../build/js/index.node.js";
 import { fromNodeRedis, fromSend, keyPrefix, RedisBlockedBloomFilter, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, rng, urls } from "./helpers.js";
+import { partitionOf, setBits, standardPositions } from "./reference-positions.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
@@ -59,6 +61,28 @@ describe("RedisBloomFilter", () => {
     // The second handle, asked for another size, reads the first one's bits: every key it added is there.
     expect(sum(await again.hasMany(keys))).toBe(keys.length);
     expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
+  });
+
+  it("matches the Redis-shard golden file (format v1, must load forever) bit for bit, and the modelled partition routing", async () => {
+    const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+    const bytes = new Uint8Array(readFileSync(new URL("./golden/redis-bloom-v1.bin", import.meta.url)));
+    const filter = await RedisBloomFilter.open(redis, { name: "golden-shards", items: 1000, fpRate: 0.01, maxShardBytes: 256 });
+    expect(filter.geometry.partitions).toBeGreaterThan(2);
+    await filter.addMany(goldenKeys);
+    expect(Buffer.from(await filter.exportBytes()).equals(Buffer.from(bytes))).toBe(true);
+    const loaded = BloomFilter.deserialize(bytes);
+    expect(sum(loaded.hasMany(goldenKeys))).toBe(1000);
+    // Routing and positions from the independent model (reference-positions.ts).
+    const { h64Raw } = await xxhashWasm();
+    const { partitions, slots, hashes } = filter.geometry;
+    const shardBits = Math.ceil(Math.ceil(slots / 8) / 64) * 512;
+    const expected = new Set<number>();
+    for (const key of goldenKeys) {
+      const h1 = h64Raw(new TextEncoder().encode(key), 0n);
+      for (const pos of standardPositions(h1, slots, hashes)) expected.add(partitionOf(h1, partitions) * shardBits + pos);
+    }
+    expect(setBits(bytes.subarray(64, -8))).toEqual([...expected].sort((a, b) => a - b));
+    loaded.dispose();
   });
 
   it("creates its shards at full size in one allocation, so filling them bit by bit costs no more memory", async () => {

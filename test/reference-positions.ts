@@ -23,6 +23,16 @@ export function standardPositions(h1: bigint, m: number, k: number): number[] {
   return out;
 }
 
+/**
+ * The partition a key goes to in a filter of `partitions` partitions (BloomFilter over several
+ * memories, a Redis filter over several shards): the low 32 bits of h1 xor the high 32 bits of
+ * h2, scaled to [0, partitions) by a 32-bit multiply-high.
+ */
+export function partitionOf(h1: bigint, partitions: number): number {
+  const mixed = (h1 & 0xffffffffn) ^ (secondHash(h1) >> 32n);
+  return Number((mixed * BigInt(partitions)) >> 32n);
+}
+
 /** Bit positions of a key in a one-partition blocked filter of `blocks` 512-bit blocks. */
 export function blockedPositions(h1: bigint, blocks: number, k: number): number[] {
   const block = Number((h1 * BigInt(blocks)) >> 64n);

@@ -14,6 +14,7 @@ const out = (name, filter) => {
   writeFileSync(file, filter.serialize());
 };
 out("bloom-v1.bin", new BloomFilter({ items: 1000, fpRate: 0.01 }));
+out("partitioned-bloom-v1.bin", new BloomFilter({ items: 1000, fpRate: 0.01, maxPartitionBytes: 256 }));
 out("blocked-bloom-v1.bin", new BlockedBloomFilter({ items: 1000, fpRate: 0.01 }));
 out("scalable-bloom-v1.bin", new ScalableBloomFilter({ fpRate: 0.01, initialItems: 300 }));
 out("counting-bloom-v1.bin", new CountingBloomFilter({ items: 1000, fpRate: 0.01 }));
@@ -37,4 +38,18 @@ if (!existsSync(goldenMinHash)) {
   const index = new MinHashIndex({ threshold: 0.8, sketchSize: 64 });
   index.addMany(keys.slice(0, 200).map((_, i) => i), keys.slice(0, 200));
   writeFileSync(goldenMinHash, index.serialize());
+}
+// Redis shards: exportBytes() of a RedisBloomFilter over several shards, written only when a
+// server is named (REDIS_URL=redis://127.0.0.1:6379 node test/golden/make-golden.js).
+const goldenRedis = new URL("redis-bloom-v1.bin", import.meta.url);
+if (!existsSync(goldenRedis) && process.env.REDIS_URL) {
+  const { createClient } = await import("redis");
+  const { fromNodeRedis, RedisBloomFilter } = await import("../../build/js/redis/index.js");
+  const client = createClient({ url: process.env.REDIS_URL });
+  await client.connect();
+  const filter = await RedisBloomFilter.open(fromNodeRedis(client), { name: `golden-${Date.now()}`, items: 1000, fpRate: 0.01, maxShardBytes: 256 });
+  await filter.addMany(keys);
+  writeFileSync(goldenRedis, await filter.exportBytes());
+  await filter.destroy();
+  await client.quit();
 }
