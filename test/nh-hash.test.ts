@@ -99,7 +99,7 @@ describe("nh128, the approximate line filter's hash", () => {
     }
   });
 
-  it("avalanches: one flipped bit of an 80-byte key flips each of the 128 output bits 50% +- 17% of the time", () => {
+  it("avalanches: one flipped bit of an 80-byte key flips each of the 128 output bits 50% +- 25% of the time", () => {
     const hasher = new LongLineHasher(true, true);
     const next = rng(43);
     const samples = 200;
@@ -121,7 +121,10 @@ describe("nh128, the approximate line filter's hash", () => {
       if (bit === 79 * 8 + 0 || bit === 79 * 8 + 1) continue;
       for (let o = 0; o < 128; o++) worst = Math.max(worst, Math.abs(flips[bit * 128 + o] / samples - 0.5));
     }
-    // 200 samples: one standard deviation is 0.035, so 0.17 is near five; a half left unmixed sits at 0.5.
-    expect(worst).toBeLessThan(0.17);
+    // 200 samples: one standard deviation is 0.035. The worst of 81,664 (input bit, output bit)
+    // cells is tested, so the bound is corrected for that many comparisons (Bonferroni): 0.25 is
+    // seven deviations, which a correct hash passes with every seed but about one in 10^7, while a
+    // half left unmixed, or an input bit that reaches no output, sits at 0.5.
+    expect(worst).toBeLessThan(0.25);
   });
 });

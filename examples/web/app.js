@@ -84,6 +84,7 @@ $("bench").addEventListener("click", async () => {
   const result = await call({ type: "bench", count: 1_000_000 }, progress);
   showNumbers([["URLs", result.count.toLocaleString()], ["unique", result.unique.toLocaleString()], ["time", `${result.ms.toFixed(0)} ms`], ["URLs/s", Math.round(result.count / (result.ms / 1000)).toLocaleString()]]);
   $("numbers").dataset.rate = String(result.count / (result.ms / 1000));
+  $("numbers").dataset.unique = String(result.unique);
 });
 
 /** Visible main text of an HTML document: the same boilerplate rules as crawlsieve/html. */

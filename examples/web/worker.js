@@ -54,7 +54,7 @@ const handlers = {
 
   bench({ count }, progress) {
     // The same URLs the browser test gives Node: 1e6 lines, every fourth a repeat.
-    const urls = Array.from({ length: count }, (_, i) => `https://www.site-${i % 997}.example.com/page/${i - (i % 4 === 3 ? 1 : 0)}.html?ref=${i % 13}`);
+    const urls = Array.from({ length: count }, (_, i) => benchUrl(i - (i % 4 === 3 ? 1 : 0)));
     const dedup = new cs.Deduplicator({ items: count });
     const started = performance.now();
     let unique = 0;
@@ -75,3 +75,8 @@ const handlers = {
     return { message: { groups: out } };
   },
 };
+
+/** The benchmark's URL number j (the browser test builds the same list). */
+function benchUrl(j) {
+  return `https://www.site-${j % 997}.example.com/page/${j}.html?ref=${j % 13}`;
+}
