@@ -339,7 +339,17 @@ describe("keys, resume and persistence", () => {
     await second.close();
     // Over a purged (empty) queue, the same saved bytes are cleared by resume "auto".
     await queue.drop();
-    const third = await SieveRequestManager.open(await RequestQueue.open("named", { config }), { config });
+    // ... and said at WARNING (the level a crawl that hides INFO still shows), naming what was cleared.
+    const warnings: string[] = [];
+    const warning = log.warning;
+    log.warning = (message: string) => void warnings.push(message);
+    let third: SieveRequestManager;
+    try {
+      third = await SieveRequestManager.open(await RequestQueue.open("named", { config }), { config });
+    } finally {
+      log.warning = warning;
+    }
+    expect(warnings).toEqual(['crawlsieve: the request queue is empty, so the memory seen-set was cleared (resume: "auto")']);
     expect(await third.seen.size()).toBe(0);
     await third.close();
   });

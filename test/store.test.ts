@@ -1,10 +1,10 @@
 // The on-disk exact store (LMDB): persistence, resume after kill -9, and a distrusted filter.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openLmdbStore, StoreDeduplicator } from "../build/js/index.node.js";
+import { openLmdbStore, openSeenSet, StoreDeduplicator } from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -176,6 +176,22 @@ describe("crawlsieve dedup --store", () => {
     const dir = temp();
     writeFileSync(join(dir, "fingerprints.mdb"), Buffer.alloc(8192, 0x5a));
     expect(() => openLmdbStore(dir)).toThrow(/is not an LMDB fingerprint store/);
+  });
+
+  it("creates missing parent directories, and names a store file that is a directory", async () => {
+    const base = temp();
+    const nested = join(base, "new", "sub");
+    const result = spawnSync(process.execPath, [CLI, "dedup", "--store", nested], { input: "a\nb\na\n", timeout: 20_000 });
+    expect(result.stderr.toString()).toBe("");
+    expect(result.stdout.toString()).toBe("a\nb\n");
+    const seen = await openSeenSet({ backend: "lmdb", path: join(base, "a", "b", "c") });
+    expect(Array.from(await seen.addMany(["x", "x"]))).toEqual([1, 0]);
+    await seen.close();
+    const odd = temp();
+    mkdirSync(join(odd, "fingerprints.mdb"));
+    const named = spawnSync(process.execPath, [CLI, "dedup", "--store", odd], { input: "a\n", timeout: 20_000 });
+    expect(named.status).toBe(2);
+    expect(named.stderr.toString()).toBe(`crawlsieve: ${join(odd, "fingerprints.mdb")} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory\n`);
   });
 
   it("refuses --store with --approx", () => {

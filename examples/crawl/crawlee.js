@@ -23,9 +23,9 @@ const sieve = await SieveRequestManager.open(queue, { config, seen: { backend: "
 
 const crawler = new CheerioCrawler(
   {
-    // Crawlee 3.15 to 3.18.1 declare a `requestManager` option but their option check rejects it;
-    // the sieve is a complete request queue for the crawler, so it goes in as `requestQueue`.
-    requestQueue: sieve,
+    // As in the README: `requestManager: sieve` on Crawlee 3.15+ (SieveRequestManager.open makes
+    // the option checks of 3.15 to 3.18.1, which forget that option, accept it).
+    requestManager: sieve,
     minConcurrency: 8,
     maxConcurrency: 8,
     async requestHandler({ enqueueLinks }) {

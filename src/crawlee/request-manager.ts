@@ -150,7 +150,12 @@ export class SieveRequestManager implements IRequestManager {
     }
     const seen = await openSeenSet(spec);
     const outcome = await applyResume(resume, inner, seen);
-    if (outcome === "cleared") crawleeLog.info(`crawlsieve: the request queue is empty, so the ${seen.backend} seen-set was cleared (resume: "${resume}")`);
+    if (outcome === "cleared") {
+      // Forgetting what a persistent seen-set held is what a user must not miss (Crawlee's default level hides INFO in many setups).
+      const message = `crawlsieve: the request queue is empty, so the ${seen.backend} seen-set was cleared (resume: "${resume}")`;
+      if (persistence !== undefined || (seen.backend !== "memory" && seen.backend !== "window")) crawleeLog.warning(message);
+      else crawleeLog.info(message);
+    }
     const stats: SieveStats = { checked: 0, dropped: 0, forwarded: 0, accepted: 0, committed: 0, lost: 0 };
     const pending = await PendingKeys.open(seen, (n) => (stats.committed += n));
     const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence, pending, stats);

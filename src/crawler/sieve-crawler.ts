@@ -5,6 +5,7 @@
 // recorded too, so a crawler killed mid-crawl and run again schedules them again, and a URL whose
 // fetch finally failed can be forgotten so a later add retries it.
 import { InvalidArgumentError } from "../errors.js";
+import { init } from "../index.node.js";
 import { asCommander } from "../redis/commander.js";
 import { openSeenSet } from "../seen/open-seen-set.node.js";
 import type { SeenSet } from "../seen/seen-set.js";
@@ -99,11 +100,12 @@ interface Ending {
 
 type Callback = (error: unknown, response: unknown, done?: unknown) => unknown;
 
-/** Replaces node-crawler's duplicate check with an atomic check-and-insert over a SeenSet. */
+/** Replaces node-crawler's duplicate check with an atomic check-and-insert over a SeenSet; initializes crawlsieve itself. */
 export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOptions = {}): Promise<CrawlerSieve> {
   if (crawler === null || typeof crawler !== "object" || typeof crawler.add !== "function" || typeof crawler.options !== "object") {
     throw new InvalidArgumentError("crawler", crawler, "a node-crawler 2.x Crawler (new Crawler({...}))");
   }
+  await init();
   const keyOf = keyFunction(options.key);
   const worker = options.worker ?? "main";
   if (typeof worker !== "string" || !/^[\w.-]{1,64}$/.test(worker)) throw new InvalidArgumentError("worker", worker, "a name of letters, digits, '_', '.', '-'");

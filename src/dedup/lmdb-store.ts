@@ -2,7 +2,7 @@
 // transactions), through the lmdb package. Loaded on demand so the core never requires it.
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { randomBytes } from "node:crypto";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
@@ -128,12 +128,18 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
 // on Node 20) and refuses a path that is not a writable directory, with an error naming it.
 function prepareDirectory(dir: string): void {
   try {
-    // Another process may make it between a check and a mkdir: EEXIST is that, not an error.
-    // (Not { recursive: true }: Node 20 loops forever on it under /proc.)
-    try {
-      mkdirSync(dir);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    // Parents first, one level at a time. Another process may make one between a check and a
+    // mkdir: EEXIST is that, not an error. (Not { recursive: true }: Node 20 loops forever on it under /proc.)
+    const absolute = resolve(dir);
+    const levels = absolute.split(sep).filter(Boolean);
+    for (let i = 1; i <= levels.length; i++) {
+      const level = sep + levels.slice(0, i).join(sep);
+      if (existsSync(level)) continue;
+      try {
+        mkdirSync(level);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
     }
     if (!statSync(dir).isDirectory()) throw new Error("not a directory");
     writeFileSync(join(dir, ".crawlsieve-write-test"), "");
@@ -148,6 +154,7 @@ const LMDB_MAGIC = 0xbeefc0de;
 
 function checkDataFile(file: string): void {
   if (!existsSync(file)) return;
+  if (!statSync(file).isFile()) throw new CrawlsieveError("ERR_STORE", `${file} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory`);
   const header = Buffer.alloc(32);
   const fd = openSync(file, "r");
   let read: number;
