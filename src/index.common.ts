@@ -10,12 +10,13 @@ export { TimeWindowFilter, type TimeWindowFilterOptions } from "./window/time-wi
 export type { Granularity } from "./window/granularity.js";
 export { AgePartitionedFilter, type AgePartitionedFilterOptions } from "./window/age-partitioned-filter.js";
 export { MultiDimBloomFilter, type MultiDimBloomFilterOptions } from "./bloom/multi-dim-bloom-filter.js";
-export type { FingerprintStore } from "./dedup/fingerprint-store.js";
+export type { FingerprintStore, StoreChanges, StoreView } from "./dedup/fingerprint-store.js";
 export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
 export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";
 export { xxh128 } from "./hash/xxh128.js";
 export { LineDeduplicator, dedupLines, type LineDeduplicatorOptions } from "./lines/line-deduplicator.js";
+export type { LineHash } from "./lines/line-engine.js";
 export * as sizing from "./sizing/index.js";
 export { optimalBloom } from "./sizing/bloom.js";
 export {
@@ -36,7 +37,7 @@ export { TRACKING_PARAMETERS, type ExtraNormalizations } from "./url/extras.js";
 export { requestFingerprint, type RequestLike, type FingerprintOptions, type FingerprintAlgorithm } from "./url/fingerprint.js";
 export { sha1, sha1Hex } from "./hash/sha1.js";
 export { simhash, simhashMany, hammingDistance, type SimHashOptions, type WeightedFeature } from "./simhash/simhash.js";
-export { features, DEFAULT_SHINGLE } from "./simhash/features.js";
+export { features, DEFAULT_SHINGLE, type FeatureOptions } from "./simhash/features.js";
 export { IdfTable } from "./simhash/idf.js";
 export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, type NearPair } from "./simhash/near-dup-index.js";
 export { segmentWords } from "./simhash/text.js";

@@ -1,8 +1,13 @@
 // Node entry: the module is read from build/crawlsieve.wasm beside this package (src/wasm/node.ts).
+/**
+ * The main entry (`crawlsieve`) in Node: filters, exact dedup, seen-sets, near-duplicates, URLs, sizing and the binary format.
+ * @module
+ */
 export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";
-export { openLmdbStore } from "./dedup/lmdb-store.js";
+export { openLmdbStore, type LmdbStoreOptions } from "./dedup/lmdb-store.js";
 export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
+export type { BitsGeometry, Layout } from "./bloom/partitioned-bits.js";
 export { BloomWorkerPool, WorkerJobError } from "./parallel/worker-pool.js";
 // Shadows the common openSeenSet (an explicit export wins over export *): this one knows "lmdb".
 export { openSeenSet } from "./seen/open-seen-set.node.js";

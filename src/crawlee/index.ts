@@ -1,6 +1,10 @@
 // The Crawlee entry (`crawlsieve/crawlee`): a request manager that filters every request a
 // Crawlee 3.x crawler adds through a SeenSet, and the helpers around it. Crawlee (or
 // @crawlee/core) is an optional peer dependency; only this entry loads it.
+/**
+ * `crawlsieve/crawlee`: a Crawlee request manager that filters every added request through a seen-set, and its helpers.
+ * @module
+ */
 export { crawleeUniqueKey, type CrawleeKeyOptions } from "./unique-key.js";
 export { SieveRequestManager, type SieveRequestManagerOptions, type SieveStats, type CommitMode } from "./request-manager.js";
 export { type SieveKey, type ScrapyKeyOptions } from "./keys.js";

@@ -390,6 +390,7 @@ export class SieveRequestManager implements IRequestManager {
     return this.queue.fetchNextRequest<T>();
   }
 
+  /** The wrapped queue's requests, as Crawlee iterates a request manager. */
   [Symbol.asyncIterator](): AsyncGenerator<Request> {
     return this.queue[Symbol.asyncIterator]();
   }

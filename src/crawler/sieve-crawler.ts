@@ -17,6 +17,7 @@ import { keyFunction, type CrawlerKey, type CrawlerRequestLike } from "./request
 export interface CrawlerLike {
   options: { skipDuplicates?: boolean };
   seen: unknown;
+  /** node-crawler's add: URLs or request options, one or many. */
   add(options: unknown): void;
 }
 

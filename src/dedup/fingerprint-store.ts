@@ -33,6 +33,8 @@ export interface FingerprintStore {
   fingerprints(): Iterable<Uint8Array>;
   /** Reads and writes a small side file kept with the store (the saved counting filter). */
   readSide(name: string): Uint8Array | undefined;
+  /** Writes a side file (a saved filter) named `name` beside the store. */
   writeSide(name: string, bytes: Uint8Array): void;
+  /** Releases the store; later calls fail. */
   close(): void;
 }

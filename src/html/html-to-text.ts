@@ -4,6 +4,10 @@
 // footers, sidebars, forms, and elements marked hidden or with a landmark role for navigation,
 // banner, site info, sidebar or search. When the page has <main> or <article> elements, only
 // their text is kept. Block elements become line breaks, so words in adjacent blocks never glue.
+/**
+ * `crawlsieve/html`: HTML to the text a reader sees, for near-duplicate detection.
+ * @module
+ */
 import { Parser } from "htmlparser2";
 
 const SKIP = new Set(["script", "style", "noscript", "template", "svg", "math", "nav", "header", "footer", "aside", "form", "iframe", "button", "select", "textarea", "head", "object", "canvas", "dialog"]);

@@ -13,10 +13,14 @@ import type { RedisCommander, SendOptions } from "./send.js";
 
 /** What a node-redis 5 cluster (createCluster) offers. */
 export interface NodeRedisClusterLike {
+  /** Sends one command, routed by `firstKey`'s slot. */
   sendCommand(firstKey: string | Buffer | undefined, isReadonly: boolean | undefined, args: (string | Buffer)[], options?: { typeMapping?: Record<number, unknown> }): Promise<unknown>;
   readonly masters: readonly { readonly client?: unknown }[];
   readonly slots: readonly { readonly master: { readonly address?: string; readonly host?: string; readonly port?: number } }[];
-  readonly _slots?: { rediscover(startWith: unknown): Promise<void> };
+  readonly _slots?: {
+    /** Re-reads the slot map from a live node. */
+    rediscover(startWith: unknown): Promise<void>;
+  };
 }
 
 /** True when `client` is a node-redis cluster rather than a single connection. */

@@ -9,8 +9,9 @@ import type { RedisCommander, RedisSend } from "./send.js";
 export { RedisReplyError } from "./replies.js";
 export type { RedisCommander, RedisSend, SendOptions } from "./send.js";
 
-/** What node-redis 5 clients offer (bulk strings as Buffers through the typeMapping option). */
-interface NodeRedisLike {
+/** What a node-redis 5 client offers (createClient() after connect()). */
+export interface NodeRedisLike {
+  /** Sends one command; bulk strings come back as Buffers through the typeMapping option. */
   sendCommand(args: (string | Buffer)[], options?: { typeMapping?: Record<number, unknown> }): Promise<unknown>;
 }
 

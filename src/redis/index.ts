@@ -1,7 +1,13 @@
 // The Redis entry (`crawlsieve/redis`): structures shared by many processes through one Redis.
 // Async throughout; node-redis is an optional peer dependency (any client fits RedisCommander).
+/**
+ * `crawlsieve/redis`: structures shared by many processes through one Redis or a Redis Cluster.
+ * @module
+ */
 export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type RedisSend, type SendOptions } from "./commander.js";
-export { fromNodeRedisCluster } from "./cluster-commander.js";
+export { fromNodeRedisCluster, type NodeRedisClusterLike } from "./cluster-commander.js";
+export type { NodeRedisLike } from "./commander.js";
+export type { Durability } from "./durability.js";
 export { keyPrefix, keySlot } from "./keys.js";
 export { RedisBloomFilter, type RedisBloomFilterOptions } from "./redis-bloom-filter.js";
 export { RedisBlockedBloomFilter, type RedisBlockedBloomFilterOptions } from "./redis-blocked-bloom-filter.js";

@@ -1,5 +1,9 @@
 // The public `sizing` namespace: the math of every structure's size and false-positive rate,
 // gathered from the files of this folder (Bloom family, age-partitioned, multi-dimensional).
+/**
+ * The math of every structure's size and false-positive rate: Bloom family, age-partitioned, multi-dimensional.
+ * @module
+ */
 export * from "./bloom.js";
 export { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "./age-partitioned.js";
 export { multiDimFpRate, bestStandardBloom, optimalMultiDim, type MultiDimPlan, type MultiDimShape, type MultiDimRule } from "./multi-dim.js";
