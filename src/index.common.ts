@@ -46,5 +46,5 @@ export { sketchMany, lshLayout, type SketchParams, type Sketches } from "./simha
 export { groupPairs, type ScoredPair, type SimilarGroup } from "./simhash/groups.js";
 export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
-export type { SeenSet, SeenKey, SeenBackend } from "./seen/seen-set.js";
+export type { SeenSet, SeenKey, SeenBackend, LocalSeenSet, ForgettingSeenSet } from "./seen/seen-set.js";
 export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, LmdbSeenSpec, RedisSeenSpec, Duration } from "./seen/seen-spec.js";

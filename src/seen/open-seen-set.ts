@@ -3,8 +3,8 @@
 // so browser and worker bundles carry neither.
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { memorySeenSet, windowSeenSet } from "./local-seen-set.js";
-import type { SeenSet } from "./seen-set.js";
-import type { SeenSpec } from "./seen-spec.js";
+import type { ForgettingSeenSet, LocalSeenSet, SeenSet } from "./seen-set.js";
+import type { MemorySeenSpec, SeenSpec, WindowSeenSpec } from "./seen-spec.js";
 
 const BACKENDS = '"memory", "window", "lmdb" (Node) or "redis"';
 
@@ -15,7 +15,14 @@ export function isSeenSet(value: unknown): value is SeenSet {
   return ["addMany", "hasMany", "size", "clear", "close"].every((m) => typeof v[m] === "function") && typeof v.exact === "boolean";
 }
 
+/** Opens an exact in-memory SeenSet: it can be saved (serialize) and forget keys (removeMany). */
+export function openSeenSet(spec: MemorySeenSpec & { readonly exact?: true }): Promise<LocalSeenSet & ForgettingSeenSet>;
+/** Opens an in-memory or windowed SeenSet: it can be saved (serialize). */
+export function openSeenSet(spec: MemorySeenSpec | WindowSeenSpec): Promise<LocalSeenSet>;
+/** Returns a ready SeenSet as it is. */
+export function openSeenSet<T extends SeenSet>(spec: T): Promise<T>;
 /** Opens the SeenSet a spec describes (here: memory or window); a SeenSet is returned as it is. */
+export function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet>;
 export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
   if (isSeenSet(spec)) return spec;
   if (spec === null || typeof spec !== "object") throw new InvalidArgumentError("seen", spec, `a SeenSet or a spec { backend: ${BACKENDS}, ... }`);

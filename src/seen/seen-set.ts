@@ -37,5 +37,17 @@ export interface SeenSet {
   close(): Promise<void>;
 }
 
+/** A seen-set held in this process (memory, window): its whole state can be saved as bytes. */
+export interface LocalSeenSet extends SeenSet {
+  /** The whole state as bytes (format v1), to be given back as `bytes` in the spec to openSeenSet. */
+  serialize(): Uint8Array;
+}
+
+/** An exact seen-set that can forget single keys (memory with exact fingerprints, lmdb, redis). */
+export interface ForgettingSeenSet extends SeenSet {
+  /** Forgets keys, so a later addMany reports them new again; 1 where a key was there. */
+  removeMany(keys: readonly SeenKey[]): Promise<Uint8Array>;
+}
+
 /** Where a SeenSet keeps its keys. */
 export type SeenBackend = "memory" | "window" | "lmdb" | "redis";
