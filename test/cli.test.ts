@@ -249,3 +249,16 @@ describe("the command line explains what went wrong, in one line", () => {
   });
 });
 
+
+describe("examples/make-sample.js (how the quick start's input is made)", () => {
+  it("lists every <a href> of the HTML files, in file and document order, resolved against the page", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cs-sample-"));
+    writeFileSync(join(dir, "b.html"), '<p><a href="fs.html#fs_read">read</a> <a name="x">no href</a> <a href="https://example.org/a?b=1">out</a></p>');
+    writeFileSync(join(dir, "a.html"), '<a href="#top">top</a><A HREF="../../index.html">up</A>');
+    writeFileSync(join(dir, "notes.txt"), '<a href="ignored.html">not html</a>');
+    const result = spawnSync(process.execPath, [new URL("../examples/make-sample.js", import.meta.url).pathname, dir], { encoding: "utf8" });
+    expect(result.stderr).toBe("");
+    const base = `https://nodejs.org/docs/${process.version}/api/`;
+    expect(result.stdout).toBe([`${base}a.html#top`, "https://nodejs.org/docs/index.html", `${base}fs.html#fs_read`, "https://example.org/a?b=1"].join("\n") + "\n");
+  });
+});

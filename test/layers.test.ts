@@ -16,17 +16,17 @@ interface Row {
   readonly allowed: ReadonlySet<number>;
 }
 
-/** The rows of the table under "## Architecture" in README.md. */
+/** The rows of the table under "## Architecture" in docs/architecture.md. */
 function layerTable(readme: string): Row[] {
   const section = readme.split(/^## Architecture$/m)[1]?.split(/^## /m)[0];
-  if (section === undefined) throw new Error("README.md has no ## Architecture section");
+  if (section === undefined) throw new Error("docs/architecture.md has no ## Architecture section");
   const rows: Row[] = [];
   for (const line of section.split("\n")) {
     const cells = line.split("|").map((cell) => cell.trim());
     if (cells.length < 5 || !/^\d+$/.test(cells[1])) continue;
     const paths = [...cells[2].matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     const range = /^(\d+)(?:-(\d+))?$/.exec(cells[3]);
-    if (range === null) throw new Error(`README.md Architecture: "${cells[3]}" is not a floor range`);
+    if (range === null) throw new Error(`docs/architecture.md Architecture: "${cells[3]}" is not a floor range`);
     const allowed = new Set<number>();
     for (let f = Number(range[1]); f <= Number(range[2] ?? range[1]); f++) allowed.add(f);
     rows.push({ floor: Number(cells[1]), paths, allowed });
@@ -156,10 +156,10 @@ function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return found;
 }
 
-const rows = layerTable(readFileSync(join(root, "README.md"), "utf8"));
+const rows = layerTable(readFileSync(join(root, "docs/architecture.md"), "utf8"));
 const graph = new Map([...sources("src"), ...sources("assembly")].map((file) => [file, importsOf(file)] as const));
 
-describe("layers (README Architecture)", () => {
+describe("layers (docs/architecture.md)", () => {
   it("the table places floors 1 to 8 and names only paths that exist or are reserved for integrations", () => {
     expect(new Set(rows.map((r) => r.floor))).toEqual(new Set([1, 2, 3, 4, 5, 6, 7, 8]));
     const missing = rows.flatMap((r) => r.paths).filter((p) => !existsSync(join(root, p)));

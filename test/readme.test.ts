@@ -1,6 +1,8 @@
-// Every code block of README.md, extracted from the file and run as written. A block's info
-// string says how: `js` runs under Node inside the repository (so "crawlsieve" resolves to this
-// package), and each `console.log(...); // => X` line must print exactly X, in order;
+// Every code block of README.md and of the guides in docs/, extracted from the files and run as
+// written. A block's info string says how: `js` runs under Node inside the repository (so
+// "crawlsieve" resolves to this package), and each `console.log(...); // => X` line must print
+// exactly X, in order; `ts` is type-checked by tsc under `strict` against the built package;
+// `text` is prose (an install line) and is not run;
 // `sh quickstart` runs its first command on a copy of the repository and checks that CI runs
 // the second; `js vite` / `sh vite` and `js esbuild` / `sh esbuild` are bundler recipes, built
 // as written and loaded in headless Chromium; `sh worker` runs from the repository root;
@@ -8,7 +10,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch, serve, watchProblems } from "./browser/chromium.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
@@ -17,13 +19,15 @@ const root = new URL("../", import.meta.url).pathname;
 const CLI = join(root, "build/js/cli/main.js");
 
 interface Block {
+  /** The Markdown file, relative to the repository. */
+  readonly file: string;
   readonly info: string;
   readonly code: string;
   readonly line: number;
 }
 
 /** The fenced blocks of a Markdown text, with their info strings; indented fences (in list items) included. */
-function fencedBlocks(markdown: string): Block[] {
+function fencedBlocks(markdown: string, file: string): Block[] {
   const lines = markdown.split("\n");
   const found: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -33,20 +37,27 @@ function fencedBlocks(markdown: string): Block[] {
     const body: string[] = [];
     let j = i + 1;
     while (j < lines.length && lines[j].trimEnd() !== `${" ".repeat(indent)}\`\`\``) body.push(lines[j++].slice(indent));
-    if (j === lines.length) throw new Error(`README.md:${i + 1}: a code block is not closed`);
-    found.push({ info: open[2].trim(), code: body.join("\n") + "\n", line: i + 1 });
+    if (j === lines.length) throw new Error(`${file}:${i + 1}: a code block is not closed`);
+    found.push({ file, info: open[2].trim(), code: body.join("\n") + "\n", line: i + 1 });
     i = j;
   }
   return found;
 }
 
-const blocks = fencedBlocks(readFileSync(join(root, "README.md"), "utf8"));
+/** README.md and every Markdown file under docs/. */
+function markdownFiles(): string[] {
+  const docs = execFileSync("find", [join(root, "docs"), "-name", "*.md"], { encoding: "utf8" }).split("\n").filter(Boolean).sort();
+  return ["README.md", ...docs.map((file) => relative(root, file))];
+}
+
+const files = markdownFiles();
+const blocks = files.flatMap((file) => fencedBlocks(readFileSync(join(root, file), "utf8"), file));
 const only = (info: string) => {
   const matching = blocks.filter((b) => b.info === info);
   expect(matching, `blocks "${info}"`).toHaveLength(1);
   return matching[0];
 };
-const KNOWN = ["js", "sh quickstart", "js vite", "sh vite", "js esbuild", "sh esbuild", "sh worker", "text cli"];
+const KNOWN = ["js", "ts", "text", "sh quickstart", "js vite", "sh vite", "js esbuild", "sh esbuild", "sh worker", "text cli"];
 
 /** The outputs a js block promises: the X of every `// => X`, in order. */
 function promised(code: string): string[] {
@@ -64,24 +75,43 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-describe("README.md", () => {
-  it("has only blocks this test runs, each kind where it belongs", () => {
-    for (const block of blocks) expect(KNOWN, `README.md:${block.line} has a block "${block.info}"`).toContain(block.info);
+describe("README.md and docs/", () => {
+  it("have only blocks this test runs, each kind where it belongs", () => {
+    expect(files.length).toBeGreaterThan(8);
+    for (const block of blocks) expect(KNOWN, `${block.file}:${block.line} has a block "${block.info}"`).toContain(block.info);
     expect(blocks.filter((b) => b.info === "js").length).toBeGreaterThanOrEqual(3);
+    expect(blocks.filter((b) => b.info === "ts").length).toBeGreaterThanOrEqual(1);
+    // The README is an entry point, not a reference.
+    expect(readFileSync(join(root, "README.md"), "utf8").split("\n").length).toBeLessThanOrEqual(250);
   });
 
-  describe.each(blocks.filter((b) => b.info === "js").map((b) => [b.line, b] as const))("the js block at line %i", (line, block) => {
+  describe.each(blocks.filter((b) => b.info === "js").map((b) => [`${b.file}:${b.line}`, b] as const))("the js block at %s", (where, block) => {
     it("runs and prints what its comments say", () => {
       const dir = join(root, "build", "readme");
       mkdirSync(dir, { recursive: true });
-      const file = join(dir, `block-${line}.mjs`);
+      const file = join(dir, `block-${where.replace(/[^\w]+/g, "-")}.mjs`);
       writeFileSync(file, block.code);
       const result = spawnSync(process.execPath, [file], { cwd: dir, encoding: "utf8", timeout: 60_000, env: { ...process.env, REDIS_URL: redis.url } });
-      expect(result.status, `README.md:${line}\n${result.stderr}`).toBe(0);
+      expect(result.status, `${where}\n${result.stderr}`).toBe(0);
       const printed = result.stdout.split("\n").slice(0, -1);
       expect(printed).toEqual(promised(block.code));
     });
   });
+
+  it("every ts block type-checks under strict against the built package", () => {
+    const dir = join(root, "build", "readme-ts");
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const names = blocks.filter((b) => b.info === "ts").map((block) => {
+      const name = `block-${block.file.replace(/[^\w]+/g, "-")}-${block.line}.ts`;
+      writeFileSync(join(dir, name), block.code);
+      return name;
+    });
+    const config = { compilerOptions: { strict: true, noEmit: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", types: ["node"], skipLibCheck: true }, files: names };
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(config));
+    const result = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", dir], { encoding: "utf8", timeout: 120_000 });
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
+  }, 150_000);
 
   it("quick start: the first command works on a copy of the repository", () => {
     const command = only("sh quickstart").code.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"))[0];
@@ -99,10 +129,10 @@ describe("README.md", () => {
     const out = command.match(/> (\S+)$/)?.[1];
     expect(out, "the command writes the unique links to a file").toBeDefined();
     // Written inside the copy (not at the README's fixed path, which another run may hold), and
-    // installed from npm's cache alone: the test needs no registry and fails if the lock file
-    // names a package the cache lacks.
+    // installed from npm's cache first (prefer-offline: the registry only for what the cache
+    // lacks; forced offline, npm ci still asks for some packages' metadata and fails).
     const target = join(copy, "unique-links.txt");
-    const result = spawnSync("bash", ["-c", command.replace(out!, target)], { cwd: copy, encoding: "utf8", timeout: 540_000, env: { ...process.env, npm_config_offline: "true" } });
+    const result = spawnSync("bash", ["-c", command.replace(out!, target)], { cwd: copy, encoding: "utf8", timeout: 540_000, env: { ...process.env, npm_config_prefer_offline: "true" } });
     expect(result.status, result.stderr.slice(-2000)).toBe(0);
     const stats = JSON.parse(result.stderr.trim().split("\n").pop()!);
     const input = readFileSync(join(root, "examples/nodejs-doc-links.txt"), "utf8").split("\n").slice(0, -1);
@@ -111,6 +141,20 @@ describe("README.md", () => {
     expect(readFileSync(target, "utf8")).toBe(firsts.join("\n") + "\n");
     rmSync(copy, { recursive: true, force: true });
   }, 600_000);
+
+  it("examples/README.md names every example, and each test it names runs that example", () => {
+    const index = readFileSync(join(root, "examples/README.md"), "utf8");
+    const rows = [...index.matchAll(/^\| `([^`]+)` \|.*\| `(test\/[^`]+)` \|$/gm)].map((m) => ({ example: m[1], test: m[2] }));
+    const entries = execFileSync("git", ["ls-files", "examples"], { cwd: root, encoding: "utf8" }).split("\n").filter((f) => f && f !== "examples/README.md");
+    // Every tracked file is an example or lies in an example folder that has a row.
+    for (const file of entries) expect(rows.some((r) => file === `examples/${r.example}` || file.startsWith(`examples/${r.example.replace(/\/?$/, "/")}`) || file.startsWith(`examples/${r.example.split("/")[0]}/`)), file).toBe(true);
+    for (const { example, test } of rows) {
+      const source = readFileSync(join(root, test), "utf8");
+      const path = `examples/${example}`.replace(/\/$/, "");
+      expect(source.includes(path) || source.includes(dirname(path) + "/"), `${test} runs ${path}`).toBe(true);
+    }
+    expect(rows.length).toBeGreaterThanOrEqual(8);
+  });
 
   it("quick start: the second command is the one CI runs", () => {
     const command = only("sh quickstart").code.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"))[1];
