@@ -84,7 +84,7 @@ export async function nearDups(argv: string[]): Promise<number> {
   const shingle = integerOption("--shingle", values.shingle, 3, 1, 16);
   const maxBytes = integerOption("--max-bytes", values["max-bytes"], DEFAULT_MAX_BYTES, 1, DEFAULT_MAX_BYTES);
   if (values["max-distance"] !== undefined && values.threshold !== undefined) {
-    throw new InvalidArgumentError("--max-distance", values["max-distance"], "to be left out when --threshold is given (one measure at a time)");
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --max-distance (SimHash) and --threshold (MinHash) choose different measures; give one of them");
   }
   const finder = values["max-distance"] !== undefined
     ? simhashFinder(integerOption("--max-distance", values["max-distance"], 3, 0, 8), shingle)
