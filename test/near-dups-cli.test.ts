@@ -178,6 +178,17 @@ describe("crawlsieve near-dups", () => {
     expect(run(["near-dups", "--pairs"], tricky).stdout).toBe('{"a":9007199254740993,"b":2.0,"similarity":1}\n');
   });
 
+  // Issue 30 item 5: 1,000 copies of one document did not finish in 5 minutes with --max-distance.
+  it("groups 1,000 copies of one document by SimHash in one group, every copy at distance 0", () => {
+    const input = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ id: i, text: STORY })).join("\n");
+    const { code, stdout } = run(["near-dups", "--json", "--max-distance", "3"], input);
+    expect(code).toBe(0);
+    const groups = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(groups).toHaveLength(1);
+    expect(groups[0].representative).toBe(0);
+    expect(groups[0].members).toEqual(Array.from({ length: 1000 }, (_, id) => ({ id, distance: 0 })));
+  });
+
   it("names bad input", () => {
     const bad = run(["near-dups"], '{"id": 1, "text": "ok"}\nnot json\n');
     expect(bad.code).toBe(2);
