@@ -142,7 +142,7 @@ export class TimeWindowFilter {
     return granuleStart(this.granularity, granuleOf(this.granularity, this.instant(now)) - this.slices + 1);
   }
 
-  /** Bytes of bit storage over all slices. */
+  /** Bytes of bit storage over the slices built so far (a slice is built when its granule first records a key). */
   get byteLength(): number {
     return this.live().reduce((sum, slice) => sum + (slice?.byteLength ?? 0), 0);
   }
