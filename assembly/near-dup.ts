@@ -10,6 +10,14 @@
 // (the ND_* offsets below, exported so the wrapper writes each field where these kernels read it).
 // Only table 0 has ids (u32, aligned with its entries): a match found in any table is mapped back
 // to its fingerprint and looked up in table 0, so each fingerprint costs 8 bytes per table + 4.
+//
+// Each bucket is sorted (table 0's by entry, then input order), so equal fingerprints lie together:
+// a query takes one fingerprint once however many copies a bucket holds, emits it from the first
+// table whose bucket holds it (the earlier tables' buckets are checked by bits, not by scanning what
+// was emitted), and finds its copies in table 0 by binary search. A query costs its buckets' length
+// plus its answer, whatever the copies (it was cubic in the copies when every copy was looked up).
+
+import { sortKeyed, sortValues } from "./sort";
 
 /** Bytes of one table descriptor; the wrapper lays descriptors out from this global (src/simhash/near-dup-index.ts). */
 export const ND_TABLE_BYTES: u32 = 128;
@@ -82,8 +90,8 @@ export const ND_MATCH_POSITION: u32 = 8;
 /**
  * Fills the table at `desc` from `n` fingerprints at `fps` (originals when srcDesc is 0, else
  * entries of the table at srcDesc, unpermuted on the way), copying ids from `ids` to `tableIds`
- * when tableIds is not 0: permuted, bucketed by the top d bits (a stable counting sort), the
- * directory written. `cursor` is scratch of 2^d u32.
+ * when tableIds is not 0: permuted, bucketed by the top d bits (a stable counting sort), each
+ * bucket sorted (equal entries in input order), the directory written. `cursor` is scratch of 2^d u32.
  */
 export function ndBuildTable(desc: usize, fps: usize, srcDesc: usize, ids: usize, n: u32, tableIds: usize, cursor: usize): void {
   const entries = <usize>load<u32>(desc, ND_ENTRIES);
@@ -106,7 +114,18 @@ export function ndBuildTable(desc: usize, fps: usize, srcDesc: usize, ids: usize
     const slot = load<u32>(c);
     store<u32>(c, slot + 1);
     store<u64>(entries + (<usize>slot << 3), x);
-    if (tableIds != 0) store<u32>(tableIds + (<usize>slot << 2), load<u32>(ids + (<usize>i << 2)));
+    // Table 0 holds the input position while its buckets are sorted by (entry, position), the id after.
+    if (tableIds != 0) store<u32>(tableIds + (<usize>slot << 2), i);
+  }
+  for (let b: u32 = 0; b < buckets; b++) {
+    const from = load<u32>(dir + (<usize>b << 2));
+    const count = <usize>(load<u32>(dir + (<usize>(b + 1) << 2)) - from);
+    if (count < 2) continue;
+    if (tableIds != 0) sortKeyed(entries + (<usize>from << 3), tableIds + (<usize>from << 2), count);
+    else sortValues<u64>(entries + (<usize>from << 3), count);
+  }
+  if (tableIds != 0) {
+    for (let j: u32 = 0; j < n; j++) store<u32>(tableIds + (<usize>j << 2), load<u32>(ids + (<usize>load<u32>(tableIds + (<usize>j << 2)) << 2)));
   }
 }
 
@@ -121,28 +140,34 @@ export function ndOriginals(desc: usize, from: u32, n: u32, out: usize): void {
   for (let i: u32 = 0; i < n; i++) store<u64>(out + (<usize>i << 3), unpermute(desc, load<u64>(entries + (<usize>i << 3))));
 }
 
-// Emits (query, id, position) and the distance for every table-0 entry equal to `fp`, skipping positions this
-// query already emitted (a fingerprint matches in several tables). Returns the new out count,
-// or cap + 1 when out is full.
+// Whether the table at `desc` puts x and y (originals) in one bucket, so a query for one scans the other.
 // @ts-ignore: decorator
-@inline function emitMatches(desc0: usize, ids: usize, fp: u64, q: u32, out: usize, dists: usize, dist: u32, count: u32, cap: u32, firstOfQuery: u32): u32 {
+@inline function sameBucket(desc: usize, x: u64, y: u64): bool {
+  const d = load<u32>(desc, ND_BITS);
+  return bucketOf(permute(desc, x), d) == bucketOf(permute(desc, y), d);
+}
+
+// Emits (query, id, position) and the distance for every table-0 entry equal to `fp`: the bucket is
+// sorted, so they are one run found by binary search. Returns the new out count, or cap + 1 when
+// out is full.
+// @ts-ignore: decorator
+@inline function emitMatches(desc0: usize, ids: usize, fp: u64, q: u32, out: usize, dists: usize, dist: u32, count: u32, cap: u32): u32 {
   const x = permute(desc0, fp);
-  const d = load<u32>(desc0, ND_BITS);
   const entries = <usize>load<u32>(desc0, ND_ENTRIES);
   const dir = <usize>load<u32>(desc0, ND_DIR);
-  const b = bucketOf(x, d);
-  const end = load<u32>(dir + (<usize>(b + 1) << 2));
-  for (let j = load<u32>(dir + (<usize>b << 2)); j < end; j++) {
-    if (load<u64>(entries + (<usize>j << 3)) != x) continue;
-    const id = load<u32>(ids + (<usize>j << 2));
-    // Already emitted for this query? (Matches per query are few; a linear check is cheapest.)
-    let dup = false;
-    for (let e = firstOfQuery; e < count; e++) {
-      if (load<u32>(out + <usize>e * ND_MATCH_BYTES, ND_MATCH_POSITION) == j) { dup = true; break; }
-    }
-    if (dup) continue;
+  const b = bucketOf(x, load<u32>(desc0, ND_BITS));
+  let lo = load<u32>(dir + (<usize>b << 2));
+  let hi = load<u32>(dir + (<usize>(b + 1) << 2));
+  const end = hi;
+  // The first entry not below x.
+  while (lo < hi) {
+    const mid = lo + ((hi - lo) >> 1);
+    if (load<u64>(entries + (<usize>mid << 3)) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let j = lo; j < end && load<u64>(entries + (<usize>j << 3)) == x; j++) {
     if (count >= cap) return cap + 1;
-    writeMatch(out, dists, count++, q, id, j, dist);
+    writeMatch(out, dists, count++, q, load<u32>(ids + (<usize>j << 2)), j, dist);
   }
   return count;
 }
@@ -165,11 +190,22 @@ export function ndQuery(descs: usize, tables: u32, n: u32, ids: usize, pfps: usi
       const dir = <usize>load<u32>(desc, ND_DIR);
       const x = permute(desc, fp);
       const b = bucketOf(x, load<u32>(desc, ND_BITS));
+      const start = load<u32>(dir + (<usize>b << 2));
       const end = load<u32>(dir + (<usize>(b + 1) << 2));
-      for (let j = load<u32>(dir + (<usize>b << 2)); j < end; j++) {
-        const dist = <u32>popcnt<u64>(load<u64>(entries + (<usize>j << 3)) ^ x);
+      for (let j = start; j < end; j++) {
+        const e = load<u64>(entries + (<usize>j << 3));
+        // A copy of the entry before: that fingerprint was taken (or refused) already.
+        if (j > start && e == load<u64>(entries + (<usize>(j - 1) << 3))) continue;
+        const dist = <u32>popcnt<u64>(e ^ x);
         if (dist > k) continue;
-        count = emitMatches(descs, ids, unpermute(desc, load<u64>(entries + (<usize>j << 3))), q, out, dists, dist, count, cap, first);
+        const near = unpermute(desc, e);
+        // Taken from the first table whose bucket holds it: an earlier one emitted it already.
+        let earlier = false;
+        for (let u: u32 = 0; u < t; u++) {
+          if (sameBucket(descs + <usize>u * TABLE_BYTES, near, fp)) { earlier = true; break; }
+        }
+        if (earlier) continue;
+        count = emitMatches(descs, ids, near, q, out, dists, dist, count, cap);
         if (count > cap) { store<u32>(state, first); return q; }
       }
     }

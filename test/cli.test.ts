@@ -211,6 +211,31 @@ describe("the command line explains what went wrong, in one line", () => {
     expect(run(["size", "--zzzzzzzz"]).stderr).toBe("crawlsieve: size: unknown option --zzzzzzzz; see crawlsieve size --help\n");
   });
 
+  // Issue 30 item 16: Node's three-line parser text, an abort on "counters", a garbled sentence and
+  // 70 lines of help.
+  it("says a value starting with '-' reads as an option, marks a counting filter past 2^53 counters not planned, and names one measure at a time", () => {
+    expect(run(["size", "--items", "-5", "--fp-rate", "0.01"])).toMatchObject({
+      code: 2,
+      stderr: 'crawlsieve: size: --items was given "-5", which starts with "-" and reads as an option; write --items=-5 to give it as the value; see crawlsieve size --help\n',
+    });
+    const huge = run(["size", "--items", "1e15", "--fp-rate", "1e-12", "--json"]);
+    expect(huge.code).toBe(0);
+    const report = JSON.parse(huge.stdout.toString());
+    expect(report.counting).toEqual({ counterBits: 4, error: `${report.standard.bits} counters exceed 2^53 - 1` });
+    expect(report.standard.bits).toBeGreaterThan(2 ** 53);
+    expect(run(["size", "--items", "1e15", "--fp-rate", "1e-12"]).stdout.toString()).toMatch(/counting \(4-bit\)\s+not planned: \d+ counters exceed 2\^53 - 1\noverflow bound\s+not planned\n$/);
+    expect(run(["near-dups", "--max-distance", "3", "--threshold", "0.9"], "")).toMatchObject({
+      code: 2,
+      stderr: "crawlsieve: near-dups: --max-distance (SimHash) and --threshold (MinHash) choose different measures; give one of them\n",
+    });
+  });
+
+  it("answers an unknown command in one line, with the nearest command", () => {
+    expect(run(["dedupe"])).toMatchObject({ code: 2, stderr: 'crawlsieve: unknown command "dedupe" (did you mean dedup?); commands: dedup, canonicalize, near-dups, md5, size; see crawlsieve --help\n' });
+    expect(run(["nears-dup"]).stderr).toMatch(/did you mean near-dups\?/);
+    expect(run(["zzzzzz"]).stderr.split("\n")).toHaveLength(2);
+  });
+
   it("says a required option is missing instead of 'got undefined'", () => {
     expect(run(["size", "--items", "10"])).toMatchObject({ code: 2, stderr: "crawlsieve: --fp-rate is required: a number strictly between 0 and 1, e.g. 0.01\n" });
   });

@@ -1,7 +1,7 @@
 // Forged serialized bytes (valid checksum, parameters that lie): a typed FormatError before any
 // memory is reserved for what the parameters claim; and a disposed filter stays disposed.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DisposedError, FormatError, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter } from "../build/js/index.node.js";
+import { Deduplicator, DisposedError, FormatError, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter } from "../build/js/index.node.js";
 import { ready, resigner, urls } from "./helpers.js";
 
 let resign: Awaited<ReturnType<typeof resigner>>;
@@ -62,6 +62,32 @@ describe("forged parameters are refused before memory is reserved for them", () 
     });
     expect(forged.length).toBeLessThan(200);
     expect(reservedWhileRefusing(() => MultiDimBloomFilter.deserialize(forged))).toBeLessThan(ALLOWANCE);
+  });
+
+  // Issue 30 item 14: the counting filter in front of a Deduplicator's table is not stored (it is
+  // rebuilt from the entries), so the payload cannot confirm `counters`: a dedup planned for 1e9
+  // keys and saved empty is 124 bytes too. The worst case is documented next to the format
+  // (src/dedup/deduplicator.ts, README): 2^32 counters, 2 GiB of 4-bit ones; 8-bit ones (4 GiB)
+  // do not fit a WebAssembly memory and are refused by name.
+  it("Deduplicator: counters the payload cannot confirm reserve at most the documented 2 GiB", () => {
+    const three = new Deduplicator({ items: 10 });
+    three.checkMany(["x", "y", "z"]);
+    const bytes = three.serialize();
+    expect(bytes.length).toBe(124);
+    const claim = (bits: number) => forge(bytes, (p) => {
+      p.setUint32(4, bits, true);
+      p.setFloat64(16, 2 ** 32, true);
+    });
+    const before = process.memoryUsage().rss;
+    grown = 0;
+    const loaded = Deduplicator.deserialize(claim(4));
+    expect(grown).toBeLessThanOrEqual(2 ** 31 + ALLOWANCE);
+    // Reserved, not touched: the pages of zero counters are never written.
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 * 2 ** 20);
+    expect(loaded.checkMany(["a", "a"]).isNew).toEqual(Uint8Array.of(1, 0));
+    loaded.dispose();
+    expect(() => Deduplicator.deserialize(claim(8))).toThrow(/parameters do not describe a deduplicator.*WebAssembly memory/);
+    expect(() => Deduplicator.deserialize(forge(bytes, (p) => p.setFloat64(16, 2 ** 32 + 1, true)))).toThrow(FormatError);
   });
 
   it("ScalableBloomFilter and TimeWindowFilter: a parameter the constructor refuses is a FormatError, not an InvalidArgumentError", () => {

@@ -165,6 +165,8 @@ describe("MinHashIndex", () => {
     const index = new MinHashIndex();
     expect(() => index.addMany([1, 2], ["a"])).toThrow(/ids/);
     expect(() => index.addMany([-1], ["a"])).toThrow(/ids\[0\]/);
+    // Issue 30 item 16: JSON lines carry string ids; the error says how to store them (README shows it).
+    expect(() => index.addMany(["doc-1"] as never, ["a"])).toThrow('ids[0] must be an integer from 0 to 2^32 - 1 (for string ids, store each one\'s position in an array of them), got "doc-1"');
     expect(() => index.addMany([1], [3 as unknown as string])).toThrow(/texts\[0\]/);
     expect(() => index.querySketches(sketchMany(["a b c"], { ...index.params, k: 64 }))).toThrow(/sketches/);
     expect(lshLayout(0.9)).toEqual({ bands: 15, rows: 7 });

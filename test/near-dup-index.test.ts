@@ -94,6 +94,46 @@ describe("NearDupIndex operations", () => {
     expect(got.length).toBeGreaterThan(100);
   });
 
+  // Issue 30 item 5: 400 copies took 27 s to pair and 1,000 did not finish in minutes (every copy
+  // found looked up every copy again and checked every match emitted so far).
+  it("pairs() and query() over 1,000 copies of one fingerprint answer as brute force, with near and far neighbours", { timeout: 30_000 }, () => {
+    const next = rng(30);
+    const centre = random64(next);
+    const stored: { id: number; fp: bigint }[] = [];
+    const near = flip(centre, 2, next);
+    for (let i = 0; i < 1000; i++) stored.push({ id: stored.length, fp: centre });
+    // Copies of a neighbour at distance 2, of one at 4 (outside k = 3), and strangers, interleaved.
+    for (let i = 0; i < 40; i++) stored.splice(Math.floor(next() * stored.length), 0, { id: 0, fp: near });
+    for (let i = 0; i < 20; i++) stored.splice(Math.floor(next() * stored.length), 0, { id: 0, fp: flip(centre, 4, next) });
+    for (let i = 0; i < 300; i++) stored.push({ id: 0, fp: random64(next) });
+    stored.forEach((s, i) => ((s as { id: number }).id = i));
+    for (const built of [false, true]) {
+      const index = new NearDupIndex();
+      index.addMany(stored.map((s) => s.id), stored.map((s) => s.fp));
+      if (built) index.build();
+      for (const q of [centre, near, flip(centre, 1, next)]) expect(index.query(q)).toEqual(brute(stored, q, 3));
+      // Every pair (smaller id first) as one number, against the brute force over all pairs.
+      const hi = Uint32Array.from(stored, (s) => Number(s.fp >> 32n));
+      const lo = Uint32Array.from(stored, (s) => Number(s.fp & 0xFFFFFFFFn));
+      const expected: number[] = [];
+      for (let i = 0; i < stored.length; i++) {
+        for (let j = i + 1; j < stored.length; j++) {
+          const d = popcount32(hi[i] ^ hi[j]) + popcount32(lo[i] ^ lo[j]);
+          if (d <= 3) expected.push(stored[i].id * 4096 + stored[j].id + d / 8);
+        }
+      }
+      const got = Float64Array.from(index.pairs(), (p) => Math.min(p.a, p.b) * 4096 + Math.max(p.a, p.b) + p.distance / 8);
+      expect(got.length).toBe(expected.length);
+      const want = Float64Array.from(expected).sort();
+      got.sort();
+      // The first difference, if any (toEqual over half a million numbers takes seconds).
+      const differ = got.findIndex((x, i) => x !== want[i]);
+      expect(differ === -1 ? "none" : `pair ${got[differ]} where ${want[differ]}`).toBe("none");
+      expect(got.length).toBeGreaterThan(520_000);
+      index.dispose();
+    }
+  });
+
   it("nearDupGroups joins chains of pairs into groups, ids ascending, groups by their smallest id", () => {
     const pairs = [{ a: 9, b: 4, distance: 1 }, { a: 7, b: 2, distance: 3 }, { a: 4, b: 30, distance: 2 }, { a: 2, b: 5, distance: 0 }];
     expect(nearDupGroups(pairs)).toEqual([[2, 5, 7], [4, 9, 30]]);

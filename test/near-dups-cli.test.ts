@@ -141,6 +141,54 @@ describe("crawlsieve near-dups", () => {
     expect(files(run(["near-dups", join(dir, "deep", "ignored.json"), join(dir, "a.txt")]).stdout)).toEqual(["a.txt", "deep/ignored.json"]);
   });
 
+  // Issue 30 item 12: a 600 MB document crashed with "Invalid string length" naming nothing; a BOM
+  // failed line 1; {"id":1e400} printed null and ids past 2^53 came back rounded.
+  it("refuses a document over --max-bytes by file or stdin line, with the limit, in one line", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cs-nd-big-"));
+    writeFileSync(join(dir, "a.txt"), "a short one");
+    writeFileSync(join(dir, "big.txt"), "word ".repeat(201));
+    const file = run(["near-dups", "--max-bytes", "1000", dir]);
+    expect([file.code, file.stderr]).toEqual([2, `crawlsieve: ${join(dir, "big.txt")} is 1,005 bytes, over the limit of 1,000 bytes a document (--max-bytes)\n`]);
+    const lines = [JSON.stringify({ id: 1, text: "short" }), JSON.stringify({ id: 2, text: "x".repeat(1000) })].join("\n");
+    const stdin = run(["near-dups", "--max-bytes", "1000"], lines);
+    expect([stdin.code, stdin.stderr]).toEqual([2, "crawlsieve: stdin line 2 is more than the limit of 1,000 bytes a document (--max-bytes)\n"]);
+    // A line at the limit is taken; one byte over is not, whether or not a newline ends it.
+    const exact = JSON.stringify({ id: 1, text: "y".repeat(1000 - 18) });
+    expect(Buffer.byteLength(exact)).toBe(1000);
+    expect(run(["near-dups", "--max-bytes", "1000"], exact + "\n").code).toBe(0);
+    expect(run(["near-dups", "--max-bytes", "999"], exact).stderr).toMatch(/stdin line 1 is more than the limit of 999 bytes/);
+    expect(run(["near-dups", "--max-bytes", "0"], exact).stderr).toMatch(/--max-bytes must be an integer from 1 to 268435456/);
+  });
+
+  it("skips a UTF-8 byte order mark before the first JSON line and prints ids as they came", () => {
+    const ids = ["1e400", "12345678901234567890", "1.50", "-0", '"1e400"'];
+    const input = "\ufeff" + ids.map((id, i) => `{"text": ${JSON.stringify(STORY)}, "id": ${id}, "n": ${i}}`).join("\r\n") + "\n";
+    const pairs = run(["near-dups", "--pairs"], input);
+    expect(pairs.stderr).toBe("");
+    const printed = pairs.stdout.trim().split("\n").map((line) => /^\{"a":(.*),"b":(.*),"similarity":1\}$/.exec(line)?.slice(1).join(" "));
+    const expected: string[] = [];
+    for (let i = 0; i < ids.length; i++) for (let j = i + 1; j < ids.length; j++) expected.push(`${ids[i]} ${ids[j]}`);
+    expect(printed.sort()).toEqual(expected.sort());
+    const groups = run(["near-dups", "--json", "--max-distance", "3"], input);
+    expect(groups.stdout).toBe(`{"group":1,"representative":1e400,"members":[${ids.map((id) => `{"id":${id},"distance":0}`).join(",")}]}\n`);
+    const text = run(["near-dups"], input);
+    expect(text.stdout.split("\n").slice(1, -1).map((line) => line.split("\t")[1])).toEqual(["1e400", "12345678901234567890", "1.50", "-0", "1e400"]);
+    // Escaped quotes and nested objects before the id do not confuse where it is read.
+    const tricky = `{"t\\"id\\"": 5, "meta": {"id": 7}, "text": ${JSON.stringify(STORY)}, "id": 9007199254740993}\n{"id": 2.0, "text": ${JSON.stringify(STORY)}}\n`;
+    expect(run(["near-dups", "--pairs"], tricky).stdout).toBe('{"a":9007199254740993,"b":2.0,"similarity":1}\n');
+  });
+
+  // Issue 30 item 5: 1,000 copies of one document did not finish in 5 minutes with --max-distance.
+  it("groups 1,000 copies of one document by SimHash in one group, every copy at distance 0", () => {
+    const input = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ id: i, text: STORY })).join("\n");
+    const { code, stdout } = run(["near-dups", "--json", "--max-distance", "3"], input);
+    expect(code).toBe(0);
+    const groups = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(groups).toHaveLength(1);
+    expect(groups[0].representative).toBe(0);
+    expect(groups[0].members).toEqual(Array.from({ length: 1000 }, (_, id) => ({ id, distance: 0 })));
+  });
+
   it("names bad input", () => {
     const bad = run(["near-dups"], '{"id": 1, "text": "ok"}\nnot json\n');
     expect(bad.code).toBe(2);

@@ -1,4 +1,5 @@
 // The package as users meet it: the exports map, the runtime entries, the release binary.
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -32,6 +33,15 @@ describe("package", () => {
     const self = await import("crawlsieve");
     await self.init();
     expect(self.md5Hex("abc")).toBe("900150983cd24fb0d6963f7d28e17f72");
+  });
+
+  // Issue 30 item 16: engines said >=20, but require() of an ES module (this package) needs 20.19.
+  it("asks in engines for the Node that require() of the package needs, and require() works on it", () => {
+    expect(pkg.engines.node).toBe(">=20.19");
+    const [major, minor] = process.versions.node.split(".").map(Number);
+    expect(major > 20 || (major === 20 && minor >= 19), process.versions.node).toBe(true);
+    const out = spawnSync(process.execPath, ["-e", 'const c = require("crawlsieve"); c.initSync ? c.initSync() : 0; console.log(typeof c.BloomFilter)'], { cwd: new URL(".", root).pathname });
+    expect([out.status, out.stdout.toString().trim()]).toEqual([0, "function"]);
   });
 
   it("keeps Node built-ins out of the browser and worker entries", () => {

@@ -68,6 +68,33 @@ describe("withRecentCache", () => {
     expect(Array.from(await second.addMany(["d", "d", new TextEncoder().encode("e"), new TextEncoder().encode("e")]))).toEqual([1, 0, 1, 0]);
   });
 
+  // Issue 30 item 9: the string "Ã©" and the bytes c3 a9 (its latin1 reading) shared one map entry,
+  // so the second, a different key for the seen-set, was answered "seen" without being sent.
+  it("keys a call's repeats on their UTF-8 bytes: a string and bytes are one key only when the bytes are its UTF-8", async () => {
+    const encode = (text: string) => new TextEncoder().encode(text);
+    const keys = ["Ã©", Uint8Array.of(0xc3, 0xa9), "é", encode("Ã©"), "\ud800", encode("\ufffd"), Uint8Array.of(0xff), "\u00ff"];
+    // The reference: a Set of the keys' UTF-8 bytes (TextEncoder writes a lone surrogate as U+FFFD, as the seen-set hashes it).
+    const seen = new Set<string>();
+    const expected = keys.map((k) => {
+      const bytes = Array.from(typeof k === "string" ? encode(k) : k).join(",");
+      return seen.has(bytes) ? 0 : (seen.add(bytes), 1);
+    });
+    expect(expected).toEqual([1, 1, 0, 0, 1, 0, 1, 1]);
+    const alone = new Deduplicator({ items: 1000 });
+    expect(Array.from(alone.checkMany(keys).isNew)).toEqual(expected);
+    const cached = withRecentCache(countingInner(), { entries: 64 });
+    expect(Array.from(await cached.addMany(keys))).toEqual(expected);
+  });
+
+  it("refuses a seen-set that answers fewer (or more) keys than it was given, rather than calling them seen", async () => {
+    const short = withRecentCache({ addMany: (keys: readonly (string | Uint8Array)[]) => new Uint8Array(keys.length - 1).fill(1) }, { entries: 64 });
+    await expect(short.addMany(["a", "b", "c"])).rejects.toThrow(/answered 2 keys where it was given 3/);
+    const long = withRecentCache({ addMany: (keys: readonly (string | Uint8Array)[]) => new Uint8Array(keys.length + 1).fill(1) }, { entries: 64 });
+    await expect(long.addMany(["a"])).rejects.toMatchObject({ code: "ERR_SEEN_SET_ANSWERS" });
+    const none = withRecentCache({ addMany: () => undefined as never }, { entries: 64 });
+    await expect(none.addMany(["a"])).rejects.toThrow(/answered undefined/);
+  });
+
   it("rejects bad options and use after dispose", async () => {
     expect(() => withRecentCache({} as never)).toThrow(/needs a seen-set with addMany/);
     expect(() => withRecentCache(countingInner(), { entries: 0 })).toThrow(/entries must be/);

@@ -1,7 +1,7 @@
 // TimeWindowFilter: the window guarantee under an injected clock, idle gaps, clocks that jump
 // backwards, the combined FP rate, and serialization.
 import { beforeAll, describe, expect, it } from "vitest";
-import { FormatError, InvalidArgumentError, sizing, TimeWindowFilter, type Granularity } from "../build/js/index.node.js";
+import { BloomFilter, FilterTooLargeError, FormatError, InvalidArgumentError, openSeenSet, sizing, TimeWindowFilter, type Granularity, type SeenSpec } from "../build/js/index.node.js";
 import { ready, rng, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -49,7 +49,8 @@ describe("TimeWindowFilter", () => {
     clock += 31 * 86_400_000;
     expect(Array.from(filter.hasMany(keys)).every((x) => x === 0)).toBe(true);
     expect(Array.from(filter.seenMany(keys)).every((x) => x === 0)).toBe(true);
-    expect(filter.byteLength).toBe(bytes);
+    // Slices are built when their granule first records: one then, one now, never more than L.
+    expect(filter.byteLength).toBe(2 * bytes);
   });
 
   it("survives a clock that jumps backwards, as documented", () => {
@@ -166,6 +167,83 @@ describe("TimeWindowFilter.add / addMany", () => {
       } else {
         expect(Array.from(filter.hasMany(batch)), `step ${step}`).toEqual(batch.map((key) => (inWindow(key) ? 1 : 0)));
       }
+    }
+  });
+});
+
+// Issue 30 items 7 and 8: a window spec's ring. `items` is the window's keys (every slice was sized
+// for all of them: a week of minutes took 113 s and 36.5 GB to open); a window is a whole number of
+// slices (rounding kept "30s" for 60 s and "90s" for 120 s); too many slices are refused up front.
+describe("openSeenSet window rings", () => {
+  /** The ring behind a window seen-set, read back from its bytes. */
+  const ringOf = async (spec: Record<string, unknown>) => {
+    const seen = await openSeenSet({ backend: "window", ...spec } as SeenSpec);
+    const filter = TimeWindowFilter.deserialize((seen as unknown as { serialize(): Uint8Array }).serialize());
+    await seen.close();
+    return filter;
+  };
+
+  it("sizes each slice for its share of the window's items, at the rate that keeps a query at fpRate", async () => {
+    const week = await ringOf({ window: "7d", items: 700_000, fpRate: 1e-6 });
+    expect([week.granularity, week.slices, week.itemsPerSlice]).toEqual(["day", 7, 100_000]);
+    expect(week.designedFpRate()).toBeCloseTo(1e-6, 12);
+    // The whole window costs what one filter of its items at a slightly lower rate costs, not L of them.
+    expect(week.slices * sizing.optimalBloom({ items: week.itemsPerSlice, fpRate: week.fpRate }).bytes).toBeLessThan(1.2 * sizing.optimalBloom({ items: 700_000, fpRate: 1e-6 }).bytes);
+  });
+
+  it("opens a week of minutes at once and builds a slice only for a minute that records keys", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const seen = await openSeenSet({ backend: "window", window: "7d", granularity: "minute", now: () => now });
+    const filter = TimeWindowFilter.deserialize((seen as unknown as { serialize(): Uint8Array }).serialize());
+    expect([filter.slices, filter.itemsPerSlice, filter.byteLength]).toEqual([10_080, 100, 0]);
+    const direct = new TimeWindowFilter({ granularity: "minute", slices: 10_080, itemsPerSlice: 100, fpRate: 1e-10, now: () => now });
+    expect(direct.byteLength).toBe(0);
+    direct.seenMany(["a"]);
+    now += 60_000;
+    direct.seenMany(["b"]);
+    expect(direct.byteLength).toBe(2 * new BloomFilter({ items: 100, fpRate: 1e-10 }).byteLength);
+    expect(Array.from(direct.hasMany(["a", "b", "c"]))).toEqual([1, 1, 0]);
+    // Empty slots survive the bytes as empty slices and cost nothing when loaded.
+    const loaded = TimeWindowFilter.deserialize(direct.serialize(), () => now);
+    expect(loaded.byteLength).toBe(direct.byteLength);
+    // Byte for byte (toEqual over 7 MB takes minutes).
+    expect(Buffer.compare(loaded.serialize(), direct.serialize())).toBe(0);
+    expect(Array.from(loaded.hasMany(["a", "b", "c"]))).toEqual([1, 1, 0]);
+    expect(Array.from(await seen.addMany(["x", "x"]))).toEqual([1, 0]);
+    await seen.close();
+  });
+
+  it("refuses up front, by name, a ring of more slices than one process holds", async () => {
+    await expect(openSeenSet({ backend: "window", window: "1000000d" })).rejects.toThrow(/window must be at most 10,080 slices; this window is 1,000,000 days/);
+    await expect(openSeenSet({ backend: "window", window: "8d", granularity: "minute" })).rejects.toThrow(InvalidArgumentError);
+    expect(() => new TimeWindowFilter({ granularity: "minute", slices: 10_081, itemsPerSlice: 10, fpRate: 0.01 })).toThrow(/slices must be/);
+    expect(() => new TimeWindowFilter({ granularity: "minute", slices: 10_000, itemsPerSlice: 1e12, fpRate: 1e-6 })).toThrow(FilterTooLargeError);
+  });
+
+  it("refuses a window that is not a whole number of slices, and keeps a key between one slice short of the window and the window", async () => {
+    for (const window of ["30s", "1s", "90s", "61s", "1.5m"] as const) {
+      await expect(openSeenSet({ backend: "window", window }), window).rejects.toThrow(/window must be a whole number of minutes/);
+    }
+    await expect(openSeenSet({ backend: "window", window: "36h", granularity: "day" })).rejects.toThrow(/whole number of days/);
+    const cases: [string, Granularity, number][] = [["2m", "minute", 2], ["5m", "minute", 5], ["90m", "minute", 90], ["36h", "hour", 36], ["1d", "hour", 24], ["7d", "day", 7], ["2w", "day", 14], ["120d", "month", 4]];
+    for (const [window, unit, slices] of cases) {
+      const ring = await ringOf({ window, items: 1000 });
+      expect([window, ring.granularity, ring.slices]).toEqual([window, unit, slices]);
+    }
+    // The bound, by the clock, for the windows not made of calendar months: a key added at t is
+    // seen at t + window - slice and new at t + window.
+    const next = rng(8);
+    for (const [window, unit] of cases.filter(([, u]) => u !== "month")) {
+      const W = Number.parseFloat(window) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[window.slice(-1) as "m"];
+      const t = Date.UTC(2026, 0, 1) + Math.floor(next() * 86_400_000);
+      let now = t;
+      const seen = await openSeenSet({ backend: "window", window: window as never, items: 1000, now: () => now });
+      await seen.addMany(["k"]);
+      now = t + W - UNIT[unit as "minute"];
+      expect(Array.from(await seen.hasMany(["k"])), `${window} at window - slice`).toEqual([1]);
+      now = t + W;
+      expect(Array.from(await seen.hasMany(["k"])), `${window} at window`).toEqual([0]);
+      await seen.close();
     }
   });
 });

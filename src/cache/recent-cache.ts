@@ -9,7 +9,7 @@ import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { eachBatch } from "../wasm/batch.js";
 import { Staging } from "../wasm/staging.js";
-import { DisposedError } from "../errors.js";
+import { CrawlsieveError, DisposedError } from "../errors.js";
 
 /** A seen-set the cache can front: addMany is an atomic check-and-insert (1 where a key was new). */
 export interface CheckAndInsert {
@@ -39,8 +39,12 @@ export interface CachedSeenSet {
 }
 
 const DEFAULT_ENTRIES = 2 ** 20;
-// Bytes to a string one character per byte: an exact Map key for a byte key.
+// A key's UTF-8 bytes read one character a byte: the Map key of a call's repeats. The seen-set
+// compares UTF-8 bytes, so a string and a byte key are one key only when the bytes are the
+// string's UTF-8 (reading byte keys alone as latin1 made "Ã©" and c3 a9 one key).
+const utf8 = new TextEncoder();
 const latin1 = new TextDecoder("latin1");
+const bytesKey = (key: string | Uint8Array): string => latin1.decode(typeof key === "string" ? utf8.encode(key) : key);
 
 /** Puts a bounded cache of recently seen keys in front of `seen`. */
 export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOptions = {}): CachedSeenSet {
@@ -86,7 +90,7 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
       const answerOf = new Int32Array(missed.length).fill(-1);
       missed.forEach((i, j) => {
         const key = keys[i];
-        const text = typeof key === "string" ? key : latin1.decode(key);
+        const text = bytesKey(key);
         if (first.has(text)) return;
         first.set(text, sent.length);
         answerOf[j] = sent.length;
@@ -95,6 +99,11 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
       stats.hits += missed.length - sent.length;
       stats.misses += sent.length;
       const answers = await seen.addMany(sent);
+      // A missing answer is not "seen": taking it so would drop a key the fleet may never have had.
+      if (answers === null || typeof answers !== "object" || answers.length !== sent.length) {
+        const got = answers === null || typeof answers !== "object" ? String(answers) : `${answers.length} keys`;
+        throw new CrawlsieveError("ERR_SEEN_SET_ANSWERS", `the seen-set behind withRecentCache answered ${got} where it was given ${sent.length}`);
+      }
       missed.forEach((i, j) => (fresh[i] = answerOf[j] === -1 ? 0 : answers[answerOf[j]]));
       // Acknowledged by the seen-set: new or not, the fleet has these keys now.
       eachHashed(sent, (a, n) => {

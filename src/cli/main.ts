@@ -4,7 +4,7 @@
 import { createRequire } from "node:module";
 import { initSync } from "../wasm/node.js";
 import { CrawlsieveError } from "../errors.js";
-import { explainOptionError } from "./option-errors.js";
+import { explainOptionError, nearest } from "./option-errors.js";
 
 interface Command {
   run(argv: string[]): number | Promise<number>;
@@ -42,7 +42,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (load === undefined) {
-    process.stderr.write(`crawlsieve: unknown command ${JSON.stringify(name)}\n\n${await usage()}`);
+    // One line: the whole usage would bury the answer to a typo.
+    const near = nearest(name, Object.keys(commands));
+    process.stderr.write(`crawlsieve: unknown command ${JSON.stringify(name)}${near === undefined ? "" : ` (did you mean ${near}?)`}; commands: ${Object.keys(commands).join(", ")}; see crawlsieve --help\n`);
     return 2;
   }
   const command = await load();
@@ -54,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
-    throw explainOptionError(name, command.usage, error) ?? error;
+    throw explainOptionError(name, command.usage, error, rest) ?? error;
   }
 }
 

@@ -4,8 +4,8 @@
 // command has are read from its usage text, so the suggestion cannot drift from the help.
 import { CrawlsieveError } from "../errors.js";
 
-/** Turns a parseArgs error into a one-line CrawlsieveError for `command`, or returns undefined for any other error. */
-export function explainOptionError(command: string, usage: string, error: unknown): CrawlsieveError | undefined {
+/** Turns a parseArgs error into a one-line CrawlsieveError for `command` (argv: its arguments), or returns undefined for any other error. */
+export function explainOptionError(command: string, usage: string, error: unknown, argv: readonly string[] = []): CrawlsieveError | undefined {
   const code = String((error as NodeJS.ErrnoException)?.code ?? "");
   if (!(error instanceof TypeError) || !code.startsWith("ERR_PARSE_ARGS")) return undefined;
   const message = error.message;
@@ -17,9 +17,18 @@ export function explainOptionError(command: string, usage: string, error: unknow
   }
   const missing = /^Option '(-[^ ']+)[^']*' argument missing/.exec(message);
   if (missing !== null) return new CrawlsieveError("ERR_MISSING_VALUE", `${command}: ${missing[1]} needs a value; ${help}`);
+  // "--items -5": parseArgs will not take a value that looks like an option, and says so in three lines.
+  const ambiguous = /^Option '(-[^ ']+)[^']*' argument is ambiguous/.exec(message);
+  if (ambiguous !== null) {
+    const flag = ambiguous[1].replace(/^.*(--[^ ,]+)$/, "$1");
+    const at = argv.indexOf(flag);
+    const value = at === -1 ? undefined : argv[at + 1];
+    const shown = value === undefined ? "a value" : JSON.stringify(value);
+    return new CrawlsieveError("ERR_AMBIGUOUS_VALUE", `${command}: ${flag} was given ${shown}, which starts with "-" and reads as an option; write ${flag}=${value ?? "VALUE"} to give it as the value; ${help}`);
+  }
   const positional = /^Unexpected argument '([^']*)'/.exec(message);
   if (positional !== null) return new CrawlsieveError("ERR_UNEXPECTED_ARGUMENT", `${command} takes no file or other argument, got ${JSON.stringify(positional[1])}; ${help}`);
-  return new CrawlsieveError("ERR_BAD_OPTION", `${command}: ${message.split(". ")[0]}; ${help}`);
+  return new CrawlsieveError("ERR_BAD_OPTION", `${command}: ${message.split("\n")[0].split(". ")[0]}; ${help}`);
 }
 
 /** Every "--name" the usage text mentions. */
@@ -28,7 +37,7 @@ function optionsIn(usage: string): string[] {
 }
 
 /** The candidate within edit distance 2 (or a third of the name) of `name`, if one is nearest. */
-function nearest(name: string, candidates: readonly string[]): string | undefined {
+export function nearest(name: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
   for (const candidate of candidates) {

@@ -57,7 +57,14 @@ const DEDUP_PARAM_BYTES = 32;
 const SCHEME_MD5 = 1;
 const SCHEME_XXH64X2 = 2;
 
-/** Format v1, kind 12: fingerprint scheme, counting-filter shape, entry count; the payload is the entries. */
+/**
+ * Format v1, kind 12: fingerprint scheme, counting-filter shape, entry count; the payload is the entries.
+ * The counting filter is rebuilt from the entries, not stored, so the payload cannot confirm its
+ * `counters` (a dedup planned for 1e9 keys and saved with three is 124 bytes too). Worst case a
+ * load reserves: 2^32 counters, 2 GiB of 4-bit ones (reserved, not written), plus the table for the
+ * entries; 8-bit ones (4 GiB) do not fit a WebAssembly memory and are a FormatError
+ * (test/forged-bytes.test.ts). Load bytes you did not write with that in mind.
+ */
 const RECIPE: Recipe<{ options: DeduplicatorOptions; entries: number }> = {
   kind: Kind.Deduplicator,
   what: "a deduplicator",

@@ -5,7 +5,7 @@ import { ScalableBloomFilter } from "../bloom/scalable-bloom-filter.js";
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import { DisposedError, InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
-import { TimeWindowFilter } from "../window/time-window-filter.js";
+import { MAX_WINDOW_SLICES, TimeWindowFilter } from "../window/time-window-filter.js";
 import { durationMs, windowRing } from "./duration.js";
 import type { SeenBackend, SeenKey, SeenSet } from "./seen-set.js";
 import type { MemorySeenSpec, WindowSeenSpec } from "./seen-spec.js";
@@ -112,12 +112,17 @@ function bloomAdapter(filter: ScalableBloomFilter) {
 /** An in-memory SeenSet that forgets a key `window` after it was added. */
 export function windowSeenSet(spec: WindowSeenSpec): SeenSet {
   const ms = durationMs("window", spec.window);
-  const { granularity, slices } = windowRing(ms, spec.granularity);
+  const { granularity, slices } = windowRing(ms, spec.granularity, MAX_WINDOW_SLICES, spec.window);
+  const items = check.positiveInteger("items", spec.items ?? DEFAULT_ITEMS);
+  const fpRate = check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE);
+  // `items` is the window's keys: each slice is sized for its share, at the rate that makes a
+  // query over all L slices false-"seen" at fpRate (1 - (1 - p)^L = fpRate). Sizing every slice
+  // for the whole window's keys made a week of minutes reserve 36.5 GB.
   const options = {
     granularity,
     slices,
-    itemsPerSlice: check.positiveInteger("items", spec.items ?? DEFAULT_ITEMS),
-    fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE),
+    itemsPerSlice: Math.ceil(items / slices),
+    fpRate: -Math.expm1(Math.log1p(-fpRate) / slices),
     now: spec.now,
   };
   const adapt = (filter: TimeWindowFilter) => ({

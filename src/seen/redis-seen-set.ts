@@ -33,7 +33,7 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
   };
   if (spec.window !== undefined) {
     if (exact) throw new InvalidArgumentError("exact", spec.exact, "false or absent with window (a windowed set is a Bloom filter)");
-    const { granularity, slices } = windowRing(durationMs("window", spec.window));
+    const { granularity, slices } = windowRing(durationMs("window", spec.window), undefined, undefined, spec.window);
     const options = { name: spec.name as string, granularity, slices, itemsPerSlice: check.positiveInteger("items", spec.items ?? 1e6), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE) };
     const filter = await RedisTimeWindowFilter.open(redis, options);
     return {

@@ -21,13 +21,13 @@ export interface MemorySeenSpec {
 /** In this process, forgetting keys older than `window` ("recrawl after 7 days"). */
 export interface WindowSeenSpec {
   readonly backend: "window";
-  /** How long a key stays seen. */
+  /** How long a key stays seen: a whole number of slices (at most 10,080 of them; "30s" and "90s" are refused). */
   readonly window: Duration;
-  /** Length of one slice (default: the window / 8, as a unit of Granularity where it divides). */
+  /** Length of one slice (default: the coarsest of month (30 days), day, hour and minute cutting the window into at least 4 whole slices). */
   readonly granularity?: Granularity;
-  /** Keys planned per window (default 1e6). */
+  /** Keys planned per window (default 1e6): each slice is sized for items / slices of them; a slice given more answers with a higher false-"seen" rate. */
   readonly items?: number;
-  /** False-"seen" rate (default 1e-6). */
+  /** False-"seen" rate of a query when the window holds `items` keys evenly (default 1e-6). */
   readonly fpRate?: number;
   /** Bytes from an earlier `serialize()` to start from. */
   readonly bytes?: Uint8Array;

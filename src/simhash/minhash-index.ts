@@ -410,6 +410,9 @@ function checkIds(ids: ArrayLike<number>, count: number): void {
   if (ids.length !== count) throw new InvalidArgumentError("ids", ids.length, `${count} ids, one per document`);
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
-    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError(`ids[${i}]`, id, "an integer from 0 to 2^32 - 1");
+    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) {
+      // JSON lines carry string ids: say how to store them.
+      throw new InvalidArgumentError(`ids[${i}]`, id, `an integer from 0 to 2^32 - 1${typeof id === "string" ? " (for string ids, store each one's position in an array of them)" : ""}`);
+    }
   }
 }

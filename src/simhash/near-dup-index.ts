@@ -180,11 +180,18 @@ export class NearDupIndex {
     // Rebuilt first so that positions in the tables are the snapshot's indices.
     this.build();
     const { fps, ids } = this.snapshot();
-    const results = this.run(fps, false);
+    // Copies of one fingerprint have the same matches: one query per run of copies (table 0 keeps
+    // copies together), so the work is the answer's size, not the copies' count times it.
+    const starts: number[] = [];
+    for (let i = 0; i < fps.length; i++) if (i === 0 || fps[i] !== fps[i - 1]) starts.push(i);
+    const results = this.run(BigUint64Array.from(starts, (i) => fps[i]), false);
     const out: NearPair[] = [];
-    // Entry i's own position is i (committed first, then pending): keep each pair from its lower end.
-    results.forEach((list, i) => {
-      for (const match of list) if (match.position > i) out.push({ a: ids[i], b: match.id, distance: match.distance });
+    // Entry i's own position is i: keep each pair from its lower end.
+    starts.forEach((start, r) => {
+      const end = r + 1 < starts.length ? starts[r + 1] : fps.length;
+      for (let i = start; i < end; i++) {
+        for (const match of results[r]) if (match.position > i) out.push({ a: ids[i], b: match.id, distance: match.distance });
+      }
     });
     return out;
   }

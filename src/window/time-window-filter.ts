@@ -2,10 +2,12 @@
 // month, UTC). A key is "seen" when any live slice has it; otherwise it goes into the current
 // slice. Slices older than the window are dropped whole (cleared and reused), whether or not any
 // call came in between, because liveness is computed from the clock on every call.
+// A slice is built when its granule first records a key (one WebAssembly instance each), so a
+// long ring of short slices opens at once and holds memory only for the granules that had keys.
 import { BitFilter, bitFilterRecipe } from "../bloom/bit-filter.js";
 import { BloomFilter } from "../bloom/bloom-filter.js";
 import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
-import { resolveGeometry } from "../bloom/geometry.js";
+import { MAX_TOTAL_BYTES, resolveGeometry } from "../bloom/geometry.js";
 import type { BitsGeometry } from "../bloom/partitioned-bits.js";
 import { concat, Kind, nestParts, unnestParts, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
@@ -29,14 +31,26 @@ export interface TimeWindowFilterOptions {
 }
 
 const NONE = -Number.MAX_SAFE_INTEGER;
+/**
+ * Most slices in one ring. Each slice is a WebAssembly instance with its own memory, and V8 on
+ * x64 reserves address space for each: a Node 20 process here made 12,620 before "Out of memory:
+ * Cannot allocate Wasm memory" (test/time-window.test.ts names it). A week of minutes fits, with
+ * room left for the process's other structures.
+ */
+export const MAX_WINDOW_SLICES = 10_080;
+
 /** Checks the options and returns them with the granularity resolved; allocates nothing. */
 function checkOptions(options: TimeWindowFilterOptions): TimeWindowFilterOptions {
   const opts = check.options<TimeWindowFilterOptions>("options", options);
   const unit = granularity(opts.granularity);
-  const slices = check.positiveInteger("slices", opts.slices, 100_000);
+  const slices = check.positiveInteger("slices", opts.slices, MAX_WINDOW_SLICES);
   const itemsPerSlice = check.positiveInteger("itemsPerSlice", opts.itemsPerSlice);
   const fpRate = check.probability("fpRate", opts.fpRate);
   if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
+  // Every slice may come to exist: refuse a ring whose slices together outgrow an in-process filter.
+  const { geometry } = resolveGeometry("standard", { items: itemsPerSlice, fpRate });
+  const bytes = slices * ((geometry.slots * geometry.partitions) / 8);
+  if (bytes > MAX_TOTAL_BYTES) throw new FilterTooLargeError(Math.ceil(bytes), `${slices} slices of ${itemsPerSlice} keys exceed the 1 TiB limit of one in-process filter`);
   return { granularity: unit, slices, itemsPerSlice, fpRate, now: opts.now };
 }
 
@@ -76,11 +90,13 @@ export class TimeWindowFilter {
   readonly itemsPerSlice: number;
   readonly fpRate: number;
   private readonly clock: () => number;
-  private ring: BloomFilter[];
+  /** One slot a granule; a slot is empty until its granule records a key. */
+  private ring: (BloomFilter | undefined)[];
+  private disposed = false;
   private readonly granules: number[];
 
   /** `restored` (internal) holds the slices deserialize() built, so nothing is sized twice. */
-  constructor(options: TimeWindowFilterOptions, /** @internal */ restored?: BloomFilter[]) {
+  constructor(options: TimeWindowFilterOptions, /** @internal */ restored?: (BloomFilter | undefined)[]) {
     const opts = checkOptions(options);
     this.granularity = opts.granularity;
     this.slices = opts.slices;
@@ -88,7 +104,7 @@ export class TimeWindowFilter {
     this.fpRate = opts.fpRate;
     this.clock = opts.now ?? Date.now;
     this.granules = new Array<number>(this.slices).fill(NONE);
-    this.ring = restored ?? Array.from({ length: this.slices }, () => new BloomFilter({ items: this.itemsPerSlice, fpRate: this.fpRate }));
+    this.ring = restored ?? new Array<BloomFilter | undefined>(this.slices).fill(undefined);
   }
 
   /** True when the key was seen within the window; otherwise records it now and returns false. */
@@ -126,9 +142,9 @@ export class TimeWindowFilter {
     return granuleStart(this.granularity, granuleOf(this.granularity, this.instant(now)) - this.slices + 1);
   }
 
-  /** Bytes of bit storage over all slices. */
+  /** Bytes of bit storage over the slices built so far (a slice is built when its granule first records a key). */
   get byteLength(): number {
-    return this.live().reduce((sum, slice) => sum + slice.byteLength, 0);
+    return this.live().reduce((sum, slice) => sum + (slice?.byteLength ?? 0), 0);
   }
 
   /** The FP rate the window is designed for: a query over L slices at their planned load, 1 - prod(1 - p_i). */
@@ -144,7 +160,7 @@ export class TimeWindowFilter {
   estimatedFpRate(now?: number): number {
     const ring = this.live();
     let keep = 1;
-    for (const s of this.advance(this.instant(now), false).live) keep *= 1 - ring[s].estimatedFpRate();
+    for (const s of this.advance(this.instant(now), false).live) keep *= 1 - ring[s]!.estimatedFpRate();
     return 1 - keep;
   }
 
@@ -159,14 +175,24 @@ export class TimeWindowFilter {
     view.setFloat64(16, this.fpRate, true);
     this.granules.forEach((g, i) => view.setFloat64(PARAM_BYTES + 8 * i, g, true));
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
-    const payload = concat(nestParts(this.live().map((slice) => slice.serialize())), tooLarge);
+    // An empty slot is written as an empty slice (built once), so the format is as before.
+    let empty: Uint8Array | undefined;
+    const emptySlice = () => {
+      if (empty !== undefined) return empty;
+      const slice = this.makeSlice();
+      empty = slice.serialize();
+      slice.dispose();
+      return empty;
+    };
+    const payload = concat(nestParts(this.live().map((slice) => slice?.serialize() ?? emptySlice())), tooLarge);
     return writeContainer(Kind.TimeWindowFilter, params, payload, tooLarge);
   }
 
   /**
    * Loads a window written by serialize(), with the clock to use from now on. Every slice's header
    * is checked against the window's parameters before any slice is built, so forged parameters
-   * cost no memory; what is built is at most the size of the bytes given.
+   * cost no memory; what is built is at most the size of the bytes given. A slice with no bit
+   * set is left unbuilt until its slot records a key (it answers nothing either way).
    */
   static deserialize(bytes: Uint8Array, now?: () => number): TimeWindowFilter {
     const stored = readStored(bytes, RECIPE);
@@ -180,11 +206,11 @@ export class TimeWindowFilter {
         throw new FormatError(`slice ${i} is ${describeGeometry(geometry)} where the window's parameters make ${describeGeometry(expected)}`, "ERR_BAD_PARAMS");
       }
     });
-    const ring: BloomFilter[] = [];
+    const ring: (BloomFilter | undefined)[] = [];
     try {
-      for (const part of parts) ring.push(BloomFilter.deserialize(part));
+      for (const part of parts) ring.push(payloadOf(readStored(part, sliceRecipe)).some((byte) => byte !== 0) ? BloomFilter.deserialize(part) : undefined);
     } catch (error) {
-      for (const slice of ring) slice.dispose();
+      for (const slice of ring) slice?.dispose();
       throw error;
     }
     const filter = new TimeWindowFilter({ ...options, now }, ring);
@@ -194,13 +220,18 @@ export class TimeWindowFilter {
 
   /** Releases every slice. */
   dispose(): void {
-    for (const slice of this.ring) slice.dispose();
+    for (const slice of this.ring) slice?.dispose();
     this.ring = [];
+    this.disposed = true;
   }
 
-  private live(): BloomFilter[] {
-    if (this.ring.length === 0) throw new DisposedError("TimeWindowFilter");
+  private live(): (BloomFilter | undefined)[] {
+    if (this.disposed) throw new DisposedError("TimeWindowFilter");
     return this.ring;
+  }
+
+  private makeSlice(): BloomFilter {
+    return new BloomFilter({ items: this.itemsPerSlice, fpRate: this.fpRate });
   }
 
   private instant(now: number | undefined): number {
@@ -217,14 +248,18 @@ export class TimeWindowFilter {
     const ring = this.live();
     const g = granuleOf(this.granularity, t);
     const slot = ((g % this.slices) + this.slices) % this.slices;
-    if (claim && this.granules[slot] !== g) {
-      ring[slot].clear();
+    if (claim) {
+      // The slot's first key: its slice is built now (or reused, cleared, from an older granule).
+      const slice = ring[slot];
+      if (slice === undefined) ring[slot] = this.makeSlice();
+      else if (this.granules[slot] !== g) slice.clear();
       this.granules[slot] = g;
     }
     const live: number[] = [];
     for (let i = 0; i < this.slices; i++) {
       const granule = this.granules[i];
-      if (granule <= g && granule > g - this.slices) live.push(i);
+      // An unbuilt slot (an empty slice loaded from bytes) holds nothing to consult.
+      if (granule <= g && granule > g - this.slices && ring[i] !== undefined) live.push(i);
     }
     return { current: slot, live };
   }
@@ -235,9 +270,9 @@ export class TimeWindowFilter {
     const ring = this.live();
     const out = new Uint8Array(countOf(keys));
     if (live.length === 0) return out;
-    const front = ring[live[0]];
+    const front = ring[live[0]]!;
     // When recording, the current slice answers through its set below, not as an older slice.
-    const older = live.filter((s) => !(record && s === current)).map((s) => ring[s]);
+    const older = live.filter((s) => !(record && s === current)).map((s) => ring[s]!);
     const present = new Uint8Array(BATCH);
     const flags = new Uint8Array(BATCH);
     eachBatch(front.store.front.staging, keys, (n, i) => {
@@ -246,11 +281,11 @@ export class TimeWindowFilter {
       BitFilter.orPresent(front, n, older, present, flags);
       if (mode === "seen") {
         // The current slice answers through its set: a key already there reports "not new".
-        ring[current].applyStaged(front, n, true, present.subarray(0, n), flags, 0);
+        ring[current]!.applyStaged(front, n, true, present.subarray(0, n), flags, 0);
         for (let j = 0; j < n; j++) out[i + j] = present[j] | (flags[j] ^ 1);
       } else if (mode === "add") {
         // Every key goes into the current slice (its age refreshed); new = in no older slice and not yet in this one.
-        ring[current].applyStaged(front, n, true, undefined, flags, 0);
+        ring[current]!.applyStaged(front, n, true, undefined, flags, 0);
         for (let j = 0; j < n; j++) out[i + j] = (present[j] ^ 1) & flags[j];
       } else {
         out.set(present.subarray(0, n), i);

@@ -30,11 +30,10 @@ export function size(argv: string[]): number {
     if (!(error instanceof FilterTooLargeError)) throw error;
     blocked = { error: error.message };
   }
-  const counting = {
-    counterBits,
-    bytes: Math.ceil((standard.bits * counterBits) / 8),
-    overflowBound: counterOverflowBound({ counters: standard.bits, counterBits }),
-  };
+  // Nor can a counting filter have more than 2^53 - 1 counters (one per bit of the standard filter).
+  const counting: { counterBits: number; bytes: number; overflowBound: number } | { counterBits: number; error: string } = Number.isSafeInteger(standard.bits)
+    ? { counterBits, bytes: Math.ceil((standard.bits * counterBits) / 8), overflowBound: counterOverflowBound({ counters: standard.bits, counterBits }) }
+    : { counterBits, error: `${standard.bits} counters exceed 2^53 - 1` };
   const report = { items, fpRate, standard, blocked, counting };
   if (values.json) {
     process.stdout.write(JSON.stringify(report) + "\n");
@@ -49,8 +48,8 @@ export function size(argv: string[]): number {
     ["bits per item", standard.bitsPerItem.toFixed(3)],
     ["fp rate at n", standard.fpRate.toPrecision(4)],
     ["blocked: bits, k", "error" in blocked ? `not planned: ${blocked.error}` : `${blocked.bits}, ${blocked.hashes} (${human(blocked.bytes)}, ${blocked.bitsPerItem.toFixed(3)} bits/item, fp ${blocked.fpRate.toPrecision(4)})`],
-    [`counting (${counterBits}-bit)`, `${counting.bytes} bytes (${human(counting.bytes)})`],
-    ["overflow bound", `P(max c >= ${2 ** counterBits}) <= ${counting.overflowBound.toPrecision(3)}`],
+    [`counting (${counterBits}-bit)`, "error" in counting ? `not planned: ${counting.error}` : `${counting.bytes} bytes (${human(counting.bytes)})`],
+    ["overflow bound", "error" in counting ? "not planned" : `P(max c >= ${2 ** counterBits}) <= ${counting.overflowBound.toPrecision(3)}`],
   ];
   for (const [label, value] of rows) process.stdout.write(`${label.padEnd(20)}${value}\n`);
   return 0;
