@@ -13,6 +13,7 @@ import { CrawlsieveError, DisposedError } from "../errors.js";
 
 /** A seen-set the cache can front: addMany is an atomic check-and-insert (1 where a key was new). */
 export interface CheckAndInsert {
+  /** Atomic check-and-insert: one answer per key, 1 where it was new. */
   addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> | Uint8Array;
 }
 
@@ -30,6 +31,7 @@ export interface RecentCacheStats {
 
 /** `seen` with a recent-key cache in front: same answers, fewer round trips. */
 export interface CachedSeenSet {
+  /** The seen-set's answers, with keys the cache recently saw answered here. */
   addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array>;
   readonly stats: RecentCacheStats;
   /** Bytes of the fingerprint table. */
