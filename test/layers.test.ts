@@ -180,8 +180,8 @@ describe("layers (docs/architecture.md)", () => {
       ["src/crawler/sieve.ts", []],
       ["src/cli/main.ts", ["src/index.node.ts"]],
       ["src/parallel/worker.ts", ["src/index.node.ts"]],
-      ["src/simhash/idf.ts", ["src/simhash/simhash.ts"]],
-      ["src/simhash/simhash.ts", ["src/simhash/idf.ts"]],
+      ["src/near-dup/idf.ts", ["src/near-dup/simhash.ts"]],
+      ["src/near-dup/simhash.ts", ["src/near-dup/idf.ts"]],
       ["src/elsewhere/thing.ts", []],
       ["assembly/bloom.ts", ["src/errors.ts"]],
     ]);
@@ -193,7 +193,7 @@ describe("layers (docs/architecture.md)", () => {
       "src/elsewhere/thing.ts is on no floor of the README's Architecture table",
       "assembly/bloom.ts (floor 1) imports src/errors.ts (floor 2); its row allows floors 1",
       "circle of files: src/wasm/arena.ts -> src/bloom/bloom-filter.ts",
-      "circle of files: src/simhash/idf.ts -> src/simhash/simhash.ts",
+      "circle of files: src/near-dup/idf.ts -> src/near-dup/simhash.ts",
       "circle of folders: src/wasm -> src/bloom",
     ]);
   });

@@ -262,13 +262,13 @@ describe("memory is laid out and grown in src/wasm/ only", () => {
       "const all = this.live().u8;\nconst x = all[8*i];",
       "const d = s.hashes.bytes(engine.arena.u8, 0, n);\nuse(d.subarray(16 * j, 16 * j + 16));",
     ];
-    for (const text of hand) expect(offenders(new Map([["src/simhash/forged.ts", code(text)]]), indexesViewByHand), text).toEqual(["src/simhash/forged.ts"]);
+    for (const text of hand) expect(offenders(new Map([["src/near-dup/forged.ts", code(text)]]), indexesViewByHand), text).toEqual(["src/near-dup/forged.ts"]);
     const fine = [
       "const matches = new RecordArray(arena.u8, out, fields, 0, count);\nconst id = matches.word(e, idAt);",
       "const flags = staging.out.bytes(arena.u8, 0, n);\nfor (let i = 0; i < n; i++) flags[i] = flags[i] === 0 ? 0 : 1;",
       "const out = new Uint8Array(16 * n);\nout.set(x, 16 * at);",
     ];
-    for (const text of fine) expect(offenders(new Map([["src/simhash/fine.ts", code(text)]]), indexesViewByHand), text).toEqual([]);
+    for (const text of fine) expect(offenders(new Map([["src/near-dup/fine.ts", code(text)]]), indexesViewByHand), text).toEqual([]);
     expect(offenders(new Map([["src/wasm/route.ts", code(hand[1])]]), indexesViewByHand)).toEqual([]);
   });
 

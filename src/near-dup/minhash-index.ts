@@ -1,5 +1,5 @@
 // Near-duplicates by estimated Jaccard similarity of word shingles: every document's MinHash
-// sketches (src/simhash/minhash.ts) are kept in WASM memory; LSH band keys (one-permutation
+// sketches (src/near-dup/minhash.ts) are kept in WASM memory; LSH band keys (one-permutation
 // hashing, `bands` of `rows` bins) find candidates in a Map of buckets, and every candidate is
 // verified by the bottom-k estimate of its Jaccard similarity (in WASM, batches of pairs), so a
 // reported pair is one whose estimate reaches the threshold, not one that merely shared a band.
