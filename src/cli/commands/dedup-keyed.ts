@@ -1,7 +1,7 @@
 // The keyed path of `dedup`: lines go through JavaScript as keys of a seen-set that is not the
 // byte pipeline's (an LMDB store, Redis, a filter to save) or as canonical URLs. Loaded only for
 // those options, so the common case starts without these modules.
-import { writeFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
@@ -38,8 +38,8 @@ interface SeenSet {
   readonly byteLength: number;
   /** Extra numbers for --stats. */
   report(): Record<string, unknown>;
-  /** The filter in format v1 (approximate in-memory sets only), for --save-filter. */
-  serialize?(): Uint8Array;
+  /** The filter in format v1 as consecutive pieces (approximate in-memory sets only), for --save-filter. */
+  serializeParts?(): Iterable<Uint8Array>;
 }
 
 function exactSet(items: number, fpRate: number): SeenSet {
@@ -73,7 +73,8 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
       return filter.byteLength;
     },
     report: () => ({}),
-    serialize: () => filter.serialize(),
+    // Pieces, written one after another: a filter past 4 GiB fits no single Uint8Array.
+    serializeParts: () => (filter instanceof ScalableBloomFilter ? [filter.serialize()] : filter.serializeParts()),
   };
 }
 
@@ -93,7 +94,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
             : new BloomFilter({ items, fpRate }),
       );
 
-  if (values["save-filter"] !== undefined && filter.serialize === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
+  if (values["save-filter"] !== undefined && filter.serializeParts === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
   const canonical = values.canonicalize ? urlOptions(values) : undefined;
   if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
   // With --canonicalize the keys are the lines' canonical URLs; otherwise the line bytes themselves.
@@ -143,7 +144,14 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
     // Also on errors: an open Redis connection would otherwise keep the process alive.
     await filter.close?.();
   }
-  if (values["save-filter"] !== undefined) await writeFile(values["save-filter"], filter.serialize!());
+  if (values["save-filter"] !== undefined) {
+    const file = await open(values["save-filter"], "w");
+    try {
+      for (const part of filter.serializeParts!()) for (let at = 0; at < part.length; ) at += (await file.write(part, at)).bytesWritten;
+    } finally {
+      await file.close();
+    }
+  }
   progress.done();
   if (values.stats) {
     const seconds = (performance.now() - started) / 1000;
