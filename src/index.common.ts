@@ -16,6 +16,7 @@ export { md5, md5Hex, md5Many, md5Spans, Md5, toHex } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";
 export { xxh128 } from "./hash/xxh128.js";
 export { LineDeduplicator, dedupLines, type LineDeduplicatorOptions } from "./lines/line-deduplicator.js";
+export type { LineSpill, LineSpillFactory } from "./lines/line-spill.js";
 export * as sizing from "./sizing/index.js";
 export { optimalBloom } from "./sizing/bloom.js";
 export {

@@ -1,6 +1,7 @@
 // Node entry: the module is read from build/crawlsieve.wasm beside this package (src/wasm/node.ts).
 export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";
+export { fileSpill } from "./lines/file-spill.js";
 export { openLmdbStore } from "./dedup/lmdb-store.js";
 export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
 export { BloomWorkerPool, WorkerJobError } from "./parallel/worker-pool.js";

@@ -1,0 +1,192 @@
+// The exact line table over several WebAssembly memories: the line engine's own table (the fast
+// path's, in the engine's memory) and TableShard instances, 2^k tables in all, a fingerprint's
+// table chosen by the low k bits of its high word (the bits no table uses for its partition or
+// bucket). A batch of fingerprints is sorted by table (assembly/line-split.ts groupBy), each group
+// copied to its instance and tested-and-set there, and the answers put back in line order. When a
+// table is full and the memory budget or the 4 GiB of one memory stops its growth, the tables
+// freeze: from then on a fingerprint is only looked up, and a line not found is the caller's to
+// spill (see line-engine.ts). Frozen tables are cleared and reused to resolve the spill.
+import { CrawlsieveError } from "../errors.js";
+import type { Arena } from "../wasm/arena.js";
+import type { ArrayRegion } from "../wasm/array-region.js";
+import { LOG_PARTS, PARTS, TableShard } from "./table-shard.js";
+
+/** The engine's own table, as the shards' kernels address it. */
+export interface OwnTable {
+  readonly arena: Arena;
+  readonly ptr: number;
+  readonly counts: number;
+  readonly buckets: number;
+  readonly limit: number;
+}
+
+/** Regions of the engine's memory a batch is worked in (M fingerprints). */
+export interface BatchRegions {
+  readonly digests: ArrayRegion;
+  readonly grouped: ArrayRegion;
+  readonly perm: ArrayRegion;
+  readonly starts: ArrayRegion;
+  readonly gflags: ArrayRegion;
+  readonly flags: ArrayRegion;
+}
+
+/** Budget facts: bytes every memory may take, and the bytes all may take together. */
+export interface MemoryLimits {
+  readonly perMemory: number;
+  /** Bytes left for tables once the engine's memory and the spill buffers are counted, as a function of what is held now. */
+  readonly available: () => number;
+}
+
+/** The own table and 2^k - 1 shards, or the own table alone (frozen, single memory). */
+export class LineTables {
+  private readonly shards: TableShard[] = [];
+  private logTables = 0;
+  /** No insert any more: the budget is reached. */
+  frozen = false;
+
+  constructor(
+    private readonly own: () => OwnTable,
+    private readonly regions: BatchRegions,
+    private readonly limits: MemoryLimits,
+    private readonly batch: number,
+  ) {}
+
+  /** Tables in use (1 until spread). */
+  get count(): number {
+    return 1 << this.logTables;
+  }
+
+  /** Bytes of the shards' memories. */
+  get shardBytes(): number {
+    return this.shards.reduce((sum, s) => sum + s.byteLength, 0);
+  }
+
+  /** Keys the tables may hold without growing. */
+  get capacity(): number {
+    const own = this.own();
+    return PARTS * own.limit + this.shards.reduce((sum, s) => sum + s.capacity, 0);
+  }
+
+  /**
+   * Spreads the own table (it cannot grow further) over 2^k tables when the budget has room for
+   * at least one more of its size; otherwise freezes. Returns whether it spread.
+   */
+  spread(): boolean {
+    const own = this.own();
+    const tableBytes = PARTS * own.buckets * 64;
+    const per = tableBytes * 1.1 + this.batch * 17 + (1 << 16);
+    const more = Math.floor(this.limits.available() / per);
+    let log = 0;
+    while (log < 6 && (2 << log) - 1 <= more && per <= this.limits.perMemory) log++;
+    if (log === 0) {
+      this.frozen = true;
+      return false;
+    }
+    this.logTables = log;
+    const buckets = Math.max(4, Math.ceil((own.buckets * 1.5) / (1 << log)));
+    for (let i = 1; i < 1 << log; i++) this.shards.push(new TableShard(this.batch, buckets));
+    // Each partition of the own table keeps its share; the rest goes to the shards in batches.
+    const k = own.arena.k;
+    const { scratch } = own.arena.place({ table: tableBytes, scratch: own.buckets * 64 }, own.ptr, "the line table");
+    const mask = BigInt((1 << log) - 1);
+    for (let p = 0; p < PARTS; p++) {
+      const moved = k.bucketsKeep(own.ptr, own.buckets, p, own.counts, scratch, mask) >>> 0;
+      for (let at = 0; at < moved; at += this.batch) {
+        const n = Math.min(this.batch, moved - at);
+        own.arena.u8.copyWithin(this.regions.digests.ptr, scratch + 16 * at, scratch + 16 * (at + n));
+        if (this.probe(n, "resolve") !== n) throw new Error("unreachable: a spread key was refused");
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Tests-and-sets the n fingerprints in the digest region; flags[i] = 0 seen, 1 not seen.
+   * "dedup": returns the index from which lines not seen must be spilled (n: none), freezing when
+   * a full table cannot grow. "resolve": never freezes; a full table is an error (the spill's
+   * partition holds more distinct lines than the tables).
+   */
+  probe(n: number, mode: "dedup" | "resolve"): number {
+    const r = this.regions;
+    const own = this.own();
+    const k = own.arena.k;
+    const wasFrozen = this.frozen && mode === "dedup";
+    let spillFrom = wasFrozen ? 0 : n;
+    if (this.logTables === 0) {
+      if (mode === "resolve") {
+        if (k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.digests.ptr, n, r.flags.ptr) >>> 0 < n) throw tooLarge();
+        return n;
+      }
+      k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.digests.ptr, n, r.flags.ptr);
+      flip(r.flags.bytes(own.arena.u8, 0, n));
+      return 0;
+    }
+    k.groupBy(r.digests.ptr, n, 16, 8, 0, this.logTables, r.grouped.ptr, r.perm.ptr, r.starts.ptr);
+    const starts = r.starts.view(own.arena.u8, Uint32Array, 0, this.count + 1).slice();
+    const perm = r.perm.view(own.arena.u8, Uint32Array, 0, n);
+    for (let g = 0; g < this.count; g++) {
+      const a = starts[g];
+      const m = starts[g + 1] - a;
+      if (m === 0) continue;
+      let done = 0;
+      let answers: Uint8Array;
+      if (g === 0) {
+        if (!this.frozen || mode === "resolve") done = k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.grouped.at(a), m, r.gflags.at(a)) >>> 0;
+        if (done < m) {
+          if (mode === "resolve") throw tooLarge();
+          this.frozen = true;
+          k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.grouped.at(a + done), m - done, r.gflags.at(a + done));
+        }
+        answers = r.gflags.bytes(own.arena.u8, a, m);
+      } else {
+        const shard = this.shards[g - 1];
+        shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, m));
+        if (!this.frozen || mode === "resolve") {
+          done = shard.add(0, m);
+          while (done < m && this.mayGrow(shard)) {
+            shard.grow();
+            done = shard.add(done, m);
+          }
+        }
+        if (done < m) {
+          if (mode === "resolve") throw tooLarge();
+          this.frozen = true;
+          shard.has(done, m);
+        }
+        answers = shard.flags.bytes(shard.arena.u8, 0, m);
+        r.gflags.copyIn(own.arena.u8, answers, a);
+        answers = r.gflags.bytes(own.arena.u8, a, m);
+      }
+      // Looked-up answers (1 present) turned into the flags' sense (0 seen); the first absent line starts the spill.
+      for (let j = done; j < m; j++) {
+        answers[j] ^= 1;
+        if (answers[j] === 1 && perm[a + j] < spillFrom) spillFrom = perm[a + j];
+      }
+    }
+    k.scatterFlags(r.gflags.ptr, r.perm.ptr, n, r.flags.ptr);
+    return spillFrom;
+  }
+
+  /** Empties every table for the spill's resolution (sizes kept). */
+  clear(): void {
+    const own = this.own();
+    own.arena.u8.fill(0, own.counts, own.counts + 4 * PARTS);
+    own.arena.u8.fill(0, own.ptr, own.ptr + PARTS * own.buckets * 64);
+    for (const s of this.shards) s.clear();
+    this.frozen = false;
+  }
+
+  /** Whether a shard may grow: its next size within one memory and the budget. */
+  private mayGrow(shard: TableShard): boolean {
+    const extra = shard.grownBytes - shard.byteLength;
+    return shard.grownBytes <= this.limits.perMemory && extra <= this.limits.available();
+  }
+}
+
+function flip(flags: Uint8Array): void {
+  for (let i = 0; i < flags.length; i++) flags[i] ^= 1;
+}
+
+function tooLarge(): CrawlsieveError {
+  return new CrawlsieveError("ERR_SPILL_TOO_LARGE", "a partition of the lines spilled to disk holds more distinct lines than the memory budget can; raise --memory");
+}
