@@ -159,7 +159,8 @@ export class FileSpill implements LineSpill {
     this.keeping?.close();
     const readers = this.kept.map((path) => indexReader(path, this.fail));
     const bits = new Uint8Array(WINDOW / 8);
-    const out = Buffer.allocUnsafe(LOG_BUFFER);
+    // A new output buffer after each one handed out: a chunk stays valid for as long as it is held.
+    let out = new Uint8Array(LOG_BUFFER);
     let used = 0;
     let index = 0;
     let windowEnd = 0;
@@ -185,9 +186,10 @@ export class FileSpill implements LineSpill {
           const len = nl + 1 - start;
           if (used + len > out.length) {
             if (used > 0) yield out.subarray(0, used);
+            out = new Uint8Array(LOG_BUFFER);
             used = 0;
           }
-          if (len > out.length) yield data.slice(start, nl + 1);
+          if (len > out.length) yield new Uint8Array(data.subarray(start, nl + 1));
           else {
             out.set(data.subarray(start, nl + 1), used);
             used += len;
@@ -196,7 +198,8 @@ export class FileSpill implements LineSpill {
         index++;
         start = nl + 1;
       }
-      if (start < data.length) carry = data.slice(start);
+      // A copy: the read buffer is refilled by the next chunk (Buffer's slice would be a view).
+      if (start < data.length) carry = new Uint8Array(data.subarray(start));
     }
     if (used > 0) yield out.subarray(0, used);
   }
@@ -266,7 +269,7 @@ function indexReader(path: string | undefined, fail: (error: unknown) => never):
             return;
           }
           // Chunks are multiples of 8 bytes (16 KiB reads of a file of f64s); copied to be aligned.
-          values = new Float64Array(next.value.slice().buffer);
+          values = new Float64Array(new Uint8Array(next.value).buffer);
           at = 0;
         }
         const v = values[at];

@@ -20,7 +20,7 @@ export interface LineSpill {
   records(p: number, max: number): Iterable<Uint8Array>;
   /** Appends spill indexes (ascending) kept from partition p; `restart` drops those given before. */
   keep(p: number, indexes: Float64Array, restart: boolean): void;
-  /** The kept lines, in spill order, in chunks (each valid until the next). */
+  /** The kept lines, in spill order, in chunks of their own (never reused). */
   output(): Iterable<Uint8Array>;
   /** Removes what it holds outside memory; idempotent. */
   close(): void;
