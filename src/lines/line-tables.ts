@@ -69,15 +69,16 @@ export class LineTables {
 
   /**
    * Spreads the own table (it cannot grow further) over 2^k tables when the budget has room for
-   * at least one more of its size; otherwise freezes. Returns whether it spread.
+   * a quarter of one more of its size or more; otherwise freezes. Returns whether it spread.
    */
   spread(): boolean {
     const own = this.own();
     const tableBytes = PARTS * own.buckets * 64;
     const per = tableBytes * 1.1 + this.batch * 17 + (1 << 16);
-    const more = Math.floor(this.limits.available() / per);
-    let log = 0;
-    while (log < 6 && (2 << log) - 1 <= more && per <= this.limits.perMemory) log++;
+    // Tables of the own table's size the budget holds besides it; rounded up to a power of two, as
+    // the shards' growth is checked against the budget anyway (so a budget is used, not left over).
+    const more = this.limits.available() / per;
+    const log = more < 0.25 ? 0 : Math.min(6, Math.max(1, Math.ceil(Math.log2(1 + more))));
     if (log === 0) {
       this.frozen = true;
       return false;
@@ -167,13 +168,12 @@ export class LineTables {
     return spillFrom;
   }
 
-  /** Empties every table for the spill's resolution (sizes kept). */
+  /** Empties every table for the spill's resolution (sizes kept; still frozen, which "resolve" ignores). */
   clear(): void {
     const own = this.own();
     own.arena.u8.fill(0, own.counts, own.counts + 4 * PARTS);
     own.arena.u8.fill(0, own.ptr, own.ptr + PARTS * own.buckets * 64);
     for (const s of this.shards) s.clear();
-    this.frozen = false;
   }
 
   /** Whether a shard may grow: its next size within one memory and the budget. */
