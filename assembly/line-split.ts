@@ -17,15 +17,17 @@ const CR: u8 = 0x0d;
 export const SPLIT_LINE_BYTES: u32 = 16;
 /** A spill record: the 16-byte fingerprint, then the line's spill index as an f64. */
 export const SPILL_RECORD_BYTES: u32 = 24;
+/** Offset of a spill record's f64 spill index. */
+export const SPILL_RECORD_INDEX: u32 = 16;
 const LANES: u32 = 32;
 
 /**
  * Finds up to `max` lines of buf[0, len) (with `final` = 1 a last line without "\n" too), writing a
  * record each to `records` and its 16-byte fingerprint (the context's hash; an all-zero one
- * stored with lo = 1, as the table needs) to `digests`. Returns the count; the bytes consumed are
- * the last record's line end minus buf.
+ * stored with lo = 1, as the table needs) to `digests`. Returns the count, and stores at `endAt`
+ * (u32) the bytes consumed: the end of the last line found, less buf.
  */
-export function lineScan(ctx: usize, buf: usize, len: u32, final: u32, max: u32, records: usize, digests: usize): u32 {
+export function lineScan(ctx: usize, buf: usize, len: u32, final: u32, max: u32, records: usize, digests: usize, endAt: usize): u32 {
   const end = buf + <usize>len;
   const xxh = load<u32>(ctx, LINE_HASH) == 1;
   let n: u32 = 0;
@@ -64,6 +66,7 @@ export function lineScan(ctx: usize, buf: usize, len: u32, final: u32, max: u32,
     const d = digests + (<usize>i << 4);
     if ((load<u64>(d) | load<u64>(d, 8)) == 0) store<u64>(d, 1);
   }
+  store<u32>(endAt, <u32>(q - buf));
   return n;
 }
 
@@ -148,7 +151,7 @@ export function lineEmit(ctx: usize, records: usize, digests: usize, flags: usiz
     if (open) store<u8>(spill + spillLen++, NL);
     const rec = spillRecords + <usize>spilled * <usize>SPILL_RECORD_BYTES;
     memory.copy(rec, digests + (<usize>i << 4), 16);
-    store<f64>(rec, first + <f64>spilled, 16);
+    store<f64>(rec, first + <f64>spilled, SPILL_RECORD_INDEX);
     spilled++;
   }
   memory.copy(out + outLen, runStart, runEnd - runStart);
@@ -163,4 +166,15 @@ export function lineEmit(ctx: usize, records: usize, digests: usize, flags: usiz
 /** Copies `bytes` bytes of each of `n` records from src (stride srcStride) to dst (stride dstStride). */
 export function gather(src: usize, n: u32, srcStride: u32, dst: usize, dstStride: u32, bytes: u32): void {
   for (let i: u32 = 0; i < n; i++) memory.copy(dst + <usize>i * <usize>dstStride, src + <usize>i * <usize>srcStride, bytes);
+}
+
+/** The spill indexes of the `n` spill records whose flag is not 0, in order, as f64s to `out`; returns their count. */
+export function spillKept(records: usize, flags: usize, n: u32, out: usize): u32 {
+  let m: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    if (load<u8>(flags + <usize>i) == 0) continue;
+    store<f64>(out + (<usize>m << 3), load<f64>(records + <usize>i * <usize>SPILL_RECORD_BYTES, SPILL_RECORD_INDEX));
+    m++;
+  }
+  return m;
 }

@@ -19,6 +19,7 @@ import { lineContext, lineSizes, stageRecord, type LineField } from "./line-cont
 import { LongLineHasher } from "./long-line.js";
 import { FIRST_STAGE_ITEMS, planStage } from "./stage-plan.js";
 import { MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { layOut } from "../wasm/regions.js";
 import { LineTables } from "./line-tables.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 import { SplitPath } from "./split-path.js";
@@ -113,7 +114,9 @@ export class LineEngine {
         starts: array(4, 257),
         gflags: array(1, exact ? SPLIT_BATCH : 0),
         flags: array(1, exact ? SPLIT_BATCH : 0),
-        spillLen: 4,
+        spillLen: array(4, 1),
+        scanEnd: array(4, 1),
+        kept: array(8, exact ? SPLIT_BATCH : 0),
         spillBytes: array(1, exact ? headBytes + chunkBytes + 64 : 0),
         spillRecords: array(arena.k.SPILL_RECORD_BYTES.value, exact ? SPLIT_BATCH : 0),
         spillGrouped: array(arena.k.SPILL_RECORD_BYTES.value, exact ? SPLIT_BATCH : 0),
@@ -129,7 +132,7 @@ export class LineEngine {
     this.outs = [r.out0, r.out1];
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
-    this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, spillLen: r.spillLen, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
+    this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, spillLen: r.spillLen, scanEnd: r.scanEnd, kept: r.kept, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
     this.spill = exact ? options.spill?.(arena.k.SPILL_RECORD_BYTES.value) : undefined;
     this.set("mode", options.mode === "exact" ? 0 : 1);
     this.set("hash", options.hash === "xxh128" ? 1 : 0);
@@ -250,7 +253,7 @@ export class LineEngine {
   private growTable(): void {
     const next = Math.max(this.buckets + 1, Math.ceil(this.buckets * GROWTH));
     // Growth past one memory or the budget: spread over several memories, or freeze and spill.
-    const end = this.seenPtr + PARTS * next * 64 + this.buckets * 64;
+    const { end } = layOut(this.seenPtr, { table: PARTS * next * 64, scratch: this.buckets * 64 });
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
     if (end > perMemory || end - this.arena.k.memory.buffer.byteLength > this.available()) {
       this.leaveKernel();

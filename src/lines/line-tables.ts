@@ -8,7 +8,7 @@
 // spill (see line-engine.ts). Frozen tables are cleared and reused to resolve the spill.
 import { CrawlsieveError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
-import type { ArrayRegion } from "../wasm/array-region.js";
+import { ArrayRegion } from "../wasm/array-region.js";
 import { LOG_PARTS, PARTS, TableShard } from "./table-shard.js";
 
 /** The engine's own table, as the shards' kernels address it. */
@@ -92,9 +92,10 @@ export class LineTables {
     const mask = BigInt((1 << log) - 1);
     for (let p = 0; p < PARTS; p++) {
       const moved = k.bucketsKeep(own.ptr, own.buckets, p, own.counts, scratch, mask) >>> 0;
+      const movedKeys = new ArrayRegion(scratch, 16, moved);
       for (let at = 0; at < moved; at += this.batch) {
         const n = Math.min(this.batch, moved - at);
-        own.arena.u8.copyWithin(this.regions.digests.ptr, scratch + 16 * at, scratch + 16 * (at + n));
+        this.regions.digests.copyIn(own.arena.u8, movedKeys.bytes(own.arena.u8, at, n));
         if (this.probe(n, "resolve") !== n) throw new Error("unreachable: a spread key was refused");
       }
     }
@@ -171,8 +172,8 @@ export class LineTables {
   /** Empties every table for the spill's resolution (sizes kept; still frozen, which "resolve" ignores). */
   clear(): void {
     const own = this.own();
-    own.arena.u8.fill(0, own.counts, own.counts + 4 * PARTS);
-    own.arena.u8.fill(0, own.ptr, own.ptr + PARTS * own.buckets * 64);
+    new ArrayRegion(own.counts, 4, PARTS).fill(own.arena.u8);
+    new ArrayRegion(own.ptr, 64, PARTS * own.buckets).fill(own.arena.u8);
     for (const s of this.shards) s.clear();
   }
 

@@ -14,7 +14,11 @@ import type { LineSpill } from "./line-spill.js";
 export interface SplitRegions extends BatchRegions {
   readonly records: ArrayRegion;
   readonly spillBytes: ArrayRegion;
-  readonly spillLen: number;
+  /** The spill region's length (one u32), and where a scan ended (one u32). */
+  readonly spillLen: ArrayRegion;
+  readonly scanEnd: ArrayRegion;
+  /** Spill indexes kept from a batch of records (f64). */
+  readonly kept: ArrayRegion;
   readonly spillRecords: ArrayRegion;
   readonly spillGrouped: ArrayRegion;
 }
@@ -44,16 +48,15 @@ export class SplitPath {
     const r = this.r;
     let done = 0;
     for (;;) {
-      const n = k.lineScan(this.ctx, ptr + done, len - done, final ? 1 : 0, this.batch, r.records.ptr, r.digests.ptr) >>> 0;
+      const n = k.lineScan(this.ctx, ptr + done, len - done, final ? 1 : 0, this.batch, r.records.ptr, r.digests.ptr, r.scanEnd.ptr) >>> 0;
       if (n === 0) return done;
-      const lastEnd = this.arena.u32[(r.records.at(n - 1) + 8) >>> 2];
+      const consumed = r.scanEnd.view(this.arena.u8, Uint32Array)[0];
       const spillFrom = this.tables.probe(n, "dedup");
       if (spillFrom < n && this.spill === undefined) throw noSpill();
-      const u32 = this.arena.u32;
-      u32[r.spillLen >>> 2] = 0;
-      const spilled = k.lineEmit(this.ctx, r.records.ptr, r.digests.ptr, r.flags.ptr, n, spillFrom, r.spillBytes.ptr, r.spillRecords.ptr, this.spilled, r.spillLen) >>> 0;
-      if (spilled > 0) this.hand(spilled, this.arena.u32[r.spillLen >>> 2]);
-      done = lastEnd - ptr;
+      r.spillLen.fill(this.arena.u8);
+      const spilled = k.lineEmit(this.ctx, r.records.ptr, r.digests.ptr, r.flags.ptr, n, spillFrom, r.spillBytes.ptr, r.spillRecords.ptr, this.spilled, r.spillLen.ptr) >>> 0;
+      if (spilled > 0) this.hand(spilled, r.spillLen.view(this.arena.u8, Uint32Array)[0]);
+      done += consumed;
     }
   }
 
@@ -62,6 +65,7 @@ export class SplitPath {
    * (too long for a chunk): 1 new, 0 seen, 3 spilled (its bytes, with "\n", go to the spill).
    */
   long(pieces: readonly Uint8Array[], terminated: boolean, count: (unique: number) => void): number {
+    const k = this.arena.k;
     const spillFrom = this.tables.probe(1, "dedup");
     const flag = this.arena.u8[this.r.flags.ptr];
     if (flag === 0) return count(0), 0;
@@ -79,7 +83,7 @@ export class SplitPath {
     if (!terminated) line[at] = 0x0a;
     const record = new Uint8Array(this.r.spillRecords.size);
     record.set(this.r.digests.bytes(this.arena.u8, 0, 1));
-    new DataView(record.buffer).setFloat64(16, this.spilled, true);
+    new DataView(record.buffer).setFloat64(k.SPILL_RECORD_INDEX.value, this.spilled, true);
     const starts = new Uint32Array(this.spill.partitions + 1);
     // The partition is the digest's first byte, as groupBy takes it (little-endian low word).
     for (let p = record[0] + 1; p < starts.length; p++) starts[p] = 1;
@@ -108,13 +112,8 @@ export class SplitPath {
             r.spillRecords.copyIn(this.arena.u8, chunk);
             k.gather(r.spillRecords.ptr, n, size, r.digests.ptr, 16, 16);
             this.tables.probe(n, "resolve");
-            const flags = r.flags.bytes(this.arena.u8, 0, n);
-            const f64 = r.spillRecords.view(this.arena.u8, Float64Array, 0, n);
-            const step = size / 8;
-            const indexes = new Float64Array(n);
-            let m = 0;
-            for (let i = 0; i < n; i++) if (flags[i] !== 0) indexes[m++] = f64[i * step + 2];
-            spill.keep(p, indexes.subarray(0, m), first);
+            const m = k.spillKept(r.spillRecords.ptr, r.flags.ptr, n, r.kept.ptr) >>> 0;
+            spill.keep(p, r.kept.view(this.arena.u8, Float64Array, 0, m).slice(), first);
             first = false;
             kept += m;
           }

@@ -4,7 +4,8 @@
 // own table and these shards split the fingerprints by the low bits of their high word
 // (line-tables.ts); a shard grows by 1.5x like the engine's table, when the memory budget allows.
 import { Arena } from "../wasm/arena.js";
-import { array, type ArrayRegion } from "../wasm/array-region.js";
+import { array, ArrayRegion } from "../wasm/array-region.js";
+import { layOut } from "../wasm/regions.js";
 
 /** Table geometry shared with the line engine's own table. */
 export const LOG_PARTS = 6;
@@ -53,7 +54,7 @@ export class TableShard {
   /** Bytes of memory after the next growth (the scratch included): for the budget. */
   get grownBytes(): number {
     const next = Math.ceil(this.buckets * GROWTH);
-    return Math.max(this.byteLength, this.tablePtr + PARTS * next * 64 + this.buckets * 64);
+    return Math.max(this.byteLength, layOut(this.tablePtr, { table: PARTS * next * 64, scratch: this.buckets * 64 }).end);
   }
 
   /** Grows the table by 1.5x in place through a scratch of one old partition. */
@@ -73,7 +74,7 @@ export class TableShard {
   clear(): void {
     const u8 = this.arena.u8;
     this.counts.fill(u8);
-    u8.fill(0, this.tablePtr, this.tablePtr + PARTS * this.buckets * 64);
+    new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets).fill(u8);
   }
 
   /** Bytes of WebAssembly memory held. */

@@ -94,6 +94,8 @@ export interface Kernels {
   readonly SPLIT_LINE_BYTES: WebAssembly.Global;
   /** Bytes of a spill record: 16-byte fingerprint and f64 spill index (u32 global). */
   readonly SPILL_RECORD_BYTES: WebAssembly.Global;
+  /** Spill record: offset of its f64 spill index (u32 global). */
+  readonly SPILL_RECORD_INDEX: WebAssembly.Global;
   /** Stage record: offset of the u32 address of its bits (u32 global). */
   readonly LINE_STAGE_BITS: WebAssembly.Global;
   /** Stage record: offset of its f64 block count (u32 global). */
@@ -157,7 +159,9 @@ export interface Kernels {
   lineDigest(ctx: number, key: number, len: number, out: number): void;
   digestDedup(ctx: number, digest: number): number;
   /** Finds and fingerprints up to `max` lines into records and digests; returns the count. */
-  lineScan(ctx: number, buf: number, len: number, final: number, max: number, records: number, digests: number): number;
+  lineScan(ctx: number, buf: number, len: number, final: number, max: number, records: number, digests: number, endAt: number): number;
+  /** The f64 spill indexes of the flagged spill records; returns their count. */
+  spillKept(records: number, flags: number, n: number, out: number): number;
   /** Stable counting sort of fixed-size records by some bits of one of their u64 words. */
   groupBy(src: number, n: number, size: number, word: number, shift: number, bits: number, dst: number, perm: number, starts: number): void;
   /** Grouped answers back into line order. */
