@@ -1,10 +1,11 @@
 // Exact line dedup under a memory budget: the table spread over several WebAssembly memories and
 // the lines past the budget spilled to disk must still give awk's first occurrences (mawk's
 // `!s[k]++`, k the line without a final "\r"), byte for byte, from files and pipes, with the
-// spilled lines' duplicates before and after the spill point; a bad --tmp is one line and exit 2;
+// spilled lines' duplicates before and after the spill point; a bad --tmp or a full disk is one
+// line and exit 2;
 // the spill's files are gone after exit and after SIGINT.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -134,6 +135,30 @@ describe("crawlsieve dedup --memory --tmp", () => {
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
       // What was printed is a prefix of the right answer: nothing wrong, only less.
       expect(reference.subarray(0, result.stdout.length).equals(result.stdout)).toBe(true);
+    }
+  });
+
+  it("stops with one line and exit code 2 on a full disk, and leaves nothing on it (a loop filesystem; skipped where mount is not allowed)", (context) => {
+    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-full-"));
+    const image = join(dir, "disk.img");
+    const mountPoint = join(dir, "mnt");
+    mkdirSync(mountPoint);
+    const sh = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
+    // 8 MiB: the spill of this input (about 12 MB) does not fit.
+    if (!(sh("truncate", ["-s", "8M", image]) && sh("mkfs.ext2", ["-q", "-F", image]) && sh("mount", ["-o", "loop", image, mountPoint]))) {
+      rmSync(dir, { recursive: true, force: true });
+      context.skip();
+    }
+    try {
+      const result = run(["dedup", "--memory", "16MiB", "--tmp", mountPoint], input);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^crawlsieve: cannot spill lines to disk in .* \(no space left on the device, ENOSPC\)/);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(reference.subarray(0, result.stdout.length).equals(result.stdout)).toBe(true);
+      expect(readdirSync(mountPoint).filter((name) => name !== "lost+found")).toEqual([]);
+    } finally {
+      sh("umount", [mountPoint]);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
