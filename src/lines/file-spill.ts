@@ -17,8 +17,12 @@ import { CrawlsieveError } from "../errors.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 
 const PARTITIONS = 256;
-const PART_BUFFER = 4 << 10;
+/** Write buffer of a partition file: a 4096th of the budget (a write call per 170 to 11,000 records), within these bounds. */
+const MIN_PART_BUFFER = 4 << 10;
+const MAX_PART_BUFFER = 256 << 10;
 const LOG_BUFFER = 256 << 10;
+/** Read buffer of a kept list at the end (one per partition). */
+const READ_BUFFER = 16 << 10;
 /** Spill indexes a bitmap window covers: 2^20 bits, 128 KiB. */
 const WINDOW = 1 << 20;
 const NL = 0x0a;
@@ -110,7 +114,8 @@ function* chunks(path: string, size: number, fail: (error: unknown) => never): G
 /** Spilled lines in files under a temporary folder of `dir`. */
 export class FileSpill implements LineSpill {
   readonly partitions = PARTITIONS;
-  readonly bufferBytes = PARTITIONS * PART_BUFFER + LOG_BUFFER + 2 * WINDOW / 8;
+  readonly bufferBytes: number;
+  private readonly partBuffer: number;
   private folder: string | undefined;
   private log: Appender | undefined;
   private parts: Appender[] = [];
@@ -122,7 +127,11 @@ export class FileSpill implements LineSpill {
   constructor(
     private readonly dir: string,
     private readonly recordBytes: number,
-  ) {}
+    memory = Infinity,
+  ) {
+    this.partBuffer = Math.max(MIN_PART_BUFFER, Math.min(MAX_PART_BUFFER, 2 ** Math.floor(Math.log2(memory / 4096))));
+    this.bufferBytes = PARTITIONS * this.partBuffer + 2 * LOG_BUFFER + 2 * (WINDOW / 8) + PARTITIONS * READ_BUFFER;
+  }
 
   append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void {
     const log = this.log ?? this.open();
@@ -147,7 +156,7 @@ export class FileSpill implements LineSpill {
     if (this.folder === undefined) return;
     if (restart || this.keeping?.path !== join(this.folder, `k${p}`)) {
       this.keeping?.close();
-      this.keeping = new Appender(join(this.folder, `k${p}`), PART_BUFFER, this.fail);
+      this.keeping = new Appender(join(this.folder, `k${p}`), MIN_PART_BUFFER, this.fail);
       this.kept[p] = this.keeping.path;
     }
     this.keeping.write(new Uint8Array(indexes.buffer, indexes.byteOffset, indexes.byteLength));
@@ -239,7 +248,7 @@ export class FileSpill implements LineSpill {
     this.folder = folder;
     live.add(folder);
     this.log = new Appender(join(folder, "log"), LOG_BUFFER, this.fail);
-    for (let p = 0; p < PARTITIONS; p++) this.parts.push(new Appender(join(folder, `p${p}`), PART_BUFFER, this.fail));
+    for (let p = 0; p < PARTITIONS; p++) this.parts.push(new Appender(join(folder, `p${p}`), this.partBuffer, this.fail));
     return this.log;
   }
 
@@ -254,7 +263,7 @@ export class FileSpill implements LineSpill {
 /** Reads a kept list (ascending f64 spill indexes) window by window. */
 function indexReader(path: string | undefined, fail: (error: unknown) => never): { mark(bits: Uint8Array, from: number, to: number): void } {
   if (path === undefined) return { mark() {} };
-  const source = chunks(path, 1 << 14, fail)[Symbol.iterator]();
+  const source = chunks(path, READ_BUFFER, fail)[Symbol.iterator]();
   let values = new Float64Array(0);
   let at = 0;
   let done = false;
@@ -284,5 +293,5 @@ function indexReader(path: string | undefined, fail: (error: unknown) => never):
 
 /** A spill factory for LineDeduplicator's `spill` option: files in a new folder under `dir` (default os.tmpdir()), removed when the deduplicator ends or is disposed. */
 export function fileSpill(dir: string = tmpdir()): LineSpillFactory {
-  return (recordBytes) => new FileSpill(dir, recordBytes);
+  return (recordBytes, memory) => new FileSpill(dir, recordBytes, memory);
 }

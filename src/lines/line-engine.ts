@@ -133,7 +133,7 @@ export class LineEngine {
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
     this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, spillLen: r.spillLen, scanEnd: r.scanEnd, kept: r.kept, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
-    this.spill = exact ? options.spill?.(arena.k.SPILL_RECORD_BYTES.value) : undefined;
+    this.spill = exact ? options.spill?.(arena.k.SPILL_RECORD_BYTES.value, options.memory ?? Infinity) : undefined;
     this.set("mode", options.mode === "exact" ? 0 : 1);
     this.set("hash", options.hash === "xxh128" ? 1 : 0);
     this.set("out", r.out0.ptr);

@@ -26,5 +26,5 @@ export interface LineSpill {
   close(): void;
 }
 
-/** Makes a spill for records of `recordBytes` bytes. */
-export type LineSpillFactory = (recordBytes: number) => LineSpill;
+/** Makes a spill for records of `recordBytes` bytes, its buffers sized for a budget of `memory` bytes (may be Infinity). */
+export type LineSpillFactory = (recordBytes: number, memory: number) => LineSpill;
