@@ -130,7 +130,8 @@ export class FileSpill implements LineSpill {
     memory = Infinity,
   ) {
     this.partBuffer = Math.max(MIN_PART_BUFFER, Math.min(MAX_PART_BUFFER, 2 ** Math.floor(Math.log2(memory / 4096))));
-    this.bufferBytes = PARTITIONS * this.partBuffer + 2 * LOG_BUFFER + 2 * (WINDOW / 8) + PARTITIONS * READ_BUFFER;
+    // Writing (partition buffers, the log's) and reading back (kept lists, log, bitmap, output) never overlap.
+    this.bufferBytes = Math.max(PARTITIONS * this.partBuffer + LOG_BUFFER, PARTITIONS * READ_BUFFER + 2 * LOG_BUFFER + 2 * (WINDOW / 8));
   }
 
   append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void {

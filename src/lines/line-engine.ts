@@ -224,7 +224,10 @@ export class LineEngine {
       const keys = this.counts.unique;
       const tables = this.path?.tables;
       const spread = tables === undefined ? {} : { memories: tables.count, frozen: tables.frozen, spilledLines: this.path!.spilled, spilledKept: this.path!.keptSpilled };
-      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * 4, tableBytes: this.seenBytes, bytesPerKey: keys > 0 ? Number((this.seenBytes / keys).toFixed(2)) : null, ...spread };
+      // Over several memories: the shards' memories count as table; with lines spilled, not every distinct line is in it.
+      const tableBytes = this.seenBytes + (tables?.shardBytes ?? 0);
+      const bytesPerKey = keys > 0 && (this.path?.spilled ?? 0) === 0 ? Number((tableBytes / keys).toFixed(2)) : null;
+      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * 4, tableBytes, bytesPerKey, ...spread };
     }
     if (this.stages === 0) return { filter: "blocked", stages: 0, table: "buckets", tableBytes: this.seenBytes };
     return { filter: "blocked", stages: this.stages, filterBytes: this.seenEnd - this.filtersPtr };
