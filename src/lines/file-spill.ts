@@ -123,6 +123,7 @@ export class FileSpill implements LineSpill {
   /** The kept list being written. */
   private keeping: Appender | undefined;
   private total = 0;
+  private readonly counts = new Float64Array(PARTITIONS);
 
   constructor(
     private readonly dir: string,
@@ -139,9 +140,15 @@ export class FileSpill implements LineSpill {
     log.write(lines);
     const size = this.recordBytes;
     for (let p = 0; p < PARTITIONS; p++) {
-      if (starts[p + 1] > starts[p]) this.parts[p].write(records.subarray(starts[p] * size, starts[p + 1] * size));
+      if (starts[p + 1] === starts[p]) continue;
+      this.parts[p].write(records.subarray(starts[p] * size, starts[p + 1] * size));
+      this.counts[p] += starts[p + 1] - starts[p];
     }
     this.total += starts[PARTITIONS];
+  }
+
+  count(p: number): number {
+    return this.counts[p];
   }
 
   *records(p: number, max: number): Iterable<Uint8Array> {

@@ -16,6 +16,8 @@ export interface LineSpill {
    * partition: partition p's are records [starts[p], starts[p + 1]).
    */
   append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void;
+  /** Records appended to partition p. */
+  count(p: number): number;
   /** Partition p's records in the order appended, in chunks of at most `max` whole records (valid until the next chunk). */
   records(p: number, max: number): Iterable<Uint8Array>;
   /** Appends spill indexes (ascending) kept from partition p; `restart` drops those given before. */

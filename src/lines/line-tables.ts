@@ -9,7 +9,7 @@
 import { CrawlsieveError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
 import { ArrayRegion } from "../wasm/array-region.js";
-import { LOG_PARTS, PARTS, TableShard } from "./table-shard.js";
+import { LOG_PARTS, PARTS, partitionLimit, TableShard } from "./table-shard.js";
 
 /** The engine's own table, as the shards' kernels address it. */
 export interface OwnTable {
@@ -43,6 +43,8 @@ export class LineTables {
   private logTables = 0;
   /** No insert any more: the budget is reached. */
   frozen = false;
+  /** Buckets a partition of the own table while resolving a spill partition (resolveWith); its own count otherwise. */
+  private ownActive: number | undefined;
 
   constructor(
     private readonly own: () => OwnTable,
@@ -110,7 +112,7 @@ export class LineTables {
    */
   probe(n: number, mode: "dedup" | "resolve"): number {
     const r = this.regions;
-    const own = this.own();
+    const own = this.ownTable();
     const k = own.arena.k;
     const wasFrozen = this.frozen && mode === "dedup";
     let spillFrom = wasFrozen ? 0 : n;
@@ -145,7 +147,7 @@ export class LineTables {
         shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, m));
         if (!this.frozen || mode === "resolve") {
           done = shard.add(0, m);
-          while (done < m && this.mayGrow(shard)) {
+          while (done < m && shard.whole && this.mayGrow(shard)) {
             shard.grow();
             done = shard.add(done, m);
           }
@@ -169,12 +171,27 @@ export class LineTables {
     return spillFrom;
   }
 
-  /** Empties every table for the spill's resolution (sizes kept; still frozen, which "resolve" ignores). */
-  clear(): void {
+  /**
+   * Empties the tables to resolve a spill partition of `records` records (still frozen, which
+   * "resolve" ignores): each is used as a table just large enough for its share (at most its
+   * whole self; Infinity: whole), laid over the start of its memory, so a partition's look-ups
+   * stay in cache where they can and clearing costs what the partition does.
+   */
+  resolveWith(records: number): void {
     const own = this.own();
+    // Keys a partition of one table at a load of 0.6, with room for the spread of small counts.
+    const buckets = Math.ceil((records / this.count / PARTS + 8 + 3 * Math.sqrt(records / this.count / PARTS)) / (4 * 0.6));
+    this.ownActive = Math.max(4, Math.min(own.buckets, buckets));
     new ArrayRegion(own.counts, 4, PARTS).fill(own.arena.u8);
-    new ArrayRegion(own.ptr, 64, PARTS * own.buckets).fill(own.arena.u8);
-    for (const s of this.shards) s.clear();
+    new ArrayRegion(own.ptr, 64, PARTS * this.ownActive).fill(own.arena.u8);
+    for (const s of this.shards) s.resolveWith(buckets);
+  }
+
+  /** The own table as the kernels use it now (fewer buckets while a small spill partition is resolved). */
+  private ownTable(): OwnTable {
+    const own = this.own();
+    if (this.ownActive === undefined) return own;
+    return { ...own, buckets: this.ownActive, limit: partitionLimit(this.ownActive) };
   }
 
   /** Whether a shard may grow: its next size within one memory and the budget. */

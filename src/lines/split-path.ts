@@ -99,12 +99,15 @@ export class SplitPath {
     const k = this.arena.k;
     const r = this.r;
     const size = r.spillRecords.size;
-    this.tables.clear();
-    let sinceClear = 0;
     for (let p = 0; p < spill.partitions; p++) {
+      const records = spill.count(p);
+      if (records === 0) continue;
       let kept = 0;
-      for (let attempt = 0; ; attempt++) {
+      // First in tables sized for the partition's records; should its lines not fit (a table's
+      // share larger than planned), again in the whole tables.
+      for (const planned of [records, Infinity]) {
         try {
+          this.tables.resolveWith(planned);
           kept = 0;
           let first = true;
           for (const chunk of spill.records(p, this.batch)) {
@@ -119,13 +122,9 @@ export class SplitPath {
           }
           break;
         } catch (error) {
-          // A table filled by the partitions before this one: empty it and read this one again.
-          if (!(error instanceof CrawlsieveError && error.code === "ERR_SPILL_TOO_LARGE") || attempt > 0 || sinceClear === 0) throw error;
-          this.tables.clear();
-          sinceClear = 0;
+          if (!(error instanceof CrawlsieveError && error.code === "ERR_SPILL_TOO_LARGE") || planned === Infinity) throw error;
         }
       }
-      sinceClear += kept;
       this.keptSpilled += kept;
     }
     yield* spill.output();

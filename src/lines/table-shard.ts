@@ -29,6 +29,8 @@ export class TableShard {
   private readonly counts: ArrayRegion;
   private readonly tablePtr: number;
   buckets: number;
+  /** Buckets a partition the kernels use: all of them, or fewer while a small spill partition is resolved (resolveWith). */
+  private active: number;
 
   constructor(batch: number, buckets: number) {
     // The table lies last: it grows in place.
@@ -38,17 +40,18 @@ export class TableShard {
     this.counts = r.counts;
     this.tablePtr = r.table;
     this.buckets = buckets;
+    this.active = buckets;
   }
 
   /** Adds staged fingerprints [from, n): flags 1 new, 0 seen; returns where it stopped (n when done; less when a partition is full). */
   add(from: number, n: number): number {
     const k = this.arena.k;
-    return from + (k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, partitionLimit(this.buckets), this.staging.at(from), n - from, this.flags.at(from)) >>> 0);
+    return from + (k.setAddMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, partitionLimit(this.active), this.staging.at(from), n - from, this.flags.at(from)) >>> 0);
   }
 
   /** Tests staged fingerprints [from, n): flags 1 present, 0 absent. */
   has(from: number, n: number): void {
-    if (from < n) this.arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.staging.at(from), n - from, this.flags.at(from));
+    if (from < n) this.arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.active, this.staging.at(from), n - from, this.flags.at(from));
   }
 
   /** Bytes of memory after the next growth (the scratch included): for the budget. */
@@ -63,18 +66,28 @@ export class TableShard {
     const { scratch } = this.arena.place({ table: PARTS * next * 64, scratch: this.buckets * 64 }, this.tablePtr, "a line table shard");
     this.arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, this.buckets, next, scratch);
     this.buckets = next;
+    this.active = next;
+  }
+
+  /** Whether the whole table is in use (it may grow only then). */
+  get whole(): boolean {
+    return this.active === this.buckets;
+  }
+
+  /**
+   * Empties the table as one of `buckets` buckets a partition (at most its own), laid over the
+   * start of its memory: a spill partition with few lines is resolved in a table that fits in
+   * cache, and only that much is cleared.
+   */
+  resolveWith(buckets: number): void {
+    this.active = Math.max(4, Math.min(this.buckets, buckets));
+    this.counts.fill(this.arena.u8);
+    new ArrayRegion(this.tablePtr, 64, PARTS * this.active).fill(this.arena.u8);
   }
 
   /** Keys it may hold without growing. */
   get capacity(): number {
     return PARTS * partitionLimit(this.buckets);
-  }
-
-  /** Empties the table (it keeps its size). */
-  clear(): void {
-    const u8 = this.arena.u8;
-    this.counts.fill(u8);
-    new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets).fill(u8);
   }
 
   /** Bytes of WebAssembly memory held. */
