@@ -2,9 +2,9 @@
 // is kept as it is, so a line found there is a repeat; every line not found is appended to one log
 // file in input order (its bytes, "\n"-terminated) and gets a spill index (its rank in the log),
 // and a record (128-bit fingerprint, spill index) goes to one of 256 partition files chosen by
-// fingerprint bits. At the end each partition is read back in append order into the emptied table:
-// the first record of a fingerprint is its first occurrence, so its index is kept (an ascending
-// list a partition). Output merges the 256 kept lists with the log by spill index: a window of
+// fingerprint bits. At the end each partition is read back in append order into emptied tables
+// (split-path.ts): the first record of a fingerprint is its first occurrence, so its index is kept
+// (an ascending list a partition). Output merges the 256 kept lists with the log by spill index: a window of
 // indexes at a time becomes a bitmap, and the log is read once, in order, through it. Memory
 // stays the table plus fixed buffers (partition write buffers, one read buffer each for the kept
 // lists, a bitmap window) whatever the input's size; disk holds about the spilled bytes plus 24
