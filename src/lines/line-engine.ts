@@ -12,13 +12,12 @@
 // are spilled (line-spill.ts) and resolved at the end.
 import { FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
-import { Arena } from "../wasm/arena.js";
+import { Arena, MAX_ARENA_BYTES } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
 import type { KernelRecord } from "../wasm/record.js";
 import { lineContext, lineSizes, stageRecord, type LineField } from "./line-context.js";
 import { LongLineHasher } from "./long-line.js";
 import { FIRST_STAGE_ITEMS, planStage } from "./stage-plan.js";
-import { MAX_ARENA_BYTES } from "../wasm/arena.js";
 import { layOut } from "../wasm/regions.js";
 import { LineTables } from "./line-tables.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
@@ -162,7 +161,8 @@ export class LineEngine {
 
   /**
    * Tests-and-sets a line longer than a chunk, given in pieces (its "\n" included when
-   * terminated): 1 new, 0 seen, 2 the seen-set must grow first (then call again).
+   * terminated): 1 new, 0 seen, 2 the seen-set must grow first (then call again), 3 spilled
+   * (past the memory budget: it comes out of resolved() at the end).
    */
   dedupLong(pieces: readonly Uint8Array[], terminated: boolean): number {
     this.long ??= new LongLineHasher(this.options.mode === "approx", this.options.hash === "xxh128");
