@@ -45,6 +45,8 @@ export class LineTables {
   frozen = false;
   /** Buckets a partition of the own table while resolving a spill partition (resolveWith); its own count otherwise. */
   private ownActive: number | undefined;
+  /** Moving the own table's keys out (spread): shards may grow past the budget. */
+  private spreading = false;
 
   constructor(
     private readonly own: () => OwnTable,
@@ -71,7 +73,8 @@ export class LineTables {
 
   /**
    * Spreads the own table (it cannot grow further) over 2^k tables when the budget has room for
-   * a quarter of one more of its size or more; otherwise freezes. Returns whether it spread.
+   * one more of its size (so the shards can take their shares at once); otherwise freezes.
+   * Returns whether it spread.
    */
   spread(): boolean {
     const own = this.own();
@@ -80,27 +83,31 @@ export class LineTables {
     // Tables of the own table's size the budget holds besides it; rounded up to a power of two, as
     // the shards' growth is checked against the budget anyway (so a budget is used, not left over).
     const more = this.limits.available() / per;
-    const log = more < 0.25 ? 0 : Math.min(6, Math.max(1, Math.ceil(Math.log2(1 + more))));
+    const log = more < 1.1 ? 0 : Math.min(6, Math.max(1, Math.ceil(Math.log2(1 + more))));
     if (log === 0) {
       this.frozen = true;
       return false;
     }
     this.logTables = log;
-    const buckets = Math.max(4, Math.ceil((own.buckets * 1.5) / (1 << log)));
+    // A shard starts with room for its share at a load of 0.7 (the own table is at most at 0.85).
+    const buckets = Math.max(4, Math.ceil((own.buckets * 1.2) / (1 << log)));
     for (let i = 1; i < 1 << log; i++) this.shards.push(new TableShard(this.batch, buckets));
     // Each partition of the own table keeps its share; the rest goes to the shards in batches.
     const k = own.arena.k;
     const { scratch } = own.arena.place({ table: tableBytes, scratch: own.buckets * 64 }, own.ptr, "the line table");
     const mask = BigInt((1 << log) - 1);
+    // A share above its plan grows its shard even past the budget: no key may be refused here.
+    this.spreading = true;
     for (let p = 0; p < PARTS; p++) {
       const moved = k.bucketsKeep(own.ptr, own.buckets, p, own.counts, scratch, mask) >>> 0;
       const movedKeys = new ArrayRegion(scratch, 16, moved);
       for (let at = 0; at < moved; at += this.batch) {
         const n = Math.min(this.batch, moved - at);
         this.regions.digests.copyIn(own.arena.u8, movedKeys.bytes(own.arena.u8, at, n));
-        if (this.probe(n, "resolve") !== n) throw new Error("unreachable: a spread key was refused");
+        this.probe(n, "resolve");
       }
     }
+    this.spreading = false;
     return true;
   }
 
@@ -197,7 +204,7 @@ export class LineTables {
   /** Whether a shard may grow: its next size within one memory and the budget. */
   private mayGrow(shard: TableShard): boolean {
     const extra = shard.grownBytes - shard.byteLength;
-    return shard.grownBytes <= this.limits.perMemory && extra <= this.limits.available();
+    return shard.grownBytes <= this.limits.perMemory && (this.spreading || extra <= this.limits.available());
   }
 }
 
