@@ -8,11 +8,24 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LineDeduplicator, fileSpill } from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
+
+/** Folders and files the tests made, removed at the end (the spill's own files are checked gone in each test). */
+const made: string[] = [];
+afterAll(() => {
+  for (const path of made) rmSync(path, { recursive: true, force: true });
+});
+
+/** A new empty folder under the system's temporary folder. */
+function tempFolder(prefix = "crawlsieve-spill-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 /** Smallest budget: with it the table holds about 400,000 lines, so 700,000 distinct ones spill. */
@@ -53,7 +66,7 @@ describe("LineDeduplicator under a memory budget", () => {
     const input = generated(1, false);
     const reference = awk(input);
     for (const cut of [1 << 20, 65_537]) {
-      const tmp = mkdtempSync(join(tmpdir(), "crawlsieve-spill-test-"));
+      const tmp = tempFolder();
       const dedup = new LineDeduplicator({ memory: BUDGET, spill: fileSpill(tmp) });
       const out: Uint8Array[] = [];
       for (let at = 0; at < input.length; at += cut) out.push(dedup.push(input.subarray(at, at + cut)));
@@ -71,7 +84,7 @@ describe("LineDeduplicator under a memory budget", () => {
     const input = generated(2, true);
     const reference = awk(input);
     for (const hash of ["xxh128", "md5"] as const) {
-      const tmp = mkdtempSync(join(tmpdir(), "crawlsieve-spill-test-"));
+      const tmp = tempFolder();
       const dedup = new LineDeduplicator({ hash, memory: 24 << 20, perMemory: SMALL_MEMORY, spill: fileSpill(tmp) });
       const head = dedup.push(input);
       const described = dedup.describe();
@@ -106,8 +119,8 @@ describe("crawlsieve dedup --memory --tmp", () => {
   const reference = awk(input);
 
   it("equals awk from a file and from a pipe, spread and spilled, and leaves no file behind", () => {
-    const tmp = mkdtempSync(join(tmpdir(), "crawlsieve-spill-test-"));
-    const file = join(tmp, "..", `${tmp.split("/").pop()}-input.txt`);
+    const tmp = tempFolder();
+    const file = join(tempFolder(), "input.txt");
     writeFileSync(file, input);
     for (const [args, stdin, env] of [
       [[file], undefined, {}],
@@ -125,7 +138,7 @@ describe("crawlsieve dedup --memory --tmp", () => {
   });
 
   it("stops with one line and exit code 2 when --tmp is not a writable folder", () => {
-    const tmp = mkdtempSync(join(tmpdir(), "crawlsieve-spill-test-"));
+    const tmp = tempFolder();
     const notFolder = join(tmp, "a-file");
     writeFileSync(notFolder, "");
     for (const dir of [notFolder, join(notFolder, "below"), join(tmp, "missing")]) {
@@ -139,7 +152,7 @@ describe("crawlsieve dedup --memory --tmp", () => {
   });
 
   it("stops with one line and exit code 2 on a full disk, and leaves nothing on it (a loop filesystem; skipped where mount is not allowed)", (context) => {
-    const dir = mkdtempSync(join(tmpdir(), "crawlsieve-full-"));
+    const dir = tempFolder("crawlsieve-full-");
     const image = join(dir, "disk.img");
     const mountPoint = join(dir, "mnt");
     mkdirSync(mountPoint);
@@ -172,7 +185,7 @@ describe("crawlsieve dedup --memory --tmp", () => {
   });
 
   it("removes the spill's files on SIGINT", async () => {
-    const tmp = mkdtempSync(join(tmpdir(), "crawlsieve-spill-test-"));
+    const tmp = tempFolder();
     const child = spawn(process.execPath, [CLI, "dedup", "--memory", "16MiB", "--tmp", tmp], { stdio: ["pipe", "ignore", "pipe"] });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     // Past the spill point, then hold stdin open until the spill folder exists.
