@@ -102,3 +102,36 @@ export function bucketsToBlocked(table: usize, bytes: usize, bits: usize, blocks
     if ((lo | hi) != 0) splitBlockSet(splitBlockOf(bits, blocks, lo), hi);
   }
 }
+
+/**
+ * Keeps in partition `part` only the keys whose high word has (hi & mask) == 0, rehashed in place
+ * through `scratch` (one partition's bytes); the others are written to scratch[0, 16 m), 16 bytes
+ * each, and m is returned. counts[part] (u32) is set to the keys kept. Splits one table into
+ * 2^k by the low bits of the high word when the seen-set spreads over several memories.
+ */
+export function bucketsKeep(table: usize, buckets: u32, part: u32, counts: usize, scratch: usize, mask: u64): u32 {
+  const bytes = <usize>buckets * BUCKET;
+  const from = table + <usize>part * bytes;
+  const end = from + bytes;
+  memory.copy(scratch, from, bytes);
+  memory.fill(from, 0, bytes);
+  let moved: u32 = 0;
+  let kept: u32 = 0;
+  for (let s: usize = 0; s < bytes; s += 16) {
+    const lo = load<u64>(scratch + s);
+    const hi = load<u64>(scratch + s, 8);
+    if ((lo | hi) == 0) continue;
+    if ((hi & mask) == 0) {
+      findOrInsert(from, end, from + <usize>mulhi64(lo, <u64>buckets) * BUCKET, lo, hi);
+      kept++;
+    } else {
+      // Moved keys are packed at the front of the scratch: the write never passes the read.
+      const to = scratch + (<usize>moved << 4);
+      store<u64>(to, lo);
+      store<u64>(to, hi, 8);
+      moved++;
+    }
+  }
+  store<u32>(counts + (<usize>part << 2), kept);
+  return moved;
+}

@@ -9,6 +9,22 @@ import { mulhi64 } from "./reduce";
 
 const BUCKET: usize = 64;
 const SLOT: usize = 16;
+/** Digests whose home buckets are read ahead together, so their cache misses overlap (as lineDedup does). */
+const GROUP: u32 = 16;
+
+let touched: u32 = 0;
+
+/** Reads the home bucket of digests [from, to) with nothing depending on another: their misses overlap. */
+// @ts-ignore: decorator
+@inline function touch(table: usize, logParts: u32, buckets: u32, digests: usize, from: u32, to: u32): void {
+  const partBytes = <usize>buckets * BUCKET;
+  let sum: u32 = 0;
+  for (let i = from; i < to; i++) {
+    const d = digests + (<usize>i << 4);
+    sum += load<u32>(table + <usize>partitionOf(load<u64>(d, 8), logParts) * partBytes + <usize>mulhi64(storedLo(d), <u64>buckets) * BUCKET);
+  }
+  touched ^= sum;
+}
 
 /** The low word of digest d as stored: an all-zero digest is stored with lo = 1. */
 // @ts-ignore: decorator
@@ -24,24 +40,28 @@ const SLOT: usize = 16;
  */
 export function setAddMany(table: usize, logParts: u32, buckets: u32, counts: usize, limit: u32, digests: usize, n: u32, out: usize): u32 {
   const partBytes = <usize>buckets * BUCKET;
-  for (let i: u32 = 0; i < n; i++) {
-    const d = digests + (<usize>i << 4);
-    const lo = storedLo(d);
-    const hi = load<u64>(d, 8);
-    const part = partitionOf(hi, logParts);
-    const base = table + <usize>part * partBytes;
-    const end = base + partBytes;
-    const home = base + <usize>mulhi64(lo, <u64>buckets) * BUCKET;
-    const countAt = counts + (<usize>part << 2);
-    const count = load<u32>(countAt);
-    if (count >= limit) {
-      if (contains(base, end, home, lo, hi) == 0) return i;
-      store<u8>(out + i, 0);
-      continue;
+  for (let g: u32 = 0; g < n; g += GROUP) {
+    const e = min(n, g + GROUP);
+    touch(table, logParts, buckets, digests, g, e);
+    for (let i = g; i < e; i++) {
+      const d = digests + (<usize>i << 4);
+      const lo = storedLo(d);
+      const hi = load<u64>(d, 8);
+      const part = partitionOf(hi, logParts);
+      const base = table + <usize>part * partBytes;
+      const end = base + partBytes;
+      const home = base + <usize>mulhi64(lo, <u64>buckets) * BUCKET;
+      const countAt = counts + (<usize>part << 2);
+      const count = load<u32>(countAt);
+      if (count >= limit) {
+        if (contains(base, end, home, lo, hi) == 0) return i;
+        store<u8>(out + i, 0);
+        continue;
+      }
+      const fresh = findOrInsert(base, end, home, lo, hi);
+      store<u32>(countAt, count + fresh);
+      store<u8>(out + i, <u8>fresh);
     }
-    const fresh = findOrInsert(base, end, home, lo, hi);
-    store<u32>(countAt, count + fresh);
-    store<u8>(out + i, <u8>fresh);
   }
   return n;
 }
@@ -49,13 +69,17 @@ export function setAddMany(table: usize, logParts: u32, buckets: u32, counts: us
 /** out[i] = 1 when digest i is in the set. */
 export function setHasMany(table: usize, logParts: u32, buckets: u32, digests: usize, n: u32, out: usize): void {
   const partBytes = <usize>buckets * BUCKET;
-  for (let i: u32 = 0; i < n; i++) {
-    const d = digests + (<usize>i << 4);
-    const lo = storedLo(d);
-    const hi = load<u64>(d, 8);
-    const base = table + <usize>partitionOf(hi, logParts) * partBytes;
-    const home = base + <usize>mulhi64(lo, <u64>buckets) * BUCKET;
-    store<u8>(out + i, <u8>contains(base, base + partBytes, home, lo, hi));
+  for (let g: u32 = 0; g < n; g += GROUP) {
+    const e = min(n, g + GROUP);
+    touch(table, logParts, buckets, digests, g, e);
+    for (let i = g; i < e; i++) {
+      const d = digests + (<usize>i << 4);
+      const lo = storedLo(d);
+      const hi = load<u64>(d, 8);
+      const base = table + <usize>partitionOf(hi, logParts) * partBytes;
+      const home = base + <usize>mulhi64(lo, <u64>buckets) * BUCKET;
+      store<u8>(out + i, <u8>contains(base, base + partBytes, home, lo, hi));
+    }
   }
 }
 

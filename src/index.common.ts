@@ -17,6 +17,7 @@ export { xxh64 } from "./hash/xxh64.js";
 export { xxh128 } from "./hash/xxh128.js";
 export { LineDeduplicator, dedupLines, type LineDeduplicatorOptions } from "./lines/line-deduplicator.js";
 export type { LineHash } from "./lines/line-engine.js";
+export type { LineSpill, LineSpillFactory } from "./lines/line-spill.js";
 export * as sizing from "./sizing/index.js";
 export { optimalBloom } from "./sizing/bloom.js";
 export {

@@ -5,6 +5,7 @@
  */
 export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";
+export { fileSpill } from "./lines/file-spill.js";
 export { openLmdbStore, type LmdbStoreOptions } from "./dedup/lmdb-store.js";
 export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
 export type { BitsGeometry, Layout } from "./bloom/partitioned-bits.js";

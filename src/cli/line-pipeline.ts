@@ -177,5 +177,10 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
     dedup.finish(sink.take);
     await sink.flush();
   }
+  // Lines that waited on disk past the memory budget, in input order, after all the others.
+  for (const bytes of dedup.resolved()) {
+    sink.take(bytes);
+    await sink.flush();
+  }
   await sink.end();
 }

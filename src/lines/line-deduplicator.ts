@@ -8,6 +8,7 @@ import { InvalidArgumentError, DisposedError } from "../errors.js";
 import * as check from "../validate.js";
 import { LineEngine, type LineHash } from "./line-engine.js";
 import { joinPieces } from "./join-pieces.js";
+import type { LineSpillFactory } from "./line-spill.js";
 
 /** Options of LineDeduplicator. */
 export interface LineDeduplicatorOptions {
@@ -29,7 +30,20 @@ export interface LineDeduplicatorOptions {
   readonly scalar?: boolean;
   /** @internal approx without items: distinct lines held exactly before the first filter stage (default 2^16). */
   readonly stageItems?: number;
+  /**
+   * Exact mode: bytes of memory the seen-set may take (its WebAssembly memories and the spill's
+   * buffers), at least 16 MiB. The table spreads over as many 4 GiB memories as that allows; past
+   * it lines not found are spilled (see `spill`). Default: no limit but the platform's.
+   */
+  readonly memory?: number;
+  /** Exact mode: where lines go past `memory` (Node: `fileSpill(dir)`); without it reaching the budget throws FilterTooLargeError. */
+  readonly spill?: LineSpillFactory;
+  /** @internal most bytes of one WebAssembly memory (tests spread over several memories with small ones). */
+  readonly perMemory?: number;
 }
+
+/** Smallest memory budget: the engine's own buffers (about 4 MiB at the default chunk) and a small table. */
+export const MIN_MEMORY = 16 << 20;
 
 const NEWLINE = Uint8Array.of(0x0a);
 
@@ -76,7 +90,10 @@ export class LineDeduplicator {
     this.chunk = check.integerInRange("chunkBytes", opts.chunkBytes ?? 1 << 20, 16, 1 << 28);
     this.head = check.integerInRange("carryBytes", opts.carryBytes ?? 1 << 16, 1, 1 << 28);
     this.inputBytes = opts.inputBytes === undefined ? undefined : check.integerInRange("inputBytes", opts.inputBytes, 0, Number.MAX_SAFE_INTEGER);
-    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems) });
+    const memory = opts.memory === undefined ? undefined : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
+    const perMemory = opts.perMemory === undefined ? undefined : check.integerInRange("perMemory", opts.perMemory, 1 << 20, 2 ** 32);
+    if (opts.spill !== undefined && typeof opts.spill !== "function") throw new InvalidArgumentError("spill", opts.spill, "a spill factory such as fileSpill(dir)");
+    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill });
   }
 
   /** Works a chunk; returns the kept lines it completed (a copy, so it stays valid). */
@@ -86,11 +103,28 @@ export class LineDeduplicator {
     return joinPieces(pieces);
   }
 
-  /** Ends the input: returns the last line (with "\n" added) when it had no "\n" and is new. */
+  /**
+   * Ends the input: returns the last line (with "\n" added) when it had no "\n" and is new, and
+   * every line that waited in the spill (past the memory budget), in input order.
+   */
   end(): Uint8Array {
     const pieces: Uint8Array[] = [];
     this.finish((bytes) => pieces.push(bytes.slice()));
+    for (const bytes of this.resolved()) pieces.push(bytes.slice());
     return joinPieces(pieces);
+  }
+
+  /**
+   * @internal After the last finish(): the spilled lines' first occurrences in input order, in
+   * chunks valid until the next (none when nothing was spilled). Removes the spill's files after.
+   */
+  *resolved(): Generator<Uint8Array> {
+    const engine = this.live();
+    try {
+      yield* engine.resolved();
+    } finally {
+      engine.close();
+    }
   }
 
   /** Lines seen and lines kept so far. */
@@ -109,8 +143,9 @@ export class LineDeduplicator {
     return this.live().describe();
   }
 
-  /** Releases the memory; later calls throw DisposedError. */
+  /** Releases the memory and removes the spill's files; later calls throw DisposedError. */
   dispose(): void {
+    this.engine?.close();
     this.engine = undefined;
   }
 
@@ -255,6 +290,7 @@ export class LineDeduplicator {
     const fresh = this.live().dedupLong(pieces, terminated);
     if (fresh === 2) return false;
     this.long = undefined;
+    // 3: spilled, printed at the end.
     if (fresh === 1) {
       for (const p of pieces) sink(p);
       if (!terminated) sink(NEWLINE);

@@ -6,14 +6,23 @@
 // split-block Bloom filter (assembly/split-block.ts: one cache line and one SIMD test a line),
 // sized from the lines still expected when known (stage-plan.ts); later stages, if any, are
 // added without rehashing, the compound rate staying under fpRate.
+// Exact mode under a memory budget: when the table can grow no further in this memory (4 GiB, or
+// the budget), it spreads over several memories (line-tables.ts) and the engine works batches on
+// the split path (split-path.ts); past the budget the tables freeze and lines not found in them
+// are spilled (line-spill.ts) and resolved at the end.
 import { FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
-import { Arena } from "../wasm/arena.js";
+import { Arena, MAX_ARENA_BYTES } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
 import type { KernelRecord } from "../wasm/record.js";
 import { lineContext, lineSizes, stageRecord, type LineField } from "./line-context.js";
 import { LongLineHasher } from "./long-line.js";
 import { FIRST_STAGE_ITEMS, planStage } from "./stage-plan.js";
+import { layOut } from "../wasm/regions.js";
+import { LineTables } from "./line-tables.js";
+import type { LineSpill, LineSpillFactory } from "./line-spill.js";
+import { SplitPath } from "./split-path.js";
+import { GROWTH, LOG_PARTS, MAX_LOAD, PARTS, partitionLimit } from "./table-shard.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */
 export type LineHash = "xxh128" | "md5";
@@ -35,16 +44,19 @@ export interface LineEngineOptions {
   readonly scalar?: boolean;
   /** approx without items: keys planned for the first stage (default 2^20; tests use small ones). */
   readonly stageItems?: number;
+  /** exact: bytes all WebAssembly memories and spill buffers may take together (default: no limit but the platform's). */
+  readonly memory?: number;
+  /** exact: most bytes of one WebAssembly memory (default: 4 GiB less a page; tests use small ones to spread early). */
+  readonly perMemory?: number;
+  /** exact: where lines go once the budget is reached (without one, reaching it is an error). */
+  readonly spill?: LineSpillFactory;
 }
 
+/** Lines of one batch of the split path. */
+const SPLIT_BATCH = 8192;
+
 const MAX_STAGES = 32;
-/** Partitions of the exact table: growth works one at a time, so its scratch is 1/64 of the table. */
-const LOG_PARTS = 6;
-const PARTS = 1 << LOG_PARTS;
 const FIRST_BUCKETS = 4;
-/** Keys a partition may hold per slot before the table grows (4 slots a bucket). */
-const MAX_LOAD = 0.85;
-const GROWTH = 1.5;
 
 /** A chunk-at-a-time line deduplicator over one WebAssembly instance. */
 export class LineEngine {
@@ -68,6 +80,11 @@ export class LineEngine {
   private long: LongLineHasher | undefined;
   /** Where the first filter stage begins (approx; after the exact phase's table, when there was one). */
   private filtersPtr = 0;
+  /** Regions of the split path, in this memory before the table. */
+  private readonly split: ConstructorParameters<typeof SplitPath>[2];
+  /** The split path, once the table has left the one-call kernel (spread or frozen). */
+  private path: SplitPath | undefined;
+  private readonly spill: LineSpill | undefined;
 
   constructor(options: LineEngineOptions) {
     this.options = options;
@@ -75,6 +92,7 @@ export class LineEngine {
     this.arena = arena;
     const sizes = lineSizes(arena.k);
     const { headBytes, chunkBytes } = options;
+    const exact = options.mode === "exact";
     // The seen-set lies last: it grows in place. Each input slot's head room lies just before its
     // data; an output region holds at most a carried head, a chunk and the "\n" added to a last line.
     const r = arena.place(
@@ -88,6 +106,19 @@ export class LineEngine {
         in1: array(1, headBytes + chunkBytes),
         out0: array(headBytes + chunkBytes + 64, 1),
         out1: array(headBytes + chunkBytes + 64, 1),
+        records: array(arena.k.SPLIT_LINE_BYTES.value, exact ? SPLIT_BATCH : 0),
+        digests: array(16, exact ? SPLIT_BATCH : 0),
+        grouped: array(16, exact ? SPLIT_BATCH : 0),
+        perm: array(4, exact ? SPLIT_BATCH : 0),
+        starts: array(4, 257),
+        gflags: array(1, exact ? SPLIT_BATCH : 0),
+        flags: array(1, exact ? SPLIT_BATCH : 0),
+        spillLen: array(4, 1),
+        scanEnd: array(4, 1),
+        kept: array(8, exact ? SPLIT_BATCH : 0),
+        spillBytes: array(1, exact ? headBytes + chunkBytes + 64 : 0),
+        spillRecords: array(arena.k.SPILL_RECORD_BYTES.value, exact ? SPLIT_BATCH : 0),
+        spillGrouped: array(arena.k.SPILL_RECORD_BYTES.value, exact ? SPLIT_BATCH : 0),
         seen: 0,
       },
       arena.base,
@@ -100,6 +131,8 @@ export class LineEngine {
     this.outs = [r.out0, r.out1];
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
+    this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, spillLen: r.spillLen, scanEnd: r.scanEnd, kept: r.kept, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
+    this.spill = exact ? options.spill?.(arena.k.SPILL_RECORD_BYTES.value, options.memory ?? Infinity) : undefined;
     this.set("mode", options.mode === "exact" ? 0 : 1);
     this.set("hash", options.hash === "xxh128" ? 1 : 0);
     this.set("out", r.out0.ptr);
@@ -121,17 +154,27 @@ export class LineEngine {
 
   /** Works lines of [ptr, ptr + len) until done or the seen-set must grow; returns bytes consumed and whether it stopped to grow. */
   work(ptr: number, len: number, final: boolean): { consumed: number; mustGrow: boolean } {
+    if (this.path !== undefined) return { consumed: this.path.work(ptr, len, final), mustGrow: false };
     const consumed = this.arena.k.lineDedup(this.ctx.ptr, ptr, len, final ? 1 : 0) >>> 0;
     return { consumed, mustGrow: this.get("status") === 1 };
   }
 
   /**
    * Tests-and-sets a line longer than a chunk, given in pieces (its "\n" included when
-   * terminated): 1 new, 0 seen, 2 the seen-set must grow first (then call again).
+   * terminated): 1 new, 0 seen, 2 the seen-set must grow first (then call again), 3 spilled
+   * (past the memory budget: it comes out of resolved() at the end).
    */
   dedupLong(pieces: readonly Uint8Array[], terminated: boolean): number {
     this.long ??= new LongLineHasher(this.options.mode === "approx", this.options.hash === "xxh128");
-    this.arena.u8.set(this.long.digest(pieces, terminated), this.digestPtr);
+    const digest = this.long.digest(pieces, terminated);
+    if (this.path !== undefined) {
+      this.arena.u8.set(digest, this.split.digests.ptr);
+      return this.path.long(pieces, terminated, (unique) => {
+        this.set("lines", this.get("lines") + 1);
+        this.set("unique", this.get("unique") + unique);
+      });
+    }
+    this.arena.u8.set(digest, this.digestPtr);
     return this.arena.k.digestDedup(this.ctx.ptr, this.digestPtr);
   }
 
@@ -150,9 +193,19 @@ export class LineEngine {
     this.set("outLen", 0);
   }
 
-  /** Lines worked and lines kept so far. */
+  /** Lines worked and lines kept so far (spilled lines count as kept once resolved). */
   get counts(): { lines: number; unique: number } {
-    return { lines: this.get("lines"), unique: this.get("unique") };
+    return { lines: this.get("lines"), unique: this.get("unique") + (this.path?.keptSpilled ?? 0) };
+  }
+
+  /** The spilled lines' first occurrences, in input order, once the input has ended (none when nothing was spilled). */
+  resolved(): Iterable<Uint8Array> {
+    return this.path?.resolved() ?? [];
+  }
+
+  /** Removes the spill's files, if any. */
+  close(): void {
+    this.spill?.close();
   }
 
   /** Bytes of the seen-set (table or filters). */
@@ -162,14 +215,19 @@ export class LineEngine {
 
   /** Bytes of WebAssembly memory held (the long-line instance's included). */
   get byteLength(): number {
-    return this.arena.k.memory.buffer.byteLength + (this.long?.byteLength ?? 0);
+    return this.arena.k.memory.buffer.byteLength + (this.long?.byteLength ?? 0) + (this.path?.tables.shardBytes ?? 0);
   }
 
   /** What --stats reports of the seen-set. */
   describe(): Record<string, unknown> {
     if (this.options.mode === "exact") {
       const keys = this.counts.unique;
-      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * 4, tableBytes: this.seenBytes, bytesPerKey: keys > 0 ? Number((this.seenBytes / keys).toFixed(2)) : null };
+      const tables = this.path?.tables;
+      const spread = tables === undefined ? {} : { memories: tables.count, frozen: tables.frozen, spilledLines: this.path!.spilled, spilledKept: this.path!.keptSpilled };
+      // Over several memories: the shards' memories count as table; with lines spilled, not every distinct line is in it.
+      const tableBytes = this.seenBytes + (tables?.shardBytes ?? 0);
+      const bytesPerKey = keys > 0 && (this.path?.spilled ?? 0) === 0 ? Number((tableBytes / keys).toFixed(2)) : null;
+      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * 4, tableBytes, bytesPerKey, ...spread };
     }
     if (this.stages === 0) return { filter: "blocked", stages: 0, table: "buckets", tableBytes: this.seenBytes };
     return { filter: "blocked", stages: this.stages, filterBytes: this.seenEnd - this.filtersPtr };
@@ -192,16 +250,37 @@ export class LineEngine {
   private setBuckets(buckets: number): void {
     this.buckets = buckets;
     this.set("buckets", buckets);
-    this.set("limit", Math.min(buckets * 4 - 1, Math.floor(buckets * 4 * MAX_LOAD)));
+    this.set("limit", partitionLimit(buckets));
   }
 
   private growTable(): void {
     const next = Math.max(this.buckets + 1, Math.ceil(this.buckets * GROWTH));
+    // Growth past one memory or the budget: spread over several memories, or freeze and spill.
+    const { end } = layOut(this.seenPtr, { table: PARTS * next * 64, scratch: this.buckets * 64 });
+    const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
+    if (end > perMemory || end - this.arena.k.memory.buffer.byteLength > this.available()) {
+      this.leaveKernel();
+      return;
+    }
     // Growth works through a scratch copy of one old partition placed after the new table.
     const { scratch } = this.arena.place({ table: PARTS * next * 64, scratch: this.buckets * 64 }, this.seenPtr, "the line table");
     this.arena.k.bucketsGrow(this.seenPtr, LOG_PARTS, this.buckets, next, scratch);
     this.seenEnd = scratch; // the table ends where its scratch begins
     this.setBuckets(next);
+  }
+
+  /** Bytes the budget leaves for more table: the budget less every memory held and the spill's buffers. */
+  private available(): number {
+    return (this.options.memory ?? Infinity) - this.byteLength - (this.spill?.bufferBytes ?? 0);
+  }
+
+  /** Moves to the split path: the table spreads over several memories if the budget allows, else freezes. */
+  private leaveKernel(): void {
+    const own = () => ({ arena: this.arena, ptr: this.seenPtr, counts: this.get("counts"), buckets: this.buckets, limit: partitionLimit(this.buckets) });
+    const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
+    const tables = new LineTables(own, this.split, { perMemory, available: () => this.available() }, SPLIT_BATCH);
+    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH);
+    tables.spread();
   }
 
   private addStage(remainingLines?: number): void {

@@ -90,6 +90,12 @@ export interface Kernels {
   readonly LINE_CTX_BYTES: WebAssembly.Global;
   /** Bytes of the line kernels' scratch region (u32 global). */
   readonly LINE_SCRATCH_BYTES: WebAssembly.Global;
+  /** Bytes of a line record of the split path (start, key end, line end, unterminated) (u32 global). */
+  readonly SPLIT_LINE_BYTES: WebAssembly.Global;
+  /** Bytes of a spill record: 16-byte fingerprint and f64 spill index (u32 global). */
+  readonly SPILL_RECORD_BYTES: WebAssembly.Global;
+  /** Spill record: offset of its f64 spill index (u32 global). */
+  readonly SPILL_RECORD_INDEX: WebAssembly.Global;
   /** Stage record: offset of the u32 address of its bits (u32 global). */
   readonly LINE_STAGE_BITS: WebAssembly.Global;
   /** Stage record: offset of its f64 block count (u32 global). */
@@ -152,6 +158,20 @@ export interface Kernels {
   lineDedup(ctx: number, buf: number, len: number, final: number): number;
   lineDigest(ctx: number, key: number, len: number, out: number): void;
   digestDedup(ctx: number, digest: number): number;
+  /** Finds and fingerprints up to `max` lines into records and digests; returns the count. */
+  lineScan(ctx: number, buf: number, len: number, final: number, max: number, records: number, digests: number, endAt: number): number;
+  /** The f64 spill indexes of the flagged spill records; returns their count. */
+  spillKept(records: number, flags: number, n: number, out: number): number;
+  /** Stable counting sort of fixed-size records by some bits of one of their u64 words. */
+  groupBy(src: number, n: number, size: number, word: number, shift: number, bits: number, dst: number, perm: number, starts: number): void;
+  /** Grouped answers back into line order. */
+  scatterFlags(grouped: number, perm: number, n: number, flags: number): void;
+  /** Emits kept lines and spills the undecided ones; returns the lines spilled. */
+  lineEmit(ctx: number, records: number, digests: number, flags: number, n: number, spillFrom: number, spill: number, spillRecords: number, first: number, spillLenAt: number): number;
+  /** Copies a field of fixed-size records from one stride to another. */
+  gather(src: number, n: number, srcStride: number, dst: number, dstStride: number, bytes: number): void;
+  /** Keeps one partition's keys of one shard, the others packed into the scratch; returns the count moved. */
+  bucketsKeep(table: number, buckets: number, part: number, counts: number, scratch: number, mask: bigint): number;
   bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number): void;
   /** Sets every fingerprint of a bucket table in a blocked Bloom filter (approximate line dedup leaving its table phase). */
   bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number): void;

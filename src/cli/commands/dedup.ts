@@ -3,18 +3,27 @@ import { parseArgs } from "node:util";
 import { CrawlsieveError } from "../../errors.js";
 import { urlFlags } from "../url-options.js";
 import { count, Progress } from "../progress.js";
-import { integerOption, probabilityOption, writableFileOption } from "../parse.js";
-import { LineDeduplicator } from "../../lines/line-deduplicator.js";
+import { totalmem, tmpdir } from "node:os";
+import { bytesOption, integerOption, probabilityOption, writableFileOption } from "../parse.js";
+import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
+import { fileSpill, removeSpills } from "../../lines/file-spill.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
   never dropped (two lines would have to share a 128-bit fingerprint); at most 32 bytes a
   distinct line past the first ten thousand or so, grown as lines come (no --items needed). Lines are read, split, fingerprinted,
   checked and written in WebAssembly a megabyte at a time.
+  --memory SIZE   exact in-memory dedup: memory the seen-set may take (512MiB, 8GiB; at least
+                  16MiB; default: half of the physical memory). The table spreads over as many
+                  WebAssembly memories (4 GiB each) as that allows; past it, lines not in the table
+                  wait in files under --tmp and are printed, still in input order, at the end
+  --tmp DIR       where lines past --memory wait (default: the system's temporary folder); the
+                  files are removed at exit and on SIGINT/SIGTERM; a full or unwritable DIR stops
+                  the command with exit code 2
   --hash H        the fingerprint of exact in-memory dedup: xxh128 (XXH3-128, the default: several
                   times faster than MD5 on short lines) or md5
   --approx        Bloom filter only (cache-line-blocked): a line may be dropped as a false
@@ -66,6 +75,8 @@ export async function dedup(argv: string[]): Promise<number> {
       durability: { type: "string" },
       "save-filter": { type: "string" },
       hash: { type: "string" },
+      memory: { type: "string" },
+      tmp: { type: "string" },
       ...urlFlags,
     },
     allowPositionals: true,
@@ -85,8 +96,11 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
-  if (values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined) {
-    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true });
+  const inMemory = values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined;
+  if ((values.memory !== undefined || values.tmp !== undefined) && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory and --tmp are for exact in-memory dedup: leave out --approx, --store, --redis, --canonicalize and --save-filter");
+  if (inMemory) {
+    const memory = values.memory === undefined ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2)) : bytesOption("memory", values.memory, MIN_MEMORY);
+    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir() });
   }
   // Keys that need a store, Redis, canonical URLs or a saved filter go through the keyed path,
   // loaded only then: the byte pipeline above starts without its modules.
@@ -95,11 +109,22 @@ export async function dedup(argv: string[]): Promise<number> {
 }
 
 /** `dedup` of raw lines held in memory: the byte pipeline (src/lines/). */
-async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean }): Promise<number> {
+async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean; memory: number; tmp: string }): Promise<number> {
   const started = performance.now();
   // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
-  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes });
+  // Spilled lines' files go at exit, on an error, and on the signals that end a long run.
+  process.once("exit", removeSpills);
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    process.once(signal, () => {
+      removeSpills();
+      process.exit(code);
+    });
+  }
+  // Test-only: a small memory per instance, so tests spread over several with little input.
+  const perMemory = process.env.CRAWLSIEVE_TEST_PER_MEMORY === undefined ? undefined : Number(process.env.CRAWLSIEVE_TEST_PER_MEMORY);
+  const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory } : {};
+  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes, ...exactOptions });
   const progress = new Progress();
   let bytesIn = 0;
   await runLinePipeline(files, dedup, (bytes) => {

@@ -1,0 +1,305 @@
+// Line dedup past its memory budget, on disk (Node only). Design: once the exact table is full it
+// is kept as it is, so a line found there is a repeat; every line not found is appended to one log
+// file in input order (its bytes, "\n"-terminated) and gets a spill index (its rank in the log),
+// and a record (128-bit fingerprint, spill index) goes to one of 256 partition files chosen by
+// fingerprint bits. At the end each partition is read back in append order into emptied tables
+// (split-path.ts): the first record of a fingerprint is its first occurrence, so its index is kept
+// (an ascending list a partition). Output merges the 256 kept lists with the log by spill index: a window of
+// indexes at a time becomes a bitmap, and the log is read once, in order, through it. Memory
+// stays the table plus fixed buffers (partition write buffers, one read buffer each for the kept
+// lists, a bitmap window) whatever the input's size; disk holds about the spilled bytes plus 24
+// bytes a spilled line. Files live in a folder made under `dir` and removed by close(), and by
+// removeSpills() (the command line calls it at exit and on SIGINT/SIGTERM).
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CrawlsieveError } from "../errors.js";
+import type { LineSpill, LineSpillFactory } from "./line-spill.js";
+
+const PARTITIONS = 256;
+/** Write buffer of a partition file: a 4096th of the budget (a write call per 170 to 11,000 records), within these bounds. */
+const MIN_PART_BUFFER = 4 << 10;
+const MAX_PART_BUFFER = 256 << 10;
+const LOG_BUFFER = 256 << 10;
+/** Read buffer of a kept list at the end (one per partition). */
+const READ_BUFFER = 16 << 10;
+/** Spill indexes a bitmap window covers: 2^20 bits, 128 KiB. */
+const WINDOW = 1 << 20;
+const NL = 0x0a;
+
+/** Folders of spills not closed yet, removed by removeSpills(). */
+const live = new Set<string>();
+
+/** Removes the folder of every spill still open (at exit, or on a signal). */
+export function removeSpills(): void {
+  for (const dir of live) rmSync(dir, { recursive: true, force: true });
+  live.clear();
+}
+
+/** A buffered append-only file. */
+class Appender {
+  private readonly buffer: Buffer;
+  private used = 0;
+  private fd: number;
+
+  constructor(
+    readonly path: string,
+    size: number,
+    private readonly fail: (error: unknown) => never,
+  ) {
+    this.buffer = Buffer.allocUnsafe(size);
+    try {
+      this.fd = openSync(path, "w");
+    } catch (error) {
+      fail(error);
+    }
+  }
+
+  write(bytes: Uint8Array): void {
+    if (this.used + bytes.length > this.buffer.length) {
+      this.flush();
+      if (bytes.length > this.buffer.length) return this.raw(bytes);
+    }
+    this.buffer.set(bytes, this.used);
+    this.used += bytes.length;
+  }
+
+  flush(): void {
+    if (this.used > 0) this.raw(this.buffer.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  close(): void {
+    if (this.fd < 0) return;
+    this.flush();
+    closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  private raw(bytes: Uint8Array): void {
+    try {
+      for (let at = 0; at < bytes.length; ) at += writeSync(this.fd, bytes, at, bytes.length - at);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+}
+
+/** Reads a file front to back in chunks. */
+function* chunks(path: string, size: number, fail: (error: unknown) => never): Generator<Uint8Array> {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    fail(error);
+  }
+  const buffer = Buffer.allocUnsafe(size);
+  try {
+    for (;;) {
+      let n = 0;
+      while (n < size) {
+        const got = readSync(fd, buffer, n, size - n, null);
+        if (got === 0) break;
+        n += got;
+      }
+      if (n === 0) return;
+      yield buffer.subarray(0, n);
+      if (n < size) return;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Spilled lines in files under a temporary folder of `dir`. */
+export class FileSpill implements LineSpill {
+  readonly partitions = PARTITIONS;
+  readonly bufferBytes: number;
+  private readonly partBuffer: number;
+  private folder: string | undefined;
+  private log: Appender | undefined;
+  private parts: Appender[] = [];
+  private readonly kept: string[] = [];
+  /** The kept list being written. */
+  private keeping: Appender | undefined;
+  private total = 0;
+  private readonly counts = new Float64Array(PARTITIONS);
+
+  constructor(
+    private readonly dir: string,
+    private readonly recordBytes: number,
+    memory = Infinity,
+  ) {
+    this.partBuffer = Math.max(MIN_PART_BUFFER, Math.min(MAX_PART_BUFFER, 2 ** Math.floor(Math.log2(memory / 4096))));
+    // Writing (partition buffers, the log's) and reading back (kept lists, log, bitmap, output) never overlap.
+    this.bufferBytes = Math.max(PARTITIONS * this.partBuffer + LOG_BUFFER, PARTITIONS * READ_BUFFER + 2 * LOG_BUFFER + 2 * (WINDOW / 8));
+  }
+
+  append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void {
+    const log = this.log ?? this.open();
+    log.write(lines);
+    const size = this.recordBytes;
+    for (let p = 0; p < PARTITIONS; p++) {
+      if (starts[p + 1] === starts[p]) continue;
+      this.parts[p].write(records.subarray(starts[p] * size, starts[p + 1] * size));
+      this.counts[p] += starts[p + 1] - starts[p];
+    }
+    this.total += starts[PARTITIONS];
+  }
+
+  count(p: number): number {
+    return this.counts[p];
+  }
+
+  *records(p: number, max: number): Iterable<Uint8Array> {
+    if (this.folder === undefined) return;
+    const part = this.parts[p];
+    part.close();
+    yield* chunks(part.path, max * this.recordBytes, this.fail);
+    // Read once: its disk space is given back before the next partition's kept list grows.
+    rmSync(part.path, { force: true });
+  }
+
+  keep(p: number, indexes: Float64Array, restart: boolean): void {
+    if (this.folder === undefined) return;
+    if (restart || this.keeping?.path !== join(this.folder, `k${p}`)) {
+      this.keeping?.close();
+      this.keeping = new Appender(join(this.folder, `k${p}`), MIN_PART_BUFFER, this.fail);
+      this.kept[p] = this.keeping.path;
+    }
+    this.keeping.write(new Uint8Array(indexes.buffer, indexes.byteOffset, indexes.byteLength));
+  }
+
+  *output(): Iterable<Uint8Array> {
+    if (this.folder === undefined || this.log === undefined) return;
+    this.log.close();
+    this.keeping?.close();
+    const readers = this.kept.map((path) => indexReader(path, this.fail));
+    const bits = new Uint8Array(WINDOW / 8);
+    // A new output buffer after each one handed out: a chunk stays valid for as long as it is held.
+    let out = new Uint8Array(LOG_BUFFER);
+    let used = 0;
+    let index = 0;
+    let windowEnd = 0;
+    let carry: Uint8Array | undefined;
+    const fill = () => {
+      bits.fill(0);
+      const from = windowEnd;
+      windowEnd += WINDOW;
+      for (const reader of readers) reader.mark(bits, from, windowEnd);
+    };
+    fill();
+    for (const chunk of chunks(join(this.folder, "log"), LOG_BUFFER, this.fail)) {
+      let data: Uint8Array = chunk;
+      if (carry !== undefined) {
+        data = Buffer.concat([carry, chunk]);
+        carry = undefined;
+      }
+      let start = 0;
+      for (let nl = data.indexOf(NL); nl !== -1; nl = data.indexOf(NL, start)) {
+        if (index === windowEnd) fill();
+        const w = index - (windowEnd - WINDOW);
+        if ((bits[w >>> 3] >>> (w & 7)) & 1) {
+          const len = nl + 1 - start;
+          if (used + len > out.length) {
+            if (used > 0) yield out.subarray(0, used);
+            out = new Uint8Array(LOG_BUFFER);
+            used = 0;
+          }
+          if (len > out.length) yield new Uint8Array(data.subarray(start, nl + 1));
+          else {
+            out.set(data.subarray(start, nl + 1), used);
+            used += len;
+          }
+        }
+        index++;
+        start = nl + 1;
+      }
+      // A copy: the read buffer is refilled by the next chunk (Buffer's slice would be a view).
+      if (start < data.length) carry = new Uint8Array(data.subarray(start));
+    }
+    if (used > 0) yield out.subarray(0, used);
+  }
+
+  close(): void {
+    if (this.folder === undefined) return;
+    for (const part of this.parts) {
+      try {
+        part.close();
+      } catch {
+        // a full disk: the folder goes anyway
+      }
+    }
+    for (const file of [this.log, this.keeping]) {
+      try {
+        file?.close();
+      } catch {
+        // a full disk: the folder goes anyway
+      }
+    }
+    rmSync(this.folder, { recursive: true, force: true });
+    live.delete(this.folder);
+  }
+
+  /** Lines spilled so far. */
+  get lines(): number {
+    return this.total;
+  }
+
+  private open(): Appender {
+    let folder: string;
+    try {
+      folder = mkdtempSync(join(this.dir, "crawlsieve-spill-"));
+    } catch (error) {
+      return this.fail(error);
+    }
+    this.folder = folder;
+    live.add(folder);
+    this.log = new Appender(join(folder, "log"), LOG_BUFFER, this.fail);
+    for (let p = 0; p < PARTITIONS; p++) this.parts.push(new Appender(join(folder, `p${p}`), this.partBuffer, this.fail));
+    return this.log;
+  }
+
+  /** A file error as one line for the command line: where, and the system's reason. */
+  private readonly fail = (error: unknown): never => {
+    const e = error as NodeJS.ErrnoException;
+    const reason = e.code === "ENOSPC" ? "no space left on the device" : e.code === "EACCES" || e.code === "EROFS" || e.code === "EPERM" ? "not writable" : e.code === "ENOTDIR" || e.code === "ENOENT" ? "not a folder" : (e.message ?? String(error));
+    throw new CrawlsieveError("ERR_SPILL", `cannot spill lines to disk in ${this.dir} (${reason}${e.code !== undefined ? `, ${e.code}` : ""}); the memory budget (--memory) was reached, so give a writable --tmp with room, or more --memory`);
+  };
+}
+
+/** Reads a kept list (ascending f64 spill indexes) window by window. */
+function indexReader(path: string | undefined, fail: (error: unknown) => never): { mark(bits: Uint8Array, from: number, to: number): void } {
+  if (path === undefined) return { mark() {} };
+  const source = chunks(path, READ_BUFFER, fail)[Symbol.iterator]();
+  let values = new Float64Array(0);
+  let at = 0;
+  let done = false;
+  return {
+    mark(bits, from, to) {
+      for (;;) {
+        if (at === values.length) {
+          if (done) return;
+          const next = source.next();
+          if (next.done === true) {
+            done = true;
+            return;
+          }
+          // Chunks are multiples of 8 bytes (16 KiB reads of a file of f64s); copied to be aligned.
+          values = new Float64Array(new Uint8Array(next.value).buffer);
+          at = 0;
+        }
+        const v = values[at];
+        if (v >= to) return;
+        const w = v - from;
+        bits[w >>> 3] |= 1 << (w & 7);
+        at++;
+      }
+    },
+  };
+}
+
+/** A spill factory for LineDeduplicator's `spill` option: files in a new folder under `dir` (default os.tmpdir()), removed when the deduplicator ends or is disposed. */
+export function fileSpill(dir: string = tmpdir()): LineSpillFactory {
+  return (recordBytes, memory) => new FileSpill(dir, recordBytes, memory);
+}

@@ -1,0 +1,32 @@
+// What the line engine needs of a place to spill to once its exact table has reached the memory
+// budget (Node: files in a temporary folder, file-spill.ts; browsers and workers have none, and
+// there the budget is a hard limit). The engine hands over the lines it cannot decide yet and one
+// record per line (its 128-bit fingerprint and its spill index), the records grouped into
+// partitions by fingerprint bits; at the end it reads each partition back, keeps the first
+// occurrence of every fingerprint, and the spill gives the kept lines back in spill order.
+
+/** A place for lines decided at the end of input. */
+export interface LineSpill {
+  /** Partitions the records are grouped into. */
+  readonly partitions: number;
+  /** Bytes of buffers it holds in memory (counted in the budget). */
+  readonly bufferBytes: number;
+  /**
+   * Appends spilled lines (each ending with "\n", in spill order) and their records, grouped by
+   * partition: partition p's are records [starts[p], starts[p + 1]).
+   */
+  append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void;
+  /** Records appended to partition p. */
+  count(p: number): number;
+  /** Partition p's records in the order appended, in chunks of at most `max` whole records (valid until the next chunk). */
+  records(p: number, max: number): Iterable<Uint8Array>;
+  /** Appends spill indexes (ascending) kept from partition p; `restart` drops those given before. */
+  keep(p: number, indexes: Float64Array, restart: boolean): void;
+  /** The kept lines, in spill order, in chunks of their own (never reused). */
+  output(): Iterable<Uint8Array>;
+  /** Removes what it holds outside memory; idempotent. */
+  close(): void;
+}
+
+/** Makes a spill for records of `recordBytes` bytes, its buffers sized for a budget of `memory` bytes (may be Infinity). */
+export type LineSpillFactory = (recordBytes: number, memory: number) => LineSpill;

@@ -1,0 +1,147 @@
+// Exact line dedup once the table has left the engine's one-call kernel: spread over several
+// memories (line-tables.ts), or frozen at the memory budget with the lines it cannot decide
+// spilled (line-spill.ts). A batch of lines is scanned and fingerprinted in the engine's memory,
+// its fingerprints answered by the tables, and the kept lines copied out by the kernels of
+// assembly/line-split.ts; lines not decided go to the spill with a record each, grouped by the
+// low byte of the fingerprint, and are resolved at the end (resolved()).
+import { CrawlsieveError, FilterTooLargeError } from "../errors.js";
+import type { Arena } from "../wasm/arena.js";
+import type { ArrayRegion } from "../wasm/array-region.js";
+import type { BatchRegions, LineTables } from "./line-tables.js";
+import type { LineSpill } from "./line-spill.js";
+
+/** Regions of the engine's memory the split path works in, besides the batch's. */
+export interface SplitRegions extends BatchRegions {
+  readonly records: ArrayRegion;
+  readonly spillBytes: ArrayRegion;
+  /** The spill region's length (one u32), and where a scan ended (one u32). */
+  readonly spillLen: ArrayRegion;
+  readonly scanEnd: ArrayRegion;
+  /** Spill indexes kept from a batch of records (f64). */
+  readonly kept: ArrayRegion;
+  readonly spillRecords: ArrayRegion;
+  readonly spillGrouped: ArrayRegion;
+}
+
+/** Bits of the spill's partition: the low byte of the fingerprint's low word. */
+const SPILL_BITS = 8;
+
+/** The batch-at-a-time path of exact line dedup. */
+export class SplitPath {
+  /** Lines spilled so far (the next spill index). */
+  spilled = 0;
+  /** Spilled lines kept at the end (first occurrences). */
+  keptSpilled = 0;
+
+  constructor(
+    private readonly arena: Arena,
+    private readonly ctx: number,
+    private readonly r: SplitRegions,
+    readonly tables: LineTables,
+    private readonly spill: LineSpill | undefined,
+    private readonly batch: number,
+  ) {}
+
+  /** Works the lines of [ptr, ptr + len) (with `final`, a last line without "\n" too); returns bytes consumed. */
+  work(ptr: number, len: number, final: boolean): number {
+    const k = this.arena.k;
+    const r = this.r;
+    let done = 0;
+    for (;;) {
+      const n = k.lineScan(this.ctx, ptr + done, len - done, final ? 1 : 0, this.batch, r.records.ptr, r.digests.ptr, r.scanEnd.ptr) >>> 0;
+      if (n === 0) return done;
+      const consumed = r.scanEnd.view(this.arena.u8, Uint32Array)[0];
+      const spillFrom = this.tables.probe(n, "dedup");
+      if (spillFrom < n && this.spill === undefined) throw noSpill();
+      r.spillLen.fill(this.arena.u8);
+      const spilled = k.lineEmit(this.ctx, r.records.ptr, r.digests.ptr, r.flags.ptr, n, spillFrom, r.spillBytes.ptr, r.spillRecords.ptr, this.spilled, r.spillLen.ptr) >>> 0;
+      if (spilled > 0) this.hand(spilled, r.spillLen.view(this.arena.u8, Uint32Array)[0]);
+      done += consumed;
+    }
+  }
+
+  /**
+   * Tests-and-sets the fingerprint in the digest region's first slot for a line given in pieces
+   * (too long for a chunk): 1 new, 0 seen, 3 spilled (its bytes, with "\n", go to the spill).
+   */
+  long(pieces: readonly Uint8Array[], terminated: boolean, count: (unique: number) => void): number {
+    const k = this.arena.k;
+    const spillFrom = this.tables.probe(1, "dedup");
+    const flag = this.arena.u8[this.r.flags.ptr];
+    if (flag === 0) return count(0), 0;
+    if (spillFrom > 0) return count(1), 1;
+    if (this.spill === undefined) throw noSpill();
+    count(0);
+    let total = terminated ? 0 : 1;
+    for (const p of pieces) total += p.length;
+    const line = new Uint8Array(total);
+    let at = 0;
+    for (const p of pieces) {
+      line.set(p, at);
+      at += p.length;
+    }
+    if (!terminated) line[at] = 0x0a;
+    const record = new Uint8Array(this.r.spillRecords.size);
+    record.set(this.r.digests.bytes(this.arena.u8, 0, 1));
+    new DataView(record.buffer).setFloat64(k.SPILL_RECORD_INDEX.value, this.spilled, true);
+    const starts = new Uint32Array(this.spill.partitions + 1);
+    // The partition is the digest's first byte, as groupBy takes it (little-endian low word).
+    for (let p = record[0] + 1; p < starts.length; p++) starts[p] = 1;
+    this.spill.append(line, record, starts);
+    this.spilled++;
+    return 3;
+  }
+
+  /** Resolves the spill (first occurrence of each fingerprint, in spill order) and yields the kept lines. */
+  *resolved(): Generator<Uint8Array> {
+    const spill = this.spill;
+    if (spill === undefined || this.spilled === 0) return;
+    const k = this.arena.k;
+    const r = this.r;
+    const size = r.spillRecords.size;
+    for (let p = 0; p < spill.partitions; p++) {
+      const records = spill.count(p);
+      if (records === 0) continue;
+      let kept = 0;
+      // First in tables sized for the partition's records; should its lines not fit (a table's
+      // share larger than planned), again in the whole tables.
+      for (const planned of [records, Infinity]) {
+        try {
+          this.tables.resolveWith(planned);
+          kept = 0;
+          let first = true;
+          for (const chunk of spill.records(p, this.batch)) {
+            const n = chunk.length / size;
+            r.spillRecords.copyIn(this.arena.u8, chunk);
+            k.gather(r.spillRecords.ptr, n, size, r.digests.ptr, 16, 16);
+            this.tables.probe(n, "resolve");
+            const m = k.spillKept(r.spillRecords.ptr, r.flags.ptr, n, r.kept.ptr) >>> 0;
+            spill.keep(p, r.kept.view(this.arena.u8, Float64Array, 0, m).slice(), first);
+            first = false;
+            kept += m;
+          }
+          break;
+        } catch (error) {
+          if (!(error instanceof CrawlsieveError && error.code === "ERR_SPILL_TOO_LARGE") || planned === Infinity) throw error;
+        }
+      }
+      this.keptSpilled += kept;
+    }
+    yield* spill.output();
+  }
+
+  /** Groups a batch's spill records by partition and hands them and the spilled lines' bytes over. */
+  private hand(spilled: number, bytes: number): void {
+    const k = this.arena.k;
+    const r = this.r;
+    const spill = this.spill!;
+    k.groupBy(r.spillRecords.ptr, spilled, r.spillRecords.size, 0, 0, SPILL_BITS, r.spillGrouped.ptr, r.perm.ptr, r.starts.ptr);
+    const u8 = this.arena.u8;
+    spill.append(r.spillBytes.bytes(u8, 0, bytes), r.spillGrouped.bytes(u8, 0, spilled), r.starts.view(u8, Uint32Array, 0, spill.partitions + 1));
+    this.spilled += spilled;
+  }
+}
+
+function noSpill(): FilterTooLargeError {
+  return new FilterTooLargeError(0, "the exact line table reached its memory budget and there is no spill to disk (give more memory, or in Node a spill: fileSpill())");
+}

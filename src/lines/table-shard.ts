@@ -1,0 +1,97 @@
+// One more WebAssembly memory for the exact line table: an instance holding a bucket table of
+// 128-bit fingerprints (assembly/fingerprint-buckets.ts, probed by assembly/fingerprint-set.ts's
+// batch kernels) and a staging region a batch of fingerprints is copied into. The line engine's
+// own table and these shards split the fingerprints by the low bits of their high word
+// (line-tables.ts); a shard grows by 1.5x like the engine's table, when the memory budget allows.
+import { Arena } from "../wasm/arena.js";
+import { array, ArrayRegion } from "../wasm/array-region.js";
+import { layOut } from "../wasm/regions.js";
+
+/** Table geometry shared with the line engine's own table. */
+export const LOG_PARTS = 6;
+export const PARTS = 1 << LOG_PARTS;
+/** Keys a partition may hold per slot before the table grows (4 slots a bucket). */
+export const MAX_LOAD = 0.85;
+export const GROWTH = 1.5;
+
+/** Most keys a partition of `buckets` buckets takes before it must grow. */
+export function partitionLimit(buckets: number): number {
+  return Math.min(buckets * 4 - 1, Math.floor(buckets * 4 * MAX_LOAD));
+}
+
+/** A bucket table in an instance of its own, probed a staged batch at a time. */
+export class TableShard {
+  readonly arena = new Arena();
+  /** Fingerprints of a batch, 16 bytes each. */
+  readonly staging: ArrayRegion;
+  /** Answers of a batch, a byte each. */
+  readonly flags: ArrayRegion;
+  private readonly counts: ArrayRegion;
+  private readonly tablePtr: number;
+  buckets: number;
+  /** Buckets a partition the kernels use: all of them, or fewer while a small spill partition is resolved (resolveWith). */
+  private active: number;
+
+  constructor(batch: number, buckets: number) {
+    // The table lies last: it grows in place.
+    const r = this.arena.place({ counts: array(4, PARTS), staging: array(16, batch), flags: array(1, batch), table: PARTS * buckets * 64 }, this.arena.base, "a line table shard");
+    this.staging = r.staging;
+    this.flags = r.flags;
+    this.counts = r.counts;
+    this.tablePtr = r.table;
+    this.buckets = buckets;
+    this.active = buckets;
+  }
+
+  /** Adds staged fingerprints [from, n): flags 1 new, 0 seen; returns where it stopped (n when done; less when a partition is full). */
+  add(from: number, n: number): number {
+    const k = this.arena.k;
+    return from + (k.setAddMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, partitionLimit(this.active), this.staging.at(from), n - from, this.flags.at(from)) >>> 0);
+  }
+
+  /** Tests staged fingerprints [from, n): flags 1 present, 0 absent. */
+  has(from: number, n: number): void {
+    if (from < n) this.arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.active, this.staging.at(from), n - from, this.flags.at(from));
+  }
+
+  /** Bytes of memory after the next growth (the scratch included): for the budget. */
+  get grownBytes(): number {
+    const next = Math.ceil(this.buckets * GROWTH);
+    return Math.max(this.byteLength, layOut(this.tablePtr, { table: PARTS * next * 64, scratch: this.buckets * 64 }).end);
+  }
+
+  /** Grows the table by 1.5x in place through a scratch of one old partition. */
+  grow(): void {
+    const next = Math.ceil(this.buckets * GROWTH);
+    const { scratch } = this.arena.place({ table: PARTS * next * 64, scratch: this.buckets * 64 }, this.tablePtr, "a line table shard");
+    this.arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, this.buckets, next, scratch);
+    this.buckets = next;
+    this.active = next;
+  }
+
+  /** Whether the whole table is in use (it may grow only then). */
+  get whole(): boolean {
+    return this.active === this.buckets;
+  }
+
+  /**
+   * Empties the table as one of `buckets` buckets a partition (at most its own), laid over the
+   * start of its memory: a spill partition with few lines is resolved in a table that fits in
+   * cache, and only that much is cleared.
+   */
+  resolveWith(buckets: number): void {
+    this.active = Math.max(4, Math.min(this.buckets, buckets));
+    this.counts.fill(this.arena.u8);
+    new ArrayRegion(this.tablePtr, 64, PARTS * this.active).fill(this.arena.u8);
+  }
+
+  /** Keys it may hold without growing. */
+  get capacity(): number {
+    return PARTS * partitionLimit(this.buckets);
+  }
+
+  /** Bytes of WebAssembly memory held. */
+  get byteLength(): number {
+    return this.arena.k.memory.buffer.byteLength;
+  }
+}
