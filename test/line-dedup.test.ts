@@ -206,6 +206,28 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
 });
 
 describe("LineDeduplicator API", () => {
+  it("refuses options it does not know and flags that are not booleans, naming them", () => {
+    expect(() => new LineDeduplicator({ approx: "yes" } as never)).toThrow(/approx must be true or false, got "yes"/);
+    expect(() => new LineDeduplicator({ scalar: 1 } as never)).toThrow(/scalar must be true or false/);
+    expect(() => new LineDeduplicator({ aprox: true } as never)).toThrow(/aprox .*no such option: LineDeduplicator takes hash, approx/);
+    expect(() => new LineDeduplicator({ fprate: 0.01 } as never)).toThrow(InvalidArgumentError);
+  });
+
+  it("throws on push() or end() after end(), instead of continuing a finished stream", () => {
+    const dedup = new LineDeduplicator();
+    expect(new TextDecoder().decode(dedup.push(new TextEncoder().encode("a\nb\n")))).toBe("a\nb\n");
+    expect(dedup.end().length).toBe(0);
+    expect(() => dedup.push(new TextEncoder().encode("a\n"))).toThrow(/push\(\) after end\(\)/);
+    expect(() => dedup.end()).toThrow(/end\(\) after end\(\)/);
+    dedup.dispose();
+  });
+
+  it("dedupLines names its own parameter, and a thousand small calls stay equal to awk's answer", () => {
+    expect(() => dedupLines(undefined as never)).toThrow(/bytes must be a Uint8Array/);
+    const input = new TextEncoder().encode("a\nb\na\nc");
+    for (let i = 0; i < 1000; i++) expect(new TextDecoder().decode(dedupLines(input))).toBe("a\nb\nc\n");
+  });
+
   it("returns copies, keeps state across pushes, and checks its arguments", () => {
     const dedup = new LineDeduplicator();
     const first = dedup.push(new TextEncoder().encode("x\ny\nx"));

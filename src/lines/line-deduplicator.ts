@@ -4,7 +4,7 @@
 // left at the end of a chunk is carried into the head room before the next chunk's data; a line
 // longer than the head room is gathered aside, each byte copied once, and fingerprinted in one
 // piece when it ends, so time and memory stay linear in the longest line.
-import { InvalidArgumentError, DisposedError } from "../errors.js";
+import { CrawlsieveError, InvalidArgumentError, DisposedError } from "../errors.js";
 import * as check from "../validate.js";
 import { LineEngine, type LineHash } from "./line-engine.js";
 import { joinPieces } from "./join-pieces.js";
@@ -41,6 +41,9 @@ export interface LineDeduplicatorOptions {
   /** @internal most bytes of one WebAssembly memory (tests spread over several memories with small ones). */
   readonly perMemory?: number;
 }
+
+/** Every option LineDeduplicator knows: any other is a mistake (a misspelling), not a default. */
+const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory"]);
 
 /** Smallest memory budget: the engine's own buffers (about 4 MiB at the default chunk) and a small table. */
 export const MIN_MEMORY = 16 << 20;
@@ -79,9 +82,14 @@ export class LineDeduplicator {
   /** Bytes of lines worked so far, and the total expected (inputBytes), for sizing filter stages. */
   private bytesDone = 0;
   private readonly inputBytes: number | undefined;
+  /** Set by end(): the input is over, and a further push would continue a finished stream. */
+  private ended = false;
 
   constructor(options: LineDeduplicatorOptions = {}) {
     const opts = check.options<LineDeduplicatorOptions>("options", options);
+    const unknown = Object.keys(opts).filter((key) => !KNOWN_OPTIONS.has(key) && (opts as Record<string, unknown>)[key] !== undefined);
+    if (unknown.length > 0) throw new InvalidArgumentError(unknown[0], (opts as Record<string, unknown>)[unknown[0]], `no such option: LineDeduplicator takes ${[...KNOWN_OPTIONS].filter((k) => k !== "perMemory" && k !== "stageItems").join(", ")}`);
+    for (const flag of ["approx", "scalar"] as const) if (opts[flag] !== undefined && typeof opts[flag] !== "boolean") throw new InvalidArgumentError(flag, opts[flag], "true or false");
     const hash = opts.hash ?? "xxh128";
     if (hash !== "xxh128" && hash !== "md5") throw new InvalidArgumentError("hash", opts.hash, '"xxh128" or "md5"');
     const approx = opts.approx === true;
@@ -98,8 +106,11 @@ export class LineDeduplicator {
 
   /** Works a chunk; returns the kept lines it completed (a copy, so it stays valid). */
   push(chunk: Uint8Array): Uint8Array {
+    const input = bytesArgument(chunk);
+    this.live();
+    this.open("push");
     const pieces: Uint8Array[] = [];
-    this.write(bytesArgument(chunk), (bytes) => pieces.push(bytes.slice()));
+    this.write(input, (bytes) => pieces.push(bytes.slice()));
     return joinPieces(pieces);
   }
 
@@ -108,6 +119,9 @@ export class LineDeduplicator {
    * every line that waited in the spill (past the memory budget), in input order.
    */
   end(): Uint8Array {
+    this.live();
+    this.open("end");
+    this.ended = true;
     const pieces: Uint8Array[] = [];
     this.finish((bytes) => pieces.push(bytes.slice()));
     for (const bytes of this.resolved()) pieces.push(bytes.slice());
@@ -141,6 +155,11 @@ export class LineDeduplicator {
   /** The seen-set's geometry, for reports. */
   describe(): Record<string, unknown> {
     return this.live().describe();
+  }
+
+  /** Throws when the input already ended: lines after end() would be deduplicated against a finished stream. */
+  private open(call: string): void {
+    if (this.ended) throw new CrawlsieveError("ERR_ENDED", `LineDeduplicator.${call}() after end(): the input is over; make a new LineDeduplicator for another input`);
   }
 
   /** Releases the memory and removes the spill's files; later calls throw DisposedError. */
@@ -299,14 +318,15 @@ export class LineDeduplicator {
   }
 }
 
-function bytesArgument(value: unknown): Uint8Array {
-  if (!(value instanceof Uint8Array)) throw new InvalidArgumentError("chunk", value, "a Uint8Array");
+function bytesArgument(value: unknown, name = "chunk"): Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new InvalidArgumentError(name, value, "a Uint8Array");
   return value;
 }
 
 
 /** Dedups newline-separated bytes in one call: the first occurrence of every line, in order. */
 export function dedupLines(bytes: Uint8Array, options?: LineDeduplicatorOptions): Uint8Array {
+  bytesArgument(bytes, "bytes");
   const dedup = new LineDeduplicator(options);
   try {
     const head = dedup.push(bytes);
