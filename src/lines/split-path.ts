@@ -9,6 +9,9 @@ import type { Arena } from "../wasm/arena.js";
 import type { ArrayRegion } from "../wasm/array-region.js";
 import type { BatchRegions, LineTables } from "./line-tables.js";
 import type { LineSpill } from "./line-spill.js";
+import { joinPieces } from "./join-pieces.js";
+
+const NEWLINE = Uint8Array.of(0x0a);
 
 /** Regions of the engine's memory the split path works in, besides the batch's. */
 export interface SplitRegions extends BatchRegions {
@@ -72,15 +75,8 @@ export class SplitPath {
     if (spillFrom > 0) return count(1), 1;
     if (this.spill === undefined) throw noSpill();
     count(0);
-    let total = terminated ? 0 : 1;
-    for (const p of pieces) total += p.length;
-    const line = new Uint8Array(total);
-    let at = 0;
-    for (const p of pieces) {
-      line.set(p, at);
-      at += p.length;
-    }
-    if (!terminated) line[at] = 0x0a;
+    // An unterminated last line is spilled with the "\n" the output adds to it.
+    const line = joinPieces(terminated ? pieces : [...pieces, NEWLINE]);
     const record = new Uint8Array(this.r.spillRecords.size);
     record.set(this.r.digests.bytes(this.arena.u8, 0, 1));
     new DataView(record.buffer).setFloat64(k.SPILL_RECORD_INDEX.value, this.spilled, true);
