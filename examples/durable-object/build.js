@@ -1,0 +1,83 @@
+// Builds the Durable Object example for workerd: the worker bundled with crawlsieve's
+// durable-object entry, the .wasm beside it, and a config.capnp that keeps the objects' SQLite
+// files in STORAGE_DIR (so they survive a restart) and listens on PORT.
+// Usage: node examples/durable-object/build.js OUT_DIR STORAGE_DIR [PORT] [EXTRA_ENTRY]
+//   then: cd OUT_DIR && npx workerd serve config.capnp --experimental
+// EXTRA_ENTRY (used by bench/durable-object.bench.js) is a module whose exports are added to the worker's.
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+
+const here = new URL(".", import.meta.url).pathname;
+const root = resolve(here, "../..");
+
+/** Writes worker.js, crawlsieve.wasm and config.capnp into `out`; objects persist in `storage`. */
+export async function buildDurableWorker({ out, storage, port = 8788, extra }) {
+  mkdirSync(out, { recursive: true });
+  mkdirSync(storage, { recursive: true });
+  const entry = extra === undefined
+    ? `${here}worker.js`
+    : writeEntry(out, `export { default, SeenSetDurableObject } from ${JSON.stringify(`${here}worker.js`)};\nexport * from ${JSON.stringify(resolve(extra))};\n`);
+  await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: "esm",
+    conditions: ["workerd", "worker"],
+    alias: { "crawlsieve/durable-object": `${root}/build/js/edge/index.js` },
+    // The .wasm stays a module of its own, named as the config names it.
+    plugins: [{ name: "wasm", setup: (b) => b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true })) }],
+    outfile: `${out}/worker.js`,
+    logLevel: "warning",
+  });
+  copyFileSync(`${root}/build/crawlsieve.wasm`, `${out}/crawlsieve.wasm`);
+  const extraClasses = extra === undefined ? [] : ["RowPerKeyObject"];
+  writeFileSync(`${out}/config.capnp`, config(resolve(storage), port, extraClasses));
+}
+
+/** A throwaway entry file that re-exports the example and the extra module. */
+function writeEntry(out, text) {
+  const path = `${out}/entry.js`;
+  writeFileSync(path, text);
+  return path;
+}
+
+/** The workerd configuration: SQLite-backed objects (enableSql) on local disk. */
+function config(storage, port, extraClasses) {
+  const classes = ["SeenSetDurableObject", ...extraClasses];
+  return `using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "do-disk", disk = (path = ${JSON.stringify(storage)}, writable = true)),
+  ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+
+const worker :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "worker.js"),
+    (name = "crawlsieve.wasm", wasm = embed "crawlsieve.wasm"),
+  ],
+  compatibilityDate = "2024-09-23",
+  durableObjectNamespaces = [
+${classes.map((c) => `    (className = "${c}", uniqueKey = "crawlsieve-${c}", enableSql = true),`).join("\n")}
+  ],
+  durableObjectStorage = (localDisk = "do-disk"),
+  bindings = [
+${classes.map((c, i) => `    (name = "${i === 0 ? "SEEN" : "ROWS"}", durableObjectNamespace = "${c}"),`).join("\n")}
+  ],
+);
+`;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const [out, storage, port, extra] = process.argv.slice(2);
+  if (out === undefined || storage === undefined) {
+    console.error("usage: node examples/durable-object/build.js OUT_DIR STORAGE_DIR [PORT] [EXTRA_ENTRY]");
+    process.exit(2);
+  }
+  await buildDurableWorker({ out, storage, port: port === undefined ? undefined : Number(port), extra });
+  console.log(`built ${out}: worker.js, crawlsieve.wasm, config.capnp (objects kept in ${storage})`);
+}

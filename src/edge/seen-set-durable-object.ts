@@ -1,0 +1,98 @@
+// The Durable Object behind durableSeenSet: one shard of a seen-set. Its keys' 128-bit
+// fingerprints live in a FingerprintSet (WebAssembly memory) for the check, and in the object's
+// SQLite storage for persistence. A Durable Object runs one event at a time and nothing here
+// awaits between the check and the insert, so every batch is an atomic check-and-insert; the
+// runtime's output gate holds the answer until the row written for it is on disk.
+import { CrawlsieveError, FingerprintSet, initSync } from "../index.workerd.js";
+import { FingerprintRows } from "./fingerprint-rows.js";
+import { ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, type Operation, type WireError } from "./protocol.js";
+import type { DurableObjectContext } from "./workers-types.js";
+
+/**
+ * Keys one object holds at most. The table takes at most 28 bytes a key after growing (measured:
+ * docs/browser-and-edge.md), so 2 million keys stay near 56 MB, under half the 128 MB an isolate
+ * shares with other objects of the class; a batch that could pass it is refused (add shards).
+ */
+export const MAX_KEYS_PER_OBJECT = 2_000_000;
+
+/** A Durable Object class holding one shard of a seen-set: export it from the Worker and bind it. */
+export class SeenSetDurableObject {
+  private set!: FingerprintSet;
+  private readonly rows: FingerprintRows;
+
+  constructor(ctx: DurableObjectContext, _env?: unknown) {
+    initSync();
+    this.rows = new FingerprintRows(ctx.storage.sql, (body) => ctx.storage.transactionSync(body));
+    void ctx.blockConcurrencyWhile(async () => this.load());
+  }
+
+  /** Answers the client's POSTs: add, has, size, clear, claim (the body holds packed 16-byte fingerprints). */
+  async fetch(request: Request): Promise<Response> {
+    try {
+      this.rows.claim(header(request, SHARD_HEADER), header(request, SHARDS_HEADER));
+      const operation = new URL(request.url).pathname.slice(1) as Operation;
+      const body = new Uint8Array(await request.arrayBuffer());
+      // Nothing below awaits: the check, the insert and the write are one event.
+      switch (operation) {
+        case "add":
+          return new Response(this.add(body) as Uint8Array<ArrayBuffer>);
+        case "has":
+          return new Response(this.set.hasFingerprints(body) as Uint8Array<ArrayBuffer>);
+        case "size":
+          return Response.json({ size: this.set.size, rows: this.rows.rows(), bytes: this.set.byteLength });
+        case "claim":
+          return new Response(null, { status: 204 });
+        case "clear":
+          this.rows.clear();
+          this.set.clear();
+          return new Response(null, { status: 204 });
+        default:
+          throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `unknown operation ${JSON.stringify(operation)}`);
+      }
+    } catch (error) {
+      const wire: WireError = error instanceof CrawlsieveError
+        ? { code: error.code, message: error.message, recorded: (error as { recorded?: number }).recorded, requested: (error as { requested?: number }).requested }
+        : { code: "ERR_DURABLE_OBJECT", message: String(error) };
+      return Response.json(wire, { status: error instanceof CrawlsieveError ? 409 : 500 });
+    }
+  }
+
+  /** Inserts a batch and writes its new fingerprints as one row before answering. */
+  private add(packed: Uint8Array): Uint8Array {
+    const count = packed.length / 16;
+    if (count > ROW_FINGERPRINTS) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `a call carries at most ${ROW_FINGERPRINTS} fingerprints, got ${count}`);
+    if (this.set.size + count > MAX_KEYS_PER_OBJECT) {
+      throw new CrawlsieveError("ERR_TOO_LARGE", `this shard holds ${this.set.size} keys and may hold ${MAX_KEYS_PER_OBJECT}; open the set under a new name with more shards`);
+    }
+    const flags = this.set.addFingerprints(packed);
+    const fresh = new Uint8Array(16 * flags.reduce((n, flag) => n + flag, 0));
+    for (let i = 0, at = 0; i < count; i++) {
+      if (flags[i] === 1) {
+        fresh.set(packed.subarray(16 * i, 16 * i + 16), at);
+        at += 16;
+      }
+    }
+    try {
+      this.rows.append(fresh);
+    } catch (error) {
+      // The table must not hold what storage does not: start again from storage.
+      this.load();
+      throw error;
+    }
+    return flags;
+  }
+
+  /** Builds the table from the stored rows (at start, and after a failed write). */
+  private load(): void {
+    this.set?.dispose();
+    this.set = new FingerprintSet({ items: Math.max(4096, this.rows.count()) });
+    this.rows.each((packed) => this.set.addFingerprints(packed));
+  }
+}
+
+/** A non-negative integer header the client always sends. */
+function header(request: Request, name: string): number {
+  const value = Number(request.headers.get(name));
+  if (!Number.isSafeInteger(value) || value < 0) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `header ${name} must be a non-negative integer`);
+  return value;
+}
