@@ -1,9 +1,10 @@
 // Builds the Durable Object example for workerd: the worker bundled with crawlsieve's
 // durable-object entry, the .wasm beside it, and a config.capnp that keeps the objects' SQLite
 // files in STORAGE_DIR (so they survive a restart) and listens on PORT.
-// Usage: node examples/durable-object/build.js OUT_DIR STORAGE_DIR [PORT] [EXTRA_ENTRY]
+// Usage: node examples/durable-object/build.js OUT_DIR STORAGE_DIR [PORT]
 //   then: cd OUT_DIR && npx workerd serve config.capnp --experimental
-// EXTRA_ENTRY (used by bench/durable-object.bench.js) is a module whose exports are added to the worker's.
+// bench/durable-object.bench.js passes its own entry (which re-exports this worker) and the
+// names of the extra Durable Object classes it exports; each is bound under its class name.
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -13,12 +14,9 @@ const here = new URL(".", import.meta.url).pathname;
 const root = resolve(here, "../..");
 
 /** Writes worker.js, crawlsieve.wasm and config.capnp into `out`; objects persist in `storage`. */
-export async function buildDurableWorker({ out, storage, port = 8788, extra }) {
+export async function buildDurableWorker({ out, storage, port = 8788, entry = `${here}worker.js`, classes = [] }) {
   mkdirSync(out, { recursive: true });
   mkdirSync(storage, { recursive: true });
-  const entry = extra === undefined
-    ? `${here}worker.js`
-    : writeEntry(out, `export { default, SeenSetDurableObject } from ${JSON.stringify(`${here}worker.js`)};\nexport * from ${JSON.stringify(resolve(extra))};\n`);
   await build({
     entryPoints: [entry],
     bundle: true,
@@ -31,15 +29,7 @@ export async function buildDurableWorker({ out, storage, port = 8788, extra }) {
     logLevel: "warning",
   });
   copyFileSync(`${root}/build/crawlsieve.wasm`, `${out}/crawlsieve.wasm`);
-  const extraClasses = extra === undefined ? [] : ["RowPerKeyObject"];
-  writeFileSync(`${out}/config.capnp`, config(resolve(storage), port, extraClasses));
-}
-
-/** A throwaway entry file that re-exports the example and the extra module. */
-function writeEntry(out, text) {
-  const path = `${out}/entry.js`;
-  writeFileSync(path, text);
-  return path;
+  writeFileSync(`${out}/config.capnp`, config(resolve(storage), port, classes));
 }
 
 /** The workerd configuration: SQLite-backed objects (enableSql) on local disk. */
@@ -66,18 +56,18 @@ ${classes.map((c) => `    (className = "${c}", uniqueKey = "crawlsieve-${c}", en
   ],
   durableObjectStorage = (localDisk = "do-disk"),
   bindings = [
-${classes.map((c, i) => `    (name = "${i === 0 ? "SEEN" : "ROWS"}", durableObjectNamespace = "${c}"),`).join("\n")}
+${classes.map((c, i) => `    (name = "${i === 0 ? "SEEN" : c}", durableObjectNamespace = "${c}"),`).join("\n")}
   ],
 );
 `;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const [out, storage, port, extra] = process.argv.slice(2);
+  const [out, storage, port] = process.argv.slice(2);
   if (out === undefined || storage === undefined) {
-    console.error("usage: node examples/durable-object/build.js OUT_DIR STORAGE_DIR [PORT] [EXTRA_ENTRY]");
+    console.error("usage: node examples/durable-object/build.js OUT_DIR STORAGE_DIR [PORT]");
     process.exit(2);
   }
-  await buildDurableWorker({ out, storage, port: port === undefined ? undefined : Number(port), extra });
+  await buildDurableWorker({ out, storage, port: port === undefined ? undefined : Number(port) });
   console.log(`built ${out}: worker.js, crawlsieve.wasm, config.capnp (objects kept in ${storage})`);
 }

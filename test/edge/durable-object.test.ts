@@ -8,12 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildDurableWorker } from "../../examples/durable-object/build.js";
-import { freePort, startWorkerd } from "../../examples/durable-object/serve.js";
-
-interface Running {
-  stop(signal?: string): Promise<unknown>;
-  output(): string;
-}
+import { freePort, startWorkerd, type RunningWorkerd as Running } from "../../examples/durable-object/serve.js";
 
 let out: string;
 let storage: string;
@@ -30,7 +25,7 @@ async function fresh(): Promise<void> {
 }
 
 async function start(): Promise<Running> {
-  const server = (await startWorkerd(out, port)) as Running;
+  const server = await startWorkerd(out, port);
   running.push(server);
   return server;
 }
