@@ -9,9 +9,9 @@ import { ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, type Operation, type Wir
 import type { DurableObjectContext } from "./workers-types.js";
 
 /**
- * Keys one object holds at most. The table takes at most 28 bytes a key after growing (measured:
- * docs/browser-and-edge.md), so 2 million keys stay near 56 MB, under half the 128 MB an isolate
- * shares with other objects of the class; a batch that could pass it is refused (add shards).
+ * Keys one object holds at most. Its table measured 51.1 MiB at 2 million keys (26.8 bytes a key,
+ * bench/RESULTS.md), under half the 128 MB an isolate shares with other objects of the class; a
+ * batch that could pass it is refused with ERR_TOO_LARGE (open a name with more shards).
  */
 export const MAX_KEYS_PER_OBJECT = 2_000_000;
 
