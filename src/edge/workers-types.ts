@@ -20,6 +20,7 @@ export interface DurableObjectContext {
   /** The object's storage; only the SQL API and synchronous transactions are used. */
   readonly storage: {
     readonly sql: SqlStorage;
+    /** Runs `body` as one SQLite transaction (used to merge rows). */
     transactionSync<T>(body: () => T): T;
   };
   /** Holds every event until `body` settles (used to load the table at start). */
