@@ -1,6 +1,6 @@
 // A Worker whose seen-set lives in Durable Objects: POST a JSON array of URLs to
 // /add?set=NAME&shards=N and get back 1 for each URL not seen before (by any client, ever),
-// 0 for the others. /has, /size and /clear take the same query.
+// 0 for the others. /has, /size and /clear take the same query; &window=7d makes keys expire.
 import { durableSeenSet, SeenSetDurableObject } from "crawlsieve/durable-object";
 
 // The class is exported under the name the configuration binds (className).
@@ -10,7 +10,11 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     try {
-      const seen = durableSeenSet(env.SEEN, { name: url.searchParams.get("set") ?? "urls", shards: Number(url.searchParams.get("shards") ?? 1) });
+      const seen = durableSeenSet(env.SEEN, {
+        name: url.searchParams.get("set") ?? "urls",
+        shards: Number(url.searchParams.get("shards") ?? 1),
+        window: url.searchParams.get("window") ?? undefined,
+      });
       switch (url.pathname) {
         case "/add":
           return Response.json([...(await seen.addMany(await request.json()))]);

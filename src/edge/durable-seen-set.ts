@@ -2,8 +2,9 @@
 // 128-bit fingerprints as the in-memory set) and sent, one call per shard per batch, to the
 // objects named `${name}/${i}`. A key always goes to the same shard, so each key's
 // check-and-insert is atomic in that object even when a batch spans shards.
-import { DisposedError, FingerprintSet, initSync, InvalidArgumentError, type SeenKey, type SeenSet } from "../index.workerd.js";
-import { errorFromWire, ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, shardOf, type Operation, type WireError } from "./protocol.js";
+import { DisposedError, FingerprintSet, initSync, InvalidArgumentError, type Duration, type SeenKey, type SeenSet } from "../index.workerd.js";
+import { durationMs } from "../seen/duration.js";
+import { errorFromWire, ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, shardOf, WINDOW_HEADER, type Operation, type WireError } from "./protocol.js";
 import type { DurableObjectNamespaceLike, DurableObjectStubLike } from "./workers-types.js";
 
 /** Options of durableSeenSet. */
@@ -12,6 +13,11 @@ export interface DurableSeenSetOptions {
   readonly name: string;
   /** Objects the keys are spread over (default 1); fixed for a name once it is used. */
   readonly shards?: number;
+  /**
+   * Keys expire: one is new again between `window` and 17/16 of it after it was first reported
+   * new ("7d", "12h", or milliseconds); fixed for a name once it is used. Default: never.
+   */
+  readonly window?: Duration;
 }
 
 /** Most shards a set may have. */
@@ -22,9 +28,10 @@ export function durableSeenSet(namespace: DurableObjectNamespaceLike, options: D
   if (typeof options?.name !== "string" || options.name.length === 0) throw new InvalidArgumentError("name", options?.name, "a non-empty string");
   const shards = options.shards ?? 1;
   if (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_SHARDS) throw new InvalidArgumentError("shards", shards, `an integer from 1 to ${MAX_SHARDS}`);
+  const window = options.window === undefined ? 0 : Math.round(durationMs("window", options.window));
   initSync();
   const stubs = Array.from({ length: shards }, (_, i) => namespace.get(namespace.idFromName(`${options.name}/${i}`) as never));
-  return new DurableSeenSet(stubs);
+  return new DurableSeenSet(stubs, window);
 }
 
 /** The SeenSet over one stub per shard. */
@@ -38,7 +45,7 @@ class DurableSeenSet implements SeenSet {
    */
   private checked: Promise<unknown> | undefined;
 
-  constructor(private readonly stubs: readonly DurableObjectStubLike[]) {}
+  constructor(private readonly stubs: readonly DurableObjectStubLike[], private readonly window: number) {}
 
   addMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
     return this.scatter("add", keys);
@@ -96,7 +103,7 @@ class DurableSeenSet implements SeenSet {
     }
     const response = await this.stubs[shard].fetch(`https://crawlsieve/${operation}`, {
       method: "POST",
-      headers: { [SHARDS_HEADER]: String(this.stubs.length), [SHARD_HEADER]: String(shard) },
+      headers: { [SHARDS_HEADER]: String(this.stubs.length), [SHARD_HEADER]: String(shard), [WINDOW_HEADER]: String(this.window) },
       body: body as Uint8Array<ArrayBuffer> | undefined,
     });
     if (!response.ok) throw errorFromWire((await response.json()) as WireError);

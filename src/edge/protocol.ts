@@ -9,6 +9,11 @@ export const ROW_FINGERPRINTS = 65_536;
 export const SHARDS_HEADER = "x-crawlsieve-shards";
 /** Header naming which shard (0 .. shards - 1) this object is. */
 export const SHARD_HEADER = "x-crawlsieve-shard";
+/** Header giving the set's window in milliseconds (0: keys never expire). */
+export const WINDOW_HEADER = "x-crawlsieve-window";
+
+/** Epochs a window is cut into: a key is new again between 1 and 17/16 windows after it was first added. */
+export const WINDOW_EPOCHS = 16;
 
 /** The operations an object answers, as the path of a POST ("claim" only checks the shard record). */
 export type Operation = "add" | "has" | "size" | "clear" | "claim";

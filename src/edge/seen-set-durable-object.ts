@@ -5,7 +5,7 @@
 // runtime's output gate holds the answer until the row written for it is on disk.
 import { CrawlsieveError, FingerprintSet, initSync } from "../index.workerd.js";
 import { FingerprintRows } from "./fingerprint-rows.js";
-import { ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, type Operation, type WireError } from "./protocol.js";
+import { ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, WINDOW_EPOCHS, WINDOW_HEADER, type Operation, type WireError } from "./protocol.js";
 import type { DurableObjectContext } from "./workers-types.js";
 
 /**
@@ -19,6 +19,8 @@ export const MAX_KEYS_PER_OBJECT = 2_000_000;
 export class SeenSetDurableObject {
   private set!: FingerprintSet;
   private readonly rows: FingerprintRows;
+  /** With a window: the oldest epoch stored (undefined when none), so most calls skip the expiry query. */
+  private oldest: number | undefined;
 
   constructor(ctx: DurableObjectContext, _env?: unknown) {
     initSync();
@@ -29,13 +31,16 @@ export class SeenSetDurableObject {
   /** Answers the client's POSTs: add, has, size, clear, claim (the body holds packed 16-byte fingerprints). */
   async fetch(request: Request): Promise<Response> {
     try {
-      this.rows.claim(header(request, SHARD_HEADER), header(request, SHARDS_HEADER));
+      const window = header(request, WINDOW_HEADER);
+      this.rows.claim(header(request, SHARD_HEADER), header(request, SHARDS_HEADER), window);
+      const epoch = window === 0 ? 0 : Math.floor(Date.now() / epochMs(window));
+      if (window > 0) this.expire(window);
       const operation = new URL(request.url).pathname.slice(1) as Operation;
       const body = new Uint8Array(await request.arrayBuffer());
       // Nothing below awaits: the check, the insert and the write are one event.
       switch (operation) {
         case "add":
-          return new Response(this.add(body) as Uint8Array<ArrayBuffer>);
+          return new Response(this.add(body, epoch) as Uint8Array<ArrayBuffer>);
         case "has":
           return new Response(this.set.hasFingerprints(body) as Uint8Array<ArrayBuffer>);
         case "size":
@@ -45,6 +50,7 @@ export class SeenSetDurableObject {
         case "clear":
           this.rows.clear();
           this.set.clear();
+          this.oldest = undefined;
           return new Response(null, { status: 204 });
         default:
           throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `unknown operation ${JSON.stringify(operation)}`);
@@ -57,8 +63,8 @@ export class SeenSetDurableObject {
     }
   }
 
-  /** Inserts a batch and writes its new fingerprints as one row before answering. */
-  private add(packed: Uint8Array): Uint8Array {
+  /** Inserts a batch and writes its new fingerprints as one row (of `epoch`) before answering. */
+  private add(packed: Uint8Array, epoch: number): Uint8Array {
     const count = packed.length / 16;
     if (count > ROW_FINGERPRINTS) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `a call carries at most ${ROW_FINGERPRINTS} fingerprints, got ${count}`);
     if (this.set.size + count > MAX_KEYS_PER_OBJECT) {
@@ -73,7 +79,8 @@ export class SeenSetDurableObject {
       }
     }
     try {
-      this.rows.append(fresh);
+      this.rows.append(fresh, epoch);
+      if (fresh.length > 0) this.oldest = Math.min(this.oldest ?? epoch, epoch);
     } catch (error) {
       // The table must not hold what storage does not: start again from storage.
       this.load();
@@ -82,17 +89,35 @@ export class SeenSetDurableObject {
     return flags;
   }
 
-  /** Builds the table from the stored rows (at start, and after a failed write). */
+  /**
+   * Drops the epochs that have aged out (every key of epoch e was added before (e + 1) x epoch
+   * length, so it goes once that plus the window has passed) and rebuilds the table from the rest;
+   * a key is therefore new again between 1 and 17/16 windows after it was first added.
+   */
+  private expire(window: number): void {
+    const cutoff = Math.floor((Date.now() - window) / epochMs(window));
+    if (this.oldest === undefined || this.oldest >= cutoff) return;
+    this.rows.expireBefore(cutoff);
+    this.load();
+  }
+
+  /** Builds the table from the stored rows (at start, after expiry, and after a failed write). */
   private load(): void {
     this.set?.dispose();
     this.set = new FingerprintSet({ items: Math.max(4096, this.rows.count()) });
     this.rows.each((packed) => this.set.addFingerprints(packed));
+    this.oldest = this.rows.oldestEpoch();
   }
+}
+
+/** Milliseconds of one epoch of a window (at least 1). */
+function epochMs(window: number): number {
+  return Math.max(1, Math.floor(window / WINDOW_EPOCHS));
 }
 
 /** A non-negative integer header the client always sends. */
 function header(request: Request, name: string): number {
-  const value = Number(request.headers.get(name));
+  const value = Number(request.headers.get(name) ?? 0);
   if (!Number.isSafeInteger(value) || value < 0) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `header ${name} must be a non-negative integer`);
   return value;
 }
