@@ -31,13 +31,13 @@ export class SeenSetDurableObject {
   /** Answers the client's POSTs: add, has, size, clear, claim (the body holds packed 16-byte fingerprints). */
   async fetch(request: Request): Promise<Response> {
     try {
+      const body = new Uint8Array(await request.arrayBuffer());
+      // Nothing below awaits: the record check, the expiry, the check-and-insert and the write are one event.
       const window = header(request, WINDOW_HEADER);
       this.rows.claim(header(request, SHARD_HEADER), header(request, SHARDS_HEADER), window);
       const epoch = window === 0 ? 0 : Math.floor(Date.now() / epochMs(window));
       if (window > 0) this.expire(window);
       const operation = new URL(request.url).pathname.slice(1) as Operation;
-      const body = new Uint8Array(await request.arrayBuffer());
-      // Nothing below awaits: the check, the insert and the write are one event.
       switch (operation) {
         case "add":
           return new Response(this.add(body, epoch) as Uint8Array<ArrayBuffer>);
