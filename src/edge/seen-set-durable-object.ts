@@ -67,7 +67,8 @@ export class SeenSetDurableObject {
   private add(packed: Uint8Array, epoch: number): Uint8Array {
     const count = packed.length / 16;
     if (count > ROW_FINGERPRINTS) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `a call carries at most ${ROW_FINGERPRINTS} fingerprints, got ${count}`);
-    if (this.set.size + count > MAX_KEYS_PER_OBJECT) {
+    // Near the cap, count only the fingerprints not there yet, so a full shard still answers repeats.
+    if (this.set.size + count > MAX_KEYS_PER_OBJECT && this.set.size + absent(this.set.hasFingerprints(packed)) > MAX_KEYS_PER_OBJECT) {
       throw new CrawlsieveError("ERR_TOO_LARGE", `this shard holds ${this.set.size} keys and may hold ${MAX_KEYS_PER_OBJECT}; open the set under a new name with more shards`);
     }
     const flags = this.set.addFingerprints(packed);
@@ -108,6 +109,11 @@ export class SeenSetDurableObject {
     this.rows.each((packed) => this.set.addFingerprints(packed));
     this.oldest = this.rows.oldestEpoch();
   }
+}
+
+/** How many flags are 0. */
+function absent(flags: Uint8Array): number {
+  return flags.length - flags.reduce((n, flag) => n + flag, 0);
 }
 
 /** Milliseconds of one epoch of a window (at least 1). */
