@@ -32,8 +32,8 @@ export async function buildDurableWorker({ out, storage, port = 8788, entry = `$
   writeFileSync(`${out}/config.capnp`, config(resolve(storage), port, classes));
 }
 
-/** The workerd configuration: SQLite-backed objects (enableSql) on local disk. */
-function config(storage, port, extraClasses) {
+/** The workerd configuration: SQLite-backed objects (enableSql) on local disk, SeenSetDurableObject bound as SEEN. */
+export function config(storage, port, extraClasses = []) {
   const classes = ["SeenSetDurableObject", ...extraClasses];
   return `using Workerd = import "/workerd/workerd.capnp";
 
