@@ -3,7 +3,7 @@
 // its bytes round-trip and refuse damage.
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FingerprintSet, FormatError, DisposedError } from "../build/js/index.node.js";
+import { FingerprintSet, FormatError, DisposedError, InvalidArgumentError, xxh128 } from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -100,5 +100,26 @@ describe("FingerprintSet", () => {
     expect(back.has("k1")).toBe(false);
     back.dispose();
     expect(() => back.has("k1")).toThrow(DisposedError);
+  });
+  // The Durable Object seen-set hashes in the Worker and stores in the object: fingerprints made
+  // apart from the set must be the ones the set keeps for the same keys.
+  it("takes packed fingerprints made apart (fingerprintMany) as the keys they came from, through growth", () => {
+    const keys = Array.from({ length: 20_000 }, (_, i) => `https://example.com/${i}`);
+    const packed = FingerprintSet.fingerprintMany([...keys, keys[7]]);
+    expect(packed.length).toBe(16 * 20_001);
+    // XXH3-128 of the key, as xxh128's hex spells it (big-endian high half first; stored low half first).
+    const hex = Array.from(packed.subarray(0, 16)).reverse().map((b) => b.toString(16).padStart(2, "0")).join("");
+    expect(hex).toBe(xxh128(keys[0]));
+    const set = new FingerprintSet({ items: 10 });
+    const flags = set.addFingerprints(packed);
+    expect(flags.subarray(0, 20_000).every((f) => f === 1)).toBe(true);
+    expect(flags[20_000]).toBe(0);
+    expect(set.size).toBe(20_000);
+    expect(Array.from(set.hasMany([keys[0], keys[19_999], "absent"]))).toEqual([1, 1, 0]);
+    expect(Array.from(set.addMany([keys[5], "new"]))).toEqual([0, 1]);
+    expect(Array.from(set.hasFingerprints(FingerprintSet.fingerprintMany(["new", "absent", keys[3]])))).toEqual([1, 0, 1]);
+    expect(() => set.addFingerprints(new Uint8Array(15))).toThrow(InvalidArgumentError);
+    expect(() => set.hasFingerprints([1, 2] as unknown as Uint8Array)).toThrow(InvalidArgumentError);
+    set.dispose();
   });
 });

@@ -1,11 +1,14 @@
 // The package as npm ships it: packed with `npm pack`, installed into an empty project by
-// `npm install <tarball>`, and every exported entry, the command, the shared-memory filter with
+// `npm install <tarball>`, and every exported entry (./durable-object bundled and run in workerd), the command, the shared-memory filter with
 // its worker threads and the on-disk store used from there, as a user's code would.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
+import { config } from "../examples/durable-object/build.js";
+import { freePort, startWorkerd } from "../examples/durable-object/serve.js";
 
 const root = new URL("../", import.meta.url).pathname;
 const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version as string;
@@ -58,6 +61,33 @@ describe("the packed package, installed from its tarball", () => {
     `);
     expect(JSON.parse(out)).toEqual([true, false, "900150983cd24fb0d6963f7d28e17f72", "http://example.com/?a=2&b=1", "Hello world", "function", "function", "function", true, version]);
   });
+
+  it("./durable-object, bundled for workerd from the installed package, keeps a seen-set in a Durable Object", async () => {
+    const dir = join(app, "edge");
+    mkdirSync(dir);
+    writeFileSync(join(app, "worker.js"), readFileSync(join(root, "examples/durable-object/worker.js")));
+    await build({
+      entryPoints: [join(app, "worker.js")],
+      absWorkingDir: app,
+      bundle: true,
+      format: "esm",
+      conditions: ["workerd", "worker"],
+      plugins: [{ name: "wasm", setup: (b) => b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true })) }],
+      outfile: join(dir, "worker.js"),
+      logLevel: "warning",
+    });
+    writeFileSync(join(dir, "crawlsieve.wasm"), readFileSync(join(app, "node_modules/crawlsieve/build/crawlsieve.wasm")));
+    const port = await freePort();
+    writeFileSync(join(dir, "config.capnp"), config(join(dir, "storage"), port));
+    mkdirSync(join(dir, "storage"));
+    const server = await startWorkerd(dir, port);
+    try {
+      const add = async () => (await fetch(`http://127.0.0.1:${port}/add?set=t&shards=2`, { method: "POST", body: JSON.stringify(["a", "b", "a"]) })).json();
+      expect([await add(), await add()]).toEqual([[1, 1, 0], [0, 0, 0]]);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 
   it("the shared-memory filter written by two worker threads, and the LMDB store", () => {
     const out = runInApp(`

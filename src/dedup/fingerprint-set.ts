@@ -3,7 +3,7 @@
 // reference counts and no counting filter: 16 bytes a key at the table's load, which grows by 1.5x
 // in place, so it stays under 32 bytes a key at every size, peaks included. Keys can be removed.
 // The kernels are in assembly/fingerprint-set.ts and assembly/fingerprint-buckets.ts.
-import { DisposedError, FilterTooLargeError, FormatError } from "../errors.js";
+import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
@@ -125,6 +125,41 @@ export class FingerprintSet {
     });
   }
 
+  /**
+   * The packed 16-byte fingerprints (XXH3-128 of each key's bytes) this set keeps for keys: what
+   * addFingerprints takes, so a caller can hash in one place and store in another (a Durable Object).
+   */
+  static fingerprintMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    const packed = new Uint8Array(16 * keys.length);
+    eachDigestBatch(sharedEngine().staging, { list: keys }, "xxh128", (digests, n, at) => packed.set(digests.subarray(0, 16 * n), 16 * at));
+    return packed;
+  }
+
+  /** Adds packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was new. */
+  addFingerprints(packed: Uint8Array): Uint8Array {
+    const count = fingerprintCount(packed);
+    const out = new Uint8Array(count);
+    eachStoredBatch(count, (n, at) => {
+      this.digests.copyIn(this.live().u8, packed.subarray(16 * at, 16 * (at + n)));
+      out.set(this.addStaged(n), at);
+    });
+    return out;
+  }
+
+  /** out[i] = 1 when the i-th packed 16-byte fingerprint is in the set. */
+  hasFingerprints(packed: Uint8Array): Uint8Array {
+    const count = fingerprintCount(packed);
+    const out = new Uint8Array(count);
+    eachStoredBatch(count, (n, at) => {
+      const arena = this.live();
+      this.digests.copyIn(arena.u8, packed.subarray(16 * at, 16 * (at + n)));
+      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr);
+      this.out.copyOut(arena.u8, out, at, n);
+    });
+    return out;
+  }
+
   /** Keys in the set. */
   get size(): number {
     return this.counts.view(this.live().u8, Uint32Array).reduce((total, count) => total + count, 0);
@@ -219,4 +254,12 @@ export class FingerprintSet {
     arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch);
     this.buckets = next;
   }
+}
+
+/** How many 16-byte fingerprints `packed` holds; it must be a Uint8Array of a multiple of 16 bytes. */
+function fingerprintCount(packed: Uint8Array): number {
+  if (!(packed instanceof Uint8Array) || packed.length % 16 !== 0) {
+    throw new InvalidArgumentError("fingerprints", packed, "a Uint8Array of packed 16-byte fingerprints");
+  }
+  return packed.length / 16;
 }

@@ -1,0 +1,12 @@
+// crawlsieve/durable-object: a seen-set kept in Cloudflare Durable Objects (SQLite-backed), for
+// Workers and workerd. Export SeenSetDurableObject from the Worker, bind it, and call
+// durableSeenSet(env.BINDING, { name, shards }) to get a SeenSet.
+/**
+ * `crawlsieve/durable-object`: an exact seen-set kept in SQLite-backed Durable Objects, shared by
+ * every Worker and kept across restarts.
+ * @module
+ */
+export { SeenSetDurableObject, MAX_KEYS_PER_OBJECT } from "./seen-set-durable-object.js";
+export { durableSeenSet, type DurableSeenSetOptions } from "./durable-seen-set.js";
+export { ShardCountError, ROW_FINGERPRINTS } from "./protocol.js";
+export type { DurableObjectContext, DurableObjectNamespaceLike, DurableObjectStubLike, SqlCursor, SqlStorage } from "./workers-types.js";
