@@ -40,6 +40,51 @@ function dataBytesPerMaster(baseline: Map<number, number>): number[] {
 }
 
 describe("on a Redis Cluster", () => {
+  // First, on a cluster no failover has touched yet: the slot map every client holds is current.
+  it("a master killed between a batch's writes and its WAIT (its replica paused, so the window is certain): with replicated durability no acknowledged key is lost", async () => {
+    // Every master with a replica in sync, so the one paused below is the victim's only copy.
+    const synced = () => cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
+    await cluster.settle(() => cluster.masters().length === 3 && synced());
+    const filter = await RedisBloomFilter.open(redis, { name: "wait-race", items: 100_000, fpRate: 1e-4, durability: "replicated" });
+    const dedup = await RedisDeduplicator.open(redis, { name: "wait-race-exact", durability: "replicated" });
+    const victim = cluster.nodes.find((node) => node.port === cluster.masters()[0])!;
+    const replica = cluster.nodes.find((node) => node.port === cluster.replicaOf(victim.port))!;
+    replica.pause();
+    const keys = urls(600, "wait-race");
+    const batch = Promise.all([filter.addMany(keys), dedup.checkMany(keys)]);
+    // The victim takes the writes at once; its WAIT waits for the paused replica.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const written = Number(cluster.cli(["DBSIZE"], victim.port).trim());
+    await victim.kill();
+    replica.resume();
+    // The replica, which never received the writes, takes the victim's slots; the victim comes back
+    // empty as its replica, so WAIT on the new master succeeds once it attaches.
+    cluster.cli(["CLUSTER", "FAILOVER", "TAKEOVER"], replica.port);
+    await new Promise((r) => setTimeout(r, 2_000));
+    await victim.restart();
+    const [fresh, exact] = await batch;
+    await cluster.settle(() => cluster.masters().length === 3 && /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)));
+    expect(written).toBeGreaterThan(0);
+    expect(cluster.masters()).toContain(replica.port);
+    const acked = keys.filter((_, i) => fresh[i] === 1);
+    const exactAcked = keys.filter((_, i) => exact.isNew[i] === 1);
+    expect(exactAcked.length).toBe(keys.length);
+    expect(acked.length).toBeGreaterThan(590);
+    const reader = await connect();
+    try {
+      const again = fromNodeRedis(reader);
+      const lostBloom = acked.length - sum(await (await RedisBloomFilter.open(again, { name: "wait-race", items: 10, fpRate: 0.1 })).hasMany(acked));
+      const counts = await Promise.all(exactAcked.map((key) => new RedisDeduplicator(again, { name: "wait-race-exact" }).count(key)));
+      expect({ lostBloom, lostExact: counts.filter((n) => n < 1).length }).toEqual({ lostBloom: 0, lostExact: 0 });
+    } finally {
+      await reader.close();
+    }
+    // The shared client (no reconnects) saw a master die: later tests get a fresh one.
+    await client.close().catch(() => undefined);
+    client = await connect();
+    redis = fromNodeRedis(client);
+  }, 180_000);
+
   it("Bloom filters (bit, blocked, counting), a time window and an exact deduplicator spread their keys evenly over the three masters", async () => {
     const baseline = new Map(cluster.masters().map((port) => [port, Number(/used_memory:(\d+)/.exec(cluster.cli(["INFO", "memory"], port))![1])]));
     const filter = await RedisBloomFilter.open(redis, { name: "spread", items: 2_000_000, fpRate: 1e-3 });
@@ -170,46 +215,6 @@ describe("on a Redis Cluster", () => {
     }
   }, 180_000);
 
-  it("a master killed between a batch's writes and its WAIT (its replica paused, so the window is certain): with replicated durability no acknowledged key is lost", async () => {
-    // Every master with a replica in sync, so the one paused below is the victim's only copy.
-    const synced = () => cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
-    await cluster.settle(() => cluster.masters().length === 3 && synced());
-    const filter = await RedisBloomFilter.open(redis, { name: "wait-race", items: 100_000, fpRate: 1e-4, durability: "replicated" });
-    const dedup = await RedisDeduplicator.open(redis, { name: "wait-race-exact", durability: "replicated" });
-    const victim = cluster.nodes.find((node) => node.port === cluster.masters()[0])!;
-    const replica = cluster.nodes.find((node) => node.port === cluster.replicaOf(victim.port))!;
-    replica.pause();
-    const keys = urls(600, "wait-race");
-    const batch = Promise.all([filter.addMany(keys), dedup.checkMany(keys)]);
-    // The victim takes the writes at once; its WAIT waits for the paused replica.
-    await new Promise((r) => setTimeout(r, 1_500));
-    const written = Number(cluster.cli(["DBSIZE"], victim.port).trim());
-    await victim.kill();
-    replica.resume();
-    // The replica, which never received the writes, takes the victim's slots; the victim comes back
-    // empty as its replica, so WAIT on the new master succeeds once it attaches.
-    cluster.cli(["CLUSTER", "FAILOVER", "TAKEOVER"], replica.port);
-    await new Promise((r) => setTimeout(r, 2_000));
-    await victim.restart();
-    const [fresh, exact] = await batch;
-    await cluster.settle(() => cluster.masters().length === 3 && /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)));
-    expect(written).toBeGreaterThan(0);
-    expect(cluster.masters()).toContain(replica.port);
-    const acked = keys.filter((_, i) => fresh[i] === 1);
-    const exactAcked = keys.filter((_, i) => exact.isNew[i] === 1);
-    expect(exactAcked.length).toBe(keys.length);
-    expect(acked.length).toBeGreaterThan(590);
-    const reader = await connect();
-    try {
-      const again = fromNodeRedis(reader);
-      const lostBloom = acked.length - sum(await (await RedisBloomFilter.open(again, { name: "wait-race", items: 10, fpRate: 0.1 })).hasMany(acked));
-      const counts = await Promise.all(exactAcked.map((key) => new RedisDeduplicator(again, { name: "wait-race-exact" }).count(key)));
-      expect({ lostBloom, lostExact: counts.filter((n) => n < 1).length }).toEqual({ lostBloom: 0, lostExact: 0 });
-    } finally {
-      await reader.close();
-    }
-  }, 180_000);
-
   it("dedup --redis --cluster --durability replicated: a master killed mid-run while its replica lags; a second run prints nothing the first printed", async () => {
     const synced = () => cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
     await cluster.settle(() => cluster.masters().length === 3 && synced());
@@ -258,6 +263,11 @@ describe("on a Redis Cluster", () => {
     expect(printed.filter((line) => reprinted.has(line)).length).toBe(0);
     // Together the two runs printed every line once.
     expect(printed.length + reprinted.size).toBe(lines.length);
+    // This file's shared client (no reconnects) lost its idle connection to the killed master:
+    // the tests after this one get a fresh client, as a process would after such a failover.
+    await client.close().catch(() => undefined);
+    client = await connect();
+    redis = fromNodeRedis(client);
   }, 180_000);
 
   it("slots resharded mid-stream: no error reaches the caller, and nothing acknowledged is lost", async () => {
