@@ -15,12 +15,18 @@ import type { RedisCommander, SendOptions } from "./send.js";
 export interface NodeRedisClusterLike {
   /** Sends one command, routed by `firstKey`'s slot. */
   sendCommand(firstKey: string | Buffer | undefined, isReadonly: boolean | undefined, args: (string | Buffer)[], options?: { typeMapping?: Record<number, unknown> }): Promise<unknown>;
-  readonly masters: readonly { readonly client?: unknown }[];
+  readonly masters: readonly NodeRedisClusterNode[];
   readonly slots: readonly { readonly master: { readonly address?: string; readonly host?: string; readonly port?: number } }[];
   readonly _slots?: {
     /** Re-reads the slot map from a live node. */
     rediscover(startWith: unknown): Promise<void>;
   };
+}
+
+/** One master as node-redis 5 keeps it: its connection (created on first use) and a pending connect. */
+export interface NodeRedisClusterNode {
+  client?: { readonly isOpen?: boolean; readonly options?: unknown };
+  readonly connectPromise?: unknown;
 }
 
 /** True when `client` is a node-redis cluster rather than a single connection. */
@@ -36,8 +42,10 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
   const timeoutMs = options.timeoutMs ?? 30_000;
   const typeMapping = { [BLOB_STRING]: Buffer };
   const rediscover = async () => {
-    const live = cluster.masters.find((m) => m.client !== undefined);
+    forgetClosedConnections(cluster.masters);
+    const live = cluster.masters.find((m) => m.client?.isOpen === true);
     await cluster._slots?.rediscover(live?.client ?? cluster.masters[0]).catch(() => undefined);
+    forgetClosedConnections(cluster.masters);
   };
   const send = async (args: readonly (string | Uint8Array)[], sendOptions: SendOptions = {}) => {
     const command = String(args[0]);
@@ -69,6 +77,18 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
     return [...byMaster.values()];
   };
   return { send, cluster: true, mastersOf };
+}
+
+/**
+ * Drops the connection of every master whose connection has closed, so node-redis opens a new one
+ * at its next command. node-redis keeps a node's client for as long as the slot map names the
+ * node's address, and with reconnects off (crawlsieve's advice, so a dead master fails fast)
+ * that client stays closed: a master that died and came back on the same address, or whose
+ * death the slot map has not yet recorded, would answer "The client is closed" until the
+ * deadline (measured: 30 s of such answers after a failover, under load).
+ */
+function forgetClosedConnections(masters: readonly NodeRedisClusterNode[]): void {
+  for (const node of masters) if (node.client !== undefined && node.client.isOpen === false && node.connectPromise === undefined) node.client = undefined;
 }
 
 /** The key a command is routed by: a script's first key, else the first argument. */

@@ -5,6 +5,7 @@
 // FormatError naming the key and the field, never a huge allocation or a silent wrong answer.
 import { FormatError } from "../errors.js";
 import type { RedisCommander } from "./commander.js";
+import { durableBatch, type Durability } from "./durability.js";
 
 /** Version of the description written now; descriptions without one are version 1. */
 export const DESCRIPTION_VERSION = 1;
@@ -15,9 +16,15 @@ export interface Adopted<T> {
   readonly raw: string;
 }
 
-/** Writes `proposed` under `key` unless a description exists, then reads and checks the one that is there. */
-export async function adoptDescription<T>(redis: RedisCommander, key: string, proposed: Record<string, unknown>, parse: (fields: Fields) => T): Promise<Adopted<T>> {
-  await redis.send(["SET", key, JSON.stringify({ v: DESCRIPTION_VERSION, ...proposed }), "NX"]);
+/**
+ * Writes `proposed` under `key` unless a description exists, then reads and checks the one that
+ * is there. With "replicated" durability the description reaches a replica before it is used: a
+ * structure whose writes are acknowledged only once replicated must not lose, in a failover, the
+ * description they are read by (a later open would record a new, empty geometry).
+ */
+export async function adoptDescription<T>(redis: RedisCommander, key: string, proposed: Record<string, unknown>, parse: (fields: Fields) => T, durability: Durability = "local"): Promise<Adopted<T>> {
+  const record = () => redis.send(["SET", key, JSON.stringify({ v: DESCRIPTION_VERSION, ...proposed }), "NX"]);
+  await durableBatch(redis, durability, [key], record, (first) => first);
   const raw = await redis.send(["GET", key]);
   if (raw === null || raw === undefined) throw new FormatError(`Redis key ${key} vanished while it was being opened`, "ERR_BAD_PARAMS");
   const text = String(raw);

@@ -181,7 +181,7 @@ export class RedisDeduplicator {
 
   private async adoptStoreLayout(): Promise<void> {
     const proposed = { kind: "store", layout: this.proposeSpread ? "spread" : "tagged" };
-    const { value } = await adoptDescription(this.redis, `${this.prefix}fp:meta`, proposed, parseStoreDescription);
+    const { value } = await adoptDescription(this.redis, `${this.prefix}fp:meta`, proposed, parseStoreDescription, this.durability);
     if (value.spread && this.proposed !== undefined) {
       throw new InvalidArgumentError("countingFilter", this.proposed, `no countingFilter: the store "${this.name}" was made spread over the cluster's masters, and the IMP-CB script needs its filter and buckets in one slot`);
     }
@@ -190,7 +190,7 @@ export class RedisDeduplicator {
 
   /** The counting filter's mapper, from the geometry recorded in Redis (recorded now if absent). */
   private readonly filterFront = once(async () => {
-    const { value, raw } = await adoptDescription(this.redis, `${this.prefix}cf:meta`, this.proposed!, parseCountingDescription);
+    const { value, raw } = await adoptDescription(this.redis, `${this.prefix}cf:meta`, this.proposed!, parseCountingDescription, this.durability);
     return { mapper: new PositionMapper(value.slots, 1, value.hashes), description: raw };
   });
 

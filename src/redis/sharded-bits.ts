@@ -9,6 +9,7 @@ import { FilterTooLargeError, FormatError } from "../errors.js";
 import { MAX_PLANNED_BYTES, type BloomPlan, type BloomSize } from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { adoptDescription, type Fields } from "./description.js";
+import { durabilityOption, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
 import { PREALLOCATE } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
@@ -43,6 +44,7 @@ export interface ShardedOptions {
   readonly items: number;
   readonly fpRate: number;
   readonly maxShardBytes?: number;
+  readonly durability?: Durability;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function adoptShardedGeometry(
   const shardBytes = shardBytesFor(redis, size({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes, maxShardBytes);
   const { geometry, plan } = resolveGeometry(layout, { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes }, undefined, size);
   const proposed = { kind, slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
-  return (await adoptDescription(redis, `${prefix}meta`, proposed, parse)).value;
+  return (await adoptDescription(redis, `${prefix}meta`, proposed, parse, durabilityOption(opts.durability))).value;
 }
 
 /** Refuses a description whose fields, each in range, multiply past 1 TiB (the bound of a filter in memory). */
