@@ -95,3 +95,21 @@ export class RedisUnavailableError extends CrawlsieveError {
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
 }
+
+/** Writing the command's output failed (a full disk, a closed device): nothing after the failed write was printed. */
+export class OutputError extends CrawlsieveError {
+  constructor(cause: unknown) {
+    const code = (cause as { code?: string })?.code;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super("ERR_OUTPUT", `cannot write output: ${code !== undefined && !message.startsWith(code) ? `${code}: ` : ""}${message}`);
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false });
+  }
+}
+
+/** A store ran out of disk space while writing; what it acknowledged before stays. */
+export class StoreFullError extends CrawlsieveError {
+  constructor(where: string, cause: unknown) {
+    super("ERR_STORE_FULL", `the disk of the store ${where} is full (${cause instanceof Error ? cause.message : String(cause)}); free space or move the store; what was printed before stays seen`);
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false });
+  }
+}

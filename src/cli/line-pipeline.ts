@@ -4,6 +4,7 @@
 // writes run on Node's thread pool, so they take the second core while the main thread runs the
 // kernel. A pipe on stdin comes in the stream's own chunks, copied in.
 import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
+import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { checkInputFile } from "./lines.js";
 
@@ -59,7 +60,7 @@ class ByteSink {
     }
     const chunk = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
     if (!process.stdout.write(chunk)) await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(error);
+      const onError = (error: Error) => reject(new OutputError(error));
       process.stdout.once("error", onError);
       process.stdout.once("drain", () => {
         process.stdout.off("error", onError);
@@ -72,7 +73,7 @@ class ByteSink {
   async end(): Promise<void> {
     await this.flush();
     if (this.direct) await this.inFlight;
-    else await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(error) : resolve())));
+    else await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(new OutputError(error)) : resolve())));
   }
 }
 
@@ -85,7 +86,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 async function writeAll(fd: number, pieces: readonly Buffer[]): Promise<void> {
   for (const bytes of pieces) {
     for (let at = 0; at < bytes.length; ) {
-      at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n))));
+      at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
     }
   }
 }
@@ -114,7 +115,7 @@ export function regularInputBytes(files: readonly string[]): number | undefined 
 }
 
 function readInto(fd: number, target: Uint8Array): Promise<number> {
-  const done = new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n))));
+  const done = new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
   // Awaited later; marked handled now so an error while output waits for "drain" is not unhandled.
   done.catch(() => undefined);
   return done;

@@ -1,7 +1,7 @@
 // The keyed path of `dedup`: lines go through JavaScript as keys of a seen-set that is not the
 // byte pipeline's (an LMDB store, Redis, a filter to save) or as canonical URLs. Loaded only for
 // those options, so the common case starts without these modules.
-import { open } from "node:fs/promises";
+import { open, rm } from "node:fs/promises";
 import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
@@ -107,7 +107,9 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
 
   const durable = values.store !== undefined || values.redis !== undefined;
   const started = performance.now();
-  const out = new Output();
+  // A durable seen-set commits a batch before it is printed: each print is confirmed before the
+  // next batch is committed, so a failed write leaves at most one batch seen and unprinted.
+  const out = new Output(process.stdout, 1 << 16, durable);
   const progress = new Progress();
   const newline = Uint8Array.of(0x0a);
   let lines = 0;
@@ -140,16 +142,24 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       }
     }
     await out.end();
-  } finally {
-    // Also on errors: an open Redis connection would otherwise keep the process alive.
-    await filter.close?.();
+  } catch (error) {
+    // Also on errors: an open Redis connection would otherwise keep the process alive. The first
+    // error is the one reported; closing may fail for the same cause (a full disk) and says less.
+    await Promise.resolve(filter.close?.()).catch(() => undefined);
+    throw error;
   }
+  await filter.close?.();
   if (values["save-filter"] !== undefined) {
-    const file = await open(values["save-filter"], "w");
+    const path = values["save-filter"];
+    const file = await open(path, "w");
     try {
       for (const part of filter.serializeParts!()) for (let at = 0; at < part.length; ) at += (await file.write(part, at)).bytesWritten;
-    } finally {
       await file.close();
+    } catch (error) {
+      // A part of a filter is no filter: nothing is left behind to be loaded later.
+      await file.close().catch(() => undefined);
+      await rm(path, { force: true });
+      throw new CrawlsieveError("ERR_SAVE_FILTER", `cannot write the filter to ${path}: ${(error as Error).message}`);
     }
   }
   progress.done();
