@@ -2,7 +2,8 @@
 // CLI through a pipe in 64 KiB reads; re-joining and rescanning the partial line on every read
 // (the old reader) copies about 128 GiB and runs for minutes, a linear reader takes about a second.
 // The run is a subprocess with a generous bound instead of a timed assertion.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { xxhash128 } from "hash-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -86,4 +87,38 @@ describe("a long line's fingerprint, streamed through a fixed window", () => {
     // The window is all the memory a line of any length takes.
     expect(xxh.byteLength).toBeLessThan(4 << 20);
   }, 60_000);
+});
+
+describe("md5 of a line of 640 MiB through a pipe", () => {
+  it("prints what node:crypto gives for the whole line, in bounded memory (peak RSS under 256 MiB)", async () => {
+    const child = spawn(process.execPath, [CLI, "md5"], { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    // The kernel's high-water mark of the child's resident memory, read while it runs.
+    let peak = 0;
+    const poll = setInterval(() => {
+      try {
+        peak = Math.max(peak, Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) * 1024);
+      } catch {
+        // Exited between two reads.
+      }
+    }, 50);
+    const expected = createHash("md5");
+    const piece = Buffer.alloc(1 << 20);
+    for (let i = 0; i < piece.length; i++) piece[i] = 0x20 + ((i * 7) % 90);
+    for (let i = 0; i < 640; i++) {
+      piece[0] = 0x21 + (i % 90);
+      expected.update(piece);
+      if (!child.stdin.write(piece)) await new Promise((r) => child.stdin.once("drain", r));
+    }
+    child.stdin.end("\r\nshort\n");
+    const code = await new Promise((r) => child.on("exit", r));
+    clearInterval(poll);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toBe(`${expected.digest("hex")}\n${createHash("md5").update("short").digest("hex")}\n`);
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThan(256 << 20);
+  }, 120_000);
 });
