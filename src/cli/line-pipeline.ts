@@ -103,7 +103,7 @@ function isFile(fd: number): boolean {
 export function regularInputBytes(files: readonly string[]): number | undefined {
   try {
     let total = 0;
-    for (const stats of files.length === 0 ? [fstatSync(0)] : files.map((file) => statSync(file))) {
+    for (const stats of files.length === 0 ? [fstatSync(0)] : files.map((file) => (file === "-" ? fstatSync(0) : statSync(file)))) {
       if (!stats.isFile()) return undefined;
       total += stats.size;
     }
@@ -115,7 +115,7 @@ export function regularInputBytes(files: readonly string[]): number | undefined 
 }
 
 function readInto(fd: number, target: Uint8Array): Promise<number> {
-  const done = new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
+  const done = new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n))));
   // Awaited later; marked handled now so an error while output waits for "drain" is not unhandled.
   done.catch(() => undefined);
   return done;
@@ -158,7 +158,7 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
     tick(bytes.length);
   };
   const pump = (fd: number) => pumpFd(fd, dedup, sink, tick);
-  const sources = files.length === 0 ? [undefined] : files;
+  const sources = files.length === 0 ? [undefined] : files.map((file) => (file === "-" ? undefined : file));
   for (const file of sources) {
     if (file === undefined && !isFile(0)) {
       for await (const chunk of process.stdin) await visit(chunk as Buffer);

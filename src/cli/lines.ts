@@ -109,13 +109,17 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>, long?: Lon
   }
 }
 
-/** Byte chunks of each named file in turn, or of stdin when there are none. */
+/** Byte chunks of each named file in turn ("-" is stdin), or of stdin when there are none. */
 export async function* readInputs(files: readonly string[]): AsyncGenerator<AsyncIterable<Uint8Array>> {
   if (files.length === 0) {
     yield process.stdin;
     return;
   }
   for (const file of files) {
+    if (file === "-") {
+      yield process.stdin;
+      continue;
+    }
     checkInputFile(file);
     yield createReadStream(file, { highWaterMark: 1 << 20 });
   }
