@@ -99,7 +99,8 @@ export class RedisUnavailableError extends CrawlsieveError {
 /** The browser's storage quota for this origin is full: the batch was not written, and none of its keys were reported new. */
 export class StorageQuotaError extends CrawlsieveError {
   constructor(what: string, cause: unknown) {
-    super("ERR_QUOTA", `the storage quota is full (${what}): ${cause instanceof Error ? cause.message : String(cause)}; nothing of the batch was kept`);
+    const message = (cause as { message?: unknown } | undefined)?.message;
+    super("ERR_QUOTA", `the storage quota is full (${what})${typeof message === "string" && message !== "" ? `: ${message}` : ""}; nothing of the batch was kept`);
     // The browser's own error (a DOMException named QuotaExceededError).
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }

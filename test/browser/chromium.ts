@@ -2,7 +2,7 @@
 import { createReadStream, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
 const TYPES: Record<string, string> = { ".js": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".html": "text/html" };
 
@@ -25,21 +25,28 @@ export async function serve(root: string): Promise<{ server: Server; origin: str
   return { server, origin: `http://127.0.0.1:${address.port}` };
 }
 
+const OPTIONS = {
+  executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+};
+
 /** Launches Debian's Chromium headless (a fresh temporary profile) with the flags this closed network needs. */
 export async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  return chromium.launch(OPTIONS);
+}
+
+/** Launches Chromium on the profile in `dir` (kept when the browser closes: OPFS, IndexedDB and all), with the same flags. */
+export async function launchPersistent(dir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(dir, OPTIONS);
 }
 
 /** Collects what goes wrong on a page (script errors, console errors, failed and 4xx/5xx requests), for assertion messages. */
