@@ -149,22 +149,12 @@ export class FingerprintSet {
 
   /** out[i] = 1 when the i-th packed 16-byte fingerprint is in the set. */
   hasFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (arena, n) => arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr));
-  }
-
-  /** Removes packed 16-byte fingerprints; out[i] = 1 when fingerprint i was there (undoes an addFingerprints whose write failed). */
-  removeFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (arena, n) => arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr));
-  }
-
-  /** Stages packed fingerprints batch by batch, runs `kernel` on each (it writes n flags to the out region) and gathers the flags. */
-  private eachPacked(packed: Uint8Array, kernel: (arena: Arena, n: number) => void): Uint8Array {
     const count = fingerprintCount(packed);
     const out = new Uint8Array(count);
     eachStoredBatch(count, (n, at) => {
       const arena = this.live();
       this.digests.copyIn(arena.u8, packed.subarray(16 * at, 16 * (at + n)));
-      kernel(arena, n);
+      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr);
       this.out.copyOut(arena.u8, out, at, n);
     });
     return out;

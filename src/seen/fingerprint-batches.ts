@@ -13,7 +13,7 @@ export interface CheckedBatch {
   readonly fresh: Uint8Array;
 }
 
-/** Checks and inserts packed 16-byte fingerprints; returns the flags and the new ones, which the caller must persist (or take back with set.removeFingerprints). */
+/** Checks and inserts packed 16-byte fingerprints; returns the flags and the new ones, which the caller must persist (or rebuild the set from its store). */
 export function addFresh(set: FingerprintSet, packed: Uint8Array): CheckedBatch {
   const flags = set.addFingerprints(packed);
   const fresh = new Uint8Array(16 * flags.reduce((n, flag) => n + flag, 0));

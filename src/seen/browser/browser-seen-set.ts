@@ -108,7 +108,7 @@ class PersistedSeenSet implements BrowserSeenSet {
     return this.locked(async (table) => {
       const { flags, fresh } = addFresh(table, packed);
       if (fresh.length === 0) return { result: flags };
-      return { result: flags, change: { append: encodeRecord(fresh) }, undo: () => table.removeFingerprints(fresh) };
+      return { result: flags, change: { append: encodeRecord(fresh) } };
     });
   }
 
@@ -136,10 +136,11 @@ class PersistedSeenSet implements BrowserSeenSet {
 
   /**
    * Runs `body` under the Web Lock on a table brought up to date with the log; writes its change
-   * (with the cut of a torn tail) durably before resolving. When the write fails, `undo` takes its
-   * keys out of the table again, so the table never holds what the store does not.
+   * (with the cut of a torn tail) durably before resolving. When the write fails, the log forgets
+   * what it read, so the next call empties the table and reloads it whole: the keys of the failed
+   * batch, inserted by `body`, never count as seen.
    */
-  private async locked<T>(body: (table: FingerprintSet) => Promise<{ result: T; change?: LogWrite; undo?: () => void; after?: () => void }>): Promise<T> {
+  private async locked<T>(body: (table: FingerprintSet) => Promise<{ result: T; change?: LogWrite; after?: () => void }>): Promise<T> {
     this.live();
     return navigator.locks.request(this.lock, async () => {
       const table = this.live();
@@ -155,14 +156,13 @@ class PersistedSeenSet implements BrowserSeenSet {
         await this.log.abort();
         throw storageError(error, `reading the ${this.storage} seen-set`);
       }
-      const { result, change, undo, after } = await body(table).catch(async (error) => {
+      const { result, change, after } = await body(table).catch(async (error) => {
         await this.log.abort();
         throw error;
       });
       try {
         await this.log.write({ ...change, keep });
       } catch (error) {
-        undo?.();
         throw storageError(error, `writing the ${this.storage} seen-set`);
       }
       after?.();
