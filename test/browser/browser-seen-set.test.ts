@@ -4,8 +4,9 @@
 // once between them; a torn tail (half a record, what a write stopped by a crash leaves) is cut
 // off while corruption before it is a typed error; a full quota (Chromium's quota for the origin
 // lowered through the DevTools protocol, Storage.overrideQuotaForOrigin) is a StorageQuotaError
-// and keeps none of the batch; and the package bundled by esbuild (minified) still starts its
-// OPFS worker.
+// and keeps none of the batch; the package bundled by esbuild (minified) still starts its OPFS
+// worker; a page whose Content-Security-Policy refuses blob: workers falls back to IndexedDB; and
+// one name is never kept in both stores.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -271,6 +272,35 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
       await page.close();
     } finally {
       built.server.close();
+    }
+  }, 60_000);
+
+  it("falls back to IndexedDB in a page whose Content-Security-Policy forbids blob: workers, and keeps its keys there", async () => {
+    // A policy that allows the package's scripts and WebAssembly, and workers from the origin only.
+    const strict = await serve(root, { "content-security-policy": "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'" });
+    try {
+      const page = await context.newPage();
+      const violations: string[] = [];
+      page.on("console", (message) => violations.push(message.text()));
+      await page.goto(`${strict.origin}/test/browser/blank.html`);
+      // One string evaluated by the DevTools protocol (the policy forbids eval in the page, and so `run`).
+      const result = await page.evaluate(`(async () => {
+        const cs = await import("/build/js/index.browser.js");
+        await cs.init();
+        const seen = await cs.openSeenSet({ backend: "browser", name: "csp" });
+        const out = { storage: seen.storage, flags: Array.from(await seen.addMany(["a", "b", "a"])) };
+        await seen.close();
+        const again = await cs.openSeenSet({ backend: "browser", name: "csp" });
+        out.again = Array.from(await again.addMany(["a", "b", "c"]));
+        await again.close();
+        return out;
+      })()`);
+      expect(result).toEqual({ storage: "indexeddb", flags: [1, 1, 0], again: [0, 0, 1] });
+      // The browser did refuse the worker (the fallback was not taken for another reason).
+      expect(violations.join("\n")).toMatch(/worker-src/);
+      await page.close();
+    } finally {
+      strict.server.close();
     }
   }, 60_000);
 

@@ -6,8 +6,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 
 const TYPES: Record<string, string> = { ".js": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".html": "text/html" };
 
-/** Serves files under `root` on 127.0.0.1 (a free port) and returns the server and its origin. */
-export async function serve(root: string): Promise<{ server: Server; origin: string }> {
+/** Serves files under `root` on 127.0.0.1 (a free port), with `headers` on every file, and returns the server and its origin. */
+export async function serve(root: string, headers: Record<string, string> = {}): Promise<{ server: Server; origin: string }> {
   const server = createServer((request, response) => {
     const path = normalize(join(root, decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname)));
     if (!path.startsWith(root + sep) && path !== root) return void response.writeHead(403).end();
@@ -16,7 +16,7 @@ export async function serve(root: string): Promise<{ server: Server; origin: str
     } catch {
       return void response.writeHead(404).end();
     }
-    response.writeHead(200, { "content-type": TYPES[extname(path)] ?? "text/plain" });
+    response.writeHead(200, { "content-type": TYPES[extname(path)] ?? "text/plain", ...headers });
     createReadStream(path).pipe(response);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
