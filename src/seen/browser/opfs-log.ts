@@ -60,6 +60,10 @@ class WorkerServer implements OpfsServer {
     return this.call<Awaited<ReturnType<OpfsServer["commit"]>>>("commit", [change]);
   }
 
+  close(): Promise<void> {
+    return this.call("close", []);
+  }
+
   private call<T>(op: string, args: unknown[]): Promise<T> {
     const id = this.next++;
     return new Promise<T>((resolve, reject) => {
@@ -111,6 +115,8 @@ export class OpfsLog implements BatchLog {
   }
 
   async close(): Promise<void> {
+    // The handle kept open between calls goes first, so the file is free for others at once.
+    await this.server.close().catch(() => undefined);
     this.stop();
   }
 }
