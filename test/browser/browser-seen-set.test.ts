@@ -140,6 +140,22 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     await Promise.all([a.close(), b.close()]);
   }, 120_000);
 
+  it("clear() in one tab is seen by another tab that has the set open", async () => {
+    const name = `clear-${storage}`;
+    const [a, b] = await Promise.all([tab(), tab()]);
+    const open = `window.seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });`;
+    await run(a, open, { name, storage });
+    await run(b, open, { name, storage });
+    const add = `return Array.from(await window.seen.addMany(arg.keys));`;
+    expect(await run(a, add, { keys: ["x", "y"] })).toEqual([1, 1]);
+    expect(await run(b, add, { keys: ["x", "z"] })).toEqual([0, 1]);
+    await run(a, `await window.seen.clear();`);
+    expect(await run(b, `return [await window.seen.size(), ...(await window.seen.addMany(arg.keys))];`, { keys: ["x", "y", "z"] })).toEqual([0, 1, 1, 1]);
+    expect(await run(a, add, { keys: ["x", "w"] })).toEqual([0, 1]);
+    await Promise.all([run(a, `await window.seen.close();`), run(b, `await window.seen.close();`)]);
+    await Promise.all([a.close(), b.close()]);
+  }, 60_000);
+
   it("a full quota is a StorageQuotaError, and nothing of the refused batch is seen", async () => {
     const name = `quota-${storage}`;
     // An origin of its own (another port): Chromium enforces a lowered quota on IndexedDB only
