@@ -5,7 +5,7 @@
 // exactly the fingerprints it found new, in key order. In Node, the "browser" backend is refused.
 import { describe, expect, it } from "vitest";
 import { ChecksumMismatchError, CrawlsieveError, FingerprintSet, FormatError, initSync, openSeenSet } from "../build/js/index.node.js";
-import { addFresh, decodeRecords, encodeRecord } from "../build/js/seen/fingerprint-batches.js";
+import { addFresh, decodeRecords, encodeRecords, RECORD_FINGERPRINTS } from "../build/js/seen/fingerprint-batches.js";
 
 // The records are built while the tests are collected.
 initSync();
@@ -18,9 +18,9 @@ const concat = (...parts: Uint8Array[]) => {
 };
 
 describe("batch records", () => {
-  const a = encodeRecord(fps(0, 3));
-  const b = encodeRecord(fps(3, 10));
-  const c = encodeRecord(fps(10, 12));
+  const a = encodeRecords(fps(0, 3));
+  const b = encodeRecords(fps(3, 10));
+  const c = encodeRecords(fps(10, 12));
 
   it("read back as they were written", () => {
     const decoded = decodeRecords(concat(a, b, c), "test");
@@ -28,6 +28,16 @@ describe("batch records", () => {
     expect(decoded.goodBytes).toBe(a.length + b.length + c.length);
     expect(decoded.batches.map((batch) => Array.from(batch))).toEqual([fps(0, 3), fps(3, 10), fps(10, 12)].map((x) => Array.from(x)));
     expect(a.length).toBe(8 + 3 * 16 + 8);
+  });
+
+  it("a batch larger than one record is written as several, read back whole", () => {
+    const big = fps(0, 2 * RECORD_FINGERPRINTS + 5);
+    const encoded = encodeRecords(big);
+    expect(encoded.length).toBe(big.length + 3 * 16);
+    const decoded = decodeRecords(encoded, "test");
+    expect(decoded.batches.map((b) => b.length / 16)).toEqual([RECORD_FINGERPRINTS, RECORD_FINGERPRINTS, 5]);
+    expect(Buffer.from(concat(...decoded.batches)).equals(Buffer.from(big))).toBe(true);
+    expect(encodeRecords(new Uint8Array(0))).toHaveLength(0);
   });
 
   it("a last record cut at any length is a torn tail: the records before it are kept", () => {

@@ -32,23 +32,31 @@ const RECORD_MAGIC = 0x42465343;
 const RECORD_HEAD = 8;
 /** Bytes after them: the checksum. */
 const RECORD_TAIL = 8;
-/** Most fingerprints one record may declare (64 MiB of them): a larger count is a corruption, not a batch. */
-const MAX_RECORD_FINGERPRINTS = 1 << 22;
+
+/** Most fingerprints one record holds: a larger batch is written as several records (1 MiB each). */
+export const RECORD_FINGERPRINTS = 65_536;
 
 /**
- * One batch as a record: magic "CSFB" (u32 LE), count n (u32 LE), n packed 16-byte XXH3-128
- * fingerprints, and the checksum of the format (XXH64 chained, checksum.ts) over all before it,
- * so a record cut short or changed after it was written is recognised.
+ * A batch as records: each the magic "CSFB" (u32 LE), a count n (u32 LE, at most
+ * RECORD_FINGERPRINTS), n packed 16-byte XXH3-128 fingerprints, and the checksum of the format
+ * (XXH64 chained, checksum.ts) over all before it, so a record cut short or changed after it was
+ * written is recognised. The records of one batch are concatenated, to be written at once.
  */
-export function encodeRecord(fresh: Uint8Array): Uint8Array {
+export function encodeRecords(fresh: Uint8Array): Uint8Array {
   const count = fresh.length / 16;
-  const record = new Uint8Array(RECORD_HEAD + fresh.length + RECORD_TAIL);
-  const view = new DataView(record.buffer);
-  view.setUint32(0, RECORD_MAGIC, true);
-  view.setUint32(4, count, true);
-  record.set(fresh, RECORD_HEAD);
-  view.setBigUint64(RECORD_HEAD + fresh.length, checksumBytes(0n, record.subarray(0, RECORD_HEAD + fresh.length)), true);
-  return record;
+  const records = Math.ceil(count / RECORD_FINGERPRINTS);
+  const out = new Uint8Array(fresh.length + records * (RECORD_HEAD + RECORD_TAIL));
+  const view = new DataView(out.buffer);
+  for (let r = 0, at = 0; r < records; r++) {
+    const part = fresh.subarray(16 * r * RECORD_FINGERPRINTS, 16 * Math.min(count, (r + 1) * RECORD_FINGERPRINTS));
+    view.setUint32(at, RECORD_MAGIC, true);
+    view.setUint32(at + 4, part.length / 16, true);
+    out.set(part, at + RECORD_HEAD);
+    const end = at + RECORD_HEAD + part.length;
+    view.setBigUint64(end, checksumBytes(0n, out.subarray(at, end)), true);
+    at = end + RECORD_TAIL;
+  }
+  return out;
 }
 
 /** Records read back: each batch's packed fingerprints, how many bytes of good records there were, and whether a torn record followed them. */
@@ -77,7 +85,7 @@ export function decodeRecords(bytes: Uint8Array, where: string): DecodedRecords 
       throw new FormatError(`${where}: no record at byte ${at} (bad magic), with ${left} bytes after it`, "ERR_FORMAT");
     }
     const count = view.getUint32(at + 4, true);
-    if (count > MAX_RECORD_FINGERPRINTS) throw new FormatError(`${where}: the record at byte ${at} declares ${count} fingerprints`, "ERR_FORMAT");
+    if (count > RECORD_FINGERPRINTS) throw new FormatError(`${where}: the record at byte ${at} declares ${count} fingerprints`, "ERR_FORMAT");
     const end = at + RECORD_HEAD + 16 * count + RECORD_TAIL;
     if (end > bytes.length) return { batches, goodBytes: at, torn: true };
     const stored = view.getBigUint64(end - RECORD_TAIL, true);

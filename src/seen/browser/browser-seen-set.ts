@@ -7,7 +7,7 @@
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
 import { CrawlsieveError, DisposedError, FormatError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
-import { addFresh, decodeRecords, encodeRecord } from "../fingerprint-batches.js";
+import { addFresh, decodeRecords, encodeRecords } from "../fingerprint-batches.js";
 import type { SeenKey, SeenSet } from "../seen-set.js";
 import type { BrowserSeenSpec } from "../seen-spec.js";
 import { storageError, type BatchLog, type BrowserStorage, type LogWrite } from "./batch-log.js";
@@ -28,7 +28,8 @@ function opfsFile(name: string): string {
 
 /** Opens (or creates) the browser seen-set `spec.name`. */
 export async function browserSeenSet(spec: BrowserSeenSpec): Promise<BrowserSeenSet> {
-  if (typeof spec.name !== "string" || spec.name === "" || spec.name.length > 200) throw new InvalidArgumentError("name", spec.name, "a non-empty string of at most 200 characters");
+  // The OPFS file name is the name URI-encoded: kept under the 255 bytes file systems allow.
+  if (typeof spec.name !== "string" || spec.name === "" || encodeURIComponent(spec.name).length > 200) throw new InvalidArgumentError("name", spec.name, "a non-empty string of at most 200 characters once URI-encoded");
   const wanted = spec.storage ?? "auto";
   if (!["auto", "opfs", "indexeddb"].includes(wanted)) throw new InvalidArgumentError("storage", spec.storage, '"auto", "opfs" or "indexeddb"');
   const items = check.positiveInteger("items", spec.items ?? 4096);
@@ -108,7 +109,7 @@ class PersistedSeenSet implements BrowserSeenSet {
     return this.locked(async (table) => {
       const { flags, fresh } = addFresh(table, packed);
       if (fresh.length === 0) return { result: flags };
-      return { result: flags, change: { append: encodeRecord(fresh) } };
+      return { result: flags, change: { append: encodeRecords(fresh) } };
     });
   }
 
