@@ -5,8 +5,9 @@
 // off while corruption before it is a typed error; a full quota (Chromium's quota for the origin
 // lowered through the DevTools protocol, Storage.overrideQuotaForOrigin) is a StorageQuotaError
 // and keeps none of the batch; the package bundled by esbuild (minified) still starts its OPFS
-// worker; a page whose Content-Security-Policy refuses blob: workers falls back to IndexedDB; and
-// one name is never kept in both stores.
+// worker; a page whose Content-Security-Policy refuses blob: workers falls back to IndexedDB; a
+// service worker (seen-sw.js) opens the set in IndexedDB and shares it with a page, each key new
+// once between them; and one name is never kept in both stores.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -318,6 +319,41 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
     } finally {
       strict.server.close();
     }
+  }, 60_000);
+
+  it("a service worker (an extension's background) opens the set in IndexedDB, shared with a page that asks for IndexedDB", async () => {
+    const page = await tab();
+    const keysOf = (prefix: string) => Array.from({ length: 20 }, (_, b) => Array.from({ length: 100 }, (_, i) => `${prefix}${(b * 37 + i * 11) % 1500}`));
+    const result = await run<{ sw: { flags: number[]; storage: string }; page: { flags: number[]; storage: string }; first: { flags: number[] } }>(page, `
+      const registration = await navigator.serviceWorker.register("/test/browser/seen-sw.js", { type: "module", scope: "/test/browser/" });
+      await navigator.serviceWorker.ready;
+      while (navigator.serviceWorker.controller === null) await new Promise((r) => setTimeout(r, 20));
+      let next = 1;
+      const ask = (message) => new Promise((resolve) => {
+        const id = next++;
+        const listen = (event) => { if (event.data.id === id) { navigator.serviceWorker.removeEventListener("message", listen); resolve(event.data); } };
+        navigator.serviceWorker.addEventListener("message", listen);
+        registration.active.postMessage({ ...message, id });
+      });
+      const first = await ask({ name: "sw-shared", batches: [["k1", "k2", "k1"]] });
+      // The page and the service worker at once, over overlapping keys.
+      const seen = await cs.openSeenSet({ backend: "browser", name: "sw-shared", storage: "indexeddb" });
+      const mine = (async () => { const flags = []; for (const batch of arg.page) flags.push(...(await seen.addMany(batch))); return { flags, storage: seen.storage }; })();
+      const [sw, pageResult] = await Promise.all([ask({ name: "sw-shared", batches: arg.sw }), mine]);
+      await seen.close();
+      return { first, sw, page: pageResult };`, { sw: keysOf("key-"), page: keysOf("key-").reverse() });
+    expect(result.first).toMatchObject({ flags: [1, 1, 0], storage: "indexeddb" });
+    expect(result.sw.storage).toBe("indexeddb");
+    const counts = new Map<string, number>();
+    const credit = (batches: string[][], flags: number[]) => batches.flat().forEach((key, i) => flags[i] === 1 && counts.set(key, (counts.get(key) ?? 0) + 1));
+    credit(keysOf("key-"), result.sw.flags);
+    credit(keysOf("key-").reverse(), result.page.flags);
+    expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(counts.size).toBe(new Set(keysOf("key-").flat()).size);
+    // Both reported keys new: their batches interleaved.
+    expect(result.sw.flags.filter((f) => f === 1).length).toBeGreaterThan(50);
+    expect(result.page.flags.filter((f) => f === 1).length).toBeGreaterThan(50);
+    await page.close();
   }, 60_000);
 
   it("refuses to open a set in IndexedDB that this origin keeps in OPFS (and the other way round)", async () => {
