@@ -73,6 +73,8 @@ export class IdbLog implements BatchLog {
 
   write(change: LogWrite): Promise<void> {
     if (change.keep !== undefined) return Promise.reject(Object.assign(new Error("an IndexedDB row cannot be torn"), { code: "ERR_FORMAT" }));
+    // A read-only call (hasMany, size, a batch of repeats) writes nothing: no transaction to wait for.
+    if (change.clear !== true && (change.append === undefined || change.append.length === 0) && this.epoch > 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const tx = this.db.transaction(["meta", "batches"], "readwrite", { durability: "strict" });
       let epoch = this.epoch;

@@ -155,7 +155,7 @@ export function opfsServer(): OpfsServer {
             h.flush();
             throw error;
           }
-        } else {
+        } else if (change.truncate !== undefined || change.reset === true) {
           h.flush();
         }
         return { size: h.getSize(), epoch };
