@@ -1,6 +1,7 @@
 // openSeenSet({ backend: "browser", name }) in real headless Chromium on a persistent profile,
 // served from loopback (a secure context): keys stay seen across a reload and a browser restart,
-// in OPFS and in IndexedDB; two tabs adding overlapping keys at once see each key new exactly
+// in OPFS and in IndexedDB, and across a SIGKILL of the browser in the middle of batches (every
+// batch acknowledged to this process is seen after the restart); two tabs adding overlapping keys at once see each key new exactly
 // once between them; a torn tail (half a record, what a write stopped by a crash leaves) is cut
 // off while corruption before it is a typed error; a full quota (Chromium's quota for the origin
 // lowered through the DevTools protocol, Storage.overrideQuotaForOrigin) is a StorageQuotaError
@@ -8,6 +9,7 @@
 // worker; a page whose Content-Security-Policy refuses blob: workers falls back to IndexedDB; a
 // service worker (seen-sw.js) opens the set in IndexedDB and shares it with a page, each key new
 // once between them; and one name is never kept in both stores.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -110,6 +112,48 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
         return out;`, { name, keys: keys(0, 4500) });
       expect(named).toEqual({ has: 4000, size: 4000 });
     }
+  }, 120_000);
+
+  it("loses no acknowledged key when the browser is killed (SIGKILL) in the middle of batches", async () => {
+    const name = `killed-${storage}`;
+    const page = await tab();
+    const acknowledged: number[] = [];
+    await page.exposeFunction("acknowledged", (batch: number) => void acknowledged.push(batch));
+    // Batches of 2,000 keys, each acknowledged to this process once addMany resolved, until the browser dies.
+    void run(page, `
+      const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });
+      for (let batch = 0; ; batch++) {
+        await seen.addMany(Array.from({ length: 2000 }, (_, i) => "https://killed.example/" + batch + "/" + i));
+        await window.acknowledged(batch);
+      }`, { name, storage }).catch(() => undefined);
+    while (acknowledged.length < 15) await new Promise((resolve) => setTimeout(resolve, 20));
+    // The browser's main process, found by this test's own profile directory, killed by its id.
+    const browserProcesses = () => {
+      const found = spawnSync("pgrep", ["-f", "--", `user-data-dir=${profile}`], { encoding: "utf8" });
+      return found.stdout.split("\n").filter(Boolean).map(Number);
+    };
+    // The oldest is /usr/bin/chromium (a wrapper script, which execs the browser), so the browser itself.
+    const [browserPid] = browserProcesses().sort((a, b) => a - b);
+    process.kill(browserPid, "SIGKILL");
+    await context.close().catch(() => undefined);
+    for (let waited = 0; browserProcesses().length > 0; waited += 50) {
+      if (waited > 10_000) throw new Error(`the browser did not die: ${browserProcesses().join(" ")}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const seenBefore = [...acknowledged];
+    context = await launchPersistent(profile);
+    const again = await tab();
+    const result = await run<{ has: number; size: number }>(again, `
+      const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });
+      const keys = arg.batches.flatMap((batch) => Array.from({ length: 2000 }, (_, i) => "https://killed.example/" + batch + "/" + i));
+      const out = { has: (await seen.hasMany(keys)).reduce((a, b) => a + b, 0), size: await seen.size() };
+      await seen.close();
+      return out;`, { name, storage, batches: seenBefore });
+    expect(result.has).toBe(2000 * seenBefore.length);
+    // Whole batches only: at most the one in flight when the browser died besides those acknowledged.
+    expect(result.size % 2000).toBe(0);
+    expect(result.size - 2000 * seenBefore.length).toBeLessThanOrEqual(2000);
+    await again.close();
   }, 120_000);
 
   it("two tabs adding overlapping keys at once see each key new exactly once between them", async () => {
