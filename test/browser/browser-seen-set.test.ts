@@ -1,14 +1,15 @@
 // openSeenSet({ backend: "browser", name }) in real headless Chromium on a persistent profile,
-// served from loopback (a secure context): keys stay seen across a reload and a browser restart,
-// in OPFS and in IndexedDB, and across a SIGKILL of the browser in the middle of batches (every
-// batch acknowledged to this process is seen after the restart); two tabs adding overlapping keys at once see each key new exactly
-// once between them; a torn tail (half a record, what a write stopped by a crash leaves) is cut
-// off while corruption before it is a typed error; a full quota (Chromium's quota for the origin
-// lowered through the DevTools protocol, Storage.overrideQuotaForOrigin) is a StorageQuotaError
-// and keeps none of the batch; the package bundled by esbuild (minified) still starts its OPFS
-// worker; a page whose Content-Security-Policy refuses blob: workers falls back to IndexedDB; a
-// service worker (seen-sw.js) opens the set in IndexedDB and shares it with a page, each key new
-// once between them; and one name is never kept in both stores.
+// served from loopback (a secure context), in OPFS and in IndexedDB: keys stay seen across a
+// reload, a browser restart, and a SIGKILL of the browser in the middle of batches (every batch
+// acknowledged to this process is seen after the restart); two tabs adding overlapping keys at
+// once see each key new exactly once between them; a torn tail (half a record, what a write
+// stopped by a crash leaves) is cut off while corruption before it is a typed error; a full quota
+// (Chromium's quota for the origin lowered through the DevTools protocol,
+// Storage.overrideQuotaForOrigin) is a StorageQuotaError and keeps none of the batch; the package
+// bundled by esbuild (minified) still starts its OPFS worker; a page whose
+// Content-Security-Policy refuses blob: workers falls back to IndexedDB; a service worker
+// (seen-sw.js) opens the set in IndexedDB and shares it with a page, each key new once between
+// them; and one name is never kept in both stores.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
