@@ -78,6 +78,16 @@ export class DisposedError extends CrawlsieveError {
   }
 }
 
+/** The browser's storage quota for this origin is full: the batch was not written, and none of its keys were reported new. */
+export class StorageQuotaError extends CrawlsieveError {
+  constructor(what: string, cause: unknown) {
+    const message = (cause as { message?: unknown } | undefined)?.message;
+    super("ERR_QUOTA", `the storage quota is full (${what})${typeof message === "string" && message !== "" ? `: ${message}` : ""}; nothing of the batch was kept`);
+    // The browser's own error (a DOMException named QuotaExceededError).
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false });
+  }
+}
+
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 80 ? value.slice(0, 80) + "…" : value);
   if (typeof value === "bigint") return `${value}n`;
