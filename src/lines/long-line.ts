@@ -5,6 +5,7 @@
 // window), so both paths agree. The key passes through a fixed window, so the instance's memory
 // stays the same whatever the line's length (a line of gigabytes costs a megabyte here).
 import { Arena } from "../wasm/arena.js";
+import { array, type ArrayRegion } from "../wasm/array-region.js";
 import type { KernelRecord } from "../wasm/record.js";
 import { lineContext, lineSizes, type LineField } from "./line-context.js";
 
@@ -22,16 +23,16 @@ export class LongLineHasher {
   private readonly digestPtr: number;
   private readonly statePtr: number;
   /** The window: BACK bytes of look-back, then WINDOW bytes of key. */
-  private readonly windowPtr: number;
+  private readonly window: ArrayRegion;
 
   constructor(approx: boolean, xxh128: boolean) {
     const arena = this.arena;
     const sizes = lineSizes(arena.k);
-    const r = arena.place({ ctx: sizes.context, scratch: sizes.scratch, digest: 16, state: arena.k.LINE_STREAM_STATE_BYTES.value, window: BACK + WINDOW }, arena.base, "a long line");
+    const r = arena.place({ ctx: sizes.context, scratch: sizes.scratch, digest: 16, state: arena.k.LINE_STREAM_STATE_BYTES.value, window: array(1, BACK + WINDOW) }, arena.base, "a long line");
     this.ctx = lineContext(arena.k, r.ctx);
     this.digestPtr = r.digest;
     this.statePtr = r.state;
-    this.windowPtr = r.window;
+    this.window = r.window;
     this.ctx.set(arena.u8, "mode", approx ? 1 : 0);
     this.ctx.set(arena.u8, "hash", xxh128 ? 1 : 0);
     this.ctx.set(arena.u8, "scratch", r.scratch);
@@ -45,7 +46,7 @@ export class LongLineHasher {
     let keyLen = terminated && byteFromEnd(pieces, 1) === NL ? total - 1 : total;
     if (keyLen > 0 && byteFromEnd(pieces, total - keyLen + 1) === CR) keyLen--;
     const { k } = this.arena;
-    const key = this.windowPtr + BACK;
+    const key = this.window.at(BACK);
     if (keyLen <= WINDOW) {
       this.copy(pieces, 0, keyLen, key);
       k.lineDigest(this.ctx.ptr, key, keyLen, this.digestPtr);
@@ -57,7 +58,8 @@ export class LongLineHasher {
     for (; keyLen - at > WINDOW; at += WINDOW) {
       this.copy(pieces, at, WINDOW, key);
       k.lineStreamUpdate(this.ctx.ptr, this.statePtr, key, WINDOW);
-      this.arena.u8.copyWithin(this.windowPtr, key + WINDOW - BACK, key + WINDOW);
+      // The window's last BACK bytes become the look-back of the next.
+      this.window.bytes(this.arena.u8).copyWithin(0, WINDOW, WINDOW + BACK);
     }
     this.copy(pieces, at, keyLen - at, key);
     k.lineStreamFinal(this.ctx.ptr, this.statePtr, key, keyLen - at, keyLen, this.digestPtr);
