@@ -8,8 +8,8 @@ import { spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type RedisServer } from "./support/redis-server.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { startRedis } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const BATCH = 4096;
@@ -17,15 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), "cs-output-"));
 const LINES = Array.from({ length: 100_000 }, (_, i) => `https://example.com/item/${i}?ref=${i % 7}`);
 const INPUT = join(dir, "urls.txt");
 writeFileSync(INPUT, LINES.join("\n") + "\n");
-let redis: RedisServer;
-
-beforeAll(async () => {
-  redis = await startRedis();
-}, 30_000);
-afterAll(async () => {
-  await redis?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the CLI with stdout on /dev/full. */
 function toDevFull(args: string[]) {
@@ -61,14 +53,19 @@ describe("output that cannot be written", () => {
     expect(again).toEqual(LINES.slice(LINES.length - again.length));
   });
 
-  it("dedup --redis to /dev/full commits at most one batch it did not print", () => {
-    const args = ["dedup", "--redis", redis.url, "--namespace", "devfull"];
-    const { code, stderr } = toDevFull([...args, INPUT]);
-    expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
-    const again = printed([...args, INPUT]);
-    expect(again.length).toBeGreaterThanOrEqual(LINES.length - BATCH);
-    expect(again).toEqual(LINES.slice(LINES.length - again.length));
-  });
+  it("dedup --redis to /dev/full commits at most one batch it did not print", async () => {
+    const redis = await startRedis();
+    try {
+      const args = ["dedup", "--redis", redis.url, "--namespace", "devfull"];
+      const { code, stderr } = toDevFull([...args, INPUT]);
+      expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
+      const again = printed([...args, INPUT]);
+      expect(again.length).toBeGreaterThanOrEqual(LINES.length - BATCH);
+      expect(again).toEqual(LINES.slice(LINES.length - again.length));
+    } finally {
+      await redis.stop();
+    }
+  }, 60_000);
 });
 
 /** Runs `script` (sh) with a tmpfs of `size` at $FULL, in a mount namespace of its own. */
