@@ -7,7 +7,7 @@
 // which decides what a second run means for its answer. A command sent `once` (WAIT, CLIENT INFO:
 // their answer is about their own connection) is never retried.
 import { RedisUnavailableError } from "../errors.js";
-import { BLOB_STRING, RedisReplyError, toBuffers, withDeadline } from "./replies.js";
+import { backoff, BLOB_STRING, RedisReplyError, toBuffers, withDeadline } from "./replies.js";
 import { keySlot } from "./keys.js";
 import type { RedisCommander, SendOptions } from "./send.js";
 
@@ -63,7 +63,7 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
         // "The client is closed" (measured: keys counted twice after both), so only a refused
         // connection or the offline queue prove it never left.
         if (connection && !/offline|ECONNREFUSED/i.test(String((error as Error).cause ?? error))) sendOptions.ambiguous?.();
-        await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+        await backoff(attempt);
         await rediscover();
       }
     }

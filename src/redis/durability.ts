@@ -11,6 +11,7 @@
 // connection changed, or whose WAIT failed, sends its writes again (at least once: a key may be
 // reported new twice, never lost) and waits again, until the deadline.
 import { InvalidArgumentError, RedisUnavailableError } from "../errors.js";
+import { backoff } from "./replies.js";
 import type { RedisCommander } from "./send.js";
 
 /** How far a write must have gone before a key is reported new. */
@@ -55,7 +56,7 @@ export async function durableBatch<T>(
     if (fault === undefined) return answer;
     lastFault = fault;
     if (Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
+    await backoff(attempt);
   }
   throw new RedisUnavailableError("WAIT for a replica of every master written to", lastFault instanceof Error ? lastFault : new Error(`no replica acknowledged the writes within ${REPLICATION_DEADLINE_MS} ms`));
 }

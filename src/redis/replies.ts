@@ -52,3 +52,8 @@ export function mapReplyError(command: string, error: unknown): Error {
   if (name === "ErrorReply" || name === "SimpleError" || name === "BlobError") return new RedisReplyError(command, (error as Error).message);
   return new RedisUnavailableError(command, error);
 }
+
+/** Waits before retry `attempt` (0, 1, ...): 50 ms doubling to at most a second, the pace a cluster in motion settles at. */
+export function backoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** attempt)));
+}
