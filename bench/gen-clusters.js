@@ -1,0 +1,43 @@
+// A deterministic JSON-lines collection with one huge cluster, the shape of a crawl full of
+// "session expired" pages: COPIES copies of one page (a third byte-identical, the rest with one
+// to three words changed, as a session token or a timestamp would) spread among distinct pages
+// of 150 words drawn from a 20,000-word vocabulary. Lines are {"id": n, "text": ...}; ids of the
+// copies are those with id % 3 === 0 while copies remain.
+// usage: node bench/gen-clusters.js [DOCS] [COPIES] [OUT_FILE]   (default 20000 6666 bench/out/clusters.jsonl)
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+const docs = Number(process.argv[2] ?? 20_000);
+const copies = Number(process.argv[3] ?? 6_666);
+const file = process.argv[4] ?? "bench/out/clusters.jsonl";
+
+// xorshift32: fast and the same everywhere.
+let state = 0x2545f491;
+function next() {
+  state ^= state << 13;
+  state >>>= 0;
+  state ^= state >>> 17;
+  state ^= state << 5;
+  state >>>= 0;
+  return state / 2 ** 32;
+}
+const word = () => `w${Math.floor(next() * 20_000)}`;
+const page = () => Array.from({ length: 150 }, word);
+
+const expired = page();
+mkdirSync(dirname(file), { recursive: true });
+const fd = openSync(file, "w");
+let made = 0;
+for (let id = 0; id < docs; id++) {
+  let text;
+  if (id % 3 === 0 && made < copies) {
+    const words = expired.slice();
+    const edits = made % 3 === 0 ? 0 : 1 + (made % 3);
+    for (let e = 0; e < edits; e++) words[Math.floor(next() * words.length)] = `token${Math.floor(next() * 1e9)}`;
+    text = words.join(" ");
+    made++;
+  } else text = page().join(" ");
+  writeSync(fd, `${JSON.stringify({ id, text })}\n`);
+}
+closeSync(fd);
+process.stderr.write(`${docs} documents, ${made} copies of one page -> ${file}\n`);
