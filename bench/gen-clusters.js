@@ -2,14 +2,17 @@
 // "session expired" pages: COPIES copies of one page (a third byte-identical, the rest with one
 // to three words changed, as a session token or a timestamp would) spread among distinct pages
 // of 150 words drawn from a 20,000-word vocabulary. Lines are {"id": n, "text": ...}; ids of the
-// copies are those with id % 3 === 0 while copies remain.
-// usage: node bench/gen-clusters.js [DOCS] [COPIES] [OUT_FILE]   (default 20000 6666 bench/out/clusters.jsonl)
+// copies are those with id % 3 === 0 while copies remain. With NEAR > 0, each other page is with
+// that probability a near copy (2% of its words replaced) of an earlier one, as in the issue's
+// "one in ten a near copy" collections.
+// usage: node bench/gen-clusters.js [DOCS] [COPIES] [OUT_FILE] [NEAR]   (default 20000 6666 bench/out/clusters.jsonl 0)
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 const docs = Number(process.argv[2] ?? 20_000);
 const copies = Number(process.argv[3] ?? 6_666);
 const file = process.argv[4] ?? "bench/out/clusters.jsonl";
+const near = Number(process.argv[5] ?? 0);
 
 // xorshift32: fast and the same everywhere.
 let state = 0x2545f491;
@@ -28,6 +31,7 @@ const expired = page();
 mkdirSync(dirname(file), { recursive: true });
 const fd = openSync(file, "w");
 let made = 0;
+const pages = [];
 for (let id = 0; id < docs; id++) {
   let text;
   if (id % 3 === 0 && made < copies) {
@@ -36,7 +40,14 @@ for (let id = 0; id < docs; id++) {
     for (let e = 0; e < edits; e++) words[Math.floor(next() * words.length)] = `token${Math.floor(next() * 1e9)}`;
     text = words.join(" ");
     made++;
-  } else text = page().join(" ");
+  } else if (pages.length > 0 && next() < near) {
+    const original = pages[Math.floor(next() * pages.length)];
+    text = original.map((w) => (next() < 0.02 ? word() : w)).join(" ");
+  } else {
+    const words = page();
+    if (near > 0) pages.push(words);
+    text = words.join(" ");
+  }
   writeSync(fd, `${JSON.stringify({ id, text })}\n`);
 }
 closeSync(fd);

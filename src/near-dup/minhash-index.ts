@@ -288,7 +288,11 @@ export class MinHashIndex {
     const { bands } = this.params;
     const representatives = new Uint32Array(ids.length);
     const similarities = new Float64Array(ids.length).fill(1);
-    const leaders = new Map<number, number | number[]>(); // band bucket -> representatives' slots
+    // Representatives by bucket, kept only for buckets that hold more than one document (a
+    // document alone in all its buckets, the common case, is a candidate of nothing) and keyed by
+    // the bucket's own list, which hashes faster than its number.
+    const leaders = new Map<number[], number[]>();
+    const shared: (number[] | undefined)[] = new Array(bands);
     const rank = new Uint32Array(this.slots); // a representative's position in `order`, plus 1
     const mark = new Uint32Array(this.slots);
     let best = -1;
@@ -308,9 +312,11 @@ export class MinHashIndex {
       best = -1;
       bestSimilarity = -Infinity;
       for (let b = 0; b < bands; b++) {
-        const list = leaders.get(b * 0x100000000 + this.keysOf[slot * bands + b]);
-        if (list === undefined) continue;
-        for (const rep of typeof list === "number" ? [list] : list) {
+        const list = this.buckets.get(b * 0x100000000 + this.keysOf[slot * bands + b]);
+        shared[b] = typeof list === "object" ? list : undefined;
+        const reps = shared[b] === undefined ? undefined : leaders.get(shared[b]!);
+        if (reps === undefined) continue;
+        for (const rep of reps) {
           if (mark[rep] === i + 1) continue;
           mark[rep] = i + 1;
           verified++;
@@ -325,11 +331,11 @@ export class MinHashIndex {
       }
       rank[slot] = i + 1;
       for (let b = 0; b < bands; b++) {
-        const bucket = b * 0x100000000 + this.keysOf[slot * bands + b];
-        const list = leaders.get(bucket);
-        if (list === undefined) leaders.set(bucket, slot);
-        else if (typeof list === "number") leaders.set(bucket, [list, slot]);
-        else list.push(slot);
+        const list = shared[b];
+        if (list === undefined) continue;
+        const reps = leaders.get(list);
+        if (reps === undefined) leaders.set(list, [slot]);
+        else reps.push(slot);
       }
     }
     return { ids, representatives, similarities };
