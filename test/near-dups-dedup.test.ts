@@ -244,6 +244,15 @@ describe("near-dups --dedup input", () => {
     expect(out.stdout.toString()).toBe(`${lines[0]}\n`);
   });
 
+  it("reads .jsonl arguments as JSON lines outside --dedup too, and reduces a member named by --text-field html", () => {
+    const c = join(dir, "c.jsonl");
+    writeFileSync(c, `${JSON.stringify({ id: "x", text: page })}\n${JSON.stringify({ id: "y", text: page })}\n`);
+    expect(run(["near-dups", "--pairs", c]).stdout.toString()).toBe('{"a":"x","b":"y","similarity":1}\n');
+    const script = Array.from({ length: 80 }, (_, i) => `code${i}`).join(" ");
+    const lines = [JSON.stringify({ id: 1, html: `<p>${page}</p><script>${script}</script>` }), JSON.stringify({ id: 2, html: `<p>${page}</p>` })];
+    expect(run(["near-dups", "--dedup", "--text-field", "html"], lines.join("\n")).stdout.toString()).toBe(`${lines[0]}\n`);
+  });
+
   it("names the file and line of malformed JSON or a bad member, in one line, exit 2", () => {
     const bad = join(dir, "bad.jsonl");
     writeFileSync(bad, `${JSON.stringify({ id: 1, text: page })}\n\n{"id": 3, "text": "unterminated\n`);

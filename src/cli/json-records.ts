@@ -118,10 +118,12 @@ export function parseRecord(text: string, where: string, fields: RecordFields, l
   } else if (typeof body !== "string" || (typeof id !== "string" && typeof id !== "number")) {
     throw new InvalidArgumentError(where, value, wanted);
   }
-  if (id === undefined || id === null) return { idJson: lineId, idText: lineId.startsWith('"') ? JSON.parse(lineId) : lineId, text: typeof body === "string" ? body : "", html: false };
+  // HTML is reduced to text: an "html" member, whether it stands in for an absent text member or is the one named.
+  const html = typeof body === "string" && (textValue === undefined || fields.text === "html");
+  if (id === undefined || id === null) return { idJson: lineId, idText: lineId.startsWith('"') ? JSON.parse(lineId) : lineId, text: typeof body === "string" ? body : "", html };
   // A number keeps its source text: JSON.parse makes 1e400 Infinity and rounds past 2^53.
   const idJson = typeof id === "string" ? JSON.stringify(id) : (numberSource(text, fields.id) ?? String(id));
-  return { idJson, idText: typeof id === "string" ? id : idJson, text: typeof body === "string" ? body : "", html: typeof body === "string" && textValue === undefined };
+  return { idJson, idText: typeof id === "string" ? id : idJson, text: typeof body === "string" ? body : "", html };
 }
 
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;

@@ -8,12 +8,7 @@ import { CrawlsieveError } from "../../errors.js";
 import { inputLines, isBlank } from "../json-records.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
-
-/** An input read twice: its name in messages and a way to open its bytes. */
-export interface Source {
-  readonly name: string;
-  open(): AsyncIterable<Uint8Array>;
-}
+import type { Source } from "./near-dups-inputs.js";
 
 /** What becomes of each record, by record number (0-based, blank lines not counted). */
 export interface DatasetPlan {
