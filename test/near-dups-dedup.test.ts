@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MinHashIndex } from "../build/js/index.node.js";
+import { leaderClusters, MinHashIndex, simhashMany } from "../build/js/index.node.js";
 import { exactJaccard, ready, rng, setJaccard, shingleSet } from "./helpers.js";
 
 beforeAll(ready);
@@ -339,6 +339,43 @@ describe("clusters cost what they hold", () => {
   }, 180_000);
 });
 
+describe("near-dups --max-distance (SimHash) clusters and pairs from batches of queries", () => {
+  it("equal a star clustering and all pairs by Hamming distance computed here over the fingerprints", () => {
+    // Families of copies with a word or two changed: SimHash puts them at distances 0 to 10.
+    const next = rng(64);
+    const texts: string[] = [];
+    for (let f = 0; f < 60; f++) {
+      const words = Array.from({ length: 80 + Math.floor(next() * 80) }, () => `w${Math.floor(next() * 30_000)}`);
+      for (let c = 0; c < 1 + Math.floor(next() * 30); c++) texts.push(words.map((w) => (next() < 0.01 * (c % 4) ? `e${Math.floor(next() * 1e9)}` : w)).join(" "));
+    }
+    const fps = simhashMany(texts, { shingle: 3 });
+    const distance = (i: number, j: number) => {
+      let x = fps[i] ^ fps[j];
+      let n = 0;
+      for (; x > 0n; x &= x - 1n) n++;
+      return n;
+    };
+    const k = 3;
+    const leads: number[] = [];
+    const expected: string[] = [];
+    texts.forEach((_, i) => {
+      let best = -1;
+      for (const r of leads) if (distance(i, r) <= k && (best === -1 || distance(i, r) < distance(i, best))) best = r;
+      if (best === -1) leads.push(i);
+      else expected.push(JSON.stringify({ id: i, duplicate_of: best, distance: distance(i, best) }));
+    });
+    const pairs: string[] = [];
+    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) if (distance(i, j) <= k) pairs.push(JSON.stringify({ a: i, b: j, distance: distance(i, j) }));
+    expect(expected.length).toBeGreaterThan(100);
+    expect(pairs.length).toBeGreaterThan(expected.length);
+    const input = texts.map((text, id) => JSON.stringify({ id, text })).join("\n");
+    const removed = join(dir, "simhash-family-removed.jsonl");
+    expect(run(["near-dups", "--dedup", "--max-distance", String(k), "--removed", removed], input).code).toBe(0);
+    expect(readFileSync(removed, "utf8").trim().split("\n")).toEqual(expected);
+    expect(run(["near-dups", "--pairs", "--max-distance", String(k)], input).stdout.toString().trim().split("\n")).toEqual(pairs);
+  }, 120_000);
+});
+
 describe("MinHashIndex.cluster and pairBatches", () => {
   it("equals star clustering by exact Jaccard written here (short texts: estimates are exact), in any order", () => {
     const recs = corpus(5, 120).filter((r) => /[\p{L}\p{N}_]/u.test(r.text) && r.text.split(" ").length < 900);
@@ -361,6 +398,8 @@ describe("MinHashIndex.cluster and pairBatches", () => {
       const got = index.cluster(order);
       expect([...got.ids]).toEqual(order);
       expect([...got.representatives]).toEqual(expected);
+      // The same from the whole list of pairs.
+      expect([...leaderClusters(order, index.pairs()).representatives]).toEqual(expected);
       expect(leads.length).toBeLessThan(order.length - 50);
       got.ids.forEach((id, i) => {
         if (got.representatives[i] !== id) expect(got.similarities[i]).toBeCloseTo(sim(id, got.representatives[i]), 9);

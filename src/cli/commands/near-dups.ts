@@ -10,17 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
-import { clusterGroups, leaderClusters, type Clustering, type ScoredPair } from "../../near-dup/groups.js";
-import { MinHashIndex } from "../../near-dup/minhash-index.js";
-import { sketchMany } from "../../near-dup/minhash.js";
-import { NearDupIndex } from "../../near-dup/near-dup-index.js";
-import { features } from "../../near-dup/features.js";
-import { simhashMany } from "../../near-dup/simhash.js";
+import { clusterGroups } from "../../near-dup/groups.js";
 import { globMatcher } from "../glob.js";
 import type { RecordDoc, RecordFields } from "../json-records.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
 import { writeDataset } from "./near-dups-dataset.js";
+import { minhashFinder, simhashFinder, type Finder, type OnProgress } from "./near-dups-finders.js";
 import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 
 /** Usage of `near-dups`. */
@@ -71,21 +67,6 @@ const DEFAULT_MAX_BYTES = 2 ** 28;
 
 /** A document as read: the id (JSON and text forms), the text, and whether it is HTML. */
 type Doc = RecordDoc;
-
-/** Reports a phase's progress: documents done, candidates verified. */
-type OnProgress = (done: number, verified: number) => void;
-
-/** The similarity engine behind the command: one per mode. */
-interface Finder {
-  /** Stores documents `numbers` (consecutive from 0); returns the numbers of those without a word. */
-  add(numbers: number[], texts: string[]): number[];
-  /** Every pair reaching the threshold, in batches as found. */
-  pairBatches(onProgress: OnProgress): Iterable<ScoredPair[]>;
-  /** Star clusters, documents taken in `order`. */
-  cluster(order: Uint32Array, onProgress: OnProgress): Clustering;
-  readonly field: "similarity" | "distance";
-  dispose(): void;
-}
 
 /** Runs `near-dups`; returns the exit code. */
 export async function nearDups(argv: string[]): Promise<number> {
@@ -245,47 +226,6 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, lengths: boolea
   await flush();
   progress.done();
   return { idJson, idText: (i: number) => idTexts.get(i) ?? idJson[i], lengths: lengthOf, noWord };
-}
-
-function minhashFinder(threshold: number, shingle: number, sketchSize: number): Finder {
-  const index = new MinHashIndex({ threshold, shingle, sketchSize });
-  return {
-    field: "similarity",
-    add(numbers, texts) {
-      const sketches = sketchMany(texts, index.params);
-      index.addSketches(numbers, sketches);
-      const empty: number[] = [];
-      for (let i = 0; i < sketches.count; i++) if (sketches.values[i * (sketchSize + 1)] === 0) empty.push(numbers[i]);
-      return empty;
-    },
-    pairBatches: (onProgress) => index.pairBatches(true, onProgress),
-    cluster: (order, onProgress) => index.cluster(order, onProgress),
-    dispose: () => index.dispose(),
-  };
-}
-
-function simhashFinder(maxDistance: number, shingle: number): Finder {
-  const index = new NearDupIndex({ maxDistance });
-  // Larger is closer for grouping: the score is minus the distance.
-  const pairs = () => index.pairs().map(({ a, b, distance }) => (a < b ? { a, b, similarity: -distance } : { a: b, b: a, similarity: -distance })).sort((x, y) => x.a - y.a || x.b - y.b);
-  return {
-    field: "distance",
-    add(numbers, texts) {
-      const fps = simhashMany(texts, { shingle });
-      const kept: number[] = [];
-      const empty: number[] = [];
-      texts.forEach((text, i) => {
-        if (fps[i] !== 0n || features(text, { shingle }).length > 0) kept.push(i);
-        else empty.push(numbers[i]);
-      });
-      index.addMany(kept.map((i) => numbers[i]), BigUint64Array.from(kept, (i) => fps[i]));
-      return empty;
-    },
-    // The SimHash index finds its pairs whole (sorted tables): one batch.
-    pairBatches: () => [pairs()],
-    cluster: (order) => leaderClusters(order, pairs()),
-    dispose: () => index.dispose(),
-  };
 }
 
 function thresholdOption(text: string | undefined): number {
