@@ -7,7 +7,7 @@
 // exceeded" after 50 s and 2.3 GB before clusters were made in one pass). Star clustering in the
 // library is checked against a reference written here over exact Jaccard.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -266,6 +266,23 @@ describe("near-dups --dedup input", () => {
     expect(run(["near-dups", "--dedup"], `{"id": {"x": 1}, "text": "a b c"}\n`).stderr).toMatch(/stdin line 1 "id" must be a string or a number/);
     expect(run(["near-dups", "--dedup"], `{"id": 1, "text": 5}\n`).stderr).toMatch(/stdin line 1 "text" must be a string/);
     expect(run(["near-dups", "--dedup", "--annotate"], `{"id": 1, "text": "a b c", "cluster": 4}\n`).stderr).toMatch(/stdin line 1 "cluster" must be absent/);
+  });
+
+  // script(1) gives the command a terminal: progress is drawn there for each phase, and the
+  // runs above, whose stderr is a pipe, check that it stays quiet elsewhere.
+  it.skipIf(!existsSync("/usr/bin/script"))("shows each phase's progress on a terminal", () => {
+    const file = join(dir, "progress.jsonl");
+    writeFileSync(file, Array.from({ length: 1500 }, (_, id) => JSON.stringify({ id, text: id % 2 === 0 ? page : `${page} ${id} w${id * 7} x${id * 13}` })).join("\n"));
+    const log = join(dir, "tty.txt");
+    const command = `"${process.execPath}" "${CLI}" near-dups --dedup --removed "${join(dir, "progress-removed.jsonl")}" "${file}" > "${join(dir, "progress-kept.jsonl")}"`;
+    expect(spawnSync("/usr/bin/script", ["-qec", command, log]).status).toBe(0);
+    const shown = readFileSync(log, "utf8");
+    expect(shown).toMatch(/read [\d,]+ documents/);
+    expect(shown).toMatch(/clustering: [\d,]+ of 1,500 documents, [\d,]+ candidates verified/);
+    expect(shown).toMatch(/written [\d,]+ of 1,500 records/);
+    const pairs = `"${process.execPath}" "${CLI}" near-dups --pairs "${file}" > /dev/null`;
+    expect(spawnSync("/usr/bin/script", ["-qec", pairs, log]).status).toBe(0);
+    expect(readFileSync(log, "utf8")).toMatch(/pairs: [\d,]+ of 1,500 documents, [\d,]+ candidates verified/);
   });
 
   it("refuses options that do not go together", () => {
