@@ -196,8 +196,6 @@ export async function nearDups(argv: string[]): Promise<number> {
 async function readAll(docs: AsyncIterable<Doc>, finder: Finder, lengths: boolean) {
   const progress = new Progress();
   const idJson: string[] = [];
-  // A text id is kept only where it differs from its JSON (file paths and string ids do).
-  const idTexts = new Map<number, string>();
   const lengthOf: number[] = [];
   const noWord = new Set<number>();
   let batch: Doc[] = [];
@@ -208,10 +206,7 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, lengths: boolea
     if (batch.some((doc) => doc.html)) toText ??= (await import("../../html/html-to-text.js")).htmlToText;
     const texts = batch.map((doc) => (doc.html ? toText!(doc.text) : doc.text));
     const numbers = batch.map((_, i) => idJson.length + i);
-    for (const doc of batch) {
-      if (doc.idText !== doc.idJson) idTexts.set(idJson.length, doc.idText);
-      idJson.push(doc.idJson);
-    }
+    for (const doc of batch) idJson.push(doc.idJson);
     if (lengths) for (const text of texts) lengthOf.push(text.length);
     for (const number of finder.add(numbers, texts)) noWord.add(number);
     batch = [];
@@ -225,7 +220,9 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, lengths: boolea
   }
   await flush();
   progress.done();
-  return { idJson, idText: (i: number) => idTexts.get(i) ?? idJson[i], lengths: lengthOf, noWord };
+  // The text form of an id is its JSON unquoted: a string (or a file path) quoted, a number as it came.
+  const idText = (i: number): string => (idJson[i].startsWith('"') ? (JSON.parse(idJson[i]) as string) : idJson[i]);
+  return { idJson, idText, lengths: lengthOf, noWord };
 }
 
 function thresholdOption(text: string | undefined): number {
