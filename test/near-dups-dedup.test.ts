@@ -7,7 +7,7 @@
 // exceeded" after 50 s and 2.3 GB before clusters were made in one pass). Star clustering in the
 // library is checked against a reference written here over exact Jaccard.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -165,9 +165,11 @@ describe("near-dups --dedup --threshold 0.8 --removed R corpus.jsonl", () => {
 
   it("reads stdin (or -) as it reads the file, through a copy, and --annotate keeps every record with its cluster and duplicate_of", () => {
     const file = readFileSync(input);
-    const stdin = run(["near-dups", "--dedup", "--threshold", "0.8"], file);
+    const spool = mkdtempSync(join(dir, "spool-"));
+    const stdin = run(["near-dups", "--dedup", "--threshold", "0.8", "--tmp", spool], file);
     expect(stdin.code).toBe(0);
     expect(stdin.stdout.equals(result.stdout)).toBe(true);
+    expect(readdirSync(spool)).toEqual([]); // the copy of stdin is removed
     expect(run(["near-dups", "--dedup", "--threshold", "0.8", "-"], file).stdout.equals(result.stdout)).toBe(true);
     const annotated = run(["near-dups", "--dedup", "--annotate", "--threshold", "0.8", input]);
     expect([annotated.code, annotated.stderr]).toEqual([0, ""]);
@@ -261,8 +263,10 @@ describe("near-dups --dedup input", () => {
     expect(result.stderr).toMatch(new RegExp(`^crawlsieve: ${bad.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:3 must be a JSON object`));
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).not.toMatch(/\n\s+at /);
-    const stdin = run(["near-dups", "--dedup"], `${JSON.stringify({ id: 1, text: page })}\n[1, 2]\n`);
+    const spool = mkdtempSync(join(dir, "spool-"));
+    const stdin = run(["near-dups", "--dedup", "--tmp", spool], `${JSON.stringify({ id: 1, text: page })}\n[1, 2]\n`);
     expect([stdin.code, stdin.stderr]).toEqual([2, expect.stringMatching(/^crawlsieve: stdin line 2 must be a JSON object/)]);
+    expect(readdirSync(spool)).toEqual([]); // removed on the way out of an error too
     expect(run(["near-dups", "--dedup"], `{"id": {"x": 1}, "text": "a b c"}\n`).stderr).toMatch(/stdin line 1 "id" must be a string or a number/);
     expect(run(["near-dups", "--dedup"], `{"id": 1, "text": 5}\n`).stderr).toMatch(/stdin line 1 "text" must be a string/);
     expect(run(["near-dups", "--dedup", "--annotate"], `{"id": 1, "text": "a b c", "cluster": 4}\n`).stderr).toMatch(/stdin line 1 "cluster" must be absent/);
@@ -293,6 +297,8 @@ describe("near-dups --dedup input", () => {
     expect(run(["near-dups", "--dedup", "--keep", "shortest", a]).stderr).toMatch(/--keep must be first or longest/);
     expect(run(["near-dups", "--dedup", "--removed", join(dir, "no", "such", "dir"), a]).code).toBe(2);
     expect(run(["near-dups", "--dedup", "-", "-"], "").stderr).toMatch(/stdin can be read only once/);
+    expect(run(["near-dups", "--dedup", "--include", "*.jsonl", a]).stderr).toMatch(/--include chooses files in folders/);
+    expect(run(["near-dups", "--tmp", dir, a]).stderr).toMatch(/--tmp applies to --dedup/);
   });
 
   it("with --max-distance (SimHash) removes copies with their distance", () => {

@@ -21,7 +21,7 @@ import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 
 /** Usage of `near-dups`. */
 export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J] [--pairs] [--json] [--include GLOB] [--exclude GLOB]
-crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed FILE | --annotate]
+crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed FILE | --annotate] [--tmp DIR]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
   from "-" or, with no PATH, from stdin. HTML is reduced to its main text first (scripts,
@@ -51,7 +51,7 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
                      record of each cluster, and every record without a word; a removed record is
                      within J of the record kept for it. A record without an id gets its line number
                      ("FILE:LINE" with several inputs). Stdin is copied to a temporary file
-                     (TMPDIR) to be read twice.
+                     (in --tmp DIR, default TMPDIR) to be read twice, and removed at the end.
   --keep first|longest  which record of a cluster is kept: the first (default) or the longest text
                      (clusters are then formed around the longest records)
   --removed FILE     one JSON line per removed record: {"id", "duplicate_of": kept id, "similarity"}
@@ -88,6 +88,7 @@ export async function nearDups(argv: string[]): Promise<number> {
       annotate: { type: "boolean" },
       "text-field": { type: "string" },
       "id-field": { type: "string" },
+      tmp: { type: "string" },
     },
     allowPositionals: true,
     strict: true,
@@ -101,8 +102,12 @@ export async function nearDups(argv: string[]): Promise<number> {
   for (const flag of ["keep", "removed", "annotate"] as const) {
     if (!dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} applies to --dedup (dataset mode); add --dedup`);
   }
+  if (!dedup && values.tmp !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --tmp applies to --dedup (dataset mode), which copies stdin there; add --dedup");
   for (const flag of ["pairs", "json"] as const) {
     if (dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --dedup writes the records kept, --${flag} near-duplicates found; give one of them`);
+  }
+  for (const flag of ["include", "exclude"] as const) {
+    if (dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} chooses files in folders, and --dedup reads JSON-lines files only; drop --${flag}`);
   }
   if (values.annotate && values.removed !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --annotate keeps every record, so --removed would stay empty; give one of them");
   if (values.keep !== undefined && values.keep !== "first" && values.keep !== "longest") throw new InvalidArgumentError("--keep", values.keep, "first or longest");
@@ -120,7 +125,7 @@ export async function nearDups(argv: string[]): Promise<number> {
   let spool: string | undefined;
   try {
     // Stdin is read twice in dataset mode: the first reading copies it here.
-    if (dedup && (positionals.length === 0 || positionals.includes("-"))) spool = await mkdtemp(join(tmpdir(), "crawlsieve-near-dups-"));
+    if (dedup && (positionals.length === 0 || positionals.includes("-"))) spool = await mkdtemp(join(values.tmp ?? tmpdir(), "crawlsieve-near-dups-"));
     const sources = dedup ? datasetSources(positionals, spool) : [];
     const include = (values.include ?? DEFAULT_INCLUDE).map((glob) => globMatcher("--include", glob));
     const exclude = (values.exclude ?? []).map((glob) => globMatcher("--exclude", glob));
