@@ -218,6 +218,8 @@ describe("near-dups --dedup --threshold 0.8 --removed R corpus.jsonl", () => {
 
 describe("near-dups --dedup input", () => {
   const page = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+  const good = join(dir, "good.jsonl");
+  writeFileSync(good, `${JSON.stringify({ id: 1, text: page })}\n`);
 
   it("takes --text-field and --id-field; a record without an id is its line number, or FILE:LINE with several files", () => {
     const a = join(dir, "a.jsonl");
@@ -258,7 +260,7 @@ describe("near-dups --dedup input", () => {
   it("names the file and line of malformed JSON or a bad member, in one line, exit 2", () => {
     const bad = join(dir, "bad.jsonl");
     writeFileSync(bad, `${JSON.stringify({ id: 1, text: page })}\n\n{"id": 3, "text": "unterminated\n`);
-    const result = run(["near-dups", "--dedup", join(dir, "a.jsonl"), bad]);
+    const result = run(["near-dups", "--dedup", good, bad]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`^crawlsieve: ${bad.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:3 must be a JSON object`));
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
@@ -290,7 +292,7 @@ describe("near-dups --dedup input", () => {
   });
 
   it("refuses options that do not go together", () => {
-    const a = join(dir, "a.jsonl");
+    const a = good;
     for (const args of [["--removed", "x"], ["--annotate"], ["--keep", "longest"]]) expect(run(["near-dups", ...args, a]).stderr).toMatch(/applies to --dedup/);
     expect(run(["near-dups", "--dedup", "--pairs", a]).code).toBe(2);
     expect(run(["near-dups", "--dedup", "--annotate", "--removed", join(dir, "r"), a]).stderr).toMatch(/--annotate keeps every record/);
