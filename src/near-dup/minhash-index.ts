@@ -252,6 +252,7 @@ export class MinHashIndex {
       found.push(a < b ? { a, b, similarity } : { a: b, b: a, similarity });
     }, filter);
     let verified = 0;
+    const later: number[] = [];
     for (let x = 0; x < this.slots; x++) {
       if ((x & 1023) === 0) onProgress?.(x, verified);
       if (this.idOf[x] === NO_SLOT || this.empty[x] === 1) continue;
@@ -261,14 +262,17 @@ export class MinHashIndex {
         for (const y of list) {
           if (y <= x || mark[y] === x + 1) continue;
           mark[y] = x + 1;
-          verified++;
-          verify.push(0, QUERY_BATCH + x, QUERY_BATCH + y);
+          later.push(y);
         }
       }
+      // Estimated in slot order, so the batch comes out in the order documents were stored.
+      later.sort((p, q) => p - q);
+      for (const y of later) verify.push(0, QUERY_BATCH + x, QUERY_BATCH + y);
+      verified += later.length;
+      later.length = 0;
       verify.flush();
       if (found.length > 0) {
-        const other = (p: SimilarPair) => (p.a === this.idOf[x] ? p.b : p.a);
-        yield found.sort((p, q) => this.slotOf.get(other(p))! - this.slotOf.get(other(q))!);
+        yield found;
         found = [];
       }
     }
