@@ -300,6 +300,10 @@ describe("near-dups --dedup input", () => {
     expect(run(["near-dups", "--dedup", "--removed", join(dir, "no", "such", "dir"), a]).code).toBe(2);
     expect(run(["near-dups", "--dedup", "-", "-"], "").stderr).toMatch(/stdin can be read only once/);
     expect(run(["near-dups", "--dedup", "--include", "*.jsonl", a]).stderr).toMatch(/--include chooses files in folders/);
+    // --removed naming an input would empty it before it is read: refused, the input left whole.
+    const before = readFileSync(a);
+    expect(run(["near-dups", "--dedup", "--removed", a, a]).stderr).toMatch(/--removed must be a file other than the input/);
+    expect(readFileSync(a)).toEqual(before);
     expect(run(["near-dups", "--tmp", dir, a]).stderr).toMatch(/--tmp applies to --dedup/);
   });
 

@@ -5,7 +5,7 @@
 // not the texts. Output: groups around a representative (no chaining), found in time linear in
 // the documents and the candidates verified (a cluster of n copies costs n, not n^2); every pair,
 // streamed; or with --dedup the JSON-lines records themselves, the duplicates left out.
-import { mkdtemp, open, rm } from "node:fs/promises";
+import { mkdtemp, open, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -117,6 +117,7 @@ export async function nearDups(argv: string[]): Promise<number> {
     lenient: dedup,
     reserved: values.annotate ? ["cluster", "duplicate_of"] : undefined,
   };
+  if (values.removed !== undefined) await checkNotAnInput(values.removed, positionals);
   // Opened first: a --removed path that cannot be written fails now, not after the whole input.
   const removed = values.removed === undefined ? undefined : await open(values.removed, "w");
   const finder = values["max-distance"] !== undefined
@@ -195,6 +196,18 @@ export async function nearDups(argv: string[]): Promise<number> {
     if (spool !== undefined) await rm(spool, { recursive: true, force: true });
   }
   return 0;
+}
+
+/** Refuses a --removed file that is one of the inputs: opening it for writing would empty it before it is read. */
+async function checkNotAnInput(removed: string, inputs: readonly string[]): Promise<void> {
+  const target = await stat(removed).catch(() => undefined);
+  if (target === undefined) return;
+  for (const input of inputs) {
+    const source = input === "-" ? undefined : await stat(input).catch(() => undefined);
+    if (source !== undefined && source.dev === target.dev && source.ino === target.ino) {
+      throw new InvalidArgumentError("--removed", removed, `a file other than the input ${input} (writing it would empty the input before it is read)`);
+    }
+  }
 }
 
 /** Reads and sketches every document in batches; keeps only ids, lengths and which have no word. */
