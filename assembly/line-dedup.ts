@@ -5,9 +5,9 @@
 // one "\r" before it; a final line without "\n" (only when the caller says the input ended) is a
 // line too, printed with a "\n" added. All state lives in a context block laid out below.
 
-import { md5 } from "./md5";
+import { md5, md5Init, md5Update, md5Final, MD5_STATE_BYTES } from "./md5";
 import { md5Lanes, MD5_LANES_SCRATCH_BYTES } from "./md5-lanes";
-import { xxh128 } from "./xxh3";
+import { xxh128, xxh128StreamInit, xxh128StreamBlocks, xxh128StreamFinal, XXH128_BLOCK_BYTES } from "./xxh3";
 import { nh128 } from "./nh-hash";
 import { splitBlockOf, splitBlockHas, splitBlockSet } from "./split-block";
 import { mulhi64 } from "./reduce";
@@ -308,6 +308,44 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
 /** The fingerprint of one key as the context's mode says, into 16 bytes at `out`. */
 export function lineDigest(ctx: usize, key: usize, len: usize, out: usize): void {
   digest(ctx, <usize>load<u32>(ctx, LINE_SCRATCH), key, len, out);
+}
+
+// A key too long for one memory is fingerprinted in pieces: lineStreamInit, lineStreamUpdate
+// with whole blocks, lineStreamFinal with the rest. The result is lineDigest's for the same key:
+// over 256 bytes both modes fingerprint with XXH3-128 (nh-hash.ts), or with MD5 when asked.
+
+/** Bytes of the streaming state lineStream* keep at `st`. */
+export const LINE_STREAM_STATE_BYTES: u32 = MD5_STATE_BYTES > 64 ? MD5_STATE_BYTES : 64;
+
+// @ts-ignore: decorator
+@inline function streamsXxh(ctx: usize): bool {
+  return load<u32>(ctx, LINE_MODE) == 1 || load<u32>(ctx, LINE_HASH) == 1;
+}
+
+/** Starts the fingerprint of a key longer than 1,024 bytes, as the context's mode says. */
+export function lineStreamInit(ctx: usize, st: usize): void {
+  if (streamsXxh(ctx)) xxh128StreamInit(st);
+  else md5Init(st);
+}
+
+/** Feeds `len` bytes at `p` (a multiple of XXH128_BLOCK_BYTES, 1,024), with more of the key to come. */
+export function lineStreamUpdate(ctx: usize, st: usize, p: usize, len: usize): void {
+  if (streamsXxh(ctx)) xxh128StreamBlocks(st, p, len / <usize>XXH128_BLOCK_BYTES);
+  else md5Update(st, p, len);
+}
+
+/**
+ * Feeds the key's last `len` bytes (at least 1) at `p`, whose 64 bytes before are the key's own,
+ * and writes the fingerprint of the `total` bytes (over 1,024) to `out`, as lineDigest would.
+ */
+export function lineStreamFinal(ctx: usize, st: usize, p: usize, len: usize, total: f64, out: usize): void {
+  if (streamsXxh(ctx)) {
+    xxh128StreamFinal(st, p, len, <u64>total, out);
+  } else {
+    md5Update(st, p, len);
+    md5Final(st, out);
+  }
+  if ((load<u64>(out) | load<u64>(out, 8)) == 0) store<u64>(out, 1);
 }
 
 /** Tests-and-sets one 16-byte fingerprint at `d` (from lineDigest): 1 new, 0 seen, 2 must grow first. */

@@ -172,7 +172,11 @@ function mergeAccs(s: usize, start: u64): u64 {
   return avalanche3(result);
 }
 
-function long(p: usize, len: usize, out: usize): void {
+const STRIPES_PER_BLOCK: usize = (SECRET_SIZE - 64) / 8;
+/** Bytes of one block of the long-input loop: STRIPES_PER_BLOCK (16) stripes of 64 bytes, then a scramble. */
+export const XXH128_BLOCK_BYTES: u32 = 1024;
+
+function accInit(): void {
   store<u64>(ACC, P32_3);
   store<u64>(ACC, P64_1, 8);
   store<u64>(ACC, P64_2, 16);
@@ -181,20 +185,59 @@ function long(p: usize, len: usize, out: usize): void {
   store<u64>(ACC, P32_2, 40);
   store<u64>(ACC, P64_5, 48);
   store<u64>(ACC, P32_1, 56);
-  const stripesPerBlock: usize = (SECRET_SIZE - 64) / 8;
-  const blockLen: usize = 64 * stripesPerBlock;
-  const blocks = (len - 1) / blockLen;
+}
+
+function accBlocks(p: usize, blocks: usize): void {
   for (let n: usize = 0; n < blocks; n++) {
-    const block = p + n * blockLen;
-    for (let s: usize = 0; s < stripesPerBlock; s++) accumulate512(block + s * 64, s * 8);
+    const block = p + n * <usize>XXH128_BLOCK_BYTES;
+    for (let s: usize = 0; s < STRIPES_PER_BLOCK; s++) accumulate512(block + s * 64, s * 8);
     scramble(SECRET_SIZE - 64);
   }
-  const stripes = ((len - 1) - blockLen * blocks) / 64;
-  const last = p + blocks * blockLen;
-  for (let s: usize = 0; s < stripes; s++) accumulate512(last + s * 64, s * 8);
-  accumulate512(p + len - 64, SECRET_SIZE - 64 - 7);
-  store<u64>(out, mergeAccs(11, <u64>len * P64_1));
-  store<u64>(out, mergeAccs(SECRET_SIZE - 64 - 11, ~(<u64>len * P64_2)), 8);
+}
+
+// The input's last bytes: `tailLen` (1 to a block) at `tail`, after every whole block but the
+// last; the last stripe is the input's final 64 bytes, which may begin before `tail`.
+function accFinal(tail: usize, tailLen: usize, total: u64, out: usize): void {
+  const stripes = (tailLen - 1) / 64;
+  for (let s: usize = 0; s < stripes; s++) accumulate512(tail + s * 64, s * 8);
+  accumulate512(tail + tailLen - 64, SECRET_SIZE - 64 - 7);
+  store<u64>(out, mergeAccs(11, total * P64_1));
+  store<u64>(out, mergeAccs(SECRET_SIZE - 64 - 11, ~(total * P64_2)), 8);
+}
+
+function long(p: usize, len: usize, out: usize): void {
+  accInit();
+  const blocks = (len - 1) / <usize>XXH128_BLOCK_BYTES;
+  accBlocks(p, blocks);
+  accFinal(p + blocks * <usize>XXH128_BLOCK_BYTES, len - blocks * <usize>XXH128_BLOCK_BYTES, <u64>len, out);
+}
+
+// Streaming XXH3-128 of an input longer than 240 bytes (a line too long for one memory): the
+// eight accumulators live at `st` (64 bytes) between calls, so no call keeps state of its own.
+
+/** Starts a streaming XXH3-128 with state at `st` (64 bytes). */
+export function xxh128StreamInit(st: usize): void {
+  accInit();
+  memory.copy(st, ACC, 64);
+}
+
+/** Feeds `blocks` whole blocks (XXH128_BLOCK_BYTES each) at `p`; more input must follow them. */
+export function xxh128StreamBlocks(st: usize, p: usize, blocks: usize): void {
+  memory.copy(ACC, st, 64);
+  accBlocks(p, blocks);
+  memory.copy(st, ACC, 64);
+}
+
+/**
+ * Feeds the last `tailLen` bytes (at least 1) at `tail` and writes the digest of the `total`
+ * bytes fed in all (more than 240) to `out`. The 64 bytes before `tail` must be the input's own
+ * (the final stripe reaches back into them when tailLen < 64).
+ */
+export function xxh128StreamFinal(st: usize, tail: usize, tailLen: usize, total: u64, out: usize): void {
+  memory.copy(ACC, st, 64);
+  const blocks = (tailLen - 1) / <usize>XXH128_BLOCK_BYTES;
+  accBlocks(tail, blocks);
+  accFinal(tail + blocks * <usize>XXH128_BLOCK_BYTES, tailLen - blocks * <usize>XXH128_BLOCK_BYTES, total, out);
 }
 
 /** XXH3-128 of `len` bytes at `p` (seed 0) into 16 bytes at `out` (low 64 bits first). */

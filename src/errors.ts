@@ -78,6 +78,16 @@ export class DisposedError extends CrawlsieveError {
   }
 }
 
+/** The browser's storage quota for this origin is full: the batch was not written, and none of its keys were reported new. */
+export class StorageQuotaError extends CrawlsieveError {
+  constructor(what: string, cause: unknown) {
+    const message = (cause as { message?: unknown } | undefined)?.message;
+    super("ERR_QUOTA", `the storage quota is full (${what})${typeof message === "string" && message !== "" ? `: ${message}` : ""}; nothing of the batch was kept`);
+    // The browser's own error (a DOMException named QuotaExceededError).
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false });
+  }
+}
+
 function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 80 ? value.slice(0, 80) + "…" : value);
   if (typeof value === "bigint") return `${value}n`;
@@ -92,6 +102,24 @@ export class RedisUnavailableError extends CrawlsieveError {
   constructor(what: string, cause: unknown) {
     super("ERR_REDIS_UNAVAILABLE", `Redis is unavailable (${what}): ${cause instanceof Error ? cause.message : String(cause)}`);
     // The error the client reported.
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false });
+  }
+}
+
+/** Writing the command's output failed (a full disk, a closed device): nothing after the failed write was printed. */
+export class OutputError extends CrawlsieveError {
+  constructor(cause: unknown) {
+    const code = (cause as { code?: string })?.code;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super("ERR_OUTPUT", `cannot write output: ${code !== undefined && !message.startsWith(code) ? `${code}: ` : ""}${message}`);
+    Object.defineProperty(this, "cause", { value: cause, enumerable: false });
+  }
+}
+
+/** A store ran out of disk space while writing; what it acknowledged before stays. */
+export class StoreFullError extends CrawlsieveError {
+  constructor(where: string, cause: unknown) {
+    super("ERR_STORE_FULL", `the disk of the store ${where} is full (${cause instanceof Error ? cause.message : String(cause)}); free space or move the store; what was printed before stays seen`);
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
 }

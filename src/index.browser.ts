@@ -3,6 +3,9 @@
 import { initOnce, setModule } from "./wasm/module.js";
 
 export * from "./index.common.js";
+// Shadows the common openSeenSet (an explicit export wins over export *): this one knows "browser".
+export { openSeenSet } from "./seen/open-seen-set.browser.js";
+export type { BrowserSeenSet } from "./seen/browser/browser-seen-set.js";
 
 /** Where init() may take the module from. */
 export type WasmSource = URL | string | Response | BufferSource | WebAssembly.Module;

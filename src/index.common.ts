@@ -30,6 +30,7 @@ export {
   FilterTooLargeError,
   NotInitializedError,
   DisposedError,
+  StorageQuotaError,
 } from "./errors.js";
 export { FORMAT_VERSION } from "./format/container.js";
 export { isInitialized } from "./wasm/module.js";
@@ -48,4 +49,4 @@ export { clusterGroups, groupPairs, leaderClusters, type Clustering, type Scored
 export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
 export type { SeenSet, SeenKey, SeenBackend, LocalSeenSet, ForgettingSeenSet } from "./seen/seen-set.js";
-export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, LmdbSeenSpec, RedisSeenSpec, Duration } from "./seen/seen-spec.js";
+export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, LmdbSeenSpec, RedisSeenSpec, BrowserSeenSpec, Duration } from "./seen/seen-spec.js";

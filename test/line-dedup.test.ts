@@ -228,6 +228,40 @@ describe("LineDeduplicator API", () => {
     for (let i = 0; i < 1000; i++) expect(new TextDecoder().decode(dedupLines(input))).toBe("a\nb\nc\n");
   });
 
+  it("reused instances carry nothing over: 600 calls on varied inputs, modes and sizes equal awk's answer for each, with instances alive side by side", () => {
+    // dedupLines and LineDeduplicator reuse idle WebAssembly instances; a seen line left behind by
+    // the call before would drop a line here. One big input among the small ones (a memory too
+    // big to pool), and a LineDeduplicator held open across calls.
+    const random = rng(20261126);
+    const held = new LineDeduplicator();
+    const heldInput: Uint8Array[] = [];
+    const inputs = Array.from({ length: 600 }, (_, i) => {
+      const lines = Array.from({ length: 1 + Math.floor(random() * 40) }, () => `l${Math.floor(random() * 30)}${"x".repeat(Math.floor(random() * 3) * 70_000 * (random() < 0.01 ? 1 : 0))}`);
+      if (i === 300) for (let j = 0; j < 300_000; j++) lines.push(`big${j}`);
+      return new TextEncoder().encode(lines.join(random() < 0.5 ? "\n" : "\r\n") + (random() < 0.5 ? "\n" : ""));
+    });
+    const kept: string[] = [];
+    inputs.forEach((input, i) => {
+      const options = MODES[i % MODES.length];
+      const got = Buffer.from(dedupLines(input, options));
+      if (!got.equals(awk(input).subarray(0))) kept.push(`call ${i} ${JSON.stringify(options)}`);
+      if (i % 100 === 0) {
+        const chunk = new TextEncoder().encode(`held${i}\nheld0\n`);
+        heldInput.push(chunk);
+        held.push(chunk);
+      }
+    });
+    expect(kept).toEqual([]);
+    const all = Buffer.concat(heldInput);
+    const again = new LineDeduplicator();
+    expect(Buffer.from(again.push(all)).equals(awk(all))).toBe(true);
+    // The held one saw every line before: nothing new, and its counts are its own.
+    expect(held.push(all).length).toBe(0);
+    expect(held.stats.lines).toBe(2 * heldInput.length * 2);
+    held.dispose();
+    again.dispose();
+  }, 120_000);
+
   it("returns copies, keeps state across pushes, and checks its arguments", () => {
     const dedup = new LineDeduplicator();
     const first = dedup.push(new TextEncoder().encode("x\ny\nx"));

@@ -6,13 +6,17 @@
 // `sh quickstart` runs its first command on a copy of the repository and checks that CI runs
 // the second; `js vite` / `sh vite` and `js esbuild` / `sh esbuild` are bundler recipes, built
 // as written and loaded in headless Chromium; `sh worker` runs from the repository root;
-// `text cli` must be the commands' own usage lines.
+// `text cli` must be the commands' own usage lines; `js durable-object`, `capnp durable-object`
+// and `sh durable-object` are a Worker, its workerd config and the commands, run in a project
+// with the package installed (`workerd test` must pass); `toml wrangler` must bind the class that
+// Worker exports as a SQLite class; `js seen-page` / `sh seen-page` are a page built as written
+// and loaded in Chromium on a persistent profile, before and after a browser restart.
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launch, serve, watchProblems } from "./browser/chromium.js";
+import { launch, launchPersistent, serve, watchProblems } from "./browser/chromium.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
 const root = new URL("../", import.meta.url).pathname;
@@ -57,7 +61,20 @@ const only = (info: string) => {
   expect(matching, `blocks "${info}"`).toHaveLength(1);
   return matching[0];
 };
-const KNOWN = ["js", "ts", "text", "sh quickstart", "js vite", "sh vite", "js esbuild", "sh esbuild", "sh worker", "text cli"];
+const KNOWN = ["js", "ts", "text", "sh quickstart", "js vite", "sh vite", "js esbuild", "sh esbuild", "sh worker", "text cli", "toml wrangler", "js durable-object", "capnp durable-object", "sh durable-object", "js seen-page", "sh seen-page"];
+
+/** A user's project in a temporary folder: the package and the named tools installed (linked from this checkout). */
+function project(prefix: string, tools: readonly string[]): string {
+  const app = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(app, "node_modules", ".bin"), { recursive: true });
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: prefix.replace(/\W/g, ""), private: true, type: "module" }));
+  symlinkSync(root, join(app, "node_modules", "crawlsieve"));
+  for (const tool of tools) {
+    symlinkSync(join(root, "node_modules", tool), join(app, "node_modules", tool));
+    symlinkSync(join(root, "node_modules", ".bin", tool), join(app, "node_modules", ".bin", tool));
+  }
+  return app;
+}
 
 /** The outputs a js block promises: the X of every `// => X`, in order. */
 function promised(code: string): string[] {
@@ -192,13 +209,7 @@ describe("README.md and docs/", () => {
     ["esbuild", "app.js", '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><script type="module" src="app.js"></script></body></html>', "dist/index.html"],
   ] as const)("the %s recipe", (tool, entry, html, htmlAt) => {
     it("builds as written, and the page runs in headless Chromium", async () => {
-      const app = mkdtempSync(join(tmpdir(), `cs-${tool}-`));
-      // A user's project: the package and the bundler installed (linked from this checkout).
-      mkdirSync(join(app, "node_modules", ".bin"), { recursive: true });
-      writeFileSync(join(app, "package.json"), JSON.stringify({ name: `${tool}-app`, private: true, type: "module" }));
-      symlinkSync(root, join(app, "node_modules", "crawlsieve"));
-      symlinkSync(join(root, "node_modules", tool), join(app, "node_modules", tool));
-      symlinkSync(join(root, "node_modules", ".bin", tool), join(app, "node_modules", ".bin", tool));
+      const app = project(`cs-${tool}-`, [tool]);
       writeFileSync(join(app, entry), only(`js ${tool}`).code);
       mkdirSync(join(app, dirname(htmlAt)), { recursive: true });
       writeFileSync(join(app, htmlAt), html);
@@ -221,4 +232,56 @@ describe("README.md and docs/", () => {
       }
     }, 150_000);
   });
+
+  it("the Durable Object recipe: the Worker and its workerd config run as written (workerd test)", () => {
+    const app = project("cs-do-recipe-", ["esbuild", "workerd"]);
+    writeFileSync(join(app, "worker.js"), only("js durable-object").code);
+    writeFileSync(join(app, "config.capnp"), only("capnp durable-object").code);
+    const result = spawnSync("bash", ["-e", "-c", only("sh durable-object").code], { cwd: app, encoding: "utf8", timeout: 120_000 });
+    expect(result.status, `${result.stdout}${result.stderr}`).toBe(0);
+    expect(`${result.stdout}${result.stderr}`).toMatch(/\[ PASS \] main/);
+    rmSync(app, { recursive: true, force: true });
+  }, 150_000);
+
+  it("the wrangler block binds the class the Worker exports, as a SQLite class", () => {
+    const toml = only("toml wrangler").code;
+    const exported = /export \{ (\w+) \}/.exec(only("js durable-object").code)?.[1];
+    expect(exported).toBe("SeenSetDurableObject");
+    expect(toml).toMatch(new RegExp(`\\[\\[durable_objects\\.bindings\\]\\]\\nname = "SEEN"\\nclass_name = "${exported}"`));
+    expect(toml).toMatch(new RegExp(`new_sqlite_classes = \\["${exported}"\\]`));
+    expect(only("capnp durable-object").code).toContain(`(name = "SEEN", durableObjectNamespace = "${exported}")`);
+  });
+
+  it("the browser seen-set recipe: built as written, it remembers a page's links across a browser restart", async () => {
+    const app = project("cs-seen-page-", ["esbuild"]);
+    writeFileSync(join(app, "page.js"), only("js seen-page").code);
+    const built = spawnSync("bash", ["-e", "-c", only("sh seen-page").code], { cwd: app, encoding: "utf8", timeout: 120_000, env: { ...process.env, npm_config_offline: "true" } });
+    expect(built.status, `${built.stdout}${built.stderr}`).toBe(0);
+    writeFileSync(join(app, "dist", "index.html"), '<!doctype html><html><head><link rel="icon" href="data:,"></head><body><a href="https://example.com/a">a</a> <a href="https://example.com/b">b</a> <a href="https://example.com/c">c</a> <output></output><script type="module" src="page.js"></script></body></html>');
+    const { server, origin } = await serve(join(app, "dist"));
+    const profile = mkdtempSync(join(tmpdir(), "cs-seen-profile-"));
+    const visit = async () => {
+      const context = await launchPersistent(profile);
+      try {
+        const page = await context.newPage();
+        const problems = watchProblems(page);
+        await page.goto(`${origin}/index.html`);
+        await page.waitForFunction(() => document.querySelector("output")?.textContent !== "", undefined, { timeout: 30_000 }).catch((error: Error) => {
+          throw new Error(`${error.message}\n${problems.join("\n")}`);
+        });
+        expect(problems).toEqual([]);
+        return await page.evaluate(() => document.querySelector("output")!.textContent);
+      } finally {
+        await context.close();
+      }
+    };
+    try {
+      expect(await visit()).toBe("3 new, 0 seen before (opfs)");
+      expect(await visit()).toBe("0 new, 3 seen before (opfs)");
+    } finally {
+      server.close();
+      rmSync(profile, { recursive: true, force: true });
+      rmSync(app, { recursive: true, force: true });
+    }
+  }, 150_000);
 });

@@ -41,6 +41,8 @@ describe("the packed package, installed from its tarball", () => {
       expect(packed, file).toContain(file);
     }
     expect(packed.filter((f) => f.startsWith("src/") || f.startsWith("test/"))).toEqual([]);
+    // Only what runs: no build notes, no debug build, no text formats of the modules.
+    expect(packed.filter((f) => f.startsWith("build/") && !f.startsWith("build/js/") && !/^build\/crawlsieve(-shared)?\.wasm$/.test(f))).toEqual([]);
     const map = JSON.parse(readFileSync(join(app, "node_modules/crawlsieve/build/js/index.node.js.map"), "utf8"));
     expect(map.sourcesContent?.length).toBe(map.sources.length);
   });

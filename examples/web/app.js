@@ -1,12 +1,15 @@
 // The demo page's main thread: gathers input, hands work to the Web Worker (worker.js), shows
-// progress and results, draws the FP-rate/memory chart from crawlsieve's sizing, and turns HTML
-// files into text with DOMParser (workers have no DOM).
+// progress and results (the deduplicated lines themselves, and a download of them), draws the
+// FP-rate/memory chart from crawlsieve's sizing, and turns HTML files into text with DOMParser
+// (workers have no DOM).
 import { sizing } from "../../build/js/index.browser.js";
 
 const $ = (id) => document.getElementById(id);
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
 let files = [];
-let lastFilter;
+let lastKept = [];
+/** Lines shown in the page; the download has them all. */
+const SHOWN = 2000;
 const pending = new Map();
 let nextId = 1;
 
@@ -48,6 +51,11 @@ const progress = (done, total) => {
 };
 
 $("files").addEventListener("change", (e) => setFiles(e.target.files));
+$("clearInput").addEventListener("click", () => {
+  setFiles([]);
+  $("files").value = "";
+  $("paste").value = "";
+});
 $("drop").addEventListener("dragover", (e) => (e.preventDefault(), $("drop").classList.add("over")));
 $("drop").addEventListener("dragleave", () => $("drop").classList.remove("over"));
 $("drop").addEventListener("drop", (e) => {
@@ -58,19 +66,36 @@ $("drop").addEventListener("drop", (e) => {
 
 $("dedup").addEventListener("click", async () => {
   const mode = document.querySelector("input[name=mode]:checked").value;
-  const result = await call({ type: "dedup", text: await inputText(), mode, fpRate: Number($("fpRate").value), items: Number($("items").value) }, progress);
-  lastFilter = result.filter;
-  $("download").disabled = lastFilter === undefined;
-  showNumbers([["lines", result.lines.toLocaleString()], ["unique", result.unique.toLocaleString()], ["duplicates", (result.lines - result.unique).toLocaleString()], ["time", `${result.ms.toFixed(0)} ms`], ["lines/s", Math.round(result.lines / (result.ms / 1000)).toLocaleString()]]);
+  const result = await call({ type: "dedup", text: await inputText(), mode, fpRate: Number($("fpRate").value), remember: $("remember").checked }, progress);
+  lastKept = result.kept;
+  $("download").disabled = false;
+  const numbers = [["lines", result.lines.toLocaleString()], ["unique", result.unique.toLocaleString()], ["duplicates", (result.lines - result.unique).toLocaleString()]];
+  if ($("remember").checked) numbers.push(["seen on earlier visits", result.before.toLocaleString()], ["new", result.kept.length.toLocaleString()]);
+  showNumbers([...numbers, ["time", `${result.ms.toFixed(0)} ms`], ["lines/s", Math.round(result.lines / (result.ms / 1000)).toLocaleString()]]);
   $("numbers").dataset.unique = String(result.unique);
-  $("duplicates").textContent = result.duplicates.length ? `first duplicates:\n${result.duplicates.join("\n")}` : "no duplicates";
+  $("numbers").dataset.kept = String(result.kept.length);
+  const more = result.kept.length - SHOWN;
+  $("result").textContent = result.kept.slice(0, SHOWN).join("\n") + (more > 0 ? `\n… and ${more.toLocaleString()} more lines: download the list for all of them` : "");
+  await showMemory();
 });
 
 $("download").addEventListener("click", () => {
   const link = document.createElement("a");
-  link.href = URL.createObjectURL(new Blob([lastFilter], { type: "application/octet-stream" }));
-  link.download = "crawlsieve-filter.bin";
+  link.href = URL.createObjectURL(new Blob([lastKept.map((line) => line + "\n").join("")], { type: "text/plain" }));
+  link.download = "deduplicated.txt";
   link.click();
+});
+
+/** How many lines this browser remembers, and where. */
+async function showMemory() {
+  const { size, storage } = await call({ type: "remembered" });
+  $("memory").textContent = `${size.toLocaleString()} lines in ${storage === "opfs" ? "the Origin Private File System" : "IndexedDB"}`;
+  $("memory").dataset.size = String(size);
+}
+
+$("forget").addEventListener("click", async () => {
+  await call({ type: "forget" });
+  await showMemory();
 });
 
 $("filterFile").addEventListener("change", async (e) => {
@@ -109,8 +134,8 @@ const BLOCKS = new Set(["address", "blockquote", "br", "dd", "div", "dl", "dt", 
 
 $("near").addEventListener("click", async () => {
   const docs = await Promise.all(files.map(async (f) => ({ name: f.name, text: /\.html?$/i.test(f.name) ? htmlText(await f.text()) : await f.text() })));
-  const result = await call({ type: "near", docs, maxDistance: Number($("maxDistance").value) }, progress);
-  $("groups").textContent = result.groups.length === 0 ? "no near-duplicates" : result.groups.map((g, i) => `group ${i + 1}\n${g.map((m) => `  ${m.distance}\t${m.name}`).join("\n")}`).join("\n");
+  const result = await call({ type: "near", docs, threshold: Number($("threshold").value) }, progress);
+  $("groups").textContent = result.groups.length === 0 ? "no near-duplicates" : result.groups.map((g, i) => `group ${i + 1}\n${g.map((m) => `  ${m.similarity.toFixed(3)}\t${m.name}`).join("\n")}`).join("\n");
   $("groups").dataset.groups = JSON.stringify(result.groups.map((g) => g.map((m) => m.name).sort()));
 });
 
@@ -136,4 +161,7 @@ function drawChart() {
 $("items").addEventListener("input", drawChart);
 drawChart();
 worker.postMessage({ type: "hello" });
-document.body.dataset.ready = "true";
+showMemory().then(() => (document.body.dataset.ready = "true"), (error) => {
+  $("memory").textContent = `not available here: ${error.message}`;
+  document.body.dataset.ready = "true";
+});

@@ -4,6 +4,7 @@
 // writes run on Node's thread pool, so they take the second core while the main thread runs the
 // kernel. A pipe on stdin comes in the stream's own chunks, copied in.
 import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
+import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { checkInputFile } from "./lines.js";
 
@@ -59,7 +60,7 @@ class ByteSink {
     }
     const chunk = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
     if (!process.stdout.write(chunk)) await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(error);
+      const onError = (error: Error) => reject(new OutputError(error));
       process.stdout.once("error", onError);
       process.stdout.once("drain", () => {
         process.stdout.off("error", onError);
@@ -72,7 +73,7 @@ class ByteSink {
   async end(): Promise<void> {
     await this.flush();
     if (this.direct) await this.inFlight;
-    else await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(error) : resolve())));
+    else await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(new OutputError(error)) : resolve())));
   }
 }
 
@@ -85,7 +86,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
 async function writeAll(fd: number, pieces: readonly Buffer[]): Promise<void> {
   for (const bytes of pieces) {
     for (let at = 0; at < bytes.length; ) {
-      at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n))));
+      at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
     }
   }
 }
@@ -102,7 +103,7 @@ function isFile(fd: number): boolean {
 export function regularInputBytes(files: readonly string[]): number | undefined {
   try {
     let total = 0;
-    for (const stats of files.length === 0 ? [fstatSync(0)] : files.map((file) => statSync(file))) {
+    for (const stats of files.length === 0 ? [fstatSync(0)] : files.map((file) => (file === "-" ? fstatSync(0) : statSync(file)))) {
       if (!stats.isFile()) return undefined;
       total += stats.size;
     }
@@ -157,7 +158,7 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
     tick(bytes.length);
   };
   const pump = (fd: number) => pumpFd(fd, dedup, sink, tick);
-  const sources = files.length === 0 ? [undefined] : files;
+  const sources = files.length === 0 ? [undefined] : files.map((file) => (file === "-" ? undefined : file));
   for (const file of sources) {
     if (file === undefined && !isFile(0)) {
       for await (const chunk of process.stdin) await visit(chunk as Buffer);

@@ -15,6 +15,20 @@ export interface LineBatch {
   readonly count: number;
   /** True for a final line that had no "\n". */
   readonly unterminated: boolean;
+  /** True for a batch standing for one line handed to a LongLines sink (data is empty): the sink has its key. */
+  readonly long?: boolean;
+}
+
+/**
+ * Takes lines too long to gather, as a streaming hash does: the key's bytes in order, in pieces
+ * (the "\n", and a "\r" before it, left out). lineBatches then yields a `long` batch where the
+ * line ends, so the caller asks the sink for its answer in input order.
+ */
+export interface LongLines {
+  /** Lines of more bytes than this go to the sink. */
+  readonly threshold: number;
+  /** The next bytes of the current long line's key. */
+  feed(bytes: Uint8Array): void;
 }
 
 const NEWLINE = 0x0a;
@@ -26,22 +40,53 @@ export const MAX_BATCH_LINES = 4096;
 /**
  * Splits a byte stream into line batches; a last line without "\n" still counts as a line.
  * A partial line is kept as a list of chunks and joined once, when its "\n" arrives, and each
- * chunk is scanned for "\n" once: time and memory stay linear in the longest line.
+ * chunk is scanned for "\n" once: time and memory stay linear in the longest line. Given a
+ * LongLines sink, a partial line past its threshold goes there instead, and memory stays bounded.
  */
-export async function* lineBatches(source: AsyncIterable<Uint8Array>): AsyncGenerator<LineBatch> {
+export async function* lineBatches(source: AsyncIterable<Uint8Array>, long?: LongLines): AsyncGenerator<LineBatch> {
   let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  // A long line in the sink: its last byte is held back, as a last "\r" is no part of the key.
+  let streaming = false;
+  let held: Uint8Array | undefined;
+  const toSink = (bytes: Uint8Array) => {
+    if (bytes.length === 0) return;
+    if (held !== undefined) long!.feed(held);
+    long!.feed(bytes.subarray(0, bytes.length - 1));
+    held = bytes.slice(bytes.length - 1);
+  };
+  const endLong = (terminated: boolean): LineBatch => {
+    if (held !== undefined && held[0] !== CR) long!.feed(held);
+    held = undefined;
+    streaming = false;
+    return { data: new Uint8Array(0), spans: Uint32Array.of(0, 0), ends: Uint32Array.of(0), count: 1, unterminated: !terminated, long: true };
+  };
   for await (const chunk of source) {
     let data = chunk;
-    if (pending.length > 0) {
+    if (streaming || pending.length > 0) {
       const nl = chunk.indexOf(NEWLINE);
-      if (nl === -1) {
+      if (streaming) {
+        toSink(nl === -1 ? chunk : chunk.subarray(0, nl));
+        if (nl === -1) continue;
+        yield endLong(true);
+        data = chunk.subarray(nl + 1);
+      } else if (nl === -1) {
         pending.push(chunk.slice());
+        pendingBytes += chunk.length;
+        if (long !== undefined && pendingBytes > long.threshold) {
+          for (const piece of pending) toSink(piece);
+          pending = [];
+          pendingBytes = 0;
+          streaming = true;
+        }
         continue;
+      } else {
+        // The partial line ends in this chunk: one join of its pieces with the rest of the chunk.
+        pending.push(chunk);
+        data = joinPieces(pending);
+        pending = [];
+        pendingBytes = 0;
       }
-      // The partial line ends in this chunk: one join of its pieces with the rest of the chunk.
-      pending.push(chunk);
-      data = joinPieces(pending);
-      pending = [];
     }
     const batch = split(data);
     for (let from = 0; from < batch.count; from += MAX_BATCH_LINES) {
@@ -49,9 +94,14 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>): AsyncGene
       yield { data, spans: batch.spans.subarray(2 * from, 2 * to), ends: batch.ends.subarray(from, to), count: to - from, unterminated: false };
     }
     const consumed = batch.count > 0 ? batch.ends[batch.count - 1] : 0;
-    if (consumed < data.length) pending.push(data.slice(consumed));
+    if (consumed < data.length) {
+      pending.push(data.slice(consumed));
+      pendingBytes += data.length - consumed;
+    }
   }
-  if (pending.length > 0) {
+  if (streaming) {
+    yield endLong(false);
+  } else if (pending.length > 0) {
     const carry = joinPieces(pending);
     let keyEnd = carry.length;
     if (keyEnd > 0 && carry[keyEnd - 1] === CR) keyEnd--;
@@ -59,13 +109,17 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>): AsyncGene
   }
 }
 
-/** Byte chunks of each named file in turn, or of stdin when there are none. */
+/** Byte chunks of each named file in turn ("-" is stdin), or of stdin when there are none. */
 export async function* readInputs(files: readonly string[]): AsyncGenerator<AsyncIterable<Uint8Array>> {
   if (files.length === 0) {
     yield process.stdin;
     return;
   }
   for (const file of files) {
+    if (file === "-") {
+      yield process.stdin;
+      continue;
+    }
     checkInputFile(file);
     yield createReadStream(file, { highWaterMark: 1 << 20 });
   }

@@ -3,7 +3,7 @@
 // message and exit code 2, and treats a closed stdout (`| head`) as a normal end.
 import { createRequire } from "node:module";
 import { initSync } from "../wasm/node.js";
-import { CrawlsieveError } from "../errors.js";
+import { CrawlsieveError, OutputError } from "../errors.js";
 import { explainOptionError, nearest } from "./option-errors.js";
 
 interface Command {
@@ -65,9 +65,19 @@ function version(): string {
   return String(createRequire(import.meta.url)("../../../package.json").version);
 }
 
+// A reader that went away (`| head`) ends the run quietly; any other failed write (a full disk,
+// /dev/full) ends it with one line and exit 2, whichever of this event and the command's own
+// awaited write reports it first.
+let reported = false;
+function fail(message: string): void {
+  if (!reported) process.stderr.write(`crawlsieve: ${message}\n`);
+  reported = true;
+  process.exitCode = 2;
+}
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") process.exit(0);
-  throw error;
+  fail(new OutputError(error).message);
+  process.exit(2);
 });
 
 main(process.argv.slice(2)).then(
@@ -76,8 +86,13 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const code = (error as NodeJS.ErrnoException)?.code;
+    if (error instanceof OutputError && (error.cause as NodeJS.ErrnoException)?.code === "EPIPE") {
+      process.exitCode = 0;
+      return;
+    }
     if (error instanceof CrawlsieveError) {
-      process.stderr.write(`crawlsieve: ${error.message}\n`);
+      fail(error.message);
+      return;
     } else if (code === "ENOENT" || code === "EISDIR" || code === "EACCES" || code === "ENOTDIR") {
       // Node names the path in some of these and not in others (a directory read as a file).
       const path = (error as NodeJS.ErrnoException).path;

@@ -1,13 +1,16 @@
 // Writes to stdout with backpressure: nothing is buffered without bound, and a write is awaited
-// when the stream asks for it.
+// when the stream asks for it. A failed write is an OutputError. With `confirm` every flush waits
+// until its bytes reached the OS (or failed), so a caller that commits a batch as seen before
+// printing it never commits the next one while the previous print may still fail.
 import type { Writable } from "node:stream";
+import { OutputError } from "../errors.js";
 
 /** A sink of byte pieces that respects backpressure. */
 export class Output {
   private pending: Uint8Array[] = [];
   private size = 0;
 
-  constructor(private readonly stream: Writable = process.stdout, private readonly flushAt = 1 << 16) {}
+  constructor(private readonly stream: Writable = process.stdout, private readonly flushAt = 1 << 16, private readonly confirm = false) {}
 
   /** Queues bytes; call flush() (awaited) regularly. */
   push(bytes: Uint8Array): void {
@@ -26,8 +29,9 @@ export class Output {
     const chunk = Buffer.concat(this.pending, this.size);
     this.pending = [];
     this.size = 0;
+    if (this.confirm) return this.written(chunk);
     if (!this.stream.write(chunk)) await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(error);
+      const onError = (error: Error) => reject(new OutputError(error));
       this.stream.once("error", onError);
       this.stream.once("drain", () => {
         this.stream.off("error", onError);
@@ -39,6 +43,10 @@ export class Output {
   /** Flushes and waits until the stream has handed everything to the OS. */
   async end(): Promise<void> {
     await this.flush();
-    await new Promise<void>((resolve, reject) => this.stream.write("", (error) => (error ? reject(error) : resolve())));
+    await this.written("");
+  }
+
+  private written(chunk: Uint8Array | string): Promise<void> {
+    return new Promise<void>((resolve, reject) => this.stream.write(chunk, (error) => (error ? reject(new OutputError(error)) : resolve())));
   }
 }

@@ -9,7 +9,7 @@ import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
-import { eachDigestBatch, eachRun, eachStoredBatch } from "../wasm/batch.js";
+import { countOf, eachDigestBatch, eachRun, eachStoredBatch, keySpans, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -93,7 +93,12 @@ export class FingerprintSet {
   /** Adds keys in order; out[i] = 1 when keys[i] was new (a repeat inside the batch is not). */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    return this.each(keys, (_arena, n, out, at) => out.set(this.addStaged(n), at));
+    return this.each({ list: keys }, (_arena, n, out, at) => out.set(this.addStaged(n), at));
+  }
+
+  /** Adds keys given as spans of one buffer (key i is data[spans[2i] .. spans[2i + 1]), spans ascending); out[i] = 1 when new. */
+  addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+    return this.each(keySpans(data, spans), (_arena, n, out, at) => out.set(this.addStaged(n), at));
   }
 
   /** Adds the n fingerprints in the digest region, growing the table whenever the kernel stops at its load limit; the flags (1: new) stay valid until the next call. */
@@ -110,7 +115,7 @@ export class FingerprintSet {
   /** out[i] = 1 when keys[i] is in the set. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    return this.each(keys, (arena, n, out, at) => {
+    return this.each({ list: keys }, (arena, n, out, at) => {
       arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr);
       this.out.copyOut(arena.u8, out, at, n);
     });
@@ -119,7 +124,7 @@ export class FingerprintSet {
   /** Removes keys; out[i] = 1 when keys[i] was there (a repeat inside the batch finds it gone). */
   removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    return this.each(keys, (arena, n, out, at) => {
+    return this.each({ list: keys }, (arena, n, out, at) => {
       arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr);
       this.out.copyOut(arena.u8, out, at, n);
     });
@@ -232,10 +237,10 @@ export class FingerprintSet {
   }
 
   /** Fingerprints keys batch by batch in the shared engine, copies the digests here, and visits each batch. */
-  private each(keys: readonly (string | Uint8Array)[], visit: (arena: Arena, n: number, out: Uint8Array, at: number) => void): Uint8Array {
+  private each(keys: Keys, visit: (arena: Arena, n: number, out: Uint8Array, at: number) => void): Uint8Array {
     this.live();
-    const out = new Uint8Array(keys.length);
-    eachDigestBatch(sharedEngine().staging, { list: keys }, "xxh128", (digests, n, at) => {
+    const out = new Uint8Array(countOf(keys));
+    eachDigestBatch(sharedEngine().staging, keys, "xxh128", (digests, n, at) => {
       const arena = this.live();
       this.digests.copyIn(arena.u8, digests);
       visit(arena, n, out, at);

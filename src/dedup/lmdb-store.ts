@@ -1,10 +1,10 @@
 // The embedded on-disk fingerprint store for Node: LMDB (memory-mapped B+tree, ACID
 // transactions), through the lmdb package. Loaded on demand so the core never requires it.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve, sep } from "node:path";
 import { randomBytes } from "node:crypto";
-import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
+import { CrawlsieveError, InvalidArgumentError, StoreFullError } from "../errors.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
 
 const EPOCH = Buffer.from("crawlsieve:epoch");
@@ -72,7 +72,7 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
       return typeof value === "number" ? value : 0;
     },
     update(decide) {
-      return db.transactionSync(() => {
+      return writing(dir, () => db.transactionSync(() => {
         // Read inside the write transaction: no other process can commit until this one ends.
         const epoch = readEpoch();
         const changes = decide({
@@ -90,7 +90,7 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
         }
         db.putSync(EPOCH, epoch + 1);
         return epoch + 1;
-      });
+      }));
     },
     get epoch() {
       return readEpoch();
@@ -113,8 +113,15 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
       // writer leaves the old file or one whole new one, never a mix.
       const path = join(dir, name);
       const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-      writeFileSync(aside, bytes);
-      renameSync(aside, path);
+      writing(dir, () => {
+        try {
+          writeFileSync(aside, bytes);
+          renameSync(aside, path);
+        } catch (error) {
+          rmSync(aside, { force: true });
+          throw error;
+        }
+      });
     },
     close: () => {
       lastSize = countEntries();
@@ -122,6 +129,30 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
       void db.close();
     },
   };
+}
+
+/**
+ * Runs a write to the store; a failure on a full disk is a StoreFullError naming the store (LMDB
+ * reports a full disk as EIO, "Input/output error", so the free space is asked when a write fails).
+ */
+function writing<T>(dir: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (error instanceof CrawlsieveError) throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOSPC" || diskFull(dir)) throw new StoreFullError(dir, error);
+    throw new CrawlsieveError("ERR_STORE", `cannot write to the store ${dir}: ${(error as Error).message}`);
+  }
+}
+
+/** True when the file system of `dir` has less than 1 MiB free for this user. */
+function diskFull(dir: string): boolean {
+  try {
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize < 1 << 20;
+  } catch {
+    return false;
+  }
 }
 
 // Creates the store's directory one level at a time (a recursive mkdir spins forever under /proc

@@ -4,6 +4,7 @@
 // awaits between the check and the insert, so every batch is an atomic check-and-insert; the
 // runtime's output gate holds the answer until the row written for it is on disk.
 import { CrawlsieveError, FingerprintSet, initSync } from "../index.workerd.js";
+import { addFresh } from "../seen/fingerprint-batches.js";
 import { FingerprintRows } from "./fingerprint-rows.js";
 import { ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, WINDOW_EPOCHS, WINDOW_HEADER, type Operation, type WireError } from "./protocol.js";
 import type { DurableObjectContext } from "./workers-types.js";
@@ -71,14 +72,7 @@ export class SeenSetDurableObject {
     if (this.set.size + count > MAX_KEYS_PER_OBJECT && this.set.size + absent(this.set.hasFingerprints(packed)) > MAX_KEYS_PER_OBJECT) {
       throw new CrawlsieveError("ERR_TOO_LARGE", `this shard holds ${this.set.size} keys and may hold ${MAX_KEYS_PER_OBJECT}; open the set under a new name with more shards`);
     }
-    const flags = this.set.addFingerprints(packed);
-    const fresh = new Uint8Array(16 * flags.reduce((n, flag) => n + flag, 0));
-    for (let i = 0, at = 0; i < count; i++) {
-      if (flags[i] === 1) {
-        fresh.set(packed.subarray(16 * i, 16 * i + 16), at);
-        at += 16;
-      }
-    }
+    const { flags, fresh } = addFresh(this.set, packed);
     try {
       this.rows.append(fresh, epoch);
       if (fresh.length > 0) this.oldest = Math.min(this.oldest ?? epoch, epoch);

@@ -164,7 +164,7 @@ export class LineDeduplicator {
 
   /** Releases the memory and removes the spill's files; later calls throw DisposedError. */
   dispose(): void {
-    this.engine?.close();
+    this.engine?.release();
     this.engine = undefined;
   }
 
@@ -327,7 +327,9 @@ function bytesArgument(value: unknown, name = "chunk"): Uint8Array {
 /** Dedups newline-separated bytes in one call: the first occurrence of every line, in order. */
 export function dedupLines(bytes: Uint8Array, options?: LineDeduplicatorOptions): Uint8Array {
   bytesArgument(bytes, "bytes");
-  const dedup = new LineDeduplicator(options);
+  // Slots sized to the input: a short text needs no megabyte of buffers to be zeroed and reused.
+  const chunkBytes = Math.min(1 << 20, Math.max(4096, 2 ** Math.ceil(Math.log2(bytes.length + 1))));
+  const dedup = new LineDeduplicator({ chunkBytes, carryBytes: Math.min(1 << 16, chunkBytes), ...options });
   try {
     const head = dedup.push(bytes);
     const tail = dedup.end();

@@ -12,7 +12,8 @@
 // are spilled (line-spill.ts) and resolved at the end.
 import { FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
-import { Arena, MAX_ARENA_BYTES } from "../wasm/arena.js";
+import { MAX_ARENA_BYTES, type Arena } from "../wasm/arena.js";
+import { giveBackArena, takeArena } from "../wasm/arena-pool.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
 import type { KernelRecord } from "../wasm/record.js";
 import { lineContext, lineSizes, stageRecord, type LineField } from "./line-context.js";
@@ -88,7 +89,7 @@ export class LineEngine {
 
   constructor(options: LineEngineOptions) {
     this.options = options;
-    const arena = new Arena();
+    const arena = takeArena();
     this.arena = arena;
     const sizes = lineSizes(arena.k);
     const { headBytes, chunkBytes } = options;
@@ -206,6 +207,12 @@ export class LineEngine {
   /** Removes the spill's files, if any. */
   close(): void {
     this.spill?.close();
+  }
+
+  /** Closes and gives the instance back for reuse; nothing may use the engine after. */
+  release(): void {
+    this.close();
+    giveBackArena(this.arena);
   }
 
   /** Bytes of the seen-set (table or filters). */

@@ -1,28 +1,38 @@
 // A line longer than a chunk reaches the engine in pieces; it is fingerprinted in an instance of
 // its own, because the engine's memory ends with its seen-set, which grows in place and leaves no
 // room for a key of any length. The fingerprint is the one the engine's kernel gives a line: the
-// same context fields (mode, hash) and the same kernel (lineDigest), so both paths agree.
+// same context fields (mode, hash) and the same kernels (lineDigest, or lineStream* past one
+// window), so both paths agree. The key passes through a fixed window, so the instance's memory
+// stays the same whatever the line's length (a line of gigabytes costs a megabyte here).
 import { Arena } from "../wasm/arena.js";
+import { array, type ArrayRegion } from "../wasm/array-region.js";
 import type { KernelRecord } from "../wasm/record.js";
 import { lineContext, lineSizes, type LineField } from "./line-context.js";
 
 const CR = 0x0d;
+const NL = 0x0a;
+/** Bytes of the window a long key streams through: a multiple of 1,024, as lineStreamUpdate takes. */
+const WINDOW = 1 << 20;
+/** Bytes kept before the window: the key's 64 bytes before the final piece, which the last stripe reads. */
+const BACK = 64;
 
 /** Fingerprints long lines the way a LineEngine of the same mode and hash does. */
 export class LongLineHasher {
   private readonly arena = new Arena();
   private readonly ctx: KernelRecord<LineField>;
   private readonly digestPtr: number;
-  private readonly keyPtr: number;
+  private readonly statePtr: number;
+  /** The window: BACK bytes of look-back, then WINDOW bytes of key. */
+  private readonly window: ArrayRegion;
 
   constructor(approx: boolean, xxh128: boolean) {
     const arena = this.arena;
     const sizes = lineSizes(arena.k);
-    // The key lies last: it grows to the longest line met.
-    const r = arena.place({ ctx: sizes.context, scratch: sizes.scratch, digest: 16, key: 0 }, arena.base, "a long line");
+    const r = arena.place({ ctx: sizes.context, scratch: sizes.scratch, digest: 16, state: arena.k.LINE_STREAM_STATE_BYTES.value, window: array(1, BACK + WINDOW) }, arena.base, "a long line");
     this.ctx = lineContext(arena.k, r.ctx);
     this.digestPtr = r.digest;
-    this.keyPtr = r.key;
+    this.statePtr = r.state;
+    this.window = r.window;
     this.ctx.set(arena.u8, "mode", approx ? 1 : 0);
     this.ctx.set(arena.u8, "hash", xxh128 ? 1 : 0);
     this.ctx.set(arena.u8, "scratch", r.scratch);
@@ -32,23 +42,61 @@ export class LongLineHasher {
   digest(pieces: readonly Uint8Array[], terminated: boolean): Uint8Array {
     let total = 0;
     for (const p of pieces) total += p.length;
-    const arena = this.arena;
-    arena.place({ key: total }, this.keyPtr, "a long line");
-    const key = arena.bytes(this.keyPtr, total);
-    let at = 0;
-    for (const p of pieces) {
-      key.set(p, at);
-      at += p.length;
-    }
     // The key leaves out the "\n" and one "\r" before it, as the kernel does for every line.
-    let keyLen = terminated ? total - 1 : total;
-    if (keyLen > 0 && key[keyLen - 1] === CR) keyLen--;
-    arena.k.lineDigest(this.ctx.ptr, this.keyPtr, keyLen, this.digestPtr);
-    return arena.bytes(this.digestPtr, 16);
+    let keyLen = terminated && byteFromEnd(pieces, 1) === NL ? total - 1 : total;
+    if (keyLen > 0 && byteFromEnd(pieces, total - keyLen + 1) === CR) keyLen--;
+    const { k } = this.arena;
+    const key = this.window.at(BACK);
+    if (keyLen <= WINDOW) {
+      this.copy(pieces, 0, keyLen, key);
+      k.lineDigest(this.ctx.ptr, key, keyLen, this.digestPtr);
+      return this.arena.bytes(this.digestPtr, 16);
+    }
+    k.lineStreamInit(this.ctx.ptr, this.statePtr);
+    let at = 0;
+    // Whole windows while more of the key follows; the last 1 to WINDOW bytes go to the final call.
+    for (; keyLen - at > WINDOW; at += WINDOW) {
+      this.copy(pieces, at, WINDOW, key);
+      k.lineStreamUpdate(this.ctx.ptr, this.statePtr, key, WINDOW);
+      // The window's last BACK bytes become the look-back of the next.
+      this.window.bytes(this.arena.u8).copyWithin(0, WINDOW, WINDOW + BACK);
+    }
+    this.copy(pieces, at, keyLen - at, key);
+    k.lineStreamFinal(this.ctx.ptr, this.statePtr, key, keyLen - at, keyLen, this.digestPtr);
+    return this.arena.bytes(this.digestPtr, 16);
+  }
+
+  /** Copies bytes [from, from + length) of the pieces, taken as one, to `to` in the instance's memory. */
+  private copy(pieces: readonly Uint8Array[], from: number, length: number, to: number): void {
+    const u8 = this.arena.u8;
+    let skip = from;
+    let left = length;
+    for (const p of pieces) {
+      if (left === 0) break;
+      if (skip >= p.length) {
+        skip -= p.length;
+        continue;
+      }
+      const n = Math.min(p.length - skip, left);
+      u8.set(p.subarray(skip, skip + n), to);
+      to += n;
+      left -= n;
+      skip = 0;
+    }
   }
 
   /** Bytes of WebAssembly memory held. */
   get byteLength(): number {
     return this.arena.k.memory.buffer.byteLength;
   }
+}
+
+/** The byte `back` places from the end of the pieces taken as one (1 is the last), or -1. */
+function byteFromEnd(pieces: readonly Uint8Array[], back: number): number {
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const p = pieces[i];
+    if (back <= p.length) return p[p.length - back];
+    back -= p.length;
+  }
+  return -1;
 }

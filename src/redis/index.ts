@@ -5,7 +5,7 @@
  * @module
  */
 export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type RedisSend, type SendOptions } from "./commander.js";
-export { fromNodeRedisCluster, type NodeRedisClusterLike } from "./cluster-commander.js";
+export { fromNodeRedisCluster, type NodeRedisClusterLike, type NodeRedisClusterNode } from "./cluster-commander.js";
 export type { NodeRedisLike } from "./commander.js";
 export type { Durability } from "./durability.js";
 export { keyPrefix, keySlot } from "./keys.js";

@@ -22,7 +22,7 @@ export interface SeenSet {
   removeMany?(keys: readonly SeenKey[]): Promise<Uint8Array>;
   /** True when a "seen" answer is never wrong; false for Bloom backends (rate `fpRate`). */
   readonly exact: boolean;
-  /** What the set is kept in: "memory", "window", "lmdb", "redis" or "durable-object". */
+  /** What the set is kept in: "memory", "window", "lmdb", "redis", "durable-object" or "browser". */
   readonly backend: SeenBackend;
   /** Distinct keys held (Bloom backends: keys reported new so far, an estimate). */
   size(): Promise<number>;
@@ -50,4 +50,4 @@ export interface ForgettingSeenSet extends SeenSet {
 }
 
 /** Where a SeenSet keeps its keys. */
-export type SeenBackend = "memory" | "window" | "lmdb" | "redis" | "durable-object";
+export type SeenBackend = "memory" | "window" | "lmdb" | "redis" | "durable-object" | "browser";

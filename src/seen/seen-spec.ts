@@ -66,5 +66,20 @@ export interface RedisSeenSpec {
   readonly durability?: "local" | "replicated";
 }
 
+/**
+ * In a browser (page, dedicated worker, service worker, extension): exact, kept across reloads and
+ * restarts in the Origin Private File System, or IndexedDB where OPFS is missing; tabs and workers
+ * of one origin opening the same name share it.
+ */
+export interface BrowserSeenSpec {
+  readonly backend: "browser";
+  /** The set's name in this origin (the OPFS file crawlsieve/<name>.seen, or the IndexedDB database crawlsieve-seen:<name>). */
+  readonly name: string;
+  /** "auto" (default): OPFS where this context can use it, else IndexedDB; or one of them, refused (ERR_UNSUPPORTED) where missing. */
+  readonly storage?: "auto" | "opfs" | "indexeddb";
+  /** Keys planned: sizes the table in memory (it grows past any number). */
+  readonly items?: number;
+}
+
 /** Any backend openSeenSet knows. */
-export type SeenSpec = MemorySeenSpec | WindowSeenSpec | LmdbSeenSpec | RedisSeenSpec;
+export type SeenSpec = MemorySeenSpec | WindowSeenSpec | LmdbSeenSpec | RedisSeenSpec | BrowserSeenSpec;

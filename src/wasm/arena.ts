@@ -43,6 +43,11 @@ export class Arena {
     return regions;
   }
 
+  /** Zeroes every byte past the static data, as a new instance has them (arena-pool.ts reuses instances). */
+  clear(): void {
+    this.u8.fill(0, this.base);
+  }
+
   /** A view of `length` bytes at `ptr`, valid until memory next grows (copy it to keep it). */
   bytes(ptr: number, length: number): Uint8Array {
     return this.u8.subarray(ptr, ptr + length);

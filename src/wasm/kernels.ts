@@ -92,6 +92,7 @@ export interface Kernels {
   readonly LINE_SCRATCH_BYTES: WebAssembly.Global;
   /** Bytes of a line record of the split path (start, key end, line end, unterminated) (u32 global). */
   readonly SPLIT_LINE_BYTES: WebAssembly.Global;
+  readonly LINE_STREAM_STATE_BYTES: WebAssembly.Global;
   /** Bytes of a spill record: 16-byte fingerprint and f64 spill index (u32 global). */
   readonly SPILL_RECORD_BYTES: WebAssembly.Global;
   /** Spill record: offset of its f64 spill index (u32 global). */
@@ -157,6 +158,12 @@ export interface Kernels {
   xxh128Batch(keys: number, spans: number, count: number, out: number): void;
   lineDedup(ctx: number, buf: number, len: number, final: number): number;
   lineDigest(ctx: number, key: number, len: number, out: number): void;
+  /** Starts the fingerprint of a key over 1,024 bytes in the state at `st` (LINE_STREAM_STATE_BYTES). */
+  lineStreamInit(ctx: number, st: number): void;
+  /** Feeds len bytes (a multiple of 1,024, XXH3's block) with more of the key to come. */
+  lineStreamUpdate(ctx: number, st: number, p: number, len: number): void;
+  /** Feeds the key's last len bytes (the 64 before p being the key's own) and writes the fingerprint of all `total` bytes. */
+  lineStreamFinal(ctx: number, st: number, p: number, len: number, total: number, out: number): void;
   digestDedup(ctx: number, digest: number): number;
   /** Finds and fingerprints up to `max` lines into records and digests; returns the count. */
   lineScan(ctx: number, buf: number, len: number, final: number, max: number, records: number, digests: number, endAt: number): number;

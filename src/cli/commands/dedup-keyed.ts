@@ -1,16 +1,17 @@
 // The keyed path of `dedup`: lines go through JavaScript as keys of a seen-set that is not the
 // byte pipeline's (an LMDB store, Redis, a filter to save) or as canonical URLs. Loaded only for
 // those options, so the common case starts without these modules.
-import { open } from "node:fs/promises";
+import { open, rm } from "node:fs/promises";
 import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
-import { Deduplicator } from "../../dedup/deduplicator.js";
+import { FingerprintSet } from "../../dedup/fingerprint-set.js";
 import { openLmdbStore } from "../../dedup/lmdb-store.js";
 import { StoreDeduplicator } from "../../dedup/store-deduplicator.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { lineBatches, readInputs, type LineBatch } from "../lines.js";
+import { recordKeys, type KeySpec, type MissingPolicy } from "../record-keys.js";
 import { urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
@@ -42,15 +43,23 @@ interface SeenSet {
   serializeParts?(): Iterable<Uint8Array>;
 }
 
-function exactSet(items: number, fpRate: number): SeenSet {
-  const dedup = new Deduplicator({ items, fpRate });
+// In memory a counting filter in front would only add work: every key is one table look-up.
+function exactSet(items: number): SeenSet {
+  const set = new FingerprintSet({ items });
+  let lookups = 0;
   return {
-    addSpans: (data, spans) => dedup.checkSpans(data, spans).isNew,
-    addMany: (keys) => dedup.checkMany(keys).isNew,
-    get byteLength() {
-      return dedup.byteLength;
+    addSpans: (data, spans) => {
+      lookups += spans.length / 2;
+      return set.addSpans(data, spans);
     },
-    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, countingFilter: dedup.filter }),
+    addMany: (keys) => {
+      lookups += keys.length;
+      return set.addMany(keys);
+    },
+    get byteLength() {
+      return set.byteLength;
+    },
+    report: () => ({ lookups, lookupsAvoided: 0 }),
   };
 }
 
@@ -79,13 +88,13 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
 }
 
 /** `dedup` through a keyed seen-set; returns the exit code. */
-export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items }: { exact: boolean; fpRate: number; items: number | undefined }): Promise<number> {
+export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items, key, missing }: { exact: boolean; fpRate: number; items: number | undefined; key?: KeySpec; missing: MissingPolicy }): Promise<number> {
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
     ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, window: values.window, durability: values.durability as Durability | undefined, exact, items, fpRate })
     : values.store !== undefined
     ? storeSet(values.store, items ?? 1_000_000, fpRate)
     : exact
-    ? exactSet(items ?? 1_000_000, fpRate)
+    ? exactSet(items ?? 4096)
     : approxSet(
         items === undefined
           ? new ScalableBloomFilter({ fpRate })
@@ -97,26 +106,47 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
   if (values["save-filter"] !== undefined && filter.serializeParts === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
   const canonical = values.canonicalize ? urlOptions(values) : undefined;
   if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
-  // With --canonicalize the keys are the lines' canonical URLs; otherwise the line bytes themselves.
-  const addBatch = (batch: LineBatch): Uint8Array | Promise<Uint8Array> => {
-    if (canonical === undefined) return filter.addSpans(batch.data, batch.spans);
-    const keys = new Array<string>(batch.count);
-    for (let i = 0; i < batch.count; i++) keys[i] = canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), canonical);
+  // The keys: the lines' bytes, or a field or JSON value of each (--field, --json-key), either
+  // one compared as a canonical URL with --canonicalize.
+  const addKeys = (data: Uint8Array, spans: ArrayLike<number>, count: number): Uint8Array | Promise<Uint8Array> => {
+    if (canonical === undefined) return filter.addSpans(data, spans);
+    const keys = new Array<string>(count);
+    for (let i = 0; i < count; i++) keys[i] = canonicalizeUrl(data.subarray(spans[2 * i], spans[2 * i + 1]), canonical);
     return filter.addMany(keys);
+  };
+  let file = "";
+  let lineBase = 0;
+  const addBatch = async (batch: LineBatch): Promise<Uint8Array> => {
+    if (key === undefined) return addKeys(batch.data, batch.spans, batch.count);
+    const base = lineBase;
+    const cut = recordKeys(batch, key, missing, (i) => `${file}:${base + i + 1}`);
+    const fresh = cut.count === 0 ? new Uint8Array(0) : await addKeys(cut.data, cut.spans, cut.count);
+    if (cut.count === batch.count) return fresh;
+    // Records without the key: printed as they are with --missing keep, left out with drop.
+    const flags = new Uint8Array(batch.count);
+    for (let i = 0, j = 0; i < batch.count; i++) flags[i] = cut.has[i] === 1 ? fresh[j++] : missing === "keep" ? 1 : 0;
+    return flags;
   };
 
   const durable = values.store !== undefined || values.redis !== undefined;
   const started = performance.now();
-  const out = new Output();
+  // A durable seen-set commits a batch before it is printed: each print is confirmed before the
+  // next batch is committed, so a failed write leaves at most one batch seen and unprinted.
+  const out = new Output(process.stdout, 1 << 16, durable);
   const progress = new Progress();
   const newline = Uint8Array.of(0x0a);
   let lines = 0;
   let unique = 0;
   let bytesIn = 0;
   try {
+    let input = 0;
     for await (const source of readInputs(positionals)) {
+      file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
+      input++;
+      lineBase = 0;
       for await (const batch of lineBatches(source)) {
         const fresh = await addBatch(batch);
+        lineBase += batch.count;
         // Consecutive new lines are written as one piece of the input buffer.
         let runStart = -1;
         let runEnd = -1;
@@ -140,16 +170,24 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       }
     }
     await out.end();
-  } finally {
-    // Also on errors: an open Redis connection would otherwise keep the process alive.
-    await filter.close?.();
+  } catch (error) {
+    // Also on errors: an open Redis connection would otherwise keep the process alive. The first
+    // error is the one reported; closing may fail for the same cause (a full disk) and says less.
+    await Promise.resolve(filter.close?.()).catch(() => undefined);
+    throw error;
   }
+  await filter.close?.();
   if (values["save-filter"] !== undefined) {
-    const file = await open(values["save-filter"], "w");
+    const path = values["save-filter"];
+    const file = await open(path, "w");
     try {
       for (const part of filter.serializeParts!()) for (let at = 0; at < part.length; ) at += (await file.write(part, at)).bytesWritten;
-    } finally {
       await file.close();
+    } catch (error) {
+      // A part of a filter is no filter: nothing is left behind to be loaded later.
+      await file.close().catch(() => undefined);
+      await rm(path, { force: true });
+      throw new CrawlsieveError("ERR_SAVE_FILTER", `cannot write the filter to ${path}: ${(error as Error).message}`);
     }
   }
   progress.done();
@@ -158,7 +196,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : values.store !== undefined ? "counting+lmdb" : exact ? "counting+fingerprints" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : values.store !== undefined ? "counting+lmdb" : exact ? "fingerprint-set" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
       canonicalize: canonical !== undefined,
       lines,

@@ -8,10 +8,11 @@ import { bytesOption, integerOption, probabilityOption, writableFileOption } fro
 import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
 import { fileSpill, removeSpills } from "../../lines/file-spill.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
+import type { KeySpec, MissingPolicy } from "../record-keys.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--stats]
-  Prints the first occurrence of every input line (stdin when no FILE), in input order.
+export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
+  Prints the first occurrence of every input line (stdin when no FILE or FILE is -), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
   never dropped (two lines would have to share a 128-bit fingerprint); at most 32 bytes a
@@ -54,6 +55,15 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   blocked one with --blocked --items) to F at the end; it loads with
                   BloomFilter.deserialize (BlockedBloomFilter.deserialize) in Node, browsers and
                   workers (and in the demo page)
+  --field N       compare records by their field N (from 1), not the whole line; the record is
+                  printed as it came. Fields are split at --delimiter (default a tab)
+  --delimiter C   one single-byte character (\\t for a tab) between fields
+  --csv           RFC 4180 fields: a quoted field is compared by its value ("" is one ");
+                  the delimiter is a comma unless --delimiter says otherwise. A record is one line
+  --json-key KEY  compare JSON lines by the value at KEY (a top-level key or a dotted path such as
+                  page.url), as its JSON text: "1" and 1 differ, "\\u0061" and "a" do not
+  --missing M     a record without the field or key (or not JSON): an error naming file and line
+                  (the default), keep (printed, never deduplicated) or drop
   --stats         one JSON line of counts and timings on stderr at the end`;
 
 /** Runs `dedup`; returns the exit code. */
@@ -77,6 +87,11 @@ export async function dedup(argv: string[]): Promise<number> {
       hash: { type: "string" },
       memory: { type: "string" },
       tmp: { type: "string" },
+      field: { type: "string" },
+      delimiter: { type: "string" },
+      csv: { type: "boolean" },
+      "json-key": { type: "string" },
+      missing: { type: "string" },
       ...urlFlags,
     },
     allowPositionals: true,
@@ -95,9 +110,11 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.durability === "replicated" && values.window !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--durability replicated is for the exact seen-set and --approx; a --window filter acknowledges once its master has a batch");
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
+  const { key, missing } = keyOptions(values);
+  if (key !== undefined && values.hash !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for whole lines; a field or JSON key is fingerprinted with XXH3-128 in memory (MD5 with --store or --redis)");
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
-  const inMemory = values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined;
-  if ((values.memory !== undefined || values.tmp !== undefined) && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory and --tmp are for exact in-memory dedup: leave out --approx, --store, --redis, --canonicalize and --save-filter");
+  const inMemory = values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined && key === undefined;
+  if ((values.memory !== undefined || values.tmp !== undefined) && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory and --tmp are for exact in-memory dedup of whole lines: leave out --approx, --store, --redis, --canonicalize, --save-filter, --field and --json-key");
   if (inMemory) {
     const memory = values.memory === undefined ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2)) : bytesOption("memory", values.memory, MIN_MEMORY);
     return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir() });
@@ -105,7 +122,28 @@ export async function dedup(argv: string[]): Promise<number> {
   // Keys that need a store, Redis, canonical URLs or a saved filter go through the keyed path,
   // loaded only then: the byte pipeline above starts without its modules.
   const { keyedDedup } = await import("./dedup-keyed.js");
-  return keyedDedup(positionals, values, { exact, fpRate, items });
+  return keyedDedup(positionals, values, { exact, fpRate, items, key, missing });
+}
+
+/** The record key options (--field, --delimiter, --csv, --json-key, --missing), checked. */
+function keyOptions(values: { field?: string; delimiter?: string; csv?: boolean; "json-key"?: string; missing?: string }): { key?: KeySpec; missing: MissingPolicy } {
+  const missing = values.missing ?? "error";
+  if (missing !== "error" && missing !== "keep" && missing !== "drop") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--missing must be keep, drop or error, got ${JSON.stringify(values.missing)}`);
+  if (values["json-key"] !== undefined) {
+    if (values.field !== undefined || values.delimiter !== undefined || values.csv) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--json-key compares a JSON value; leave out --field, --delimiter and --csv");
+    const path = values["json-key"].split(".");
+    if (path.some((name) => name.length === 0)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--json-key must be a key or a dotted path of keys (url, page.url), got ${JSON.stringify(values["json-key"])}`);
+    return { key: { kind: "json", path }, missing };
+  }
+  if (values.field === undefined) {
+    if (values.delimiter !== undefined || values.csv || values.missing !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--delimiter, --csv and --missing need --field N (or --json-key for --missing)");
+    return { missing };
+  }
+  const field = integerOption("field", values.field, 1, 2 ** 31);
+  const text = values.delimiter === "\\t" ? "\t" : values.delimiter ?? (values.csv ? "," : "\t");
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length !== 1 || (values.csv && (bytes[0] === 0x22 || bytes[0] === 0x0a || bytes[0] === 0x0d))) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--delimiter must be one single-byte character (or \\t for a tab)${values.csv ? ", not a quote or a line break," : ""} got ${JSON.stringify(values.delimiter)}`);
+  return { key: { kind: "field", field, delimiter: bytes[0], csv: values.csv === true }, missing };
 }
 
 /** `dedup` of raw lines held in memory: the byte pipeline (src/lines/). */

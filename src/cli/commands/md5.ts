@@ -1,6 +1,6 @@
 // `crawlsieve md5`: one hex MD5 digest per input line (the line's bytes without "\n" or "\r\n").
 import { parseArgs } from "node:util";
-import { md5Spans, toHex } from "../../hash/md5.js";
+import { Md5, md5Spans, toHex } from "../../hash/md5.js";
 import { lineBatches, readInputs } from "../lines.js";
 import { Output } from "../output.js";
 
@@ -13,8 +13,16 @@ export const md5Usage = `crawlsieve md5 [FILE...]
 export async function md5Command(argv: string[]): Promise<number> {
   const { positionals } = parseArgs({ args: argv, options: {}, allowPositionals: true, strict: true });
   const out = new Output();
+  // A line past 16 MiB is hashed as it streams by, so memory stays bounded whatever its length.
+  let hasher = new Md5();
+  const long = { threshold: 16 << 20, feed: (bytes: Uint8Array) => void hasher.update(bytes) };
   for await (const source of readInputs(positionals)) {
-    for await (const batch of lineBatches(source)) {
+    for await (const batch of lineBatches(source, long)) {
+      if (batch.long) {
+        out.push(Buffer.from(toHex(hasher.digest()) + "\n", "latin1"));
+        hasher = new Md5();
+        continue;
+      }
       const digests = md5Spans(batch.data, batch.spans);
       let text = "";
       for (let i = 0; i < batch.count; i++) text += toHex(digests.subarray(16 * i, 16 * i + 16)) + "\n";

@@ -1,0 +1,164 @@
+// The key `dedup` compares when a line is a record: a field of delimited text (--field N, with
+// --delimiter; RFC 4180 quoting with --csv) or a value of a JSON line (--json-key a.b). The keys of
+// a batch come out as spans of one buffer, the batch's own when no key needed decoding, so the
+// seen-set hashes them in one call; the record is printed as it came, by the caller.
+import { CrawlsieveError } from "../errors.js";
+import type { LineBatch } from "./lines.js";
+
+/** What to compare: a delimited field (1-based) or a JSON value at a dotted path. */
+export type KeySpec = { readonly kind: "field"; readonly field: number; readonly delimiter: number; readonly csv: boolean } | { readonly kind: "json"; readonly path: readonly string[] };
+
+/** What happens to a record without the key: an error naming it (default), kept as it is, or dropped. */
+export type MissingPolicy = "error" | "keep" | "drop";
+
+/** The keys of a batch's records: key j of the records that have one is data[spans[2j] .. spans[2j + 1]); has[i] = 1 when record i has a key. */
+export interface RecordKeys {
+  readonly data: Uint8Array;
+  readonly spans: Uint32Array;
+  readonly has: Uint8Array;
+  readonly count: number;
+}
+
+const QUOTE = 0x22;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A record whose key cannot be read: names the file, the line and why. */
+export class RecordKeyError extends CrawlsieveError {
+  constructor(where: string, why: string) {
+    super("ERR_RECORD_KEY", `${where}: ${why}; --missing keep or --missing drop passes such lines`);
+  }
+}
+
+/** Cuts the key of every record of `batch`; `where(i)` names record i ("file:line") in errors. */
+export function recordKeys(batch: LineBatch, spec: KeySpec, missing: MissingPolicy, where: (i: number) => string): RecordKeys {
+  const keys = new KeyList(batch.data, batch.count);
+  const has = new Uint8Array(batch.count);
+  for (let i = 0; i < batch.count; i++) {
+    const start = batch.spans[2 * i];
+    const end = batch.spans[2 * i + 1];
+    const why = spec.kind === "json" ? jsonKey(batch.data, start, end, spec.path, keys) : spec.csv ? csvField(batch.data, start, end, spec, keys) : plainField(batch.data, start, end, spec, keys);
+    if (why === undefined) has[i] = 1;
+    else if (missing === "error") throw new RecordKeyError(where(i), why);
+  }
+  return { ...keys.finish(), has };
+}
+
+/** Field `field` between single-byte delimiters, no quoting (cut, awk -F). */
+function plainField(data: Uint8Array, start: number, end: number, spec: { field: number; delimiter: number }, keys: KeyList): string | undefined {
+  let from = start;
+  for (let n = 1; n < spec.field; n++) {
+    const at = data.indexOf(spec.delimiter, from);
+    if (at === -1 || at >= end) return `no field ${spec.field} (the line has ${n})`;
+    from = at + 1;
+  }
+  const at = data.indexOf(spec.delimiter, from);
+  keys.span(from, at === -1 || at > end ? end : at);
+  return undefined;
+}
+
+/** Field `field` of an RFC 4180 record: a quoted field's value without its quotes, "" read as ". */
+function csvField(data: Uint8Array, start: number, end: number, spec: { field: number; delimiter: number }, keys: KeyList): string | undefined {
+  let at = start;
+  for (let n = 1; ; n++) {
+    const wanted = n === spec.field;
+    if (at < end && data[at] === QUOTE) {
+      // A quoted field: up to the quote not doubled, which must end the field.
+      let close = at + 1;
+      let doubled = false;
+      for (;;) {
+        close = data.indexOf(QUOTE, close);
+        if (close === -1 || close >= end) return `field ${n} opens a quote that the line does not close (a quoted line break is not read)`;
+        if (close + 1 < end && data[close + 1] === QUOTE) {
+          doubled = true;
+          close += 2;
+          continue;
+        }
+        break;
+      }
+      if (close + 1 < end && data[close + 1] !== spec.delimiter) return `field ${n} has bytes after its closing quote`;
+      if (wanted) {
+        if (doubled) keys.bytes(undoubled(data.subarray(at + 1, close)));
+        else keys.span(at + 1, close);
+        return undefined;
+      }
+      at = close + 1;
+    } else {
+      const next = data.indexOf(spec.delimiter, at);
+      const fieldEnd = next === -1 || next > end ? end : next;
+      if (wanted) {
+        keys.span(at, fieldEnd);
+        return undefined;
+      }
+      at = fieldEnd;
+    }
+    if (at >= end) return `no field ${spec.field} (the line has ${n})`;
+    at++; // the delimiter
+  }
+}
+
+/** A quoted field's bytes with each "" made one ". */
+function undoubled(inner: Uint8Array): Uint8Array {
+  const out = new Uint8Array(inner.length);
+  let n = 0;
+  for (let i = 0; i < inner.length; i++) {
+    out[n++] = inner[i];
+    if (inner[i] === QUOTE) i++;
+  }
+  return out.subarray(0, n);
+}
+
+/** The JSON value at `path` of a JSON line, compared as its JSON text (so "1" and 1 differ, and "\u0061" equals "a"). */
+function jsonKey(data: Uint8Array, start: number, end: number, path: readonly string[], keys: KeyList): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(data.subarray(start, end)));
+  } catch (error) {
+    return `not JSON (${(error as Error).message})`;
+  }
+  for (const name of path) {
+    if (value === null || typeof value !== "object" || Array.isArray(value) || !Object.hasOwn(value, name)) return `no key ${JSON.stringify(path.join("."))}`;
+    value = (value as Record<string, unknown>)[name];
+  }
+  keys.bytes(encoder.encode(JSON.stringify(value)));
+  return undefined;
+}
+
+/** Keys as spans of the batch's buffer, copied into one buffer of their own once a key had to be decoded. */
+class KeyList {
+  private readonly spans: Uint32Array;
+  private n = 0;
+  /** Decoded keys, by index; a key without one is a span of `data`. */
+  private decoded: (Uint8Array | undefined)[] | undefined;
+
+  constructor(private readonly data: Uint8Array, capacity: number) {
+    this.spans = new Uint32Array(2 * capacity);
+  }
+
+  span(start: number, end: number): void {
+    this.spans[2 * this.n] = start;
+    this.spans[2 * this.n + 1] = end;
+    this.n++;
+  }
+
+  bytes(key: Uint8Array): void {
+    (this.decoded ??= [])[this.n] = key;
+    this.n++;
+  }
+
+  finish(): { data: Uint8Array; spans: Uint32Array; count: number } {
+    if (this.decoded === undefined) return { data: this.data, spans: this.spans.subarray(0, 2 * this.n), count: this.n };
+    let total = 0;
+    for (let j = 0; j < this.n; j++) total += this.decoded[j]?.length ?? this.spans[2 * j + 1] - this.spans[2 * j];
+    const data = new Uint8Array(total);
+    const spans = new Uint32Array(2 * this.n);
+    let at = 0;
+    for (let j = 0; j < this.n; j++) {
+      const key = this.decoded[j] ?? this.data.subarray(this.spans[2 * j], this.spans[2 * j + 1]);
+      data.set(key, at);
+      spans[2 * j] = at;
+      spans[2 * j + 1] = at += key.length;
+    }
+    return { data, spans, count: this.n };
+  }
+}

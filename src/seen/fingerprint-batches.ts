@@ -1,0 +1,101 @@
+// What the persisted exact seen-sets share (the Durable Object's SQLite rows, the browser's OPFS
+// file or IndexedDB): a batch is checked and inserted into a FingerprintSet, and only the
+// fingerprints it found new are written, one packed blob per batch. The blob as a checksummed
+// record (for stores that can tear a write, a file) is defined here too, so every store writes
+// the same bytes and a torn or corrupted tail is told apart the same way.
+import { FingerprintSet } from "../dedup/fingerprint-set.js";
+import { ChecksumMismatchError, FormatError } from "../errors.js";
+import { checksumBytes } from "../format/checksum.js";
+
+/** A batch after its check-and-insert: the flags (1: new) and the new fingerprints, packed in key order. */
+export interface CheckedBatch {
+  readonly flags: Uint8Array;
+  readonly fresh: Uint8Array;
+}
+
+/** Checks and inserts packed 16-byte fingerprints; returns the flags and the new ones, which the caller must persist (or rebuild the set from its store). */
+export function addFresh(set: FingerprintSet, packed: Uint8Array): CheckedBatch {
+  const flags = set.addFingerprints(packed);
+  const fresh = new Uint8Array(16 * flags.reduce((n, flag) => n + flag, 0));
+  for (let i = 0, at = 0; i < flags.length; i++) {
+    if (flags[i] === 1) {
+      fresh.set(packed.subarray(16 * i, 16 * i + 16), at);
+      at += 16;
+    }
+  }
+  return { flags, fresh };
+}
+
+/** "CSFB": the magic of one record (crawlsieve fingerprint batch). */
+const RECORD_MAGIC = 0x42465343;
+/** Bytes before a record's fingerprints: magic, count. */
+const RECORD_HEAD = 8;
+/** Bytes after them: the checksum. */
+const RECORD_TAIL = 8;
+
+/** Most fingerprints one record holds: a larger batch is written as several records (1 MiB each). */
+export const RECORD_FINGERPRINTS = 65_536;
+
+/**
+ * A batch as records: each the magic "CSFB" (u32 LE), a count n (u32 LE, at most
+ * RECORD_FINGERPRINTS), n packed 16-byte XXH3-128 fingerprints, and the checksum of the format
+ * (XXH64 chained, checksum.ts) over all before it, so a record cut short or changed after it was
+ * written is recognised. The records of one batch are concatenated, to be written at once.
+ */
+export function encodeRecords(fresh: Uint8Array): Uint8Array {
+  const count = fresh.length / 16;
+  const records = Math.ceil(count / RECORD_FINGERPRINTS);
+  const out = new Uint8Array(fresh.length + records * (RECORD_HEAD + RECORD_TAIL));
+  const view = new DataView(out.buffer);
+  for (let r = 0, at = 0; r < records; r++) {
+    const part = fresh.subarray(16 * r * RECORD_FINGERPRINTS, 16 * Math.min(count, (r + 1) * RECORD_FINGERPRINTS));
+    view.setUint32(at, RECORD_MAGIC, true);
+    view.setUint32(at + 4, part.length / 16, true);
+    out.set(part, at + RECORD_HEAD);
+    const end = at + RECORD_HEAD + part.length;
+    view.setBigUint64(end, checksumBytes(0n, out.subarray(at, end)), true);
+    at = end + RECORD_TAIL;
+  }
+  return out;
+}
+
+/** Records read back: each batch's packed fingerprints, how many bytes of good records there were, and whether a torn record followed them. */
+export interface DecodedRecords {
+  readonly batches: Uint8Array[];
+  /** Bytes of whole, verified records from the start of the input. */
+  readonly goodBytes: number;
+  /** True when the input ends in a record cut short (a write the browser or machine stopped): its batch was never reported new. */
+  readonly torn: boolean;
+}
+
+/**
+ * Reads back concatenated records. A record that runs past the end of the input, or the last
+ * one when its checksum fails, or a tail of zero bytes, is a torn write: reported, not thrown,
+ * since its batch was never acknowledged. A bad record with whole records after it is corruption
+ * of acknowledged keys: a typed error, never a silent loss. `where` names the store in messages.
+ */
+export function decodeRecords(bytes: Uint8Array, where: string): DecodedRecords {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const batches: Uint8Array[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const left = bytes.length - at;
+    if (left < RECORD_HEAD + RECORD_TAIL || view.getUint32(at, true) !== RECORD_MAGIC) {
+      if (bytes.subarray(at).every((b) => b === 0) || left < RECORD_HEAD + RECORD_TAIL) return { batches, goodBytes: at, torn: true };
+      throw new FormatError(`${where}: no record at byte ${at} (bad magic), with ${left} bytes after it`, "ERR_FORMAT");
+    }
+    const count = view.getUint32(at + 4, true);
+    if (count > RECORD_FINGERPRINTS) throw new FormatError(`${where}: the record at byte ${at} declares ${count} fingerprints`, "ERR_FORMAT");
+    const end = at + RECORD_HEAD + 16 * count + RECORD_TAIL;
+    if (end > bytes.length) return { batches, goodBytes: at, torn: true };
+    const stored = view.getBigUint64(end - RECORD_TAIL, true);
+    const computed = checksumBytes(0n, bytes.subarray(at, end - RECORD_TAIL));
+    if (stored !== computed) {
+      if (end === bytes.length) return { batches, goodBytes: at, torn: true };
+      throw new ChecksumMismatchError(stored, computed);
+    }
+    batches.push(bytes.subarray(at + RECORD_HEAD, end - RECORD_TAIL));
+    at = end;
+  }
+  return { batches, goodBytes: at, torn: false };
+}

@@ -1,0 +1,115 @@
+// Output that cannot be written (issue 30, item 10): every command ends with exit 2 and one line,
+// "crawlsieve: cannot write output: ENOSPC ...", never a stack trace; a durable seen-set (--store,
+// --redis) commits at most one batch (4,096 lines) it did not print; a store that fills its own
+// disk says so and leaves no temporary file. /dev/full fails every write with ENOSPC; a full file
+// system is a real tmpfs of a few MiB, mounted in a mount namespace of the run's own (unshare -m,
+// util-linux), so nothing outside the run sees it.
+import { spawnSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { startRedis } from "./support/redis-server.js";
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+const BATCH = 4096;
+const dir = mkdtempSync(join(tmpdir(), "cs-output-"));
+const LINES = Array.from({ length: 100_000 }, (_, i) => `https://example.com/item/${i}?ref=${i % 7}`);
+const INPUT = join(dir, "urls.txt");
+writeFileSync(INPUT, LINES.join("\n") + "\n");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the CLI with stdout on /dev/full. */
+function toDevFull(args: string[]) {
+  const full = openSync("/dev/full", "w");
+  try {
+    const run = spawnSync(process.execPath, [CLI, ...args], { stdio: ["ignore", full, "pipe"], timeout: 60_000 });
+    return { code: run.status, stderr: run.stderr.toString() };
+  } finally {
+    closeSync(full);
+  }
+}
+
+/** Lines printed by a run that writes to a pipe. */
+function printed(args: string[]): string[] {
+  const run = spawnSync(process.execPath, [CLI, ...args], { maxBuffer: 1 << 28, timeout: 60_000 });
+  expect(run.status, run.stderr.toString()).toBe(0);
+  return run.stdout.toString().split("\n").filter(Boolean);
+}
+
+describe("output that cannot be written", () => {
+  it.each(["dedup", "dedup --approx", "dedup --approx --items 200000", "dedup --canonicalize", "md5", "canonicalize"])("%s to /dev/full: exit 2 and one line naming ENOSPC", (command) => {
+    const { code, stderr } = toDevFull([...command.split(" "), INPUT]);
+    expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
+  });
+
+  it("dedup --store to /dev/full commits at most one batch it did not print: a second run prints the rest", () => {
+    const store = join(dir, "store-devfull");
+    const { code, stderr } = toDevFull(["dedup", "--store", store, INPUT]);
+    expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
+    const again = printed(["dedup", "--store", store, INPUT]);
+    expect(again.length).toBeGreaterThanOrEqual(LINES.length - BATCH);
+    // What the second run printed is the input's tail, in order: the lost lines are one batch at the head.
+    expect(again).toEqual(LINES.slice(LINES.length - again.length));
+  });
+
+  it("dedup --redis to /dev/full commits at most one batch it did not print", async () => {
+    const redis = await startRedis();
+    try {
+      const args = ["dedup", "--redis", redis.url, "--namespace", "devfull"];
+      const { code, stderr } = toDevFull([...args, INPUT]);
+      expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
+      const again = printed([...args, INPUT]);
+      expect(again.length).toBeGreaterThanOrEqual(LINES.length - BATCH);
+      expect(again).toEqual(LINES.slice(LINES.length - again.length));
+    } finally {
+      await redis.stop();
+    }
+  }, 60_000);
+});
+
+/** Runs `script` (sh) with a tmpfs of `size` at $FULL, in a mount namespace of its own. */
+function onFullDisk(size: string, script: string) {
+  const run = spawnSync("unshare", ["-m", "sh", "-c", `set -e; mkdir -p "$FULL"; mount -t tmpfs -o size=${size} tmpfs "$FULL"; ${script}`], {
+    env: { ...process.env, FULL: join(dir, "full"), CLI, INPUT, NODE: process.execPath, COPY: join(dir, "copy") },
+    timeout: 120_000,
+  });
+  expect(run.error).toBeUndefined();
+  return { code: run.status, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+describe("a full file system", () => {
+  it("output to a file on a full disk: exit 2 and one line", () => {
+    const { code, stdout, stderr } = onFullDisk("1m", `"$NODE" "$CLI" dedup "$INPUT" > "$FULL/out.txt" 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"`);
+    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: "exit 2\ncrawlsieve: cannot write output: ENOSPC: no space left on device, write\n", stderr: "" });
+  });
+
+  it("a store that fills its disk says so, leaves no temporary file, and keeps what it printed seen", () => {
+    rmSync(join(dir, "copy"), { recursive: true, force: true });
+    // The store fills a 2 MiB tmpfs part way through; its folder is copied out before the mount goes.
+    const { code, stdout, stderr } = onFullDisk(
+      "2m",
+      `"$NODE" "$CLI" dedup --store "$FULL/s" "$INPUT" > "$FULL/../first.txt" 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls -a "$FULL/s"; cp -r "$FULL/s" "$COPY"`,
+    );
+    expect(code, stderr).toBe(0);
+    const [exit, message, ...files] = stdout.split("\n").filter(Boolean);
+    expect(exit).toBe("exit 2");
+    expect(message).toMatch(new RegExp(`^crawlsieve: the disk of the store ${join(dir, "full", "s")} is full \\(`));
+    expect(files.filter((f) => f.endsWith(".tmp"))).toEqual([]);
+    const first = spawnSync("cat", [join(dir, "first.txt")]).stdout.toString().split("\n").filter(Boolean);
+    expect(first.length).toBeGreaterThan(0);
+    expect(first).toEqual(LINES.slice(0, first.length));
+    // Given room again, the store prints the rest: all but at most one batch committed unprinted.
+    expect(readdirSync(join(dir, "copy"))).toContain("fingerprints.mdb");
+    const rest = printed(["dedup", "--store", join(dir, "copy"), INPUT]);
+    const lost = LINES.length - first.length - rest.length;
+    expect(lost).toBeGreaterThanOrEqual(0);
+    expect(lost).toBeLessThanOrEqual(BATCH);
+    expect(rest).toEqual(LINES.slice(LINES.length - rest.length));
+  }, 120_000);
+
+  it("--save-filter on a full disk: a typed error, no partial filter left", () => {
+    const { stdout } = onFullDisk("256k", `"$NODE" "$CLI" dedup --approx --items 1000000 --save-filter "$FULL/f.bin" "$INPUT" > /dev/null 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls "$FULL"`);
+    expect(stdout).toMatch(/^exit 2\ncrawlsieve: cannot write the filter to \S+f\.bin: ENOSPC: no space left on device, write\n$/);
+  });
+});
