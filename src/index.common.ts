@@ -45,7 +45,7 @@ export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, 
 export { segmentWords } from "./near-dup/text.js";
 export { MinHashIndex, DEFAULT_SKETCH_SIZE, type MinHashIndexOptions, type SimilarMatch, type SimilarPair } from "./near-dup/minhash-index.js";
 export { sketchMany, lshLayout, type SketchParams, type Sketches } from "./near-dup/minhash.js";
-export { groupPairs, type ScoredPair, type SimilarGroup } from "./near-dup/groups.js";
+export { clusterGroups, groupPairs, leaderClusters, type Clustering, type ScoredPair, type SimilarGroup } from "./near-dup/groups.js";
 export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
 export type { SeenSet, SeenKey, SeenBackend, LocalSeenSet, ForgettingSeenSet } from "./seen/seen-set.js";

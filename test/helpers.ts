@@ -35,20 +35,25 @@ export function urls(count: number, prefix = "present"): string[] {
   return out;
 }
 
-/** Exact Jaccard of word 3-shingle sets, a reference for the near-duplicate tests written apart from crawlsieve: words are runs of letters, digits and "_". */
-export function exactJaccard(a: string, b: string): number {
-  const set = (text: string) => {
-    const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-    const out = new Set<string>();
-    if (words.length > 0 && words.length < 3) out.add(words.join(" "));
-    for (let i = 0; i + 3 <= words.length; i++) out.add(words.slice(i, i + 3).join(" "));
-    return out;
-  };
-  const x = set(a);
-  const y = set(b);
+/** The set of word 3-shingles of a text, as exactJaccard sees it (a text of 1 or 2 words is one shingle of them). */
+export function shingleSet(text: string): Set<string> {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  const out = new Set<string>();
+  if (words.length > 0 && words.length < 3) out.add(words.join(" "));
+  for (let i = 0; i + 3 <= words.length; i++) out.add(words.slice(i, i + 3).join(" "));
+  return out;
+}
+
+/** Exact Jaccard of two sets. */
+export function setJaccard(x: ReadonlySet<string>, y: ReadonlySet<string>): number {
   let common = 0;
   for (const s of x) if (y.has(s)) common++;
   return common / (x.size + y.size - common);
+}
+
+/** Exact Jaccard of word 3-shingle sets, a reference for the near-duplicate tests written apart from crawlsieve: words are runs of letters, digits and "_". */
+export function exactJaccard(a: string, b: string): number {
+  return setJaccard(shingleSet(a), shingleSet(b));
 }
 
 /**

@@ -51,3 +51,67 @@ export function groupPairs(pairs: readonly ScoredPair[]): SimilarGroup[] {
   }
   return groups.sort((x, y) => x.representative - y.representative);
 }
+
+/** Star clusters: each document considered, the representative it joined (itself when it is one) and its score against it. */
+export interface Clustering {
+  /** The documents, in the order they were considered. */
+  readonly ids: Uint32Array;
+  /** representatives[i]: the representative of ids[i], ids[i] itself for a representative. */
+  readonly representatives: Uint32Array;
+  /** similarities[i]: the score of ids[i] against its representative (1 for a representative). */
+  readonly similarities: Float64Array;
+}
+
+/**
+ * Star clusters from pairs, as MinHashIndex.cluster() makes them from its index: documents `order`
+ * are taken in turn; each joins its best-scoring partner already a representative (ties: the one
+ * taken first), else becomes one. Every member is thus paired with its representative (no chains),
+ * and the cost is that of the pairs, which this function is given whole.
+ */
+export function leaderClusters(order: ArrayLike<number>, pairs: readonly ScoredPair[]): Clustering {
+  const ids = Uint32Array.from(order);
+  const position = new Map<number, number>();
+  ids.forEach((id, i) => position.set(id, i));
+  const partners = new Map<number, ScoredPair[]>();
+  for (const pair of pairs) {
+    for (const id of [pair.a, pair.b]) {
+      const list = partners.get(id);
+      if (list === undefined) partners.set(id, [pair]);
+      else list.push(pair);
+    }
+  }
+  const representatives = new Uint32Array(ids.length);
+  const similarities = new Float64Array(ids.length).fill(1);
+  const leads = new Set<number>();
+  ids.forEach((id, i) => {
+    representatives[i] = id;
+    let best: number | undefined;
+    for (const { a, b, similarity } of partners.get(id) ?? []) {
+      const other = a === id ? b : a;
+      if (other === id || !leads.has(other)) continue;
+      if (best === undefined || similarity > similarities[i] || (similarity === similarities[i] && position.get(other)! < position.get(best)!)) {
+        best = other;
+        similarities[i] = similarity;
+      }
+    }
+    if (best === undefined) leads.add(id);
+    else representatives[i] = best;
+  });
+  return { ids, representatives, similarities };
+}
+
+/** The groups of a clustering with more than one member, ordered by representative id; members by score (highest first), then id. */
+export function clusterGroups(clustering: Clustering): SimilarGroup[] {
+  const members = new Map<number, { id: number; similarity: number }[]>();
+  const { ids, representatives, similarities } = clustering;
+  for (let i = 0; i < ids.length; i++) {
+    if (representatives[i] === ids[i]) continue;
+    const list = members.get(representatives[i]);
+    const member = { id: ids[i], similarity: similarities[i] };
+    if (list === undefined) members.set(representatives[i], [member]);
+    else list.push(member);
+  }
+  return [...members]
+    .sort(([x], [y]) => x - y)
+    .map(([representative, list]) => ({ representative, members: [{ id: representative, similarity: 1 }, ...list.sort((x, y) => y.similarity - x.similarity || x.id - y.id)] }));
+}

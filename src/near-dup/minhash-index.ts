@@ -11,6 +11,7 @@ import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
 import { Accumulator, eachRun } from "../wasm/batch.js";
+import type { Clustering } from "./groups.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
 
 /** Options of MinHashIndex. */
@@ -225,12 +226,123 @@ export class MinHashIndex {
 
   /** Every pair of stored documents whose estimated similarity reaches the threshold (a < b, ordered by a then b). */
   pairs(): SimilarPair[] {
-    return this.bandPairs(true);
+    return sorted(this.pairBatches());
   }
 
   /** Every pair that shares an LSH band, with its estimate, reaching the threshold or not (what pairs() verifies). */
   candidates(): SimilarPair[] {
-    return this.bandPairs(false);
+    return sorted(this.pairBatches(false));
+  }
+
+  /**
+   * pairs() as it is found, without holding it: one array per stored document (in the order they
+   * were stored) of its pairs with documents stored after it, by their order. Memory stays that of
+   * one document's pairs, so a cluster of n copies streams its n^2 / 2 pairs. With `filter` false,
+   * every candidate with its estimate (candidates()). `onProgress` hears now and then how many
+   * documents are done and how many candidates were verified.
+   */
+  *pairBatches(filter = true, onProgress?: (done: number, verified: number) => void): Generator<SimilarPair[]> {
+    const { bands } = this.params;
+    // mark[y] === x + 1: y is already a candidate of x (x meets y once in each band they share).
+    const mark = new Uint32Array(this.slots);
+    let found: SimilarPair[] = [];
+    const verify = new PairBatch(this, (_, y, similarity, x) => {
+      const a = this.idOf[x];
+      const b = this.idOf[y];
+      found.push(a < b ? { a, b, similarity } : { a: b, b: a, similarity });
+    }, filter);
+    let verified = 0;
+    const later: number[] = [];
+    for (let x = 0; x < this.slots; x++) {
+      if ((x & 1023) === 0) onProgress?.(x, verified);
+      if (this.idOf[x] === NO_SLOT || this.empty[x] === 1) continue;
+      for (let b = 0; b < bands; b++) {
+        const list = this.buckets.get(b * 0x100000000 + this.keysOf[x * bands + b]);
+        if (typeof list !== "object") continue; // x alone in the bucket
+        for (const y of list) {
+          if (y <= x || mark[y] === x + 1) continue;
+          mark[y] = x + 1;
+          later.push(y);
+        }
+      }
+      // Estimated in slot order, so the batch comes out in the order documents were stored.
+      later.sort((p, q) => p - q);
+      for (const y of later) verify.push(0, QUERY_BATCH + x, QUERY_BATCH + y);
+      verified += later.length;
+      later.length = 0;
+      verify.flush();
+      if (found.length > 0) {
+        yield found;
+        found = [];
+      }
+    }
+  }
+
+  /**
+   * Star clusters at the threshold in O(documents + verified candidates): documents are taken in
+   * `order` (stored ids, each once; by default ascending); each joins the most similar earlier
+   * representative whose estimate reaches the threshold among those it shares an LSH band with,
+   * or else becomes a representative itself. Only representatives are candidates, so n copies of
+   * one page cost n - 1 estimates, not n^2 / 2, and every member is within the threshold of its
+   * representative (no chains). A document without a word is its own representative.
+   * `onProgress` hears now and then how many documents are done and candidates verified.
+   */
+  cluster(order?: ArrayLike<number>, onProgress?: (done: number, verified: number) => void): Clustering {
+    const ids = order === undefined ? Uint32Array.from(this.slotOf.keys()).sort() : Uint32Array.from(checkOrder(order, this.slotOf));
+    const { bands } = this.params;
+    const representatives = new Uint32Array(ids.length);
+    const similarities = new Float64Array(ids.length).fill(1);
+    // Representatives by bucket, kept only for buckets that hold more than one document (a
+    // document alone in all its buckets, the common case, is a candidate of nothing) and keyed by
+    // the bucket's own list, which hashes faster than its number.
+    const leaders = new Map<number[], number[]>();
+    const shared: (number[] | undefined)[] = new Array(bands);
+    const rank = new Uint32Array(this.slots); // a representative's position in `order`, plus 1
+    const mark = new Uint32Array(this.slots);
+    let best = -1;
+    let bestSimilarity = -Infinity;
+    const verify = new PairBatch(this, (_, rep, similarity) => {
+      if (similarity > bestSimilarity || (similarity === bestSimilarity && rank[rep] < rank[best])) {
+        best = rep;
+        bestSimilarity = similarity;
+      }
+    });
+    let verified = 0;
+    for (let i = 0; i < ids.length; i++) {
+      if ((i & 1023) === 0) onProgress?.(i, verified);
+      const slot = this.slotOf.get(ids[i])!;
+      representatives[i] = ids[i];
+      if (this.empty[slot] === 1) continue;
+      best = -1;
+      bestSimilarity = -Infinity;
+      for (let b = 0; b < bands; b++) {
+        const list = this.buckets.get(b * 0x100000000 + this.keysOf[slot * bands + b]);
+        shared[b] = typeof list === "object" ? list : undefined;
+        const reps = shared[b] === undefined ? undefined : leaders.get(shared[b]!);
+        if (reps === undefined) continue;
+        for (const rep of reps) {
+          if (mark[rep] === i + 1) continue;
+          mark[rep] = i + 1;
+          verified++;
+          verify.push(0, QUERY_BATCH + slot, QUERY_BATCH + rep);
+        }
+      }
+      verify.flush();
+      if (best !== -1) {
+        representatives[i] = this.idOf[best];
+        similarities[i] = bestSimilarity;
+        continue;
+      }
+      rank[slot] = i + 1;
+      for (let b = 0; b < bands; b++) {
+        const list = shared[b];
+        if (list === undefined) continue;
+        const reps = leaders.get(list);
+        if (reps === undefined) leaders.set(list, [slot]);
+        else reps.push(slot);
+      }
+    }
+    return { ids, representatives, similarities };
   }
 
   /** Estimated similarities of pairs of stored ids (NaN where an id is not stored). */
@@ -244,31 +356,6 @@ export class MinHashIndex {
     });
     verify.flush();
     return out;
-  }
-
-  private bandPairs(filter: boolean): SimilarPair[] {
-    const out: SimilarPair[] = [];
-    const verify = new PairBatch(this, (_, slot, similarity, other) => {
-      const a = this.idOf[slot];
-      const b = this.idOf[other];
-      out.push(a < b ? { a, b, similarity } : { a: b, b: a, similarity });
-    }, filter);
-    const seen = new Set<number>();
-    for (const list of this.buckets.values()) {
-      if (typeof list === "number") continue;
-      for (let x = 0; x < list.length; x++) {
-        for (let y = x + 1; y < list.length; y++) {
-          const lo = Math.min(list[x], list[y]);
-          const hi = Math.max(list[x], list[y]);
-          const key = lo * 0x4000000 + hi;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          verify.push(0, QUERY_BATCH + lo, QUERY_BATCH + hi);
-        }
-      }
-    }
-    verify.flush();
-    return out.sort((p, q) => p.a - q.a || p.b - q.b);
   }
 
   /** The estimated similarity of two stored documents, or undefined when either id is not stored. */
@@ -403,6 +490,26 @@ class PairBatch {
       if (!this.filter || similarity >= threshold - 1e-12) this.keep(this.tags[i], this.pairs[2 * i + 1] - QUERY_BATCH, similarity, this.pairs[2 * i] - QUERY_BATCH);
     }
   }
+}
+
+/** All the pairs of pairBatches(), ordered by a then b. */
+function sorted(batches: Iterable<SimilarPair[]>): SimilarPair[] {
+  const out: SimilarPair[] = [];
+  for (const batch of batches) for (const pair of batch) out.push(pair);
+  return out.sort((p, q) => p.a - q.a || p.b - q.b);
+}
+
+/** The ids of `order`, checked: each stored, each once. */
+function checkOrder(order: ArrayLike<number>, slotOf: ReadonlyMap<number, number>): ArrayLike<number> {
+  if (order === null || typeof order !== "object" || typeof order.length !== "number") throw new InvalidArgumentError("order", order, "an array of stored ids");
+  const seen = new Set<number>();
+  for (let i = 0; i < order.length; i++) {
+    const id = order[i];
+    if (!slotOf.has(id)) throw new InvalidArgumentError(`order[${i}]`, id, "the id of a stored document");
+    if (seen.has(id)) throw new InvalidArgumentError(`order[${i}]`, id, "an id not given before in order (each stored id once)");
+    seen.add(id);
+  }
+  return order;
 }
 
 function checkIds(ids: ArrayLike<number>, count: number): void {

@@ -1,0 +1,95 @@
+// The second pass of `near-dups --dedup`: the JSON lines are read again (stdin from the copy the
+// first pass spooled) and each record goes to exactly one place: kept records to stdout as their
+// original bytes, removed ones as {"id", "duplicate_of", "similarity"} to the --removed file, or,
+// with --annotate, every record to stdout with "cluster" and "duplicate_of" added. Re-reading
+// keeps memory to the ids and sketches whatever the records weigh.
+import type { FileHandle } from "node:fs/promises";
+import { CrawlsieveError } from "../../errors.js";
+import { inputLines, isBlank } from "../json-records.js";
+import { Output } from "../output.js";
+import { count, Progress } from "../progress.js";
+import type { Source } from "./near-dups-inputs.js";
+
+/** What becomes of each record, by record number (0-based, blank lines not counted). */
+export interface DatasetPlan {
+  /** The kept record each one is a duplicate of; itself when it is kept. */
+  readonly representative: Uint32Array;
+  /** Each record's score against its representative. */
+  readonly score: Float64Array;
+  /** Each record's cluster (1-based, numbered by first appearance); 0 for a record without a word. */
+  readonly cluster: Uint32Array;
+  /** Each record's id as JSON. */
+  readonly idJson: readonly string[];
+  /** "similarity" (MinHash) or "distance" (SimHash), the removed file's third member. */
+  readonly field: "similarity" | "distance";
+}
+
+/** How the records are written. */
+export interface DatasetOutput {
+  readonly annotate: boolean;
+  /** The open --removed file, if any. */
+  readonly removed: FileHandle | undefined;
+  readonly maxBytes: number;
+}
+
+const NEWLINE = Buffer.from("\n");
+
+/** Writes every record to stdout or the removed file; returns how many went to each. */
+export async function writeDataset(sources: readonly Source[], plan: DatasetPlan, output: DatasetOutput): Promise<{ kept: number; removed: number }> {
+  const out = new Output();
+  const removedStream = output.removed?.createWriteStream({ autoClose: false });
+  const removedOut = removedStream === undefined ? undefined : new Output(removedStream);
+  const progress = new Progress();
+  const total = plan.representative.length;
+  const key = JSON.stringify(plan.field);
+  let record = 0;
+  let kept = 0;
+  for (const source of sources) {
+    for await (const line of inputLines(source.open(), source.name, output.maxBytes)) {
+      if (isBlank(line.bytes)) continue;
+      if (record >= total) throw changed(source.name);
+      const r = record++;
+      const rep = plan.representative[r];
+      if (output.annotate) {
+        out.push(annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.idJson[rep]));
+        out.push(NEWLINE);
+        kept++;
+      } else if (rep === r) {
+        // The original bytes, a "\r" before the "\n" included; every line ends with "\n".
+        out.push(line.bytes);
+        out.push(NEWLINE);
+        kept++;
+      } else {
+        const score = plan.field === "distance" ? -plan.score[r] : plan.score[r];
+        removedOut?.push(Buffer.from(`{"id":${plan.idJson[r]},"duplicate_of":${plan.idJson[rep]},${key}:${JSON.stringify(score)}}\n`));
+        if (removedOut?.full) await removedOut.flush();
+      }
+      if (out.full) await out.flush();
+      progress.update(() => `written ${count(record)} of ${count(total)} records, ${count(kept)} kept`);
+    }
+  }
+  progress.done();
+  if (record !== total) throw changed(sources.map((s) => s.name).join(", "));
+  await out.end();
+  if (removedOut !== undefined) {
+    await removedOut.end();
+    await new Promise<void>((resolve, reject) => removedStream!.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  }
+  return { kept, removed: total - kept };
+}
+
+/** The record's bytes with "cluster" and "duplicate_of" added before its closing brace. */
+function annotated(bytes: Buffer, cluster: number, duplicateOf: string): Buffer {
+  let end = bytes.length;
+  while (end > 0 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09 || bytes[end - 1] === 0x0d)) end--;
+  // The first pass parsed the line as an object, so bytes[end - 1] is its "}".
+  let before = end - 2;
+  while (before >= 0 && (bytes[before] === 0x20 || bytes[before] === 0x09 || bytes[before] === 0x0d || bytes[before] === 0x0a)) before--;
+  const comma = before >= 0 && bytes[before] === 0x7b ? "" : ",";
+  const added = Buffer.from(`${comma}"cluster":${cluster === 0 ? "null" : cluster},"duplicate_of":${duplicateOf}`);
+  return Buffer.concat([bytes.subarray(0, end - 1), added, bytes.subarray(end - 1, end)]);
+}
+
+function changed(name: string): CrawlsieveError {
+  return new CrawlsieveError("ERR_INPUT_CHANGED", `${name} changed between the two readings of --dedup (a different number of records); give files that stay as they are while the command runs`);
+}

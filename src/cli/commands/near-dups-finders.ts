@@ -1,0 +1,138 @@
+// The similarity engines behind `near-dups`: MinHash (MinHashIndex: LSH candidates verified by
+// the bottom-k estimate) and SimHash (NearDupIndex: Hamming distance). Each stores documents by
+// number, streams the pairs reaching its threshold, and makes star clusters in a given order:
+// each document joins its closest earlier representative, or becomes one.
+import type { Clustering, ScoredPair } from "../../near-dup/groups.js";
+import { MinHashIndex } from "../../near-dup/minhash-index.js";
+import { sketchMany } from "../../near-dup/minhash.js";
+import { NearDupIndex, type NearMatch } from "../../near-dup/near-dup-index.js";
+import { features } from "../../near-dup/features.js";
+import { simhashMany } from "../../near-dup/simhash.js";
+
+/** Documents queried at once by the SimHash engine: a batch's matches are what memory holds. */
+const QUERY_DOCS = 256;
+
+/** Reports a phase's progress: documents done, candidates verified. */
+export type OnProgress = (done: number, verified: number) => void;
+
+/** The similarity engine behind the command: one per mode. */
+export interface Finder {
+  /** Stores documents `numbers` (consecutive from 0); returns the numbers of those without a word. */
+  add(numbers: number[], texts: string[]): number[];
+  /** Every pair reaching the threshold, in batches as found. */
+  pairBatches(onProgress: OnProgress): Iterable<ScoredPair[]>;
+  /** Star clusters, documents taken in `order`. */
+  cluster(order: Uint32Array, onProgress: OnProgress): Clustering;
+  readonly field: "similarity" | "distance";
+  dispose(): void;
+}
+
+/** MinHash: sketches in MinHashIndex, which streams pairs and clusters in one pass itself. */
+export function minhashFinder(threshold: number, shingle: number, sketchSize: number): Finder {
+  const index = new MinHashIndex({ threshold, shingle, sketchSize });
+  return {
+    field: "similarity",
+    add(numbers, texts) {
+      const sketches = sketchMany(texts, index.params);
+      index.addSketches(numbers, sketches);
+      const empty: number[] = [];
+      for (let i = 0; i < sketches.count; i++) if (sketches.values[i * (sketchSize + 1)] === 0) empty.push(numbers[i]);
+      return empty;
+    },
+    pairBatches: (onProgress) => index.pairBatches(true, onProgress),
+    cluster: (order, onProgress) => index.cluster(order, onProgress),
+    dispose: () => index.dispose(),
+  };
+}
+
+/**
+ * SimHash: fingerprints in the permuted-table index; pairs and clusters come from queries in
+ * batches (copies of one fingerprint in a batch share a query), so memory holds one batch's
+ * matches, not every pair.
+ */
+export function simhashFinder(maxDistance: number, shingle: number): Finder {
+  const index = new NearDupIndex({ maxDistance });
+  const fps: (bigint | undefined)[] = [];
+  /** The matches of each document of `docs` (those without a word have none). */
+  const matches = (docs: ArrayLike<number>): NearMatch[][] => {
+    const asked = new Map<bigint, number>();
+    const which: number[] = [];
+    for (let i = 0; i < docs.length; i++) {
+      const fp = fps[docs[i]];
+      if (fp === undefined) which.push(-1);
+      else {
+        if (!asked.has(fp)) asked.set(fp, asked.size);
+        which.push(asked.get(fp)!);
+      }
+    }
+    const found = index.queryMany([...asked.keys()]);
+    return which.map((w) => (w === -1 ? [] : found[w]));
+  };
+  return {
+    field: "distance",
+    add(numbers, texts) {
+      const sketched = simhashMany(texts, { shingle });
+      const kept: number[] = [];
+      const empty: number[] = [];
+      texts.forEach((text, i) => {
+        if (sketched[i] !== 0n || features(text, { shingle }).length > 0) {
+          kept.push(i);
+          fps[numbers[i]] = sketched[i];
+        } else empty.push(numbers[i]);
+      });
+      index.addMany(kept.map((i) => numbers[i]), BigUint64Array.from(kept, (i) => sketched[i]));
+      return empty;
+    },
+    // Larger is closer for grouping: the score is minus the distance.
+    *pairBatches(onProgress) {
+      index.build();
+      let verified = 0;
+      for (let from = 0; from < fps.length; from += QUERY_DOCS) {
+        onProgress(from, verified);
+        const docs = Array.from({ length: Math.min(QUERY_DOCS, fps.length - from) }, (_, i) => from + i);
+        const found = matches(docs);
+        const batch: ScoredPair[] = [];
+        docs.forEach((a, i) => {
+          verified += found[i].length;
+          const later = found[i].filter((m) => m.id > a).sort((x, y) => x.id - y.id);
+          for (const m of later) batch.push({ a, b: m.id, similarity: -m.distance });
+        });
+        yield batch;
+      }
+    },
+    cluster(order, onProgress) {
+      index.build();
+      const position = new Uint32Array(fps.length);
+      order.forEach((id, i) => (position[id] = i));
+      const leads = new Uint8Array(fps.length);
+      const representatives = Uint32Array.from(order);
+      const similarities = new Float64Array(order.length).fill(1);
+      let verified = 0;
+      for (let from = 0; from < order.length; from += QUERY_DOCS) {
+        onProgress(from, verified);
+        const docs = order.subarray(from, Math.min(order.length, from + QUERY_DOCS));
+        const found = matches(docs);
+        docs.forEach((id, i) => {
+          if (fps[id] === undefined) return;
+          let best = -1;
+          let bestDistance = Infinity;
+          for (const m of found[i]) {
+            verified++;
+            if (m.id === id || leads[m.id] === 0) continue;
+            if (m.distance < bestDistance || (m.distance === bestDistance && position[m.id] < position[best])) {
+              best = m.id;
+              bestDistance = m.distance;
+            }
+          }
+          if (best === -1) leads[id] = 1;
+          else {
+            representatives[from + i] = best;
+            similarities[from + i] = -bestDistance;
+          }
+        });
+      }
+      return { ids: Uint32Array.from(order), representatives, similarities };
+    },
+    dispose: () => index.dispose(),
+  };
+}

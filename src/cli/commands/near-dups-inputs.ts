@@ -1,0 +1,117 @@
+// Where `near-dups` reads its documents: files and walked folders (one document a file), and JSON
+// lines from .jsonl/.ndjson files, "-" and stdin. For --dedup every input is JSON lines and is
+// read twice, so stdin is copied to a spool file during the first reading.
+import { createReadStream } from "node:fs";
+import { open, readdir, readFile, stat, type FileHandle } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { InvalidArgumentError } from "../../errors.js";
+import { checkInputFile } from "../lines.js";
+import { inputLines, isBlank, lineName, parseRecord, tooLarge, type RecordDoc, type RecordFields } from "../json-records.js";
+
+/** An input that can be read more than once: its name in messages and a way to open its bytes. */
+export interface Source {
+  readonly name: string;
+  open(): AsyncIterable<Uint8Array>;
+}
+
+type Doc = RecordDoc;
+
+/**
+ * Files named on the command line (read whatever their name), then the files under named folders
+ * that match an include glob and no exclude glob (an excluded folder is not entered), sorted.
+ * One file is read at a time.
+ */
+async function* filesIn(paths: readonly string[], include: ((path: string) => boolean)[], exclude: ((path: string) => boolean)[], maxBytes: number): AsyncGenerator<Doc> {
+  const files: string[] = [];
+  for (const path of paths) {
+    if ((await stat(path)).isDirectory()) await walk(path, path, include, exclude, files);
+    else files.push(path);
+  }
+  files.sort();
+  for (const file of files) {
+    const { size } = await stat(file);
+    if (size > maxBytes) throw tooLarge(file, size, maxBytes);
+    const text = await readFile(file, "utf8");
+    yield { idJson: JSON.stringify(file), idText: file, text, html: /\.x?html?$/i.test(file) || /^\s*<(!doctype html|html[\s>])/i.test(text) };
+  }
+}
+
+async function walk(root: string, dir: string, include: ((path: string) => boolean)[], exclude: ((path: string) => boolean)[], out: string[]): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const rel = relative(root, path).split(sep).join("/");
+    if (exclude.some((match) => match(rel))) continue;
+    if (entry.isDirectory()) await walk(root, path, include, exclude, out);
+    else if (entry.isFile() && include.some((match) => match(rel))) out.push(path);
+  }
+}
+
+/** True for a path read as JSON lines outside --dedup: "-" and .jsonl or .ndjson files. */
+function isJsonLines(path: string): boolean {
+  return path === "-" || /\.(jsonl|ndjson)$/i.test(path);
+}
+
+/**
+ * The documents of `near-dups` without --dedup: JSON lines from stdin when no path is given;
+ * else each path in turn, "-" and .jsonl/.ndjson files as JSON lines, the others as documents.
+ */
+export async function* documents(paths: readonly string[], include: ((path: string) => boolean)[], exclude: ((path: string) => boolean)[], fields: RecordFields, maxBytes: number): AsyncGenerator<Doc> {
+  if (paths.length === 0) {
+    yield* jsonLines([stdinSource(undefined)], fields, maxBytes);
+    return;
+  }
+  const plain = paths.filter((path) => !isJsonLines(path));
+  yield* filesIn(plain, include, exclude, maxBytes);
+  const lines = paths.filter(isJsonLines);
+  yield* jsonLines(lines.map((path) => (path === "-" ? stdinSource(undefined) : fileSource(path))), fields, maxBytes);
+}
+
+/** The inputs of --dedup: each FILE, "-" (or none) for stdin, which is spooled under `spool` to be read twice. */
+export function datasetSources(paths: readonly string[], spool: string | undefined): Source[] {
+  const list = paths.length === 0 ? ["-"] : paths;
+  if (list.filter((path) => path === "-").length > 1) throw new InvalidArgumentError("FILE", "-", "given once: stdin can be read only once");
+  return list.map((path) => (path === "-" ? stdinSource(join(spool!, "stdin.jsonl")) : (checkInputFile(path), fileSource(path))));
+}
+
+function fileSource(path: string): Source {
+  return { name: path, open: () => createReadStream(path, { highWaterMark: 1 << 20 }) };
+}
+
+/** Stdin; with `spool`, the first reading copies it there and later ones read the copy. */
+function stdinSource(spool: string | undefined): Source {
+  let copied = false;
+  return {
+    name: "stdin",
+    open() {
+      if (copied) return createReadStream(spool!, { highWaterMark: 1 << 20 });
+      copied = true;
+      return spool === undefined ? (process.stdin as AsyncIterable<Uint8Array>) : tee(process.stdin, spool);
+    },
+  };
+}
+
+/** The chunks of `source`, each written to the file `path` before it is passed on. */
+async function* tee(source: AsyncIterable<Uint8Array>, path: string): AsyncGenerator<Uint8Array> {
+  const handle: FileHandle = await open(path, "w");
+  try {
+    for await (const chunk of source) {
+      await handle.write(chunk);
+      yield chunk;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The record of each non-blank JSON line of the sources, in order. */
+export async function* jsonLines(sources: readonly Source[], fields: RecordFields, maxBytes: number): AsyncGenerator<Doc> {
+  for (const source of sources) {
+    for await (const line of inputLines(source.open(), source.name, maxBytes)) {
+      if (isBlank(line.bytes)) continue;
+      const where = lineName(source.name, line.number);
+      // A record without an id is named by its line (with its file when there are several inputs).
+      const lineId = sources.length === 1 ? String(line.number) : JSON.stringify(`${source.name}:${line.number}`);
+      yield parseRecord(line.bytes.toString("utf8"), where, fields, lineId);
+    }
+  }
+}
