@@ -276,7 +276,7 @@ describe("near-dups --dedup input", () => {
 
   // script(1) gives the command a terminal: progress is drawn there for each phase, and the
   // runs above, whose stderr is a pipe, check that it stays quiet elsewhere.
-  it.skipIf(!existsSync("/usr/bin/script"))("shows each phase's progress on a terminal", () => {
+  it("shows each phase's progress on a terminal", () => {
     const file = join(dir, "progress.jsonl");
     writeFileSync(file, Array.from({ length: 1500 }, (_, id) => JSON.stringify({ id, text: id % 2 === 0 ? page : `${page} ${id} w${id * 7} x${id * 13}` })).join("\n"));
     const log = join(dir, "tty.txt");
