@@ -89,3 +89,16 @@ export function alternateCpu(builds, rounds, run) {
     return { sorted, min: sorted[0], median: sorted[sorted.length >> 1] };
   });
 }
+
+/** A xorshift32 generator of numbers in [0, 1) from `seed`: fast, and the same sequence on every machine (generated inputs are reproducible). */
+export function xorshift32(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return state / 2 ** 32;
+  };
+}

@@ -8,22 +8,14 @@
 // usage: node bench/gen-clusters.js [DOCS] [COPIES] [OUT_FILE] [NEAR]   (default 20000 6666 bench/out/clusters.jsonl 0)
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { xorshift32 } from "./common.js";
 
 const docs = Number(process.argv[2] ?? 20_000);
 const copies = Number(process.argv[3] ?? 6_666);
 const file = process.argv[4] ?? "bench/out/clusters.jsonl";
 const near = Number(process.argv[5] ?? 0);
 
-// xorshift32: fast and the same everywhere.
-let state = 0x2545f491;
-function next() {
-  state ^= state << 13;
-  state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  state >>>= 0;
-  return state / 2 ** 32;
-}
+const next = xorshift32(0x2545f491);
 const word = () => `w${Math.floor(next() * 20_000)}`;
 const page = () => Array.from({ length: 150 }, word);
 

@@ -4,20 +4,12 @@
 // lines are duplicates, lines average about 120 bytes.
 // usage: node bench/gen-mirror.js LINES OUT_FILE   (same arguments, same bytes, on any machine)
 import { closeSync, openSync, writeSync } from "node:fs";
+import { xorshift32 } from "./common.js";
 
 const lines = Number(process.argv[2] ?? 12_000_000);
 const file = process.argv[3] ?? "bench/out/mirror.txt";
 
-// xorshift32: fast and the same everywhere.
-let state = 0x9e3779b9;
-function next() {
-  state ^= state << 13;
-  state >>>= 0;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  state >>>= 0;
-  return state / 2 ** 32;
-}
+const next = xorshift32(0x9e3779b9);
 
 const MIRRORS = ["ftp.de", "ftp.fr", "ftp.us", "mirror.nl", "ftp.jp", "mirrors.kernel", "ftp.uk", "deb.mirror.br"];
 const ARCHES = ["amd64", "arm64", "i386", "all", "armhf", "ppc64el", "s390x"];
