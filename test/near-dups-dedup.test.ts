@@ -410,7 +410,9 @@ describe("MinHashIndex.cluster and pairBatches", () => {
     const recs = corpus(5, 120).filter((r) => /[\p{L}\p{N}_]/u.test(r.text) && r.text.split(" ").length < 900);
     const index = new MinHashIndex({ threshold: 0.8, sketchSize: 1024 });
     index.addMany(recs.map((_, i) => i), recs.map((r) => r.text));
-    const sim = (i: number, j: number) => exactJaccard(recs[i].text, recs[j].text);
+    // Each text's shingles once: the reference compares every document with every leader.
+    const sets = recs.map((r) => shingleSet(r.text));
+    const sim = (i: number, j: number) => setJaccard(sets[i], sets[j]);
     for (const order of [recs.map((_, i) => i), recs.map((_, i) => recs.length - 1 - i)]) {
       // Reference: each document joins its most similar earlier representative at J >= 0.8 (ties: the earlier), else leads.
       const leads: number[] = [];
