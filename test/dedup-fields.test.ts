@@ -103,6 +103,11 @@ describe("dedup --json-key", () => {
     expect(notJson.stderr).toMatch(/^crawlsieve: stdin:2: not JSON \(.+\); --missing keep or --missing drop passes such lines\n$/);
   });
 
+  it("with --canonicalize: the field compares as its canonical URL", () => {
+    const input = "a\thttp://E.com/x?b=1&a=2\nb\thttp://e.com/x?a=2&b=1\nc\thttp://e.com/y\n";
+    expect(cli(["dedup", "--field", "2", "--canonicalize"], input)).toEqual({ code: 0, stdout: "a\thttp://E.com/x?b=1&a=2\nc\thttp://e.com/y\n", stderr: "" });
+  });
+
   it("with --store: the field is the key across runs", () => {
     const store = join(dir, "store");
     expect(cli(["dedup", "--store", store, "--field", "2"], "1\tx\n2\ty\n").stdout).toBe("1\tx\n2\ty\n");
