@@ -7,6 +7,7 @@ import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { checkInputFile } from "./lines.js";
+import { Output } from "./output.js";
 
 /**
  * Where kept bytes go. On a regular file: write(2) from the thread pool, one write in flight while
@@ -16,6 +17,8 @@ import { checkInputFile } from "./lines.js";
  */
 class ByteSink {
   private readonly direct: boolean;
+  /** Not a file: the stdout stream, through the commands' shared writer. */
+  private readonly stream = new Output();
   private pending: Buffer[] = [];
   private inFlight: Promise<void> = Promise.resolve();
 
@@ -58,22 +61,15 @@ class ByteSink {
       this.inFlight.catch(() => undefined);
       return;
     }
-    const chunk = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
-    if (!process.stdout.write(chunk)) await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(new OutputError(error));
-      process.stdout.once("error", onError);
-      process.stdout.once("drain", () => {
-        process.stdout.off("error", onError);
-        resolve();
-      });
-    });
+    for (const piece of pieces) this.stream.push(piece);
+    await this.stream.flush();
   }
 
   /** Waits until everything is handed to the OS. */
   async end(): Promise<void> {
     await this.flush();
     if (this.direct) await this.inFlight;
-    else await new Promise<void>((resolve, reject) => process.stdout.write("", (error) => (error ? reject(new OutputError(error)) : resolve())));
+    else await this.stream.end();
   }
 }
 

@@ -26,7 +26,8 @@ export class Output {
   /** Writes what is queued, waiting for the stream to drain when it is full. */
   async flush(): Promise<void> {
     if (this.size === 0) return;
-    const chunk = Buffer.concat(this.pending, this.size);
+    // One piece (a long line, say) goes out as it is, not copied again.
+    const chunk = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.size);
     this.pending = [];
     this.size = 0;
     if (this.confirm) return this.written(chunk);
