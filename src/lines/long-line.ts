@@ -47,8 +47,9 @@ export class LongLineHasher {
     if (keyLen > 0 && byteFromEnd(pieces, total - keyLen + 1) === CR) keyLen--;
     const { k } = this.arena;
     const key = this.window.at(BACK);
+    const next = pieceReader(pieces);
     if (keyLen <= WINDOW) {
-      this.copy(pieces, 0, keyLen, key);
+      next(this.arena.u8, key, keyLen);
       k.lineDigest(this.ctx.ptr, key, keyLen, this.digestPtr);
       return this.arena.bytes(this.digestPtr, 16);
     }
@@ -56,39 +57,43 @@ export class LongLineHasher {
     let at = 0;
     // Whole windows while more of the key follows; the last 1 to WINDOW bytes go to the final call.
     for (; keyLen - at > WINDOW; at += WINDOW) {
-      this.copy(pieces, at, WINDOW, key);
+      next(this.arena.u8, key, WINDOW);
       k.lineStreamUpdate(this.ctx.ptr, this.statePtr, key, WINDOW);
       // The window's last BACK bytes become the look-back of the next.
       this.window.bytes(this.arena.u8).copyWithin(0, WINDOW, WINDOW + BACK);
     }
-    this.copy(pieces, at, keyLen - at, key);
+    next(this.arena.u8, key, keyLen - at);
     k.lineStreamFinal(this.ctx.ptr, this.statePtr, key, keyLen - at, keyLen, this.digestPtr);
     return this.arena.bytes(this.digestPtr, 16);
-  }
-
-  /** Copies bytes [from, from + length) of the pieces, taken as one, to `to` in the instance's memory. */
-  private copy(pieces: readonly Uint8Array[], from: number, length: number, to: number): void {
-    const u8 = this.arena.u8;
-    let skip = from;
-    let left = length;
-    for (const p of pieces) {
-      if (left === 0) break;
-      if (skip >= p.length) {
-        skip -= p.length;
-        continue;
-      }
-      const n = Math.min(p.length - skip, left);
-      u8.set(p.subarray(skip, skip + n), to);
-      to += n;
-      left -= n;
-      skip = 0;
-    }
   }
 
   /** Bytes of WebAssembly memory held. */
   get byteLength(): number {
     return this.arena.k.memory.buffer.byteLength;
   }
+}
+
+/**
+ * Reads the pieces, taken as one, front to back: each call copies the next `length` bytes to
+ * `to` in `u8`, so a line of many pieces is walked once, not once a window.
+ */
+function pieceReader(pieces: readonly Uint8Array[]): (u8: Uint8Array, to: number, length: number) => void {
+  let index = 0;
+  let offset = 0;
+  return (u8, to, length) => {
+    for (let left = length; left > 0; ) {
+      const piece = pieces[index];
+      const n = Math.min(piece.length - offset, left);
+      u8.set(piece.subarray(offset, offset + n), to);
+      to += n;
+      left -= n;
+      offset += n;
+      if (offset === piece.length) {
+        index++;
+        offset = 0;
+      }
+    }
+  };
 }
 
 /** The byte `back` places from the end of the pieces taken as one (1 is the last), or -1. */
