@@ -41,6 +41,12 @@ function setFiles(list) {
   $("drop").firstChild.textContent = `${files.length} file(s): ${files.map((f) => f.name).join(", ")}. Drop more or `;
 }
 
+/** Drops the previous job's numbers, so nothing (a reader or a test) takes them for this job's. */
+function startJob() {
+  for (const key of ["unique", "kept", "present", "rate"]) delete $("numbers").dataset[key];
+  $("numbers").innerHTML = "";
+}
+
 function showNumbers(pairs) {
   $("numbers").innerHTML = pairs.map(([label, value]) => `<span>${label}<br><b>${value}</b></span>`).join("");
 }
@@ -65,6 +71,7 @@ $("drop").addEventListener("drop", (e) => {
 });
 
 $("dedup").addEventListener("click", async () => {
+  startJob();
   const mode = document.querySelector("input[name=mode]:checked").value;
   const result = await call({ type: "dedup", text: await inputText(), mode, fpRate: Number($("fpRate").value), remember: $("remember").checked }, progress);
   lastKept = result.kept;
@@ -99,6 +106,7 @@ $("forget").addEventListener("click", async () => {
 });
 
 $("filterFile").addEventListener("change", async (e) => {
+  startJob();
   const bytes = new Uint8Array(await e.target.files[0].arrayBuffer());
   const result = await call({ type: "check", text: await inputText(), filter: bytes }, progress);
   showNumbers([["lines", result.lines.toLocaleString()], ["in the filter", result.present.toLocaleString()], ["not in it", (result.lines - result.present).toLocaleString()], ["filter keys", result.keys.toLocaleString()]]);
@@ -106,6 +114,7 @@ $("filterFile").addEventListener("change", async (e) => {
 });
 
 $("bench").addEventListener("click", async () => {
+  startJob();
   const result = await call({ type: "bench", count: 1_000_000 }, progress);
   showNumbers([["URLs", result.count.toLocaleString()], ["unique", result.unique.toLocaleString()], ["time", `${result.ms.toFixed(0)} ms`], ["URLs/s", Math.round(result.count / (result.ms / 1000)).toLocaleString()]]);
   $("numbers").dataset.rate = String(result.count / (result.ms / 1000));
