@@ -63,6 +63,22 @@ describe("dedup --field", () => {
     expect(cli(["dedup", "--csv", "--delimiter", ";", "--field", "3"], semi.join("\n") + "\n")).toEqual({ code: 0, stdout: expectedSemi, stderr: "" });
   });
 
+  it("lines without the delimiter: a field's search stops at the line's end (a read of 1 MiB once took minutes)", () => {
+    // 400,000 short lines, none with a tab: field 1 is the whole line, field 2 missing. Searching
+    // each line's tab to the end of its read is quadratic in a read's lines; the timeout catches it.
+    const lines = Array.from({ length: 400_000 }, (_, i) => `line-${i % 250_000}`);
+    const file = join(dir, "no-tabs.txt");
+    writeFileSync(file, lines.join("\n") + "\n");
+    const awk = execFileSync("mawk", ["!s[$0]++", file], { env: { LC_ALL: "C" }, maxBuffer: 1 << 28 }).toString();
+    const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { maxBuffer: 1 << 28, timeout: 30_000 });
+    const whole = run(["dedup", "--field", "1", file]);
+    expect(whole.signal).toBeNull();
+    expect(whole.stdout.toString()).toBe(awk);
+    const csv = run(["dedup", "--csv", "--field", "2", "--missing", "drop", file]);
+    expect(csv.signal).toBeNull();
+    expect(csv.stdout.toString()).toBe("");
+  });
+
   it("--csv names a record whose quote does not close, or with bytes after its closing quote", () => {
     expect(cli(["dedup", "--csv", "--field", "2"], 'a,b\nc,"open\nd,e\n')).toEqual({ code: 2, stdout: "", stderr: 'crawlsieve: stdin:2: field 2 opens a quote that the line does not close (a quoted line break is not read); --missing keep or --missing drop passes such lines\n' });
     expect(cli(["dedup", "--csv", "--field", "1"], '"a"x,b\n').stderr).toBe("crawlsieve: stdin:1: field 1 has bytes after its closing quote; --missing keep or --missing drop passes such lines\n");

@@ -44,16 +44,30 @@ export function recordKeys(batch: LineBatch, spec: KeySpec, missing: MissingPoli
   return { ...keys.finish(), has };
 }
 
+/**
+ * The first `byte` in data[from, end), or -1. The search stops at the line's end: an indexOf
+ * over the rest of the buffer would read to its end for every line without the byte (quadratic
+ * in the lines of a read).
+ */
+function find(data: Uint8Array, byte: number, from: number, end: number): number {
+  if (end - from < 64) {
+    for (let i = from; i < end; i++) if (data[i] === byte) return i;
+    return -1;
+  }
+  const at = data.subarray(from, end).indexOf(byte);
+  return at === -1 ? -1 : from + at;
+}
+
 /** Field `field` between single-byte delimiters, no quoting (cut, awk -F). */
 function plainField(data: Uint8Array, start: number, end: number, spec: { field: number; delimiter: number }, keys: KeyList): string | undefined {
   let from = start;
   for (let n = 1; n < spec.field; n++) {
-    const at = data.indexOf(spec.delimiter, from);
-    if (at === -1 || at >= end) return `no field ${spec.field} (the line has ${n})`;
+    const at = find(data, spec.delimiter, from, end);
+    if (at === -1) return `no field ${spec.field} (the line has ${n})`;
     from = at + 1;
   }
-  const at = data.indexOf(spec.delimiter, from);
-  keys.span(from, at === -1 || at > end ? end : at);
+  const at = find(data, spec.delimiter, from, end);
+  keys.span(from, at === -1 ? end : at);
   return undefined;
 }
 
@@ -67,8 +81,8 @@ function csvField(data: Uint8Array, start: number, end: number, spec: { field: n
       let close = at + 1;
       let doubled = false;
       for (;;) {
-        close = data.indexOf(QUOTE, close);
-        if (close === -1 || close >= end) return `field ${n} opens a quote that the line does not close (a quoted line break is not read)`;
+        close = find(data, QUOTE, close, end);
+        if (close === -1) return `field ${n} opens a quote that the line does not close (a quoted line break is not read)`;
         if (close + 1 < end && data[close + 1] === QUOTE) {
           doubled = true;
           close += 2;
@@ -84,8 +98,8 @@ function csvField(data: Uint8Array, start: number, end: number, spec: { field: n
       }
       at = close + 1;
     } else {
-      const next = data.indexOf(spec.delimiter, at);
-      const fieldEnd = next === -1 || next > end ? end : next;
+      const next = find(data, spec.delimiter, at, end);
+      const fieldEnd = next === -1 ? end : next;
       if (wanted) {
         keys.span(at, fieldEnd);
         return undefined;
