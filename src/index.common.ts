@@ -49,4 +49,4 @@ export { clusterGroups, groupPairs, leaderClusters, type Clustering, type Scored
 export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
 export type { SeenSet, SeenKey, SeenBackend, LocalSeenSet, ForgettingSeenSet } from "./seen/seen-set.js";
-export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, LmdbSeenSpec, RedisSeenSpec, BrowserSeenSpec, Duration } from "./seen/seen-spec.js";
+export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, DiskSeenSpec, LmdbSeenSpec, RedisSeenSpec, BrowserSeenSpec, Duration } from "./seen/seen-spec.js";

@@ -7,8 +7,11 @@ export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";
 export { fileSpill } from "./lines/file-spill.js";
 export { openLmdbStore, type LmdbStoreOptions } from "./dedup/lmdb-store.js";
+export { openDiskSeenSet, type DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
+export { PersistedSeenSet, type PersistedParts, type LockRunner } from "./seen/persisted-seen-set.js";
+export type { BatchLog, LogRead, LogWrite } from "./seen/batch-log.js";
 export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
 export type { BitsGeometry, Layout } from "./bloom/partitioned-bits.js";
 export { BloomWorkerPool, WorkerJobError } from "./parallel/worker-pool.js";
-// Shadows the common openSeenSet (an explicit export wins over export *): this one knows "lmdb".
+// Shadows the common openSeenSet (an explicit export wins over export *): this one knows "disk" and "redis".
 export { openSeenSet } from "./seen/open-seen-set.node.js";

@@ -26,7 +26,7 @@ describe("batch records", () => {
     const decoded = decodeRecords(concat(a, b, c), "test");
     expect(decoded.torn).toBe(false);
     expect(decoded.goodBytes).toBe(a.length + b.length + c.length);
-    expect(decoded.batches.map((batch) => Array.from(batch))).toEqual([fps(0, 3), fps(3, 10), fps(10, 12)].map((x) => Array.from(x)));
+    expect(decoded.batches.map((batch) => Array.from(batch.fingerprints))).toEqual([fps(0, 3), fps(3, 10), fps(10, 12)].map((x) => Array.from(x)));
     expect(a.length).toBe(8 + 3 * 16 + 8);
   });
 
@@ -35,8 +35,8 @@ describe("batch records", () => {
     const encoded = encodeRecords(big);
     expect(encoded.length).toBe(big.length + 3 * 16);
     const decoded = decodeRecords(encoded, "test");
-    expect(decoded.batches.map((b) => b.length / 16)).toEqual([RECORD_FINGERPRINTS, RECORD_FINGERPRINTS, 5]);
-    expect(Buffer.from(concat(...decoded.batches)).equals(Buffer.from(big))).toBe(true);
+    expect(decoded.batches.map((b) => b.fingerprints.length / 16)).toEqual([RECORD_FINGERPRINTS, RECORD_FINGERPRINTS, 5]);
+    expect(Buffer.from(concat(...decoded.batches.map((b) => b.fingerprints))).equals(Buffer.from(big))).toBe(true);
     expect(encodeRecords(new Uint8Array(0))).toHaveLength(0);
   });
 

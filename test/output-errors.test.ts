@@ -1,11 +1,11 @@
 // Output that cannot be written (issue 30, item 10): every command ends with exit 2 and one line,
-// "crawlsieve: cannot write output: ENOSPC ...", never a stack trace; a durable seen-set (--store,
-// --redis) commits at most one batch (4,096 lines) it did not print; a store that fills its own
-// disk says so and leaves no temporary file. /dev/full fails every write with ENOSPC; a full file
+// "crawlsieve: cannot write output: ENOSPC ...", never a stack trace; a durable seen-set commits
+// at most one batch it did not print (--redis: 4,096 lines; --store: one commit group of at most
+// 65,536 lines); a store that fills its own disk says so and leaves no temporary file. /dev/full fails every write with ENOSPC; a full file
 // system is a real tmpfs of a few MiB, mounted in a mount namespace of the run's own (unshare -m,
 // util-linux), so nothing outside the run sees it.
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,6 +13,8 @@ import { startRedis } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const BATCH = 4096;
+/** Lines of one --store commit group at most (src/cli/commands/dedup-keyed.ts). */
+const GROUP = 1 << 16;
 const dir = mkdtempSync(join(tmpdir(), "cs-output-"));
 const LINES = Array.from({ length: 100_000 }, (_, i) => `https://example.com/item/${i}?ref=${i % 7}`);
 const INPUT = join(dir, "urls.txt");
@@ -48,8 +50,8 @@ describe("output that cannot be written", () => {
     const { code, stderr } = toDevFull(["dedup", "--store", store, INPUT]);
     expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
     const again = printed(["dedup", "--store", store, INPUT]);
-    expect(again.length).toBeGreaterThanOrEqual(LINES.length - BATCH);
-    // What the second run printed is the input's tail, in order: the lost lines are one batch at the head.
+    expect(again.length).toBeGreaterThanOrEqual(LINES.length - GROUP);
+    // What the second run printed is the input's tail, in order: the lost lines are one group at the head.
     expect(again).toEqual(LINES.slice(LINES.length - again.length));
   });
 
@@ -86,27 +88,48 @@ describe("a full file system", () => {
 
   it("a store that fills its disk says so, leaves no temporary file, and keeps what it printed seen", () => {
     rmSync(join(dir, "copy"), { recursive: true, force: true });
-    // The store fills a 2 MiB tmpfs part way through; its folder is copied out before the mount goes.
+    // The store fills a tmpfs of 1,200 KiB part way through (its first group of 65,536 lines takes
+    // 1 MiB, the second does not fit); its folder is copied out before the mount goes.
     const { code, stdout, stderr } = onFullDisk(
-      "2m",
+      "1200k",
       `"$NODE" "$CLI" dedup --store "$FULL/s" "$INPUT" > "$FULL/../first.txt" 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls -a "$FULL/s"; cp -r "$FULL/s" "$COPY"`,
     );
     expect(code, stderr).toBe(0);
     const [exit, message, ...files] = stdout.split("\n").filter(Boolean);
     expect(exit).toBe("exit 2");
-    expect(message).toMatch(new RegExp(`^crawlsieve: the disk of the store ${join(dir, "full", "s")} is full \\(`));
+    expect(message).toMatch(new RegExp(`^crawlsieve: the disk of the store ${join(dir, "full", "s", "fingerprints.log")} is full \\(`));
     expect(files.filter((f) => f.endsWith(".tmp"))).toEqual([]);
-    const first = spawnSync("cat", [join(dir, "first.txt")]).stdout.toString().split("\n").filter(Boolean);
+    const first = readFileSync(join(dir, "first.txt"), "utf8").split("\n").filter(Boolean);
     expect(first.length).toBeGreaterThan(0);
     expect(first).toEqual(LINES.slice(0, first.length));
     // Given room again, the store prints the rest: all but at most one batch committed unprinted.
-    expect(readdirSync(join(dir, "copy"))).toContain("fingerprints.mdb");
+    expect(readdirSync(join(dir, "copy"))).toContain("fingerprints.log");
     const rest = printed(["dedup", "--store", join(dir, "copy"), INPUT]);
     const lost = LINES.length - first.length - rest.length;
     expect(lost).toBeGreaterThanOrEqual(0);
-    expect(lost).toBeLessThanOrEqual(BATCH);
+    expect(lost).toBeLessThanOrEqual(GROUP);
     expect(rest).toEqual(LINES.slice(LINES.length - rest.length));
   }, 120_000);
+
+  it("the disk seen-set: a batch whose write failed is not seen; once there is room it is new again", () => {
+    const script = `import { openSeenSet, initSync } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).href)};
+      import { rmSync, writeFileSync } from "node:fs";
+      initSync();
+      const seen = await openSeenSet({ backend: "disk", path: process.env.FULL + "/s" });
+      await seen.addMany(["kept"]);
+      writeFileSync(process.env.FULL + "/filler", Buffer.alloc(1 << 20));
+      const big = Array.from({ length: 100000 }, (_, i) => "k" + i);
+      const error = await seen.addMany(big).catch((e) => e);
+      rmSync(process.env.FULL + "/filler");
+      const again = await seen.addMany(["k0", "k99999", "kept"]);
+      console.log(JSON.stringify({ code: error.code, again: Array.from(again), size: await seen.size() }));
+      await seen.close();`;
+    const scriptFile = join(dir, "full-disk-seen-set.mjs");
+    writeFileSync(scriptFile, script);
+    const { code, stdout, stderr } = onFullDisk("1200k", `"$NODE" "${scriptFile}"`);
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ code: "ERR_STORE_FULL", again: [1, 1, 0], size: 3 });
+  });
 
   it("--save-filter on a full disk: a typed error, no partial filter left", () => {
     const { stdout } = onFullDisk("256k", `"$NODE" "$CLI" dedup --approx --items 1000000 --save-filter "$FULL/f.bin" "$INPUT" > /dev/null 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls "$FULL"`);

@@ -38,7 +38,7 @@ const BACKENDS: Record<string, (same?: string) => SeenSpec> = {
   "memory exact": () => ({ backend: "memory" }),
   "memory Bloom": () => ({ backend: "memory", exact: false, items: 1000, fpRate: 1e-9 }),
   window: () => ({ backend: "window", window: "7d", items: 20_000, fpRate: 1e-9 }),
-  lmdb: (same) => ({ backend: "lmdb", path: join(dir, same ?? `l${n++}`) }),
+  disk: (same) => ({ backend: "disk", path: join(dir, same ?? `l${n++}`) }),
   "redis exact": (same) => ({ backend: "redis", client, name: same ?? `e${n++}` }),
   "redis Bloom": (same) => ({ backend: "redis", client, name: same ?? `b${n++}`, exact: false, items: 50_000, fpRate: 1e-9 }),
   "redis window": (same) => ({ backend: "redis", client, name: same ?? `w${n++}`, window: "2d", items: 50_000, fpRate: 1e-9 }),
@@ -112,8 +112,8 @@ describe("openSeenSet: what survives", () => {
     }
   });
 
-  it("lmdb and redis keep every key through close and reopen", async () => {
-    for (const name of ["lmdb", "redis exact", "redis Bloom", "redis window", "scrapy-redis dupefilter"]) {
+  it("disk and redis keep every key through close and reopen", async () => {
+    for (const name of ["disk", "redis exact", "redis Bloom", "redis window", "scrapy-redis dupefilter"]) {
       const spec = BACKENDS[name](`reopen-${name.replace(" ", "-")}`);
       const seen = await openSeenSet(spec);
       expect(ones(await seen.addMany(keys(0, 3000, "o")))).toBe(3000);
@@ -147,7 +147,7 @@ describe("openSeenSet: processes sharing one set", () => {
     });
 
   it.each([
-    ["lmdb", () => ({ backend: "lmdb", path: join(dir, "fleet") })],
+    ["disk", () => ({ backend: "disk", path: join(dir, "fleet") })],
     ["redis exact", () => ({ backend: "redis", url: server.url, name: "fleet-e" })],
     ["redis Bloom", () => ({ backend: "redis", url: server.url, name: "fleet-b", exact: false, items: 50_000, fpRate: 1e-9 })],
   ])("%s: three processes see every key new exactly once among them", async (_, spec) => {
@@ -160,12 +160,13 @@ describe("openSeenSet: processes sharing one set", () => {
 
 describe("openSeenSet: bad specs", () => {
   it("names the bad value in a typed error", async () => {
-    await expect(openSeenSet({ backend: "disk" } as unknown as SeenSpec)).rejects.toThrow(/backend.*disk/s);
+    await expect(openSeenSet({ backend: "tape" } as unknown as SeenSpec)).rejects.toThrow(/backend.*tape/s);
+    await expect(openSeenSet({ backend: "disk" } as unknown as SeenSpec)).rejects.toThrow(/path must be a directory path, got undefined/);
     await expect(openSeenSet(null as unknown as SeenSpec)).rejects.toThrow(InvalidArgumentError);
     await expect(openSeenSet({ backend: "memory", fpRate: 0.01 })).rejects.toThrow(/fpRate/);
     await expect(openSeenSet({ backend: "memory", exact: false, fpRate: 2 })).rejects.toThrow(InvalidArgumentError);
     await expect(openSeenSet({ backend: "window", window: "7 days" as never })).rejects.toThrow(/window.*7 days/s);
-    await expect(openSeenSet({ backend: "lmdb", path: "" })).rejects.toThrow(InvalidArgumentError);
+    await expect(openSeenSet({ backend: "disk", path: "" })).rejects.toThrow(InvalidArgumentError);
     await expect(openSeenSet({ backend: "redis", client, name: "x", exact: false })).rejects.toThrow(/items/);
     await expect(openSeenSet({ backend: "redis", client: {}, name: "x" })).rejects.toThrow(InvalidArgumentError);
     await expect(openSeenSet({ backend: "memory", bytes: new Uint8Array(10) })).rejects.toThrow(CrawlsieveError);

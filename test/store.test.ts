@@ -1,4 +1,5 @@
-// The on-disk exact store (LMDB): persistence, resume after kill -9, and a distrusted filter.
+// StoreDeduplicator (IMP-CB over an LMDB store, the library's): persistence and a distrusted
+// filter. The CLI's --store and the disk seen-set are tested in disk-store.test.ts.
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,141 +63,10 @@ describe("StoreDeduplicator on LMDB", () => {
   });
 });
 
-describe("crawlsieve dedup --store", () => {
-  it("resumes after kill -9 without reprinting anything it printed", async () => {
-    const dir = temp();
-    const input = join(dir, "input.txt");
-    const lines = randomKeys(9, 400_000, 150_000);
-    writeFileSync(input, lines.join("\n") + "\n");
-    const store = join(dir, "seen");
-    // First run: killed with SIGKILL once some output has arrived.
-    const printed1 = await new Promise<string>((resolve) => {
-      const child = spawn(process.execPath, [CLI, "dedup", "--store", store, input]);
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.length > 200_000) child.kill("SIGKILL");
-      });
-      // "close": everything the child wrote before it died is read, not only what had arrived.
-      child.on("close", () => resolve(out));
-    });
-    const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
-    expect(first.length).toBeGreaterThan(1000);
-    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--stats", input], { maxBuffer: 1 << 28 });
-    expect(second.status, second.stderr.toString()).toBe(0);
-    const secondLines = second.stdout.toString().split("\n").filter(Boolean);
-    const stats = JSON.parse(second.stderr.toString());
-    expect(stats.rebuiltFilter).toBe(true);
-    const firstSet = new Set(first);
-    for (const line of secondLines) expect(firstSet.has(line), line).toBe(false);
-    const all = new Set(lines);
-    const unique = [...all];
-    const printed = new Set([...first, ...secondLines]);
-    for (const line of printed) expect(all.has(line), line).toBe(true);
-    expect(printed.size).toBe(first.length + secondLines.length);
-    // Committed but not yet printed when killed: at most the one batch in flight (4096 lines).
-    const missing = unique.filter((u) => !printed.has(u));
-    expect(missing.length).toBeLessThanOrEqual(4096);
-    expect(printed.size + missing.length).toBe(unique.length);
-  });
-
-  it("shares one store between concurrent processes: no line printed twice, none lost, later runs trust no stale filter", async () => {
-    const dir = temp();
-    const store = join(dir, "seen");
-    // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
-    const a = randomKeys(21, 150_000, 120_000);
-    const b = randomKeys(22, 150_000, 120_000);
-    writeFileSync(join(dir, "a.txt"), a.join("\n") + "\n");
-    writeFileSync(join(dir, "b.txt"), b.join("\n") + "\n");
-    const run = (file: string) =>
-      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats", join(dir, file)]);
-        let out = "";
-        let err = "";
-        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-        child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-        child.on("close", (code) => resolve({ code, out, err }));
-      });
-    const [first, second] = await Promise.all([run("a.txt"), run("b.txt")]);
-    expect(first.code, first.err).toBe(0);
-    expect(second.code, second.err).toBe(0);
-    const printedA = first.out.split("\n").filter(Boolean);
-    const printedB = second.out.split("\n").filter(Boolean);
-    const union = new Set([...a, ...b]);
-    const inA = new Set(printedA);
-    expect(printedB.filter((line) => inA.has(line))).toEqual([]);
-    expect(inA.size + new Set(printedB).size).toBe(union.size);
-    // The runs did interleave: otherwise this test shows nothing about concurrent writers.
-    expect([JSON.parse(first.err).filterCoversStore, JSON.parse(second.err).filterCoversStore]).toContain(false);
-    // A third run alone over both inputs must print nothing: every line was printed before.
-    const third = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")], { maxBuffer: 1 << 26 });
-    expect(third.status, third.stderr.toString()).toBe(0);
-    expect(third.stdout.toString()).toBe("");
-    expect(JSON.parse(third.stderr.toString()).stored).toBe(union.size);
-  });
-
-  it("flushes each commit to disk before printing its lines; durable: false flushes nothing (strace)", () => {
-    const dir = temp();
-    const input = join(dir, "input.txt");
-    writeFileSync(input, randomKeys(5, 30_000, 30_000).join("\n") + "\n");
-    const syncsBeforeEachPrint = (args: string[]) => {
-      const trace = join(dir, `trace-${args.length}.txt`);
-      // Output to a file: a pipe would split one printed batch into several writes.
-      const out = openSync(join(dir, "out.txt"), "w");
-      const result = spawnSync("strace", ["-f", "-e", "trace=fdatasync,fsync,msync,write", "-o", trace, process.execPath, ...args], { stdio: ["ignore", out, "pipe"] });
-      closeSync(out);
-      expect(result.status, result.stderr.toString()).toBe(0);
-      const counts: number[] = [];
-      let syncs = 0;
-      for (const line of readFileSync(trace, "utf8").split("\n")) {
-        if (/ (fdatasync|fsync|msync)\(/.test(line)) syncs++;
-        else if (/ write\(1, ".+/.test(line)) {
-          counts.push(syncs);
-          syncs = 0;
-        }
-      }
-      return counts;
-    };
-    const printed = syncsBeforeEachPrint([CLI, "dedup", "--store", join(dir, "durable"), input]);
-    expect(printed.length).toBeGreaterThanOrEqual(7); // 30,000 lines in batches of 4,096
-    expect(printed.filter((syncs) => syncs === 0)).toEqual([]);
-    const script = `import { openLmdbStore, StoreDeduplicator, initSync } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).href)};
-      initSync();
-      const dedup = new StoreDeduplicator(openLmdbStore(${JSON.stringify(join(dir, "fast"))}, { durable: false }), { items: 1000 });
-      for (let i = 0; i < 5; i++) { dedup.checkMany(["k" + i]); process.stdout.write("k" + i + "\\n"); }
-      dedup.close();`;
-    const fast = syncsBeforeEachPrint(["--input-type=module", "-e", script]);
-    expect(fast).toEqual([0, 0, 0, 0, 0]);
-  });
-
-  it("refuses a store directory it cannot use, and a data file that is not LMDB, by name", () => {
-    const result = spawnSync(process.execPath, [CLI, "dedup", "--store", "/proc/crawlsieve-nope"], { input: "a\n", timeout: 20_000 });
-    expect(result.status).toBe(2);
-    expect(result.stderr.toString()).toMatch(/store directory "\/proc\/crawlsieve-nope" cannot be used/);
+describe("openLmdbStore", () => {
+  it("refuses a data file that is not LMDB, by name", () => {
     const dir = temp();
     writeFileSync(join(dir, "fingerprints.mdb"), Buffer.alloc(8192, 0x5a));
     expect(() => openLmdbStore(dir)).toThrow(/is not an LMDB fingerprint store/);
-  });
-
-  it("creates missing parent directories, and names a store file that is a directory", async () => {
-    const base = temp();
-    const nested = join(base, "new", "sub");
-    const result = spawnSync(process.execPath, [CLI, "dedup", "--store", nested], { input: "a\nb\na\n", timeout: 20_000 });
-    expect(result.stderr.toString()).toBe("");
-    expect(result.stdout.toString()).toBe("a\nb\n");
-    const seen = await openSeenSet({ backend: "lmdb", path: join(base, "a", "b", "c") });
-    expect(Array.from(await seen.addMany(["x", "x"]))).toEqual([1, 0]);
-    await seen.close();
-    const odd = temp();
-    mkdirSync(join(odd, "fingerprints.mdb"));
-    const named = spawnSync(process.execPath, [CLI, "dedup", "--store", odd], { input: "a\n", timeout: 20_000 });
-    expect(named.status).toBe(2);
-    expect(named.stderr.toString()).toBe(`crawlsieve: ${join(odd, "fingerprints.mdb")} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory\n`);
-  });
-
-  it("refuses --store with --approx", () => {
-    const result = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--store", temp()], { input: "a\n" });
-    expect(result.status).toBe(2);
-    expect(result.stderr.toString()).toMatch(/--store is for exact dedup/);
   });
 });

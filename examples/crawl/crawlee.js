@@ -19,7 +19,7 @@ log.setLevel(log.LEVELS.WARNING);
 // Crawlee's own storage on disk, kept between runs (a named queue is never purged at start).
 const config = new Configuration({ storageClient: new MemoryStorage({ localDataDirectory: join(dir, "storage") }), purgeOnStart: false });
 const queue = await RequestQueue.open("docs", { config });
-const sieve = await SieveRequestManager.open(queue, { config, seen: { backend: "lmdb", path: join(dir, "seen") } });
+const sieve = await SieveRequestManager.open(queue, { config, seen: { backend: "disk", path: join(dir, "seen") } });
 
 const crawler = new CheerioCrawler(
   {

@@ -23,7 +23,7 @@ const crawler = new Crawler({
     done();
   },
 });
-const sieve = await sieveCrawler(crawler, { seen: process.env.MEMORY ? { backend: "memory" } : { backend: "lmdb", path: dir } });
+const sieve = await sieveCrawler(crawler, { seen: process.env.MEMORY ? { backend: "memory" } : { backend: "disk", path: dir } });
 crawler.add(site.start);
 await sieve.idle();
 const fetchedTwice = [...site.hits.values()].filter((n) => n > 1).length;

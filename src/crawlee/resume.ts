@@ -2,7 +2,7 @@
 // start; a seen-set kept on disk or in Redis would then answer "seen" for every URL of the new
 // crawl and nothing would be fetched. The policy is explicit:
 // - "auto" (default): the queue holds requests (a resumed crawl): keep. The queue is empty: a
-//   seen-set private to this crawl (memory, window, lmdb) is cleared; a Redis one, which other
+//   seen-set private to this crawl (memory, window, disk) is cleared; a Redis one, which other
 //   processes may share, is an error naming both choices.
 // - "keep": always keep (a fleet worker joining a shared set; a crawl of only unseen URLs).
 // - "clear": always start empty.

@@ -34,7 +34,7 @@ export interface SieveCrawlerOptions {
   readonly forgetOnFailure?: boolean;
   /**
    * Record of requests accepted but unfinished, scheduled again when the sieve is attached. By
-   * default kept beside a persistent seen-set given as a spec (lmdb: a file in its folder; redis:
+   * default kept beside a persistent seen-set given as a spec (disk: a file in its folder; redis:
    * a hash), none for memory; a ready SeenSet needs it given here.
    */
   readonly pending?: PendingSpec;
@@ -351,7 +351,7 @@ function pendingLog(given: PendingSpec | undefined, spec: SeenSet | SeenSpec, wo
     throw new InvalidArgumentError("pending", given, "false, { file } or { client, key }");
   }
   if (!("backend" in spec) || "addMany" in spec) return undefined;
-  if (spec.backend === "lmdb") return filePendingLog(`${spec.path}/pending-${worker}.jsonl`);
+  if (spec.backend === "disk" || spec.backend === "lmdb") return filePendingLog(`${spec.path}/pending-${worker}.jsonl`);
   if (spec.backend === "redis") {
     const base = spec.dupefilter ?? `cs:{${spec.name}}`;
     return redisPendingLog(asCommander(spec.client), `${base}:pending:${worker}`);

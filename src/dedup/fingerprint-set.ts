@@ -165,6 +165,19 @@ export class FingerprintSet {
     return out;
   }
 
+  /** Removes packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was there (a repeat finds it gone). */
+  removeFingerprints(packed: Uint8Array): Uint8Array {
+    const count = fingerprintCount(packed);
+    const out = new Uint8Array(count);
+    eachStoredBatch(count, (n, at) => {
+      const arena = this.live();
+      this.digests.copyIn(arena.u8, packed.subarray(16 * at, 16 * (at + n)));
+      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr);
+      this.out.copyOut(arena.u8, out, at, n);
+    });
+    return out;
+  }
+
   /** Keys in the set. */
   get size(): number {
     return this.counts.view(this.live().u8, Uint32Array).reduce((total, count) => total + count, 0);

@@ -1,8 +1,9 @@
 // The embedded on-disk fingerprint store for Node: LMDB (memory-mapped B+tree, ACID
 // transactions), through the lmdb package. Loaded on demand so the core never requires it.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, resolve, sep } from "node:path";
+import { join } from "node:path";
+import { prepareDirectory } from "./store-directory.js";
 import { randomBytes } from "node:crypto";
 import { CrawlsieveError, InvalidArgumentError, StoreFullError } from "../errors.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
@@ -152,30 +153,6 @@ function diskFull(dir: string): boolean {
     return fs.bavail * fs.bsize < 1 << 20;
   } catch {
     return false;
-  }
-}
-
-// Creates the store's directory one level at a time (a recursive mkdir spins forever under /proc
-// on Node 20) and refuses a path that is not a writable directory, with an error naming it.
-function prepareDirectory(dir: string): void {
-  try {
-    // Parents first, one level at a time. Another process may make one between a check and a
-    // mkdir: EEXIST is that, not an error. (Not { recursive: true }: Node 20 loops forever on it under /proc.)
-    const absolute = resolve(dir);
-    const levels = absolute.split(sep).filter(Boolean);
-    for (let i = 1; i <= levels.length; i++) {
-      const level = sep + levels.slice(0, i).join(sep);
-      if (existsSync(level)) continue;
-      try {
-        mkdirSync(level);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      }
-    }
-    if (!statSync(dir).isDirectory()) throw new Error("not a directory");
-    writeFileSync(join(dir, ".crawlsieve-write-test"), "");
-  } catch (error) {
-    throw new CrawlsieveError("ERR_STORE", `the store directory ${JSON.stringify(dir)} cannot be used: ${(error as Error).message}`);
   }
 }
 

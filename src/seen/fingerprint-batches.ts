@@ -2,7 +2,8 @@
 // file or IndexedDB): a batch is checked and inserted into a FingerprintSet, and only the
 // fingerprints it found new are written, one packed blob per batch. The blob as a checksummed
 // record (for stores that can tear a write, a file) is defined here too, so every store writes
-// the same bytes and a torn or corrupted tail is told apart the same way.
+// the same bytes and a torn or corrupted tail is told apart the same way. A store that forgets
+// single keys (the disk seen-set) writes the forgotten fingerprints as records of their own.
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import { ChecksumMismatchError, FormatError } from "../errors.js";
 import { checksumBytes } from "../format/checksum.js";
@@ -16,18 +17,41 @@ export interface CheckedBatch {
 /** Checks and inserts packed 16-byte fingerprints; returns the flags and the new ones, which the caller must persist (or rebuild the set from its store). */
 export function addFresh(set: FingerprintSet, packed: Uint8Array): CheckedBatch {
   const flags = set.addFingerprints(packed);
-  const fresh = new Uint8Array(16 * flags.reduce((n, flag) => n + flag, 0));
+  return { flags, fresh: selectFlagged(packed, flags) };
+}
+
+/** The packed fingerprints whose flag is 1, in order. */
+export function selectFlagged(packed: Uint8Array, flags: Uint8Array): Uint8Array {
+  let count = 0;
+  for (let i = 0; i < flags.length; i++) count += flags[i];
+  const out = new Uint8Array(16 * count);
+  if (packed.byteOffset % 4 === 0) {
+    // Four words a fingerprint: no subarray made for each.
+    const from = new Uint32Array(packed.buffer, packed.byteOffset, 4 * flags.length);
+    const to = new Uint32Array(out.buffer);
+    for (let i = 0, at = 0; i < flags.length; i++) {
+      if (flags[i] === 0) continue;
+      to[at] = from[4 * i];
+      to[at + 1] = from[4 * i + 1];
+      to[at + 2] = from[4 * i + 2];
+      to[at + 3] = from[4 * i + 3];
+      at += 4;
+    }
+    return out;
+  }
   for (let i = 0, at = 0; i < flags.length; i++) {
     if (flags[i] === 1) {
-      fresh.set(packed.subarray(16 * i, 16 * i + 16), at);
+      out.set(packed.subarray(16 * i, 16 * i + 16), at);
       at += 16;
     }
   }
-  return { flags, fresh };
+  return out;
 }
 
-/** "CSFB": the magic of one record (crawlsieve fingerprint batch). */
+/** "CSFB": the magic of one record (crawlsieve fingerprint batch): fingerprints added. */
 const RECORD_MAGIC = 0x42465343;
+/** "CSFR": the magic of a record of fingerprints forgotten (removed). */
+const FORGET_MAGIC = 0x52465343;
 /** Bytes before a record's fingerprints: magic, count. */
 const RECORD_HEAD = 8;
 /** Bytes after them: the checksum. */
@@ -37,19 +61,20 @@ const RECORD_TAIL = 8;
 export const RECORD_FINGERPRINTS = 65_536;
 
 /**
- * A batch as records: each the magic "CSFB" (u32 LE), a count n (u32 LE, at most
+ * A batch as records: each the magic "CSFB" (u32 LE; "CSFR" for forgotten fingerprints, with
+ * `forget`), a count n (u32 LE, at most
  * RECORD_FINGERPRINTS), n packed 16-byte XXH3-128 fingerprints, and the checksum of the format
  * (XXH64 chained, checksum.ts) over all before it, so a record cut short or changed after it was
  * written is recognised. The records of one batch are concatenated, to be written at once.
  */
-export function encodeRecords(fresh: Uint8Array): Uint8Array {
+export function encodeRecords(fresh: Uint8Array, forget = false): Uint8Array {
   const count = fresh.length / 16;
   const records = Math.ceil(count / RECORD_FINGERPRINTS);
   const out = new Uint8Array(fresh.length + records * (RECORD_HEAD + RECORD_TAIL));
   const view = new DataView(out.buffer);
   for (let r = 0, at = 0; r < records; r++) {
     const part = fresh.subarray(16 * r * RECORD_FINGERPRINTS, 16 * Math.min(count, (r + 1) * RECORD_FINGERPRINTS));
-    view.setUint32(at, RECORD_MAGIC, true);
+    view.setUint32(at, forget ? FORGET_MAGIC : RECORD_MAGIC, true);
     view.setUint32(at + 4, part.length / 16, true);
     out.set(part, at + RECORD_HEAD);
     const end = at + RECORD_HEAD + part.length;
@@ -59,9 +84,15 @@ export function encodeRecords(fresh: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Records read back: each batch's packed fingerprints, how many bytes of good records there were, and whether a torn record followed them. */
+/** One record read back: its packed fingerprints, added or (`forget`) forgotten. */
+export interface RecordBatch {
+  readonly fingerprints: Uint8Array;
+  readonly forget: boolean;
+}
+
+/** Records read back: each record's fingerprints in order, how many bytes of good records there were, and whether a torn record followed them. */
 export interface DecodedRecords {
-  readonly batches: Uint8Array[];
+  readonly batches: RecordBatch[];
   /** Bytes of whole, verified records from the start of the input. */
   readonly goodBytes: number;
   /** True when the input ends in a record cut short (a write the browser or machine stopped): its batch was never reported new. */
@@ -76,11 +107,12 @@ export interface DecodedRecords {
  */
 export function decodeRecords(bytes: Uint8Array, where: string): DecodedRecords {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const batches: Uint8Array[] = [];
+  const batches: RecordBatch[] = [];
   let at = 0;
   while (at < bytes.length) {
     const left = bytes.length - at;
-    if (left < RECORD_HEAD + RECORD_TAIL || view.getUint32(at, true) !== RECORD_MAGIC) {
+    const magic = left < RECORD_HEAD + RECORD_TAIL ? 0 : view.getUint32(at, true);
+    if (magic !== RECORD_MAGIC && magic !== FORGET_MAGIC) {
       if (bytes.subarray(at).every((b) => b === 0) || left < RECORD_HEAD + RECORD_TAIL) return { batches, goodBytes: at, torn: true };
       throw new FormatError(`${where}: no record at byte ${at} (bad magic), with ${left} bytes after it`, "ERR_FORMAT");
     }
@@ -94,7 +126,7 @@ export function decodeRecords(bytes: Uint8Array, where: string): DecodedRecords 
       if (end === bytes.length) return { batches, goodBytes: at, torn: true };
       throw new ChecksumMismatchError(stored, computed);
     }
-    batches.push(bytes.subarray(at + RECORD_HEAD, end - RECORD_TAIL));
+    batches.push({ fingerprints: bytes.subarray(at + RECORD_HEAD, end - RECORD_TAIL), forget: magic === FORGET_MAGIC });
     at = end;
   }
   return { batches, goodBytes: at, torn: false };

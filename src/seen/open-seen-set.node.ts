@@ -1,23 +1,23 @@
 // openSeenSet in Node: every backend, the on-disk and Redis ones included.
-import { lmdbSeenSet } from "./lmdb-seen-set.js";
+import { openDiskSeenSet } from "./disk/disk-seen-set.js";
 import { isSeenSet, openSeenSet as openInMemory } from "./open-seen-set.js";
 import { redisSeenSet } from "./redis-seen-set.js";
 import type { ForgettingSeenSet, LocalSeenSet, SeenSet } from "./seen-set.js";
-import type { LmdbSeenSpec, MemorySeenSpec, SeenSpec, WindowSeenSpec } from "./seen-spec.js";
+import type { DiskSeenSpec, MemorySeenSpec, SeenSpec, WindowSeenSpec } from "./seen-spec.js";
 
 /** Opens an exact in-memory SeenSet: it can be saved (serialize) and forget keys (removeMany). */
 export function openSeenSet(spec: MemorySeenSpec & { readonly exact?: true }): Promise<LocalSeenSet & ForgettingSeenSet>;
 /** Opens an in-memory or windowed SeenSet: it can be saved (serialize). */
 export function openSeenSet(spec: MemorySeenSpec | WindowSeenSpec): Promise<LocalSeenSet>;
 /** Opens the on-disk SeenSet (exact): it can forget keys (removeMany). */
-export function openSeenSet(spec: LmdbSeenSpec): Promise<ForgettingSeenSet>;
+export function openSeenSet(spec: DiskSeenSpec): Promise<ForgettingSeenSet>;
 /** Returns a ready SeenSet as it is. */
 export function openSeenSet<T extends SeenSet>(spec: T): Promise<T>;
-/** Opens the SeenSet a spec describes (memory, window, lmdb or redis); a SeenSet is returned as it is. */
+/** Opens the SeenSet a spec describes (memory, window, disk or redis); a SeenSet is returned as it is. */
 export function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet>;
 export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
   if (isSeenSet(spec) || spec === null || typeof spec !== "object") return openInMemory(spec);
-  if (spec.backend === "lmdb") return lmdbSeenSet(spec);
+  if (spec.backend === "disk" || spec.backend === "lmdb") return openDiskSeenSet(spec.path, { items: spec.items, durable: spec.durable });
   if (spec.backend === "redis") return redisSeenSet(spec);
   return openInMemory(spec);
 }

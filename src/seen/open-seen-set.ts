@@ -6,7 +6,7 @@ import { memorySeenSet, windowSeenSet } from "./local-seen-set.js";
 import type { ForgettingSeenSet, LocalSeenSet, SeenSet } from "./seen-set.js";
 import type { MemorySeenSpec, SeenSpec, WindowSeenSpec } from "./seen-spec.js";
 
-const BACKENDS = '"memory", "window", "lmdb" (Node), "redis" (Node) or "browser" (browsers)';
+const BACKENDS = '"memory", "window", "disk" (Node; "lmdb" is its old name), "redis" (Node) or "browser" (browsers)';
 
 /** True when `value` has the methods of a SeenSet. */
 export function isSeenSet(value: unknown): value is SeenSet {
@@ -32,10 +32,11 @@ export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
     case "window":
       return windowSeenSet(spec);
     case "redis":
+    case "disk":
     case "lmdb":
       throw new CrawlsieveError("ERR_NODE_ONLY", `the "${spec.backend}" backend needs Node: openSeenSet from "crawlsieve" in Node (its node entry) opens it; elsewhere use the memory and window backends`);
     case "browser":
-      throw new CrawlsieveError("ERR_BROWSER_ONLY", 'the "browser" backend needs a browser: openSeenSet from "crawlsieve" in a page or worker (its browser entry) opens it; in Node use "lmdb"');
+      throw new CrawlsieveError("ERR_BROWSER_ONLY", 'the "browser" backend needs a browser: openSeenSet from "crawlsieve" in a page or worker (its browser entry) opens it; in Node use "disk"');
     default:
       throw new InvalidArgumentError("backend", (spec as { backend?: unknown }).backend, BACKENDS);
   }

@@ -22,7 +22,7 @@ export interface SeenSet {
   removeMany?(keys: readonly SeenKey[]): Promise<Uint8Array>;
   /** True when a "seen" answer is never wrong; false for Bloom backends (rate `fpRate`). */
   readonly exact: boolean;
-  /** What the set is kept in: "memory", "window", "lmdb", "redis", "durable-object" or "browser". */
+  /** What the set is kept in: "memory", "window", "disk", "redis", "durable-object" or "browser". */
   readonly backend: SeenBackend;
   /** Distinct keys held (Bloom backends: keys reported new so far, an estimate). */
   size(): Promise<number>;
@@ -30,7 +30,7 @@ export interface SeenSet {
   clear(): Promise<void>;
   /**
    * In-memory backends: the whole state as bytes (format v1), to be given back as `bytes` in
-   * the spec to openSeenSet. Absent on backends that persist themselves (lmdb, redis).
+   * the spec to openSeenSet. Absent on backends that persist themselves (disk, redis, browser).
    */
   serialize?(): Uint8Array;
   /** Saves what the backend saves and releases memory and handles; later calls throw. */
@@ -43,11 +43,11 @@ export interface LocalSeenSet extends SeenSet {
   serialize(): Uint8Array;
 }
 
-/** An exact seen-set that can forget single keys (memory with exact fingerprints, lmdb, redis). */
+/** An exact seen-set that can forget single keys (memory with exact fingerprints, disk, redis, browser). */
 export interface ForgettingSeenSet extends SeenSet {
   /** Forgets keys, so a later addMany reports them new again; 1 where a key was there. */
   removeMany(keys: readonly SeenKey[]): Promise<Uint8Array>;
 }
 
 /** Where a SeenSet keeps its keys. */
-export type SeenBackend = "memory" | "window" | "lmdb" | "redis" | "durable-object" | "browser";
+export type SeenBackend = "memory" | "window" | "disk" | "redis" | "durable-object" | "browser";

@@ -1,5 +1,5 @@
 // What openSeenSet accepts: a plain object naming a backend and its few options, so integrations
-// can take `seen: { backend: 'lmdb', path }` from configuration files as well as a ready SeenSet.
+// can take `seen: { backend: 'disk', path }` from configuration files as well as a ready SeenSet.
 import type { Granularity } from "../window/granularity.js";
 
 /** A duration: milliseconds, or a number with a unit: "90s", "30m", "12h", "7d", "2w". */
@@ -35,14 +35,23 @@ export interface WindowSeenSpec {
   readonly now?: () => number;
 }
 
-/** On disk (Node): exact, durable per batch, shared by processes on one machine. */
-export interface LmdbSeenSpec {
-  readonly backend: "lmdb";
-  /** The store's directory (created when missing). */
+/**
+ * On disk (Node): exact, durable per batch, shared by processes on one machine. Every key is
+ * looked up in memory; each batch appends its new fingerprints to one file. "lmdb" is the old
+ * name of this backend (an LMDB store of an earlier version found in `path` is imported once).
+ */
+export interface DiskSeenSpec {
+  readonly backend: "disk" | "lmdb";
+  /** The store's directory (created with its parents when missing). */
   readonly path: string;
-  /** Keys planned: sizes the counting filter in front of the store. */
+  /** Keys planned: sizes the table in memory (it grows past any number). */
   readonly items?: number;
+  /** true (default): each batch is flushed to disk before its keys are reported new (survives a power loss); false: kill -9 safe only. */
+  readonly durable?: boolean;
 }
+
+/** The old name of DiskSeenSpec. */
+export type LmdbSeenSpec = DiskSeenSpec;
 
 /** In Redis: shared by a fleet. Exact by default; a Bloom filter with `exact: false`; windowed with `window`. */
 export interface RedisSeenSpec {
@@ -82,4 +91,4 @@ export interface BrowserSeenSpec {
 }
 
 /** Any backend openSeenSet knows. */
-export type SeenSpec = MemorySeenSpec | WindowSeenSpec | LmdbSeenSpec | RedisSeenSpec | BrowserSeenSpec;
+export type SeenSpec = MemorySeenSpec | WindowSeenSpec | DiskSeenSpec | RedisSeenSpec | BrowserSeenSpec;

@@ -6,10 +6,10 @@ import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
-import { openLmdbStore } from "../../dedup/lmdb-store.js";
-import { StoreDeduplicator } from "../../dedup/store-deduplicator.js";
+import { openDiskSeenSet } from "../../seen/disk/disk-seen-set.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
+import { batchGroups } from "../batch-groups.js";
 import { lineBatches, readInputs, type LineBatch } from "../lines.js";
 import { recordKeys, type KeySpec, type MissingPolicy } from "../record-keys.js";
 import { urlOptions } from "../url-options.js";
@@ -32,10 +32,15 @@ export interface KeyedValues {
   readonly [flag: string]: string | boolean | undefined;
 }
 
+/** One batch's keys: spans of a buffer, or strings (canonical URLs). */
+type BatchKeys = { readonly data: Uint8Array; readonly spans: ArrayLike<number> } | { readonly list: readonly string[] };
+
 /** What dedup needs of its seen-set: add keys, learn which were new. */
 interface SeenSet {
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array | Promise<Uint8Array>;
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array | Promise<Uint8Array>;
+  /** Several batches' keys in one call (one durable commit), for a set that pays per call; the answers per batch. */
+  addGroup?(batches: readonly BatchKeys[]): Promise<Uint8Array[]>;
   readonly byteLength: number;
   /** Extra numbers for --stats. */
   report(): Record<string, unknown>;
@@ -63,14 +68,22 @@ function exactSet(items: number): SeenSet {
   };
 }
 
-function storeSet(dir: string, items: number, fpRate: number): SeenSet & { close(): void } {
-  const dedup = new StoreDeduplicator(openLmdbStore(dir), { items, fpRate });
+async function storeSet(dir: string, items: number | undefined): Promise<SeenSet & { close(): Promise<void> }> {
+  const set = await openDiskSeenSet(dir, { items, onRecover: (message) => process.stderr.write(`crawlsieve: ${message}\n`) });
   return {
-    addSpans: (data, spans) => dedup.checkSpans(data, spans).isNew,
-    addMany: (keys) => dedup.checkMany(keys).isNew,
+    addSpans: (data, spans) => set.addSpans(data, spans),
+    addMany: (keys) => set.addMany(keys),
+    addGroup: async (batches) => {
+      // Fingerprinted before the lock, committed at once: one append and one flush for the group.
+      const parts = batches.map((keys) => ("list" in keys ? set.fingerprintMany(keys.list) : set.fingerprintSpans(keys.data, keys.spans)));
+      const packed = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+      const flags = await set.addFingerprints(packed);
+      let at = 0;
+      return parts.map((part) => flags.subarray(at, (at += part.length / 16)));
+    },
     byteLength: 0,
-    report: () => ({ lookups: dedup.stats.lookups, lookupsAvoided: dedup.stats.lookupsAvoided, stored: dedup.size, rebuiltFilter: dedup.rebuilt, filterCoversStore: dedup.filterCoversStore }),
-    close: () => dedup.close(),
+    report: () => ({ stored: set.stats.keys, fromOtherWriters: set.stats.fromOthers }),
+    close: () => set.close(),
   };
 }
 
@@ -92,7 +105,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
     ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, window: values.window, durability: values.durability as Durability | undefined, exact, items, fpRate })
     : values.store !== undefined
-    ? storeSet(values.store, items ?? 1_000_000, fpRate)
+    ? await storeSet(values.store, items)
     : exact
     ? exactSet(items ?? 4096)
     : approxSet(
@@ -108,25 +121,36 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
   if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
   // The keys: the lines' bytes, or a field or JSON value of each (--field, --json-key), either
   // one compared as a canonical URL with --canonicalize.
-  const addKeys = (data: Uint8Array, spans: ArrayLike<number>, count: number): Uint8Array | Promise<Uint8Array> => {
-    if (canonical === undefined) return filter.addSpans(data, spans);
-    const keys = new Array<string>(count);
-    for (let i = 0; i < count; i++) keys[i] = canonicalizeUrl(data.subarray(spans[2 * i], spans[2 * i + 1]), canonical);
-    return filter.addMany(keys);
+  const keysOf = (data: Uint8Array, spans: ArrayLike<number>, count: number): BatchKeys => {
+    if (canonical === undefined) return { data, spans };
+    const list = new Array<string>(count);
+    for (let i = 0; i < count; i++) list[i] = canonicalizeUrl(data.subarray(spans[2 * i], spans[2 * i + 1]), canonical);
+    return { list };
   };
   let file = "";
   let lineBase = 0;
-  const addBatch = async (batch: LineBatch): Promise<Uint8Array> => {
-    if (key === undefined) return addKeys(batch.data, batch.spans, batch.count);
-    const base = lineBase;
-    const cut = recordKeys(batch, key, missing, (i) => `${file}:${base + i + 1}`);
-    const fresh = cut.count === 0 ? new Uint8Array(0) : await addKeys(cut.data, cut.spans, cut.count);
-    if (cut.count === batch.count) return fresh;
-    // Records without the key: printed as they are with --missing keep, left out with drop.
-    const flags = new Uint8Array(batch.count);
-    for (let i = 0, j = 0; i < batch.count; i++) flags[i] = cut.has[i] === 1 ? fresh[j++] : missing === "keep" ? 1 : 0;
-    return flags;
+  /** The answers (1: print) for a group of batches, one array a batch; lineBase is the first batch's. */
+  const addGroup = async (group: readonly LineBatch[]): Promise<Uint8Array[]> => {
+    const prepared = group.map((batch, g) => {
+      if (key === undefined) return { batch, keys: keysOf(batch.data, batch.spans, batch.count) };
+      const base = lineBase + group.slice(0, g).reduce((n, b) => n + b.count, 0);
+      const cut = recordKeys(batch, key, missing, (i) => `${file}:${base + i + 1}`);
+      return { batch, keys: cut.count === 0 ? undefined : keysOf(cut.data, cut.spans, cut.count), has: cut.count === batch.count ? undefined : cut.has };
+    });
+    const keyed = prepared.flatMap((p) => (p.keys === undefined ? [] : [p.keys]));
+    const answers = filter.addGroup !== undefined ? await filter.addGroup(keyed) : await Promise.all(keyed.map((keys) => ("list" in keys ? filter.addMany(keys.list) : filter.addSpans(keys.data, keys.spans))));
+    let j = 0;
+    return prepared.map(({ batch, keys, has }) => {
+      const fresh = keys === undefined ? new Uint8Array(0) : answers[j++];
+      if (has === undefined) return fresh;
+      // Records without the key: printed as they are with --missing keep, left out with drop.
+      const flags = new Uint8Array(batch.count);
+      for (let i = 0, k = 0; i < batch.count; i++) flags[i] = has[i] === 1 ? fresh[k++] : missing === "keep" ? 1 : 0;
+      return flags;
+    });
   };
+  // A set that pays per call takes groups of batches; the others one batch at a time.
+  const groupLines = filter.addGroup !== undefined ? 1 << 16 : 1;
 
   const durable = values.store !== undefined || values.redis !== undefined;
   const started = performance.now();
@@ -144,27 +168,30 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
       input++;
       lineBase = 0;
-      for await (const batch of lineBatches(source)) {
-        const fresh = await addBatch(batch);
-        lineBase += batch.count;
-        // Consecutive new lines are written as one piece of the input buffer.
-        let runStart = -1;
-        let runEnd = -1;
-        for (let i = 0; i < batch.count; i++) {
-          if (fresh[i] === 0) continue;
-          unique++;
-          const start = batch.spans[2 * i];
-          if (start !== runEnd) {
-            if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-            runStart = start;
+      for await (const group of batchGroups(lineBatches(source), groupLines)) {
+        const answers = await addGroup(group);
+        group.forEach((batch, g) => {
+          const fresh = answers[g];
+          lineBase += batch.count;
+          // Consecutive new lines are written as one piece of the input buffer.
+          let runStart = -1;
+          let runEnd = -1;
+          for (let i = 0; i < batch.count; i++) {
+            if (fresh[i] === 0) continue;
+            unique++;
+            const start = batch.spans[2 * i];
+            if (start !== runEnd) {
+              if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+              runStart = start;
+            }
+            runEnd = batch.ends[i];
           }
-          runEnd = batch.ends[i];
-        }
-        if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-        if (batch.unterminated && fresh[0] === 1) out.push(newline);
-        lines += batch.count;
-        bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
-        // With a durable store the batch is committed: print it now, so little is committed unprinted.
+          if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+          if (batch.unterminated && fresh[0] === 1) out.push(newline);
+          lines += batch.count;
+          bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
+        });
+        // With a durable store the group is committed: print it now, so little is committed unprinted.
         if (out.full || durable) await out.flush();
         progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
       }
@@ -196,7 +223,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : values.store !== undefined ? "counting+lmdb" : exact ? "fingerprint-set" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : values.store !== undefined ? "disk-log" : exact ? "fingerprint-set" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
       canonicalize: canonical !== undefined,
       lines,

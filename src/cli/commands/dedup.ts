@@ -29,15 +29,19 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   times faster than MD5 on short lines) or md5
   --approx        Bloom filter only (cache-line-blocked): a line may be dropped as a false
                   positive with probability up to P
-  --fp-rate P     approx: false-positive rate (default 0.001); with --store: the rate of
-                  fingerprint look-ups for new lines (default 0.01), never of errors
+  --fp-rate P     approx: false-positive rate (default 0.001)
   --items N       approx: expected distinct lines (one filter of that size); without it the filter
                   grows by stages and keeps the compound false-positive rate under P.
-                  --store: sizes the counting filter (default 1000000; more may come)
+                  --store: sizes the table in memory (it grows past it)
   --blocked       approx: accepted for compatibility (the blocked filter is the default)
-  --store DIR     exact mode on disk: the fingerprints live in an LMDB store in DIR, so a later
-                  run with the same DIR resumes the same seen-set; every batch is committed
-                  before its lines are printed (after kill -9 nothing printed is forgotten)
+  --store DIR     exact mode on disk: every line is looked up in memory, and each batch's new
+                  fingerprints (XXH3-128) are appended to DIR/fingerprints.log and flushed to disk
+                  (fdatasync) before its lines are printed, so a later run with the same DIR
+                  resumes the same seen-set and nothing printed is forgotten, through kill -9 or
+                  a power loss; processes sharing DIR print each line once between them. A last
+                  batch cut short by a crash is cut off (said on stderr); a damaged store stops
+                  the command (exit 2) naming the file. A DIR holding an LMDB store of an earlier
+                  version is imported once
   --canonicalize  compare lines by their canonical URL (Scrapy's rules), print them as they came;
                   takes the canonicalize command's flags too
   --redis URL     share the seen-set with every process using the same --namespace on that
@@ -103,7 +107,9 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.blocked && exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx");
   const hash = values.hash ?? "xxh128";
   if (hash !== "xxh128" && hash !== "md5") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--hash must be md5 or xxh128, got ${JSON.stringify(values.hash)}`);
-  if (values.hash === "xxh128" && (values.store !== undefined || values.redis !== undefined || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash xxh128 is for in-memory dedup of raw lines; --store, --redis and --canonicalize keep MD5 fingerprints");
+  if (values.hash === "xxh128" && (values.redis !== undefined || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash xxh128 is for in-memory dedup of raw lines; --redis and --canonicalize keep MD5 fingerprints");
+  if (values.hash !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash does not apply to --store: a store keeps the fingerprint it was created with (XXH3-128)");
+  if (values["fp-rate"] !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--fp-rate does not apply to --store: it is exact, every line is looked up in memory");
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
   if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined || values.cluster || values.durability !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace, --window, --cluster and --durability need --redis");
   if (values.durability !== undefined && values.durability !== "local" && values.durability !== "replicated") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--durability must be local or replicated, got ${JSON.stringify(values.durability)}`);
@@ -111,7 +117,7 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   const { key, missing } = keyOptions(values);
-  if (key !== undefined && values.hash !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for whole lines; a field or JSON key is fingerprinted with XXH3-128 in memory (MD5 with --store or --redis)");
+  if (key !== undefined && values.hash !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for whole lines; a field or JSON key is fingerprinted with XXH3-128 in memory and with --store (MD5 with --redis)");
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
   const inMemory = values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined && key === undefined;
   if ((values.memory !== undefined || values.tmp !== undefined) && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory and --tmp are for exact in-memory dedup of whole lines: leave out --approx, --store, --redis, --canonicalize, --save-filter, --field and --json-key");

@@ -1,40 +1,10 @@
-// Where the browser seen-set's batches are kept: the one interface its two stores (an OPFS file,
-// IndexedDB) offer it, and how their errors become crawlsieve's typed errors. Every call is made
-// under the set's Web Lock: read() then write() (or abort()), one context at a time.
+// The browser seen-set's two stores (an OPFS file, IndexedDB) and how their errors become
+// crawlsieve's typed errors. The interface they offer is the persisted seen-sets' (../batch-log.ts).
 import { CrawlsieveError, StorageQuotaError } from "../../errors.js";
+export type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 
 /** The store a browser seen-set uses. */
 export type BrowserStorage = "opfs" | "indexeddb";
-
-/** What read() found: records (concatenated, see fingerprint-batches.ts) appended since this log last read. */
-export interface LogRead {
-  /** True when the log was cleared or started again since the last read, or this is the first: the table must be emptied before `records` are added. */
-  readonly reset: boolean;
-  readonly records: Uint8Array;
-}
-
-/** The changes of one write, applied in this order, durably before the promise resolves. */
-export interface LogWrite {
-  /** Keep only this many bytes of what the last read returned (a torn tail is cut off). */
-  readonly keep?: number;
-  /** Forget every record. */
-  readonly clear?: boolean;
-  /** Records to append. */
-  readonly append?: Uint8Array;
-}
-
-/** A set's batches in one store. */
-export interface BatchLog {
-  readonly storage: BrowserStorage;
-  /** What was appended since the last read (by any context). */
-  read(): Promise<LogRead>;
-  /** Applies a write and ends what read() began. */
-  write(change: LogWrite): Promise<void>;
-  /** Ends what read() began without a change (after an error between the two). */
-  abort(): Promise<void>;
-  /** Releases the store (and the worker, if one was started). */
-  close(): Promise<void>;
-}
 
 /** A store's error as crawlsieve's: a full quota is a StorageQuotaError (ERR_QUOTA); a format error keeps its code. */
 export function storageError(error: unknown, what: string): Error {

@@ -3,19 +3,20 @@
 // the same name. Each context keeps the keys' fingerprints in its own FingerprintSet; every call
 // holds the name's Web Lock, first adds what other contexts appended since its last call, then
 // checks and inserts, and writes the batch's new fingerprints durably before its keys are
-// reported new. So among all contexts each key is new exactly once.
+// reported new (persisted-seen-set.ts, as the disk seen-set). So among all contexts each key is
+// new exactly once.
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
-import { CrawlsieveError, DisposedError, FormatError, InvalidArgumentError } from "../../errors.js";
+import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
-import { addFresh, decodeRecords, encodeRecords } from "../fingerprint-batches.js";
-import type { SeenKey, SeenSet } from "../seen-set.js";
+import { PersistedSeenSet } from "../persisted-seen-set.js";
+import type { ForgettingSeenSet } from "../seen-set.js";
 import type { BrowserSeenSpec } from "../seen-spec.js";
-import { storageError, type BatchLog, type BrowserStorage, type LogWrite } from "./batch-log.js";
+import { storageError, type BatchLog, type BrowserStorage } from "./batch-log.js";
 import { idbName, openIdbLog } from "./idb-log.js";
 import { OpfsLog, startOpfsServer } from "./opfs-log.js";
 
 /** A SeenSet kept in the browser: `storage` says where. */
-export interface BrowserSeenSet extends SeenSet {
+export interface BrowserSeenSet extends ForgettingSeenSet {
   readonly backend: "browser";
   /** "opfs" (a file in the Origin Private File System) or "indexeddb". */
   readonly storage: BrowserStorage;
@@ -37,7 +38,15 @@ export async function browserSeenSet(spec: BrowserSeenSpec): Promise<BrowserSeen
     throw new CrawlsieveError("ERR_UNSUPPORTED", 'the "browser" seen-set needs Web Locks (navigator.locks): a browser page or worker in a secure context (https, or http on localhost/127.0.0.1)');
   }
   const log = await openLog(spec.name, wanted);
-  const set = new PersistedSeenSet(log, `crawlsieve:seen:${spec.name}`, new FingerprintSet({ items }));
+  const lock = `crawlsieve:seen:${spec.name}`;
+  const set = new PersistedSeenSet({
+    backend: "browser",
+    log,
+    lock: (body) => navigator.locks.request(lock, body) as ReturnType<typeof body>,
+    table: new FingerprintSet({ items }),
+    digest: "xxh128",
+    storageError,
+  }) as PersistedSeenSet & BrowserSeenSet;
   try {
     await set.size();
   } catch (error) {
@@ -89,90 +98,5 @@ async function opfsFileExists(name: string): Promise<boolean> {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** The SeenSet over a FingerprintSet and a BatchLog. */
-class PersistedSeenSet implements BrowserSeenSet {
-  readonly exact = true;
-  readonly backend = "browser" as const;
-  readonly storage: BrowserStorage;
-  private table: FingerprintSet | undefined;
-
-  constructor(private readonly log: BatchLog, private readonly lock: string, table: FingerprintSet) {
-    this.storage = log.storage;
-    this.table = table;
-  }
-
-  async addMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
-    const packed = FingerprintSet.fingerprintMany(keys);
-    return this.locked(async (table) => {
-      const { flags, fresh } = addFresh(table, packed);
-      if (fresh.length === 0) return { result: flags };
-      return { result: flags, change: { append: encodeRecords(fresh) } };
-    });
-  }
-
-  async hasMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
-    const packed = FingerprintSet.fingerprintMany(keys);
-    return this.locked(async (table) => ({ result: table.hasFingerprints(packed) }));
-  }
-
-  async size(): Promise<number> {
-    return this.locked(async (table) => ({ result: table.size }));
-  }
-
-  async clear(): Promise<void> {
-    return this.locked(async (table) => ({ result: undefined, change: { clear: true }, after: () => table.clear() }));
-  }
-
-  async close(): Promise<void> {
-    if (this.table === undefined) return;
-    await navigator.locks.request(this.lock, async () => {
-      this.table?.dispose();
-      this.table = undefined;
-      await this.log.close();
-    });
-  }
-
-  /**
-   * Runs `body` under the Web Lock on a table brought up to date with the log; writes its change
-   * (with the cut of a torn tail) durably before resolving. When the write fails, the log forgets
-   * what it read, so the next call empties the table and reloads it whole: the keys of the failed
-   * batch, inserted by `body`, never count as seen.
-   */
-  private async locked<T>(body: (table: FingerprintSet) => Promise<{ result: T; change?: LogWrite; after?: () => void }>): Promise<T> {
-    this.live();
-    return navigator.locks.request(this.lock, async () => {
-      const table = this.live();
-      let keep: number | undefined;
-      try {
-        const read = await this.log.read();
-        if (read.reset) table.clear();
-        const decoded = decodeRecords(read.records, `the ${this.storage} seen-set`);
-        for (const batch of decoded.batches) table.addFingerprints(batch);
-        if (decoded.torn && this.storage === "indexeddb") throw new FormatError("an IndexedDB row of the seen-set is cut short", "ERR_TRUNCATED");
-        if (decoded.torn) keep = decoded.goodBytes;
-      } catch (error) {
-        await this.log.abort();
-        throw storageError(error, `reading the ${this.storage} seen-set`);
-      }
-      const { result, change, after } = await body(table).catch(async (error) => {
-        await this.log.abort();
-        throw error;
-      });
-      try {
-        await this.log.write({ ...change, keep });
-      } catch (error) {
-        throw storageError(error, `writing the ${this.storage} seen-set`);
-      }
-      after?.();
-      return result;
-    }) as Promise<T>;
-  }
-
-  private live(): FingerprintSet {
-    if (this.table === undefined) throw new DisposedError(`the browser seen-set`);
-    return this.table;
   }
 }

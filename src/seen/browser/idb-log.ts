@@ -37,6 +37,8 @@ export function openIdbLog(name: string): Promise<IdbLog> {
 /** The batches of one set in IndexedDB. */
 export class IdbLog implements BatchLog {
   readonly storage = "indexeddb" as const;
+  readonly name = "the IndexedDB seen-set";
+  readonly atomicWrites = true;
   /** The epoch last read (-1: never read) and the key of the last row read or written. */
   private epoch = -1;
   private lastKey = 0;

@@ -76,6 +76,8 @@ class WorkerServer implements OpfsServer {
 /** The batches of one set in the OPFS file crawlsieve/`file`. */
 export class OpfsLog implements BatchLog {
   readonly storage = "opfs" as const;
+  readonly name = "the OPFS seen-set";
+  readonly atomicWrites = false;
   /** The epoch and end of the file as this context last read or wrote it (0, 0: never). */
   private epoch = 0;
   private offset = 0;

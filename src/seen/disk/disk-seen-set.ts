@@ -1,0 +1,102 @@
+// The on-disk seen-set (Node): the persisted seen-set (persisted-seen-set.ts) over one append-only
+// file of checksummed batches in a directory, shared by the processes that open it through a file
+// lock. Every key is looked up in memory; a batch costs one append and one fdatasync. A directory
+// holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept as they
+// are), so a resumed crawl keeps its past.
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { openLmdbStore } from "../../dedup/lmdb-store.js";
+import { FingerprintSet } from "../../dedup/fingerprint-set.js";
+import { prepareDirectory } from "../../dedup/store-directory.js";
+import { CrawlsieveError, FormatError, InvalidArgumentError } from "../../errors.js";
+import * as check from "../../validate.js";
+import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
+import { PersistedSeenSet } from "../persisted-seen-set.js";
+import { createLogFile, FileLog, isLogFile, readScheme } from "./file-log.js";
+import { FileLock } from "./file-lock.js";
+
+/** Options of openDiskSeenSet. */
+export interface DiskSeenSetOptions {
+  /** Keys planned: sizes the table in memory (it grows past any number; a store's own size counts too). */
+  readonly items?: number;
+  /** true (default): each batch is flushed to disk (fdatasync) before its keys are reported new, so they survive a power loss; false: written to the kernel only (still safe through kill -9). */
+  readonly durable?: boolean;
+  /** Told (e.g. on stderr) when a torn last batch, never acknowledged, is cut off. */
+  readonly onRecover?: (message: string) => void;
+}
+
+/** The file of a store's batches, in its directory. */
+export const LOG_FILE = "fingerprints.log";
+const LMDB_FILE = "fingerprints.mdb";
+const LOCK_FILE = "lock";
+
+/** Opens (or creates) the disk seen-set in directory `dir` (created with its parents when missing). */
+export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions = {}): Promise<PersistedSeenSet> {
+  if (typeof dir !== "string" || dir === "") throw new InvalidArgumentError("path", dir, "a directory path");
+  const opts = check.options<DiskSeenSetOptions>("options", options);
+  const durable = opts.durable ?? true;
+  if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", opts.durable, "true or false");
+  if (opts.onRecover !== undefined && typeof opts.onRecover !== "function") throw new InvalidArgumentError("onRecover", opts.onRecover, "a function");
+  prepareDirectory(dir);
+  const path = join(dir, LOG_FILE);
+  const lock = new FileLock(join(dir, LOCK_FILE));
+  try {
+    // Created (or imported) under the lock, so two processes starting at once import once.
+    await lock.run(async () => {
+      if (!isLogFile(path)) createLogFile(path, ...startingRecords(dir));
+    });
+    const digest = readScheme(path);
+    const stored = Math.max(0, (statSync(path).size - 16) / 16);
+    const items = Math.max(check.positiveInteger("items", opts.items ?? 4096), Math.ceil(stored));
+    const set = new PersistedSeenSet({
+      backend: "disk",
+      log: new FileLog(path, durable),
+      lock: lock.run,
+      release: () => lock.close(),
+      table: new FingerprintSet({ items }),
+      digest,
+      storageError: (error, what) => diskError(error, what),
+      onRecover: opts.onRecover,
+    });
+    try {
+      await set.size();
+    } catch (error) {
+      await set.close().catch(() => undefined);
+      throw error;
+    }
+    return set;
+  } catch (error) {
+    await lock.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** What a new file starts with: nothing (XXH3-128), or the fingerprints of an LMDB store of an earlier version (MD5). */
+function startingRecords(dir: string): [digest: "xxh128" | "md5", records?: Iterable<Uint8Array>] {
+  if (!statSync(join(dir, LMDB_FILE), { throwIfNoEntry: false })?.isFile()) return ["xxh128"];
+  const store = openLmdbStore(dir, { durable: false });
+  const records: Uint8Array[] = [];
+  try {
+    let batch = new Uint8Array(16 * RECORD_FINGERPRINTS);
+    let n = 0;
+    for (const fingerprint of store.fingerprints()) {
+      batch.set(fingerprint, 16 * n++);
+      if (n === RECORD_FINGERPRINTS) {
+        records.push(encodeRecords(batch));
+        batch = new Uint8Array(16 * RECORD_FINGERPRINTS);
+        n = 0;
+      }
+    }
+    if (n > 0) records.push(encodeRecords(batch.subarray(0, 16 * n)));
+  } finally {
+    store.close();
+  }
+  return ["md5", records];
+}
+
+/** A store's error as a typed one naming the file: damage is ERR_STORE_CORRUPT. */
+function diskError(error: unknown, what: string): Error {
+  if (error instanceof FormatError) return new CrawlsieveError("ERR_STORE_CORRUPT", `${what}: ${error.message}; the store is damaged: move it away (or restore it) and run again`);
+  if (error instanceof CrawlsieveError) return error;
+  return new CrawlsieveError("ERR_STORE", `${what}: ${(error as Error).message}`);
+}

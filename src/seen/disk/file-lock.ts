@@ -1,0 +1,63 @@
+// The lock a disk seen-set holds around each batch: an exclusive flock(2) on a lock file, which
+// the kernel releases when its holder dies (kill -9 included), so no stale lock is ever left to
+// guess about; and a queue in this process, since flock does not exclude callers sharing one open
+// file. flock comes from fs-native-extensions (prebuilt, made for it): Node has no file locks.
+import { closeSync, constants, openSync } from "node:fs";
+import { createRequire } from "node:module";
+import { CrawlsieveError } from "../../errors.js";
+import type { LockRunner } from "../persisted-seen-set.js";
+
+interface NativeLocks {
+  tryLock(fd: number): boolean;
+  waitForLock(fd: number): Promise<void>;
+  unlock(fd: number): void;
+}
+
+let native: NativeLocks | undefined;
+
+function locks(): NativeLocks {
+  if (native !== undefined) return native;
+  try {
+    native = createRequire(import.meta.url)("fs-native-extensions") as NativeLocks;
+  } catch (error) {
+    throw new CrawlsieveError("ERR_NO_FILE_LOCKS", `the disk seen-set locks its file with the fs-native-extensions package (npm install fs-native-extensions): ${String(error)}`);
+  }
+  return native;
+}
+
+/** An exclusive lock on the file `path` (created when missing), for this process's callers in turn. */
+export class FileLock {
+  private readonly fd: number;
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(path: string) {
+    const native = locks();
+    void native;
+    this.fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
+  }
+
+  /** Runs `body` holding the lock; callers of this process wait their turn. */
+  readonly run: LockRunner = (body) => {
+    const turn = this.queue.then(async () => {
+      if (this.closed) throw new CrawlsieveError("ERR_DISPOSED", "the disk seen-set is closed");
+      const native = locks();
+      if (!native.tryLock(this.fd)) await native.waitForLock(this.fd);
+      try {
+        return await body();
+      } finally {
+        native.unlock(this.fd);
+      }
+    });
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  };
+
+  /** Closes the lock file once every queued caller has run. */
+  async close(): Promise<void> {
+    await this.queue;
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.fd);
+  }
+}

@@ -1,0 +1,208 @@
+// The disk seen-set's batches in one file: a 16-byte header (magic "CSFL", version 1, the
+// fingerprint scheme, an epoch that changes when the set is cleared, 4 reserved bytes; the layout
+// of the browser's OPFS file) and then checksummed records (fingerprint-batches.ts), appended once
+// per batch with one write and one fdatasync. Read and written only under the set's lock.
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, linkSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { dirname } from "node:path";
+import { CrawlsieveError, FormatError, StoreFullError } from "../../errors.js";
+import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
+import type { Digest } from "../../wasm/staging.js";
+
+const HEADER = 16;
+const MAGIC = 0x4c465343; // "CSFL"
+const VERSION = 1;
+/** Fingerprint schemes: 1 = XXH3-128 (as the OPFS file), 2 = MD5 (imported from an LMDB store). */
+const SCHEMES: Record<number, Digest> = { 1: "xxh128", 2: "md5" };
+
+/** Creates the file with a header for `digest` unless it exists; atomic (written aside, then linked), so no lock is needed. */
+export function createLogFile(path: string, digest: Digest, records?: Iterable<Uint8Array>): void {
+  const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const fd = openSync(aside, "w", 0o644);
+  try {
+    writeAll(fd, header(Number(Object.keys(SCHEMES).find((k) => SCHEMES[Number(k)] === digest)), newEpoch(0)), 0);
+    let at = HEADER;
+    for (const record of records ?? []) at += writeAll(fd, record, at);
+    fdatasyncSync(fd);
+    closeSync(fd);
+    try {
+      linkSync(aside, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    syncDirectory(dirname(path));
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+    throw error;
+  } finally {
+    rmSync(aside, { force: true });
+  }
+}
+
+/** The fingerprint scheme in the file's header, checked; a typed error naming the file when it is no seen-set file. */
+export function readScheme(path: string): Digest {
+  const fd = openSync(path, "r");
+  try {
+    return checkHeader(path, readHeader(fd)).digest;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The batches of one disk seen-set in the file `path` (created by createLogFile). */
+export class FileLog implements BatchLog {
+  readonly storage = "disk";
+  readonly name: string;
+  readonly atomicWrites = false;
+  private fd: number | undefined;
+  /** The epoch and end of the file as this process last read or wrote it (0, 0: never). */
+  private epoch = 0;
+  private offset = 0;
+  /** Where the bytes of the last read began. */
+  private readFrom = 0;
+
+  constructor(private readonly path: string, private readonly durable: boolean) {
+    this.name = `the disk seen-set ${path}`;
+  }
+
+  async read(): Promise<LogRead> {
+    const fd = this.open();
+    const { epoch } = checkHeader(this.path, readHeader(fd));
+    const size = fstatSync(fd).size;
+    // Another epoch (cleared), or a file shorter than what was read (replaced): read it whole.
+    const from = epoch === this.epoch && this.offset >= HEADER && this.offset <= size ? this.offset : HEADER;
+    const reset = from !== this.offset || epoch !== this.epoch;
+    const records = new Uint8Array(size - from);
+    for (let at = 0; at < records.length; ) {
+      const got = readSync(fd, records, at, records.length - at, from + at);
+      if (got === 0) throw new FormatError(`${this.path} ended at ${from + at} bytes while ${size} were expected`, "ERR_TRUNCATED");
+      at += got;
+    }
+    this.epoch = epoch;
+    this.readFrom = from;
+    this.offset = size;
+    return { reset, records };
+  }
+
+  async write(change: LogWrite): Promise<void> {
+    const fd = this.open();
+    let size = this.offset;
+    try {
+      let changed = false;
+      if (change.keep !== undefined && this.readFrom + change.keep < size) {
+        size = this.readFrom + change.keep;
+        ftruncateSync(fd, size);
+        changed = true;
+      }
+      if (change.clear === true) {
+        this.epoch = newEpoch(this.epoch);
+        ftruncateSync(fd, HEADER);
+        writeAll(fd, header(checkHeader(this.path, readHeader(fd)).scheme, this.epoch), 0);
+        size = HEADER;
+        changed = true;
+      }
+      if (change.append !== undefined && change.append.length > 0) {
+        try {
+          writeAll(fd, change.append, size);
+          if (this.durable) fdatasyncSync(fd);
+        } catch (error) {
+          // Nothing of a failed batch may stay behind to be read as keys later.
+          ftruncateSync(fd, size);
+          throw error;
+        }
+        size += change.append.length;
+      } else if (changed && this.durable) {
+        fdatasyncSync(fd);
+      }
+      this.offset = size;
+    } catch (error) {
+      // What this process knows of the file is unsure now: the next read takes it whole.
+      this.epoch = 0;
+      this.offset = 0;
+      throw storeError(this.path, error);
+    }
+  }
+
+  async abort(): Promise<void> {
+    this.epoch = 0;
+    this.offset = 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private open(): number {
+    this.fd ??= openSync(this.path, constants.O_RDWR);
+    return this.fd;
+  }
+}
+
+function header(scheme: number, epoch: number): Uint8Array {
+  const head = new Uint8Array(HEADER);
+  const view = new DataView(head.buffer);
+  view.setUint32(0, MAGIC, true);
+  view.setUint16(4, VERSION, true);
+  view.setUint16(6, scheme, true);
+  view.setUint32(8, epoch, true);
+  return head;
+}
+
+function readHeader(fd: number): Uint8Array {
+  const head = new Uint8Array(HEADER);
+  const got = readSync(fd, head, 0, HEADER, 0);
+  return head.subarray(0, got);
+}
+
+function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: Digest; epoch: number } {
+  if (head.length < HEADER) throw new FormatError(`${path} is cut short: ${head.length} bytes, less than its 16-byte header; move it away or use another --store directory`, "ERR_STORE_CORRUPT");
+  const view = new DataView(head.buffer, head.byteOffset, HEADER);
+  if (view.getUint32(0, true) !== MAGIC) throw new FormatError(`${path} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory`, "ERR_STORE_CORRUPT");
+  const version = view.getUint16(4, true);
+  if (version !== VERSION) throw new FormatError(`${path} has format version ${version}; this build reads ${VERSION}`, "ERR_UNSUPPORTED_VERSION");
+  const scheme = view.getUint16(6, true);
+  const digest = SCHEMES[scheme];
+  if (digest === undefined) throw new FormatError(`${path} uses fingerprint scheme ${scheme}; this build knows 1 (XXH3-128) and 2 (MD5)`, "ERR_STORE_CORRUPT");
+  return { scheme, digest, epoch: view.getUint32(8, true) };
+}
+
+function newEpoch(old: number): number {
+  let next = old;
+  while (next === old || next === 0) next = randomBytes(4).readUInt32LE(0);
+  return next;
+}
+
+function writeAll(fd: number, bytes: Uint8Array, position: number): number {
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, position + at);
+  return bytes.length;
+}
+
+/** Makes a new file's name durable: its directory entry is flushed too. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A failed write as a typed error naming the file: StoreFullError on a full disk. */
+function storeError(path: string, error: unknown): Error {
+  if (error instanceof CrawlsieveError) return error;
+  if ((error as NodeJS.ErrnoException).code === "ENOSPC" || (error as NodeJS.ErrnoException).code === "EDQUOT") return new StoreFullError(path, error);
+  return new CrawlsieveError("ERR_STORE", `cannot write to the store ${path}: ${(error as Error).message}`);
+}
+
+/** True when `path` exists and is a regular file; a typed error naming it when it is something else. */
+export function isLogFile(path: string): boolean {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) return false;
+  if (!stat.isFile()) throw new CrawlsieveError("ERR_STORE", `${path} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory`);
+  return true;
+}

@@ -1,0 +1,179 @@
+// The persisted exact seen-set: the keys' fingerprints in a FingerprintSet in this process, and
+// every batch's new (or forgotten) fingerprints appended to a BatchLog (a file on disk, an OPFS
+// file, IndexedDB) shared with the other processes or contexts that open the same set. Every call
+// holds the set's lock, first applies what others appended since its last call, then checks and
+// inserts, and writes the batch's changes durably before its keys are reported new. So among all
+// of them each key is new exactly once, and a key reported new stays seen after a crash.
+import { FingerprintSet } from "../dedup/fingerprint-set.js";
+import { DisposedError, FormatError } from "../errors.js";
+import { eachDigestBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
+import { sharedEngine } from "../wasm/engine.js";
+import type { BatchLog, LogWrite } from "./batch-log.js";
+import { addFresh, decodeRecords, encodeRecords, selectFlagged } from "./fingerprint-batches.js";
+import type { ForgettingSeenSet, SeenBackend, SeenKey } from "./seen-set.js";
+
+/** Runs `body` holding the set's lock (across processes or contexts, and within this one). */
+export type LockRunner = <T>(body: () => Promise<T>) => Promise<T>;
+
+/** What a persisted seen-set is made of. */
+export interface PersistedParts {
+  readonly backend: SeenBackend;
+  readonly log: BatchLog;
+  readonly lock: LockRunner;
+  readonly table: FingerprintSet;
+  /** The fingerprint of a key: XXH3-128 (new sets), or MD5 (a set imported from an LMDB store). */
+  readonly digest: "xxh128" | "md5";
+  /** A store's error as crawlsieve's typed error; `what` says what was being done. */
+  readonly storageError: (error: unknown, what: string) => Error;
+  /** Called after the log is closed (to release the lock). */
+  readonly release?: () => Promise<void>;
+  /** Told when a torn tail (a write stopped part way, never acknowledged) is cut off. */
+  readonly onRecover?: (message: string) => void;
+}
+
+/** An exact seen-set over a FingerprintSet and a BatchLog, shared through a lock. */
+export class PersistedSeenSet implements ForgettingSeenSet {
+  readonly exact = true;
+  readonly backend: SeenBackend;
+  /** Where the batches are kept ("disk", "opfs", "indexeddb"). */
+  readonly storage: string;
+  private table: FingerprintSet | undefined;
+  private reads = 0;
+  private others = 0;
+  private held = 0;
+
+  constructor(private readonly parts: PersistedParts) {
+    this.backend = parts.backend;
+    this.storage = parts.log.storage;
+    this.table = parts.table;
+  }
+
+  async addMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+    return this.add(keyList(keys));
+  }
+
+  /** Keys held after the last call, and fingerprints this process took from the log after its first read (written by other processes or contexts meanwhile). */
+  get stats(): { keys: number; fromOthers: number } {
+    return { keys: this.held, fromOthers: this.others };
+  }
+
+  /** Adds keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i + 1])); 1 where new. */
+  async addSpans(data: Uint8Array, spans: ArrayLike<number>): Promise<Uint8Array> {
+    return this.add(keySpans(data, spans));
+  }
+
+  /** The packed 16-byte fingerprints of keys as this set makes them (for addFingerprints; no lock taken). */
+  fingerprintMany(keys: readonly SeenKey[]): Uint8Array {
+    return this.fingerprints(keyList(keys));
+  }
+
+  /** The packed fingerprints of keys given as spans of one buffer. */
+  fingerprintSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
+    return this.fingerprints(keySpans(data, spans));
+  }
+
+  /** Adds packed fingerprints (from fingerprintMany/fingerprintSpans), committed as one batch; 1 where new. */
+  async addFingerprints(packed: Uint8Array): Promise<Uint8Array> {
+    return this.locked(async (table) => {
+      const { flags, fresh } = addFresh(table, packed);
+      if (fresh.length === 0) return { result: flags };
+      return { result: flags, change: { append: encodeRecords(fresh) } };
+    });
+  }
+
+  async hasMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+    const packed = this.fingerprints(keyList(keys));
+    return this.locked(async (table) => ({ result: table.hasFingerprints(packed) }));
+  }
+
+  async removeMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+    const packed = this.fingerprints(keyList(keys));
+    return this.locked(async (table) => {
+      const flags = table.removeFingerprints(packed);
+      const gone = selectFlagged(packed, flags);
+      return gone.length === 0 ? { result: flags } : { result: flags, change: { append: encodeRecords(gone, true) } };
+    });
+  }
+
+  async size(): Promise<number> {
+    return this.locked(async (table) => ({ result: table.size }));
+  }
+
+  async clear(): Promise<void> {
+    return this.locked(async (table) => ({ result: undefined, change: { clear: true }, after: () => table.clear() }));
+  }
+
+  async close(): Promise<void> {
+    if (this.table === undefined) return;
+    await this.parts.lock(async () => {
+      this.table?.dispose();
+      this.table = undefined;
+      await this.parts.log.close();
+    });
+    await this.parts.release?.();
+  }
+
+  private async add(keys: Keys): Promise<Uint8Array> {
+    return this.addFingerprints(this.fingerprints(keys));
+  }
+
+  /** The keys' packed 16-byte fingerprints, made before the lock is taken. */
+  private fingerprints(keys: Keys): Uint8Array {
+    this.live();
+    const count = "list" in keys ? keys.list.length : keys.spans.length >>> 1;
+    const packed = new Uint8Array(16 * count);
+    eachDigestBatch(sharedEngine().staging, keys, this.parts.digest, (digests, n, at) => packed.set(digests.subarray(0, 16 * n), 16 * at));
+    return packed;
+  }
+
+  /**
+   * Runs `body` under the lock on a table brought up to date with the log; writes its change
+   * (with the cut of a torn tail) durably before resolving. When the write fails, the log forgets
+   * what it read, so the next call empties the table and reloads it whole: the keys of the failed
+   * batch, changed by `body`, never count as changed.
+   */
+  private async locked<T>(body: (table: FingerprintSet) => Promise<{ result: T; change?: LogWrite; after?: () => void }>): Promise<T> {
+    this.live();
+    const { log, storageError } = this.parts;
+    return this.parts.lock(async () => {
+      const table = this.live();
+      let keep: number | undefined;
+      try {
+        const read = await log.read();
+        if (read.reset) table.clear();
+        const decoded = decodeRecords(read.records, log.name);
+        for (const batch of decoded.batches) {
+          if (batch.forget) table.removeFingerprints(batch.fingerprints);
+          else table.addFingerprints(batch.fingerprints);
+          if (this.reads > 0 && !read.reset) this.others += batch.fingerprints.length / 16;
+        }
+        this.reads++;
+        if (decoded.torn && log.atomicWrites) throw new FormatError(`a record of ${log.name} is cut short`, "ERR_TRUNCATED");
+        if (decoded.torn) {
+          keep = decoded.goodBytes;
+          this.parts.onRecover?.(`${log.name} ended in a partly written batch (${read.records.length - keep} bytes from a write that stopped before it was acknowledged, or a damaged last batch); it was cut off, and its keys count as new again`);
+        }
+      } catch (error) {
+        await log.abort();
+        throw storageError(error, `reading ${log.name}`);
+      }
+      const { result, change, after } = await body(table).catch(async (error) => {
+        await log.abort();
+        throw error;
+      });
+      try {
+        await log.write({ ...change, keep });
+      } catch (error) {
+        throw storageError(error, `writing ${log.name}`);
+      }
+      after?.();
+      this.held = table.size;
+      return result;
+    });
+  }
+
+  private live(): FingerprintSet {
+    if (this.table === undefined) throw new DisposedError(this.parts.log.name);
+    return this.table;
+  }
+}

@@ -1,0 +1,296 @@
+// The disk seen-set (`dedup --store DIR`, openSeenSet({ backend: "disk" })): one append-only file
+// of checksummed batches, one flush a commit. Resume after kill -9 without a line printed twice;
+// concurrent processes print each line once between them; every commit is flushed before its
+// lines are printed (strace); a torn last batch is cut off and said, a damaged store is a typed
+// error naming the file, never a crash or a silent re-print (32 randomly damaged copies); an LMDB
+// store of the earlier version is imported. References: awk's first occurrences, JS Sets.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openLmdbStore, openSeenSet, StoreDeduplicator } from "../build/js/index.node.js";
+import { ready, rng } from "./helpers.js";
+
+beforeAll(ready);
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-disk-"));
+/** Lines of one commit group at most (src/cli/commands/dedup-keyed.ts). */
+const GROUP = 1 << 16;
+
+function randomKeys(seed: number, count: number, distinct: number): string[] {
+  const next = rng(seed);
+  return Array.from({ length: count }, () => `https://s${Math.floor(next() * 40)}.example/p/${Math.floor(next() * distinct)}`);
+}
+
+function dedup(args: string[], input?: string) {
+  const run = spawnSync(process.execPath, [CLI, "dedup", ...args], { input, maxBuffer: 1 << 28, timeout: 60_000 });
+  return { code: run.status, signal: run.signal, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+const awkFirst = (file: string) => execFileSync("mawk", ["!s[$0]++", file], { env: { LC_ALL: "C" }, maxBuffer: 1 << 28 }).toString();
+
+describe("dedup --store", () => {
+  it("prints awk's first occurrences, and a second run over more input only the lines no run printed", () => {
+    const dir = temp();
+    const a = join(dir, "a.txt");
+    const b = join(dir, "b.txt");
+    writeFileSync(a, randomKeys(1, 200_000, 90_000).join("\n") + "\n");
+    writeFileSync(b, randomKeys(2, 200_000, 120_000).join("\n") + "\n");
+    const store = join(dir, "seen");
+    expect(dedup(["--store", store, a])).toEqual({ code: 0, signal: null, stdout: awkFirst(a), stderr: "" });
+    const both = join(dir, "ab.txt");
+    writeFileSync(both, readFileSync(a, "utf8") + readFileSync(b, "utf8"));
+    const printedA = new Set(awkFirst(a).split("\n"));
+    const expected = awkFirst(both).split("\n").filter((line) => line !== "" && !printedA.has(line));
+    const second = dedup(["--store", store, "--stats", b]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe(expected.map((line) => line + "\n").join(""));
+    const stats = JSON.parse(second.stderr);
+    expect(stats.stored).toBe(printedA.size - 1 + expected.length);
+    // 16 bytes a key on disk, and a 16-byte record head and tail a commit, a 16-byte file header.
+    const bytes = statSync(join(store, "fingerprints.log")).size;
+    expect(bytes / stats.stored).toBeGreaterThanOrEqual(16);
+    expect(bytes / stats.stored).toBeLessThan(16.2);
+  });
+
+  it("resumes after kill -9 without reprinting anything it printed", async () => {
+    const dir = temp();
+    const input = join(dir, "input.txt");
+    const lines = randomKeys(9, 400_000, 150_000);
+    writeFileSync(input, lines.join("\n") + "\n");
+    const store = join(dir, "seen");
+    // First run: killed with SIGKILL once some output has arrived.
+    const printed1 = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [CLI, "dedup", "--store", store, input]);
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.length > 200_000) child.kill("SIGKILL");
+      });
+      // "close": everything the child wrote before it died is read, not only what had arrived.
+      child.on("close", () => resolve(out));
+    });
+    const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+    expect(first.length).toBeGreaterThan(1000);
+    const second = dedup(["--store", store, input]);
+    expect(second.code, second.stderr).toBe(0);
+    const secondLines = second.stdout.split("\n").filter(Boolean);
+    const firstSet = new Set(first);
+    for (const line of secondLines) expect(firstSet.has(line), line).toBe(false);
+    const all = new Set(lines);
+    const printed = new Set([...first, ...secondLines]);
+    for (const line of printed) expect(all.has(line), line).toBe(true);
+    expect(printed.size).toBe(first.length + secondLines.length);
+    // Committed but not yet printed when killed: at most the one group in flight.
+    const missing = [...all].filter((u) => !printed.has(u));
+    expect(missing.length).toBeLessThanOrEqual(GROUP);
+  });
+
+  it("shares one store between concurrent processes: no line printed twice, none lost", async () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
+    const a = randomKeys(21, 300_000, 200_000);
+    const b = randomKeys(22, 300_000, 200_000);
+    writeFileSync(join(dir, "a.txt"), a.join("\n") + "\n");
+    writeFileSync(join(dir, "b.txt"), b.join("\n") + "\n");
+    // Through pipes fed in pieces, so each run commits many small groups and the two interleave.
+    const run = (lines: string[]) =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats"]);
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+        child.on("close", (code) => resolve({ code, out, err }));
+        let at = 0;
+        const feed = () => {
+          if (at >= lines.length) return void child.stdin.end();
+          child.stdin.write(lines.slice(at, at + 5000).join("\n") + "\n");
+          at += 5000;
+          setTimeout(feed, 2);
+        };
+        feed();
+      });
+    const [first, second] = await Promise.all([run(a), run(b)]);
+    expect(first.code, first.err).toBe(0);
+    expect(second.code, second.err).toBe(0);
+    const printedA = first.out.split("\n").filter(Boolean);
+    const printedB = second.out.split("\n").filter(Boolean);
+    const union = new Set([...a, ...b]);
+    const inA = new Set(printedA);
+    expect(printedB.filter((line) => inA.has(line))).toEqual([]);
+    expect(inA.size + new Set(printedB).size).toBe(union.size);
+    expect(printedA.length + printedB.length).toBe(union.size);
+    // The runs did interleave: each took keys the other wrote meanwhile.
+    const fromOthers = [JSON.parse(first.err).fromOtherWriters, JSON.parse(second.err).fromOtherWriters];
+    expect(Math.min(...fromOthers)).toBeGreaterThan(0);
+    // A third run alone over both inputs prints nothing: every line was printed before.
+    const third = dedup(["--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")]);
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stdout).toBe("");
+    expect(JSON.parse(third.stderr).stored).toBe(union.size);
+  });
+
+  it("flushes each commit to disk before printing its lines; durable: false flushes nothing (strace)", () => {
+    const dir = temp();
+    const input = join(dir, "input.txt");
+    writeFileSync(input, randomKeys(5, 300_000, 300_000).join("\n") + "\n");
+    const syncsBeforeEachPrint = (args: string[]) => {
+      const trace = join(dir, `trace-${args.length}.txt`);
+      // Output to a file: a pipe would split one printed group into several writes.
+      const out = openSync(join(dir, "out.txt"), "w");
+      const result = spawnSync("strace", ["-f", "-e", "trace=fdatasync,fsync,msync,write", "-o", trace, process.execPath, ...args], { stdio: ["ignore", out, "pipe"] });
+      closeSync(out);
+      expect(result.status, result.stderr.toString()).toBe(0);
+      const counts: number[] = [];
+      let syncs = 0;
+      for (const line of readFileSync(trace, "utf8").split("\n")) {
+        if (/ (fdatasync|fsync|msync)\(/.test(line)) syncs++;
+        else if (/ write\(1, ".+/.test(line)) {
+          counts.push(syncs);
+          syncs = 0;
+        }
+      }
+      return counts;
+    };
+    const printed = syncsBeforeEachPrint([CLI, "dedup", "--store", join(dir, "durable"), input]);
+    expect(printed.length).toBeGreaterThanOrEqual(4); // 300,000 lines in groups of at most 65,536
+    expect(printed.filter((syncs) => syncs === 0)).toEqual([]);
+    const script = `import { openSeenSet, initSync } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).href)};
+      initSync();
+      const seen = await openSeenSet({ backend: "disk", path: ${JSON.stringify(join(dir, "fast"))}, durable: false });
+      process.stdout.write("opened\\n");
+      for (let i = 0; i < 5; i++) { await seen.addMany(["k" + i]); process.stdout.write("k" + i + "\\n"); }
+      await seen.close();`;
+    // Creating the file is flushed once (its header and directory entry); the batches are not.
+    const fast = syncsBeforeEachPrint(["--input-type=module", "-e", script]);
+    expect(fast.slice(1)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it("a torn last batch is cut off and said on stderr; its keys are new again, the earlier ones stay seen", () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    expect(dedup(["--store", store], "a\nb\n").stdout).toBe("a\nb\n");
+    expect(dedup(["--store", store], "c\nd\ne\n").stdout).toBe("c\nd\ne\n");
+    const log = join(store, "fingerprints.log");
+    // The second batch's record (8 + 3 x 16 + 8 bytes) loses its last 5 bytes, as a write cut short.
+    truncateSync(log, statSync(log).size - 5);
+    const after = dedup(["--store", store], "a\nb\nc\nd\ne\nf\n");
+    expect(after.code).toBe(0);
+    expect(after.stdout).toBe("c\nd\ne\nf\n");
+    expect(after.stderr).toMatch(new RegExp(`^crawlsieve: the disk seen-set ${log} ended in a partly written batch \\(59 bytes .*it was cut off`));
+    // Cut once: the next run finds a whole file.
+    expect(dedup(["--store", store], "a\nf\ng\n")).toEqual({ code: 0, signal: null, stdout: "g\n", stderr: "" });
+  });
+
+  it("a damaged store is a typed error naming the file, or a cut-off tail said on stderr: never a crash or a silent re-print (32 damaged copies)", () => {
+    const dir = temp();
+    const input = join(dir, "input.txt");
+    const keys = Array.from({ length: 100_000 }, (_, i) => `https://damage.example/${i}`);
+    writeFileSync(input, keys.join("\n") + "\n");
+    const store = join(dir, "seen");
+    // Fed in groups, so the file holds many records.
+    for (let at = 0; at < keys.length; at += 20_000) expect(dedup(["--store", store], keys.slice(at, at + 20_000).join("\n") + "\n").code).toBe(0);
+    const log = join(store, "fingerprints.log");
+    const size = statSync(log).size;
+    const next = rng(30_11);
+    const outcomes = { error: 0, recovered: 0 };
+    for (let copy = 0; copy < 32; copy++) {
+      const damaged = join(dir, `copy-${copy}`);
+      cpSync(store, damaged, { recursive: true });
+      const bytes = readFileSync(join(damaged, "fingerprints.log"));
+      // A few random bytes changed at random places (the header's first 16 bytes included).
+      const changes = 1 + Math.floor(next() * 4);
+      for (let c = 0; c < changes; c++) bytes[Math.floor(next() * size)] ^= 1 + Math.floor(next() * 255);
+      // Every fourth copy is also cut short at a random length.
+      writeFileSync(join(damaged, "fingerprints.log"), copy % 4 === 3 ? bytes.subarray(0, Math.floor(next() * size)) : bytes);
+      const run = dedup(["--store", damaged, input]);
+      expect(run.signal, `copy ${copy}`).toBeNull();
+      if (run.code === 2) {
+        expect(run.stderr, `copy ${copy}`).toMatch(new RegExp(`^crawlsieve: .*${join(damaged, "fingerprints.log")}.*\\n$`));
+        expect(run.stdout).toBe("");
+        outcomes.error++;
+      } else {
+        expect(run.code, `copy ${copy}: ${run.stderr}`).toBe(0);
+        if (run.stdout !== "") {
+          // Lines printed again only with the cut said.
+          expect(run.stderr, `copy ${copy}`).toMatch(/ended in a partly written batch .* it was cut off/);
+          outcomes.recovered++;
+        } else {
+          expect(run.stderr).toBe("");
+        }
+      }
+    }
+    expect(outcomes.error).toBeGreaterThan(0);
+    expect(outcomes.recovered).toBeGreaterThan(0);
+  });
+
+  it("imports an LMDB store of the earlier version once: what it held stays seen", () => {
+    const dir = temp();
+    const store = join(dir, "old");
+    mkdirSync(store);
+    // The earlier --store: MD5 fingerprints of the lines in LMDB, through StoreDeduplicator.
+    const old = new StoreDeduplicator(openLmdbStore(store), { items: 1000 });
+    old.checkMany(["a", "b", "c"]);
+    old.close();
+    expect(dedup(["--store", store], "a\nd\nb\ne\nc\n")).toEqual({ code: 0, signal: null, stdout: "d\ne\n", stderr: "" });
+    expect(dedup(["--store", store], "d\nf\na\n").stdout).toBe("f\n");
+    const header = readFileSync(join(store, "fingerprints.log")).subarray(0, 8);
+    expect(header.readUInt16LE(6)).toBe(2); // the MD5 scheme, kept
+  });
+
+  it("creates missing parent directories; names a store path that cannot be used, and a store file that is a directory", async () => {
+    const base = temp();
+    const nested = join(base, "new", "sub");
+    expect(dedup(["--store", nested], "a\nb\na\n")).toEqual({ code: 0, signal: null, stdout: "a\nb\n", stderr: "" });
+    for (const backend of ["disk", "lmdb"] as const) {
+      const seen = await openSeenSet({ backend, path: join(base, backend, "b", "c") });
+      expect(seen.backend).toBe("disk");
+      expect(Array.from(await seen.addMany(["x", "x"]))).toEqual([1, 0]);
+      await seen.close();
+    }
+    const result = dedup(["--store", "/proc/crawlsieve-nope"], "a\n");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/store directory "\/proc\/crawlsieve-nope" cannot be used/);
+    const odd = temp();
+    mkdirSync(join(odd, "fingerprints.log"));
+    const named = dedup(["--store", odd], "a\n");
+    expect(named.code).toBe(2);
+    expect(named.stderr).toBe(`crawlsieve: ${join(odd, "fingerprints.log")} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory\n`);
+    const notOurs = temp();
+    writeFileSync(join(notOurs, "fingerprints.log"), "hello, world: not a store\n");
+    expect(dedup(["--store", notOurs], "a\n").stderr).toBe(`crawlsieve: ${join(notOurs, "fingerprints.log")} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory\n`);
+  });
+
+  it("refuses options that do nothing with --store", () => {
+    for (const flags of [["--approx"], ["--fp-rate", "0.01"], ["--hash", "md5"]]) {
+      const result = dedup([...flags, "--store", temp()], "a\n");
+      expect(result.code, flags.join(" ")).toBe(2);
+      expect(result.stderr, flags.join(" ")).toMatch(new RegExp(`^crawlsieve: .*${flags[0]}.*\\n$`));
+    }
+  });
+});
+
+describe("openSeenSet({ backend: 'disk' })", () => {
+  it("forgets removed keys across processes and reopenings, and clear() empties it for every process", async () => {
+    const path = join(temp(), "set");
+    const one = await openSeenSet({ backend: "disk", path });
+    const two = await openSeenSet({ backend: "disk", path });
+    expect(Array.from(await one.addMany(["a", "b", "c"]))).toEqual([1, 1, 1]);
+    expect(Array.from(await two.addMany(["b", "d"]))).toEqual([0, 1]);
+    expect(Array.from(await two.removeMany(["a", "z"]))).toEqual([1, 0]);
+    expect(Array.from(await one.hasMany(["a", "b", "c", "d"]))).toEqual([0, 1, 1, 1]);
+    await one.close();
+    const three = await openSeenSet({ backend: "disk", path });
+    expect(await three.size()).toBe(3);
+    expect(Array.from(await three.addMany(["a"]))).toEqual([1]);
+    await three.clear();
+    expect(await two.size()).toBe(0);
+    expect(Array.from(await two.addMany(["b"]))).toEqual([1]);
+    await Promise.all([two.close(), three.close()]);
+    await expect(two.addMany(["x"])).rejects.toMatchObject({ code: "ERR_DISPOSED" });
+  });
+});
