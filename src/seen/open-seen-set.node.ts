@@ -1,4 +1,5 @@
 // openSeenSet in Node: every backend, the on-disk and Redis ones included.
+import { init } from "../wasm/node.js";
 import { openDiskSeenSet } from "./disk/disk-seen-set.js";
 import { isSeenSet, openSeenSet as openInMemory } from "./open-seen-set.js";
 import { redisSeenSet } from "./redis-seen-set.js";
@@ -16,6 +17,8 @@ export function openSeenSet<T extends SeenSet>(spec: T): Promise<T>;
 /** Opens the SeenSet a spec describes (memory, window, disk or redis); a SeenSet is returned as it is. */
 export function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet>;
 export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
+  // An async entry point: it initialises the module itself (init() is idempotent).
+  await init();
   if (isSeenSet(spec) || spec === null || typeof spec !== "object") return openInMemory(spec);
   if (spec.backend === "disk" || spec.backend === "lmdb") return openDiskSeenSet(spec.path, { items: spec.items, durable: spec.durable });
   if (spec.backend === "redis") return redisSeenSet(spec);

@@ -10,6 +10,7 @@ import { FingerprintSet } from "../../dedup/fingerprint-set.js";
 import { prepareDirectory } from "../../dedup/store-directory.js";
 import { CrawlsieveError, FormatError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
+import { init } from "../../wasm/node.js";
 import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, isLogFile, readScheme } from "./file-log.js";
@@ -32,6 +33,7 @@ const LOCK_FILE = "lock";
 
 /** Opens (or creates) the disk seen-set in directory `dir` (created with its parents when missing). */
 export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions = {}): Promise<PersistedSeenSet> {
+  await init();
   if (typeof dir !== "string" || dir === "") throw new InvalidArgumentError("path", dir, "a directory path");
   const opts = check.options<DiskSeenSetOptions>("options", options);
   const durable = opts.durable ?? true;

@@ -7,7 +7,9 @@ import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
 import { CrawlsieveError, FormatError, StoreFullError } from "../../errors.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
-import type { Digest } from "../../wasm/staging.js";
+
+/** The fingerprints a file may hold. */
+type Digest = "xxh128" | "md5";
 
 const HEADER = 16;
 const MAGIC = 0x4c465343; // "CSFL"
