@@ -81,11 +81,14 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>, long?: Lon
         }
         continue;
       } else {
-        // The partial line ends in this chunk: one join of its pieces with the rest of the chunk.
-        pending.push(chunk);
-        data = joinPieces(pending);
+        // The partial line ends in this chunk: its pieces joined with the chunk's bytes up to its
+        // "\n", a batch of its own; the rest of the chunk is split where it lies (no copy of it).
+        pending.push(chunk.subarray(0, nl + 1));
+        const line = joinPieces(pending);
         pending = [];
         pendingBytes = 0;
+        yield split(line);
+        data = chunk.subarray(nl + 1);
       }
     }
     const batch = split(data);
