@@ -186,6 +186,24 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     await Promise.all([a.close(), b.close()]);
   }, 120_000);
 
+  it("removeMany in one tab is seen by another tab, and after a reload", async () => {
+    const name = `remove-${storage}`;
+    const [a, b] = await Promise.all([tab(), tab()]);
+    const open = `window.seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });`;
+    await run(a, open, { name, storage });
+    await run(b, open, { name, storage });
+    expect(await run(a, `return Array.from(await window.seen.addMany(arg.keys));`, { keys: ["p", "q", "r"] })).toEqual([1, 1, 1]);
+    expect(await run(b, `return Array.from(await window.seen.removeMany(arg.keys));`, { keys: ["q", "nope"] })).toEqual([1, 0]);
+    expect(await run(a, `return Array.from(await window.seen.hasMany(arg.keys));`, { keys: ["p", "q", "r"] })).toEqual([1, 0, 1]);
+    await run(a, `await window.seen.close();`);
+    await a.reload();
+    await a.evaluate(`(async () => { const cs = await import("/build/js/index.browser.js"); await cs.init(); window.cs = cs; })()`);
+    await run(a, open, { name, storage });
+    expect(await run(a, `return [await window.seen.size(), ...(await window.seen.addMany(arg.keys))];`, { keys: ["q", "p"] })).toEqual([2, 1, 0]);
+    await Promise.all([run(a, `await window.seen.close();`), run(b, `await window.seen.close();`)]);
+    await Promise.all([a.close(), b.close()]);
+  }, 60_000);
+
   it("clear() in one tab is seen by another tab that has the set open", async () => {
     const name = `clear-${storage}`;
     const [a, b] = await Promise.all([tab(), tab()]);
