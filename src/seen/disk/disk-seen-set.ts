@@ -13,7 +13,7 @@ import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
 import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
-import { createLogFile, FileLog, isLogFile, readScheme } from "./file-log.js";
+import { createLogFile, FileLog, isLogFile, readScheme, storeError } from "./file-log.js";
 import { FileLock } from "./file-lock.js";
 
 /** Options of openDiskSeenSet. */
@@ -45,7 +45,12 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   try {
     // Created (or imported) under the lock, so two processes starting at once import once.
     await lock.run(async () => {
-      if (!isLogFile(path)) createLogFile(path, ...startingRecords(dir));
+      if (isLogFile(path)) return;
+      try {
+        createLogFile(path, ...startingRecords(dir));
+      } catch (error) {
+        throw storeError(path, error);
+      }
     });
     const digest = readScheme(path);
     const stored = Math.max(0, (statSync(path).size - 16) / 16);

@@ -2,7 +2,7 @@
 // fingerprint scheme, an epoch that changes when the set is cleared, 4 reserved bytes; the layout
 // of the browser's OPFS file) and then checksummed records (fingerprint-batches.ts), appended once
 // per batch with one write and one fdatasync. Read and written only under the set's lock.
-import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, linkSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
 import { CrawlsieveError, FormatError, StoreFullError } from "../../errors.js";
@@ -17,7 +17,7 @@ const VERSION = 1;
 /** Fingerprint schemes: 1 = XXH3-128 (as the OPFS file), 2 = MD5 (imported from an LMDB store). */
 const SCHEMES: Record<number, Digest> = { 1: "xxh128", 2: "md5" };
 
-/** Creates the file with a header for `digest` unless it exists; atomic (written aside, then linked), so no lock is needed. */
+/** Creates the file with a header for `digest` (and `records`), written aside and renamed into place: a crash leaves no file or a whole one. Called under the set's lock, when the file is missing. */
 export function createLogFile(path: string, digest: Digest, records?: Iterable<Uint8Array>): void {
   const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   const fd = openSync(aside, "w", 0o644);
@@ -27,11 +27,7 @@ export function createLogFile(path: string, digest: Digest, records?: Iterable<U
     for (const record of records ?? []) at += writeAll(fd, record, at);
     fdatasyncSync(fd);
     closeSync(fd);
-    try {
-      linkSync(aside, path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
+    renameSync(aside, path);
     syncDirectory(dirname(path));
   } catch (error) {
     try {
@@ -195,7 +191,7 @@ function syncDirectory(dir: string): void {
 }
 
 /** A failed write as a typed error naming the file: StoreFullError on a full disk. */
-function storeError(path: string, error: unknown): Error {
+export function storeError(path: string, error: unknown): Error {
   if (error instanceof CrawlsieveError) return error;
   if ((error as NodeJS.ErrnoException).code === "ENOSPC" || (error as NodeJS.ErrnoException).code === "EDQUOT") return new StoreFullError(path, error);
   return new CrawlsieveError("ERR_STORE", `cannot write to the store ${path}: ${(error as Error).message}`);
