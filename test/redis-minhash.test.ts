@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { createClient, createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FormatError, InvalidArgumentError, MinHashIndex } from "../build/js/index.node.js";
+import { ContentSieve } from "../build/js/crawlee/index.js";
 import { fromNodeRedis, RedisMinHashIndex, type RedisCommander } from "../build/js/redis/index.js";
 import { exactJaccard, ready, rng } from "./helpers.js";
 import { startCluster, type RedisCluster } from "./support/redis-cluster.js";
@@ -78,7 +79,7 @@ describe("RedisMinHashIndex on one redis-server", () => {
     for (let i = 0; i < 320; i++) texts.push(i < 80 || c.next() < 0.2 ? c.text() : c.nearCopy(texts[Math.floor(c.next() * texts.length)], Math.floor(c.next() * 9)));
     const ids = texts.map((_, i) => `https://example.com/doc/${i}`);
     const index = await RedisMinHashIndex.open(redis, { name: "mh-same", threshold: 0.8 });
-    const answers = [];
+    const answers: ({ id: string; similarity: number } | null)[] = [];
     for (let i = 0; i < texts.length; i += 40) answers.push(...(await index.addMany(ids.slice(i, i + 40), texts.slice(i, i + 40))));
     const memory = new MinHashIndex({ threshold: 0.8 });
     expect(index.params).toEqual(memory.params);
@@ -116,7 +117,8 @@ describe("RedisMinHashIndex on one redis-server", () => {
 
   it("records its geometry; a later process adopts what it leaves open and is refused, by field, what it asks otherwise; bad options are typed errors naming the value", async () => {
     const first = await RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7, sketchSize: 128 });
-    expect(JSON.parse(String(await redis.send(["GET", "cs:{mh-geometry}:mh:meta"])))).toEqual({ v: 1, kind: "minhash", threshold: 0.7, shingle: 3, k: 128, ...first.params, layout: "tagged", shards: 1 });
+    expect(JSON.parse(String(await redis.send(["GET", "cs:{mh-geometry}:mh:meta"])))).toEqual({ v: 1, kind: "minhash", threshold: 0.7, ...first.params, layout: "tagged", shards: 1 });
+    expect(first.params).toMatchObject({ shingle: 3, k: 128 });
     const later = await RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7 });
     expect(later.params).toEqual(first.params);
     const c = corpus(3);
@@ -136,6 +138,30 @@ describe("RedisMinHashIndex on one redis-server", () => {
     expect(await redis.send(["EXISTS", "cs:{mh-bad}:mh:meta"])).toBe(0);
     first.dispose();
     later.dispose();
+  });
+
+  it("the Crawlee content sieve keeps its pages in it: a near copy of a page one crawler fetched is muted in another; a retried page is not its own copy", async () => {
+    // Two sieves over two handles of one index, as two crawler processes would hold them.
+    const [one, two] = await Promise.all([0, 1].map(() => RedisMinHashIndex.open(redis, { name: "mh-sieve", threshold: 0.8 })));
+    const [first, second] = await Promise.all([one, two].map((shared) => ContentSieve.open({ shared })));
+    const c = corpus(13);
+    const text = c.text();
+    const pushed: string[] = [];
+    const page = (url: string, body: string) => ({ request: { url, uniqueKey: url }, body: `<html><body><p>${body}</p></body></html>`, pushData: async () => void pushed.push(url) });
+    const original = page("https://a.example/story", text);
+    await first.middleware(original);
+    await original.pushData();
+    const copy = page("https://b.example/story-copy", c.nearCopy(text, 1));
+    await second.middleware(copy);
+    await copy.pushData();
+    expect(pushed).toEqual(["https://a.example/story"]);
+    expect(second.duplicateOf(copy)).toMatchObject({ url: "https://a.example/story" });
+    expect(second.duplicateOf(copy)!.similarity).toBeGreaterThanOrEqual(0.8);
+    expect(await first.check(page("https://a.example/story", text))).toBeUndefined();
+    expect(second.stats).toEqual({ pages: 1, duplicates: 1 });
+    await expect(ContentSieve.open({ shared: {} as never })).rejects.toThrow(/shared/);
+    one.dispose();
+    two.dispose();
   });
 });
 
