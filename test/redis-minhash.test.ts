@@ -88,6 +88,8 @@ describe("RedisMinHashIndex on one redis-server", () => {
       const matches = memory.query(text);
       memory.add(i, text);
       const answer = answers[i];
+      // The reference written apart from crawlsieve: an earlier document of exact Jaccard >= 0.9 is found.
+      if (texts.slice(0, i).some((earlier) => exactJaccard(earlier, text) >= 0.9)) expect(answer, `document ${i}`).not.toBeNull();
       expect(answer === null, `document ${i}`).toBe(matches.length === 0);
       if (answer === null) return;
       found++;
@@ -95,8 +97,7 @@ describe("RedisMinHashIndex on one redis-server", () => {
       expect(answer.similarity, `document ${i}`).toBe(best);
       // Ties: any of the equally similar earlier documents.
       expect(matches.filter((m) => m.similarity === best).map((m) => ids[m.id]), `document ${i}`).toContain(answer.id);
-      // The reference written apart from crawlsieve: an earlier document of exact Jaccard >= 0.9 is found.
-      if (texts.slice(0, i).some((earlier) => exactJaccard(earlier, text) >= 0.9)) expect(answer.similarity).toBeGreaterThanOrEqual(0.8);
+      expect(answer.similarity).toBeGreaterThanOrEqual(0.8);
     });
     const mustFind = texts.filter((text, i) => texts.slice(0, i).some((earlier) => exactJaccard(earlier, text) >= 0.9)).length;
     expect(mustFind).toBeGreaterThan(40);

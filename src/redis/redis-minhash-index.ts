@@ -19,7 +19,8 @@
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { md5Many } from "../hash/md5.js";
 import { DEFAULT_SKETCH_SIZE, MinHashIndex } from "../near-dup/minhash-index.js";
-import { lshLayout, sketchMany, type SketchParams, type Sketches } from "../near-dup/minhash.js";
+import { DEFAULT_SHINGLE, maxShingle } from "../near-dup/features.js";
+import { checkSketchParams, lshLayout, MAX_BINS, MAX_SKETCH, sketchMany, type SketchParams, type Sketches } from "../near-dup/minhash.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
@@ -88,14 +89,13 @@ export class RedisMinHashIndex {
     const layout = lshLayout(threshold);
     const ask = {
       threshold,
-      shingle: opts.shingle === undefined ? undefined : check.integerInRange("shingle", opts.shingle, 1, 16),
-      k: opts.sketchSize === undefined ? undefined : check.integerInRange("sketchSize", opts.sketchSize, 8, 4096),
-      bands: opts.bands === undefined ? undefined : check.integerInRange("bands", opts.bands, 1, 1024),
-      rows: opts.rows === undefined ? undefined : check.integerInRange("rows", opts.rows, 1, 1024),
+      shingle: opts.shingle === undefined ? undefined : check.integerInRange("shingle", opts.shingle, 1, maxShingle()),
+      k: opts.sketchSize === undefined ? undefined : check.integerInRange("sketchSize", opts.sketchSize, 8, MAX_SKETCH),
+      bands: opts.bands === undefined ? undefined : check.integerInRange("bands", opts.bands, 1, MAX_BINS),
+      rows: opts.rows === undefined ? undefined : check.integerInRange("rows", opts.rows, 1, MAX_BINS),
     };
-    // Checked in full (bins, shingle bound) by the scratch index before anything is recorded.
-    const proposedParams = { shingle: ask.shingle ?? 3, k: ask.k ?? DEFAULT_SKETCH_SIZE, bands: ask.bands ?? layout.bands, rows: ask.rows ?? layout.rows };
-    new MinHashIndex({ threshold, shingle: proposedParams.shingle, sketchSize: proposedParams.k, bands: proposedParams.bands, rows: proposedParams.rows }).dispose();
+    // Checked in full (bands x rows) before anything is recorded.
+    const proposedParams = checkSketchParams({ shingle: ask.shingle ?? DEFAULT_SHINGLE, k: ask.k ?? DEFAULT_SKETCH_SIZE, bands: ask.bands ?? layout.bands, rows: ask.rows ?? layout.rows });
     const spread = redis.cluster === true;
     const proposed = { kind: "minhash", threshold, ...proposedParams, layout: spread ? "spread" : "tagged", shards: spread ? SPREAD_SHARDS : 1 };
     const { value } = await adoptDescription(redis, `${prefix}mh:meta`, proposed, parseMinHashDescription(ask), durability);
@@ -141,7 +141,8 @@ export class RedisMinHashIndex {
     // 2. The bands: each claim returns the id hashes that claimed the band before this document.
     const live = Array.from({ length: n }, (_, i) => i).filter((i) => sketches.values[i * stride] !== 0);
     const claims = live.flatMap((i) => Array.from({ length: bands }, (_, b) => ({ i, b, key: sketches.keys[i * bands + b] })));
-    const earlier: string[][] = Array.from({ length: n }, () => []);
+    // By document and band, so candidates are met in band order, then claim order, whatever order the replies come in.
+    const claimed: string[][] = Array.from({ length: n * bands }, () => []);
     const groups = new Map<number, typeof claims>();
     for (const claim of claims) {
       const shard = this.shardOfBand(claim.b, claim.key);
@@ -158,11 +159,12 @@ export class RedisMinHashIndex {
         packed[BAND_RECORD * j + 14] = stored[i]; // an id holding another text looks only
       });
       const reply = (await MINHASH_CLAIM.run(this.redis, [this.bandKeys[shard]], [packed])) as Uint8Array[];
-      group.forEach(({ i }, j) => {
+      group.forEach(({ i, b }, j) => {
         const before = reply[j];
-        for (let at = 0; at + ID_HASH <= before.length; at += ID_HASH) earlier[i].push(Buffer.from(before.subarray(at, at + ID_HASH)).toString("latin1"));
+        for (let at = 0; at + ID_HASH <= before.length; at += ID_HASH) claimed[i * bands + b].push(Buffer.from(before.subarray(at, at + ID_HASH)).toString("latin1"));
       });
     }));
+    const earlier = Array.from({ length: n }, (_, i) => claimed.slice(i * bands, (i + 1) * bands).flat());
     // 3. The candidates' sketches: the batch's own from memory, the rest from Redis.
     const inBatch = new Map<string, number>();
     docs.forEach((h, i) => stored[i] === 1 && inBatch.set(Buffer.from(h).toString("latin1"), i));
@@ -191,7 +193,7 @@ export class RedisMinHashIndex {
     return out;
   }
 
-  /** Each document's best candidate at or above the threshold, estimated in WASM; ties go to the first claimant met. */
+  /** Each document's best candidate at or above the threshold, estimated in WASM; of equal estimates, the first met (by band, then claim order). */
   private verify(ids: readonly string[], docs: readonly Uint8Array[], sketches: Sketches, earlier: readonly string[][], inBatch: ReadonlyMap<string, number>, fetched: ReadonlyMap<string, { id: string; sketch: Uint32Array }>): (RedisMinHashMatch | null)[] {
     const { k, bands } = this.params;
     const stride = k + 1;
