@@ -126,6 +126,11 @@ describe("RedisMinHashIndex on one redis-server", () => {
     const text = c.text();
     await first.add("a", text);
     expect(await later.add("b", c.nearCopy(text, 1))).toMatchObject({ id: "a" });
+    // An id is stored once: "a" added again with another text keeps its first one, and claims none of the new text's bands.
+    const other = c.text();
+    expect(await first.add("a", other)).toBeNull();
+    expect(await later.add("d", c.nearCopy(other, 1))).toBeNull();
+    expect(await later.add("e", c.nearCopy(text, 1))).toMatchObject({ similarity: expect.any(Number) });
     await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.8 })).rejects.toThrow(FormatError);
     await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.8 })).rejects.toThrow(/"threshold" must be 0.8, as this process asked/);
     await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7, sketchSize: 256 })).rejects.toThrow(/"k" must be 256/);

@@ -143,14 +143,8 @@ export class RedisMinHashIndex {
     const claims = live.flatMap((i) => Array.from({ length: bands }, (_, b) => ({ i, b, key: sketches.keys[i * bands + b] })));
     // By document and band, so candidates are met in band order, then claim order, whatever order the replies come in.
     const claimed: string[][] = Array.from({ length: n * bands }, () => []);
-    const groups = new Map<number, typeof claims>();
-    for (const claim of claims) {
-      const shard = this.shardOfBand(claim.b, claim.key);
-      const group = groups.get(shard);
-      if (group === undefined) groups.set(shard, [claim]);
-      else group.push(claim);
-    }
-    await Promise.all([...groups].map(async ([shard, group]) => {
+    await Promise.all(this.byShard(claims.length, (c) => this.shardOfBand(claims[c].b, claims[c].key)).map(async ([shard, members]) => {
+      const group = members.map((c) => claims[c]);
       const packed = Buffer.alloc(BAND_RECORD * group.length);
       group.forEach(({ i, b, key }, j) => {
         packed.writeUInt16LE(b, BAND_RECORD * j);
