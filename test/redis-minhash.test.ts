@@ -128,7 +128,10 @@ describe("RedisMinHashIndex on one redis-server", () => {
     expect(await later.add("b", c.nearCopy(text, 1))).toMatchObject({ id: "a" });
     // An id is stored once: "a" added again with another text keeps its first one, and claims none of the new text's bands.
     const other = c.text();
+    const bandFields = () => redis.send(["HLEN", "cs:{mh-geometry}:mh:b:0"]);
+    const fieldsBefore = await bandFields();
     expect(await first.add("a", other)).toBeNull();
+    expect(await bandFields()).toBe(fieldsBefore);
     expect(await later.add("d", c.nearCopy(other, 1))).toBeNull();
     expect(await later.add("e", c.nearCopy(text, 1))).toMatchObject({ similarity: expect.any(Number) });
     await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.8 })).rejects.toThrow(FormatError);
