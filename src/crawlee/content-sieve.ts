@@ -23,6 +23,7 @@ export interface NearDuplicate {
 
 /** A near-duplicate index shared by a fleet (RedisMinHashIndex): stores pages and answers each one's most similar earlier page, or null. */
 export interface SharedNearDupIndex {
+  /** Stores pages (ids[i] for texts[i]); for each, the most similar page stored earlier, or null. */
   addMany(ids: string[], texts: string[]): Promise<readonly ({ readonly id: string; readonly similarity: number } | null)[]>;
 }
 
