@@ -2,8 +2,10 @@
 // the SimHash of the page's text: each page's 64-bit fingerprint is looked up in a NearDupIndex
 // (every stored fingerprint within maxDistance bits, exactly) and then stored. A page near one
 // seen before is marked, and its pushData and enqueueLinks become no-ops (configurable). Use it
-// as router middleware: router.use(sieve.middleware).
-import { CrawlsieveError } from "../errors.js";
+// as router middleware: router.use(sieve.middleware). With `shared` (a RedisMinHashIndex, or any
+// index of the same shape) the pages are kept there instead, by MinHash, so a fleet of crawlers
+// finds the near copies of pages any of them fetched.
+import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { htmlToText } from "../html/html-to-text.js";
 import { init, NearDupIndex, simhash } from "../index.node.js";
 import * as check from "../validate.js";
@@ -13,8 +15,16 @@ import { DEFAULT_SKIP, muteContext, type PageEffect } from "./page-effects.js";
 export interface NearDuplicate {
   /** URL of the page seen first. */
   readonly url: string;
-  /** Hamming distance of the two fingerprints. */
-  readonly distance: number;
+  /** Hamming distance of the two SimHash fingerprints (the sieve's own index). */
+  readonly distance?: number;
+  /** Estimated Jaccard similarity of the two texts (a `shared` index). */
+  readonly similarity?: number;
+}
+
+/** A near-duplicate index shared by a fleet (RedisMinHashIndex): stores pages and answers each one's most similar earlier page, or null. */
+export interface SharedNearDupIndex {
+  /** Stores pages (ids[i] for texts[i]); for each, the most similar page stored earlier, or null. */
+  addMany(ids: string[], texts: string[]): Promise<readonly ({ readonly id: string; readonly similarity: number } | null)[]>;
 }
 
 /** Options of ContentSieve.open. */
@@ -27,6 +37,12 @@ export interface ContentSieveOptions {
   readonly skip?: readonly PageEffect[];
   /** Pages with fewer words are never called near-duplicates: short texts collide (default 20). */
   readonly minWords?: number;
+  /**
+   * Keep the pages in this index instead of the sieve's own (`await RedisMinHashIndex.open(redis,
+   * { name, threshold })` from `crawlsieve/redis`): a page is stored under its URL, and a page near
+   * one any process stored is a near-duplicate (maxDistance does not apply; the index's threshold does).
+   */
+  readonly shared?: SharedNearDupIndex;
 }
 
 /** The parts of a crawling context the sieve reads. */
@@ -53,6 +69,7 @@ export class ContentSieve {
     await init();
     const opts = check.options<ContentSieveOptions>("options", options);
     if (opts.text !== undefined && typeof opts.text !== "function") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "text must be a function of the crawling context");
+    if (opts.shared !== undefined && typeof opts.shared?.addMany !== "function") throw new InvalidArgumentError("shared", opts.shared, "an index with addMany(ids, texts), such as a RedisMinHashIndex");
     const skip = opts.skip ?? DEFAULT_SKIP;
     for (const s of skip) check.oneOf<PageEffect>("skip", s, ["pushData", "enqueueLinks", "addRequests"]);
     return new ContentSieve({ ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) });
@@ -69,6 +86,7 @@ export class ContentSieve {
     const text = this.opts.text !== undefined ? await this.opts.text(ctx) : defaultText(ctx);
     this.stats.pages += 1;
     if (text.split(/\s+/).filter(Boolean).length < this.opts.minWords) return undefined;
+    if (this.opts.shared !== undefined) return this.checkShared(ctx, text);
     // From here to the end nothing awaits: the lookup and the insert are one step for concurrent pages.
     const fp = simhash(text);
     const { uniqueKey } = ctx.request;
@@ -87,6 +105,16 @@ export class ContentSieve {
       this.seen.push({ url: ctx.request.loadedUrl ?? ctx.request.url, uniqueKey });
     }
     return undefined;
+  }
+
+  /** Stores the page in the shared index under its URL; the index stores an id once and never reports a page as its own copy, so a retried page is not marked. */
+  private async checkShared(ctx: PageContext, text: string): Promise<NearDuplicate | undefined> {
+    const [match] = await this.opts.shared!.addMany([ctx.request.loadedUrl ?? ctx.request.url], [text]);
+    if (match === null || match === undefined) return undefined;
+    const mark = { url: match.id, similarity: match.similarity };
+    this.marks.set(ctx.request, mark);
+    this.stats.duplicates += 1;
+    return mark;
   }
 
   /** The earlier page this request's page was found near (after the middleware ran), or undefined. */

@@ -14,6 +14,7 @@ export { RedisBlockedBloomFilter, type RedisBlockedBloomFilterOptions } from "./
 export { RedisUnavailableError } from "../errors.js";
 export { RedisTimeWindowFilter, type RedisTimeWindowFilterOptions } from "./redis-time-window-filter.js";
 export { RedisDeduplicator, type RedisDeduplicatorOptions } from "./redis-deduplicator.js";
+export { RedisMinHashIndex, type RedisMinHashIndexOptions, type RedisMinHashMatch } from "./redis-minhash-index.js";
 export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";
 export { RedisCountingBloomFilter, type RedisCountingBloomFilterOptions } from "./redis-counting-bloom-filter.js";
 export { withRecentCache } from "../cache/recent-cache.js";

@@ -187,3 +187,51 @@ export const PREALLOCATE = new Script(`
 if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SETRANGE', KEYS[1], tonumber(ARGV[1]) - 1, '\\0') end
 return 1
 `);
+
+/**
+ * MinHash document store: KEYS[1] a shard's document hash; ARGV: field, record, field, record...
+ * (field: the id's 8-byte hash; record: sketch and id). HSETNX keeps an id's first record, so a
+ * batch sent again stores nothing twice. Returns one 0/1 per document: 1 when the record now
+ * stored is this one (stored now, or before with the same text), 0 when the id holds another.
+ */
+export const MINHASH_STORE = new Script(`
+local out = {}
+for i = 1, #ARGV, 2 do
+  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 or redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
+`);
+
+/**
+ * MinHash band claims: KEYS[1] a shard's band hash; ARGV[1] records of 15 bytes: the band field
+ * (6 bytes), a document's 8-byte id hash, and 1 to add it or 0 to look only. A field's value is
+ * the id hashes that claimed it, in order. Each record returns the hashes before the document's
+ * own (all of them when it is not there) and, adding, appends it when absent: the check and the
+ * add are one step, and a record sent again answers as the first time.
+ */
+export const MINHASH_CLAIM = new Script(`
+local p = ARGV[1]
+local out = {}
+for i = 0, #p / 15 - 1 do
+  local at = i * 15
+  local field = string.sub(p, at + 1, at + 6)
+  local id = string.sub(p, at + 7, at + 14)
+  local v = redis.call('HGET', KEYS[1], field) or ''
+  local before = v
+  local found = false
+  for j = 1, #v, 8 do
+    if string.sub(v, j, j + 7) == id then
+      before = string.sub(v, 1, j - 1)
+      found = true
+      break
+    end
+  end
+  if not found and string.byte(p, at + 15) == 1 then redis.call('HSET', KEYS[1], field, v .. id) end
+  out[i + 1] = before
+end
+return out
+`);
