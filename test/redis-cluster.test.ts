@@ -2,24 +2,18 @@
 // structure spread over every master, concurrent writers, a master killed with SIGKILL and its
 // replica promoted mid-stream, and slots resharded mid-stream.
 import { spawn, spawnSync } from "node:child_process";
-import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromNodeRedis, keySlot, RedisBlockedBloomFilter, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, urls } from "./helpers.js";
-import { startCluster, type RedisCluster } from "./support/redis-cluster.js";
+import { startCluster, type RedisCluster, connectCluster } from "./support/redis-cluster.js";
 
 const WORKER = new URL("./support/redis-worker.mjs", import.meta.url).pathname;
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 let cluster: RedisCluster;
-let client: ReturnType<typeof createCluster>;
+let client: Awaited<ReturnType<typeof connectCluster>>;
 let redis: RedisCommander;
 
-const connect = async () => {
-  const c = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })), defaults: { disableOfflineQueue: true, socket: { reconnectStrategy: false, connectTimeout: 2_000 } } });
-  c.on("error", () => undefined);
-  await c.connect();
-  return c;
-};
+const connect = () => connectCluster(cluster);
 
 beforeAll(async () => {
   await ready();

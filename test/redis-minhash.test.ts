@@ -2,13 +2,13 @@
 // in-memory MinHashIndex for the same documents, three processes sharing one index, the recorded
 // geometry, a master killed with SIGKILL under "replicated" durability, and bytes per document.
 import { spawn } from "node:child_process";
-import { createClient, createCluster } from "redis";
+import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FormatError, InvalidArgumentError, MinHashIndex } from "../build/js/index.node.js";
 import { ContentSieve } from "../build/js/crawlee/index.js";
 import { fromNodeRedis, RedisMinHashIndex, type RedisCommander } from "../build/js/redis/index.js";
 import { exactJaccard, ready, rng } from "./helpers.js";
-import { startCluster, type RedisCluster } from "./support/redis-cluster.js";
+import { startCluster, type RedisCluster, connectCluster } from "./support/redis-cluster.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
 const WORKER = new URL("./support/minhash-worker.mjs", import.meta.url).pathname;
@@ -16,15 +16,8 @@ let server: RedisServer;
 let single: ReturnType<typeof createClient>;
 let redis: RedisCommander;
 let cluster: RedisCluster;
-let clusterClient: ReturnType<typeof createCluster>;
+let clusterClient: Awaited<ReturnType<typeof connectCluster>>;
 let shared: RedisCommander;
-
-const connectCluster = async () => {
-  const c = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })), defaults: { disableOfflineQueue: true, socket: { reconnectStrategy: false, connectTimeout: 2_000 } } });
-  c.on("error", () => undefined);
-  await c.connect();
-  return c;
-};
 
 beforeAll(async () => {
   await ready();
@@ -33,7 +26,7 @@ beforeAll(async () => {
   single.on("error", () => undefined);
   await single.connect();
   redis = fromNodeRedis(single);
-  clusterClient = await connectCluster();
+  clusterClient = await connectCluster(cluster);
   shared = fromNodeRedis(clusterClient);
 }, 60_000);
 afterAll(async () => {
@@ -205,7 +198,7 @@ describe("RedisMinHashIndex on a Redis Cluster", () => {
     await cluster.settle(() => cluster.masters().length === 3 && /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)));
     expect(cluster.masters()).toContain(replica.port);
     // Read back through a fresh client: every acknowledged document (sketch and bands) is found by its copy.
-    const reader = await connectCluster();
+    const reader = await connectCluster(cluster);
     try {
       const again = await RedisMinHashIndex.open(fromNodeRedis(reader), { name: "mh-wait", threshold: 0.8 });
       const copies = await again.addMany(ids.map((id) => `copy-of-${id}`), texts);

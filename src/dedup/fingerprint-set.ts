@@ -154,25 +154,22 @@ export class FingerprintSet {
 
   /** out[i] = 1 when the i-th packed 16-byte fingerprint is in the set. */
   hasFingerprints(packed: Uint8Array): Uint8Array {
-    const count = fingerprintCount(packed);
-    const out = new Uint8Array(count);
-    eachStoredBatch(count, (n, at) => {
-      const arena = this.live();
-      this.digests.copyIn(arena.u8, packed.subarray(16 * at, 16 * (at + n)));
-      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr);
-      this.out.copyOut(arena.u8, out, at, n);
-    });
-    return out;
+    return this.eachPacked(packed, (k, n) => k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr));
   }
 
   /** Removes packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was there (a repeat finds it gone). */
   removeFingerprints(packed: Uint8Array): Uint8Array {
+    return this.eachPacked(packed, (k, n) => k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr));
+  }
+
+  /** Copies packed fingerprints into the digest region a batch at a time, runs `kernel` on each, and gathers its flags. */
+  private eachPacked(packed: Uint8Array, kernel: (k: Arena["k"], n: number) => void): Uint8Array {
     const count = fingerprintCount(packed);
     const out = new Uint8Array(count);
     eachStoredBatch(count, (n, at) => {
       const arena = this.live();
       this.digests.copyIn(arena.u8, packed.subarray(16 * at, 16 * (at + n)));
-      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr);
+      kernel(arena.k, n);
       this.out.copyOut(arena.u8, out, at, n);
     });
     return out;

@@ -32,3 +32,6 @@ export interface RedisCluster {
 
 /** Starts three masters and three replicas on loopback and joins them into one cluster. */
 export function startCluster(): Promise<RedisCluster>;
+
+/** A node-redis cluster client on `cluster` that fails fast instead of queueing (the tests kill nodes). */
+export function connectCluster(cluster: RedisCluster): Promise<import("redis").RedisClusterType>;

@@ -92,3 +92,12 @@ export async function startCluster() {
   await cluster.settle(() => cluster.masters().length === 3);
   return cluster;
 }
+
+/** A node-redis cluster client on `cluster` that fails fast instead of queueing (the tests kill nodes). */
+export async function connectCluster(cluster) {
+  const { createCluster } = await import("redis");
+  const client = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })), defaults: { disableOfflineQueue: true, socket: { reconnectStrategy: false, connectTimeout: 2_000 } } });
+  client.on("error", () => undefined);
+  await client.connect();
+  return client;
+}
