@@ -9,7 +9,7 @@ import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, stat
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openLmdbStore, openSeenSet, StoreDeduplicator } from "../build/js/index.node.js";
+import { openDiskSeenSet, openLmdbStore, openSeenSet, StoreDeduplicator } from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -275,6 +275,33 @@ describe("dedup --store", () => {
 });
 
 describe("openSeenSet({ backend: 'disk' })", () => {
+  it("reads a log larger than one read piece (16 MiB) whole: records cut at a piece's end, a torn tail in the last piece", async () => {
+    const path = join(temp(), "set");
+    const seen = await openSeenSet({ backend: "disk", path });
+    const key = (i: number) => `https://pieces.example/${i}`;
+    // 1.2 M keys in batches of 100,003: about 19 MB of records, each batch several records of odd sizes.
+    for (let at = 0; at < 1_200_000; at += 100_003) await seen.addMany(Array.from({ length: Math.min(100_003, 1_200_000 - at) }, (_, i) => key(at + i)));
+    await seen.close();
+    const log = join(path, "fingerprints.log");
+    expect(statSync(log).size).toBeGreaterThan(16 << 20);
+    const again = await openSeenSet({ backend: "disk", path });
+    expect(await again.size()).toBe(1_200_000);
+    const probe = Array.from({ length: 1000 }, (_, i) => key(i * 1199));
+    expect(Array.from(await again.hasMany([...probe, "absent"])).reduce((a, b) => a + b, 0)).toBe(1000);
+    await again.close();
+    truncateSync(log, statSync(log).size - 3);
+    const told: string[] = [];
+    const cut = await openDiskSeenSet(path, { onRecover: (message) => told.push(message) });
+    expect(told).toHaveLength(1);
+    // The last batch's last record lost: its keys are new again, the others stay seen.
+    const size = await cut.size();
+    expect(size).toBeLessThan(1_200_000);
+    expect(size).toBeGreaterThan(1_200_000 - 65_537);
+    expect(Array.from(await cut.addMany([key(0), key(1_199_999)]))).toEqual([0, 1]);
+    await cut.close();
+  }, 60_000);
+
+
   it("forgets removed keys across processes and reopenings, and clear() empties it for every process", async () => {
     const path = join(temp(), "set");
     const one = await openSeenSet({ backend: "disk", path });

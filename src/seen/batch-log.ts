@@ -7,6 +7,8 @@ export interface LogRead {
   /** True when the log was cleared or started again since the last read, or this is the first: the table must be emptied before `records` are added. */
   readonly reset: boolean;
   readonly records: Uint8Array;
+  /** True when the log holds more bytes after `records` (read in pieces): read again, after unread() of a record cut at the piece's end. */
+  readonly more?: boolean;
 }
 
 /** The changes of one write, applied in this order, durably before the promise resolves. */
@@ -31,6 +33,8 @@ export interface BatchLog {
   read(): Promise<LogRead>;
   /** Applies a write and ends what read() began. */
   write(change: LogWrite): Promise<void>;
+  /** Gives back the last `bytes` of what read() returned (a record cut at a piece's end), for the next read. */
+  unread?(bytes: number): void;
   /** Ends what read() began without a change (after an error between the two). */
   abort(): Promise<void>;
   /** Releases the store. */

@@ -104,26 +104,31 @@ export interface DecodedRecords {
  * one when its checksum fails, or a tail of zero bytes, is a torn write: reported, not thrown,
  * since its batch was never acknowledged. A bad record with whole records after it is corruption
  * of acknowledged keys: a typed error, never a silent loss. `where` names the store in messages.
+ * With `piece`, the bytes are a piece of a longer log: a record running past their end is not
+ * torn but continues after them (`goodBytes` says where it began), and nothing else at the end
+ * is forgiven.
  */
-export function decodeRecords(bytes: Uint8Array, where: string): DecodedRecords {
+export function decodeRecords(bytes: Uint8Array, where: string, piece = false): DecodedRecords {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const batches: RecordBatch[] = [];
   let at = 0;
   while (at < bytes.length) {
     const left = bytes.length - at;
+    if (piece && left < RECORD_HEAD + RECORD_TAIL) return { batches, goodBytes: at, torn: false };
     const magic = left < RECORD_HEAD + RECORD_TAIL ? 0 : view.getUint32(at, true);
     if (magic !== RECORD_MAGIC && magic !== FORGET_MAGIC) {
-      if (bytes.subarray(at).every((b) => b === 0) || left < RECORD_HEAD + RECORD_TAIL) return { batches, goodBytes: at, torn: true };
+      // In a piece, zeros up to its end may be a torn tail that goes on: decided on the last piece.
+      if (bytes.subarray(at).every((b) => b === 0) || left < RECORD_HEAD + RECORD_TAIL) return { batches, goodBytes: at, torn: !piece };
       throw new FormatError(`${where}: no record at byte ${at} (bad magic), with ${left} bytes after it`, "ERR_FORMAT");
     }
     const count = view.getUint32(at + 4, true);
     if (count > RECORD_FINGERPRINTS) throw new FormatError(`${where}: the record at byte ${at} declares ${count} fingerprints`, "ERR_FORMAT");
     const end = at + RECORD_HEAD + 16 * count + RECORD_TAIL;
-    if (end > bytes.length) return { batches, goodBytes: at, torn: true };
+    if (end > bytes.length) return { batches, goodBytes: at, torn: !piece };
     const stored = view.getBigUint64(end - RECORD_TAIL, true);
     const computed = checksumBytes(0n, bytes.subarray(at, end - RECORD_TAIL));
     if (stored !== computed) {
-      if (end === bytes.length) return { batches, goodBytes: at, torn: true };
+      if (end === bytes.length && !piece) return { batches, goodBytes: at, torn: true };
       throw new ChecksumMismatchError(stored, computed);
     }
     batches.push({ fingerprints: bytes.subarray(at + RECORD_HEAD, end - RECORD_TAIL), forget: magic === FORGET_MAGIC });

@@ -38,7 +38,8 @@ export class PersistedSeenSet implements ForgettingSeenSet {
   /** Where the batches are kept ("disk", "opfs", "indexeddb"). */
   readonly storage: string;
   private table: FingerprintSet | undefined;
-  private reads = 0;
+  /** The log was read once (what is read after is others' writes). */
+  private loaded = false;
   private others = 0;
   private held = 0;
 
@@ -139,20 +140,29 @@ export class PersistedSeenSet implements ForgettingSeenSet {
       const table = this.live();
       let keep: number | undefined;
       try {
-        const read = await log.read();
-        if (read.reset) table.clear();
-        const decoded = decodeRecords(read.records, log.name);
-        for (const batch of decoded.batches) {
-          if (batch.forget) table.removeFingerprints(batch.fingerprints);
-          else table.addFingerprints(batch.fingerprints);
-          if (this.reads > 0 && !read.reset) this.others += batch.fingerprints.length / 16;
+        // In pieces where the log gives them: a record cut at a piece's end is read again with the next.
+        for (let first = true; ; first = false) {
+          const read = await log.read();
+          if (read.reset && first && table.size > 0) table.clear();
+          const piece = read.more === true;
+          const decoded = decodeRecords(read.records, log.name, piece);
+          for (const batch of decoded.batches) {
+            if (batch.forget) table.removeFingerprints(batch.fingerprints);
+            else table.addFingerprints(batch.fingerprints);
+            if (this.loaded && !read.reset) this.others += batch.fingerprints.length / 16;
+          }
+          if (piece) {
+            log.unread!(read.records.length - decoded.goodBytes);
+            continue;
+          }
+          if (decoded.torn && log.atomicWrites) throw new FormatError(`a record of ${log.name} is cut short`, "ERR_TRUNCATED");
+          if (decoded.torn) {
+            keep = decoded.goodBytes;
+            this.parts.onRecover?.(`${log.name} ended in a partly written batch (${read.records.length - keep} bytes from a write that stopped before it was acknowledged, or a damaged last batch); it was cut off, and its keys count as new again`);
+          }
+          break;
         }
-        this.reads++;
-        if (decoded.torn && log.atomicWrites) throw new FormatError(`a record of ${log.name} is cut short`, "ERR_TRUNCATED");
-        if (decoded.torn) {
-          keep = decoded.goodBytes;
-          this.parts.onRecover?.(`${log.name} ended in a partly written batch (${read.records.length - keep} bytes from a write that stopped before it was acknowledged, or a damaged last batch); it was cut off, and its keys count as new again`);
-        }
+        this.loaded = true;
       } catch (error) {
         await log.abort();
         throw storageError(error, `reading ${log.name}`);

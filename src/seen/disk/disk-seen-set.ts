@@ -54,7 +54,8 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
     });
     const digest = readScheme(path);
     const stored = Math.max(0, (statSync(path).size - 16) / 16);
-    const items = Math.max(check.positiveInteger("items", opts.items ?? 4096), Math.ceil(stored));
+    // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
+    const items = Math.max(check.positiveInteger("items", opts.items ?? 4096), Math.ceil(stored * 1.05) + 1024);
     const set = new PersistedSeenSet({
       backend: "disk",
       log: new FileLog(path, durable),

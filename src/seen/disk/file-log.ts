@@ -12,6 +12,8 @@ import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 type Digest = "xxh128" | "md5";
 
 const HEADER = 16;
+/** Bytes read at a time: reading a large log whole would touch that much fresh memory at once. */
+const PIECE = 16 << 20;
 const MAGIC = 0x4c465343; // "CSFL"
 const VERSION = 1;
 /** Fingerprint schemes: 1 = XXH3-128 (as the OPFS file), 2 = MD5 (imported from an LMDB store). */
@@ -62,6 +64,10 @@ export class FileLog implements BatchLog {
   private offset = 0;
   /** Where the bytes of the last read began. */
   private readFrom = 0;
+  /** The buffer pieces are read into, reused: fresh memory is costly to touch (page faults), and a read's records are used before the next read. */
+  private buffer: Uint8Array | undefined;
+  /** The last read was given back whole (a record or torn tail longer than a piece): the next one reads to the end. */
+  private whole = false;
 
   constructor(private readonly path: string, private readonly durable: boolean) {
     this.name = `the disk seen-set ${path}`;
@@ -74,7 +80,10 @@ export class FileLog implements BatchLog {
     // Another epoch (cleared), or a file shorter than what was read (replaced): read it whole.
     const from = epoch === this.epoch && this.offset >= HEADER && this.offset <= size ? this.offset : HEADER;
     const reset = from !== this.offset || epoch !== this.epoch;
-    const records = new Uint8Array(size - from);
+    const length = this.whole ? size - from : Math.min(size - from, PIECE);
+    this.whole = false;
+    if (this.buffer === undefined || this.buffer.length < length) this.buffer = new Uint8Array(Math.max(length, Math.min(PIECE, 1 << 20)));
+    const records = this.buffer.subarray(0, length);
     for (let at = 0; at < records.length; ) {
       const got = readSync(fd, records, at, records.length - at, from + at);
       if (got === 0) throw new FormatError(`${this.path} ended at ${from + at} bytes while ${size} were expected`, "ERR_TRUNCATED");
@@ -82,8 +91,13 @@ export class FileLog implements BatchLog {
     }
     this.epoch = epoch;
     this.readFrom = from;
-    this.offset = size;
-    return { reset, records };
+    this.offset = from + length;
+    return { reset, records, more: from + length < size };
+  }
+
+  unread(bytes: number): void {
+    if (bytes === this.offset - this.readFrom) this.whole = true;
+    this.offset -= bytes;
   }
 
   async write(change: LogWrite): Promise<void> {
