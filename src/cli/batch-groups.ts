@@ -11,14 +11,25 @@ const WAIT_MS = 5;
 export async function* batchGroups(batches: AsyncIterable<LineBatch>, maxLines: number): AsyncGenerator<LineBatch[]> {
   const iterator = batches[Symbol.asyncIterator]();
   let next: Promise<IteratorResult<LineBatch>> | undefined = iterator.next();
-  while (next !== undefined) {
-    const first = await next;
-    next = undefined;
-    if (first.done === true) return;
-    const group = [first.value];
-    let lines = first.value.count;
+  // A batch taken that would have made its group too large: it starts the next group.
+  let held: LineBatch | undefined;
+  for (;;) {
+    let first: LineBatch;
+    if (held !== undefined) {
+      first = held;
+      held = undefined;
+    } else {
+      const got = await next!;
+      next = undefined;
+      if (got.done === true) return;
+      first = got.value;
+    }
+    const group = [first];
+    let lines = first.count;
+    let ended = false;
     while (lines < maxLines) {
-      const pending = iterator.next();
+      const pending = next ?? iterator.next();
+      next = undefined;
       let timer: NodeJS.Timeout | undefined;
       const ready = await Promise.race([pending, new Promise<undefined>((resolve) => (timer = setTimeout(resolve, WAIT_MS, undefined)))]);
       clearTimeout(timer);
@@ -27,13 +38,18 @@ export async function* batchGroups(batches: AsyncIterable<LineBatch>, maxLines: 
         break;
       }
       if (ready.done === true) {
-        yield group;
-        return;
+        ended = true;
+        break;
+      }
+      if (lines + ready.value.count > maxLines) {
+        held = ready.value;
+        break;
       }
       group.push(ready.value);
       lines += ready.value.count;
     }
     yield group;
-    next ??= iterator.next();
+    if (ended) return;
+    if (held === undefined) next ??= iterator.next();
   }
 }
