@@ -262,10 +262,15 @@ export class FileSpill implements LineSpill {
 
   /** A file error as one line for the command line: where, and the system's reason. */
   private readonly fail = (error: unknown): never => {
-    const e = error as NodeJS.ErrnoException;
-    const reason = e.code === "ENOSPC" ? "no space left on the device" : e.code === "EACCES" || e.code === "EROFS" || e.code === "EPERM" ? "not writable" : e.code === "ENOTDIR" || e.code === "ENOENT" ? "not a folder" : (e.message ?? String(error));
-    throw new CrawlsieveError("ERR_SPILL", `cannot spill lines to disk in ${this.dir} (${reason}${e.code !== undefined ? `, ${e.code}` : ""}); the memory budget (--memory) was reached, so give a writable --tmp with room, or more --memory`);
+    throw new CrawlsieveError("ERR_SPILL", `cannot spill lines to disk in ${this.dir} (${diskReason(error)}); the memory budget (--memory) was reached, so give a writable --tmp with room, or more --memory`);
   };
+}
+
+/** A file error of a temporary folder in words, with its code: "no space left on the device, ENOSPC". */
+export function diskReason(error: unknown): string {
+  const e = error as NodeJS.ErrnoException;
+  const reason = e.code === "ENOSPC" ? "no space left on the device" : e.code === "EACCES" || e.code === "EROFS" || e.code === "EPERM" ? "not writable" : e.code === "ENOTDIR" || e.code === "ENOENT" ? "not a folder" : (e.message ?? String(error));
+  return `${reason}${e.code !== undefined ? `, ${e.code}` : ""}`;
 }
 
 /** Reads a kept list (ascending f64 spill indexes) window by window. */

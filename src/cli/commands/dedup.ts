@@ -7,6 +7,7 @@ import { totalmem, tmpdir } from "node:os";
 import { bytesOption, integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
 import { fileSpill, removeSpills } from "../../lines/file-spill.js";
+import { removeRunFiles } from "../../lines/run-file.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 import type { KeySpec, MissingPolicy } from "../record-keys.js";
 
@@ -114,7 +115,8 @@ export async function dedup(argv: string[]): Promise<number> {
   if (key !== undefined && values.hash !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for whole lines; a field or JSON key is fingerprinted with XXH3-128 in memory (MD5 with --store or --redis)");
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
   const inMemory = values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined && key === undefined;
-  if ((values.memory !== undefined || values.tmp !== undefined) && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory and --tmp are for exact in-memory dedup of whole lines: leave out --approx, --store, --redis, --canonicalize, --save-filter, --field and --json-key");
+  if (values.memory !== undefined && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory is for exact in-memory dedup of whole lines: leave out --approx, --store, --redis, --canonicalize, --save-filter, --field and --json-key");
+  if (values.tmp !== undefined && !inMemory) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--tmp is for in-memory dedup of whole lines: leave out --store, --redis, --canonicalize, --save-filter, --field and --json-key");
   if (inMemory) {
     const memory = values.memory === undefined ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2)) : bytesOption("memory", values.memory, MIN_MEMORY);
     return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir() });
@@ -153,9 +155,11 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
   // Spilled lines' files go at exit, on an error, and on the signals that end a long run.
   process.once("exit", removeSpills);
+  process.once("exit", removeRunFiles);
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     process.once(signal, () => {
       removeSpills();
+      removeRunFiles();
       process.exit(code);
     });
   }
@@ -165,13 +169,18 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes, ...exactOptions });
   const progress = new Progress();
   let bytesIn = 0;
-  await runLinePipeline(files, dedup, (bytes) => {
-    bytesIn += bytes;
-    progress.update(() => {
-      const { lines, unique } = dedup.stats;
-      return `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`;
-    });
-  });
+  await runLinePipeline(
+    files,
+    dedup,
+    (bytes) => {
+      bytesIn += bytes;
+      progress.update(() => {
+        const { lines, unique } = dedup.stats;
+        return `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`;
+      });
+    },
+    opts.tmp,
+  );
   progress.done();
   if (opts.stats) {
     const seconds = (performance.now() - started) / 1000;
