@@ -2,12 +2,14 @@
 import { parseArgs } from "node:util";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { lineBatches, readInputs } from "../lines.js";
+import { checkLineLimit, lineLimit, MAX_LINE_BYTES } from "../line-limit.js";
 import { Output } from "../output.js";
 import { urlFlags, urlFlagsUsage, urlOptions } from "../url-options.js";
 
 /** Usage of `canonicalize`. */
 export const canonicalizeUsage = `crawlsieve canonicalize [FILE...] [--keep-fragments] [--drop-blank-values] [--encoding E] [extras]
   Prints the canonical form of every input URL (Scrapy's canonicalize_url rules), one per line.
+  A line longer than ${MAX_LINE_BYTES >> 20} MiB stops the command with an error naming its file and line.
 ${urlFlagsUsage}`;
 
 /** Runs `canonicalize`; returns the exit code. */
@@ -17,8 +19,15 @@ export async function canonicalizeCommand(argv: string[]): Promise<number> {
   canonicalizeUrl("http://check.options/", options);
   const out = new Output();
   const encoder = new TextEncoder();
+  let input = 0;
   for await (const source of readInputs(positionals)) {
-    for await (const batch of lineBatches(source)) {
+    const file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
+    input++;
+    let line = 0;
+    const what = "a line read whole by canonicalize";
+    for await (const batch of lineBatches(source, lineLimit(() => `${file}:${line + 1}`, what))) {
+      checkLineLimit(batch, (i) => `${file}:${line + i + 1}`, what);
+      line += batch.count;
       let text = "";
       for (let i = 0; i < batch.count; i++) text += canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), options) + "\n";
       out.push(encoder.encode(text));

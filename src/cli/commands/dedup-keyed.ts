@@ -11,6 +11,7 @@ import { StoreDeduplicator } from "../../dedup/store-deduplicator.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { lineBatches, readInputs, type LineBatch } from "../lines.js";
+import { checkLineLimit, lineLimit } from "../line-limit.js";
 import { recordKeys, type KeySpec, type MissingPolicy } from "../record-keys.js";
 import { urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
@@ -144,7 +145,10 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
       input++;
       lineBase = 0;
-      for await (const batch of lineBatches(source)) {
+      // A line is read whole as a key: past the limit it is an error, before it is gathered.
+      const what = "a line read whole by dedup --canonicalize, --field, --json-key, --store, --redis or --save-filter (plain dedup and dedup --approx take lines of any length)";
+      for await (const batch of lineBatches(source, lineLimit(() => `${file}:${lineBase + 1}`, what))) {
+        checkLineLimit(batch, (i) => `${file}:${lineBase + i + 1}`, what);
         const fresh = await addBatch(batch);
         lineBase += batch.count;
         // Consecutive new lines are written as one piece of the input buffer.
