@@ -10,6 +10,8 @@ import { fileSpill, removeSpills } from "../../lines/file-spill.js";
 import { removeRunFiles } from "../../lines/run-file.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 import type { KeySpec, MissingPolicy } from "../record-keys.js";
+import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
+import { MAX_LINE_BYTES } from "../line-limit.js";
 
 /** Usage of `dedup`. */
 export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
@@ -18,14 +20,20 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
   never dropped (two lines would have to share a 128-bit fingerprint); at most 32 bytes a
   distinct line past the first ten thousand or so, grown as lines come (no --items needed). Lines are read, split, fingerprinted,
-  checked and written in WebAssembly a megabyte at a time.
+  checked and written in WebAssembly a megabyte at a time. A line past ${LONG_LINE_BYTES >> 20} MiB is fingerprinted as
+  it streams by and not held: a new one is copied from the input file when printed (from a pipe
+  or a device, from a copy under --tmp); memory stays bounded whatever the line's length.
+  Read whole, as a URL or record (--canonicalize, --field, --json-key, --store, --redis,
+  --save-filter), a line may be up to ${MAX_LINE_BYTES >> 20} MiB: a longer one stops the command with an error
+  naming its file and line.
   --memory SIZE   exact in-memory dedup: memory the seen-set may take (512MiB, 8GiB; at least
                   16MiB; default: half of the physical memory). The table spreads over as many
                   WebAssembly memories (4 GiB each) as that allows; past it, lines not in the table
                   wait in files under --tmp and are printed, still in input order, at the end
-  --tmp DIR       where lines past --memory wait (default: the system's temporary folder); the
-                  files are removed at exit and on SIGINT/SIGTERM; a full or unwritable DIR stops
-                  the command with exit code 2
+  --tmp DIR       where lines past --memory wait, and lines past ${LONG_LINE_BYTES >> 20} MiB read from a pipe until
+                  they end (default: the system's temporary folder); the files are removed at
+                  exit and on SIGINT/SIGTERM; a full or unwritable DIR stops the command with
+                  exit code 2
   --hash H        the fingerprint of exact in-memory dedup: xxh128 (XXH3-128, the default: several
                   times faster than MD5 on short lines) or md5
   --approx        Bloom filter only (cache-line-blocked): a line may be dropped as a false
