@@ -84,7 +84,8 @@ async function run(args: string[], { pipeIn, pipeOut }: { pipeIn: boolean; pipeO
   const tmp = mkdtempSync(join(dir, "tmp-"));
   const outPath = join(dir, "out.txt");
   const outFd = pipeOut ? undefined : openSync(outPath, "w");
-  const child = spawn(process.execPath, [CLI, "dedup", "--tmp", tmp, ...args, ...(pipeIn ? [] : [INPUT])], { stdio: [pipeIn ? "pipe" : "ignore", outFd ?? "pipe", "pipe"] });
+  // The copies of piped long lines go to the system's temporary folder, here TMPDIR (--tmp is tested below).
+  const child = spawn(process.execPath, [CLI, "dedup", ...args, ...(pipeIn ? [] : [INPUT])], { stdio: [pipeIn ? "pipe" : "ignore", outFd ?? "pipe", "pipe"], env: { ...process.env, TMPDIR: tmp } });
   const watch = watchPeakRss(child);
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
@@ -94,6 +95,8 @@ async function run(args: string[], { pipeIn, pipeOut }: { pipeIn: boolean; pipeO
     hash.update(d);
     bytes += d.length;
   });
+  // A run that stops early closes its stdin: the rest of the input is not wanted then.
+  child.stdin?.on("error", () => undefined);
   if (pipeIn) createReadStream(INPUT).pipe(child.stdin!);
   const code = await exited(child);
   watch.stop();
