@@ -4,27 +4,34 @@
 // with the line until the system kills the process (/dev/zero is one endless line). The check
 // stops a line as soon as it passes the limit, before it is gathered whole.
 import { LineTooLongError } from "../errors.js";
-import type { LineBatch, LongLines } from "./lines.js";
+import { lineBatches, type LineBatch } from "./lines.js";
 
 /** Longest line (bytes, its "\n" or "\r\n" left out) read whole as a key: 64 MiB. */
 export const MAX_LINE_BYTES = 64 << 20;
 
-/** A LongLines sink for lineBatches that throws at the first line past the limit; `at` names that line ("file:line"). */
-export function lineLimit(at: () => string, what: string): LongLines {
-  return {
-    // One byte more: a "\r" before the "\n" is no part of the line; checkLineLimit is exact for a line that ends within it.
+/**
+ * lineBatches of `source` (named `name` in errors) with lines up to MAX_LINE_BYTES: a longer one
+ * throws LineTooLongError naming it ("name:line"; `what` says whose limit it is). Lines are
+ * counted as they are yielded, so the number is right however far ahead the caller reads.
+ */
+export async function* limitedLineBatches(source: AsyncIterable<Uint8Array>, name: string, what: string): AsyncGenerator<LineBatch> {
+  let lines = 0;
+  const tooLong = (line: number) => new LineTooLongError(`${name}:${line}`, MAX_LINE_BYTES, what);
+  // Past the limit a partial line goes to this sink, which stops it; one byte more than the limit,
+  // as a "\r" before the "\n" is no part of the line (the check below is exact for a line that
+  // ends within it).
+  const guard = {
     threshold: MAX_LINE_BYTES + 1,
     feed: () => {
-      throw new LineTooLongError(at(), MAX_LINE_BYTES, what);
+      throw tooLong(lines + 1);
     },
   };
-}
-
-/**
- * Throws for a line of the batch past the limit, `at(i)` naming line i: a line that ends in the
- * read that takes it past the limit is joined whole, by less than a read, before lineLimit sees it.
- */
-export function checkLineLimit(batch: LineBatch, at: (i: number) => string, what: string): void {
-  if (batch.data.length <= MAX_LINE_BYTES) return;
-  for (let i = 0; i < batch.count; i++) if (batch.spans[2 * i + 1] - batch.spans[2 * i] > MAX_LINE_BYTES) throw new LineTooLongError(at(i), MAX_LINE_BYTES, what);
+  for await (const batch of lineBatches(source, guard)) {
+    // A line that ends in the read that takes it past the limit is joined whole, by less than a read.
+    if (batch.data.length > MAX_LINE_BYTES) {
+      for (let i = 0; i < batch.count; i++) if (batch.spans[2 * i + 1] - batch.spans[2 * i] > MAX_LINE_BYTES) throw tooLong(lines + i + 1);
+    }
+    lines += batch.count;
+    yield batch;
+  }
 }

@@ -1,8 +1,8 @@
 // `crawlsieve canonicalize`: the canonical form of every input line, one per line.
 import { parseArgs } from "node:util";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
-import { lineBatches, readInputs } from "../lines.js";
-import { checkLineLimit, lineLimit, MAX_LINE_BYTES } from "../line-limit.js";
+import { readInputs } from "../lines.js";
+import { limitedLineBatches, MAX_LINE_BYTES } from "../line-limit.js";
 import { Output } from "../output.js";
 import { urlFlags, urlFlagsUsage, urlOptions } from "../url-options.js";
 
@@ -23,11 +23,7 @@ export async function canonicalizeCommand(argv: string[]): Promise<number> {
   for await (const source of readInputs(positionals)) {
     const file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
     input++;
-    let line = 0;
-    const what = "a line read whole by canonicalize";
-    for await (const batch of lineBatches(source, lineLimit(() => `${file}:${line + 1}`, what))) {
-      checkLineLimit(batch, (i) => `${file}:${line + i + 1}`, what);
-      line += batch.count;
+    for await (const batch of limitedLineBatches(source, file, "a line read whole by canonicalize")) {
       let text = "";
       for (let i = 0; i < batch.count; i++) text += canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), options) + "\n";
       out.push(encoder.encode(text));

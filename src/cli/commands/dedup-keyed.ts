@@ -10,14 +10,17 @@ import { openLmdbStore } from "../../dedup/lmdb-store.js";
 import { StoreDeduplicator } from "../../dedup/store-deduplicator.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
-import { lineBatches, readInputs, type LineBatch } from "../lines.js";
-import { checkLineLimit, lineLimit } from "../line-limit.js";
+import { readInputs, type LineBatch } from "../lines.js";
+import { limitedLineBatches } from "../line-limit.js";
 import { recordKeys, type KeySpec, type MissingPolicy } from "../record-keys.js";
 import { urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
 import type { Durability } from "../../redis/durability.js";
 import { redisSet } from "../redis-set.js";
+
+/** Whose limit a line past MAX_LINE_BYTES reached, for its error. */
+const LIMIT_OF = "a line read whole by dedup --canonicalize, --field, --json-key, --store, --redis or --save-filter (plain dedup and dedup --approx take lines of any length)";
 
 /** The parsed options of `dedup` that the keyed path reads. */
 export interface KeyedValues {
@@ -146,9 +149,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       input++;
       lineBase = 0;
       // A line is read whole as a key: past the limit it is an error, before it is gathered.
-      const what = "a line read whole by dedup --canonicalize, --field, --json-key, --store, --redis or --save-filter (plain dedup and dedup --approx take lines of any length)";
-      for await (const batch of lineBatches(source, lineLimit(() => `${file}:${lineBase + 1}`, what))) {
-        checkLineLimit(batch, (i) => `${file}:${lineBase + i + 1}`, what);
+      for await (const batch of limitedLineBatches(source, file, LIMIT_OF)) {
         const fresh = await addBatch(batch);
         lineBase += batch.count;
         // Consecutive new lines are written as one piece of the input buffer.
