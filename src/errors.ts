@@ -123,3 +123,14 @@ export class StoreFullError extends CrawlsieveError {
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
 }
+
+/** A line longer than a command reads whole (a URL, a record); `where` is "file:line", `what` says whose limit it is. */
+export class LineTooLongError extends CrawlsieveError {
+  readonly where: string;
+  readonly limit: number;
+  constructor(where: string, limit: number, what: string) {
+    super("ERR_LINE_TOO_LONG", `${where}: the line is longer than ${limit >= 1 << 20 && limit % (1 << 20) === 0 ? `${limit / (1 << 20)} MiB` : `${limit} bytes`}, the limit of ${what}`);
+    this.where = where;
+    this.limit = limit;
+  }
+}

@@ -2,11 +2,15 @@
 // memory, the next read under way while the current chunk is worked, and the kept lines go out
 // as one write per chunk, made (when stdout is a file) while the next chunk is worked. Reads and
 // writes run on Node's thread pool, so they take the second core while the main thread runs the
-// kernel. A pipe on stdin comes in the stream's own chunks, copied in.
+// kernel. A pipe on stdin comes in the stream's own chunks, copied in. A line past
+// LONG_LINE_BYTES is not held: a new one is printed from where it waits (long-line-stores.ts), a
+// block at a time, in its place in the output.
 import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
+import { RunFolder } from "../lines/run-file.js";
 import { checkInputFile } from "./lines.js";
+import { longLineStore, type LongLineCopy } from "./long-line-stores.js";
 import { Output } from "./output.js";
 
 /**
@@ -19,7 +23,7 @@ class ByteSink {
   private readonly direct: boolean;
   /** Not a file: the stdout stream, through the commands' shared writer. */
   private readonly stream = new Output();
-  private pending: Buffer[] = [];
+  private pending: (Buffer | LongLineCopy)[] = [];
   private inFlight: Promise<void> = Promise.resolve();
 
   constructor() {
@@ -37,6 +41,11 @@ class ByteSink {
    */
   readonly lend = (bytes: Uint8Array): void => {
     this.pending.push(this.direct || this.own(bytes) ? asBuffer(bytes) : Buffer.from(bytes));
+  };
+
+  /** Takes a long line to print after what was taken before: read back a block at a time when its turn comes. */
+  readonly copy = (line: LongLineCopy): void => {
+    this.pending.push(line);
   };
 
   /** Waits for the write under way: memory may grow (and move) only with none. */
@@ -61,7 +70,19 @@ class ByteSink {
       this.inFlight.catch(() => undefined);
       return;
     }
-    for (const piece of pieces) this.stream.push(piece);
+    for (const piece of pieces) {
+      if (piece instanceof Uint8Array) {
+        this.stream.push(piece);
+        continue;
+      }
+      // A long line: a block at a time, each awaited, so no more than a block waits in memory.
+      await this.stream.flush();
+      for (const chunk of piece.chunks()) {
+        this.stream.push(chunk);
+        await this.stream.flush();
+      }
+      piece.done();
+    }
     await this.stream.flush();
   }
 
@@ -78,12 +99,21 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** All of `pieces` to fd, in order (a write to a file may be short). */
-async function writeAll(fd: number, pieces: readonly Buffer[]): Promise<void> {
-  for (const bytes of pieces) {
-    for (let at = 0; at < bytes.length; ) {
-      at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
+/** All of `pieces` to fd, in order (a write to a file may be short); a long line a block at a time. */
+async function writeAll(fd: number, pieces: readonly (Buffer | LongLineCopy)[]): Promise<void> {
+  for (const piece of pieces) {
+    if (piece instanceof Uint8Array) {
+      await writeBytes(fd, piece);
+      continue;
     }
+    for (const chunk of piece.chunks()) await writeBytes(fd, chunk);
+    piece.done();
+  }
+}
+
+async function writeBytes(fd: number, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length; ) {
+    at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
   }
 }
 
@@ -144,9 +174,10 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
 
 /**
  * Feeds each file (stdin when none) through `dedup`, each file's last line ending with it, and
- * writes the kept lines to stdout. `tick` runs after every chunk (progress).
+ * writes the kept lines to stdout. `tick` runs after every chunk (progress). Lines past
+ * LONG_LINE_BYTES from a pipe wait in files under `tmp`.
  */
-export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void): Promise<void> {
+export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string): Promise<void> {
   const sink = new ByteSink();
   const visit = async (bytes: Uint8Array) => {
     dedup.write(bytes, sink.take);
@@ -154,25 +185,34 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
     tick(bytes.length);
   };
   const pump = (fd: number) => pumpFd(fd, dedup, sink, tick);
+  const folder = new RunFolder(tmp);
   const sources = files.length === 0 ? [undefined] : files.map((file) => (file === "-" ? undefined : file));
-  for (const file of sources) {
-    if (file === undefined && !isFile(0)) {
-      for await (const chunk of process.stdin) await visit(chunk as Buffer);
-    } else if (file === undefined) {
-      await pump(0);
-    } else {
-      checkInputFile(file);
-      const fd = openSync(file, "r");
+  try {
+    for (const file of sources) {
+      if (file !== undefined) checkInputFile(file);
+      const fd = file === undefined ? 0 : openSync(file, "r");
+      const store = longLineStore(fd, file ?? "stdin", folder, sink.copy);
+      dedup.useLongLines(store);
       try {
-        await pump(fd);
+        if (file === undefined && !isFile(0)) {
+          for await (const chunk of process.stdin) await visit(chunk as Buffer);
+        } else {
+          await pump(fd);
+        }
+        // finish() may grow memory: no write from WebAssembly memory may be under way then.
+        await sink.settle();
+        dedup.finish(sink.take);
+        await sink.flush();
+        // A long line is printed from the input: the input stays open until it is.
+        await sink.settle();
       } finally {
-        closeSync(fd);
+        dedup.useLongLines(undefined);
+        store.close();
+        if (file !== undefined) closeSync(fd);
       }
     }
-    // finish() may grow memory: no write from WebAssembly memory may be under way then.
-    await sink.settle();
-    dedup.finish(sink.take);
-    await sink.flush();
+  } finally {
+    folder.remove();
   }
   // Lines that waited on disk past the memory budget, in input order, after all the others.
   for (const bytes of dedup.resolved()) {

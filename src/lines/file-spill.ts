@@ -181,7 +181,6 @@ export class FileSpill implements LineSpill {
     let used = 0;
     let index = 0;
     let windowEnd = 0;
-    let carry: Uint8Array | undefined;
     const fill = () => {
       bits.fill(0);
       const from = windowEnd;
@@ -189,34 +188,35 @@ export class FileSpill implements LineSpill {
       for (const reader of readers) reader.mark(bits, from, windowEnd);
     };
     fill();
+    const kept = (i: number): boolean => {
+      if (i === windowEnd) fill();
+      const w = i - (windowEnd - WINDOW);
+      return ((bits[w >>> 3] >>> (w & 7)) & 1) === 1;
+    };
+    // Whether the line being read is kept is known at its first byte, so a kept line is copied
+    // out piece by piece as it is read: a line of any length costs no more than the buffers, and
+    // each byte is looked at once (a line gathered whole across reads would be copied again on
+    // every read).
+    let keep = kept(0);
     for (const chunk of chunks(join(this.folder, "log"), LOG_BUFFER, this.fail)) {
-      let data: Uint8Array = chunk;
-      if (carry !== undefined) {
-        data = Buffer.concat([carry, chunk]);
-        carry = undefined;
-      }
-      let start = 0;
-      for (let nl = data.indexOf(NL); nl !== -1; nl = data.indexOf(NL, start)) {
-        if (index === windowEnd) fill();
-        const w = index - (windowEnd - WINDOW);
-        if ((bits[w >>> 3] >>> (w & 7)) & 1) {
-          const len = nl + 1 - start;
-          if (used + len > out.length) {
+      for (let start = 0; start < chunk.length; ) {
+        const nl = chunk.indexOf(NL, start);
+        const end = nl === -1 ? chunk.length : nl + 1;
+        if (keep) {
+          // A piece is at most a read, so it fits an empty output buffer.
+          if (used + end - start > out.length) {
             if (used > 0) yield out.subarray(0, used);
             out = new Uint8Array(LOG_BUFFER);
             used = 0;
           }
-          if (len > out.length) yield new Uint8Array(data.subarray(start, nl + 1));
-          else {
-            out.set(data.subarray(start, nl + 1), used);
-            used += len;
-          }
+          out.set(chunk.subarray(start, end), used);
+          used += end - start;
         }
+        if (nl === -1) break;
         index++;
-        start = nl + 1;
+        keep = kept(index);
+        start = end;
       }
-      // A copy: the read buffer is refilled by the next chunk (Buffer's slice would be a view).
-      if (start < data.length) carry = new Uint8Array(data.subarray(start));
     }
     if (used > 0) yield out.subarray(0, used);
   }
@@ -262,10 +262,15 @@ export class FileSpill implements LineSpill {
 
   /** A file error as one line for the command line: where, and the system's reason. */
   private readonly fail = (error: unknown): never => {
-    const e = error as NodeJS.ErrnoException;
-    const reason = e.code === "ENOSPC" ? "no space left on the device" : e.code === "EACCES" || e.code === "EROFS" || e.code === "EPERM" ? "not writable" : e.code === "ENOTDIR" || e.code === "ENOENT" ? "not a folder" : (e.message ?? String(error));
-    throw new CrawlsieveError("ERR_SPILL", `cannot spill lines to disk in ${this.dir} (${reason}${e.code !== undefined ? `, ${e.code}` : ""}); the memory budget (--memory) was reached, so give a writable --tmp with room, or more --memory`);
+    throw new CrawlsieveError("ERR_SPILL", `cannot spill lines to disk in ${this.dir} (${diskReason(error)}); the memory budget (--memory) was reached, so give a writable --tmp with room, or more --memory`);
   };
+}
+
+/** A file error of a temporary folder in words, with its code: "no space left on the device, ENOSPC". */
+export function diskReason(error: unknown): string {
+  const e = error as NodeJS.ErrnoException;
+  const reason = e.code === "ENOSPC" ? "no space left on the device" : e.code === "EACCES" || e.code === "EROFS" || e.code === "EPERM" ? "not writable" : e.code === "ENOTDIR" || e.code === "ENOENT" ? "not a folder" : (e.message ?? String(error));
+  return `${reason}${e.code !== undefined ? `, ${e.code}` : ""}`;
 }
 
 /** Reads a kept list (ascending f64 spill indexes) window by window. */

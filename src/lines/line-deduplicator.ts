@@ -3,12 +3,15 @@
 // Lines are worked inside WebAssembly a chunk at a time (see line-engine.ts). A line's beginning
 // left at the end of a chunk is carried into the head room before the next chunk's data; a line
 // longer than the head room is gathered aside, each byte copied once, and fingerprinted in one
-// piece when it ends, so time and memory stay linear in the longest line.
+// piece when it ends, so time and memory stay linear in the longest line. Given a LongLineStore
+// (the command line), a line past its threshold is fingerprinted as it streams by and its bytes go
+// to the store instead, so memory stays bounded whatever the line's length.
 import { CrawlsieveError, InvalidArgumentError, DisposedError } from "../errors.js";
 import * as check from "../validate.js";
 import { LineEngine, type LineHash } from "./line-engine.js";
 import { joinPieces } from "./join-pieces.js";
 import type { LineSpillFactory } from "./line-spill.js";
+import type { LongLineStore } from "./long-line-store.js";
 
 /** Options of LineDeduplicator. */
 export interface LineDeduplicatorOptions {
@@ -77,8 +80,19 @@ export class LineDeduplicator {
   private job: Job | undefined;
   /** Set by work(): the last kernel call stopped because the seen-set must grow. */
   private stopped = false;
-  /** A partial line longer than the head room, gathered aside. */
+  /** A partial line longer than the head room, gathered aside (empty once it streams to the store). */
   private long: Uint8Array[] | undefined;
+  /** Bytes of the partial long line so far, and where in the current input it began. */
+  private longBytes = 0;
+  private longStart = 0;
+  /** Where long lines past the store's threshold go (see useLongLines); the current one streams there when `streaming`. */
+  private store: LongLineStore | undefined;
+  private streaming = false;
+  /** The streamed line's fingerprint, kept while the seen-set grows before it is tested. */
+  private longDigest: Uint8Array | undefined;
+  /** Where in the current input the chunk begun last starts, and the next one will. */
+  private chunkAt = 0;
+  private nextAt = 0;
   /** Bytes of lines worked so far, and the total expected (inputBytes), for sizing filter stages. */
   private bytesDone = 0;
   private readonly inputBytes: number | undefined;
@@ -186,6 +200,8 @@ export class LineDeduplicator {
   /** @internal Ends the input, handing the last line to `sink` (see write). No read into a slot may be under way. */
   finish(sink: (bytes: Uint8Array) => void): void {
     this.live();
+    // The next input counts its bytes from 0.
+    this.chunkAt = this.nextAt = 0;
     if (this.long !== undefined) {
       while (!this.endLong(false, sink)) this.grow();
       return;
@@ -200,6 +216,15 @@ export class LineDeduplicator {
       this.carry = 0;
       this.emit(sink);
     }
+  }
+
+  /**
+   * @internal Where lines longer than the store's threshold go from now on (the command line sets
+   * one for each input: see src/cli/long-line-stores.ts); undefined gathers them in memory.
+   * Set between inputs (after finish()), never inside a line.
+   */
+  useLongLines(store: LongLineStore | undefined): void {
+    this.store = store;
   }
 
   /** @internal A view of input slot i (0 or 1), to read up to chunkBytes straight into; take it anew before each read. */
@@ -217,10 +242,12 @@ export class LineDeduplicator {
     const next: 0 | 1 = alternate ? ((slot ^ 1) as 0 | 1) : slot;
     let from = 0;
     let phase: Job["phase"] = "kernel";
+    this.chunkAt = this.nextAt;
+    this.nextAt += n;
     if (this.long !== undefined) {
       const data = engine.inputs[slot].bytes(engine.arena.u8, this.head, n);
       const nl = data.indexOf(NL);
-      this.long.push(data.slice(0, nl < 0 ? n : nl + 1));
+      this.addLong(data.subarray(0, nl < 0 ? n : nl + 1));
       phase = nl < 0 ? "done" : "long";
       from = nl + 1;
     }
@@ -258,7 +285,11 @@ export class LineDeduplicator {
       engine.inputs[job.next].copyIn(u8, rest, this.head - left);
       this.carry = left;
     } else {
-      this.long = [rest.slice()];
+      // Slot byte i is byte chunkAt + i - head of the input (a carry's bytes lie before head).
+      this.long = [];
+      this.longBytes = 0;
+      this.longStart = this.chunkAt + start + job.done - this.head;
+      this.addLong(rest);
       this.carry = 0;
     }
     this.carrySlot = job.next;
@@ -303,8 +334,35 @@ export class LineDeduplicator {
     engine.swapOutput();
   }
 
-  /** Fingerprints the gathered long line (its "\n" included when terminated) and emits it if new; false when the seen-set must grow first. */
+  /**
+   * Takes the next bytes of the partial long line (valid only during the call): gathered, or past
+   * the store's threshold fingerprinted as they come and handed to the store.
+   */
+  private addLong(bytes: Uint8Array): void {
+    this.longBytes += bytes.length;
+    const store = this.store;
+    if (this.streaming) {
+      this.live().longHasher.update(bytes);
+      store!.append(bytes);
+      return;
+    }
+    this.long!.push(bytes.slice());
+    if (store === undefined || this.longBytes <= store.threshold) return;
+    // Past the threshold: what was gathered goes first, and nothing more is kept.
+    const hasher = this.live().longHasher;
+    hasher.begin();
+    store.start(this.longStart);
+    for (const piece of this.long!) {
+      hasher.update(piece);
+      store.append(piece);
+    }
+    this.long = [];
+    this.streaming = true;
+  }
+
+  /** Fingerprints the long line (its "\n" included when terminated) and emits it if new; false when the seen-set must grow first. */
   private endLong(terminated: boolean, sink: (bytes: Uint8Array) => void): boolean {
+    if (this.streaming) return this.endStreamed(terminated, sink);
     const pieces = this.long!;
     const fresh = this.live().dedupLong(pieces, terminated);
     if (fresh === 2) return false;
@@ -316,6 +374,28 @@ export class LineDeduplicator {
     }
     return true;
   }
+
+  /** endLong for a line that streamed to the store: the store prints it (in its place: the sink's bytes before are already handed over) or lets it go. */
+  private endStreamed(terminated: boolean, sink: (bytes: Uint8Array) => void): boolean {
+    const engine = this.live();
+    const store = this.store!;
+    // Taken once: a retry after the seen-set grew tests the same fingerprint.
+    this.longDigest ??= engine.longHasher.end(terminated).slice();
+    const fresh = engine.dedupDigest(this.longDigest, () => (terminated ? store.read() : withNewline(store.read())));
+    if (fresh === 2) return false;
+    this.long = undefined;
+    this.streaming = false;
+    this.longDigest = undefined;
+    store.end(fresh === 1);
+    if (fresh === 1 && !terminated) sink(NEWLINE);
+    return true;
+  }
+}
+
+/** The chunks, then a "\n". */
+function* withNewline(chunks: Iterable<Uint8Array>): Generator<Uint8Array> {
+  yield* chunks;
+  yield NEWLINE;
 }
 
 function bytesArgument(value: unknown, name = "chunk"): Uint8Array {

@@ -53,6 +53,8 @@ export interface LineEngineOptions {
   readonly spill?: LineSpillFactory;
 }
 
+const NEWLINE = Uint8Array.of(0x0a);
+
 /** Lines of one batch of the split path. */
 const SPLIT_BATCH = 8192;
 
@@ -160,17 +162,29 @@ export class LineEngine {
     return { consumed, mustGrow: this.get("status") === 1 };
   }
 
+  /** The hasher of lines longer than the head room (made when first needed), for a line fingerprinted as it streams by. */
+  get longHasher(): LongLineHasher {
+    return (this.long ??= new LongLineHasher(this.options.mode === "approx", this.options.hash === "xxh128"));
+  }
+
   /**
    * Tests-and-sets a line longer than a chunk, given in pieces (its "\n" included when
    * terminated): 1 new, 0 seen, 2 the seen-set must grow first (then call again), 3 spilled
    * (past the memory budget: it comes out of resolved() at the end).
    */
   dedupLong(pieces: readonly Uint8Array[], terminated: boolean): number {
-    this.long ??= new LongLineHasher(this.options.mode === "approx", this.options.hash === "xxh128");
-    const digest = this.long.digest(pieces, terminated);
+    const digest = this.longHasher.digest(pieces, terminated);
+    return this.dedupDigest(digest, () => (terminated ? pieces : [...pieces, NEWLINE]));
+  }
+
+  /**
+   * Tests-and-sets a long line by its fingerprint (longHasher's); `bytes` gives the line's bytes,
+   * "\n"-terminated, should it have to be spilled. Answers as dedupLong.
+   */
+  dedupDigest(digest: Uint8Array, bytes: () => Iterable<Uint8Array>): number {
     if (this.path !== undefined) {
       this.arena.u8.set(digest, this.split.digests.ptr);
-      return this.path.long(pieces, terminated, (unique) => {
+      return this.path.long(bytes, (unique) => {
         this.set("lines", this.get("lines") + 1);
         this.set("unique", this.get("unique") + unique);
       });

@@ -13,7 +13,8 @@ export interface LineSpill {
   readonly bufferBytes: number;
   /**
    * Appends spilled lines (each ending with "\n", in spill order) and their records, grouped by
-   * partition: partition p's are records [starts[p], starts[p + 1]).
+   * partition: partition p's are records [starts[p], starts[p + 1]). A long line may come in
+   * several calls, the ones before its last with no records.
    */
   append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void;
   /** Records appended to partition p. */

@@ -24,6 +24,16 @@ export class LongLineHasher {
   private readonly statePtr: number;
   /** The window: BACK bytes of look-back, then WINDOW bytes of key. */
   private readonly window: ArrayRegion;
+  /** Key bytes in the window, after the look-back. */
+  private fill = 0;
+  /** Key bytes handed to lineStreamUpdate so far (0: the stream has not begun). */
+  private streamed = 0;
+  /**
+   * The line's last two bytes so far, not yet in the window: they may be the "\r\n" (or "\n")
+   * that is no part of the key, which only the line's end tells.
+   */
+  private readonly tail = new Uint8Array(2);
+  private tailLen = 0;
 
   constructor(approx: boolean, xxh128: boolean) {
     const arena = this.arena;
@@ -40,30 +50,51 @@ export class LongLineHasher {
 
   /** The 16-byte fingerprint of the line made of `pieces` (its "\n" included when terminated); a view valid until the next call. */
   digest(pieces: readonly Uint8Array[], terminated: boolean): Uint8Array {
-    let total = 0;
-    for (const p of pieces) total += p.length;
+    this.begin();
+    for (const piece of pieces) this.update(piece);
+    return this.end(terminated);
+  }
+
+  /** Starts a line given piece by piece (update, then end): memory stays the window's whatever its length. */
+  begin(): void {
+    this.fill = 0;
+    this.streamed = 0;
+    this.tailLen = 0;
+  }
+
+  /** The line's next bytes (its "\n", when it has one, in the last). */
+  update(bytes: Uint8Array): void {
+    const n = bytes.length;
+    if (n === 0) return;
+    // Everything but the last two bytes seen is key: the tail's bytes first, then the new ones.
+    const keep = Math.min(2, this.tailLen + n);
+    const commit = this.tailLen + n - keep;
+    const fromTail = Math.min(this.tailLen, commit);
+    if (fromTail > 0) this.commit(this.tail.subarray(0, fromTail));
+    if (commit > fromTail) this.commit(bytes.subarray(0, commit - fromTail));
+    // The new tail: what is left of the old one, then the rest of the new bytes.
+    const left = this.tail.slice(fromTail, this.tailLen);
+    const rest = bytes.subarray(Math.max(0, commit - fromTail));
+    this.tail.set(left, 0);
+    this.tail.set(rest, left.length);
+    this.tailLen = left.length + rest.length;
+  }
+
+  /** The fingerprint of the line begun last; a view valid until the next call. */
+  end(terminated: boolean): Uint8Array {
     // The key leaves out the "\n" and one "\r" before it, as the kernel does for every line.
-    let keyLen = terminated && byteFromEnd(pieces, 1) === NL ? total - 1 : total;
-    if (keyLen > 0 && byteFromEnd(pieces, total - keyLen + 1) === CR) keyLen--;
+    let last = this.tailLen;
+    if (terminated && last > 0 && this.tail[last - 1] === NL) last--;
+    if (last > 0 && this.tail[last - 1] === CR) last--;
+    if (last > 0) this.commit(this.tail.subarray(0, last));
+    this.tailLen = 0;
     const { k } = this.arena;
     const key = this.window.at(BACK);
-    const next = pieceReader(pieces);
-    if (keyLen <= WINDOW) {
-      next(this.arena.u8, key, keyLen);
-      k.lineDigest(this.ctx.ptr, key, keyLen, this.digestPtr);
-      return this.arena.bytes(this.digestPtr, 16);
+    if (this.streamed === 0) {
+      k.lineDigest(this.ctx.ptr, key, this.fill, this.digestPtr);
+    } else {
+      k.lineStreamFinal(this.ctx.ptr, this.statePtr, key, this.fill, this.streamed + this.fill, this.digestPtr);
     }
-    k.lineStreamInit(this.ctx.ptr, this.statePtr);
-    let at = 0;
-    // Whole windows while more of the key follows; the last 1 to WINDOW bytes go to the final call.
-    for (; keyLen - at > WINDOW; at += WINDOW) {
-      next(this.arena.u8, key, WINDOW);
-      k.lineStreamUpdate(this.ctx.ptr, this.statePtr, key, WINDOW);
-      // The window's last BACK bytes become the look-back of the next.
-      this.window.bytes(this.arena.u8).copyWithin(0, WINDOW, WINDOW + BACK);
-    }
-    next(this.arena.u8, key, keyLen - at);
-    k.lineStreamFinal(this.ctx.ptr, this.statePtr, key, keyLen - at, keyLen, this.digestPtr);
     return this.arena.bytes(this.digestPtr, 16);
   }
 
@@ -71,37 +102,25 @@ export class LongLineHasher {
   get byteLength(): number {
     return this.arena.k.memory.buffer.byteLength;
   }
-}
 
-/**
- * Reads the pieces, taken as one, front to back: each call copies the next `length` bytes to
- * `to` in `u8`, so a line of many pieces is walked once, not once a window.
- */
-function pieceReader(pieces: readonly Uint8Array[]): (u8: Uint8Array, to: number, length: number) => void {
-  let index = 0;
-  let offset = 0;
-  return (u8, to, length) => {
-    for (let left = length; left > 0; ) {
-      const piece = pieces[index];
-      const n = Math.min(piece.length - offset, left);
-      u8.set(piece.subarray(offset, offset + n), to);
-      to += n;
-      left -= n;
-      offset += n;
-      if (offset === piece.length) {
-        index++;
-        offset = 0;
+  /** Key bytes into the window; a full window goes to the stream only once more key follows, so the final call has 1 to WINDOW bytes. */
+  private commit(bytes: Uint8Array): void {
+    const u8 = this.arena.u8;
+    const key = this.window.at(BACK);
+    for (let at = 0; at < bytes.length; ) {
+      if (this.fill === WINDOW) {
+        const { k } = this.arena;
+        if (this.streamed === 0) k.lineStreamInit(this.ctx.ptr, this.statePtr);
+        k.lineStreamUpdate(this.ctx.ptr, this.statePtr, key, WINDOW);
+        // The window's last BACK bytes become the look-back of the next.
+        this.window.bytes(u8).copyWithin(0, WINDOW, WINDOW + BACK);
+        this.streamed += WINDOW;
+        this.fill = 0;
       }
+      const n = Math.min(WINDOW - this.fill, bytes.length - at);
+      u8.set(bytes.subarray(at, at + n), key + this.fill);
+      this.fill += n;
+      at += n;
     }
-  };
-}
-
-/** The byte `back` places from the end of the pieces taken as one (1 is the last), or -1. */
-function byteFromEnd(pieces: readonly Uint8Array[], back: number): number {
-  for (let i = pieces.length - 1; i >= 0; i--) {
-    const p = pieces[i];
-    if (back <= p.length) return p[p.length - back];
-    back -= p.length;
   }
-  return -1;
 }

@@ -9,9 +9,6 @@ import type { Arena } from "../wasm/arena.js";
 import type { ArrayRegion } from "../wasm/array-region.js";
 import type { BatchRegions, LineTables } from "./line-tables.js";
 import type { LineSpill } from "./line-spill.js";
-import { joinPieces } from "./join-pieces.js";
-
-const NEWLINE = Uint8Array.of(0x0a);
 
 /** Regions of the engine's memory the split path works in, besides the batch's. */
 export interface SplitRegions extends BatchRegions {
@@ -64,10 +61,11 @@ export class SplitPath {
   }
 
   /**
-   * Tests-and-sets the fingerprint in the digest region's first slot for a line given in pieces
-   * (too long for a chunk): 1 new, 0 seen, 3 spilled (its bytes, with "\n", go to the spill).
+   * Tests-and-sets the fingerprint in the digest region's first slot for a line too long for a
+   * chunk: 1 new, 0 seen, 3 spilled (`bytes` gives its bytes, "\n"-terminated, for the spill;
+   * called only then, and appended piece by piece, so a long line is never joined).
    */
-  long(pieces: readonly Uint8Array[], terminated: boolean, count: (unique: number) => void): number {
+  long(bytes: () => Iterable<Uint8Array>, count: (unique: number) => void): number {
     const k = this.arena.k;
     const spillFrom = this.tables.probe(1, "dedup");
     const flag = this.arena.u8[this.r.flags.ptr];
@@ -75,15 +73,15 @@ export class SplitPath {
     if (spillFrom > 0) return count(1), 1;
     if (this.spill === undefined) throw noSpill();
     count(0);
-    // An unterminated last line is spilled with the "\n" the output adds to it.
-    const line = joinPieces(terminated ? pieces : [...pieces, NEWLINE]);
     const record = new Uint8Array(this.r.spillRecords.size);
     record.set(this.r.digests.bytes(this.arena.u8, 0, 1));
     new DataView(record.buffer).setFloat64(k.SPILL_RECORD_INDEX.value, this.spilled, true);
+    const none = new Uint32Array(this.spill.partitions + 1);
+    for (const piece of bytes()) this.spill.append(piece, record.subarray(0, 0), none);
     const starts = new Uint32Array(this.spill.partitions + 1);
     // The partition is the digest's first byte, as groupBy takes it (little-endian low word).
     for (let p = record[0] + 1; p < starts.length; p++) starts[p] = 1;
-    this.spill.append(line, record, starts);
+    this.spill.append(new Uint8Array(0), record, starts);
     this.spilled++;
     return 3;
   }

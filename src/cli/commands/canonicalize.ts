@@ -1,13 +1,15 @@
 // `crawlsieve canonicalize`: the canonical form of every input line, one per line.
 import { parseArgs } from "node:util";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
-import { lineBatches, readInputs } from "../lines.js";
+import { readInputs } from "../lines.js";
+import { limitedLineBatches, MAX_LINE_BYTES } from "../line-limit.js";
 import { Output } from "../output.js";
 import { urlFlags, urlFlagsUsage, urlOptions } from "../url-options.js";
 
 /** Usage of `canonicalize`. */
 export const canonicalizeUsage = `crawlsieve canonicalize [FILE...] [--keep-fragments] [--drop-blank-values] [--encoding E] [extras]
   Prints the canonical form of every input URL (Scrapy's canonicalize_url rules), one per line.
+  A line longer than ${MAX_LINE_BYTES >> 20} MiB stops the command with an error naming its file and line.
 ${urlFlagsUsage}`;
 
 /** Runs `canonicalize`; returns the exit code. */
@@ -17,8 +19,11 @@ export async function canonicalizeCommand(argv: string[]): Promise<number> {
   canonicalizeUrl("http://check.options/", options);
   const out = new Output();
   const encoder = new TextEncoder();
+  let input = 0;
   for await (const source of readInputs(positionals)) {
-    for await (const batch of lineBatches(source)) {
+    const file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
+    input++;
+    for await (const batch of limitedLineBatches(source, file, "a line read whole by canonicalize")) {
       let text = "";
       for (let i = 0; i < batch.count; i++) text += canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), options) + "\n";
       out.push(encoder.encode(text));

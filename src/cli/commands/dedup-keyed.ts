@@ -10,13 +10,17 @@ import { openDiskSeenSet } from "../../seen/disk/disk-seen-set.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { batchGroups } from "../batch-groups.js";
-import { lineBatches, readInputs, type LineBatch } from "../lines.js";
+import { readInputs, type LineBatch } from "../lines.js";
+import { limitedLineBatches } from "../line-limit.js";
 import { recordKeys, type KeySpec, type MissingPolicy } from "../record-keys.js";
 import { urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
 import type { Durability } from "../../redis/durability.js";
 import { redisSet } from "../redis-set.js";
+
+/** Whose limit a line past MAX_LINE_BYTES reached, for its error. */
+const LIMIT_OF = "a line read whole by dedup --canonicalize, --field, --json-key, --store, --redis or --save-filter (plain dedup and dedup --approx take lines of any length)";
 
 /** The parsed options of `dedup` that the keyed path reads. */
 export interface KeyedValues {
@@ -168,7 +172,8 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
       input++;
       lineBase = 0;
-      for await (const group of batchGroups(lineBatches(source), groupLines)) {
+      // A line is read whole as a key: past the limit it is an error, before it is gathered.
+      for await (const group of batchGroups(limitedLineBatches(source, file, LIMIT_OF), groupLines)) {
         const answers = await addGroup(group);
         group.forEach((batch, g) => {
           const fresh = answers[g];

@@ -7,8 +7,11 @@ import { totalmem, tmpdir } from "node:os";
 import { bytesOption, integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
 import { fileSpill, removeSpills } from "../../lines/file-spill.js";
+import { removeRunFiles } from "../../lines/run-file.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 import type { KeySpec, MissingPolicy } from "../record-keys.js";
+import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
+import { MAX_LINE_BYTES } from "../line-limit.js";
 
 /** Usage of `dedup`. */
 export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
@@ -17,14 +20,20 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
   never dropped (two lines would have to share a 128-bit fingerprint); at most 32 bytes a
   distinct line past the first ten thousand or so, grown as lines come (no --items needed). Lines are read, split, fingerprinted,
-  checked and written in WebAssembly a megabyte at a time.
+  checked and written in WebAssembly a megabyte at a time. A line past ${LONG_LINE_BYTES >> 20} MiB is fingerprinted as
+  it streams by and not held: a new one is copied from the input file when printed (from a pipe
+  or a device, from a copy under --tmp); memory stays bounded whatever the line's length.
+  Read whole, as a URL or record (--canonicalize, --field, --json-key, --store, --redis,
+  --save-filter), a line may be up to ${MAX_LINE_BYTES >> 20} MiB: a longer one stops the command with an error
+  naming its file and line.
   --memory SIZE   exact in-memory dedup: memory the seen-set may take (512MiB, 8GiB; at least
                   16MiB; default: half of the physical memory). The table spreads over as many
                   WebAssembly memories (4 GiB each) as that allows; past it, lines not in the table
                   wait in files under --tmp and are printed, still in input order, at the end
-  --tmp DIR       where lines past --memory wait (default: the system's temporary folder); the
-                  files are removed at exit and on SIGINT/SIGTERM; a full or unwritable DIR stops
-                  the command with exit code 2
+  --tmp DIR       where lines past --memory wait, and lines past ${LONG_LINE_BYTES >> 20} MiB read from a pipe until
+                  they end (default: the system's temporary folder); the files are removed at
+                  exit and on SIGINT/SIGTERM; a full or unwritable DIR stops the command with
+                  exit code 2
   --hash H        the fingerprint of exact in-memory dedup: xxh128 (XXH3-128, the default: several
                   times faster than MD5 on short lines) or md5
   --approx        Bloom filter only (cache-line-blocked): a line may be dropped as a false
@@ -120,7 +129,8 @@ export async function dedup(argv: string[]): Promise<number> {
   if (key !== undefined && values.hash !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for whole lines; a field or JSON key is fingerprinted with XXH3-128 in memory and with --store (MD5 with --redis)");
   // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
   const inMemory = values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined && key === undefined;
-  if ((values.memory !== undefined || values.tmp !== undefined) && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory and --tmp are for exact in-memory dedup of whole lines: leave out --approx, --store, --redis, --canonicalize, --save-filter, --field and --json-key");
+  if (values.memory !== undefined && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory is for exact in-memory dedup of whole lines: leave out --approx, --store, --redis, --canonicalize, --save-filter, --field and --json-key");
+  if (values.tmp !== undefined && !inMemory) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--tmp is for in-memory dedup of whole lines: leave out --store, --redis, --canonicalize, --save-filter, --field and --json-key");
   if (inMemory) {
     const memory = values.memory === undefined ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2)) : bytesOption("memory", values.memory, MIN_MEMORY);
     return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir() });
@@ -159,9 +169,11 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
   // Spilled lines' files go at exit, on an error, and on the signals that end a long run.
   process.once("exit", removeSpills);
+  process.once("exit", removeRunFiles);
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     process.once(signal, () => {
       removeSpills();
+      removeRunFiles();
       process.exit(code);
     });
   }
@@ -171,13 +183,18 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes, ...exactOptions });
   const progress = new Progress();
   let bytesIn = 0;
-  await runLinePipeline(files, dedup, (bytes) => {
-    bytesIn += bytes;
-    progress.update(() => {
-      const { lines, unique } = dedup.stats;
-      return `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`;
-    });
-  });
+  await runLinePipeline(
+    files,
+    dedup,
+    (bytes) => {
+      bytesIn += bytes;
+      progress.update(() => {
+        const { lines, unique } = dedup.stats;
+        return `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`;
+      });
+    },
+    opts.tmp,
+  );
   progress.done();
   if (opts.stats) {
     const seconds = (performance.now() - started) / 1000;

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { Md5, md5Spans, toHex } from "../../hash/md5.js";
 import { lineBatches, readInputs } from "../lines.js";
 import { Output } from "../output.js";
+import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
 
 /** Usage of `md5`. */
 export const md5Usage = `crawlsieve md5 [FILE...]
@@ -15,7 +16,7 @@ export async function md5Command(argv: string[]): Promise<number> {
   const out = new Output();
   // A line past 16 MiB is hashed as it streams by, so memory stays bounded whatever its length.
   let hasher = new Md5();
-  const long = { threshold: 16 << 20, feed: (bytes: Uint8Array) => void hasher.update(bytes) };
+  const long = { threshold: LONG_LINE_BYTES, feed: (bytes: Uint8Array) => void hasher.update(bytes) };
   for await (const source of readInputs(positionals)) {
     for await (const batch of lineBatches(source, long)) {
       if (batch.long) {
