@@ -32,8 +32,8 @@ export class FileLock {
   private closed = false;
 
   constructor(path: string) {
-    const native = locks();
-    void native;
+    // Loaded now, so a missing package is said when the set is opened, not at its first batch.
+    locks();
     this.fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
   }
 
