@@ -9,10 +9,11 @@
 // stays the table plus fixed buffers (partition write buffers, one read buffer each for the kept
 // lists, a bitmap window) whatever the input's size; disk holds about the spilled bytes plus 24
 // bytes a spilled line. Files live in a folder made under `dir` and removed by close(), and by
-// removeSpills() (the command line calls it at exit and on SIGINT/SIGTERM).
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+// removeTempFolders() (temp-folders.ts; the command line calls it at exit and on SIGINT/SIGTERM).
+import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 
@@ -26,15 +27,6 @@ const READ_BUFFER = 16 << 10;
 /** Spill indexes a bitmap window covers: 2^20 bits, 128 KiB. */
 const WINDOW = 1 << 20;
 const NL = 0x0a;
-
-/** Folders of spills not closed yet, removed by removeSpills(). */
-const live = new Set<string>();
-
-/** Removes the folder of every spill still open (at exit, or on a signal). */
-export function removeSpills(): void {
-  for (const dir of live) rmSync(dir, { recursive: true, force: true });
-  live.clear();
-}
 
 /** A buffered append-only file. */
 class Appender {
@@ -237,8 +229,7 @@ export class FileSpill implements LineSpill {
         // a full disk: the folder goes anyway
       }
     }
-    rmSync(this.folder, { recursive: true, force: true });
-    live.delete(this.folder);
+    removeTempFolder(this.folder);
   }
 
   /** Lines spilled so far. */
@@ -249,12 +240,11 @@ export class FileSpill implements LineSpill {
   private open(): Appender {
     let folder: string;
     try {
-      folder = mkdtempSync(join(this.dir, "crawlsieve-spill-"));
+      folder = makeTempFolder(this.dir, "crawlsieve-spill-");
     } catch (error) {
       return this.fail(error);
     }
     this.folder = folder;
-    live.add(folder);
     this.log = new Appender(join(folder, "log"), LOG_BUFFER, this.fail);
     for (let p = 0; p < PARTITIONS; p++) this.parts.push(new Appender(join(folder, `p${p}`), this.partBuffer, this.fail));
     return this.log;

@@ -4,23 +4,15 @@
 // before is not written again but counted (a run): a line of zeros or of padding, such as
 // /dev/zero, takes one block of disk whatever its length, where a plain copy would fill the disk
 // at the speed of the pipe. Memory is two blocks and a count for each block written.
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { diskReason } from "./file-spill.js";
+import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import { LONG_LINE_BYTES } from "./long-line-store.js";
 
 /** Bytes of a block: what is compared with the block before, written, and read back at once. */
 export const BLOCK = 1 << 20;
-
-/** Folders of run files not removed yet, removed by removeRunFiles(). */
-const live = new Set<string>();
-
-/** Removes every folder of run files still there (at exit, or on a signal). */
-export function removeRunFiles(): void {
-  for (const dir of live) rmSync(dir, { recursive: true, force: true });
-  live.clear();
-}
 
 /** A folder for run files, made under `dir` when the first file is; removed by remove(). */
 export class RunFolder {
@@ -33,11 +25,10 @@ export class RunFolder {
   file(): RunFile {
     if (this.folder === undefined) {
       try {
-        this.folder = mkdtempSync(join(this.dir, "crawlsieve-long-"));
+        this.folder = makeTempFolder(this.dir, "crawlsieve-long-");
       } catch (error) {
         failOn(this.dir, error);
       }
-      live.add(this.folder);
     }
     return new RunFile(join(this.folder, `line${this.files++}`), this.dir);
   }
@@ -45,8 +36,7 @@ export class RunFolder {
   /** Removes the folder and what is left in it; idempotent. */
   remove(): void {
     if (this.folder === undefined) return;
-    rmSync(this.folder, { recursive: true, force: true });
-    live.delete(this.folder);
+    removeTempFolder(this.folder);
     this.folder = undefined;
   }
 }
@@ -124,7 +114,7 @@ export class RunFile {
     try {
       unlinkSync(this.path);
     } catch {
-      // Gone with its folder already (removeRunFiles at a signal).
+      // Gone with its folder already (removeTempFolders at a signal).
     }
   }
 

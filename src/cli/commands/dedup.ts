@@ -6,8 +6,8 @@ import { count, Progress } from "../progress.js";
 import { totalmem, tmpdir } from "node:os";
 import { bytesOption, integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
-import { fileSpill, removeSpills } from "../../lines/file-spill.js";
-import { removeRunFiles } from "../../lines/run-file.js";
+import { fileSpill } from "../../lines/file-spill.js";
+import { removeTempFolders } from "../../lines/temp-folders.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 import type { KeySpec, MissingPolicy } from "../record-keys.js";
 import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
@@ -168,12 +168,10 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
   // Spilled lines' files go at exit, on an error, and on the signals that end a long run.
-  process.once("exit", removeSpills);
-  process.once("exit", removeRunFiles);
+  process.once("exit", removeTempFolders);
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     process.once(signal, () => {
-      removeSpills();
-      removeRunFiles();
+      removeTempFolders();
       process.exit(code);
     });
   }
