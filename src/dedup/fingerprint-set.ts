@@ -9,7 +9,7 @@ import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
-import { countOf, eachDigestBatch, eachRun, eachStoredBatch, keySpans, type Keys } from "../wasm/batch.js";
+import { countOf, eachDigestBatch, eachRun, eachStoredBatch, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -136,10 +136,9 @@ export class FingerprintSet {
    */
   static fingerprintMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    const packed = new Uint8Array(16 * keys.length);
-    eachDigestBatch(sharedEngine().staging, { list: keys }, "xxh128", (digests, n, at) => packed.set(digests.subarray(0, 16 * n), 16 * at));
-    return packed;
+    return packedDigests(sharedEngine().staging, { list: keys }, "xxh128");
   }
+
 
   /** Adds packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was new. */
   addFingerprints(packed: Uint8Array): Uint8Array {

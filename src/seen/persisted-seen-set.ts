@@ -6,7 +6,7 @@
 // of them each key is new exactly once, and a key reported new stays seen after a crash.
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import { DisposedError, FormatError } from "../errors.js";
-import { eachDigestBatch, keyList, keySpans, type Keys } from "../wasm/batch.js";
+import { keyList, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { BatchLog, LogWrite } from "./batch-log.js";
 import { addFresh, decodeRecords, encodeRecords, selectFlagged } from "./fingerprint-batches.js";
@@ -121,11 +121,9 @@ export class PersistedSeenSet implements ForgettingSeenSet {
   /** The keys' packed 16-byte fingerprints, made before the lock is taken. */
   private fingerprints(keys: Keys): Uint8Array {
     this.live();
-    const count = "list" in keys ? keys.list.length : keys.spans.length >>> 1;
-    const packed = new Uint8Array(16 * count);
-    eachDigestBatch(sharedEngine().staging, keys, this.parts.digest, (digests, n, at) => packed.set(digests.subarray(0, 16 * n), 16 * at));
-    return packed;
+    return packedDigests(sharedEngine().staging, keys, this.parts.digest);
   }
+
 
   /**
    * Runs `body` under the lock on a table brought up to date with the log; writes its change

@@ -51,6 +51,13 @@ export function eachDigestBatch(staging: Staging | (() => Staging), keys: Keys, 
   eachBatch(staging, keys, (n, at) => visit((typeof staging === "function" ? staging() : staging).digestStaged(n, digest), n, at));
 }
 
+/** The keys' 16-byte `digest`s packed in key order, in a new array (made batch by batch in `staging`). */
+export function packedDigests(staging: Staging | (() => Staging), keys: Keys, digest: Digest): Uint8Array {
+  const packed = new Uint8Array(16 * countOf(keys));
+  eachDigestBatch(staging, keys, digest, (digests, n, at) => packed.set(digests.subarray(0, 16 * n), 16 * at));
+  return packed;
+}
+
 /** Cuts `count` stored records (a serialized payload being loaded) into batches of at most BATCH and calls `visit(n, at)` for each. */
 export function eachStoredBatch(count: number, visit: (n: number, at: number) => void): void {
   eachRun(count, BATCH, (n, at) => {
