@@ -1,11 +1,11 @@
 // The embedded on-disk fingerprint store for Node: LMDB (memory-mapped B+tree, ACID
 // transactions), through the lmdb package. Loaded on demand so the core never requires it.
-import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { prepareDirectory } from "./store-directory.js";
+import { isStoreFile, prepareDirectory, storeWriteError } from "./store-directory.js";
 import { randomBytes } from "node:crypto";
-import { CrawlsieveError, InvalidArgumentError, StoreFullError } from "../errors.js";
+import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
 
 const EPOCH = Buffer.from("crawlsieve:epoch");
@@ -132,27 +132,12 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
   };
 }
 
-/**
- * Runs a write to the store; a failure on a full disk is a StoreFullError naming the store (LMDB
- * reports a full disk as EIO, "Input/output error", so the free space is asked when a write fails).
- */
+/** Runs a write to the store; a failure is a typed error naming the store (storeWriteError). */
 function writing<T>(dir: string, write: () => T): T {
   try {
     return write();
   } catch (error) {
-    if (error instanceof CrawlsieveError) throw error;
-    if ((error as NodeJS.ErrnoException).code === "ENOSPC" || diskFull(dir)) throw new StoreFullError(dir, error);
-    throw new CrawlsieveError("ERR_STORE", `cannot write to the store ${dir}: ${(error as Error).message}`);
-  }
-}
-
-/** True when the file system of `dir` has less than 1 MiB free for this user. */
-function diskFull(dir: string): boolean {
-  try {
-    const fs = statfsSync(dir);
-    return fs.bavail * fs.bsize < 1 << 20;
-  } catch {
-    return false;
+    throw storeWriteError(dir, dir, error);
   }
 }
 
@@ -161,8 +146,7 @@ function diskFull(dir: string): boolean {
 const LMDB_MAGIC = 0xbeefc0de;
 
 function checkDataFile(file: string): void {
-  if (!existsSync(file)) return;
-  if (!statSync(file).isFile()) throw new CrawlsieveError("ERR_STORE", `${file} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory`);
+  if (!isStoreFile(file)) return;
   const header = Buffer.alloc(32);
   const fd = openSync(file, "r");
   let read: number;

@@ -1,7 +1,8 @@
-// A store's directory, made ready before anything is opened in it.
-import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+// A store's directory and files (the disk seen-set's log, an LMDB store): made ready before
+// anything is opened in them, and their failed writes told as typed errors, the same way for both.
+import { existsSync, mkdirSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
-import { CrawlsieveError } from "../errors.js";
+import { CrawlsieveError, StoreFullError } from "../errors.js";
 
 /** Creates the store's directory (and its parents) and refuses, by name, a path that is not a writable directory. */
 export function prepareDirectory(dir: string): void {
@@ -26,3 +27,32 @@ export function prepareDirectory(dir: string): void {
   }
 }
 
+
+/** True when the store's file `path` exists and is a regular file; a typed error naming it when it is something else. */
+export function isStoreFile(path: string): boolean {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) return false;
+  if (!stat.isFile()) throw new CrawlsieveError("ERR_STORE", `${path} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory`);
+  return true;
+}
+
+/**
+ * A failed write to the store `where` (in directory `dir`) as a typed error: a full disk is a
+ * StoreFullError (LMDB reports one as EIO, "Input/output error", so the free space is asked too).
+ */
+export function storeWriteError(where: string, dir: string, error: unknown): Error {
+  if (error instanceof CrawlsieveError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "ENOSPC" || code === "EDQUOT" || diskFull(dir)) return new StoreFullError(where, error);
+  return new CrawlsieveError("ERR_STORE", `cannot write to the store ${where}: ${(error as Error).message}`);
+}
+
+/** True when the file system of `dir` has less than 1 MiB free for this user. */
+function diskFull(dir: string): boolean {
+  try {
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize < 1 << 20;
+  } catch {
+    return false;
+  }
+}

@@ -7,13 +7,13 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { openLmdbStore } from "../../dedup/lmdb-store.js";
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
-import { prepareDirectory } from "../../dedup/store-directory.js";
+import { isStoreFile, prepareDirectory, storeWriteError } from "../../dedup/store-directory.js";
 import { CrawlsieveError, FormatError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
 import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
-import { createLogFile, FileLog, isLogFile, readScheme, storeError } from "./file-log.js";
+import { createLogFile, FileLog, readScheme } from "./file-log.js";
 import { FileLock } from "./file-lock.js";
 
 /** Options of openDiskSeenSet. */
@@ -45,11 +45,11 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   try {
     // Created (or imported) under the lock, so two processes starting at once import once.
     await lock.run(async () => {
-      if (isLogFile(path)) return;
+      if (isStoreFile(path)) return;
       try {
         createLogFile(path, ...startingRecords(dir));
       } catch (error) {
-        throw storeError(path, error);
+        throw storeWriteError(path, dir, error);
       }
     });
     const digest = readScheme(path);

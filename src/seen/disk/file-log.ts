@@ -2,10 +2,11 @@
 // fingerprint scheme, an epoch that changes when the set is cleared, 4 reserved bytes; the layout
 // of the browser's OPFS file) and then checksummed records (fingerprint-batches.ts), appended once
 // per batch with one write and one fdatasync. Read and written only under the set's lock.
-import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
-import { CrawlsieveError, FormatError, StoreFullError } from "../../errors.js";
+import { FormatError } from "../../errors.js";
+import { storeWriteError } from "../../dedup/store-directory.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 
 /** The fingerprints a file may hold. */
@@ -135,7 +136,7 @@ export class FileLog implements BatchLog {
       // What this process knows of the file is unsure now: the next read takes it whole.
       this.epoch = 0;
       this.offset = 0;
-      throw storeError(this.path, error);
+      throw storeWriteError(this.path, dirname(this.path), error);
     }
   }
 
@@ -202,19 +203,4 @@ function syncDirectory(dir: string): void {
   } finally {
     closeSync(fd);
   }
-}
-
-/** A failed write as a typed error naming the file: StoreFullError on a full disk. */
-export function storeError(path: string, error: unknown): Error {
-  if (error instanceof CrawlsieveError) return error;
-  if ((error as NodeJS.ErrnoException).code === "ENOSPC" || (error as NodeJS.ErrnoException).code === "EDQUOT") return new StoreFullError(path, error);
-  return new CrawlsieveError("ERR_STORE", `cannot write to the store ${path}: ${(error as Error).message}`);
-}
-
-/** True when `path` exists and is a regular file; a typed error naming it when it is something else. */
-export function isLogFile(path: string): boolean {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (stat === undefined) return false;
-  if (!stat.isFile()) throw new CrawlsieveError("ERR_STORE", `${path} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory`);
-  return true;
 }
