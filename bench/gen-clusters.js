@@ -18,12 +18,16 @@ const near = Number(process.argv[5] ?? 0);
 const next = xorshift32(0x2545f491);
 const word = () => `w${Math.floor(next() * 20_000)}`;
 const page = () => Array.from({ length: 150 }, word);
+const WORDS = 150;
+// Earlier pages (those near copies are made of) as word numbers in one growing array: 300 bytes
+// a page, where arrays of strings ran out of heap at 2 M documents.
+let pages = new Uint16Array(WORDS * 1024);
+let pageCount = 0;
 
 const expired = page();
 mkdirSync(dirname(file), { recursive: true });
 const fd = openSync(file, "w");
 let made = 0;
-const pages = [];
 for (let id = 0; id < docs; id++) {
   let text;
   if (id % 3 === 0 && made < copies) {
@@ -32,12 +36,20 @@ for (let id = 0; id < docs; id++) {
     for (let e = 0; e < edits; e++) words[Math.floor(next() * words.length)] = `token${Math.floor(next() * 1e9)}`;
     text = words.join(" ");
     made++;
-  } else if (pages.length > 0 && next() < near) {
-    const original = pages[Math.floor(next() * pages.length)];
-    text = original.map((w) => (next() < 0.02 ? word() : w)).join(" ");
+  } else if (pageCount > 0 && next() < near) {
+    const at = Math.floor(next() * pageCount) * WORDS;
+    text = Array.from(pages.subarray(at, at + WORDS), (w) => (next() < 0.02 ? word() : `w${w}`)).join(" ");
   } else {
     const words = page();
-    if (near > 0) pages.push(words);
+    if (near > 0) {
+      if ((pageCount + 1) * WORDS > pages.length) {
+        const grown = new Uint16Array(pages.length * 2);
+        grown.set(pages);
+        pages = grown;
+      }
+      words.forEach((w, i) => (pages[pageCount * WORDS + i] = Number(w.slice(1))));
+      pageCount++;
+    }
     text = words.join(" ");
   }
   writeSync(fd, `${JSON.stringify({ id, text })}\n`);
