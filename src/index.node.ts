@@ -6,6 +6,7 @@
 export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";
 export { fileSpill } from "./lines/file-spill.js";
+export { MinHashSpill, type MinHashSpillOptions } from "./near-dup/minhash-spill.js";
 export { openLmdbStore, type LmdbStoreOptions } from "./dedup/lmdb-store.js";
 export { openDiskSeenSet, type DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
 export { PersistedSeenSet, type PersistedParts, type LockRunner } from "./seen/persisted-seen-set.js";

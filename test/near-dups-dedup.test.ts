@@ -304,7 +304,19 @@ describe("near-dups --dedup input", () => {
     const before = readFileSync(a);
     expect(run(["near-dups", "--dedup", "--removed", a, a]).stderr).toMatch(/--removed must be a file other than the input/);
     expect(readFileSync(a)).toEqual(before);
-    expect(run(["near-dups", "--tmp", dir, a]).stderr).toMatch(/--tmp applies to --dedup/);
+  });
+
+  it("keeps the sketches in --tmp while it runs, in every mode, and says so when it cannot", () => {
+    const sketches = mkdtempSync(join(dir, "sketches-"));
+    for (const mode of [[], ["--pairs"], ["--dedup"]]) {
+      const result = run(["near-dups", ...mode, "--tmp", sketches, good]);
+      expect([result.code, result.stderr]).toEqual([0, ""]);
+      expect(readdirSync(sketches)).toEqual([]); // the sketch file is removed at the end
+    }
+    const missing = join(dir, "no-such-folder");
+    const failed = run(["near-dups", "--tmp", missing, good]);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toBe(`crawlsieve: cannot keep the documents' sketches on disk in ${missing} (not a folder, ENOENT); give a writable --tmp with room (about 4 bytes per distinct shingle, at most 4100 bytes a document)\n`);
   });
 
   it("with --max-distance (SimHash) removes copies with their distance", () => {

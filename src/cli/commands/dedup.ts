@@ -7,7 +7,7 @@ import { totalmem, tmpdir } from "node:os";
 import { bytesOption, integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
 import { fileSpill } from "../../lines/file-spill.js";
-import { removeTempFolders } from "../../lines/temp-folders.js";
+import { removeTempFoldersAtExit } from "../../lines/temp-folders.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 import type { KeySpec, MissingPolicy } from "../record-keys.js";
 import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
@@ -168,13 +168,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
   // Spilled lines' files go at exit, on an error, and on the signals that end a long run.
-  process.once("exit", removeTempFolders);
-  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
-    process.once(signal, () => {
-      removeTempFolders();
-      process.exit(code);
-    });
-  }
+  removeTempFoldersAtExit();
   // Test-only: a small memory per instance, so tests spread over several with little input.
   const perMemory = process.env.CRAWLSIEVE_TEST_PER_MEMORY === undefined ? undefined : Number(process.env.CRAWLSIEVE_TEST_PER_MEMORY);
   const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory } : {};

@@ -8,6 +8,7 @@ import { CrawlsieveError } from "../../errors.js";
 import { inputLines, isBlank } from "../json-records.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
+import type { IdList } from "./near-dups-ids.js";
 import type { Source } from "./near-dups-inputs.js";
 
 /** What becomes of each record, by record number (0-based, blank lines not counted). */
@@ -19,7 +20,7 @@ export interface DatasetPlan {
   /** Each record's cluster (1-based, numbered by first appearance); 0 for a record without a word. */
   readonly cluster: Uint32Array;
   /** Each record's id as JSON. */
-  readonly idJson: readonly string[];
+  readonly ids: IdList;
   /** "similarity" (MinHash) or "distance" (SimHash), the removed file's third member. */
   readonly field: "similarity" | "distance";
 }
@@ -51,7 +52,7 @@ export async function writeDataset(sources: readonly Source[], plan: DatasetPlan
       const r = record++;
       const rep = plan.representative[r];
       if (output.annotate) {
-        out.push(annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.idJson[rep]));
+        out.push(annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.ids.json(rep)));
         out.push(NEWLINE);
         kept++;
       } else if (rep === r) {
@@ -61,7 +62,7 @@ export async function writeDataset(sources: readonly Source[], plan: DatasetPlan
         kept++;
       } else {
         const score = plan.field === "distance" ? -plan.score[r] : plan.score[r];
-        removedOut?.push(Buffer.from(`{"id":${plan.idJson[r]},"duplicate_of":${plan.idJson[rep]},${key}:${JSON.stringify(score)}}\n`));
+        removedOut?.push(Buffer.from(`{"id":${plan.ids.json(r)},"duplicate_of":${plan.ids.json(rep)},${key}:${JSON.stringify(score)}}\n`));
         if (removedOut?.full) await removedOut.flush();
       }
       if (out.full) await out.flush();

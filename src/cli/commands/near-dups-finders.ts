@@ -1,9 +1,9 @@
-// The similarity engines behind `near-dups`: MinHash (MinHashIndex: LSH candidates verified by
-// the bottom-k estimate) and SimHash (NearDupIndex: Hamming distance). Each stores documents by
+// The similarity engines behind `near-dups`: MinHash (MinHashSpill: LSH candidates verified by
+// the bottom-k estimate, the sketches on disk) and SimHash (NearDupIndex: Hamming distance). Each stores documents by
 // number, streams the pairs reaching its threshold, and makes star clusters in a given order:
 // each document joins its closest earlier representative, or becomes one.
 import type { Clustering, ScoredPair } from "../../near-dup/groups.js";
-import { MinHashIndex } from "../../near-dup/minhash-index.js";
+import { MinHashSpill } from "../../near-dup/minhash-spill.js";
 import { sketchMany } from "../../near-dup/minhash.js";
 import { NearDupIndex, type NearMatch } from "../../near-dup/near-dup-index.js";
 import { features } from "../../near-dup/features.js";
@@ -17,7 +17,7 @@ export type OnProgress = (done: number, verified: number) => void;
 
 /** The similarity engine behind the command: one per mode. */
 export interface Finder {
-  /** Stores documents `numbers` (consecutive from 0); returns the numbers of those without a word. */
+  /** Stores documents `numbers` (consecutive from 0, continuing the last call's); returns the numbers of those without a word. */
   add(numbers: number[], texts: string[]): number[];
   /** Every pair reaching the threshold, in batches as found. */
   pairBatches(onProgress: OnProgress): Iterable<ScoredPair[]>;
@@ -27,19 +27,13 @@ export interface Finder {
   dispose(): void;
 }
 
-/** MinHash: sketches in MinHashIndex, which streams pairs and clusters in one pass itself. */
-export function minhashFinder(threshold: number, shingle: number, sketchSize: number): Finder {
-  const index = new MinHashIndex({ threshold, shingle, sketchSize });
+/** MinHash: sketches on disk in MinHashSpill (under `tmp`), band buckets in memory; it streams pairs and clusters in one pass itself. */
+export function minhashFinder(threshold: number, shingle: number, sketchSize: number, tmp: string | undefined): Finder {
+  const index = new MinHashSpill({ threshold, shingle, sketchSize, tmp });
   return {
     field: "similarity",
-    add(numbers, texts) {
-      const sketches = sketchMany(texts, index.params);
-      index.addSketches(numbers, sketches);
-      const empty: number[] = [];
-      for (let i = 0; i < sketches.count; i++) if (sketches.values[i * (sketchSize + 1)] === 0) empty.push(numbers[i]);
-      return empty;
-    },
-    pairBatches: (onProgress) => index.pairBatches(true, onProgress),
+    add: (_numbers, texts) => index.addSketches(sketchMany(texts, index.params)),
+    pairBatches: (onProgress) => index.pairBatches(onProgress),
     cluster: (order, onProgress) => index.cluster(order, onProgress),
     dispose: () => index.dispose(),
   };

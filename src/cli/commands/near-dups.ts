@@ -1,13 +1,13 @@
 // `crawlsieve near-dups`: near-duplicate documents by estimated Jaccard similarity of word
-// shingles (MinHashIndex: LSH candidates, each verified by its bottom-k estimate), or with
+// shingles (MinHashSpill: LSH candidates, each verified by its bottom-k estimate), or with
 // --max-distance by SimHash distance (NearDupIndex). Documents stream in (files one at a time,
-// JSON lines as they come) and are sketched in batches, so memory holds the sketches and the ids,
-// not the texts. Output: groups around a representative (no chaining), found in time linear in
-// the documents and the candidates verified (a cluster of n copies costs n, not n^2); every pair,
-// streamed; or with --dedup the JSON-lines records themselves, the duplicates left out.
-import { mkdtemp, open, rm, stat } from "node:fs/promises";
+// JSON lines as they come) and are sketched in batches; the sketches go to a temporary file, so
+// memory holds band keys and ids (about 100 bytes a document), not the texts or the sketches.
+// Output: groups around a representative (no chaining), found in time linear in the documents and
+// the candidates verified (a cluster of n copies costs n, not n^2); every pair, streamed; or with
+// --dedup the JSON-lines records themselves, the duplicates left out.
+import { open, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import { clusterGroups } from "../../near-dup/groups.js";
@@ -15,8 +15,11 @@ import { globMatcher } from "../glob.js";
 import type { RecordDoc, RecordFields } from "../json-records.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
+import { makeTempFolder, removeTempFolder, removeTempFoldersAtExit } from "../../lines/temp-folders.js";
+import { Column } from "../../near-dup/column.js";
 import { writeDataset } from "./near-dups-dataset.js";
 import { minhashFinder, simhashFinder, type Finder, type OnProgress } from "./near-dups-finders.js";
+import { IdList } from "./near-dups-ids.js";
 import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 
 /** Usage of `near-dups`. */
@@ -27,7 +30,8 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   from "-" or, with no PATH, from stdin. HTML is reduced to its main text first (scripts,
   navigation, headers, footers and sidebars dropped).
   Two documents are near-duplicates when the estimated Jaccard similarity of their sets of word
-  shingles is at least J (MinHash: LSH finds candidates, a 1024-value bottom-k sketch checks each).
+  shingles is at least J (MinHash: LSH finds candidates, a 1024-value bottom-k sketch checks each;
+  the sketches wait in a temporary file, so memory holds about 100 bytes a document).
   Prints groups: a representative (the first document of its group) and the later documents
   within J of it, each with its similarity to the representative (a document joins the most
   similar representative before it, so it is in one group at most and no group chains).
@@ -38,7 +42,11 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   --include GLOB     in folders, read only files matching GLOB (repeatable; default *.html, *.htm, *.txt, *.md)
   --exclude GLOB     in folders, skip files and folders matching GLOB (repeatable), e.g. --exclude '_sources'
   --shingle W        words per shingle (default 3)
-  --sketch-size K    values per sketch: more is closer and takes 4 bytes each per document (default 1024)
+  --sketch-size K    values per sketch: more is closer and takes up to 4 bytes each per document on
+                     disk (default 1024)
+  --tmp DIR          where the documents' sketches are kept while the command runs (4 bytes per
+                     distinct shingle, at most 4 KB a document, on disk; memory keeps about 100
+                     bytes a document); default TMPDIR; removed at the end and on Ctrl-C
   --max-distance K   SimHash instead: documents within K bits of 64-bit SimHash distance (0 to 8),
                      groups and pairs with "distance" instead of "similarity"
   --max-bytes N      largest document (a file, or a JSON line) in bytes; a larger one ends the run
@@ -51,7 +59,7 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
                      record of each cluster, and every record without a word; a removed record is
                      within J of the record kept for it. A record without an id gets its line number
                      ("FILE:LINE" with several inputs). Stdin is copied to a temporary file
-                     (in --tmp DIR, default TMPDIR) to be read twice, and removed at the end.
+                     (in --tmp DIR) to be read twice, and removed at the end.
   --keep first|longest  which record of a cluster is kept: the first (default) or the longest text
                      (clusters are then formed around the longest records)
   --removed FILE     one JSON line per removed record: {"id", "duplicate_of": kept id, "similarity"}
@@ -102,7 +110,6 @@ export async function nearDups(argv: string[]): Promise<number> {
   for (const flag of ["keep", "removed", "annotate"] as const) {
     if (!dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} applies to --dedup (dataset mode); add --dedup`);
   }
-  if (!dedup && values.tmp !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --tmp applies to --dedup (dataset mode), which copies stdin there; add --dedup");
   for (const flag of ["pairs", "json"] as const) {
     if (dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --dedup writes the records kept, --${flag} near-duplicates found; give one of them`);
   }
@@ -122,24 +129,29 @@ export async function nearDups(argv: string[]): Promise<number> {
   const removed = values.removed === undefined ? undefined : await open(values.removed, "w");
   const finder = values["max-distance"] !== undefined
     ? simhashFinder(integerOption("--max-distance", values["max-distance"], 3, 0, 8), shingle)
-    : minhashFinder(thresholdOption(values.threshold), shingle, integerOption("--sketch-size", values["sketch-size"], 1024, 8, 4096));
+    : minhashFinder(thresholdOption(values.threshold), shingle, integerOption("--sketch-size", values["sketch-size"], 1024, 8, 4096), values.tmp);
   let spool: string | undefined;
+  // The sketch file goes at exit, on an error, and on the signals that end a long run.
+  removeTempFoldersAtExit();
   try {
     // Stdin is read twice in dataset mode: the first reading copies it here.
-    if (dedup && (positionals.length === 0 || positionals.includes("-"))) spool = await mkdtemp(join(values.tmp ?? tmpdir(), "crawlsieve-near-dups-"));
+    if (dedup && (positionals.length === 0 || positionals.includes("-"))) spool = makeTempFolder(values.tmp ?? tmpdir(), "crawlsieve-near-dups-");
     const sources = dedup ? datasetSources(positionals, spool) : [];
     const include = (values.include ?? DEFAULT_INCLUDE).map((glob) => globMatcher("--include", glob));
     const exclude = (values.exclude ?? []).map((glob) => globMatcher("--exclude", glob));
     const docs = dedup ? jsonLines(sources, fields, maxBytes) : documents(positionals, include, exclude, fields, maxBytes);
     const read = await readAll(docs, finder, values.keep === "longest");
-    const { idJson } = read;
-    const n = idJson.length;
+    const { ids } = read;
+    const n = ids.count;
     const progress = new Progress();
     const phase = (what: string): OnProgress => (done, verified) => progress.update(() => `${what}: ${count(done)} of ${count(n)} documents, ${count(verified)} candidates verified`);
     const field = finder.field;
     if (dedup) {
       const order = Uint32Array.from({ length: n }, (_, i) => i);
-      if (values.keep === "longest") order.sort((x, y) => read.lengths[y] - read.lengths[x] || x - y);
+      if (values.keep === "longest") {
+        const lengths = read.lengths.values;
+        order.sort((x, y) => lengths[y] - lengths[x] || x - y);
+      }
       const clustering = finder.cluster(order, phase("clustering"));
       progress.done();
       const representative = new Uint32Array(n);
@@ -152,12 +164,12 @@ export async function nearDups(argv: string[]): Promise<number> {
       const cluster = new Uint32Array(n);
       let clusters = 0;
       for (let r = 0; r < n; r++) {
-        if (read.noWord.has(r)) continue;
+        if (read.wordless[r] === 1) continue;
         const rep = representative[r];
         if (cluster[rep] === 0) cluster[rep] = ++clusters;
         cluster[r] = cluster[rep];
       }
-      await writeDataset(sources, { representative, score, cluster, idJson, field }, { annotate: values.annotate === true, removed, maxBytes });
+      await writeDataset(sources, { representative, score, cluster, ids, field }, { annotate: values.annotate === true, removed, maxBytes });
     } else {
       const out = new Output();
       const score = (s: number) => (field === "distance" ? -s : s);
@@ -165,7 +177,7 @@ export async function nearDups(argv: string[]): Promise<number> {
       const key = JSON.stringify(field);
       if (values.pairs) {
         for (const batch of finder.pairBatches(phase("pairs"))) {
-          for (const p of batch) out.push(Buffer.from(`{"a":${idJson[p.a]},"b":${idJson[p.b]},${key}:${JSON.stringify(score(p.similarity))}}\n`));
+          for (const p of batch) out.push(Buffer.from(`{"a":${ids.json(p.a)},"b":${ids.json(p.b)},${key}:${JSON.stringify(score(p.similarity))}}\n`));
           if (out.full) {
             progress.done();
             await out.flush();
@@ -178,22 +190,22 @@ export async function nearDups(argv: string[]): Promise<number> {
         for (const [g, group] of clusterGroups(clustering).entries()) {
           const members = group.members.map((m) => ({ id: m.id, score: m.id === group.representative ? (field === "distance" ? 0 : 1) : score(m.similarity) }));
           if (values.json) {
-            const list = members.map((m) => `{"id":${idJson[m.id]},${key}:${JSON.stringify(m.score)}}`).join(",");
-            out.push(Buffer.from(`{"group":${g + 1},"representative":${idJson[group.representative]},"members":[${list}]}\n`));
+            const list = members.map((m) => `{"id":${ids.json(m.id)},${key}:${JSON.stringify(m.score)}}`).join(",");
+            out.push(Buffer.from(`{"group":${g + 1},"representative":${ids.json(group.representative)},"members":[${list}]}\n`));
           } else {
             const shown = (v: number) => (field === "distance" ? String(v) : v.toFixed(3));
-            out.push(Buffer.from(`group ${g + 1} (${members.length} documents)\n${members.map((m) => `  ${shown(m.score)}\t${read.idText(m.id)}`).join("\n")}\n`));
+            out.push(Buffer.from(`group ${g + 1} (${members.length} documents)\n${members.map((m) => `  ${shown(m.score)}\t${ids.text(m.id)}`).join("\n")}\n`));
           }
           if (out.full) await out.flush();
         }
       }
       await out.end();
-      if (read.noWord.size > 0) process.stderr.write(`crawlsieve: ${count(read.noWord.size)} document(s) without a word were left out\n`);
+      if (read.wordlessCount > 0) process.stderr.write(`crawlsieve: ${count(read.wordlessCount)} document(s) without a word were left out\n`);
     }
   } finally {
     finder.dispose();
     await removed?.close();
-    if (spool !== undefined) await rm(spool, { recursive: true, force: true });
+    if (spool !== undefined) removeTempFolder(spool);
   }
   return 0;
 }
@@ -211,11 +223,12 @@ async function checkNotAnInput(removed: string, inputs: readonly string[]): Prom
 }
 
 /** Reads and sketches every document in batches; keeps only ids, lengths and which have no word. */
-async function readAll(docs: AsyncIterable<Doc>, finder: Finder, lengths: boolean) {
+async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keepLengths: boolean) {
   const progress = new Progress();
-  const idJson: string[] = [];
-  const lengthOf: number[] = [];
-  const noWord = new Set<number>();
+  const ids = new IdList();
+  const lengths = new Column(Float64Array);
+  const noWord = new Column(Uint8Array);
+  let wordlessCount = 0;
   let batch: Doc[] = [];
   let chars = 0;
   let toText: ((html: string) => string) | undefined;
@@ -223,13 +236,17 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, lengths: boolea
     if (batch.length === 0) return;
     if (batch.some((doc) => doc.html)) toText ??= (await import("../../html/html-to-text.js")).htmlToText;
     const texts = batch.map((doc) => (doc.html ? toText!(doc.text) : doc.text));
-    const numbers = batch.map((_, i) => idJson.length + i);
-    for (const doc of batch) idJson.push(doc.idJson);
-    if (lengths) for (const text of texts) lengthOf.push(text.length);
-    for (const number of finder.add(numbers, texts)) noWord.add(number);
+    const numbers = batch.map((_, i) => ids.count + i);
+    for (const doc of batch) ids.push(doc.idJson);
+    if (keepLengths) for (const text of texts) lengths.push(text.length);
+    for (let i = 0; i < texts.length; i++) noWord.push(0);
+    const none = finder.add(numbers, texts);
+    const flags = noWord.values;
+    for (const number of none) flags[number] = 1;
+    wordlessCount += none.length;
     batch = [];
     chars = 0;
-    progress.update(() => `read ${count(idJson.length)} documents`);
+    progress.update(() => `read ${count(ids.count)} documents`);
   };
   for await (const doc of docs) {
     batch.push(doc);
@@ -238,9 +255,7 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, lengths: boolea
   }
   await flush();
   progress.done();
-  // The text form of an id is its JSON unquoted: a string (or a file path) quoted, a number as it came.
-  const idText = (i: number): string => (idJson[i].startsWith('"') ? (JSON.parse(idJson[i]) as string) : idJson[i]);
-  return { idJson, idText, lengths: lengthOf, noWord };
+  return { ids, lengths, wordless: noWord.values, wordlessCount };
 }
 
 function thresholdOption(text: string | undefined): number {
