@@ -55,4 +55,4 @@ for (let id = 0; id < docs; id++) {
   writeSync(fd, `${JSON.stringify({ id, text })}\n`);
 }
 closeSync(fd);
-process.stderr.write(`${docs} documents, ${made} copies of one page -> ${file}\n`);
+process.stderr.write(`${docs} documents, ${made} copies of one page, ${pageCount} pages near copies were made of -> ${file}\n`);

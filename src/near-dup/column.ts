@@ -37,14 +37,6 @@ export class Column<A extends Typed> {
     return this.data.subarray(0, this.rows * this.width) as A;
   }
 
-  /** Drops the room kept for rows not appended yet (the column is full grown). */
-  trim(): void {
-    if (this.data.length === this.rows * this.width) return;
-    const data = new this.make(this.rows * this.width);
-    data.set(this.values as never);
-    this.data = data;
-  }
-
   private makeRoom(rows: number): void {
     const need = (this.rows + rows) * this.width;
     if (need <= this.data.length) return;

@@ -232,8 +232,6 @@ export class MinHashSpill {
   /** Turns the band keys into bucket numbers once every document is in; returns them. */
   private seal(): Uint32Array {
     if (this.bucketCount < 0) {
-      this.keys.trim();
-      this.empty.trim();
       this.bucketCount = bandBuckets(this.keys.values, this.size, this.params.bands, this.empty.values);
     }
     return this.keys.values;

@@ -154,12 +154,16 @@ export async function nearDups(argv: string[]): Promise<number> {
       }
       const clustering = finder.cluster(order, phase("clustering"));
       progress.done();
-      const representative = new Uint32Array(n);
-      const score = new Float64Array(n);
-      clustering.ids.forEach((id, i) => {
-        representative[id] = clustering.representatives[i];
-        score[id] = clustering.similarities[i];
-      });
+      // By record: the clustering's own arrays when it took the records in input order.
+      const inOrder = values.keep !== "longest";
+      const representative = inOrder ? clustering.representatives : new Uint32Array(n);
+      const score = inOrder ? clustering.similarities : new Float64Array(n);
+      if (!inOrder) {
+        clustering.ids.forEach((id, i) => {
+          representative[id] = clustering.representatives[i];
+          score[id] = clustering.similarities[i];
+        });
+      }
       // Clusters numbered by where they first appear in the input; records without a word have none.
       const cluster = new Uint32Array(n);
       let clusters = 0;
