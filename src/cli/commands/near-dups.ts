@@ -23,7 +23,7 @@ import { IdList } from "./near-dups-ids.js";
 import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 
 /** Usage of `near-dups`. */
-export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J] [--pairs] [--json] [--include GLOB] [--exclude GLOB]
+export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--tmp DIR]
 crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed FILE | --annotate] [--tmp DIR]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
