@@ -5,7 +5,7 @@
 // Every method runs in the same process, alternating, three times; times are medians.
 //
 //   bench/near-dup-corpus.sh && node bench/near-dup-corpus.js   (once: data and truth)
-//   flock /tmp/cs-bench.lock node bench/near-dup-eval.bench.js [corpus...]
+//   flock /tmp/cs-bench.lock node bench/near-dup-eval.bench.js [corpus...]   (ONLY=CLI,plain-JS: some methods)
 import { spawnSync } from "node:child_process";
 import { features, initSync, MinHashIndex, NearDupIndex, simhashMany } from "../build/js/index.node.js";
 import { estimate, lshPairs, signature } from "./minhash-baseline.js";
@@ -187,5 +187,8 @@ export function nearDupEvalSuite(corpora = CORPORA, methods = METHODS) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const names = process.argv.slice(2);
-  console.log(nearDupEvalSuite(names.length ? names : CORPORA));
+  // ONLY=cli,plain-JS runs the methods whose names contain one of the words (default: all).
+  const only = process.env.ONLY?.split(",");
+  const methods = only === undefined ? METHODS : METHODS.filter((m) => only.some((word) => m.name.includes(word)));
+  console.log(nearDupEvalSuite(names.length ? names : CORPORA, methods));
 }
