@@ -6,7 +6,7 @@
 // copies of one page among 20,000 documents end in one group (this failed with "Set maximum size
 // exceeded" after 50 s and 2.3 GB before clusters were made in one pass). Star clustering in the
 // library is checked against a reference written here over exact Jaccard.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -306,13 +306,23 @@ describe("near-dups --dedup input", () => {
     expect(readFileSync(a)).toEqual(before);
   });
 
-  it("keeps the sketches in --tmp while it runs, in every mode, and says so when it cannot", () => {
+  it("keeps the sketches in --tmp while it runs, in every mode, removes them at the end and on Ctrl-C, and says so when it cannot", async () => {
     const sketches = mkdtempSync(join(dir, "sketches-"));
     for (const mode of [[], ["--pairs"], ["--dedup"]]) {
       const result = run(["near-dups", ...mode, "--tmp", sketches, good]);
       expect([result.code, result.stderr]).toEqual([0, ""]);
       expect(readdirSync(sketches)).toEqual([]); // the sketch file is removed at the end
     }
+    // On Ctrl-C too: stdin held open while the sketch file (and the copy of stdin) exist.
+    const child = spawn(process.execPath, [CLI, "near-dups", "--dedup", "--tmp", sketches], { stdio: ["pipe", "ignore", "pipe"] });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    child.stdin.on("error", () => undefined);
+    child.stdin.write(readFileSync(good));
+    for (let i = 0; i < 200 && readdirSync(sketches).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readdirSync(sketches)).toHaveLength(2);
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expect(readdirSync(sketches)).toEqual([]);
     const missing = join(dir, "no-such-folder");
     const failed = run(["near-dups", "--tmp", missing, good]);
     expect(failed.code).toBe(2);
