@@ -326,7 +326,7 @@ describe("near-dups --dedup input", () => {
     const missing = join(dir, "no-such-folder");
     const failed = run(["near-dups", "--tmp", missing, good]);
     expect(failed.code).toBe(2);
-    expect(failed.stderr).toBe(`crawlsieve: cannot keep the documents' sketches on disk in ${missing} (not a folder, ENOENT); give a writable --tmp with room (about 4 bytes per distinct shingle, at most 4100 bytes a document)\n`);
+    expect(failed.stderr).toBe(`crawlsieve: cannot keep the documents' sketches on disk in ${missing} (not a folder, ENOENT); give a writable --tmp with room (about 4 bytes per distinct shingle, at most 8196 bytes a document)\n`);
   });
 
   it("with --max-distance (SimHash) removes copies with their distance", () => {

@@ -1,5 +1,5 @@
 // MinHash near-duplicates over a whole collection in about 100 bytes of memory a document: the
-// verification sketches (the 4 KB a page that keep F1 near 1) go to a temporary file as they are
+// verification sketches (the 8 KB a long page that keep F1 near 1) go to a temporary file as they are
 // made (sketch-file.ts), memory keeps each document's band keys, which become bucket numbers once
 // every document is in (band-buckets.ts), and a candidate pair's sketches are read back only to
 // be estimated (sketch-verifier.ts). The answers are those of MinHashIndex with the same
@@ -25,6 +25,11 @@ export interface MinHashSpillOptions extends MinHashIndexOptions {
   readonly cacheBytes?: number;
 }
 
+/**
+ * Values per sketch by default: twice MinHashIndex's, since here they cost disk, not memory, and
+ * halve the estimate's variance (F1 at J >= 0.9 on the Python manuals: 0.970 with 1024, 0.984 with 2048).
+ */
+export const DEFAULT_SPILL_SKETCH_SIZE = 2048;
 /** No node: the end of a bucket's list of representatives. */
 const NONE = 0xffffffff;
 /** Compared with a small tolerance so that an exact estimate equal to the threshold (4/5 against 0.8) is not lost to rounding. */
@@ -51,7 +56,7 @@ export class MinHashSpill {
     if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
     this.threshold = threshold;
     const layout = lshLayout(threshold);
-    this.params = checkSketchParams({ shingle: options.shingle ?? 3, k: options.sketchSize ?? 1024, bands: options.bands ?? layout.bands, rows: options.rows ?? layout.rows });
+    this.params = checkSketchParams({ shingle: options.shingle ?? 3, k: options.sketchSize ?? DEFAULT_SPILL_SKETCH_SIZE, bands: options.bands ?? layout.bands, rows: options.rows ?? layout.rows });
     this.keys = new Column(Uint32Array, this.params.bands);
     this.file = new SketchFile(options.tmp ?? tmpdir(), this.params.k);
   }

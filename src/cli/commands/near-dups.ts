@@ -17,6 +17,7 @@ import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
 import { makeTempFolder, removeTempFolder, removeTempFoldersAtExit } from "../../lines/temp-folders.js";
 import { Column } from "../../near-dup/column.js";
+import { DEFAULT_SPILL_SKETCH_SIZE } from "../../near-dup/minhash-spill.js";
 import { writeDataset } from "./near-dups-dataset.js";
 import { minhashFinder, simhashFinder, type Finder, type OnProgress } from "./near-dups-finders.js";
 import { IdList } from "./near-dups-ids.js";
@@ -30,7 +31,7 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   from "-" or, with no PATH, from stdin. HTML is reduced to its main text first (scripts,
   navigation, headers, footers and sidebars dropped).
   Two documents are near-duplicates when the estimated Jaccard similarity of their sets of word
-  shingles is at least J (MinHash: LSH finds candidates, a 1024-value bottom-k sketch checks each;
+  shingles is at least J (MinHash: LSH finds candidates, a 2048-value bottom-k sketch checks each;
   the sketches wait in a temporary file, so memory holds about 100 bytes a document).
   Prints groups: a representative (the first document of its group) and the later documents
   within J of it, each with its similarity to the representative (a document joins the most
@@ -43,9 +44,9 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   --exclude GLOB     in folders, skip files and folders matching GLOB (repeatable), e.g. --exclude '_sources'
   --shingle W        words per shingle (default 3)
   --sketch-size K    values per sketch: more is closer and takes up to 4 bytes each per document on
-                     disk (default 1024)
+                     disk (default 2048; memory does not depend on it)
   --tmp DIR          where the documents' sketches are kept while the command runs (4 bytes per
-                     distinct shingle, at most 4 KB a document, on disk; memory keeps about 100
+                     distinct shingle, at most 8 KB a document, on disk; memory keeps about 100
                      bytes a document); default TMPDIR; removed at the end and on Ctrl-C
   --max-distance K   SimHash instead: documents within K bits of 64-bit SimHash distance (0 to 8),
                      groups and pairs with "distance" instead of "similarity"
@@ -129,7 +130,7 @@ export async function nearDups(argv: string[]): Promise<number> {
   const removed = values.removed === undefined ? undefined : await open(values.removed, "w");
   const finder = values["max-distance"] !== undefined
     ? simhashFinder(integerOption("--max-distance", values["max-distance"], 3, 0, 8), shingle)
-    : minhashFinder(thresholdOption(values.threshold), shingle, integerOption("--sketch-size", values["sketch-size"], 1024, 8, 4096), values.tmp);
+    : minhashFinder(thresholdOption(values.threshold), shingle, integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096), values.tmp);
   let spool: string | undefined;
   // The sketch file goes at exit, on an error, and on the signals that end a long run.
   removeTempFoldersAtExit();
