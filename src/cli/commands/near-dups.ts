@@ -2,7 +2,7 @@
 // shingles (MinHashSpill: LSH candidates, each verified by its bottom-k estimate), or with
 // --max-distance by SimHash distance (NearDupIndex). Documents stream in (files one at a time,
 // JSON lines as they come) and are sketched in batches; the sketches go to a temporary file, so
-// memory holds band keys and ids (about 100 bytes a document), not the texts or the sketches.
+// memory holds band keys and ids (about 200 bytes a document in all), not the texts or the sketches.
 // Output: groups around a representative (no chaining), found in time linear in the documents and
 // the candidates verified (a cluster of n copies costs n, not n^2); every pair, streamed; or with
 // --dedup the JSON-lines records themselves, the duplicates left out.
@@ -32,7 +32,7 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   navigation, headers, footers and sidebars dropped).
   Two documents are near-duplicates when the estimated Jaccard similarity of their sets of word
   shingles is at least J (MinHash: LSH finds candidates, a 2048-value bottom-k sketch checks each;
-  the sketches wait in a temporary file, so memory holds about 100 bytes a document).
+  the sketches wait in a temporary file, so memory holds about 200 bytes a document).
   Prints groups: a representative (the first document of its group) and the later documents
   within J of it, each with its similarity to the representative (a document joins the most
   similar representative before it, so it is in one group at most and no group chains).
@@ -46,7 +46,7 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   --sketch-size K    values per sketch: more is closer and takes up to 4 bytes each per document on
                      disk (default 2048; memory does not depend on it)
   --tmp DIR          where the documents' sketches are kept while the command runs (4 bytes per
-                     distinct shingle, at most 8 KB a document, on disk; memory keeps about 100
+                     distinct shingle, at most 8 KB a document, on disk; memory keeps about 200
                      bytes a document); default TMPDIR; removed at the end and on Ctrl-C
   --max-distance K   SimHash instead: documents within K bits of 64-bit SimHash distance (0 to 8),
                      groups and pairs with "distance" instead of "similarity"
