@@ -84,6 +84,7 @@ for (const docs of sizes) {
   const active = tools.filter((tool) => {
     const p = previous.get(tool.name);
     if (!p || process.env.FORCE === "1") return true;
+    if (p.failed) return notes.push(`${docs}: ${tool.name} not run: it failed at ${fmt(p.docs)} documents`), false;
     const wall = (p.wall * docs) / p.docs;
     const rss = (p.rss * docs) / p.docs;
     if (wall * reps <= LIMIT_S && rss <= LIMIT_BYTES) return true;
@@ -93,16 +94,17 @@ for (const docs of sizes) {
   const results = new Map(active.map((t) => [t.name, []]));
   for (let rep = 0; rep < reps; rep++) {
     for (const tool of active) {
+      if (results.get(tool.name).some((r) => r.code !== "0")) continue; // failed: not run again
       const tag = `${docs}-${tool.name}-${rep}`;
       const r = run(tool.argv(join(scratch, `${tag}.removed.jsonl`)), input, tag);
       r.removedFile = join(scratch, `${tag}.removed.jsonl`);
       results.get(tool.name).push(r);
       process.stderr.write(`${docs} ${tool.name} run ${rep + 1}/${reps}: exit ${r.code}, ${r.wall} s, ${fmt(r.rssKb / 1024)} MB, ${r.kept} kept ${r.error}\n`);
-      if (r.code !== "0") break;
     }
   }
   const truth = readPlanted(plantedFile);
   const scored = active.filter((t) => results.get(t.name).every((r) => r.code === "0"));
+  // Runs of one tool give the same output: the first is scored, the others' kept counts compared.
   const scores = await scoreRuns(input, docs, truth, scored.map((t) => ({ removedFile: results.get(t.name)[0].removedFile, keptCount: results.get(t.name)[0].kept })));
   const summary = new Map();
   for (const tool of active) {
@@ -111,7 +113,7 @@ for (const docs of sizes) {
     const ok = rs.every((r) => r.code === "0");
     const wall = median(rs.map((r) => r.wall));
     const rss = median(rs.map((r) => r.rssKb)) * 1024;
-    if (ok) previous.set(tool.name, { docs, wall, rss });
+    previous.set(tool.name, ok ? { docs, wall, rss } : { docs, failed: true });
     if (ok && rs.some((r) => r.kept !== rs[0].kept)) notes.push(`${docs}: ${tool.name} kept counts differ between runs: ${rs.map((r) => r.kept).join(", ")}`);
     summary.set(tool.name, { wall, rss, ok });
     const cs = summary.get("crawlsieve");
