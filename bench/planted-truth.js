@@ -26,7 +26,7 @@ export class PlantedTruth {
   constructor(file, threshold) {
     this.fd = openSync(file, "w");
     this.threshold = threshold;
-    this.copies = new Map(); // original id -> [{ id, set, kept }]
+    this.copies = new Map(); // original id -> [{ id, words, kept }] (words: sets would not fit at 1e7)
     this.lines = [];
   }
 
@@ -38,11 +38,11 @@ export class PlantedTruth {
     let removed = j >= this.threshold;
     const siblings = this.copies.get(of) ?? [];
     for (const sibling of siblings) {
-      const js = jaccard(set, sibling.set);
+      const js = jaccard(set, shingles(sibling.words));
       if (js >= 0.5) this.lines.push(`P ${sibling.id} ${id} ${js.toFixed(6)}\n`);
       if (sibling.kept && js >= this.threshold) removed = true;
     }
-    siblings.push({ id, set, kept: !removed });
+    siblings.push({ id, words, kept: !removed });
     this.copies.set(of, siblings);
     if (removed) this.lines.push(`R ${id}\n`);
     if (this.lines.length > 65536) this.flush();
