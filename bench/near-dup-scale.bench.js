@@ -9,7 +9,7 @@
 // holds it already (flock ... node bench/near-dup-scale.bench.js).
 // usage: [CLI=build/js/cli/main.js] [SIZES=1e5,1e6,1e7] [REPS=n] [TOOLS=crawlsieve,peer,peer-verify] node bench/near-dup-scale.bench.js [SIZES]
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { machine } from "./common.js";
 import { readPlanted } from "./planted-truth.js";
@@ -19,11 +19,11 @@ const root = new URL("../", import.meta.url).pathname;
 const cli = process.env.CLI ?? join(root, "build/js/cli/main.js");
 const sizes = (process.argv[2] ?? process.env.SIZES ?? "1e5,1e6,1e7").split(",").map(Number);
 const out = join(root, "bench/out");
-const scratch = join(out, "near-scale-runs");
+mkdirSync(out, { recursive: true });
+const scratch = mkdtempSync(join(out, "near-scale-runs-")); // one a run: two runs at once do not share files
 const LOCK = "/tmp/cs-bench.lock";
 const LIMIT_S = 2400;
 const LIMIT_BYTES = 18 * 2 ** 30;
-mkdirSync(scratch, { recursive: true });
 
 const peer = join(root, "bench/minhash-lsh-peer.js");
 const allTools = [
@@ -34,14 +34,15 @@ const allTools = [
 const toolNames = (process.env.TOOLS ?? "crawlsieve,peer,peer-verify").split(",");
 const tools = allTools.filter((t) => toolNames.includes(t.name));
 
-// Whether an open file of this process (inherited from flock(1)) is the lock: then it is ours.
+// Whether the caller holds the lock (flock(1) around this script): a file of this process is the
+// lock file and the lock is taken (an open lock file alone is not a held lock).
 const lockHeld = readdirSync("/proc/self/fd").some((fd) => {
   try {
     return readlinkSync(`/proc/self/fd/${fd}`) === LOCK;
   } catch {
     return false;
   }
-});
+}) && spawnSync("flock", ["-n", LOCK, "true"]).status !== 0;
 const quote = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
 
 /** One run of `argv` (node arguments) on `input`: wall, user+sys, peak RSS, exit, kept lines, stderr's last words. */
@@ -56,7 +57,7 @@ function run(argv, input, tag) {
   const exitLine = timeLines.find((l) => l.startsWith("Command"));
   const code = last.length !== 4 ? "killed (time limit)" : exitLine ? exitLine.replace("Command exited with non-zero status ", "").replace("Command terminated by signal ", "signal ") : "0";
   const stderr = existsSync(errFile) ? readFileSync(errFile, "utf8").trim().split("\n").filter((l) => !l.startsWith("minhash-lsh-peer:")) : [];
-  return { wall: last[0], cpu: last[1] + last[2], rssKb: last[3], code, kept: Number(result.stdout.trim()), error: code === "0" ? "" : (stderr.find((l) => /crawlsieve:|Error/.test(l)) ?? stderr.at(-1) ?? "").slice(0, 100) };
+  return { wall: last[0], cpu: last[1] + last[2], rssKb: last[3], code, kept: Number(result.stdout.trim()), error: code === "0" ? "" : (stderr.find((l) => /crawlsieve:|Error/.test(l)) ?? stderr.at(-1) ?? "").slice(0, 160) };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
@@ -131,5 +132,6 @@ for (const docs of sizes) {
   console.log(rows.map((r) => `| ${r.join(" | ")} |`).join("\n"));
   rows.length = 0;
 }
+rmSync(scratch, { recursive: true, force: true });
 for (const note of notes) console.log(`- ${note}`);
 console.log("- Published, not measured here (../shared/research/ANCHORS.md): rensa 512 B/doc (128 x u32), 1.8 M short rows (wikitext) in 44 s (~41 k rows/s), datasketch 1,725 s on the same; datatrove 952 B/doc on disk (14 x 8 bands, 5-grams, no verification), ~0.8-0.9 MB/s per task; NeMo Curator 1,040 B/doc (20 x 13, char 24-grams).");
