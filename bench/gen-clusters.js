@@ -4,55 +4,74 @@
 // of 150 words drawn from a 20,000-word vocabulary. Lines are {"id": n, "text": ...}; ids of the
 // copies are those with id % 3 === 0 while copies remain. With NEAR > 0, each other page is with
 // that probability a near copy (2% of its words replaced) of an earlier one, as in the issue's
-// "one in ten a near copy" collections.
-// usage: node bench/gen-clusters.js [DOCS] [COPIES] [OUT_FILE] [NEAR]   (default 20000 6666 bench/out/clusters.jsonl 0)
+// "one in ten a near copy" collections. With PLANTED, the planted truth goes there (see
+// bench/planted-truth.js): the near copies' pairs with their exact Jaccard, and which copies a
+// first-kept dedup at THRESHOLD removes.
+// usage: node bench/gen-clusters.js [DOCS] [COPIES] [OUT_FILE] [NEAR] [PLANTED] [THRESHOLD]
+//        (default 20000 6666 bench/out/clusters.jsonl 0, no PLANTED file, 0.8)
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { xorshift32 } from "./common.js";
+import { PlantedTruth } from "./planted-truth.js";
 
 const docs = Number(process.argv[2] ?? 20_000);
 const copies = Number(process.argv[3] ?? 6_666);
-const file = process.argv[4] ?? "bench/out/clusters.jsonl";
+const file = process.argv[4] || "bench/out/clusters.jsonl";
 const near = Number(process.argv[5] ?? 0);
+const planted = process.argv[6] ? new PlantedTruth(process.argv[6], Number(process.argv[7] ?? 0.8)) : undefined;
 
-const next = xorshift32(0x2545f491);
-const word = () => `w${Math.floor(next() * 20_000)}`;
-const page = () => Array.from({ length: 150 }, word);
 const WORDS = 150;
-// Earlier pages (those near copies are made of) as word numbers in one growing array: 300 bytes
-// a page, where arrays of strings ran out of heap at 2 M documents.
-let pages = new Uint16Array(WORDS * 1024);
-let pageCount = 0;
+const next = xorshift32(0x2545f491);
+const wordIndex = () => Math.floor(next() * 20_000);
+const text = (indices) => Array.from(indices, (i) => `w${i}`).join(" ");
 
-const expired = page();
+// The distinct pages that near copies are drawn from, as word indices, 150 to a page, in chunks.
+const CHUNK = 1 << 16;
+const chunks = [];
+let pageCount = 0;
+const pageIds = [];
+const pageAt = (n) => chunks[Math.floor(n / CHUNK)].subarray((n % CHUNK) * WORDS, (n % CHUNK + 1) * WORDS);
+function addPage(words, id) {
+  if (pageCount % CHUNK === 0) chunks.push(new Uint16Array(CHUNK * WORDS));
+  chunks[chunks.length - 1].set(words, (pageCount % CHUNK) * WORDS);
+  pageIds.push(id);
+  pageCount++;
+}
+
+const expired = Array.from({ length: WORDS }, wordIndex);
 mkdirSync(dirname(file), { recursive: true });
 const fd = openSync(file, "w");
+let buffered = [];
+let bufferedChars = 0;
+const write = (line) => {
+  buffered.push(line);
+  bufferedChars += line.length;
+  if (bufferedChars > 1 << 22) writeSync(fd, buffered.join("")), (buffered = []), (bufferedChars = 0);
+};
 let made = 0;
 for (let id = 0; id < docs; id++) {
-  let text;
+  let line;
   if (id % 3 === 0 && made < copies) {
-    const words = expired.slice();
+    const words = expired.map((i) => `w${i}`);
     const edits = made % 3 === 0 ? 0 : 1 + (made % 3);
     for (let e = 0; e < edits; e++) words[Math.floor(next() * words.length)] = `token${Math.floor(next() * 1e9)}`;
-    text = words.join(" ");
+    line = words.join(" ");
     made++;
   } else if (pageCount > 0 && next() < near) {
-    const at = Math.floor(next() * pageCount) * WORDS;
-    text = Array.from(pages.subarray(at, at + WORDS), (w) => (next() < 0.02 ? word() : `w${w}`)).join(" ");
+    const n = Math.floor(next() * pageCount);
+    const original = pageAt(n);
+    const words = new Uint16Array(WORDS);
+    for (let k = 0; k < WORDS; k++) words[k] = next() < 0.02 ? wordIndex() : original[k];
+    line = text(words);
+    planted?.copy(id, pageIds[n], original, words);
   } else {
-    const words = page();
-    if (near > 0) {
-      if ((pageCount + 1) * WORDS > pages.length) {
-        const grown = new Uint16Array(pages.length * 2);
-        grown.set(pages);
-        pages = grown;
-      }
-      words.forEach((w, i) => (pages[pageCount * WORDS + i] = Number(w.slice(1))));
-      pageCount++;
-    }
-    text = words.join(" ");
+    const words = Array.from({ length: WORDS }, wordIndex);
+    if (near > 0) addPage(words, id);
+    line = text(words);
   }
-  writeSync(fd, `${JSON.stringify({ id, text })}\n`);
+  write(`${JSON.stringify({ id, text: line })}\n`);
 }
+writeSync(fd, buffered.join(""));
 closeSync(fd);
-process.stderr.write(`${docs} documents, ${made} copies of one page, ${pageCount} pages near copies were made of -> ${file}\n`);
+planted?.close();
+process.stderr.write(`${docs} documents, ${made} copies of one page -> ${file}\n`);
