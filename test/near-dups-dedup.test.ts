@@ -7,7 +7,7 @@
 // exceeded" after 50 s and 2.3 GB before clusters were made in one pass). Star clustering in the
 // library is checked against a reference written here over exact Jaccard.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -327,6 +327,29 @@ describe("near-dups --dedup input", () => {
     const failed = run(["near-dups", "--tmp", missing, good]);
     expect(failed.code).toBe(2);
     expect(failed.stderr).toBe(`crawlsieve: cannot keep the documents' sketches on disk in ${missing} (not a folder, ENOENT); give a writable --tmp with room (about 4 bytes per distinct shingle, at most 8196 bytes a document)\n`);
+  });
+
+  it("stops with one line and exit code 2 when the sketches fill the disk, and leaves nothing on it (a loop filesystem mounted as root)", () => {
+    const folder = mkdtempSync(join(dir, "full-"));
+    const image = join(folder, "disk.img");
+    const mountPoint = join(folder, "mnt");
+    mkdirSync(mountPoint);
+    const sh = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
+    // 2 MiB, and 200 pages of 4,200 distinct words with 4,096-value sketches: about 3.3 MB of sketches.
+    // A test that cannot make its full disk fails: it is never counted as passed unrun (.ci/run runs as root).
+    const mounted = sh("truncate", ["-s", "2M", image]) && sh("mkfs.ext2", ["-q", "-F", image]) && sh("mount", ["-o", "loop", image, mountPoint]);
+    expect(mounted, "a 2 MiB ext2 image mounted on a loop device (needs root and e2fsprogs)").toBe(true);
+    try {
+      const next = rng(2);
+      const pages = Array.from({ length: 200 }, (_, id) => JSON.stringify({ id, text: Array.from({ length: 4200 }, () => `w${Math.floor(next() * 1e9)}`).join(" ") }));
+      const result = run(["near-dups", "--sketch-size", "4096", "--tmp", mountPoint], `${pages.join("\n")}\n`);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^crawlsieve: cannot keep the documents' sketches on disk in .* \(no space left on the device, ENOSPC\)/);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(readdirSync(mountPoint).filter((name) => name !== "lost+found")).toEqual([]);
+    } finally {
+      sh("umount", [mountPoint]);
+    }
   });
 
   it("with --max-distance (SimHash) removes copies with their distance", () => {
