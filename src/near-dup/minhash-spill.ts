@@ -23,11 +23,14 @@ export interface MinHashSpillOptions extends MinHashIndexOptions {
   readonly tmp?: string;
   /** Memory for sketches read back and kept while they are compared (a cluster's representative); default 64 MiB. */
   readonly cacheBytes?: number;
+  /** Values per bottom-k sketch, on disk (up to 4 bytes each per document); default 2048. */
+  readonly sketchSize?: number;
 }
 
 /**
- * Values per sketch by default: twice MinHashIndex's, since here they cost disk, not memory, and
- * halve the estimate's variance (F1 at J >= 0.9 on the Python manuals: 0.970 with 1024, 0.984 with 2048).
+ * Values per sketch by default: twice what near-dups kept in memory before (1,024; MinHashIndex's
+ * default is 512), since here they cost disk, not memory, and halve the estimate's variance (F1 at
+ * J >= 0.9 on the Python manuals: 0.970 with 1,024, 0.984 with 2,048).
  */
 export const DEFAULT_SPILL_SKETCH_SIZE = 2048;
 /** No node: the end of a bucket's list of representatives. */
