@@ -107,6 +107,7 @@ export class MinHashSpill {
    * its own representative.
    */
   cluster(order?: ArrayLike<number>, onProgress?: (done: number, verified: number) => void): Clustering {
+    onProgress?.(0, 0); // said before the buckets are made, which takes seconds at 1e7 documents
     const buckets = this.seal();
     const n = this.size;
     const ids = order === undefined ? Uint32Array.from({ length: n }, (_, i) => i) : checkOrder(order, n);
@@ -180,6 +181,7 @@ export class MinHashSpill {
    * of its pairs with later documents, by their number. Memory holds one document's pairs.
    */
   *pairBatches(onProgress?: (done: number, verified: number) => void): Generator<SimilarPair[]> {
+    onProgress?.(0, 0); // said before the buckets are made, which takes seconds at 1e7 documents
     const buckets = this.seal();
     const n = this.size;
     const { bands } = this.params;
