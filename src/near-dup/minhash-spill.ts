@@ -1,6 +1,6 @@
 // MinHash near-duplicates over a whole collection in about 100 bytes of memory a document: the
-// verification sketches (the 8 KB a long page that keep F1 near 1) go to a temporary file as they are
-// made (sketch-file.ts), memory keeps each document's band keys, which become bucket numbers once
+// verification sketches (the 8 KB a long page that keep F1 near 1) go to a temporary file as they
+// are made (sketch-file.ts), memory keeps each document's band keys, which become bucket numbers once
 // every document is in (band-buckets.ts), and a candidate pair's sketches are read back only to
 // be estimated (sketch-verifier.ts). The answers are those of MinHashIndex with the same
 // parameters: the same candidates (documents sharing a band), the same estimate, the same star

@@ -1,7 +1,7 @@
 // The similarity engines behind `near-dups`: MinHash (MinHashSpill: LSH candidates verified by
-// the bottom-k estimate, the sketches on disk) and SimHash (NearDupIndex: Hamming distance). Each stores documents by
-// number, streams the pairs reaching its threshold, and makes star clusters in a given order:
-// each document joins its closest earlier representative, or becomes one.
+// the bottom-k estimate, the sketches on disk) and SimHash (NearDupIndex: Hamming distance). Each
+// stores documents by number, streams the pairs reaching its threshold, and makes star clusters
+// in a given order: each document joins its closest earlier representative, or becomes one.
 import type { Clustering, ScoredPair } from "../../near-dup/groups.js";
 import { MinHashSpill } from "../../near-dup/minhash-spill.js";
 import { sketchMany } from "../../near-dup/minhash.js";
