@@ -10,9 +10,10 @@ import { fromStoredParams, payloadOf, readStored, type Recipe } from "../format/
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
-import { Accumulator, eachRun } from "../wasm/batch.js";
+import { eachRun } from "../wasm/batch.js";
 import type { Clustering } from "./groups.js";
 import { checkSketchParams, lshLayout, sketchMany, type SketchParams, type Sketches } from "./minhash.js";
+import { PAIR_REGIONS, PairBatch, reaches } from "./pair-batch.js";
 
 /** Options of MinHashIndex. */
 export interface MinHashIndexOptions {
@@ -43,7 +44,6 @@ export interface SimilarPair {
 
 /** Default values per sketch. */
 export const DEFAULT_SKETCH_SIZE = 512;
-const PAIR_BATCH = 4096;
 const QUERY_BATCH = 256;
 const NO_SLOT = 0xffffffff;
 const MINHASH_PARAM_BYTES = 32;
@@ -76,8 +76,7 @@ export class MinHashIndex {
   private arena: Arena | undefined;
   // Regions: candidate pairs, their estimates, then the sketches: QUERY_BATCH query slots, then the
   // stored documents' slots (one region, as the kernel sees it: a pair names two slots of it).
-  private readonly pairRegion: ArrayRegion;
-  private readonly estimates: ArrayRegion;
+  private readonly pairRegions: { readonly pairs: ArrayRegion; readonly out: ArrayRegion };
   /** One sketch a slot, 4 (k + 1) bytes (count, then k values); re-made when it grows. */
   private sketches: ArrayRegion;
   private capacity = 0;
@@ -102,9 +101,8 @@ export class MinHashIndex {
       rows: opts.rows ?? layout.rows,
     });
     this.arena = new Arena();
-    const regions = this.arena.place({ pairs: array(8, PAIR_BATCH), out: array(8, PAIR_BATCH), sketches: array(4 * (this.params.k + 1), 0) }, this.arena.base, "the MinHash index");
-    this.pairRegion = regions.pairs;
-    this.estimates = regions.out;
+    const regions = this.arena.place({ ...PAIR_REGIONS, sketches: array(4 * (this.params.k + 1), 0) }, this.arena.base, "the MinHash index");
+    this.pairRegions = regions;
     this.sketches = regions.sketches;
     this.grow(1024);
   }
@@ -201,7 +199,7 @@ export class MinHashIndex {
     this.checkSketches(sketches);
     const { bands, k } = this.params;
     const results: SimilarMatch[][] = Array.from({ length: sketches.count }, () => []);
-    const verify = new PairBatch(this, (q, slot, similarity) => results[q].push({ id: this.idOf[slot], similarity }));
+    const verify = this.pairBatch((q, slot, similarity) => results[q].push({ id: this.idOf[slot], similarity }));
     eachRun(sketches.count, QUERY_BATCH, (n, from) => {
       verify.flush(); // the query region is about to be overwritten
       this.sketches.copyIn(this.live().u8, sketches.values.subarray(from * (k + 1), (from + n) * (k + 1)), 0);
@@ -246,7 +244,7 @@ export class MinHashIndex {
     // mark[y] === x + 1: y is already a candidate of x (x meets y once in each band they share).
     const mark = new Uint32Array(this.slots);
     let found: SimilarPair[] = [];
-    const verify = new PairBatch(this, (_, y, similarity, x) => {
+    const verify = this.pairBatch((_, y, similarity, x) => {
       const a = this.idOf[x];
       const b = this.idOf[y];
       found.push(a < b ? { a, b, similarity } : { a: b, b: a, similarity });
@@ -301,7 +299,7 @@ export class MinHashIndex {
     const mark = new Uint32Array(this.slots);
     let best = -1;
     let bestSimilarity = -Infinity;
-    const verify = new PairBatch(this, (_, rep, similarity) => {
+    const verify = this.pairBatch((_, rep, similarity) => {
       if (similarity > bestSimilarity || (similarity === bestSimilarity && rank[rep] < rank[best])) {
         best = rep;
         bestSimilarity = similarity;
@@ -348,7 +346,7 @@ export class MinHashIndex {
   /** Estimated similarities of pairs of stored ids (NaN where an id is not stored). */
   similarityMany(pairs: readonly (readonly [number, number])[]): Float64Array {
     const out = new Float64Array(pairs.length).fill(NaN);
-    const verify = new PairBatch(this, (i, _, similarity) => (out[i] = similarity), false);
+    const verify = this.pairBatch((i, _, similarity) => (out[i] = similarity), false);
     pairs.forEach(([a, b], i) => {
       const sa = this.slotOf.get(a);
       const sb = this.slotOf.get(b);
@@ -418,12 +416,16 @@ export class MinHashIndex {
     this.arena = undefined;
   }
 
-  /** @internal Estimates `count` staged pairs into the out region; returns a view of the estimates. */
-  estimateStaged(pairs: Uint32Array, count: number): Float64Array {
-    const arena = this.live();
-    this.pairRegion.copyIn(arena.u8, pairs.subarray(0, 2 * count));
-    arena.k.estimatePairs(this.sketches.ptr, this.params.k, this.pairRegion.ptr, count, this.estimates.ptr);
-    return this.estimates.view(arena.u8, Float64Array, 0, count);
+  /**
+   * A batch of candidate pairs of kernel slots (x, y); `keep` gets those whose estimate reaches
+   * the threshold (all with filter false) as (tag, y - QUERY_BATCH, similarity, x - QUERY_BATCH):
+   * stored slots.
+   */
+  private pairBatch(keep: (tag: number, slot: number, similarity: number, other: number) => void, filter = true): PairBatch {
+    const sketches = () => ({ arena: this.live(), ptr: this.sketches.ptr, k: this.params.k });
+    return new PairBatch(this.pairRegions, sketches, (tag, x, y, similarity) => {
+      if (!filter || reaches(similarity, this.threshold)) keep(tag, y - QUERY_BATCH, similarity, x - QUERY_BATCH);
+    });
   }
 
   private live(): Arena {
@@ -450,44 +452,6 @@ export class MinHashIndex {
     const q = this.params;
     if (p === undefined || p.shingle !== q.shingle || p.k !== q.k || p.bands !== q.bands || p.rows !== q.rows) {
       throw new InvalidArgumentError("sketches", p, `sketches made with this index's params ${JSON.stringify(q)}`);
-    }
-  }
-}
-
-/** Candidate pairs gathered and estimated in batches; `keep` gets those at or above the threshold (all with filter false). */
-class PairBatch {
-  private readonly pairs = new Uint32Array(2 * PAIR_BATCH);
-  private readonly tags = new Uint32Array(PAIR_BATCH);
-  private readonly batch = new Accumulator(PAIR_BATCH, (n) => this.estimate(n));
-
-  constructor(
-    private readonly index: MinHashIndex,
-    private readonly keep: (tag: number, slot: number, similarity: number, other: number) => void,
-    private readonly filter = true,
-  ) {}
-
-  /** Queues the pair (kernel slots `x`, `y`); the callback gets y - QUERY_BATCH and x - QUERY_BATCH (stored slots). */
-  push(tag: number, x: number, y: number): void {
-    const i = this.batch.at;
-    this.pairs[2 * i] = x;
-    this.pairs[2 * i + 1] = y;
-    this.tags[i] = tag;
-    this.batch.added();
-  }
-
-  /** Estimates the pairs still queued. */
-  flush(): void {
-    this.batch.flush();
-  }
-
-  private estimate(n: number): void {
-    const estimates = this.index.estimateStaged(this.pairs, n);
-    const threshold = this.index.threshold;
-    for (let i = 0; i < n; i++) {
-      // Compared with a small tolerance so that an exact estimate equal to the threshold
-      // (say 4/5 against 0.8) is not lost to the division's rounding.
-      const similarity = estimates[i];
-      if (!this.filter || similarity >= threshold - 1e-12) this.keep(this.tags[i], this.pairs[2 * i + 1] - QUERY_BATCH, similarity, this.pairs[2 * i] - QUERY_BATCH);
     }
   }
 }

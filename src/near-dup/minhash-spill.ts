@@ -14,6 +14,7 @@ import { Column } from "./column.js";
 import type { Clustering } from "./groups.js";
 import type { MinHashIndexOptions, SimilarPair } from "./minhash-index.js";
 import { checkSketchParams, lshLayout, type SketchParams, type Sketches } from "./minhash.js";
+import { reaches } from "./pair-batch.js";
 import { SketchFile } from "./sketch-file.js";
 import { SketchVerifier } from "./sketch-verifier.js";
 
@@ -35,8 +36,6 @@ export interface MinHashSpillOptions extends MinHashIndexOptions {
 export const DEFAULT_SPILL_SKETCH_SIZE = 2048;
 /** No node: the end of a bucket's list of representatives. */
 const NONE = 0xffffffff;
-/** Compared with a small tolerance so that an exact estimate equal to the threshold (4/5 against 0.8) is not lost to rounding. */
-const TOLERANCE = 1e-12;
 
 /** Near-duplicates of a collection added in full, then clustered or listed as pairs; documents are numbered 0, 1, ... as added. */
 export class MinHashSpill {
@@ -124,7 +123,7 @@ export class MinHashSpill {
     let best = -1;
     let bestSimilarity = -Infinity;
     const verifier = new SketchVerifier(this.file, this.cacheBytes, (rep, similarity) => {
-      if (similarity < this.threshold - TOLERANCE) return;
+      if (!reaches(similarity, this.threshold)) return;
       if (similarity > bestSimilarity || (similarity === bestSimilarity && rank[rep] < rank[best])) {
         best = rep;
         bestSimilarity = similarity;
@@ -192,7 +191,7 @@ export class MinHashSpill {
     let x = 0;
     let found: SimilarPair[] = [];
     const verifier = new SketchVerifier(this.file, this.cacheBytes, (y, similarity) => {
-      if (similarity >= this.threshold - TOLERANCE) found.push({ a: x, b: y, similarity });
+      if (reaches(similarity, this.threshold)) found.push({ a: x, b: y, similarity });
     });
     let verified = 0;
     try {

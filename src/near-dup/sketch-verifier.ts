@@ -6,10 +6,9 @@
 import { DisposedError } from "../errors.js";
 import { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
-import { Accumulator } from "../wasm/batch.js";
+import { PAIR_REGIONS, PairBatch } from "./pair-batch.js";
 import type { SketchFile } from "./sketch-file.js";
 
-const PAIR_BATCH = 4096;
 /** Memory the cached sketches may take by default. */
 const CACHE_BYTES = 64 << 20;
 /** Slot 0 holds the current document; the others, documents compared with it. */
@@ -18,30 +17,26 @@ const CURRENT = 0;
 /** Estimates pairs (current document, other document) whose sketches are read from a SketchFile. */
 export class SketchVerifier {
   private arena: Arena | undefined;
-  private readonly pairRegion: ArrayRegion;
-  private readonly estimates: ArrayRegion;
   private slots: ArrayRegion;
   private readonly maxSlots: number;
   private readonly slotOf = new Map<number, number>();
   private nextSlot = CURRENT + 1;
-  private readonly pairs = new Uint32Array(2 * PAIR_BATCH);
-  private readonly tags = new Uint32Array(PAIR_BATCH);
-  private readonly batch = new Accumulator(PAIR_BATCH, (n) => this.estimate(n));
+  private readonly batch: PairBatch;
 
   constructor(
     private readonly file: SketchFile,
     /** Memory for cached sketches (at least 256 of them are kept); default 64 MiB. */
     cacheBytes: number | undefined,
     /** Gets each estimated pair: the tag it was pushed with and the estimate. */
-    private readonly done: (tag: number, similarity: number) => void,
+    done: (tag: number, similarity: number) => void,
   ) {
     const slotBytes = 4 * (file.k + 1);
     this.maxSlots = Math.max(256, Math.floor((cacheBytes ?? CACHE_BYTES) / slotBytes));
     this.arena = new Arena();
-    const regions = this.arena.place({ pairs: array(8, PAIR_BATCH), out: array(8, PAIR_BATCH), slots: array(slotBytes, 64) }, this.arena.base, "the sketch cache");
-    this.pairRegion = regions.pairs;
-    this.estimates = regions.out;
+    const regions = this.arena.place({ ...PAIR_REGIONS, slots: array(slotBytes, 64) }, this.arena.base, "the sketch cache");
     this.slots = regions.slots;
+    const sketches = () => ({ arena: this.live(), ptr: this.slots.ptr, k: file.k });
+    this.batch = new PairBatch(regions, sketches, (tag, _x, _y, similarity) => done(tag, similarity));
   }
 
   /** Makes `doc` the current document: later pairs compare it with others. */
@@ -52,12 +47,7 @@ export class SketchVerifier {
 
   /** Queues the pair (current document, `doc`); `done` hears `tag` with its estimate at the next flush or when the batch is full. */
   push(doc: number, tag: number): void {
-    const slot = this.slotFor(doc);
-    const i = this.batch.at;
-    this.pairs[2 * i] = CURRENT;
-    this.pairs[2 * i + 1] = slot;
-    this.tags[i] = tag;
-    this.batch.added();
+    this.batch.push(tag, CURRENT, this.slotFor(doc));
   }
 
   /** Estimates the pairs still queued. */
@@ -86,14 +76,6 @@ export class SketchVerifier {
     this.file.read(doc, this.slots.bytes(this.live().u8, slot, 1));
     this.slotOf.set(doc, slot);
     return slot;
-  }
-
-  private estimate(n: number): void {
-    const arena = this.live();
-    this.pairRegion.copyIn(arena.u8, this.pairs.subarray(0, 2 * n));
-    arena.k.estimatePairs(this.slots.ptr, this.file.k, this.pairRegion.ptr, n, this.estimates.ptr);
-    const estimates = this.estimates.view(arena.u8, Float64Array, 0, n);
-    for (let i = 0; i < n; i++) this.done(this.tags[i], estimates[i]);
   }
 
   private live(): Arena {

@@ -21,6 +21,7 @@ import { md5Many } from "../hash/md5.js";
 import { DEFAULT_SKETCH_SIZE, MinHashIndex } from "../near-dup/minhash-index.js";
 import { DEFAULT_SHINGLE, maxShingle } from "../near-dup/features.js";
 import { checkSketchParams, lshLayout, MAX_BINS, MAX_SKETCH, sketchMany, type SketchParams, type Sketches } from "../near-dup/minhash.js";
+import { reaches } from "../near-dup/pair-batch.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
@@ -221,7 +222,7 @@ export class RedisMinHashIndex {
       const out: (RedisMinHashMatch | null)[] = new Array(n).fill(null);
       pairs.forEach(([i, slot], p) => {
         const similarity = estimates[p];
-        if (!(similarity >= this.threshold - 1e-12)) return; // the in-memory index's tolerance for an exact estimate at the threshold
+        if (!reaches(similarity, this.threshold)) return;
         if (out[i] !== null && out[i]!.similarity >= similarity) return;
         out[i] = { id: slot < n ? ids[slot] : fetched.get(others[slot - n])!.id, similarity };
       });
