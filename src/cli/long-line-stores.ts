@@ -2,9 +2,10 @@
 // is new. From a regular file nothing is kept but where the line lies, and a new line is copied
 // from the file when it is printed; from a pipe (or a device, which may not give the same bytes
 // twice) the line is copied to a file of its own under --tmp (run-file.ts) and read back from there.
-import { readFileSync, readSync, fstatSync } from "node:fs";
+import { readFileSync, fstatSync } from "node:fs";
 import { CrawlsieveError } from "../errors.js";
 import { LONG_LINE_BYTES, type LongLineStore } from "../lines/long-line-store.js";
+import { readAt } from "../lines/read-at.js";
 import { BLOCK, type RunFile, type RunFolder } from "../lines/run-file.js";
 
 /** A long line to print in its place in the output: its bytes read back in chunks of their own, then let go. */
@@ -80,11 +81,7 @@ class FileLines implements InputStore {
 function* readRange(fd: number, from: number, length: number, name: string): Generator<Uint8Array> {
   for (let at = 0; at < length; ) {
     const chunk = Buffer.allocUnsafe(Math.min(BLOCK, length - at));
-    for (let n = 0; n < chunk.length; ) {
-      const got = readSync(fd, chunk, n, chunk.length - n, from + at + n);
-      if (got === 0) throw new CrawlsieveError("ERR_INPUT_CHANGED", `${name} changed while it was read: a line of ${length} bytes at byte ${from} is printed from the file, which now ends before it`);
-      n += got;
-    }
+    if (readAt(fd, chunk, from + at) < chunk.length) throw new CrawlsieveError("ERR_INPUT_CHANGED", `${name} changed while it was read: a line of ${length} bytes at byte ${from} is printed from the file, which now ends before it`);
     at += chunk.length;
     yield chunk;
   }

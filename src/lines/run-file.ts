@@ -4,9 +4,10 @@
 // before is not written again but counted (a run): a line of zeros or of padding, such as
 // /dev/zero, takes one block of disk whatever its length, where a plain copy would fill the disk
 // at the speed of the pipe. Memory is two blocks and a count for each block written.
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { diskReason } from "./file-spill.js";
+import { readAt } from "./read-at.js";
 import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import { LONG_LINE_BYTES } from "./long-line-store.js";
@@ -91,11 +92,7 @@ export class RunFile {
       const chunk = Buffer.allocUnsafe(size);
       let n = 0;
       try {
-        while (n < size) {
-          const got = readSync(this.fd, chunk, n, size - n, i * BLOCK + n);
-          if (got === 0) break;
-          n += got;
-        }
+        n = readAt(this.fd, chunk, i * BLOCK);
       } catch (error) {
         failOn(this.dir, error);
       }

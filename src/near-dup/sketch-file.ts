@@ -3,10 +3,11 @@
 // about 600 bytes of disk and none of memory. They are read back one at a time, straight into
 // WebAssembly memory, only for the documents that are candidates of one another. The file is
 // removed by close(), or by removeTempFolders() at exit and on Ctrl-C.
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { CrawlsieveError } from "../errors.js";
 import { diskReason } from "../lines/file-spill.js";
+import { readAt } from "../lines/read-at.js";
 import { makeTempFolder, removeTempFolder } from "../lines/temp-folders.js";
 import { Column } from "./column.js";
 
@@ -65,13 +66,9 @@ export class SketchFile {
     const offsets = this.offsets.values;
     const at = offsets[doc];
     const bytes = (doc + 1 < offsets.length ? offsets[doc + 1] : this.written) - at;
-    let done = 0;
     try {
-      while (done < bytes) {
-        const n = readSync(this.fd, into, done, bytes - done, at + done);
-        if (n === 0) throw new Error(`the sketch file ended at byte ${at + done}`);
-        done += n;
-      }
+      const got = readAt(this.fd, into.subarray(0, bytes), at);
+      if (got < bytes) throw new Error(`the sketch file ended at byte ${at + got}`);
     } catch (error) {
       throw this.failed(error);
     }

@@ -2,11 +2,12 @@
 // fingerprint scheme, an epoch that changes when the set is cleared, 4 reserved bytes; the layout
 // of the browser's OPFS file) and then checksummed records (fingerprint-batches.ts), appended once
 // per batch with one write and one fdatasync. Read and written only under the set's lock.
-import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
 import { FormatError } from "../../errors.js";
 import { storeWriteError } from "../../dedup/store-directory.js";
+import { readAt } from "../../lines/read-at.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 
 /** The fingerprints a file may hold. */
@@ -85,11 +86,8 @@ export class FileLog implements BatchLog {
     this.whole = false;
     if (this.buffer === undefined || this.buffer.length < length) this.buffer = new Uint8Array(Math.max(length, Math.min(PIECE, 1 << 20)));
     const records = this.buffer.subarray(0, length);
-    for (let at = 0; at < records.length; ) {
-      const got = readSync(fd, records, at, records.length - at, from + at);
-      if (got === 0) throw new FormatError(`${this.path} ended at ${from + at} bytes while ${size} were expected`, "ERR_TRUNCATED");
-      at += got;
-    }
+    const got = readAt(fd, records, from);
+    if (got < records.length) throw new FormatError(`${this.path} ended at ${from + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
     this.epoch = epoch;
     this.readFrom = from;
     this.offset = from + length;
@@ -168,8 +166,7 @@ function header(scheme: number, epoch: number): Uint8Array {
 
 function readHeader(fd: number): Uint8Array {
   const head = new Uint8Array(HEADER);
-  const got = readSync(fd, head, 0, HEADER, 0);
-  return head.subarray(0, got);
+  return head.subarray(0, readAt(fd, head, 0));
 }
 
 function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: Digest; epoch: number } {
