@@ -10,9 +10,10 @@
 // lists, a bitmap window) whatever the input's size; disk holds about the spilled bytes plus 24
 // bytes a spilled line. Files live in a folder made under `dir` and removed by close(), and by
 // removeTempFolders() (temp-folders.ts; the command line calls it at exit and on SIGINT/SIGTERM).
-import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeAt } from "./file-range.js";
 import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
@@ -70,7 +71,7 @@ class Appender {
 
   private raw(bytes: Uint8Array): void {
     try {
-      for (let at = 0; at < bytes.length; ) at += writeSync(this.fd, bytes, at, bytes.length - at);
+      writeAt(this.fd, bytes);
     } catch (error) {
       this.fail(error);
     }

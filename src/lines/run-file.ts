@@ -4,10 +4,10 @@
 // before is not written again but counted (a run): a line of zeros or of padding, such as
 // /dev/zero, takes one block of disk whatever its length, where a plain copy would fill the disk
 // at the speed of the pipe. Memory is two blocks and a count for each block written.
-import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { diskReason } from "./file-spill.js";
-import { readAt } from "./read-at.js";
+import { readAt, writeAt } from "./file-range.js";
 import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import { LONG_LINE_BYTES } from "./long-line-store.js";
@@ -126,7 +126,7 @@ export class RunFile {
       return;
     }
     try {
-      for (let at = 0; at < size; ) at += writeSync(this.fd, block, at, size - at, written * BLOCK + at);
+      writeAt(this.fd, block.subarray(0, size), written * BLOCK);
     } catch (error) {
       failOn(this.dir, error);
     }

@@ -3,11 +3,11 @@
 // about 600 bytes of disk and none of memory. They are read back one at a time, straight into
 // WebAssembly memory, only for the documents that are candidates of one another. The file is
 // removed by close(), or by removeTempFolders() at exit and on Ctrl-C.
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { CrawlsieveError } from "../errors.js";
 import { diskReason } from "../lines/file-spill.js";
-import { readAt } from "../lines/read-at.js";
+import { readAt, writeAt } from "../lines/file-range.js";
 import { makeTempFolder, removeTempFolder } from "../lines/temp-folders.js";
 import { Column } from "./column.js";
 
@@ -87,8 +87,7 @@ export class SketchFile {
   private flush(): void {
     const bytes = new Uint8Array(this.buffer.buffer, 0, 4 * this.buffered);
     try {
-      let done = 0;
-      while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, this.written + done);
+      writeAt(this.fd, bytes, this.written);
     } catch (error) {
       throw this.failed(error);
     }

@@ -2,12 +2,12 @@
 // fingerprint scheme, an epoch that changes when the set is cleared, 4 reserved bytes; the layout
 // of the browser's OPFS file) and then checksummed records (fingerprint-batches.ts), appended once
 // per batch with one write and one fdatasync. Read and written only under the set's lock.
-import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
 import { FormatError } from "../../errors.js";
 import { storeWriteError } from "../../dedup/store-directory.js";
-import { readAt } from "../../lines/read-at.js";
+import { readAt, writeAt } from "../../lines/file-range.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 
 /** The fingerprints a file may hold. */
@@ -26,9 +26,12 @@ export function createLogFile(path: string, digest: Digest, records?: Iterable<U
   const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   const fd = openSync(aside, "w", 0o644);
   try {
-    writeAll(fd, header(Number(Object.keys(SCHEMES).find((k) => SCHEMES[Number(k)] === digest)), newEpoch(0)), 0);
+    writeAt(fd, header(Number(Object.keys(SCHEMES).find((k) => SCHEMES[Number(k)] === digest)), newEpoch(0)), 0);
     let at = HEADER;
-    for (const record of records ?? []) at += writeAll(fd, record, at);
+    for (const record of records ?? []) {
+      writeAt(fd, record, at);
+      at += record.length;
+    }
     fdatasyncSync(fd);
     closeSync(fd);
     renameSync(aside, path);
@@ -112,13 +115,13 @@ export class FileLog implements BatchLog {
       if (change.clear === true) {
         this.epoch = newEpoch(this.epoch);
         ftruncateSync(fd, HEADER);
-        writeAll(fd, header(checkHeader(this.path, readHeader(fd)).scheme, this.epoch), 0);
+        writeAt(fd, header(checkHeader(this.path, readHeader(fd)).scheme, this.epoch), 0);
         size = HEADER;
         changed = true;
       }
       if (change.append !== undefined && change.append.length > 0) {
         try {
-          writeAll(fd, change.append, size);
+          writeAt(fd, change.append, size);
           if (this.durable) fdatasyncSync(fd);
         } catch (error) {
           // Nothing of a failed batch may stay behind to be read as keys later.
@@ -185,11 +188,6 @@ function newEpoch(old: number): number {
   let next = old;
   while (next === old || next === 0) next = randomBytes(4).readUInt32LE(0);
   return next;
-}
-
-function writeAll(fd: number, bytes: Uint8Array, position: number): number {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, position + at);
-  return bytes.length;
 }
 
 /** Makes a new file's name durable: its directory entry is flushed too. */
