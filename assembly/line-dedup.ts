@@ -21,7 +21,7 @@ export const LINE_OUT: u32 = 8; // u32: output region
 export const LINE_OUT_LEN: u32 = 12; // u32: bytes in the output region (the caller resets it after writing)
 export const LINE_SCRATCH: u32 = 16; // u32: scratch of LINE_SCRATCH_BYTES
 export const LINE_SCALAR: u32 = 20; // u32: 1 = scalar newline scan
-export const LINE_STATUS: u32 = 24; // u32: 0 = input worked through, 1 = stopped: the seen-set must grow
+export const LINE_STATUS: u32 = 24; // u32: 0 = input worked through, 1 = stopped: the seen-set must grow, 2 = stopped: LINE_FRESH is full
 export const LINE_LINES: u32 = 32; // u64
 export const LINE_UNIQUE: u32 = 40; // u64
 export const LINE_TABLE: u32 = 48; // u32: exact table
@@ -31,6 +31,9 @@ export const LINE_LIMIT: u32 = 60; // u32: most keys one partition may hold
 export const LINE_COUNTS: u32 = 64; // u32: u32 key count per partition
 export const LINE_STAGES: u32 = 68; // u32: blocked stages in use
 export const LINE_STAGE_PTR: u32 = 72; // u32: stage records of LINE_STAGE_BYTES
+export const LINE_FRESH: u32 = 76; // u32: exact: where the fingerprints of new lines go, 16 bytes each (0: not kept)
+export const LINE_FRESH_CAP: u32 = 80; // u32: fingerprints LINE_FRESH has room for
+export const LINE_FRESH_LEN: u32 = 84; // u32: fingerprints in LINE_FRESH
 /** Bytes of the context block. */
 export const LINE_CTX_BYTES: u32 = 128;
 // Stage record: bits u32, 4 bytes unused, blocks f64, keys set f64, capacity f64. A stage is a
@@ -132,7 +135,8 @@ let touched: u32 = 0;
 /**
  * Works the lines of buf[0, len): every complete line, and with `final` = 1 a last line without
  * "\n". Kept lines are appended to the output region. Returns the bytes consumed (the end of the
- * last line worked); stops early with status 1 when the seen-set must grow before the next line.
+ * last line worked); stops early with status 1 when the seen-set must grow before the next line,
+ * or 2 when the fresh region (dedup --store) has no room for another group of fingerprints.
  * Lines go in groups: find them, fingerprint them and compute the cache line each look-up will
  * read, read those lines with nothing depending on one another (so their misses overlap), then
  * test-and-set in order.
@@ -164,6 +168,10 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   let outLen = <usize>load<u32>(ctx, LINE_OUT_LEN);
   let lines = load<u64>(ctx, LINE_LINES);
   let unique = load<u64>(ctx, LINE_UNIQUE);
+  // A persisted seen-set (dedup --store) writes the new lines' fingerprints after the call.
+  const freshAt = <usize>load<u32>(ctx, LINE_FRESH);
+  const freshCap = load<u32>(ctx, LINE_FRESH_CAP);
+  let freshLen = load<u32>(ctx, LINE_FRESH_LEN);
   const end = buf + <usize>len;
   let p = buf;
   let runStart = buf;
@@ -175,6 +183,11 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   let base = buf;
   let mask = scalar ? 0 : newlines(base, end);
   while (status == 0) {
+    // No room for a whole group's fingerprints: the caller takes them and calls again from here.
+    if (freshAt != 0 && freshLen + GROUP > freshCap) {
+      status = 2;
+      break;
+    }
     let n: u32 = 0;
     let q = p;
     while (n < GROUP && q < end) {
@@ -267,6 +280,10 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
         } else {
           fresh = findOrInsert(base, base + partBytes, probe, lo, hi);
           store<u32>(countAt, count + fresh);
+          if (fresh != 0 && freshAt != 0) {
+            v128.store(freshAt + (<usize>freshLen << 4), v128.load(d));
+            freshLen++;
+          }
         }
       }
       if (fresh == 2) {
@@ -302,8 +319,10 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   store<u64>(ctx, lines, LINE_LINES);
   store<u64>(ctx, unique, LINE_UNIQUE);
   store<u32>(ctx, status, LINE_STATUS);
+  if (freshAt != 0) store<u32>(ctx, freshLen, LINE_FRESH_LEN);
   return <u32>(p - buf);
 }
+
 
 /** The fingerprint of one key as the context's mode says, into 16 bytes at `out`. */
 export function lineDigest(ctx: usize, key: usize, len: usize, out: usize): void {

@@ -9,7 +9,7 @@
 
 import { md5Lanes } from "./md5-lanes";
 import { xxh128 } from "./xxh3";
-import { LINE_HASH, LINE_SCRATCH, LINE_OUT, LINE_OUT_LEN, LINE_LINES, LINE_UNIQUE, newlines } from "./line-dedup";
+import { LINE_HASH, LINE_SCRATCH, LINE_OUT, LINE_OUT_LEN, LINE_LINES, LINE_UNIQUE, LINE_FRESH, LINE_FRESH_LEN, newlines } from "./line-dedup";
 
 const NL: u8 = 0x0a;
 const CR: u8 = 0x0d;
@@ -120,6 +120,9 @@ export function lineEmit(ctx: usize, records: usize, digests: usize, flags: usiz
   let outLen = <usize>load<u32>(ctx, LINE_OUT_LEN);
   let spillLen = <usize>load<u32>(spillLenAt);
   let unique = load<u64>(ctx, LINE_UNIQUE);
+  // The caller leaves room for n fingerprints in the fresh region (dedup --store).
+  const freshAt = <usize>load<u32>(ctx, LINE_FRESH);
+  let freshLen = load<u32>(ctx, LINE_FRESH_LEN);
   let spilled: u32 = 0;
   let runStart: usize = 0;
   let runEnd: usize = 0;
@@ -132,6 +135,10 @@ export function lineEmit(ctx: usize, records: usize, digests: usize, flags: usiz
     const open = load<u32>(r, 12) != 0;
     if (i < spillFrom) {
       unique++;
+      if (freshAt != 0) {
+        memory.copy(freshAt + (<usize>freshLen << 4), digests + (<usize>i << 4), 16);
+        freshLen++;
+      }
       if (start != runEnd) {
         memory.copy(out + outLen, runStart, runEnd - runStart);
         outLen += runEnd - runStart;
@@ -160,6 +167,7 @@ export function lineEmit(ctx: usize, records: usize, digests: usize, flags: usiz
   store<u64>(ctx, load<u64>(ctx, LINE_LINES) + <u64>n, LINE_LINES);
   store<u64>(ctx, unique, LINE_UNIQUE);
   store<u32>(spillLenAt, <u32>spillLen);
+  if (freshAt != 0) store<u32>(ctx, freshLen, LINE_FRESH_LEN);
   return spilled;
 }
 

@@ -34,12 +34,12 @@ function withLongLine(name: string, length: number, json: boolean): string {
 const over = withLongLine("over.txt", LIMIT + 1, false);
 const overJson = withLongLine("over.jsonl", LIMIT + 1, true);
 
-const keyed = "a line read whole by dedup --canonicalize, --field, --json-key, --store, --redis or --save-filter (plain dedup and dedup --approx take lines of any length)";
+const keyed = "a line read whole by dedup --canonicalize, --field, --json-key, --redis or --save-filter (plain dedup, dedup --store and dedup --approx take lines of any length)";
 /** Each entry point once (the keyed options share one reader): from a file, from a pipe (stdin), or both. */
 const COMMANDS: [string, string[], string, string, ("file" | "pipe")[]][] = [
   ["canonicalize", ["canonicalize"], over, "a line read whole by canonicalize", ["file", "pipe"]],
   ["dedup --json-key url", ["dedup", "--json-key", "url"], overJson, keyed, ["pipe"]],
-  ["dedup --store", ["dedup", "--store", join(dir, "store")], over, keyed, ["file"]],
+  ["dedup --canonicalize --store", ["dedup", "--canonicalize", "--store", join(dir, "store")], over, keyed, ["file"]],
 ];
 
 describe("a line past 64 MiB where a line is read whole", () => {

@@ -1,5 +1,5 @@
 // Commands that read a line whole, as a URL or a record (canonicalize, dedup --canonicalize,
-// --field, --json-key, and the keyed seen-sets: --store, --redis, --save-filter), take lines up to
+// --field, --json-key, and the keyed seen-sets: --redis, --save-filter, and --store with a key), take lines up to
 // a limit: far beyond any URL or record, and a clear error past it rather than memory growing
 // with the line until the system kills the process (/dev/zero is one endless line). The check
 // stops a line as soon as it passes the limit, before it is gathered whole.

@@ -49,9 +49,9 @@ class ByteSink {
   };
 
   /** Waits for the write under way: memory may grow (and move) only with none. */
-  async settle(): Promise<void> {
+  readonly settle = async (): Promise<void> => {
     await this.inFlight;
-  }
+  };
 
   /** A buffer of its own (a piece of a long line, never reused) is kept as it is, so a 200 MB line is not copied again. */
   private own(bytes: Uint8Array): boolean {
@@ -125,6 +125,19 @@ function isFile(fd: number): boolean {
   }
 }
 
+/**
+ * What decides chunks against a seen-set shared beyond this process (dedup --store): `decide` runs
+ * `work` (the deduplicator working one chunk) once the seen-set is up to date, and resolves once
+ * the chunk's new lines are durable; only then are they written. `settle` waits for the write
+ * under way, before anything that may grow WebAssembly memory.
+ */
+export interface ChunkGate {
+  decide<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
+}
+
+/** No gate: the work runs at once. */
+const UNGATED: ChunkGate = { decide: async (work) => work() };
+
 /** Total bytes of the inputs when every one is a regular file (stdin when none), else undefined: sizes the approximate filter. */
 export function regularInputBytes(files: readonly string[]): number | undefined {
   try {
@@ -152,20 +165,23 @@ function readInto(fd: number, target: Uint8Array): Promise<number> {
  * slot is worked the next read fills the other. Growing the seen-set may grow (and so move)
  * WebAssembly memory, so it waits until the read and the write under way have finished.
  */
-async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick: (bytes: number) => void): Promise<void> {
+async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick: (bytes: number) => void, gate: ChunkGate): Promise<void> {
   let slot: 0 | 1 = 0;
   let next = readInto(fd, dedup.slotView(slot));
   for (;;) {
     const n = await next;
     if (n === 0) return;
-    dedup.begin(slot, n);
     const other: 0 | 1 = slot === 0 ? 1 : 0;
-    next = readInto(fd, dedup.slotView(other));
-    while (!dedup.step(sink.lend)) {
-      await next.then(() => undefined, () => undefined);
-      await sink.settle();
-      dedup.grow();
-    }
+    // The gate may grow memory before the work: the next read starts inside it, after that.
+    await gate.decide(async () => {
+      dedup.begin(slot, n);
+      next = readInto(fd, dedup.slotView(other));
+      while (!dedup.step(sink.lend)) {
+        await next.then(() => undefined, () => undefined);
+        await sink.settle();
+        dedup.grow();
+      }
+    }, sink.settle);
     await sink.flush();
     tick(n);
     slot = other;
@@ -175,16 +191,21 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
 /**
  * Feeds each file (stdin when none) through `dedup`, each file's last line ending with it, and
  * writes the kept lines to stdout. `tick` runs after every chunk (progress). Lines past
- * LONG_LINE_BYTES from a pipe wait in files under `tmp`.
+ * LONG_LINE_BYTES from a pipe wait in files under `tmp`. With a gate, every chunk is decided
+ * through it, and its kept lines are written only once it has resolved.
  */
-export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string): Promise<void> {
+export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate = UNGATED): Promise<void> {
   const sink = new ByteSink();
   const visit = async (bytes: Uint8Array) => {
-    dedup.write(bytes, sink.take);
-    await sink.flush();
+    // A chunk at most a decision: the engine keeps room for one chunk's new fingerprints.
+    for (let at = 0; at < bytes.length; at += dedup.chunkBytes) {
+      const piece = bytes.subarray(at, at + dedup.chunkBytes);
+      await gate.decide(() => dedup.write(piece, sink.take), sink.settle);
+      await sink.flush();
+    }
     tick(bytes.length);
   };
-  const pump = (fd: number) => pumpFd(fd, dedup, sink, tick);
+  const pump = (fd: number) => pumpFd(fd, dedup, sink, tick, gate);
   const folder = new RunFolder(tmp);
   const sources = files.length === 0 ? [undefined] : files.map((file) => (file === "-" ? undefined : file));
   try {
@@ -201,7 +222,7 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
         }
         // finish() may grow memory: no write from WebAssembly memory may be under way then.
         await sink.settle();
-        dedup.finish(sink.take);
+        await gate.decide(() => dedup.finish(sink.take), sink.settle);
         await sink.flush();
         // A long line is printed from the input: the input stays open until it is.
         await sink.settle();

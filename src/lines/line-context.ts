@@ -21,7 +21,10 @@ export type LineField =
   | "limit"
   | "counts"
   | "stages"
-  | "stagePtr";
+  | "stagePtr"
+  | "fresh"
+  | "freshCap"
+  | "freshLen";
 
 /** Fields of one Bloom stage record. */
 export type StageField = "bits" | "blocks" | "keys" | "capacity";
@@ -50,6 +53,9 @@ export function lineContext(k: Kernels, ptr: number): KernelRecord<LineField> {
     counts: k.LINE_COUNTS,
     stages: k.LINE_STAGES,
     stagePtr: k.LINE_STAGE_PTR,
+    fresh: k.LINE_FRESH,
+    freshCap: k.LINE_FRESH_CAP,
+    freshLen: k.LINE_FRESH_LEN,
   });
 }
 

@@ -43,10 +43,16 @@ export interface LineDeduplicatorOptions {
   readonly spill?: LineSpillFactory;
   /** @internal most bytes of one WebAssembly memory (tests spread over several memories with small ones). */
   readonly perMemory?: number;
+  /** @internal Exact mode: keep the new lines' fingerprints for a store (see freshDigests). */
+  readonly fresh?: boolean;
+  /** @internal Exact mode: keys the first table is sized for (a store's). */
+  readonly tableItems?: number;
 }
 
 /** Every option LineDeduplicator knows: any other is a mistake (a misspelling), not a default. */
-const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory"]);
+const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory", "fresh", "tableItems"]);
+/** Options for crawlsieve's own callers, left out of the list an unknown option's error gives. */
+const INTERNAL_OPTIONS = new Set(["perMemory", "stageItems", "fresh", "tableItems"]);
 
 /** Smallest memory budget: the engine's own buffers (about 4 MiB at the default chunk) and a small table. */
 export const MIN_MEMORY = 16 << 20;
@@ -102,8 +108,8 @@ export class LineDeduplicator {
   constructor(options: LineDeduplicatorOptions = {}) {
     const opts = check.options<LineDeduplicatorOptions>("options", options);
     const unknown = Object.keys(opts).filter((key) => !KNOWN_OPTIONS.has(key) && (opts as Record<string, unknown>)[key] !== undefined);
-    if (unknown.length > 0) throw new InvalidArgumentError(unknown[0], (opts as Record<string, unknown>)[unknown[0]], `no such option: LineDeduplicator takes ${[...KNOWN_OPTIONS].filter((k) => k !== "perMemory" && k !== "stageItems").join(", ")}`);
-    for (const flag of ["approx", "scalar"] as const) if (opts[flag] !== undefined && typeof opts[flag] !== "boolean") throw new InvalidArgumentError(flag, opts[flag], "true or false");
+    if (unknown.length > 0) throw new InvalidArgumentError(unknown[0], (opts as Record<string, unknown>)[unknown[0]], `no such option: LineDeduplicator takes ${[...KNOWN_OPTIONS].filter((k) => !INTERNAL_OPTIONS.has(k)).join(", ")}`);
+    for (const flag of ["approx", "scalar", "fresh"] as const) if (opts[flag] !== undefined && typeof opts[flag] !== "boolean") throw new InvalidArgumentError(flag, opts[flag], "true or false");
     const hash = opts.hash ?? "xxh128";
     if (hash !== "xxh128" && hash !== "md5") throw new InvalidArgumentError("hash", opts.hash, '"xxh128" or "md5"');
     const approx = opts.approx === true;
@@ -115,7 +121,12 @@ export class LineDeduplicator {
     const memory = opts.memory === undefined ? undefined : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
     const perMemory = opts.perMemory === undefined ? undefined : check.integerInRange("perMemory", opts.perMemory, 1 << 20, 2 ** 32);
     if (opts.spill !== undefined && typeof opts.spill !== "function") throw new InvalidArgumentError("spill", opts.spill, "a spill factory such as fileSpill(dir)");
-    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill });
+    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill, fresh: opts.fresh === true, tableItems: opts.tableItems === undefined ? undefined : check.integerInRange("tableItems", opts.tableItems, 0, Number.MAX_SAFE_INTEGER) });
+  }
+
+  /** @internal Bytes worked per WebAssembly call (a slot's size). */
+  get chunkBytes(): number {
+    return this.chunk;
   }
 
   /** Works a chunk; returns the kept lines it completed (a copy, so it stays valid). */
@@ -295,6 +306,34 @@ export class LineDeduplicator {
     this.carrySlot = job.next;
     this.job = undefined;
     return true;
+  }
+
+  /**
+   * @internal With `fresh`: the packed fingerprints of the lines found new since clearFresh(), as
+   * a view valid until the next step or memory growth.
+   */
+  freshDigests(): Uint8Array {
+    return this.live().freshDigests();
+  }
+
+  /** @internal Forgets the fingerprints freshDigests() gave. */
+  clearFresh(): void {
+    this.live().clearFresh();
+  }
+
+  /** @internal Inserts packed fingerprints (a store's keys) as seen; may grow memory, so no read or write into it may be under way. */
+  addFingerprints(packed: Uint8Array): void {
+    this.live().addFingerprints(packed);
+  }
+
+  /** @internal Removes packed fingerprints (keys a store forgot). */
+  removeFingerprints(packed: Uint8Array): void {
+    this.live().removeFingerprints(packed);
+  }
+
+  /** @internal Empties the seen-set (a store was cleared). */
+  clearSeen(): void {
+    this.live().clearSeen();
   }
 
   /** @internal Grows the seen-set after step() returned false; may grow WebAssembly memory. */

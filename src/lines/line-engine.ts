@@ -10,11 +10,11 @@
 // the budget), it spreads over several memories (line-tables.ts) and the engine works batches on
 // the split path (split-path.ts); past the budget the tables freeze and lines not found in them
 // are spilled (line-spill.ts) and resolved at the end.
-import { FilterTooLargeError } from "../errors.js";
+import { CrawlsieveError, FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
 import { MAX_ARENA_BYTES, type Arena } from "../wasm/arena.js";
 import { giveBackArena, takeArena } from "../wasm/arena-pool.js";
-import { array, type ArrayRegion } from "../wasm/array-region.js";
+import { array, ArrayRegion } from "../wasm/array-region.js";
 import type { KernelRecord } from "../wasm/record.js";
 import { lineContext, lineSizes, stageRecord, type LineField } from "./line-context.js";
 import { LongLineHasher } from "./long-line.js";
@@ -23,6 +23,7 @@ import { layOut } from "../wasm/regions.js";
 import { LineTables } from "./line-tables.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 import { SplitPath } from "./split-path.js";
+import { joinPieces } from "./join-pieces.js";
 import { GROWTH, LOG_PARTS, MAX_LOAD, PARTS, partitionLimit } from "./table-shard.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */
@@ -51,12 +52,18 @@ export interface LineEngineOptions {
   readonly perMemory?: number;
   /** exact: where lines go once the budget is reached (without one, reaching it is an error). */
   readonly spill?: LineSpillFactory;
+  /** exact: keep the fingerprint of every new line for the caller to persist (see freshDigests; a store on disk). */
+  readonly fresh?: boolean;
+  /** exact: keys the table is sized for at the start (a store's own keys); it grows past them. */
+  readonly tableItems?: number;
 }
 
 const NEWLINE = Uint8Array.of(0x0a);
 
 /** Lines of one batch of the split path. */
 const SPLIT_BATCH = 8192;
+/** Fingerprints the fresh region holds (dedup --store): a split batch's, and more than a kernel group's. */
+const FRESH_ROOM = 2 * SPLIT_BATCH;
 
 const MAX_STAGES = 32;
 const FIRST_BUCKETS = 4;
@@ -88,6 +95,10 @@ export class LineEngine {
   /** The split path, once the table has left the one-call kernel (spread or frozen). */
   private path: SplitPath | undefined;
   private readonly spill: LineSpill | undefined;
+  /** Where the fingerprints of new lines are kept for the caller (empty unless options.fresh). */
+  private readonly fresh: ArrayRegion;
+  /** Fingerprints of new lines moved out of a full fresh region, in order, until clearFresh(). */
+  private freshAside: Uint8Array[] = [];
 
   constructor(options: LineEngineOptions) {
     this.options = options;
@@ -122,6 +133,7 @@ export class LineEngine {
         spillBytes: array(1, exact ? headBytes + chunkBytes + 64 : 0),
         spillRecords: array(arena.k.SPILL_RECORD_BYTES.value, exact ? SPLIT_BATCH : 0),
         spillGrouped: array(arena.k.SPILL_RECORD_BYTES.value, exact ? SPLIT_BATCH : 0),
+        fresh: array(16, exact && options.fresh ? FRESH_ROOM : 0),
         seen: 0,
       },
       arena.base,
@@ -143,9 +155,14 @@ export class LineEngine {
     this.set("scalar", options.scalar ? 1 : 0);
     this.set("counts", r.counts);
     this.set("stagePtr", r.stages.ptr);
+    this.fresh = r.fresh;
+    if (r.fresh.length > 0) {
+      this.set("fresh", r.fresh.ptr);
+      this.set("freshCap", r.fresh.length);
+    }
     if (options.mode === "exact" || options.items === undefined) {
       // Approx: the exact phase's table is sized once, for the lines it holds before the first stage.
-      const buckets = options.mode === "exact" ? FIRST_BUCKETS : Math.max(FIRST_BUCKETS, Math.ceil((options.stageItems ?? FIRST_STAGE_ITEMS) / PARTS / 4 / MAX_LOAD));
+      const buckets = options.mode === "exact" ? this.firstBuckets() : Math.max(FIRST_BUCKETS, Math.ceil((options.stageItems ?? FIRST_STAGE_ITEMS) / PARTS / 4 / MAX_LOAD));
       this.seenEnd = arena.place({ seen: PARTS * buckets * 64 }, this.seenPtr, "the line table").end;
       this.set("table", this.seenPtr);
       this.set("logParts", LOG_PARTS);
@@ -158,8 +175,12 @@ export class LineEngine {
   /** Works lines of [ptr, ptr + len) until done or the seen-set must grow; returns bytes consumed and whether it stopped to grow. */
   work(ptr: number, len: number, final: boolean): { consumed: number; mustGrow: boolean } {
     if (this.path !== undefined) return { consumed: this.path.work(ptr, len, final), mustGrow: false };
-    const consumed = this.arena.k.lineDedup(this.ctx.ptr, ptr, len, final ? 1 : 0) >>> 0;
-    return { consumed, mustGrow: this.get("status") === 1 };
+    for (let consumed = 0; ; ) {
+      consumed += this.arena.k.lineDedup(this.ctx.ptr, ptr + consumed, len - consumed, final ? 1 : 0) >>> 0;
+      const status = this.get("status");
+      if (status !== 2) return { consumed, mustGrow: status === 1 };
+      this.freshRoom(FRESH_ROOM);
+    }
   }
 
   /** The hasher of lines longer than the head room (made when first needed), for a line fingerprinted as it streams by. */
@@ -182,15 +203,103 @@ export class LineEngine {
    * "\n"-terminated, should it have to be spilled. Answers as dedupLong.
    */
   dedupDigest(digest: Uint8Array, bytes: () => Iterable<Uint8Array>): number {
+    let fresh: number;
     if (this.path !== undefined) {
       this.arena.u8.set(digest, this.split.digests.ptr);
-      return this.path.long(bytes, (unique) => {
+      fresh = this.path.long(bytes, (unique) => {
         this.set("lines", this.get("lines") + 1);
         this.set("unique", this.get("unique") + unique);
       });
+    } else {
+      this.arena.u8.set(digest, this.digestPtr);
+      fresh = this.arena.k.digestDedup(this.ctx.ptr, this.digestPtr);
     }
-    this.arena.u8.set(digest, this.digestPtr);
-    return this.arena.k.digestDedup(this.ctx.ptr, this.digestPtr);
+    if (fresh === 1 && this.fresh.length > 0) {
+      this.freshRoom(1);
+      const n = this.get("freshLen");
+      this.fresh.copyIn(this.arena.u8, digest, n);
+      this.set("freshLen", n + 1);
+    }
+    return fresh;
+  }
+
+  /**
+   * The fingerprints of the lines found new since clearFresh() (options.fresh), packed, as a view
+   * valid until memory grows: what a store must make durable before those lines are printed.
+   */
+  freshDigests(): Uint8Array {
+    const inRegion = this.fresh.bytes(this.arena.u8, 0, this.get("freshLen"));
+    if (this.freshAside.length === 0) return inRegion;
+    return joinPieces([...this.freshAside, inRegion]);
+  }
+
+  /** Forgets the fingerprints freshDigests() gave (they are persisted). */
+  clearFresh(): void {
+    this.set("freshLen", 0);
+    this.freshAside = [];
+  }
+
+  /** Makes room for `n` more fingerprints in the fresh region (dedup --store): when it has less, its fingerprints are copied aside. */
+  private freshRoom(n: number): void {
+    const len = this.get("freshLen");
+    if (this.fresh.length === 0 || len + n <= this.fresh.length) return;
+    this.freshAside.push(this.fresh.bytes(this.arena.u8, 0, len).slice());
+    this.set("freshLen", 0);
+  }
+
+  /**
+   * Inserts packed fingerprints (a store's keys, from its file or other writers) without counting
+   * them as lines. May grow the table and so memory: no read or write into it may be under way.
+   */
+  addFingerprints(packed: Uint8Array): void {
+    this.eachBatch(packed, (piece) => {
+      for (let rest = piece; ; ) {
+        const n = rest.length / 16;
+        if (this.path !== undefined) {
+          if (this.path.tables.probe(n, "dedup") < n) throw noRoom();
+          return;
+        }
+        const done = this.arena.k.setAddMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), partitionLimit(this.buckets), this.split.digests.ptr, n, this.split.flags.ptr) >>> 0;
+        if (done === n) return;
+        rest = rest.subarray(16 * done);
+        this.growTable();
+        // Spreading over several memories moves keys through the digest region: the rest goes in again.
+        this.split.digests.copyIn(this.arena.u8, rest);
+      }
+    });
+  }
+
+  /** Removes packed fingerprints (keys a store forgot). */
+  removeFingerprints(packed: Uint8Array): void {
+    this.eachBatch(packed, (_, n) => {
+      if (this.path !== undefined) this.path.tables.remove(n);
+      else this.arena.k.setRemoveMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), this.split.digests.ptr, n, this.split.flags.ptr);
+    });
+  }
+
+  /** Empties the seen-set (a store was cleared), keeping its size. */
+  clearSeen(): void {
+    if (this.path !== undefined) this.path.tables.clear();
+    else this.arena.u8.fill(0, this.seenPtr, this.seenEnd);
+    new ArrayRegion(this.get("counts"), 4, PARTS).fill(this.arena.u8);
+  }
+
+  /** Copies packed fingerprints into the batch's digest region a batch at a time, calling `each` with each batch. */
+  private eachBatch(packed: Uint8Array, each: (piece: Uint8Array, n: number) => void): void {
+    if (this.options.mode !== "exact") throw new CrawlsieveError("ERR_INTERNAL", "fingerprints go into the exact table only");
+    for (let at = 0; at < packed.length; at += 16 * SPLIT_BATCH) {
+      const piece = packed.subarray(at, Math.min(packed.length, at + 16 * SPLIT_BATCH));
+      this.split.digests.copyIn(this.arena.u8, piece);
+      each(piece, piece.length / 16);
+    }
+  }
+
+  /** Buckets a partition of the first exact table: room for options.tableItems, within one memory and the budget. */
+  private firstBuckets(): number {
+    const items = this.options.tableItems ?? 0;
+    const wanted = Math.ceil((items * 1.05) / PARTS / (4 * MAX_LOAD));
+    const room = Math.min(Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES) - this.seenPtr, (this.options.memory ?? Infinity) / 2);
+    return Math.max(FIRST_BUCKETS, Math.min(wanted, Math.floor(room / (1.6 * PARTS * 64))));
   }
 
   /** The kept bytes waiting in the current output region, as a view valid until memory grows. */
@@ -300,7 +409,7 @@ export class LineEngine {
     const own = () => ({ arena: this.arena, ptr: this.seenPtr, counts: this.get("counts"), buckets: this.buckets, limit: partitionLimit(this.buckets) });
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
     const tables = new LineTables(own, this.split, { perMemory, available: () => this.available() }, SPLIT_BATCH);
-    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH);
+    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n));
     tables.spread();
   }
 
@@ -331,4 +440,8 @@ export class LineEngine {
     this.seenEnd = end;
     this.set("stages", this.stages);
   }
+}
+
+function noRoom(): FilterTooLargeError {
+  return new FilterTooLargeError(0, "the exact line table reached its memory budget while taking a store's keys (give more --memory)");
 }

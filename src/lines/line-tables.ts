@@ -194,6 +194,41 @@ export class LineTables {
     for (const s of this.shards) s.resolveWith(buckets);
   }
 
+  /** Removes the n fingerprints in the digest region from the tables holding them (flags: 1 where one was there). */
+  remove(n: number): void {
+    const r = this.regions;
+    const own = this.ownTable();
+    const k = own.arena.k;
+    if (this.logTables === 0) {
+      k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.digests.ptr, n, r.flags.ptr);
+      return;
+    }
+    k.groupBy(r.digests.ptr, n, 16, 8, 0, this.logTables, r.grouped.ptr, r.perm.ptr, r.starts.ptr);
+    const starts = r.starts.view(own.arena.u8, Uint32Array, 0, this.count + 1).slice();
+    for (let g = 0; g < this.count; g++) {
+      const a = starts[g];
+      const m = starts[g + 1] - a;
+      if (m === 0) continue;
+      if (g === 0) {
+        k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.grouped.at(a), m, r.gflags.at(a));
+        continue;
+      }
+      const shard = this.shards[g - 1];
+      shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, m));
+      shard.remove(m);
+    }
+  }
+
+  /** Empties every table (a store was cleared); their sizes stay. */
+  clear(): void {
+    const own = this.own();
+    new ArrayRegion(own.counts, 4, PARTS).fill(own.arena.u8);
+    new ArrayRegion(own.ptr, 64, PARTS * own.buckets).fill(own.arena.u8);
+    this.ownActive = undefined;
+    for (const s of this.shards) s.resolveWith(Infinity);
+    this.frozen = false;
+  }
+
   /** The own table as the kernels use it now (fewer buckets while a small spill partition is resolved). */
   private ownTable(): OwnTable {
     const own = this.own();

@@ -40,6 +40,8 @@ export class SplitPath {
     readonly tables: LineTables,
     private readonly spill: LineSpill | undefined,
     private readonly batch: number,
+    /** Called before a batch's kept lines are emitted: room for that many fingerprints in the fresh region (dedup --store). */
+    private readonly freshRoom: (n: number) => void,
   ) {}
 
   /** Works the lines of [ptr, ptr + len) (with `final`, a last line without "\n" too); returns bytes consumed. */
@@ -54,6 +56,7 @@ export class SplitPath {
       const spillFrom = this.tables.probe(n, "dedup");
       if (spillFrom < n && this.spill === undefined) throw noSpill();
       r.spillLen.fill(this.arena.u8);
+      this.freshRoom(n);
       const spilled = k.lineEmit(this.ctx, r.records.ptr, r.digests.ptr, r.flags.ptr, n, spillFrom, r.spillBytes.ptr, r.spillRecords.ptr, this.spilled, r.spillLen.ptr) >>> 0;
       if (spilled > 0) this.hand(spilled, r.spillLen.view(this.arena.u8, Uint32Array)[0]);
       done += consumed;

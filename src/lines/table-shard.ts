@@ -54,6 +54,11 @@ export class TableShard {
     if (from < n) this.arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.active, this.staging.at(from), n - from, this.flags.at(from));
   }
 
+  /** Removes staged fingerprints [0, n) where present. */
+  remove(n: number): void {
+    this.arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, this.staging.ptr, n, this.flags.ptr);
+  }
+
   /** Bytes of memory after the next growth (the scratch included): for the budget. */
   get grownBytes(): number {
     const next = Math.ceil(this.buckets * GROWTH);

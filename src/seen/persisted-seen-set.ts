@@ -5,11 +5,12 @@
 // inserts, and writes the batch's changes durably before its keys are reported new. So among all
 // of them each key is new exactly once, and a key reported new stays seen after a crash.
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
-import { DisposedError, FormatError } from "../errors.js";
+import { DisposedError } from "../errors.js";
 import { keyList, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { BatchLog, LogWrite } from "./batch-log.js";
-import { addFresh, decodeRecords, encodeRecords, selectFlagged } from "./fingerprint-batches.js";
+import { addFresh, encodeRecords, selectFlagged } from "./fingerprint-batches.js";
+import { catchUp } from "./log-catch-up.js";
 import type { ForgettingSeenSet, SeenBackend, SeenKey } from "./seen-set.js";
 
 /** Runs `body` holding the set's lock (across processes or contexts, and within this one). */
@@ -138,28 +139,10 @@ export class PersistedSeenSet implements ForgettingSeenSet {
       const table = this.live();
       let keep: number | undefined;
       try {
-        // In pieces where the log gives them: a record cut at a piece's end is read again with the next.
-        for (let first = true; ; first = false) {
-          const read = await log.read();
-          if (read.reset && first && table.size > 0) table.clear();
-          const piece = read.more === true;
-          const decoded = decodeRecords(read.records, log.name, piece);
-          for (const batch of decoded.batches) {
-            if (batch.forget) table.removeFingerprints(batch.fingerprints);
-            else table.addFingerprints(batch.fingerprints);
-            if (this.loaded && !read.reset) this.others += batch.fingerprints.length / 16;
-          }
-          if (piece) {
-            log.unread!(read.records.length - decoded.goodBytes);
-            continue;
-          }
-          if (decoded.torn && log.atomicWrites) throw new FormatError(`a record of ${log.name} is cut short`, "ERR_TRUNCATED");
-          if (decoded.torn) {
-            keep = decoded.goodBytes;
-            this.parts.onRecover?.(`${log.name} ended in a partly written batch (${read.records.length - keep} bytes from a write that stopped before it was acknowledged, or a damaged last batch); it was cut off, and its keys count as new again`);
-          }
-          break;
-        }
+        // A table still empty needs no clearing when the log is read whole.
+        const caught = await catchUp(log, { clear: () => (table.size > 0 ? table.clear() : undefined), add: (f) => void table.addFingerprints(f), remove: (f) => void table.removeFingerprints(f) }, this.parts.onRecover);
+        if (this.loaded) this.others += caught.changed;
+        keep = caught.keep;
         this.loaded = true;
       } catch (error) {
         await log.abort();

@@ -86,6 +86,9 @@ export interface Kernels {
   readonly LINE_STAGES: WebAssembly.Global;
   /** Line context: offset of the stage records' address (u32 global). */
   readonly LINE_STAGE_PTR: WebAssembly.Global;
+  readonly LINE_FRESH: WebAssembly.Global;
+  readonly LINE_FRESH_CAP: WebAssembly.Global;
+  readonly LINE_FRESH_LEN: WebAssembly.Global;
   /** Bytes of the line context block (u32 global). */
   readonly LINE_CTX_BYTES: WebAssembly.Global;
   /** Bytes of the line kernels' scratch region (u32 global). */

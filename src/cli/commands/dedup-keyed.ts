@@ -20,7 +20,7 @@ import type { Durability } from "../../redis/durability.js";
 import { redisSet } from "../redis-set.js";
 
 /** Whose limit a line past MAX_LINE_BYTES reached, for its error. */
-const LIMIT_OF = "a line read whole by dedup --canonicalize, --field, --json-key, --store, --redis or --save-filter (plain dedup and dedup --approx take lines of any length)";
+const LIMIT_OF = "a line read whole by dedup --canonicalize, --field, --json-key, --redis or --save-filter (plain dedup, dedup --store and dedup --approx take lines of any length)";
 
 /** The parsed options of `dedup` that the keyed path reads. */
 export interface KeyedValues {

@@ -1,6 +1,7 @@
 // `crawlsieve dedup`: lines in, first occurrences out, order kept, streaming in bounded memory.
 import { parseArgs } from "node:util";
-import { CrawlsieveError } from "../../errors.js";
+import { CrawlsieveError, FilterTooLargeError } from "../../errors.js";
+import { StoreGate } from "../store-gate.js";
 import { urlFlags } from "../url-options.js";
 import { count, Progress } from "../progress.js";
 import { totalmem, tmpdir } from "node:os";
@@ -23,13 +24,15 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
   checked and written in WebAssembly a megabyte at a time. A line past ${LONG_LINE_BYTES >> 20} MiB is fingerprinted as
   it streams by and not held: a new one is copied from the input file when printed (from a pipe
   or a device, from a copy under --tmp); memory stays bounded whatever the line's length.
-  Read whole, as a URL or record (--canonicalize, --field, --json-key, --store, --redis,
-  --save-filter), a line may be up to ${MAX_LINE_BYTES >> 20} MiB: a longer one stops the command with an error
+  Read whole, as a URL or record (--canonicalize, --field, --json-key, --redis, --save-filter),
+  a line may be up to ${MAX_LINE_BYTES >> 20} MiB: a longer one stops the command with an error
   naming its file and line.
-  --memory SIZE   exact in-memory dedup: memory the seen-set may take (512MiB, 8GiB; at least
+  --memory SIZE   exact dedup: memory the seen-set may take (512MiB, 8GiB; at least
                   16MiB; default: half of the physical memory). The table spreads over as many
                   WebAssembly memories (4 GiB each) as that allows; past it, lines not in the table
-                  wait in files under --tmp and are printed, still in input order, at the end
+                  wait in files under --tmp and are printed, still in input order, at the end.
+                  With --store the store's keys and the new lines' must fit: past it the command
+                  stops with exit code 2
   --tmp DIR       where lines past --memory wait, and lines past ${LONG_LINE_BYTES >> 20} MiB read from a pipe until
                   they end (default: the system's temporary folder); the files are removed at
                   exit and on SIGINT/SIGTERM; a full or unwritable DIR stops the command with
@@ -43,8 +46,9 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   grows by stages and keeps the compound false-positive rate under P.
                   --store: sizes the table in memory (it grows past it)
   --blocked       approx: accepted for compatibility (the blocked filter is the default)
-  --store DIR     exact mode on disk: every line is looked up in memory, and each batch's new
-                  fingerprints (XXH3-128) are appended to DIR/fingerprints.log and flushed to disk
+  --store DIR     exact mode on disk: the store's fingerprints (XXH3-128) are read into the
+                  in-memory table, every line is looked up there, and each megabyte of input's new
+                  fingerprints are appended to DIR/fingerprints.log and flushed to disk
                   (fdatasync) before its lines are printed, so a later run with the same DIR
                   resumes the same seen-set and nothing printed is forgotten, through kill -9 or
                   a power loss; processes sharing DIR print each line once between them. A last
@@ -127,13 +131,13 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   const { key, missing } = keyOptions(values);
   if (key !== undefined && values.hash !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for whole lines; a field or JSON key is fingerprinted with XXH3-128 in memory and with --store (MD5 with --redis)");
-  // Raw lines in memory (the common case) go through the byte pipeline in WebAssembly.
-  const inMemory = values.redis === undefined && values.store === undefined && !values.canonicalize && values["save-filter"] === undefined && key === undefined;
-  if (values.memory !== undefined && !(inMemory && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory is for exact in-memory dedup of whole lines: leave out --approx, --store, --redis, --canonicalize, --save-filter, --field and --json-key");
-  if (values.tmp !== undefined && !inMemory) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--tmp is for in-memory dedup of whole lines: leave out --store, --redis, --canonicalize, --save-filter, --field and --json-key");
-  if (inMemory) {
+  // Raw lines (the common case), in memory or with a store, go through the byte pipeline in WebAssembly.
+  const rawLines = values.redis === undefined && !values.canonicalize && values["save-filter"] === undefined && key === undefined;
+  if (values.memory !== undefined && !(rawLines && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory is for exact dedup of whole lines (in memory or with --store): leave out --approx, --redis, --canonicalize, --save-filter, --field and --json-key");
+  if (values.tmp !== undefined && !rawLines) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--tmp is for dedup of whole lines (in memory or with --store): leave out --redis, --canonicalize, --save-filter, --field and --json-key");
+  if (rawLines) {
     const memory = values.memory === undefined ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2)) : bytesOption("memory", values.memory, MIN_MEMORY);
-    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir() });
+    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir(), store: values.store });
   }
   // Keys that need a store, Redis, canonical URLs or a saved filter go through the keyed path,
   // loaded only then: the byte pipeline above starts without its modules.
@@ -162,8 +166,8 @@ function keyOptions(values: { field?: string; delimiter?: string; csv?: boolean;
   return { key: { kind: "field", field, delimiter: bytes[0], csv: values.csv === true }, missing };
 }
 
-/** `dedup` of raw lines held in memory: the byte pipeline (src/lines/). */
-async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean; memory: number; tmp: string }): Promise<number> {
+/** `dedup` of raw lines: the byte pipeline (src/lines/), in memory or under a store (--store). */
+async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean; memory: number; tmp: string; store?: string }): Promise<number> {
   const started = performance.now();
   // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
@@ -171,22 +175,43 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   removeTempFoldersAtExit();
   // Test-only: a small memory per instance, so tests spread over several with little input.
   const perMemory = process.env.CRAWLSIEVE_TEST_PER_MEMORY === undefined ? undefined : Number(process.env.CRAWLSIEVE_TEST_PER_MEMORY);
-  const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory } : {};
-  const dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes, ...exactOptions });
+  let gate: StoreGate | undefined;
+  let dedup: LineDeduplicator;
+  if (opts.store !== undefined) {
+    // The store's table takes its keys and the new lines' in memory, within --memory.
+    gate = await StoreGate.open(
+      opts.store,
+      (hash, stored) => new LineDeduplicator({ hash, memory: opts.memory, perMemory, fresh: true, tableItems: Math.max(opts.items ?? 0, stored) }),
+      (message) => process.stderr.write(`crawlsieve: ${message}\n`),
+    );
+    dedup = gate.dedup;
+  } else {
+    const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory } : {};
+    dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes, ...exactOptions });
+  }
   const progress = new Progress();
   let bytesIn = 0;
-  await runLinePipeline(
-    files,
-    dedup,
-    (bytes) => {
-      bytesIn += bytes;
-      progress.update(() => {
-        const { lines, unique } = dedup.stats;
-        return `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`;
-      });
-    },
-    opts.tmp,
-  );
+  try {
+    await runLinePipeline(
+      files,
+      dedup,
+      (bytes) => {
+        bytesIn += bytes;
+        progress.update(() => {
+          const { lines, unique } = dedup.stats;
+          return `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`;
+        });
+      },
+      opts.tmp,
+      gate,
+    );
+  } catch (error) {
+    await gate?.close().catch(() => undefined);
+    dedup.dispose();
+    if (gate !== undefined && error instanceof FilterTooLargeError) throw new CrawlsieveError("ERR_STORE_TOO_LARGE", `the store ${opts.store} holds more keys than --memory ${opts.memory} bytes takes in memory: give more --memory (a store's keys are held in memory)`);
+    throw error;
+  }
+  await gate?.close();
   progress.done();
   if (opts.stats) {
     const seconds = (performance.now() - started) / 1000;
@@ -194,8 +219,8 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
     const stats = {
       command: "dedup",
       mode: opts.exact ? "exact" : "approx",
-      filter: opts.exact ? "fingerprint-table" : "blocked",
-      ...(opts.exact ? { hash: opts.hash } : { fpRate: opts.fpRate }),
+      filter: gate !== undefined ? "disk-log" : opts.exact ? "fingerprint-table" : "blocked",
+      ...(opts.exact ? { hash: gate?.hash ?? opts.hash } : { fpRate: opts.fpRate }),
       canonicalize: false,
       lines,
       unique,
@@ -204,6 +229,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       memoryBytes: dedup.byteLength,
       // No front filter in memory: every line is one table look-up (one cache line).
       ...(opts.exact ? { lookups: lines, lookupsAvoided: 0 } : {}),
+      ...(gate !== undefined ? { stored: gate.stats.stored, fromOtherWriters: gate.stats.fromOthers } : {}),
       ...dedup.describe(),
       seconds: Number(seconds.toFixed(3)),
       linesPerSecond: Math.round(lines / seconds),

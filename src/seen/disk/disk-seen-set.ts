@@ -39,31 +39,18 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   const durable = opts.durable ?? true;
   if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", opts.durable, "true or false");
   if (opts.onRecover !== undefined && typeof opts.onRecover !== "function") throw new InvalidArgumentError("onRecover", opts.onRecover, "a function");
-  prepareDirectory(dir);
-  const path = join(dir, LOG_FILE);
-  const lock = new FileLock(join(dir, LOCK_FILE));
+  const { log, lock, digest, stored } = await openStoreLog(dir, durable);
   try {
-    // Created (or imported) under the lock, so two processes starting at once import once.
-    await lock.run(async () => {
-      if (isStoreFile(path)) return;
-      try {
-        createLogFile(path, ...startingRecords(dir));
-      } catch (error) {
-        throw storeWriteError(path, dir, error);
-      }
-    });
-    const digest = readScheme(path);
-    const stored = Math.max(0, (statSync(path).size - 16) / 16);
     // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
     const items = Math.max(check.positiveInteger("items", opts.items ?? 4096), Math.ceil(stored * 1.05) + 1024);
     const set = new PersistedSeenSet({
       backend: "disk",
-      log: new FileLog(path, durable),
+      log,
       lock: lock.run,
       release: () => lock.close(),
       table: new FingerprintSet({ items }),
       digest,
-      storageError: (error, what) => diskError(error, what),
+      storageError: diskError,
       onRecover: opts.onRecover,
     });
     try {
@@ -73,6 +60,41 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       throw error;
     }
     return set;
+  } catch (error) {
+    await lock.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A store directory opened: its file of batches, the lock every batch is written under, its fingerprint and the fingerprints it holds (about: forgotten ones count). */
+export interface StoreLog {
+  readonly log: FileLog;
+  readonly lock: FileLock;
+  readonly digest: "xxh128" | "md5";
+  readonly stored: number;
+}
+
+/**
+ * Opens the store in `dir` (created with its parents when missing): its file is created, or an
+ * LMDB store of an earlier version imported, under the lock, so two processes starting at once do
+ * it once. Shared by the disk seen-set and `dedup --store`.
+ */
+export async function openStoreLog(dir: string, durable: boolean): Promise<StoreLog> {
+  prepareDirectory(dir);
+  const path = join(dir, LOG_FILE);
+  const lock = new FileLock(join(dir, LOCK_FILE));
+  try {
+    await lock.run(async () => {
+      if (isStoreFile(path)) return;
+      try {
+        createLogFile(path, ...startingRecords(dir));
+      } catch (error) {
+        throw storeWriteError(path, dir, error);
+      }
+    });
+    const digest = readScheme(path);
+    const stored = Math.max(0, Math.floor((statSync(path).size - 16) / 16));
+    return { log: new FileLog(path, durable), lock, digest, stored };
   } catch (error) {
     await lock.close().catch(() => undefined);
     throw error;
@@ -102,8 +124,8 @@ function startingRecords(dir: string): [digest: "xxh128" | "md5", records?: Iter
   return ["md5", records];
 }
 
-/** A store's error as a typed one naming the file: damage is ERR_STORE_CORRUPT. */
-function diskError(error: unknown, what: string): Error {
+/** A store's error as a typed one naming the file (`what` says what was being done): damage is ERR_STORE_CORRUPT. */
+export function diskError(error: unknown, what: string): Error {
   if (error instanceof FormatError) return new CrawlsieveError("ERR_STORE_CORRUPT", `${what}: ${error.message}; the store is damaged: move it away (or restore it) and run again`);
   if (error instanceof CrawlsieveError) return error;
   return new CrawlsieveError("ERR_STORE", `${what}: ${(error as Error).message}`);

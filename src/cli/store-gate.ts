@@ -1,0 +1,112 @@
+// `dedup --store DIR` on the byte pipeline: the line engine's own table is the seen-set in memory,
+// and the disk seen-set's file (src/seen/disk/) is its memory across runs and processes. Each chunk
+// is decided under the store's lock: first the table takes what the file gained since this process
+// last read it (everything at the start; other writers' batches after), then the engine works the
+// chunk, keeping the fingerprints of the lines it found new, and those are appended as one batch
+// and flushed (fdatasync) before the lock is let go and the chunk's lines are printed. So a printed
+// line stays seen through kill -9 and a power loss, and among processes sharing DIR each line is
+// new for exactly one of them.
+import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
+import { encodeRecords } from "../seen/fingerprint-batches.js";
+import { catchUp } from "../seen/log-catch-up.js";
+import type { LineDeduplicator } from "../lines/line-deduplicator.js";
+import type { ChunkGate } from "./line-pipeline.js";
+
+/** The store a line pipeline decides its chunks under (see ChunkGate). */
+export class StoreGate implements ChunkGate {
+  /** Keys the store holds (as this process last saw it), and those that other processes appended meanwhile. */
+  private held = 0;
+  private others = 0;
+  /** The file was read once: what is read after came from other writers. */
+  private loaded = false;
+
+  private constructor(
+    private readonly store: StoreLog,
+    /** The deduplicator whose table follows the file (made with `fresh`, and the file's fingerprint). */
+    readonly dedup: LineDeduplicator,
+    private readonly onRecover: (message: string) => void,
+  ) {}
+
+  /**
+   * Opens the store in `dir` and makes the deduplicator with `make`, given the store's fingerprint
+   * and its size (for the first table); the store's keys are read in by the first decide().
+   */
+  static async open(dir: string, make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator, onRecover: (message: string) => void): Promise<StoreGate> {
+    const store = await openStoreLog(dir, true);
+    try {
+      return new StoreGate(store, make(store.digest, store.stored), onRecover);
+    } catch (error) {
+      await store.lock.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The store's fingerprint: XXH3-128, or MD5 for a store imported from LMDB. */
+  get hash(): "xxh128" | "md5" {
+    return this.store.digest;
+  }
+
+  /** Keys in the store, and keys other processes added while this one ran. */
+  get stats(): { stored: number; fromOthers: number } {
+    return { stored: this.held, fromOthers: this.others };
+  }
+
+  readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> =>
+    this.store.lock.run(async () => {
+      const { log } = this.store;
+      const dedup = this.dedup;
+      let keep: number | undefined;
+      try {
+        // Taking keys may grow the table and so move memory: the write under way must end first.
+        let settled = false;
+        const caught = await catchUp(
+          log,
+          {
+            clear: () => {
+              if (this.loaded) dedup.clearSeen();
+              this.held = 0;
+            },
+            add: async (fingerprints) => {
+              if (!settled) await settle();
+              settled = true;
+              dedup.addFingerprints(fingerprints);
+              this.held += fingerprints.length / 16;
+            },
+            remove: (fingerprints) => {
+              dedup.removeFingerprints(fingerprints);
+              this.held -= fingerprints.length / 16;
+            },
+          },
+          this.onRecover,
+        );
+        if (this.loaded) this.others += caught.changed;
+        this.loaded = true;
+        keep = caught.keep;
+      } catch (error) {
+        await log.abort();
+        throw diskError(error, `reading ${log.name}`);
+      }
+      dedup.clearFresh();
+      const result = await Promise.resolve()
+        .then(work)
+        .catch(async (error) => {
+          await log.abort();
+          throw error;
+        });
+      const fresh = dedup.freshDigests();
+      try {
+        await log.write({ keep, append: fresh.length > 0 ? encodeRecords(fresh) : undefined });
+      } catch (error) {
+        throw diskError(error, `writing ${log.name}`);
+      }
+      this.held += fresh.length / 16;
+      dedup.clearFresh();
+      return result;
+    });
+
+  /** Closes the file and lets the lock go (the deduplicator is the caller's to dispose). */
+  async close(): Promise<void> {
+    await this.store.lock.run(() => this.store.log.close());
+    await this.store.lock.close();
+  }
+}
