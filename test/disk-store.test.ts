@@ -88,7 +88,11 @@ describe("dedup --store", () => {
     expect(missing.length).toBeLessThanOrEqual(GROUP);
   });
 
-  it("shares one store between concurrent processes: no line printed twice, none lost", async () => {
+  it.each([
+    ["one memory", {}],
+    // Tables over several WebAssembly memories: other writers' keys go through the split path.
+    ["tables spread over several memories", { CRAWLSIEVE_TEST_PER_MEMORY: String(8 << 20) }],
+  ])("shares one store between concurrent processes (%s): no line printed twice, none lost", async (_, env) => {
     const dir = temp();
     const store = join(dir, "seen");
     // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
@@ -99,7 +103,7 @@ describe("dedup --store", () => {
     // Through pipes fed in pieces, so each run commits many small groups and the two interleave.
     const run = (lines: string[]) =>
       new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats"]);
+        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats"], { env: { ...process.env, ...env } });
         let out = "";
         let err = "";
         child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -127,6 +131,7 @@ describe("dedup --store", () => {
     // The runs did interleave: each took keys the other wrote meanwhile.
     const fromOthers = [JSON.parse(first.err).fromOtherWriters, JSON.parse(second.err).fromOtherWriters];
     expect(Math.min(...fromOthers)).toBeGreaterThan(0);
+    if (env.CRAWLSIEVE_TEST_PER_MEMORY !== undefined) expect(JSON.parse(first.err).memories).toBeGreaterThan(1);
     // A third run alone over both inputs prints nothing: every line was printed before.
     const third = dedup(["--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")]);
     expect(third.code, third.stderr).toBe(0);
@@ -264,6 +269,74 @@ describe("dedup --store", () => {
     writeFileSync(join(notOurs, "fingerprints.log"), "hello, world: not a store\n");
     expect(dedup(["--store", notOurs], "a\n").stderr).toBe(`crawlsieve: ${join(notOurs, "fingerprints.log")} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory\n`);
   });
+
+  it("shares its keys with openSeenSet({ backend: 'disk' }) both ways: CRLF, empty and long lines (64 KiB carried, 17 MiB streamed) fingerprint alike", async () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    const carried = "c".repeat(100_000);
+    const streamed = "s".repeat(17 << 20);
+    const api = await openSeenSet({ backend: "disk", path: store });
+    expect(Array.from(await api.addMany(["from-api", "", carried, streamed]))).toEqual([1, 1, 1, 1]);
+    await api.close();
+    const input = join(dir, "input.txt");
+    writeFileSync(input, ["from-api\r", "", carried, streamed + "\r", "cli-1", "cli-2\r", "s".repeat(17 << 20) + "x", "from-api"].join("\n") + "\n");
+    // Output to a file: 17 MiB through a pipe into this process would cost more than the run.
+    const outPath = join(dir, "out.txt");
+    const out = openSync(outPath, "w");
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
+    closeSync(out);
+    expect(run.status, run.stderr.toString()).toBe(0);
+    expect(readFileSync(outPath, "latin1")).toBe(`cli-1\ncli-2\r\n${"s".repeat(17 << 20)}x\n`);
+    const again = await openSeenSet({ backend: "disk", path: store });
+    expect(Array.from(await again.hasMany(["cli-1", "cli-2", "s".repeat(17 << 20) + "x", "cli-3"]))).toEqual([1, 1, 1, 0]);
+    await again.close();
+  }, 60_000);
+
+  it("takes other processes' removals and clear() while it runs: a forgotten line is new again", async () => {
+    const store = join(temp(), "seen");
+    const child = spawn(process.execPath, [CLI, "dedup", "--store", store]);
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const printed = async (text: string) => {
+      for (let i = 0; i < 200 && !out.endsWith(text); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(out).toBe(text);
+    };
+    child.stdin.write("a\nb\nc\n");
+    await printed("a\nb\nc\n");
+    const api = await openSeenSet({ backend: "disk", path: store });
+    expect(Array.from(await api.removeMany(["b"]))).toEqual([1]);
+    child.stdin.write("a\nb\nc\n");
+    await printed("a\nb\nc\nb\n");
+    await api.clear();
+    child.stdin.write("c\nd\nc\n");
+    await printed("a\nb\nc\nb\nc\nd\n");
+    child.stdin.end();
+    expect(await new Promise((resolve) => child.on("close", resolve))).toBe(0);
+    expect(await api.size()).toBe(2);
+    await api.close();
+  }, 30_000);
+
+  it("a store whose keys outgrow --memory stops with exit 2 naming it, having printed only committed lines", () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    const input = join(dir, "input.txt");
+    writeFileSync(input, randomKeys(31, 1_500_000, 1_400_000).join("\n") + "\n");
+    const out = join(dir, "out.txt");
+    const fd = openSync(out, "w");
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "40MiB", input], { stdio: ["ignore", fd, "pipe"], timeout: 60_000 });
+    closeSync(fd);
+    expect(run.status).toBe(2);
+    expect(run.stderr.toString()).toMatch(new RegExp(`^crawlsieve: the store ${store} holds more keys than --memory \\d+ bytes takes in memory: give more --memory.*\n$`));
+    // What it printed is awk's first occurrences' head, and a rerun with room prints the rest.
+    const reference = awkFirst(input).split("\n").filter(Boolean);
+    const first = readFileSync(out, "utf8").split("\n").filter(Boolean);
+    expect(first.length).toBeGreaterThan(100_000);
+    expect(first).toEqual(reference.slice(0, first.length));
+    const rest = dedup(["--store", store, input]);
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(rest.stdout.split("\n").filter(Boolean)).toEqual(reference.slice(reference.length - rest.stdout.split("\n").filter(Boolean).length));
+    expect(first.length + rest.stdout.split("\n").filter(Boolean).length).toBeGreaterThan(reference.length - 40_000);
+  }, 60_000);
 
   it("refuses options that do nothing with --store", () => {
     for (const flags of [["--approx"], ["--fp-rate", "0.01"], ["--hash", "md5"]]) {
