@@ -22,12 +22,14 @@ import { Output } from "./output.js";
 class ByteSink {
   private readonly direct: boolean;
   /** Not a file: the stdout stream, through the commands' shared writer. */
-  private readonly stream = new Output();
+  private readonly stream: Output;
   private pending: (Buffer | LongLineCopy)[] = [];
   private inFlight: Promise<void> = Promise.resolve();
 
-  constructor() {
+  /** With `confirm`, each flush waits until its bytes reached the OS: a store commits no chunk while the print before it may still fail. */
+  constructor(private readonly confirm = false) {
     this.direct = isFile(1);
+    this.stream = new Output(process.stdout, 1 << 16, confirm);
   }
 
   /** Takes bytes that are valid only during this call. */
@@ -68,6 +70,7 @@ class ByteSink {
       this.inFlight = writeAll(1, pieces);
       // Awaited by the next flush or end; marked handled now so a failure while a read is awaited is not unhandled.
       this.inFlight.catch(() => undefined);
+      if (this.confirm) await this.inFlight;
       return;
     }
     for (const piece of pieces) {
@@ -195,7 +198,7 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
  * through it, and its kept lines are written only once it has resolved.
  */
 export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate = UNGATED): Promise<void> {
-  const sink = new ByteSink();
+  const sink = new ByteSink(gate !== UNGATED);
   const visit = async (bytes: Uint8Array) => {
     // A chunk at most a decision: the engine keeps room for one chunk's new fingerprints.
     for (let at = 0; at < bytes.length; at += dedup.chunkBytes) {
