@@ -136,10 +136,12 @@ function isFile(fd: number): boolean {
  */
 export interface ChunkGate {
   decide<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
+  /** decide() for the lines that waited on disk past the memory budget, resolved at the end. */
+  decideAll<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
 }
 
 /** No gate: the work runs at once. */
-const UNGATED: ChunkGate = { decide: async (work) => work() };
+const UNGATED: ChunkGate = { decide: async (work) => work(), decideAll: async (work) => work() };
 
 /** Total bytes of the inputs when every one is a regular file (stdin when none), else undefined: sizes the approximate filter. */
 export function regularInputBytes(files: readonly string[]): number | undefined {
@@ -238,10 +240,16 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
   } finally {
     folder.remove();
   }
-  // Lines that waited on disk past the memory budget, in input order, after all the others.
-  for (const bytes of dedup.resolved()) {
-    sink.take(bytes);
-    await sink.flush();
+  // Lines that waited on disk past the memory budget, in input order, after all the others: the
+  // first step resolves them all (through the gate, against every key of a store).
+  const resolved = dedup.resolved();
+  try {
+    for (let next = await gate.decideAll(() => resolved.next(), sink.settle); !next.done; next = resolved.next()) {
+      sink.take(next.value);
+      await sink.flush();
+    }
+  } finally {
+    resolved.return(undefined);
   }
   await sink.end();
 }

@@ -69,6 +69,7 @@ export class StoreGate implements ChunkGate {
             add: async (fingerprints) => {
               if (!settled) await settle();
               settled = true;
+              // Past the budget the tables are frozen: keys they cannot take are read again at the end (decideAll).
               dedup.addFingerprints(fingerprints);
               this.held += fingerprints.length / 16;
             },
@@ -103,6 +104,67 @@ export class StoreGate implements ChunkGate {
       dedup.clearFresh();
       return result;
     });
+
+  /**
+   * The last decision, of the lines that waited on disk past the memory budget (resolved()): the
+   * store is read again whole and its keys set aside by partition beside the spilled lines, which
+   * are resolved against them; the kept lines' fingerprints are appended as they are decided and
+   * flushed once before the first of them is printed (cut off again if anything fails). With
+   * nothing spilled it is a decide().
+   */
+  readonly decideAll = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> => {
+    const dedup = this.dedup;
+    if (dedup.spilledLines === 0) return this.decide(work, settle);
+    return this.store.lock.run(async () => {
+      const { log } = this.store;
+      // Read from the start: the frozen tables hold only part of the store.
+      await log.abort();
+      try {
+        const caught = await catchUp(
+          log,
+          {
+            clear: () => {
+              this.held = 0;
+            },
+            add: (fingerprints) => {
+              dedup.spillStoreKeys(fingerprints, false);
+              this.held += fingerprints.length / 16;
+            },
+            remove: (fingerprints) => {
+              dedup.spillStoreKeys(fingerprints, true);
+              this.held -= fingerprints.length / 16;
+            },
+          },
+          this.onRecover,
+        );
+        // A torn tail goes before anything is appended after it.
+        if (caught.keep !== undefined) await log.write({ keep: caught.keep });
+      } catch (error) {
+        await log.abort();
+        throw diskError(error, `reading ${log.name}`);
+      }
+      const start = log.end;
+      dedup.onKept = (fingerprints) => {
+        log.appendUnsynced(encodeRecords(fingerprints));
+        this.held += fingerprints.length / 16;
+      };
+      try {
+        const result = await work();
+        log.flush();
+        return result;
+      } catch (error) {
+        try {
+          log.cutTo(start);
+        } catch {
+          // The next run finds the unflushed records or a torn tail: neither was printed.
+        }
+        await log.abort();
+        throw error;
+      } finally {
+        dedup.onKept = undefined;
+      }
+    });
+  };
 
   /** Closes the file and lets the lock go (the deduplicator is the caller's to dispose). */
   async close(): Promise<void> {

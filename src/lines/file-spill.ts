@@ -144,13 +144,13 @@ export class FileSpill implements LineSpill {
     return this.counts[p];
   }
 
-  *records(p: number, max: number): Iterable<Uint8Array> {
+  *records(p: number, max: number, again = false): Iterable<Uint8Array> {
     if (this.folder === undefined) return;
     const part = this.parts[p];
     part.close();
     yield* chunks(part.path, max * this.recordBytes, this.fail);
     // Read once: its disk space is given back before the next partition's kept list grows.
-    rmSync(part.path, { force: true });
+    if (!again) rmSync(part.path, { force: true });
   }
 
   keep(p: number, indexes: Float64Array, restart: boolean): void {

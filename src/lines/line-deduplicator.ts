@@ -321,9 +321,27 @@ export class LineDeduplicator {
     this.live().clearFresh();
   }
 
-  /** @internal Inserts packed fingerprints (a store's keys) as seen; may grow memory, so no read or write into it may be under way. */
-  addFingerprints(packed: Uint8Array): void {
-    this.live().addFingerprints(packed);
+  /**
+   * @internal Inserts packed fingerprints (a store's keys) as seen until the tables freeze at the
+   * memory budget (then returns false); may grow memory, so no read or write into it may be under way.
+   */
+  addFingerprints(packed: Uint8Array): boolean {
+    return this.live().addFingerprints(packed);
+  }
+
+  /** @internal Lines spilled past the memory budget so far. */
+  get spilledLines(): number {
+    return this.live().spilledLines;
+  }
+
+  /** @internal Sets a store's keys (or keys it forgot) aside for the spilled lines to be resolved against. */
+  spillStoreKeys(packed: Uint8Array, forget: boolean): void {
+    this.live().spillStoreKeys(packed, forget);
+  }
+
+  /** @internal Told the fingerprints of the spilled lines resolved() keeps, a partition at a time, before any is given back. */
+  set onKept(hook: ((fingerprints: Uint8Array) => void) | undefined) {
+    this.live().onKept = hook;
   }
 
   /** @internal Removes packed fingerprints (keys a store forgot). */

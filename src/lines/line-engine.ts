@@ -249,18 +249,16 @@ export class LineEngine {
 
   /**
    * Inserts packed fingerprints (a store's keys, from its file or other writers) without counting
-   * them as lines. May grow the table and so memory: no read or write into it may be under way.
+   * them as lines, until the tables freeze at the memory budget; returns false when they did (the
+   * rest are not taken). May grow the table and so memory: no read or write into it may be under way.
    */
-  addFingerprints(packed: Uint8Array): void {
-    this.eachBatch(packed, (piece) => {
+  addFingerprints(packed: Uint8Array): boolean {
+    return this.eachBatch(packed, (piece) => {
       for (let rest = piece; ; ) {
         const n = rest.length / 16;
-        if (this.path !== undefined) {
-          if (this.path.tables.probe(n, "dedup") < n) throw noRoom();
-          return;
-        }
+        if (this.path !== undefined) return !this.path.tables.frozen && this.path.tables.probe(n, "dedup") === n;
         const done = this.arena.k.setAddMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), partitionLimit(this.buckets), this.split.digests.ptr, n, this.split.flags.ptr) >>> 0;
-        if (done === n) return;
+        if (done === n) return true;
         rest = rest.subarray(16 * done);
         this.growTable();
         // Spreading over several memories moves keys through the digest region: the rest goes in again.
@@ -274,7 +272,27 @@ export class LineEngine {
     this.eachBatch(packed, (_, n) => {
       if (this.path !== undefined) this.path.tables.remove(n);
       else this.arena.k.setRemoveMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), this.split.digests.ptr, n, this.split.flags.ptr);
+      return true;
     });
+  }
+
+  /** Lines spilled so far (past the memory budget), to be decided at the end. */
+  get spilledLines(): number {
+    return this.path?.spilled ?? 0;
+  }
+
+  /**
+   * Sets a store's keys aside (`forget`: keys it forgot), in the store's order, for the spilled
+   * lines to be resolved against at the end: past the budget they cannot all be in the tables.
+   */
+  spillStoreKeys(packed: Uint8Array, forget: boolean): void {
+    if (this.path === undefined) throw new CrawlsieveError("ERR_INTERNAL", "a store's keys are set aside only once lines were spilled");
+    this.path.spillKeys(packed, forget);
+  }
+
+  /** Told the fingerprints of each spill partition's kept lines as resolved() decides them, before any is given back. */
+  set onKept(hook: ((fingerprints: Uint8Array) => void) | undefined) {
+    if (this.path !== undefined) this.path.onKept = hook;
   }
 
   /** Empties the seen-set (a store was cleared), keeping its size. */
@@ -284,14 +302,15 @@ export class LineEngine {
     new ArrayRegion(this.get("counts"), 4, PARTS).fill(this.arena.u8);
   }
 
-  /** Copies packed fingerprints into the batch's digest region a batch at a time, calling `each` with each batch. */
-  private eachBatch(packed: Uint8Array, each: (piece: Uint8Array, n: number) => void): void {
+  /** Copies packed fingerprints into the batch's digest region a batch at a time, calling `each` with each batch until it returns false; returns whether all went. */
+  private eachBatch(packed: Uint8Array, each: (piece: Uint8Array, n: number) => boolean): boolean {
     if (this.options.mode !== "exact") throw new CrawlsieveError("ERR_INTERNAL", "fingerprints go into the exact table only");
     for (let at = 0; at < packed.length; at += 16 * SPLIT_BATCH) {
       const piece = packed.subarray(at, Math.min(packed.length, at + 16 * SPLIT_BATCH));
       this.split.digests.copyIn(this.arena.u8, piece);
-      each(piece, piece.length / 16);
+      if (!each(piece, piece.length / 16)) return false;
     }
+    return true;
   }
 
   /** Buckets a partition of the first exact table: room for options.tableItems, within one memory and the budget. */
@@ -330,6 +349,7 @@ export class LineEngine {
   /** Removes the spill's files, if any. */
   close(): void {
     this.spill?.close();
+    this.path?.closeKeys();
   }
 
   /** Closes and gives the instance back for reuse; nothing may use the engine after. */
@@ -409,7 +429,8 @@ export class LineEngine {
     const own = () => ({ arena: this.arena, ptr: this.seenPtr, counts: this.get("counts"), buckets: this.buckets, limit: partitionLimit(this.buckets) });
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
     const tables = new LineTables(own, this.split, { perMemory, available: () => this.available() }, SPLIT_BATCH);
-    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n));
+    const keySpill = this.options.spill === undefined ? undefined : () => this.options.spill!(this.arena.k.SPILL_RECORD_BYTES.value, this.options.memory ?? Infinity);
+    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n), keySpill);
     tables.spread();
   }
 
@@ -440,8 +461,4 @@ export class LineEngine {
     this.seenEnd = end;
     this.set("stages", this.stages);
   }
-}
-
-function noRoom(): FilterTooLargeError {
-  return new FilterTooLargeError(0, "the exact line table reached its memory budget while taking a store's keys (give more --memory)");
 }

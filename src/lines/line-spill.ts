@@ -19,8 +19,12 @@ export interface LineSpill {
   append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void;
   /** Records appended to partition p. */
   count(p: number): number;
-  /** Partition p's records in the order appended, in chunks of at most `max` whole records (valid until the next chunk). */
-  records(p: number, max: number): Iterable<Uint8Array>;
+  /**
+   * Partition p's records in the order appended, in chunks of at most `max` whole records (valid
+   * until the next chunk). Read once they are given back to the disk, unless `again` (then they
+   * stay until close()).
+   */
+  records(p: number, max: number, again?: boolean): Iterable<Uint8Array>;
   /** Appends spill indexes (ascending) kept from partition p; `restart` drops those given before. */
   keep(p: number, indexes: Float64Array, restart: boolean): void;
   /** The kept lines, in spill order, in chunks of their own (never reused). */

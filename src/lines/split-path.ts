@@ -9,6 +9,8 @@ import type { Arena } from "../wasm/arena.js";
 import type { ArrayRegion } from "../wasm/array-region.js";
 import type { BatchRegions, LineTables } from "./line-tables.js";
 import type { LineSpill } from "./line-spill.js";
+import { joinPieces } from "./join-pieces.js";
+import { selectFlagged } from "../wasm/batch.js";
 
 /** Regions of the engine's memory the split path works in, besides the batch's. */
 export interface SplitRegions extends BatchRegions {
@@ -25,6 +27,9 @@ export interface SplitRegions extends BatchRegions {
 
 /** Bits of the spill's partition: the low byte of the fingerprint's low word. */
 const SPILL_BITS = 8;
+/** The spill index of a store's key set aside (spillKeys), and of a key it forgot: never a line's. */
+const STORED = -1;
+const FORGOTTEN = -2;
 
 /** The batch-at-a-time path of exact line dedup. */
 export class SplitPath {
@@ -42,7 +47,69 @@ export class SplitPath {
     private readonly batch: number,
     /** Called before a batch's kept lines are emitted: room for that many fingerprints in the fresh region (dedup --store). */
     private readonly freshRoom: (n: number) => void,
+    /** Makes the spill a store's keys wait in until the end (dedup --store past the budget). */
+    private readonly keySpill?: () => LineSpill,
   ) {}
+
+  /** A store's keys (and keys it forgot), in the store's order, each partition read before its spilled lines are resolved (see spillKeys). */
+  private keys: LineSpill | undefined;
+  /** Told the fingerprints of each partition's kept spilled lines, once the partition is resolved: a store makes them durable before they are printed. */
+  onKept: ((fingerprints: Uint8Array) => void) | undefined;
+
+  /**
+   * Sets packed fingerprints aside as a store's keys (`forget`: keys it forgot), to be taken into
+   * each partition's tables before its spilled lines are resolved: past the budget a store's keys
+   * cannot all stay in memory, and lines not found in the frozen tables may be among them.
+   */
+  spillKeys(packed: Uint8Array, forget: boolean): void {
+    const k = this.arena.k;
+    const r = this.r;
+    const size = r.spillRecords.size;
+    this.keys ??= this.keySpill?.();
+    if (this.keys === undefined) throw noSpill();
+    for (let at = 0; at < packed.length; at += 16 * this.batch) {
+      const n = Math.min(this.batch, (packed.length - at) / 16);
+      const records = new Uint8Array(n * size);
+      const view = new DataView(records.buffer);
+      for (let i = 0; i < n; i++) {
+        records.set(packed.subarray(at + 16 * i, at + 16 * i + 16), i * size);
+        view.setFloat64(i * size + k.SPILL_RECORD_INDEX.value, forget ? FORGOTTEN : STORED, true);
+      }
+      r.spillRecords.copyIn(this.arena.u8, records);
+      k.groupBy(r.spillRecords.ptr, n, size, 0, 0, SPILL_BITS, r.spillGrouped.ptr, r.perm.ptr, r.starts.ptr);
+      const u8 = this.arena.u8;
+      this.keys.append(new Uint8Array(0), r.spillGrouped.bytes(u8, 0, n), r.starts.view(u8, Uint32Array, 0, this.keys.partitions + 1));
+    }
+  }
+
+  /** Removes the store keys' files, if any. */
+  closeKeys(): void {
+    this.keys?.close();
+  }
+
+  /** Takes partition p's store keys (spillKeys) into the emptied tables, adding and forgetting in the store's order. */
+  private takeKeys(p: number): void {
+    const keys = this.keys;
+    if (keys === undefined || keys.count(p) === 0) return;
+    const k = this.arena.k;
+    const r = this.r;
+    const size = r.spillRecords.size;
+    for (const chunk of keys.records(p, this.batch, true)) {
+      const n = chunk.length / size;
+      const at = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      // Runs of added and of forgotten keys, each through the tables in one call.
+      for (let from = 0; from < n; ) {
+        const forget = at.getFloat64(from * size + k.SPILL_RECORD_INDEX.value, true) === FORGOTTEN;
+        let to = from + 1;
+        while (to < n && (at.getFloat64(to * size + k.SPILL_RECORD_INDEX.value, true) === FORGOTTEN) === forget) to++;
+        r.spillRecords.copyIn(this.arena.u8, chunk.subarray(from * size, to * size));
+        k.gather(r.spillRecords.ptr, to - from, size, r.digests.ptr, 16, 16);
+        if (forget) this.tables.remove(to - from);
+        else this.tables.probe(to - from, "resolve");
+        from = to;
+      }
+    }
+  }
 
   /** Works the lines of [ptr, ptr + len) (with `final`, a last line without "\n" too); returns bytes consumed. */
   work(ptr: number, len: number, final: boolean): number {
@@ -100,18 +167,22 @@ export class SplitPath {
       const records = spill.count(p);
       if (records === 0) continue;
       let kept = 0;
+      let keptFingerprints: Uint8Array[] = [];
       // First in tables sized for the partition's records; should its lines not fit (a table's
       // share larger than planned), again in the whole tables.
       for (const planned of [records, Infinity]) {
         try {
-          this.tables.resolveWith(planned);
+          this.tables.resolveWith(planned + (this.keys?.count(p) ?? 0));
+          this.takeKeys(p);
           kept = 0;
+          keptFingerprints = [];
           let first = true;
           for (const chunk of spill.records(p, this.batch)) {
             const n = chunk.length / size;
             r.spillRecords.copyIn(this.arena.u8, chunk);
             k.gather(r.spillRecords.ptr, n, size, r.digests.ptr, 16, 16);
             this.tables.probe(n, "resolve");
+            if (this.onKept !== undefined) keptFingerprints.push(selectFlagged(r.digests.bytes(this.arena.u8, 0, n), r.flags.bytes(this.arena.u8, 0, n)));
             const m = k.spillKept(r.spillRecords.ptr, r.flags.ptr, n, r.kept.ptr) >>> 0;
             spill.keep(p, r.kept.view(this.arena.u8, Float64Array, 0, m).slice(), first);
             first = false;
@@ -123,6 +194,7 @@ export class SplitPath {
         }
       }
       this.keptSpilled += kept;
+      if (this.onKept !== undefined && kept > 0) this.onKept(joinPieces(keptFingerprints));
     }
     yield* spill.output();
   }

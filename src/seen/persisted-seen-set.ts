@@ -6,10 +6,10 @@
 // of them each key is new exactly once, and a key reported new stays seen after a crash.
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import { DisposedError } from "../errors.js";
-import { keyList, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
+import { keyList, keySpans, packedDigests, selectFlagged, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { BatchLog, LogWrite } from "./batch-log.js";
-import { addFresh, encodeRecords, selectFlagged } from "./fingerprint-batches.js";
+import { addFresh, encodeRecords } from "./fingerprint-batches.js";
 import { catchUp } from "./log-catch-up.js";
 import type { ForgettingSeenSet, SeenBackend, SeenKey } from "./seen-set.js";
 

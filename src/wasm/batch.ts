@@ -123,3 +123,31 @@ export class Accumulator {
     this.visit(n);
   }
 }
+
+/** The packed fingerprints whose flag is 1, in order. */
+export function selectFlagged(packed: Uint8Array, flags: Uint8Array): Uint8Array {
+  let count = 0;
+  for (let i = 0; i < flags.length; i++) count += flags[i];
+  const out = new Uint8Array(16 * count);
+  if (packed.byteOffset % 4 === 0) {
+    // Four words a fingerprint: no subarray made for each.
+    const from = new Uint32Array(packed.buffer, packed.byteOffset, 4 * flags.length);
+    const to = new Uint32Array(out.buffer);
+    for (let i = 0, at = 0; i < flags.length; i++) {
+      if (flags[i] === 0) continue;
+      to[at] = from[4 * i];
+      to[at + 1] = from[4 * i + 1];
+      to[at + 2] = from[4 * i + 2];
+      to[at + 3] = from[4 * i + 3];
+      at += 4;
+    }
+    return out;
+  }
+  for (let i = 0, at = 0; i < flags.length; i++) {
+    if (flags[i] === 1) {
+      out.set(packed.subarray(16 * i, 16 * i + 16), at);
+      at += 16;
+    }
+  }
+  return out;
+}

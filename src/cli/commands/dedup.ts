@@ -1,6 +1,6 @@
 // `crawlsieve dedup`: lines in, first occurrences out, order kept, streaming in bounded memory.
 import { parseArgs } from "node:util";
-import { CrawlsieveError, FilterTooLargeError } from "../../errors.js";
+import { CrawlsieveError } from "../../errors.js";
 import { StoreGate } from "../store-gate.js";
 import { urlFlags } from "../url-options.js";
 import { count, Progress } from "../progress.js";
@@ -178,10 +178,11 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   let gate: StoreGate | undefined;
   let dedup: LineDeduplicator;
   if (opts.store !== undefined) {
-    // The store's table takes its keys and the new lines' in memory, within --memory.
+    // The store's keys and the new lines' go into the table within --memory; past it lines not
+    // found there wait under --tmp and are resolved at the end against the whole store.
     gate = await StoreGate.open(
       opts.store,
-      (hash, stored) => new LineDeduplicator({ hash, memory: opts.memory, perMemory, fresh: true, tableItems: Math.max(opts.items ?? 0, stored) }),
+      (hash, stored) => new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: Math.max(opts.items ?? 0, stored) }),
       (message) => process.stderr.write(`crawlsieve: ${message}\n`),
     );
     dedup = gate.dedup;
@@ -208,7 +209,6 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   } catch (error) {
     await gate?.close().catch(() => undefined);
     dedup.dispose();
-    if (gate !== undefined && error instanceof FilterTooLargeError) throw new CrawlsieveError("ERR_STORE_TOO_LARGE", `the store ${opts.store} holds more keys than --memory ${opts.memory} bytes takes in memory: give more --memory (a store's keys are held in memory)`);
     throw error;
   }
   await gate?.close();

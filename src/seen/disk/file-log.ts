@@ -141,6 +141,49 @@ export class FileLog implements BatchLog {
     }
   }
 
+  /** Bytes of the file as this process last read or wrote it: where the next append goes. */
+  get end(): number {
+    return this.offset;
+  }
+
+  /**
+   * Appends records without a flush, after a read (dedup --store resolving what waited past its
+   * memory budget, a batch too large for memory): flush() makes them durable, cutTo() takes them
+   * back. On a failed write the piece is cut off and the error is the store's.
+   */
+  appendUnsynced(records: Uint8Array): void {
+    const fd = this.open();
+    try {
+      writeAt(fd, records, this.offset);
+    } catch (error) {
+      try {
+        ftruncateSync(fd, this.offset);
+      } catch {
+        // The file is unsure: abort() makes the next read take it whole.
+      }
+      throw storeWriteError(this.path, dirname(this.path), error);
+    }
+    this.offset += records.length;
+  }
+
+  /** Flushes what was appended (fdatasync; nothing when not durable). */
+  flush(): void {
+    if (!this.durable) return;
+    try {
+      fdatasyncSync(this.open());
+    } catch (error) {
+      throw storeWriteError(this.path, dirname(this.path), error);
+    }
+  }
+
+  /** Cuts the file back to `size` bytes (appends that were never acknowledged), durably. */
+  cutTo(size: number): void {
+    const fd = this.open();
+    ftruncateSync(fd, size);
+    if (this.durable) fdatasyncSync(fd);
+    this.offset = size;
+  }
+
   async abort(): Promise<void> {
     this.epoch = 0;
     this.offset = 0;
