@@ -5,7 +5,7 @@
 // error naming the file, never a crash or a silent re-print (32 randomly damaged copies); an LMDB
 // store of the earlier version is imported. References: awk's first occurrences, JS Sets.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -89,10 +89,12 @@ describe("dedup --store", () => {
   });
 
   it.each([
-    ["one memory", {}],
+    ["one memory", {}, []],
     // Tables over several WebAssembly memories: other writers' keys go through the split path.
-    ["tables spread over several memories", { CRAWLSIEVE_TEST_PER_MEMORY: String(8 << 20) }],
-  ])("shares one store between concurrent processes (%s): no line printed twice, none lost", async (_, env) => {
+    ["tables spread over several memories", { CRAWLSIEVE_TEST_PER_MEMORY: String(8 << 20) }, []],
+    // Past the budget: each run spills, and resolves its spilled lines against the whole store at its end.
+    ["past --memory", {}, ["--memory", "16MiB"]],
+  ] as [string, Record<string, string>, string[]][])("shares one store between concurrent processes (%s): no line printed twice, none lost", async (_, env, flags) => {
     const dir = temp();
     const store = join(dir, "seen");
     // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
@@ -103,7 +105,7 @@ describe("dedup --store", () => {
     // Through pipes fed in pieces, so each run commits many small groups and the two interleave.
     const run = (lines: string[]) =>
       new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats"], { env: { ...process.env, ...env } });
+        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats", ...flags], { env: { ...process.env, ...env } });
         let out = "";
         let err = "";
         child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -132,6 +134,7 @@ describe("dedup --store", () => {
     const fromOthers = [JSON.parse(first.err).fromOtherWriters, JSON.parse(second.err).fromOtherWriters];
     expect(Math.min(...fromOthers)).toBeGreaterThan(0);
     if (env.CRAWLSIEVE_TEST_PER_MEMORY !== undefined) expect(JSON.parse(first.err).memories).toBeGreaterThan(1);
+    if (flags.length > 0) expect(Math.min(JSON.parse(first.err).spilledLines, JSON.parse(second.err).spilledLines)).toBeGreaterThan(10_000);
     // A third run alone over both inputs prints nothing: every line was printed before.
     const third = dedup(["--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")]);
     expect(third.code, third.stderr).toBe(0);
@@ -316,26 +319,25 @@ describe("dedup --store", () => {
     await api.close();
   }, 30_000);
 
-  it("a store whose keys outgrow --memory stops with exit 2 naming it, having printed only committed lines", () => {
+  it("past --memory: lines not in the frozen table wait with the store's keys under --tmp; output is still exactly the new lines, in order", () => {
     const dir = temp();
     const store = join(dir, "seen");
-    const input = join(dir, "input.txt");
-    writeFileSync(input, randomKeys(31, 1_500_000, 1_400_000).join("\n") + "\n");
-    const out = join(dir, "out.txt");
-    const fd = openSync(out, "w");
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "40MiB", input], { stdio: ["ignore", fd, "pipe"], timeout: 60_000 });
-    closeSync(fd);
-    expect(run.status).toBe(2);
-    expect(run.stderr.toString()).toMatch(new RegExp(`^crawlsieve: the store ${store} holds more keys than --memory \\d+ bytes takes in memory: give more --memory.*\n$`));
-    // What it printed is awk's first occurrences' head, and a rerun with room prints the rest.
-    const reference = awkFirst(input).split("\n").filter(Boolean);
-    const first = readFileSync(out, "utf8").split("\n").filter(Boolean);
-    expect(first.length).toBeGreaterThan(100_000);
-    expect(first).toEqual(reference.slice(0, first.length));
-    const rest = dedup(["--store", store, input]);
-    expect(rest.code, rest.stderr).toBe(0);
-    expect(rest.stdout.split("\n").filter(Boolean)).toEqual(reference.slice(reference.length - rest.stdout.split("\n").filter(Boolean).length));
-    expect(first.length + rest.stdout.split("\n").filter(Boolean).length).toBeGreaterThan(reference.length - 40_000);
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
+    // 1.5 M keys are some 34 MB in a table: a 16 MiB budget holds a tenth of them.
+    const first = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: seq(1, 1_500_000), maxBuffer: 1 << 26, timeout: 60_000 });
+    expect(first.status, first.stderr.toString()).toBe(0);
+    expect(first.stdout.toString() === seq(1, 1_500_000)).toBe(true);
+    expect(JSON.parse(first.stderr.toString())).toMatchObject({ frozen: true, stored: 1_500_000 });
+    expect(JSON.parse(first.stderr.toString()).spilledLines).toBeGreaterThan(1_000_000);
+    // The target of the issue, scaled down: a window over the end of the store prints exactly what is past it.
+    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp], { input: seq(1_450_001, 1_600_000) + seq(1, 100), maxBuffer: 1 << 26, timeout: 60_000 });
+    expect(second.status, second.stderr.toString()).toBe(0);
+    expect(second.stdout.toString() === seq(1_500_001, 1_600_000)).toBe(true);
+    expect(readdirSync(tmp)).toEqual([]);
+    // With room in memory again, every key is there.
+    expect(dedup(["--store", store], seq(1, 1_600_001))).toEqual({ code: 0, signal: null, stdout: "1600001\n", stderr: "" });
   }, 60_000);
 
   it("refuses options that do nothing with --store", () => {
