@@ -5,7 +5,7 @@
 // kernel. A pipe on stdin comes in the stream's own chunks, copied in. A line past
 // LONG_LINE_BYTES is not held: a new one is printed from where it waits (long-line-stores.ts), a
 // block at a time, in its place in the output.
-import { closeSync, fstatSync, openSync, read, statSync, write } from "node:fs";
+import { closeSync, fstatSync, openSync, read, statSync, write, writev } from "node:fs";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { RunFolder } from "../lines/run-file.js";
@@ -26,8 +26,8 @@ class ByteSink {
   private pending: (Buffer | LongLineCopy)[] = [];
   private inFlight: Promise<void> = Promise.resolve();
 
-  /** With `confirm`, each flush waits until its bytes reached the OS: a store commits no chunk while the print before it may still fail. */
-  constructor(private readonly confirm = false) {
+  /** With `confirm`, a flush to a stream waits until its bytes reached the OS: a store commits no chunk while the print before it may still fail. */
+  constructor(confirm = false) {
     this.direct = isFile(1);
     this.stream = new Output(process.stdout, 1 << 16, confirm);
   }
@@ -60,19 +60,23 @@ class ByteSink {
     return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
   }
 
-  /** Hands what was taken on: waits for the write before it (file) or for "drain" (stream). */
-  async flush(): Promise<void> {
+  /**
+   * Hands what was taken on: waits for the write before it (file) or for "drain" (stream). The
+   * bytes are written only once `after` resolves (a store's flush of their fingerprints); a file
+   * meanwhile lets the next chunk be worked.
+   */
+  async flush(after?: Promise<void>): Promise<void> {
     if (this.pending.length === 0) return;
     const pieces = this.pending;
     this.pending = [];
     if (this.direct) {
       await this.inFlight;
-      this.inFlight = writeAll(1, pieces);
+      this.inFlight = after === undefined ? writeAll(1, pieces) : after.then(() => writeAll(1, pieces));
       // Awaited by the next flush or end; marked handled now so a failure while a read is awaited is not unhandled.
       this.inFlight.catch(() => undefined);
-      if (this.confirm) await this.inFlight;
       return;
     }
+    await after;
     for (const piece of pieces) {
       if (piece instanceof Uint8Array) {
         this.stream.push(piece);
@@ -102,15 +106,38 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** All of `pieces` to fd, in order (a write to a file may be short); a long line a block at a time. */
+/**
+ * All of `pieces` to fd, in order (a write to a file may be short); consecutive byte pieces in one
+ * writev, so a chunk's kept lines are one system call however many pieces they came in; a long
+ * line a block at a time.
+ */
 async function writeAll(fd: number, pieces: readonly (Buffer | LongLineCopy)[]): Promise<void> {
-  for (const piece of pieces) {
-    if (piece instanceof Uint8Array) {
-      await writeBytes(fd, piece);
+  for (let i = 0; i < pieces.length; ) {
+    const piece = pieces[i];
+    if (!(piece instanceof Uint8Array)) {
+      for (const chunk of piece.chunks()) await writeBytes(fd, chunk);
+      piece.done();
+      i++;
       continue;
     }
-    for (const chunk of piece.chunks()) await writeBytes(fd, chunk);
-    piece.done();
+    let j = i + 1;
+    while (j < pieces.length && pieces[j] instanceof Uint8Array) j++;
+    if (j === i + 1) await writeBytes(fd, piece);
+    else await writeRun(fd, pieces.slice(i, j) as Buffer[]);
+    i = j;
+  }
+}
+
+/** Byte pieces to fd with writev, the rest of a short write after it piece by piece. */
+async function writeRun(fd: number, run: Buffer[]): Promise<void> {
+  let done = await new Promise<number>((resolve, reject) => writev(fd, run, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
+  for (const piece of run) {
+    if (done >= piece.length) {
+      done -= piece.length;
+      continue;
+    }
+    await writeBytes(fd, piece.subarray(done));
+    done = 0;
   }
 }
 
@@ -131,17 +158,20 @@ function isFile(fd: number): boolean {
 /**
  * What decides chunks against a seen-set shared beyond this process (dedup --store): `decide` runs
  * `work` (the deduplicator working one chunk) once the seen-set is up to date, and resolves once
- * the chunk's new lines are durable; only then are they written. `settle` waits for the write
- * under way, before anything that may grow WebAssembly memory.
+ * the chunk's new lines are recorded; `durable()` resolves once they are on disk, and only then
+ * are they written. `settle` waits for the write under way, before anything that may grow
+ * WebAssembly memory.
  */
 export interface ChunkGate {
   decide<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
-  /** decide() for the lines that waited on disk past the memory budget, resolved at the end. */
+  /** decide() for the lines that waited on disk past the memory budget, resolved at the end (durable when it resolves). */
   decideAll<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
+  /** Resolves once the last decision's new lines are durable. */
+  durable(): Promise<void>;
 }
 
 /** No gate: the work runs at once. */
-const UNGATED: ChunkGate = { decide: async (work) => work(), decideAll: async (work) => work() };
+const UNGATED: ChunkGate = { decide: async (work) => work(), decideAll: async (work) => work(), durable: () => Promise.resolve() };
 
 /** Total bytes of the inputs when every one is a regular file (stdin when none), else undefined: sizes the approximate filter. */
 export function regularInputBytes(files: readonly string[]): number | undefined {
@@ -187,7 +217,7 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
         dedup.grow();
       }
     }, sink.settle);
-    await sink.flush();
+    await sink.flush(gate.durable());
     tick(n);
     slot = other;
   }
@@ -206,7 +236,7 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
     for (let at = 0; at < bytes.length; at += dedup.chunkBytes) {
       const piece = bytes.subarray(at, at + dedup.chunkBytes);
       await gate.decide(() => dedup.write(piece, sink.take), sink.settle);
-      await sink.flush();
+      await sink.flush(gate.durable());
     }
     tick(bytes.length);
   };
@@ -228,7 +258,7 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
         // finish() may grow memory: no write from WebAssembly memory may be under way then.
         await sink.settle();
         await gate.decide(() => dedup.finish(sink.take), sink.settle);
-        await sink.flush();
+        await sink.flush(gate.durable());
         // A long line is printed from the input: the input stays open until it is.
         await sink.settle();
       } finally {

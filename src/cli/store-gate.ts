@@ -19,6 +19,10 @@ export class StoreGate implements ChunkGate {
   private others = 0;
   /** The file was read once: what is read after came from other writers. */
   private loaded = false;
+  /** The flush of the last batch appended. */
+  private flushed: Promise<void> = Promise.resolve();
+  /** Reused for each batch's records (grown when a batch needs more). */
+  private scratch = new Uint8Array(1 << 20);
 
   private constructor(
     private readonly store: StoreLog,
@@ -96,7 +100,17 @@ export class StoreGate implements ChunkGate {
         });
       const fresh = dedup.freshDigests();
       try {
-        await log.write({ keep, append: fresh.length > 0 ? encodeRecords(fresh) : undefined });
+        // A torn tail is cut off before anything is appended after it.
+        if (keep !== undefined) await log.write({ keep });
+        if (fresh.length > 0) {
+          const records = encodeRecords(fresh, false, this.scratch);
+          if (records.buffer !== this.scratch.buffer) this.scratch = new Uint8Array(records.length * 2);
+          log.appendUnsynced(records);
+          // Flushed on the thread pool while the next chunk is worked: the chunk's lines are written once it is done (durable()).
+          const flushed = log.flushAsync();
+          flushed.catch(() => undefined);
+          this.flushed = flushed;
+        }
       } catch (error) {
         throw diskError(error, `writing ${log.name}`);
       }
@@ -104,6 +118,11 @@ export class StoreGate implements ChunkGate {
       dedup.clearFresh();
       return result;
     });
+
+  /** Resolves once the last decision's new fingerprints are on disk: its lines may be written then. */
+  durable(): Promise<void> {
+    return this.flushed;
+  }
 
   /**
    * The last decision, of the lines that waited on disk past the memory budget (resolved()): the

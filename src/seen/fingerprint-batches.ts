@@ -38,13 +38,16 @@ export const RECORD_FINGERPRINTS = 65_536;
  * `forget`), a count n (u32 LE, at most
  * RECORD_FINGERPRINTS), n packed 16-byte XXH3-128 fingerprints, and the checksum of the format
  * (XXH64 chained, checksum.ts) over all before it, so a record cut short or changed after it was
- * written is recognised. The records of one batch are concatenated, to be written at once.
+ * written is recognised. The records of one batch are concatenated, to be written at once: into
+ * `into` when it is large enough (the result is then a view of it), else into a new array.
  */
-export function encodeRecords(fresh: Uint8Array, forget = false): Uint8Array {
+export function encodeRecords(fresh: Uint8Array, forget = false, into?: Uint8Array): Uint8Array {
   const count = fresh.length / 16;
   const records = Math.ceil(count / RECORD_FINGERPRINTS);
-  const out = new Uint8Array(fresh.length + records * (RECORD_HEAD + RECORD_TAIL));
-  const view = new DataView(out.buffer);
+  const bytes = fresh.length + records * (RECORD_HEAD + RECORD_TAIL);
+  // Into the caller's buffer when it is large enough: fresh memory is slow to touch (page faults).
+  const out = into !== undefined && into.length >= bytes ? into.subarray(0, bytes) : new Uint8Array(bytes);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   for (let r = 0, at = 0; r < records; r++) {
     const part = fresh.subarray(16 * r * RECORD_FINGERPRINTS, 16 * Math.min(count, (r + 1) * RECORD_FINGERPRINTS));
     view.setUint32(at, forget ? FORGET_MAGIC : RECORD_MAGIC, true);

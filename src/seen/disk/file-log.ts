@@ -2,7 +2,7 @@
 // fingerprint scheme, an epoch that changes when the set is cleared, 4 reserved bytes; the layout
 // of the browser's OPFS file) and then checksummed records (fingerprint-batches.ts), appended once
 // per batch with one write and one fdatasync. Read and written only under the set's lock.
-import { closeSync, constants, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync } from "node:fs";
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
 import { FormatError } from "../../errors.js";
@@ -174,6 +174,13 @@ export class FileLog implements BatchLog {
     } catch (error) {
       throw storeWriteError(this.path, dirname(this.path), error);
     }
+  }
+
+  /** flush() on Node's thread pool, so the next batch can be worked meanwhile; the error is the store's. */
+  flushAsync(): Promise<void> {
+    if (!this.durable) return Promise.resolve();
+    const fd = this.open();
+    return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(storeWriteError(this.path, dirname(this.path), error)) : resolve())));
   }
 
   /** Cuts the file back to `size` bytes (appends that were never acknowledged), durably. */
