@@ -16,7 +16,7 @@ beforeAll(ready);
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-disk-"));
-/** Lines of one commit group at most (src/cli/commands/dedup-keyed.ts). */
+/** More than the lines of one commit: a 1 MiB chunk of input (about 35,000 of these 30-byte lines). */
 const GROUP = 1 << 16;
 
 function randomKeys(seed: number, count: number, distinct: number): string[] {
