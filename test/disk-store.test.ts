@@ -336,9 +336,11 @@ describe("dedup --store", () => {
     expect(JSON.parse(first.stderr.toString())).toMatchObject({ frozen: true, stored: 1_500_000 });
     expect(JSON.parse(first.stderr.toString()).spilledLines).toBeGreaterThan(1_000_000);
     // The target of the issue, scaled down: a window over the end of the store prints exactly what is past it.
-    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp], { input: seq(1_450_001, 1_600_000) + seq(1, 100), maxBuffer: 1 << 26, timeout: 60_000 });
+    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: seq(1_450_001, 1_600_000) + seq(1, 100), maxBuffer: 1 << 26, timeout: 60_000 });
     expect(second.status, second.stderr.toString()).toBe(0);
     expect(second.stdout.toString() === seq(1_500_001, 1_600_000)).toBe(true);
+    // The store's file (24 MB) is read twice: into the table as far as it goes, and whole at the end.
+    expect(JSON.parse(second.stderr.toString()).ioReadBytes).toBeGreaterThan(2 * 16 * 1_500_000);
     expect(readdirSync(tmp)).toEqual([]);
     // With room in memory again, every key is there.
     expect(dedup(["--store", store], seq(1, 1_600_001))).toEqual({ code: 0, signal: null, stdout: "1600001\n", stderr: "" });

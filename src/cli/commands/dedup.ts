@@ -1,4 +1,5 @@
 // `crawlsieve dedup`: lines in, first occurrences out, order kept, streaming in bounded memory.
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CrawlsieveError } from "../../errors.js";
 import { StoreGate } from "../store-gate.js";
@@ -231,6 +232,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       ...(opts.exact ? { lookups: lines, lookupsAvoided: 0 } : {}),
       ...(gate !== undefined ? { stored: gate.stats.stored, fromOtherWriters: gate.stats.fromOthers } : {}),
       ...dedup.describe(),
+      ...processIo(),
       seconds: Number(seconds.toFixed(3)),
       linesPerSecond: Math.round(lines / seconds),
     };
@@ -238,4 +240,15 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   }
   dedup.dispose();
   return 0;
+}
+
+/** Bytes this process read and wrote through system calls (Linux: /proc/self/io), input and output included; nothing elsewhere. */
+function processIo(): { ioReadBytes?: number; ioWriteBytes?: number } {
+  try {
+    const io = readFileSync("/proc/self/io", "utf8");
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, "m").exec(io)?.[1]);
+    return { ioReadBytes: field("rchar"), ioWriteBytes: field("wchar") };
+  } catch {
+    return {};
+  }
 }

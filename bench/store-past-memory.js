@@ -1,0 +1,58 @@
+// `dedup --store` past its memory budget, the issue's target as a curve: for each size N, an empty
+// store takes `seq 1 N` under --memory (default 256MiB), then a second run takes a window over the
+// store's end, `seq N-M+1 N+M` (M = N/50), which must print exactly `seq N+1 N+M`. Both outputs are
+// checked against seq's own; each run is timed by /usr/bin/time under flock /tmp/cs-bench.lock
+// (wall, user + sys CPU, peak RSS), and --stats gives the lines spilled and the bytes the process
+// read and wrote (/proc/self/io: rchar, wchar), from which the bytes read per new key.
+// usage: node bench/store-past-memory.js [N...]   (default 1e7 5e7 1e8; MEMORY=256MiB, TMP=/tmp)
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { machine, table } from "./common.js";
+
+const MEMORY = process.env.MEMORY ?? "256MiB";
+const TMP = process.env.TMP ?? "/tmp";
+const sizes = process.argv.slice(2).map(Number);
+if (sizes.length === 0) sizes.push(1e7, 5e7, 1e8);
+const CLI = "build/js/cli/main.js";
+
+/** One run of `input | dedup --store`: its timing, its --stats, and whether its output is `expected`'s. */
+function run(store, input, expected) {
+  const script = `set -o pipefail; ${input} | flock /tmp/cs-bench.lock /usr/bin/time -f "TIME %e %U %S %M" node ${CLI} dedup --store ${store} --memory ${MEMORY} --tmp ${TMP} --stats 2> ${store}.err | md5sum; ${expected} | md5sum; cat ${store}.err`;
+  const result = spawnSync("bash", ["-c", script], { maxBuffer: 1 << 24 });
+  if (result.status !== 0) throw new Error(`${input} failed: ${result.stderr}`);
+  const [got, want, ...err] = result.stdout.toString().trim().split("\n");
+  const time = err.find((l) => l.startsWith("TIME "));
+  const stats = JSON.parse(err.find((l) => l.startsWith("{")));
+  const [wall, user, sys, rssKb] = time.slice(5).split(" ").map(Number);
+  return { wall, cpu: user + sys, rss: rssKb / 1024, stats, exact: got.split(" ")[0] === want.split(" ")[0] };
+}
+
+const rows = [];
+for (const n of sizes) {
+  const dir = mkdtempSync(join(TMP, "cs-past-memory-"));
+  const store = join(dir, "store");
+  try {
+    const m = n / 50;
+    const first = run(store, `seq 1 ${n}`, `seq 1 ${n}`);
+    const disk = statSync(join(store, "fingerprints.log")).size;
+    const second = run(store, `seq ${n - m + 1} ${n + m}`, `seq ${n + 1} ${n + m}`);
+    for (const [what, r, fresh] of [[`seq 1 ${n.toExponential()}`, first, n], [`seq ${(n - m + 1).toExponential(2)}..${(n + m).toExponential(2)}, store of ${n.toExponential()}`, second, m]]) {
+      rows.push([
+        what,
+        r.wall.toFixed(1),
+        r.cpu.toFixed(1),
+        r.rss.toFixed(0),
+        Math.round(r.stats.lines / r.wall).toLocaleString("en-US"),
+        r.stats.spilledLines.toLocaleString("en-US"),
+        ((r.stats.ioReadBytes - r.stats.bytesIn) / fresh).toFixed(0),
+        (disk / n).toFixed(1),
+        r.exact ? "exact" : "WRONG",
+      ]);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+console.log(`## dedup --store past --memory ${MEMORY} (${new Date().toISOString().slice(0, 10)}, commit ${spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toString().trim()})\n\n${machine()}\n`);
+console.log(table(["run", "wall s", "CPU s", "peak RSS MiB", "lines/s", "lines spilled", "bytes read a new key (input aside)", "bytes a key on disk", "output"], rows));
