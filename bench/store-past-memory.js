@@ -44,7 +44,7 @@ for (const n of sizes) {
         r.cpu.toFixed(1),
         r.rss.toFixed(0),
         Math.round(r.stats.lines / r.wall).toLocaleString("en-US"),
-        r.stats.spilledLines.toLocaleString("en-US"),
+        (r.stats.spilledLines ?? 0).toLocaleString("en-US"),
         ((r.stats.ioReadBytes - r.stats.bytesIn) / fresh).toFixed(0),
         (disk / n).toFixed(1),
         r.exact ? "exact" : "WRONG",
