@@ -69,13 +69,12 @@ export class SplitPath {
     if (this.keys === undefined) throw noSpill();
     for (let at = 0; at < packed.length; at += 16 * this.batch) {
       const n = Math.min(this.batch, (packed.length - at) / 16);
-      const records = new Uint8Array(n * size);
-      const view = new DataView(records.buffer);
-      for (let i = 0; i < n; i++) {
-        records.set(packed.subarray(at + 16 * i, at + 16 * i + 16), i * size);
-        view.setFloat64(i * size + k.SPILL_RECORD_INDEX.value, forget ? FORGOTTEN : STORED, true);
-      }
-      r.spillRecords.copyIn(this.arena.u8, records);
+      // Records of fingerprint and index, made in place: the fingerprints spread out, then the index of each.
+      r.digests.copyIn(this.arena.u8, packed.subarray(at, at + 16 * n));
+      k.gather(r.digests.ptr, n, 16, r.spillRecords.ptr, size, 16);
+      const indexes = r.spillRecords.view(this.arena.u8, Float64Array, 0, n);
+      const step = size / 8;
+      for (let i = k.SPILL_RECORD_INDEX.value / 8; i < indexes.length; i += step) indexes[i] = forget ? FORGOTTEN : STORED;
       k.groupBy(r.spillRecords.ptr, n, size, 0, 0, SPILL_BITS, r.spillGrouped.ptr, r.perm.ptr, r.starts.ptr);
       const u8 = this.arena.u8;
       this.keys.append(new Uint8Array(0), r.spillGrouped.bytes(u8, 0, n), r.starts.view(u8, Uint32Array, 0, this.keys.partitions + 1));
