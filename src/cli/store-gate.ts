@@ -3,9 +3,12 @@
 // is decided under the store's lock: first the table takes what the file gained since this process
 // last read it (everything at the start; other writers' batches after), then the engine works the
 // chunk, keeping the fingerprints of the lines it found new, and those are appended as one batch
-// and flushed (fdatasync) before the lock is let go and the chunk's lines are printed. So a printed
-// line stays seen through kill -9 and a power loss, and among processes sharing DIR each line is
-// new for exactly one of them.
+// before the lock is let go, and flushed (fdatasync, on the thread pool while the next chunk is
+// worked) before the chunk's lines are printed. So a printed line stays seen through kill -9 and a
+// power loss, and among processes sharing DIR each line is new for exactly one of them (one that
+// read another's batch before its flush may drop lines a power loss then takes back: printed by
+// neither, never by both). Past the memory budget the lines left undecided are resolved at the
+// end against the whole store (decideAll).
 import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
 import { encodeRecords } from "../seen/fingerprint-batches.js";
 import { catchUp } from "../seen/log-catch-up.js";
