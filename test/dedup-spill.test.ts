@@ -137,6 +137,20 @@ describe("crawlsieve dedup --memory --tmp", () => {
     }
   });
 
+  it("spills only a few lines (most of the 256 partitions empty) and still prints them, in order", () => {
+    const seq = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => `${i + 1}\n`).join(""));
+    // Where the table freezes under this budget, learnt from a run that spills many.
+    const probe = run(["dedup", "--stats", "--memory", "16MiB"], seq(400_000));
+    expect(probe.code, probe.stderr).toBe(0);
+    const { lines, spilledLines } = JSON.parse(probe.stderr.trim());
+    const inTable = lines - spilledLines;
+    const input = seq(inTable + 3);
+    const result = run(["dedup", "--stats", "--memory", "16MiB"], input);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stderr.trim()).spilledLines).toBe(3);
+    expect(result.stdout.equals(input)).toBe(true);
+  });
+
   it("stops with one line and exit code 2 when --tmp is not a writable folder", () => {
     const tmp = tempFolder();
     const notFolder = join(tmp, "a-file");

@@ -323,7 +323,7 @@ describe("dedup --store", () => {
     await api.close();
   }, 30_000);
 
-  it("past --memory: lines not in the frozen table wait with the store's keys under --tmp; output is still exactly the new lines, in order", () => {
+  it("past --memory: lines not in the frozen table wait with the store's keys under --tmp; output is still exactly the new lines, in order", async () => {
     const dir = temp();
     const store = join(dir, "seen");
     const tmp = join(dir, "tmp");
@@ -342,6 +342,14 @@ describe("dedup --store", () => {
     // The store's file (24 MB) is read twice: into the table as far as it goes, and whole at the end.
     expect(JSON.parse(second.stderr.toString()).ioReadBytes).toBeGreaterThan(2 * 16 * 1_500_000);
     expect(readdirSync(tmp)).toEqual([]);
+    // Keys the store forgot are new again past the budget too: one in the frozen table, one only on disk.
+    const api = await openSeenSet({ backend: "disk", path: store });
+    expect(Array.from(await api.removeMany(["42", "1500001"]))).toEqual([1, 1]);
+    await api.close();
+    const third = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: "7\n42\n1500001\n1500001\n", timeout: 60_000 });
+    expect(third.status, third.stderr.toString()).toBe(0);
+    expect(third.stdout.toString()).toBe("42\n1500001\n");
+    expect(JSON.parse(third.stderr.toString()).spilledLines).toBeGreaterThan(0);
     // With room in memory again, every key is there.
     expect(dedup(["--store", store], seq(1, 1_600_001))).toEqual({ code: 0, signal: null, stdout: "1600001\n", stderr: "" });
   }, 60_000);

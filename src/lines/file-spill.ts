@@ -167,7 +167,8 @@ export class FileSpill implements LineSpill {
     if (this.folder === undefined || this.log === undefined) return;
     this.log.close();
     this.keeping?.close();
-    const readers = this.kept.map((path) => indexReader(path, this.fail));
+    // Every partition, those that kept nothing or had no records too (holes of `kept`, which map() would keep as holes).
+    const readers = Array.from({ length: PARTITIONS }, (_, p) => indexReader(this.kept[p], this.fail));
     const bits = new Uint8Array(WINDOW / 8);
     // A new output buffer after each one handed out: a chunk stays valid for as long as it is held.
     let out = new Uint8Array(LOG_BUFFER);

@@ -32,8 +32,8 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   16MiB; default: half of the physical memory). The table spreads over as many
                   WebAssembly memories (4 GiB each) as that allows; past it, lines not in the table
                   wait in files under --tmp and are printed, still in input order, at the end.
-                  With --store the store's keys and the new lines' must fit: past it the command
-                  stops with exit code 2
+                  With --store, the store's keys fill the table up to SIZE; past it the lines not
+                  found there are decided at the end against the whole store, read again
   --tmp DIR       where lines past --memory wait, and lines past ${LONG_LINE_BYTES >> 20} MiB read from a pipe until
                   they end (default: the system's temporary folder); the files are removed at
                   exit and on SIGINT/SIGTERM; a full or unwritable DIR stops the command with
