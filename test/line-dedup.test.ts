@@ -104,6 +104,53 @@ describe("dedupLines equals awk's first occurrences", () => {
   });
 });
 
+describe("the fingerprints of new lines kept for a store (dedup --store)", () => {
+  /** XXH3-128 of a key as the table stores it: the low word then the high word, little-endian (hash-wasm gives the big-endian hex of the whole). */
+  async function reference(key: Uint8Array): Promise<string> {
+    const hex = await xxhash128(key);
+    return Buffer.from(hex, "hex").subarray(8).reverse().toString("hex") + Buffer.from(hex, "hex").subarray(0, 8).reverse().toString("hex");
+  }
+
+  it("are hash-wasm's XXH3-128 of the first occurrences' keys, in order: one memory, several, and long lines", async () => {
+    const next = rng(17);
+    const lines: string[] = [];
+    for (let i = 0; i < 60_000; i++) {
+      const n = Math.floor(next() * 30_000);
+      lines.push(n % 997 === 5 ? `long-${n}-${"y".repeat(9000)}` : n % 7 === 1 ? `u${n}\r` : `u${n}`);
+    }
+    const input = Buffer.from(lines.join("\n") + "\n");
+    const firsts: Uint8Array[] = [];
+    const seen = new Set<string>();
+    for (const line of lines) {
+      const key = line.endsWith("\r") ? line.slice(0, -1) : line;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      firsts.push(Buffer.from(key));
+    }
+    const expected = await Promise.all(firsts.map(reference));
+    // Small chunks and head room: lines past 4 KiB take the long-line path; 2 MiB memories spread the table.
+    for (const options of [{}, { perMemory: 2 << 20, memory: 256 << 20 }]) {
+      const dedup = new LineDeduplicator({ ...options, fresh: true, chunkBytes: 1 << 16, carryBytes: 4096 });
+      const got: string[] = [];
+      const take = () => {
+        const fresh = Buffer.from(dedup.freshDigests());
+        for (let at = 0; at < fresh.length; at += 16) got.push(fresh.subarray(at, at + 16).toString("hex"));
+        dedup.clearFresh();
+      };
+      for (let at = 0; at < input.length; at += 50_000) {
+        dedup.push(input.subarray(at, at + 50_000));
+        take();
+      }
+      dedup.end();
+      take();
+      expect(got.length, JSON.stringify(options)).toBe(expected.length);
+      expect(got).toEqual(expected);
+      if (options.perMemory !== undefined) expect(dedup.describe().memories as number).toBeGreaterThan(1);
+      dedup.dispose();
+    }
+  });
+});
+
 describe("reading straight into the two WebAssembly slots (the CLI's path)", () => {
   it("equals awk when the next chunk lands in the other slot before the current one is worked", () => {
     const next = rng(21);
