@@ -182,6 +182,28 @@ describe("dedup --store", () => {
     expect(new Set(fast).size).toBe(1);
   });
 
+  it("a store write that fails while an earlier chunk waits for its flush: that chunk is still printed whole, nothing else, and a rerun prints the rest", () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    const input = join(dir, "input.txt");
+    // 10,000 new lines of 100 bytes fill the first 1 MiB chunk (its record is the store's second
+    // write, after the header); the second chunk holds repeats only; the third, with 5 new lines,
+    // is the third write, which fails with ENOSPC while the first chunk's flush is held up for
+    // 1.5 s and its lines wait to be printed (a small store: its memory would be zeroed when let go).
+    const first = Array.from({ length: 10_000 }, (_, i) => `L${String(i).padStart(98, "0")}`);
+    const late = Array.from({ length: 5 }, (_, i) => `N${String(i).padStart(98, "0")}`);
+    writeFileSync(input, [...first, ...first, ...late, ...first].join("\n") + "\n");
+    const outPath = join(dir, "out.txt");
+    const out = openSync(outPath, "w");
+    const run = spawnSync("strace", ["-f", "-o", "/dev/null", "-e", "inject=fdatasync:delay_exit=1500000", "-e", "inject=pwrite64:error=ENOSPC:when=3", process.execPath, CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
+    closeSync(out);
+    expect(run.status).toBe(2);
+    expect(run.stderr.toString()).toMatch(new RegExp(`^crawlsieve: the disk of the store ${join(store, "fingerprints.log")} is full`));
+    expect(readFileSync(outPath, "latin1")).toBe(first.map((line) => line + "\n").join(""));
+    // What was printed stays seen, what was not is new: together, every line once.
+    expect(dedup(["--store", store, input])).toEqual({ code: 0, signal: null, stdout: late.map((line) => line + "\n").join(""), stderr: "" });
+  }, 60_000);
+
   it("a torn last batch is cut off and said on stderr; its keys are new again, the earlier ones stay seen", () => {
     const dir = temp();
     const store = join(dir, "seen");

@@ -203,23 +203,29 @@ function readInto(fd: number, target: Uint8Array): Promise<number> {
 async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick: (bytes: number) => void, gate: ChunkGate): Promise<void> {
   let slot: 0 | 1 = 0;
   let next = readInto(fd, dedup.slotView(slot));
-  for (;;) {
-    const n = await next;
-    if (n === 0) return;
-    const other: 0 | 1 = slot === 0 ? 1 : 0;
-    // The gate may grow memory before the work: the next read starts inside it, after that.
-    await gate.decide(async () => {
-      dedup.begin(slot, n);
-      next = readInto(fd, dedup.slotView(other));
-      while (!dedup.step(sink.lend)) {
-        await next.then(() => undefined, () => undefined);
-        await sink.settle();
-        dedup.grow();
-      }
-    }, sink.settle);
-    await sink.flush(gate.durable());
-    tick(n);
-    slot = other;
+  try {
+    for (;;) {
+      const n = await next;
+      if (n === 0) return;
+      const other: 0 | 1 = slot === 0 ? 1 : 0;
+      // The gate may grow memory before the work: the next read starts inside it, after that.
+      await gate.decide(async () => {
+        dedup.begin(slot, n);
+        next = readInto(fd, dedup.slotView(other));
+        while (!dedup.step(sink.lend)) {
+          await next.then(() => undefined, () => undefined);
+          await sink.settle();
+          dedup.grow();
+        }
+      }, sink.settle);
+      await sink.flush(gate.durable());
+      tick(n);
+      slot = other;
+    }
+  } catch (error) {
+    // The read under way goes into WebAssembly memory: it ends before that memory may be let go.
+    await next.catch(() => undefined);
+    throw error;
   }
 }
 
@@ -231,6 +237,19 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
  */
 export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate = UNGATED): Promise<void> {
   const sink = new ByteSink(gate !== UNGATED);
+  try {
+    await feed(files, dedup, tick, tmp, gate, sink);
+  } catch (error) {
+    // A write under way may be made from WebAssembly memory (lent kept lines, a store's chunk
+    // waiting for its flush): it ends before the caller disposes of that memory. What it writes was
+    // decided, and with a store made durable, before the error; what was not is never written.
+    await sink.settle().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** runLinePipeline's body: every input through the deduplicator (and the gate), then what waited on disk. */
+async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate, sink: ByteSink): Promise<void> {
   const visit = async (bytes: Uint8Array) => {
     // A chunk at most a decision: the engine keeps room for one chunk's new fingerprints.
     for (let at = 0; at < bytes.length; at += dedup.chunkBytes) {

@@ -101,13 +101,15 @@ export class StoreGate implements ChunkGate {
           await log.abort();
           throw error;
         });
-      const fresh = dedup.freshDigests();
+      // Encoded at once: the fingerprints are a view of WebAssembly memory.
+      const digests = dedup.freshDigests();
+      const fresh = digests.length / 16;
+      const records = fresh > 0 ? encodeRecords(digests, false, this.scratch) : undefined;
+      if (records !== undefined && records.buffer !== this.scratch.buffer) this.scratch = new Uint8Array(records.length * 2);
       try {
         // A torn tail is cut off before anything is appended after it.
         if (keep !== undefined) await log.write({ keep });
-        if (fresh.length > 0) {
-          const records = encodeRecords(fresh, false, this.scratch);
-          if (records.buffer !== this.scratch.buffer) this.scratch = new Uint8Array(records.length * 2);
+        if (records !== undefined) {
           log.appendUnsynced(records);
           // Flushed on the thread pool while the next chunk is worked: the chunk's lines are written once it is done (durable()).
           const flushed = log.flushAsync();
@@ -117,7 +119,7 @@ export class StoreGate implements ChunkGate {
       } catch (error) {
         throw diskError(error, `writing ${log.name}`);
       }
-      this.held += fresh.length / 16;
+      this.held += fresh;
       dedup.clearFresh();
       return result;
     });
@@ -190,6 +192,8 @@ export class StoreGate implements ChunkGate {
 
   /** Closes the file and lets the lock go (the deduplicator is the caller's to dispose). */
   async close(): Promise<void> {
+    // A flush still on the thread pool keeps the file open until it is done.
+    await this.flushed.catch(() => undefined);
     await this.store.lock.run(() => this.store.log.close());
     await this.store.lock.close();
   }

@@ -219,14 +219,16 @@ export class LineTables {
     }
   }
 
-  /** Empties every table (a store was cleared); their sizes stay. */
+  /**
+   * Empties every table (a store was cleared); their sizes stay. Frozen tables stay frozen: lines
+   * spilled before would otherwise be printed where they occur again, not where they first did.
+   */
   clear(): void {
     const own = this.own();
     new ArrayRegion(own.counts, 4, PARTS).fill(own.arena.u8);
     new ArrayRegion(own.ptr, 64, PARTS * own.buckets).fill(own.arena.u8);
     this.ownActive = undefined;
     for (const s of this.shards) s.resolveWith(Infinity);
-    this.frozen = false;
   }
 
   /** The own table as the kernels use it now (fewer buckets while a small spill partition is resolved). */
