@@ -297,8 +297,8 @@ export class LineEngine {
 
   /** Empties the seen-set (a store was cleared), keeping its size. */
   clearSeen(): void {
-    if (this.path !== undefined) this.path.tables.clear();
-    else this.arena.u8.fill(0, this.seenPtr, this.seenEnd);
+    if (this.path !== undefined) return this.path.tables.clear();
+    this.arena.u8.fill(0, this.seenPtr, this.seenEnd);
     new ArrayRegion(this.get("counts"), 4, PARTS).fill(this.arena.u8);
   }
 
@@ -318,6 +318,7 @@ export class LineEngine {
     const items = this.options.tableItems ?? 0;
     const wanted = Math.ceil((items * 1.05) / PARTS / (4 * MAX_LOAD));
     const room = Math.min(Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES) - this.seenPtr, (this.options.memory ?? Infinity) / 2);
+    // At most room / 1.6: the table can still grow once in place (1.5x, and a partition's scratch).
     return Math.max(FIRST_BUCKETS, Math.min(wanted, Math.floor(room / (1.6 * PARTS * 64))));
   }
 
