@@ -11,7 +11,7 @@ import { xxh128, xxh128StreamInit, xxh128StreamBlocks, xxh128StreamFinal, XXH128
 import { nh128 } from "./nh-hash";
 import { splitBlockOf, splitBlockHas, splitBlockSet } from "./split-block";
 import { mulhi64 } from "./reduce";
-import { partitionOf, findOrInsert, contains } from "./fingerprint-buckets";
+import { partitionOf, findOrInsert, contains, COMPACT_SLOT } from "./fingerprint-buckets";
 
 // Context block (offsets in bytes). Exported, with the block's size and the stage record's layout,
 // so src/lines/line-engine.ts reads them from the module instead of writing them a second time.
@@ -34,6 +34,7 @@ export const LINE_STAGE_PTR: u32 = 72; // u32: stage records of LINE_STAGE_BYTES
 export const LINE_FRESH: u32 = 76; // u32: exact: where the fingerprints of new lines go, 16 bytes each (0: not kept)
 export const LINE_FRESH_CAP: u32 = 80; // u32: fingerprints LINE_FRESH has room for
 export const LINE_FRESH_LEN: u32 = 84; // u32: fingerprints in LINE_FRESH
+export const LINE_SLOT: u32 = 88; // u32: the exact table's slot bytes: 16 wide, 12 compact (fingerprint-buckets.ts)
 /** Bytes of the context block. */
 export const LINE_CTX_BYTES: u32 = 128;
 // Stage record: bits u32, 4 bytes unused, blocks f64, keys set f64, capacity f64. A stage is a
@@ -124,8 +125,9 @@ function testSet(ctx: usize, d: usize): u32 {
   const home = base + <usize>mulhi64(lo, <u64>buckets) * 64;
   const countAt = <usize>load<u32>(ctx, LINE_COUNTS) + (<usize>part << 2);
   const count = load<u32>(countAt);
-  if (count >= load<u32>(ctx, LINE_LIMIT)) return contains(base, end, home, lo, hi) != 0 ? 0 : 2;
-  const fresh = findOrInsert(base, end, home, lo, hi);
+  const compact = load<u32>(ctx, LINE_SLOT) == COMPACT_SLOT;
+  if (count >= load<u32>(ctx, LINE_LIMIT)) return (compact ? contains<u32>(base, end, home, lo, hi) : contains<u64>(base, end, home, lo, hi)) != 0 ? 0 : 2;
+  const fresh = compact ? findOrInsert<u32>(base, end, home, lo, hi) : findOrInsert<u64>(base, end, home, lo, hi);
   store<u32>(countAt, count + fresh);
   return fresh;
 }
@@ -159,6 +161,7 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
   const partBytes = <usize>buckets * 64;
   const limit = load<u32>(ctx, LINE_LIMIT);
   const counts = <usize>load<u32>(ctx, LINE_COUNTS);
+  const compact = load<u32>(ctx, LINE_SLOT) == COMPACT_SLOT;
   // Blocked stages: the last one takes new keys.
   const last = approx ? stageAt(ctx, stages - 1) : 0;
   const lastBits = approx ? <usize>load<u32>(last, LINE_STAGE_BITS) : 0;
@@ -276,9 +279,9 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
         const countAt = counts + (<usize>part << 2);
         const count = load<u32>(countAt);
         if (count >= limit) {
-          fresh = contains(base, base + partBytes, probe, lo, hi) != 0 ? 0 : 2;
+          fresh = (compact ? contains<u32>(base, base + partBytes, probe, lo, hi) : contains<u64>(base, base + partBytes, probe, lo, hi)) != 0 ? 0 : 2;
         } else {
-          fresh = findOrInsert(base, base + partBytes, probe, lo, hi);
+          fresh = compact ? findOrInsert<u32>(base, base + partBytes, probe, lo, hi) : findOrInsert<u64>(base, base + partBytes, probe, lo, hi);
           store<u32>(countAt, count + fresh);
           if (fresh != 0 && freshAt != 0) {
             v128.store(freshAt + (<usize>freshLen << 4), v128.load(d));

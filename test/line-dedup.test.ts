@@ -128,10 +128,10 @@ describe("the fingerprints of new lines kept for a store (dedup --store)", () =>
       firsts.push(Buffer.from(key));
     }
     const expected = await Promise.all(firsts.map(reference));
-    // Small chunks and head room: lines past 4 KiB take the long-line path; 2 MiB memories spread
+    // Small chunks and head room: lines past 4 KiB take the long-line path; 1.5 MiB memories spread
     // the table; taken once after the whole input, the fingerprints (some 30,000) outgrow the
     // engine's region of 16,384 and are moved aside on the way.
-    for (const [options, piece] of [[{}, 50_000], [{ perMemory: 2 << 20, memory: 256 << 20 }, 50_000], [{}, input.length], [{ perMemory: 2 << 20, memory: 256 << 20 }, input.length]] as const) {
+    for (const [options, piece] of [[{}, 50_000], [{ perMemory: 3 << 19, memory: 256 << 20 }, 50_000], [{}, input.length], [{ perMemory: 3 << 19, memory: 256 << 20 }, input.length]] as const) {
       const dedup = new LineDeduplicator({ ...options, fresh: true, chunkBytes: 1 << 16, carryBytes: 4096 });
       const got: string[] = [];
       const take = () => {

@@ -23,6 +23,8 @@ export interface FingerprintSetOptions {
 const LOG_PARTS = 6;
 const PARTS = 1 << LOG_PARTS;
 const SLOTS_PER_BUCKET = 4;
+/** Wide 16-byte slots (assembly/fingerprint-buckets.ts): the set serializes whole fingerprints. */
+const SLOT_BYTES = 16;
 const MAX_LOAD = 0.85;
 const GROWTH = 1.5;
 const MIN_BUCKETS = 4;
@@ -105,7 +107,7 @@ export class FingerprintSet {
   private addStaged(n: number): Uint8Array {
     eachRun(n, n, (left, done) => {
       const limit = Math.floor(this.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
-      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done));
+      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done), SLOT_BYTES);
       if (took < left) this.grow();
       return took;
     });
@@ -116,7 +118,7 @@ export class FingerprintSet {
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     return this.each({ list: keys }, (arena, n, out, at) => {
-      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr);
+      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, SLOT_BYTES);
       this.out.copyOut(arena.u8, out, at, n);
     });
   }
@@ -125,7 +127,7 @@ export class FingerprintSet {
   removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     return this.each({ list: keys }, (arena, n, out, at) => {
-      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr);
+      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, SLOT_BYTES);
       this.out.copyOut(arena.u8, out, at, n);
     });
   }
@@ -153,12 +155,12 @@ export class FingerprintSet {
 
   /** out[i] = 1 when the i-th packed 16-byte fingerprint is in the set. */
   hasFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (k, n) => k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr));
+    return this.eachPacked(packed, (k, n) => k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, SLOT_BYTES));
   }
 
   /** Removes packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was there (a repeat finds it gone). */
   removeFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (k, n) => k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr));
+    return this.eachPacked(packed, (k, n) => k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, SLOT_BYTES));
   }
 
   /** Copies packed fingerprints into the digest region a batch at a time, runs `kernel` on each, and gathers its flags. */
@@ -265,7 +267,7 @@ export class FingerprintSet {
     const newBytes = PARTS * next * 64;
     if (newBytes > MAX_TABLE_BYTES) throw new FilterTooLargeError(newBytes, "the fingerprint set has outgrown one WebAssembly memory");
     const { scratch } = arena.place({ table: newBytes, scratch: old * 64 }, this.tablePtr, "the fingerprint set");
-    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch);
+    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, SLOT_BYTES);
     this.buckets = next;
   }
 }

@@ -24,7 +24,8 @@ export type LineField =
   | "stagePtr"
   | "fresh"
   | "freshCap"
-  | "freshLen";
+  | "freshLen"
+  | "slot";
 
 /** Fields of one Bloom stage record. */
 export type StageField = "bits" | "blocks" | "keys" | "capacity";
@@ -56,6 +57,7 @@ export function lineContext(k: Kernels, ptr: number): KernelRecord<LineField> {
     fresh: k.LINE_FRESH,
     freshCap: k.LINE_FRESH_CAP,
     freshLen: k.LINE_FRESH_LEN,
+    slot: k.LINE_SLOT,
   });
 }
 

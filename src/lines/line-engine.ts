@@ -24,7 +24,7 @@ import { LineTables } from "./line-tables.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 import { SplitPath } from "./split-path.js";
 import { joinPieces } from "./join-pieces.js";
-import { GROWTH, LOG_PARTS, MAX_LOAD, PARTS, partitionLimit } from "./table-shard.js";
+import { bucketsFor, COMPACT, grownBuckets, LOG_PARTS, PARTS, partitionLimit, type SlotLayout, WIDE } from "./table-shard.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */
 export type LineHash = "xxh128" | "md5";
@@ -162,10 +162,11 @@ export class LineEngine {
     }
     if (options.mode === "exact" || options.items === undefined) {
       // Approx: the exact phase's table is sized once, for the lines it holds before the first stage.
-      const buckets = options.mode === "exact" ? this.firstBuckets() : Math.max(FIRST_BUCKETS, Math.ceil((options.stageItems ?? FIRST_STAGE_ITEMS) / PARTS / 4 / MAX_LOAD));
+      const buckets = options.mode === "exact" ? this.firstBuckets() : Math.max(FIRST_BUCKETS, bucketsFor(options.stageItems ?? FIRST_STAGE_ITEMS, WIDE));
       this.seenEnd = arena.place({ seen: PARTS * buckets * 64 }, this.seenPtr, "the line table").end;
       this.set("table", this.seenPtr);
       this.set("logParts", LOG_PARTS);
+      this.set("slot", this.layout.bytes);
       this.setBuckets(buckets);
     } else {
       this.addStage();
@@ -257,7 +258,7 @@ export class LineEngine {
       for (let rest = piece; ; ) {
         const n = rest.length / 16;
         if (this.path !== undefined) return !this.path.tables.frozen && this.path.tables.probe(n, "dedup") === n;
-        const done = this.arena.k.setAddMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), partitionLimit(this.buckets), this.split.digests.ptr, n, this.split.flags.ptr) >>> 0;
+        const done = this.arena.k.setAddMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), partitionLimit(this.buckets, COMPACT), this.split.digests.ptr, n, this.split.flags.ptr, COMPACT.bytes) >>> 0;
         if (done === n) return true;
         rest = rest.subarray(16 * done);
         this.growTable();
@@ -271,7 +272,7 @@ export class LineEngine {
   removeFingerprints(packed: Uint8Array): void {
     this.eachBatch(packed, (_, n) => {
       if (this.path !== undefined) this.path.tables.remove(n);
-      else this.arena.k.setRemoveMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), this.split.digests.ptr, n, this.split.flags.ptr);
+      else this.arena.k.setRemoveMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), this.split.digests.ptr, n, this.split.flags.ptr, COMPACT.bytes);
       return true;
     });
   }
@@ -316,9 +317,9 @@ export class LineEngine {
   /** Buckets a partition of the first exact table: room for options.tableItems, within one memory and the budget. */
   private firstBuckets(): number {
     const items = this.options.tableItems ?? 0;
-    const wanted = Math.ceil((items * 1.05) / PARTS / (4 * MAX_LOAD));
+    const wanted = bucketsFor(items * 1.05, COMPACT);
     const room = Math.min(Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES) - this.seenPtr, (this.options.memory ?? Infinity) / 2);
-    // At most room / 1.6: the table can still grow once in place (1.5x, and a partition's scratch).
+    // At most room / 1.6: the table can still grow once in place (at most 1.5x, and a partition's scratch).
     return Math.max(FIRST_BUCKETS, Math.min(wanted, Math.floor(room / (1.6 * PARTS * 64))));
   }
 
@@ -378,13 +379,13 @@ export class LineEngine {
       // Over several memories: the shards' memories count as table; with lines spilled, not every distinct line is in it.
       const tableBytes = this.seenBytes + (tables?.shardBytes ?? 0);
       const bytesPerKey = keys > 0 && (this.path?.spilled ?? 0) === 0 ? Number((tableBytes / keys).toFixed(2)) : null;
-      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * 4, tableBytes, bytesPerKey, ...spread };
+      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * COMPACT.perBucket, slotBytes: COMPACT.bytes, tableBytes, bytesPerKey, ...spread };
     }
     if (this.stages === 0) return { filter: "blocked", stages: 0, table: "buckets", tableBytes: this.seenBytes };
     return { filter: "blocked", stages: this.stages, filterBytes: this.seenEnd - this.filtersPtr };
   }
 
-  /** Grows the seen-set: the table by 1.5x in place, or a new filter stage (sized with the lines still expected, when known). May grow memory. */
+  /** Grows the seen-set: the table in place (grownBuckets), or a new filter stage (sized with the lines still expected, when known). May grow memory. */
   grow(remainingLines?: number): void {
     if (this.options.mode === "exact") this.growTable();
     else this.addStage(remainingLines);
@@ -401,11 +402,16 @@ export class LineEngine {
   private setBuckets(buckets: number): void {
     this.buckets = buckets;
     this.set("buckets", buckets);
-    this.set("limit", partitionLimit(buckets));
+    this.set("limit", partitionLimit(buckets, this.layout));
+  }
+
+  /** The own table's slots: compact for exact dedup, wide for approximate dedup's exact phase (its filter takes the whole fingerprint). */
+  private get layout(): SlotLayout {
+    return this.options.mode === "exact" ? COMPACT : WIDE;
   }
 
   private growTable(): void {
-    const next = Math.max(this.buckets + 1, Math.ceil(this.buckets * GROWTH));
+    const next = grownBuckets(this.buckets);
     // Growth past one memory or the budget: spread over several memories, or freeze and spill.
     const { end } = layOut(this.seenPtr, { table: PARTS * next * 64, scratch: this.buckets * 64 });
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
@@ -415,7 +421,7 @@ export class LineEngine {
     }
     // Growth works through a scratch copy of one old partition placed after the new table.
     const { scratch } = this.arena.place({ table: PARTS * next * 64, scratch: this.buckets * 64 }, this.seenPtr, "the line table");
-    this.arena.k.bucketsGrow(this.seenPtr, LOG_PARTS, this.buckets, next, scratch);
+    this.arena.k.bucketsGrow(this.seenPtr, LOG_PARTS, this.buckets, next, scratch, COMPACT.bytes);
     this.seenEnd = scratch; // the table ends where its scratch begins
     this.setBuckets(next);
   }
@@ -427,7 +433,7 @@ export class LineEngine {
 
   /** Moves to the split path: the table spreads over several memories if the budget allows, else freezes. */
   private leaveKernel(): void {
-    const own = () => ({ arena: this.arena, ptr: this.seenPtr, counts: this.get("counts"), buckets: this.buckets, limit: partitionLimit(this.buckets) });
+    const own = () => ({ arena: this.arena, ptr: this.seenPtr, counts: this.get("counts"), buckets: this.buckets, limit: partitionLimit(this.buckets, COMPACT) });
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
     const tables = new LineTables(own, this.split, { perMemory, available: () => this.available() }, SPLIT_BATCH);
     const keySpill = this.options.spill === undefined ? undefined : () => this.options.spill!(this.arena.k.SPILL_RECORD_BYTES.value, this.options.memory ?? Infinity);

@@ -1,5 +1,6 @@
-// The exact line table over several WebAssembly memories: the line engine's own table (the fast
-// path's, in the engine's memory) and TableShard instances, 2^k tables in all, a fingerprint's
+// The exact line table over several WebAssembly memories, all with compact slots (table-shard.ts):
+// the line engine's own table (the fast path's, in the engine's memory) and TableShard instances,
+// 2^k tables in all, a fingerprint's
 // table chosen by the low k bits of its high word (the bits no table uses for its partition or
 // bucket). A batch of fingerprints is sorted by table (assembly/line-split.ts groupBy), each group
 // copied to its instance and tested-and-set there, and the answers put back in line order. When a
@@ -9,7 +10,7 @@
 import { CrawlsieveError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
 import { ArrayRegion } from "../wasm/array-region.js";
-import { LOG_PARTS, PARTS, partitionLimit, TableShard } from "./table-shard.js";
+import { COMPACT, LOG_PARTS, PARTS, partitionLimit, TableShard } from "./table-shard.js";
 
 /** The engine's own table, as the shards' kernels address it. */
 export interface OwnTable {
@@ -89,20 +90,20 @@ export class LineTables {
       return false;
     }
     this.logTables = log;
-    // A shard starts with room for its share at a load of 0.7 (the own table is at most at 0.85).
+    // A shard starts with room for its share at a load of 0.75 (the own table is at most at 0.9).
     const buckets = Math.max(4, Math.ceil((own.buckets * 1.2) / (1 << log)));
-    for (let i = 1; i < 1 << log; i++) this.shards.push(new TableShard(this.batch, buckets));
+    for (let i = 1; i < 1 << log; i++) this.shards.push(new TableShard(this.batch, buckets, COMPACT));
     // Each partition of the own table keeps its share; the rest goes to the shards in batches.
     const k = own.arena.k;
-    const { scratch } = own.arena.place({ table: tableBytes, scratch: own.buckets * 64 }, own.ptr, "the line table");
+    const { scratch, moved } = own.arena.place({ table: tableBytes, scratch: own.buckets * 64, moved: own.buckets * COMPACT.perBucket * 16 }, own.ptr, "the line table");
     const mask = BigInt((1 << log) - 1);
     // A share above its plan grows its shard even past the budget: no key may be refused here.
     this.spreading = true;
     for (let p = 0; p < PARTS; p++) {
-      const moved = k.bucketsKeep(own.ptr, own.buckets, p, own.counts, scratch, mask) >>> 0;
-      const movedKeys = new ArrayRegion(scratch, 16, moved);
-      for (let at = 0; at < moved; at += this.batch) {
-        const n = Math.min(this.batch, moved - at);
+      const count = k.bucketsKeep(own.ptr, LOG_PARTS, own.buckets, p, own.counts, scratch, moved, mask, COMPACT.bytes) >>> 0;
+      const movedKeys = new ArrayRegion(moved, 16, count);
+      for (let at = 0; at < count; at += this.batch) {
+        const n = Math.min(this.batch, count - at);
         this.regions.digests.copyIn(own.arena.u8, movedKeys.bytes(own.arena.u8, at, n));
         this.probe(n, "resolve");
       }
@@ -125,10 +126,10 @@ export class LineTables {
     let spillFrom = wasFrozen ? 0 : n;
     if (this.logTables === 0) {
       if (mode === "resolve") {
-        if (k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.digests.ptr, n, r.flags.ptr) >>> 0 < n) throw tooLarge();
+        if (k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes) >>> 0 < n) throw tooLarge();
         return n;
       }
-      k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.digests.ptr, n, r.flags.ptr);
+      k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes);
       flip(r.flags.bytes(own.arena.u8, 0, n));
       return 0;
     }
@@ -142,11 +143,11 @@ export class LineTables {
       let done = 0;
       let answers: Uint8Array;
       if (g === 0) {
-        if (!this.frozen || mode === "resolve") done = k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.grouped.at(a), m, r.gflags.at(a)) >>> 0;
+        if (!this.frozen || mode === "resolve") done = k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.grouped.at(a), m, r.gflags.at(a), COMPACT.bytes) >>> 0;
         if (done < m) {
           if (mode === "resolve") throw tooLarge();
           this.frozen = true;
-          k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.grouped.at(a + done), m - done, r.gflags.at(a + done));
+          k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.grouped.at(a + done), m - done, r.gflags.at(a + done), COMPACT.bytes);
         }
         answers = r.gflags.bytes(own.arena.u8, a, m);
       } else {
@@ -187,7 +188,7 @@ export class LineTables {
   resolveWith(records: number): void {
     const own = this.own();
     // Keys a partition of one table at a load of 0.6, with room for the spread of small counts.
-    const buckets = Math.ceil((records / this.count / PARTS + 8 + 3 * Math.sqrt(records / this.count / PARTS)) / (4 * 0.6));
+    const buckets = Math.ceil((records / this.count / PARTS + 8 + 3 * Math.sqrt(records / this.count / PARTS)) / (COMPACT.perBucket * 0.6));
     this.ownActive = Math.max(4, Math.min(own.buckets, buckets));
     new ArrayRegion(own.counts, 4, PARTS).fill(own.arena.u8);
     new ArrayRegion(own.ptr, 64, PARTS * this.ownActive).fill(own.arena.u8);
@@ -200,7 +201,7 @@ export class LineTables {
     const own = this.ownTable();
     const k = own.arena.k;
     if (this.logTables === 0) {
-      k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.digests.ptr, n, r.flags.ptr);
+      k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes);
       return;
     }
     k.groupBy(r.digests.ptr, n, 16, 8, 0, this.logTables, r.grouped.ptr, r.perm.ptr, r.starts.ptr);
@@ -210,7 +211,7 @@ export class LineTables {
       const m = starts[g + 1] - a;
       if (m === 0) continue;
       if (g === 0) {
-        k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.grouped.at(a), m, r.gflags.at(a));
+        k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.grouped.at(a), m, r.gflags.at(a), COMPACT.bytes);
         continue;
       }
       const shard = this.shards[g - 1];
@@ -235,7 +236,7 @@ export class LineTables {
   private ownTable(): OwnTable {
     const own = this.own();
     if (this.ownActive === undefined) return own;
-    return { ...own, buckets: this.ownActive, limit: partitionLimit(this.ownActive) };
+    return { ...own, buckets: this.ownActive, limit: partitionLimit(this.ownActive, COMPACT) };
   }
 
   /** Whether a shard may grow: its next size within one memory and the budget. */

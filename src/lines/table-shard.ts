@@ -2,7 +2,7 @@
 // 128-bit fingerprints (assembly/fingerprint-buckets.ts, probed by assembly/fingerprint-set.ts's
 // batch kernels) and a staging region a batch of fingerprints is copied into. The line engine's
 // own table and these shards split the fingerprints by the low bits of their high word
-// (line-tables.ts); a shard grows by 1.5x like the engine's table, when the memory budget allows.
+// (line-tables.ts); a shard grows like the engine's table (grownBuckets), when the memory budget allows.
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { layOut } from "../wasm/regions.js";
@@ -10,13 +10,44 @@ import { layOut } from "../wasm/regions.js";
 /** Table geometry shared with the line engine's own table. */
 export const LOG_PARTS = 6;
 export const PARTS = 1 << LOG_PARTS;
-/** Keys a partition may hold per slot before the table grows (4 slots a bucket). */
-export const MAX_LOAD = 0.85;
-export const GROWTH = 1.5;
+
+/** How a table keeps a fingerprint (assembly/fingerprint-buckets.ts). */
+export interface SlotLayout {
+  /** Bytes of a slot: the kernels' `slot` argument. */
+  readonly bytes: 12 | 16;
+  /** Slots of a 64-byte bucket. */
+  readonly perBucket: 4 | 5;
+  /** Keys a partition may hold per slot before the table grows. */
+  readonly maxLoad: number;
+}
+
+/**
+ * 12-byte slots, 5 a bucket: the exact line table's (102 bits compared with the partition's).
+ * Loaded to 0.9: five slots a bucket keep probe runs short there, and a full table is what a user's
+ * memory pays for.
+ */
+export const COMPACT: SlotLayout = { bytes: 12, perBucket: 5, maxLoad: 0.9 };
+/** 16-byte slots, 4 a bucket: the whole fingerprint (approximate dedup's exact phase hands it to its filter). */
+export const WIDE: SlotLayout = { bytes: 16, perBucket: 4, maxLoad: 0.85 };
+
+/** Tables at least this large grow by LARGE_GROWTH: memory past the keys shrinks from 50% to 20%. */
+const LARGE_TABLE = 256 * 2 ** 20;
+const GROWTH = 1.5;
+const LARGE_GROWTH = 1.2;
+
+/** Buckets a partition after the next growth of a table of `buckets` a partition. */
+export function grownBuckets(buckets: number): number {
+  return Math.max(buckets + 1, Math.ceil(buckets * (PARTS * buckets * 64 >= LARGE_TABLE ? LARGE_GROWTH : GROWTH)));
+}
 
 /** Most keys a partition of `buckets` buckets takes before it must grow. */
-export function partitionLimit(buckets: number): number {
-  return Math.min(buckets * 4 - 1, Math.floor(buckets * 4 * MAX_LOAD));
+export function partitionLimit(buckets: number, layout: SlotLayout): number {
+  return Math.min(buckets * layout.perBucket - 1, Math.floor(buckets * layout.perBucket * layout.maxLoad));
+}
+
+/** Buckets a partition that hold `items` keys spread over the partitions at `load` of a slot. */
+export function bucketsFor(items: number, layout: SlotLayout, load = layout.maxLoad): number {
+  return Math.ceil(items / PARTS / (layout.perBucket * load));
 }
 
 /** A bucket table in an instance of its own, probed a staged batch at a time. */
@@ -32,7 +63,11 @@ export class TableShard {
   /** Buckets a partition the kernels use: all of them, or fewer while a small spill partition is resolved (resolveWith). */
   private active: number;
 
-  constructor(batch: number, buckets: number) {
+  constructor(
+    batch: number,
+    buckets: number,
+    private readonly layout: SlotLayout,
+  ) {
     // The table lies last: it grows in place.
     const r = this.arena.place({ counts: array(4, PARTS), staging: array(16, batch), flags: array(1, batch), table: PARTS * buckets * 64 }, this.arena.base, "a line table shard");
     this.staging = r.staging;
@@ -46,30 +81,30 @@ export class TableShard {
   /** Adds staged fingerprints [from, n): flags 1 new, 0 seen; returns where it stopped (n when done; less when a partition is full). */
   add(from: number, n: number): number {
     const k = this.arena.k;
-    return from + (k.setAddMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, partitionLimit(this.active), this.staging.at(from), n - from, this.flags.at(from)) >>> 0);
+    return from + (k.setAddMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, partitionLimit(this.active, this.layout), this.staging.at(from), n - from, this.flags.at(from), this.layout.bytes) >>> 0);
   }
 
   /** Tests staged fingerprints [from, n): flags 1 present, 0 absent. */
   has(from: number, n: number): void {
-    if (from < n) this.arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.active, this.staging.at(from), n - from, this.flags.at(from));
+    if (from < n) this.arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.active, this.staging.at(from), n - from, this.flags.at(from), this.layout.bytes);
   }
 
   /** Removes staged fingerprints [0, n) where present. */
   remove(n: number): void {
-    this.arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, this.staging.ptr, n, this.flags.ptr);
+    this.arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, this.staging.ptr, n, this.flags.ptr, this.layout.bytes);
   }
 
   /** Bytes of memory after the next growth (the scratch included): for the budget. */
   get grownBytes(): number {
-    const next = Math.ceil(this.buckets * GROWTH);
+    const next = grownBuckets(this.buckets);
     return Math.max(this.byteLength, layOut(this.tablePtr, { table: PARTS * next * 64, scratch: this.buckets * 64 }).end);
   }
 
-  /** Grows the table by 1.5x in place through a scratch of one old partition. */
+  /** Grows the table in place (grownBuckets) through a scratch of one old partition. */
   grow(): void {
-    const next = Math.ceil(this.buckets * GROWTH);
+    const next = grownBuckets(this.buckets);
     const { scratch } = this.arena.place({ table: PARTS * next * 64, scratch: this.buckets * 64 }, this.tablePtr, "a line table shard");
-    this.arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, this.buckets, next, scratch);
+    this.arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, this.buckets, next, scratch, this.layout.bytes);
     this.buckets = next;
     this.active = next;
   }
@@ -92,7 +127,7 @@ export class TableShard {
 
   /** Keys it may hold without growing. */
   get capacity(): number {
-    return PARTS * partitionLimit(this.buckets);
+    return PARTS * partitionLimit(this.buckets, this.layout);
   }
 
   /** Bytes of WebAssembly memory held. */

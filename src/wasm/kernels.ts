@@ -89,6 +89,7 @@ export interface Kernels {
   readonly LINE_FRESH: WebAssembly.Global;
   readonly LINE_FRESH_CAP: WebAssembly.Global;
   readonly LINE_FRESH_LEN: WebAssembly.Global;
+  readonly LINE_SLOT: WebAssembly.Global;
   /** Bytes of the line context block (u32 global). */
   readonly LINE_CTX_BYTES: WebAssembly.Global;
   /** Bytes of the line kernels' scratch region (u32 global). */
@@ -180,14 +181,14 @@ export interface Kernels {
   lineEmit(ctx: number, records: number, digests: number, flags: number, n: number, spillFrom: number, spill: number, spillRecords: number, first: number, spillLenAt: number): number;
   /** Copies a field of fixed-size records from one stride to another. */
   gather(src: number, n: number, srcStride: number, dst: number, dstStride: number, bytes: number): void;
-  /** Keeps one partition's keys of one shard, the others packed into the scratch; returns the count moved. */
-  bucketsKeep(table: number, buckets: number, part: number, counts: number, scratch: number, mask: bigint): number;
-  bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number): void;
+  /** Keeps one partition's keys of one table, the others written to `moved` (16 bytes each); returns the count moved. */
+  bucketsKeep(table: number, logParts: number, buckets: number, part: number, counts: number, scratch: number, moved: number, mask: bigint, slot: number): number;
+  bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number, slot: number): void;
   /** Sets every fingerprint of a bucket table in a blocked Bloom filter (approximate line dedup leaving its table phase). */
   bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number): void;
-  setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number): number;
-  setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number): void;
-  setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number): number;
+  setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number, slot: number): number;
+  setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number, slot: number): void;
+  setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number, slot: number): number;
   sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;
   simhashDistinctText(text: number, len: number, w: number, state: number, work: number): bigint;
