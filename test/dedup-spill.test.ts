@@ -85,7 +85,7 @@ describe("LineDeduplicator under a memory budget", () => {
     const reference = awk(input);
     for (const hash of ["xxh128", "md5"] as const) {
       const tmp = tempFolder();
-      const dedup = new LineDeduplicator({ hash, memory: 24 << 20, perMemory: SMALL_MEMORY, spill: fileSpill(tmp) });
+      const dedup = new LineDeduplicator({ hash, memory: 20 << 20, perMemory: SMALL_MEMORY, spill: fileSpill(tmp) });
       const head = dedup.push(input);
       const described = dedup.describe();
       const tail = dedup.end();

@@ -1,15 +1,17 @@
 // One WebAssembly instance that dedups lines chunk by chunk (assembly/line-dedup.ts): the context
 // block (line-context.ts), two input slots (one is read into while the other is worked), two output
-// regions (one is written out while the other fills) and the seen-set, which lies last so it can grow in place. Exact mode keeps 128-bit fingerprints in a bucketed table (assembly/fingerprint-buckets.ts)
-// that grows by 1.5x, one partition at a time. Approximate mode starts with that table, exact and
-// small enough to stay in cache, and when it fills moves its fingerprints into the first
-// split-block Bloom filter (assembly/split-block.ts: one cache line and one SIMD test a line),
-// sized from the lines still expected when known (stage-plan.ts); later stages, if any, are
-// added without rehashing, the compound rate staying under fpRate.
+// regions (one is written out while the other fills) and the seen-set, which lies last so it can
+// grow in place. Exact mode keeps fingerprints in a bucketed table of compact slots
+// (assembly/fingerprint-buckets.ts, table-shard.ts) that grows by 1.5x, by 1.2x from 256 MiB, one
+// partition at a time. Approximate mode starts with a table of wide slots, exact and small enough
+// to stay in cache, and when it fills moves its fingerprints into the first split-block Bloom
+// filter (assembly/split-block.ts: one cache line and one SIMD test a line), sized from the lines
+// still expected when known (stage-plan.ts); later stages, if any, are added without rehashing,
+// the compound rate staying under fpRate.
 // Exact mode under a memory budget: when the table can grow no further in this memory (4 GiB, or
-// the budget), it spreads over several memories (line-tables.ts) and the engine works batches on
-// the split path (split-path.ts); past the budget the tables freeze and lines not found in them
-// are spilled (line-spill.ts) and resolved at the end.
+// the budget), it is sealed and new keys go to tables in other memories (line-tables.ts), the
+// engine working batches on the split path (split-path.ts); past the budget the tables freeze and
+// lines not found in them are spilled (line-spill.ts) and resolved at the end.
 import { CrawlsieveError, FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
 import { MAX_ARENA_BYTES, type Arena } from "../wasm/arena.js";
@@ -126,6 +128,8 @@ export class LineEngine {
         perm: array(4, exact ? SPLIT_BATCH : 0),
         starts: array(4, 257),
         gflags: array(1, exact ? SPLIT_BATCH : 0),
+        absent: array(16, exact ? SPLIT_BATCH : 0),
+        absentAt: array(4, exact ? SPLIT_BATCH : 0),
         flags: array(1, exact ? SPLIT_BATCH : 0),
         spillLen: array(4, 1),
         scanEnd: array(4, 1),
@@ -146,7 +150,7 @@ export class LineEngine {
     this.outs = [r.out0, r.out1];
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
-    this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, spillLen: r.spillLen, scanEnd: r.scanEnd, kept: r.kept, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
+    this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, absent: r.absent, absentAt: r.absentAt, spillLen: r.spillLen, scanEnd: r.scanEnd, kept: r.kept, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
     this.spill = exact ? options.spill?.(arena.k.SPILL_RECORD_BYTES.value, options.memory ?? Infinity) : undefined;
     this.set("mode", options.mode === "exact" ? 0 : 1);
     this.set("hash", options.hash === "xxh128" ? 1 : 0);

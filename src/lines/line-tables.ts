@@ -1,12 +1,15 @@
-// The exact line table over several WebAssembly memories, all with compact slots (table-shard.ts):
-// the line engine's own table (the fast path's, in the engine's memory) and TableShard instances,
-// 2^k tables in all, a fingerprint's
-// table chosen by the low k bits of its high word (the bits no table uses for its partition or
-// bucket). A batch of fingerprints is sorted by table (assembly/line-split.ts groupBy), each group
-// copied to its instance and tested-and-set there, and the answers put back in line order. When a
-// table is full and the memory budget or the 4 GiB of one memory stops its growth, the tables
-// freeze: from then on a fingerprint is only looked up, and a line not found is the caller's to
-// spill (see line-engine.ts). Frozen tables are cleared and reused to resolve the spill.
+// The exact line table over several WebAssembly memories, all with compact slots (table-shard.ts).
+// The line engine's own table (the fast path's, in the engine's memory) grows until one memory or
+// the budget stops it; then it is sealed: it keeps the keys it has, nearly full (no memory is spent
+// on a second copy or on half-empty tables), and is only looked up. New keys go to 2^k TableShard
+// instances, a fingerprint's shard chosen by the low k bits of its high word (bits no table uses
+// for its partition or bucket); each shard grows on its own from small within the budget. A batch
+// is looked up in the own table first; the fingerprints it lacks are sorted by shard
+// (assembly/line-split.ts groupBy), each group copied to its instance and tested-and-set there, and
+// the answers put back in line order. When a full shard cannot grow, the tables freeze: from then
+// on a fingerprint is only looked up, and a line not found is the caller's to spill (see
+// line-engine.ts). The shards (or the own table, when there are none) are cleared and reused to
+// resolve the spill.
 import { CrawlsieveError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
 import { ArrayRegion } from "../wasm/array-region.js";
@@ -29,6 +32,10 @@ export interface BatchRegions {
   readonly starts: ArrayRegion;
   readonly gflags: ArrayRegion;
   readonly flags: ArrayRegion;
+  /** The fingerprints the sealed own table lacks, packed (M of 16 bytes), */
+  readonly absent: ArrayRegion;
+  /** and their places in the batch (M u32). */
+  readonly absentAt: ArrayRegion;
 }
 
 /** Budget facts: bytes every memory may take, and the bytes all may take together. */
@@ -38,16 +45,19 @@ export interface MemoryLimits {
   readonly available: () => number;
 }
 
-/** The own table and 2^k - 1 shards, or the own table alone (frozen, single memory). */
+/** A shard's first table: a 16th of the own table's buckets (it grows from there), at least 4 a partition. */
+const FIRST_SHARE = 16;
+/** At most 2^6 shards. */
+const MAX_LOG_SHARDS = 6;
+
+/** The own table, sealed, and 2^k shards; or the own table alone (frozen: the budget had no room for shards). */
 export class LineTables {
   private readonly shards: TableShard[] = [];
-  private logTables = 0;
+  private logShards = 0;
   /** No insert any more: the budget is reached. */
   frozen = false;
-  /** Buckets a partition of the own table while resolving a spill partition (resolveWith); its own count otherwise. */
+  /** Buckets a partition of the own table while resolving a spill partition (resolveWith) with no shards; its own count otherwise. */
   private ownActive: number | undefined;
-  /** Moving the own table's keys out (spread): shards may grow past the budget. */
-  private spreading = false;
 
   constructor(
     private readonly own: () => OwnTable,
@@ -56,9 +66,9 @@ export class LineTables {
     private readonly batch: number,
   ) {}
 
-  /** Tables in use (1 until spread). */
+  /** Memories holding tables: the engine's and the shards'. */
   get count(): number {
-    return 1 << this.logTables;
+    return 1 + this.shards.length;
   }
 
   /** Bytes of the shards' memories. */
@@ -73,42 +83,25 @@ export class LineTables {
   }
 
   /**
-   * Spreads the own table (it cannot grow further) over 2^k tables when the budget has room for
-   * one more of its size (so the shards can take their shares at once); otherwise freezes.
-   * Returns whether it spread.
+   * Seals the own table (it cannot grow further) and starts 2^k shards for the keys to come, as
+   * many as the budget can fill (each within one memory), when it has room for them; otherwise
+   * freezes. Returns whether it made shards.
    */
   spread(): boolean {
     const own = this.own();
-    const tableBytes = PARTS * own.buckets * 64;
-    const per = tableBytes * 1.1 + this.batch * 17 + (1 << 16);
-    // Tables of the own table's size the budget holds besides it; rounded up to a power of two, as
-    // the shards' growth is checked against the budget anyway (so a budget is used, not left over).
-    const more = this.limits.available() / per;
-    const log = more < 1.1 ? 0 : Math.min(6, Math.max(1, Math.ceil(Math.log2(1 + more))));
-    if (log === 0) {
+    const first = Math.max(4, Math.ceil(own.buckets / FIRST_SHARE));
+    const firstBytes = PARTS * first * 64 + this.batch * 17 + (1 << 16);
+    const available = this.limits.available();
+    if (available < 2 * firstBytes) {
       this.frozen = true;
       return false;
     }
-    this.logTables = log;
-    // A shard starts with room for its share at a load of 0.75 (the own table is at most at 0.9).
-    const buckets = Math.max(4, Math.ceil((own.buckets * 1.2) / (1 << log)));
-    for (let i = 1; i < 1 << log; i++) this.shards.push(new TableShard(this.batch, buckets, COMPACT));
-    // Each partition of the own table keeps its share; the rest goes to the shards in batches.
-    const k = own.arena.k;
-    const { scratch, moved } = own.arena.place({ table: tableBytes, scratch: own.buckets * 64, moved: own.buckets * COMPACT.perBucket * 16 }, own.ptr, "the line table");
-    const mask = BigInt((1 << log) - 1);
-    // A share above its plan grows its shard even past the budget: no key may be refused here.
-    this.spreading = true;
-    for (let p = 0; p < PARTS; p++) {
-      const count = k.bucketsKeep(own.ptr, LOG_PARTS, own.buckets, p, own.counts, scratch, moved, mask, COMPACT.bytes) >>> 0;
-      const movedKeys = new ArrayRegion(moved, 16, count);
-      for (let at = 0; at < count; at += this.batch) {
-        const n = Math.min(this.batch, count - at);
-        this.regions.digests.copyIn(own.arena.u8, movedKeys.bytes(own.arena.u8, at, n));
-        this.probe(n, "resolve");
-      }
-    }
-    this.spreading = false;
+    // Enough shards that, each grown to its largest in one memory (about 80% of it, leaving room
+    // for a growth step), they take the whole budget; each shard's first table must fit too.
+    const wanted = Math.ceil(Math.log2(Math.max(1, available / (0.8 * this.limits.perMemory))));
+    const fits = Math.floor(Math.log2(available / firstBytes));
+    this.logShards = Math.max(0, Math.min(MAX_LOG_SHARDS, wanted, fits));
+    for (let i = 0; i < 1 << this.logShards; i++) this.shards.push(new TableShard(this.batch, first, COMPACT));
     return true;
   }
 
@@ -122,77 +115,109 @@ export class LineTables {
     const r = this.regions;
     const own = this.ownTable();
     const k = own.arena.k;
-    const wasFrozen = this.frozen && mode === "dedup";
-    let spillFrom = wasFrozen ? 0 : n;
-    if (this.logTables === 0) {
+    const u8 = own.arena.u8;
+    if (this.shards.length === 0) {
       if (mode === "resolve") {
         if (k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes) >>> 0 < n) throw tooLarge();
         return n;
       }
+      // Frozen with the own table alone: looked up only.
       k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes);
-      flip(r.flags.bytes(own.arena.u8, 0, n));
+      flip(r.flags.bytes(u8, 0, n));
       return 0;
     }
-    k.groupBy(r.digests.ptr, n, 16, 8, 0, this.logTables, r.grouped.ptr, r.perm.ptr, r.starts.ptr);
-    const starts = r.starts.view(own.arena.u8, Uint32Array, 0, this.count + 1).slice();
-    const perm = r.perm.view(own.arena.u8, Uint32Array, 0, n);
-    for (let g = 0; g < this.count; g++) {
-      const a = starts[g];
-      const m = starts[g + 1] - a;
-      if (m === 0) continue;
-      let done = 0;
-      let answers: Uint8Array;
-      if (g === 0) {
-        if (!this.frozen || mode === "resolve") done = k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.grouped.at(a), m, r.gflags.at(a), COMPACT.bytes) >>> 0;
-        if (done < m) {
-          if (mode === "resolve") throw tooLarge();
-          this.frozen = true;
-          k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.grouped.at(a + done), m - done, r.gflags.at(a + done), COMPACT.bytes);
-        }
-        answers = r.gflags.bytes(own.arena.u8, a, m);
-      } else {
-        const shard = this.shards[g - 1];
-        shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, m));
-        if (!this.frozen || mode === "resolve") {
-          done = shard.add(0, m);
-          while (done < m && shard.whole && this.mayGrow(shard)) {
-            shard.grow();
-            done = shard.add(done, m);
-          }
-        }
-        if (done < m) {
-          if (mode === "resolve") throw tooLarge();
-          this.frozen = true;
-          shard.has(done, m);
-        }
-        answers = shard.flags.bytes(shard.arena.u8, 0, m);
-        r.gflags.copyIn(own.arena.u8, answers, a);
-        answers = r.gflags.bytes(own.arena.u8, a, m);
+    if (mode === "resolve") return this.probeShards(r.digests, undefined, n, n, mode);
+    // The sealed own table first: what it holds was seen; the rest goes to the shards.
+    k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes);
+    const flags = r.flags.bytes(u8, 0, n);
+    const from = r.digests.view(u8, Uint32Array, 0, n);
+    const to = r.absent.view(u8, Uint32Array, 0, n);
+    const at = r.absentAt.view(u8, Uint32Array, 0, n);
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      if (flags[i] === 1) {
+        flags[i] = 0;
+        continue;
       }
+      to[4 * m] = from[4 * i];
+      to[4 * m + 1] = from[4 * i + 1];
+      to[4 * m + 2] = from[4 * i + 2];
+      to[4 * m + 3] = from[4 * i + 3];
+      at[m++] = i;
+    }
+    return m === 0 ? n : this.probeShards(r.absent, r.absentAt, m, n, mode);
+  }
+
+  /**
+   * Tests-and-sets the m fingerprints of `source` in the shards and writes their answers to the
+   * flags at their places in the batch of n (`places`; none: they are the batch). Returns the
+   * place from which lines not seen must be spilled (n: none).
+   */
+  private probeShards(source: ArrayRegion, places: ArrayRegion | undefined, m: number, n: number, mode: "dedup" | "resolve"): number {
+    const r = this.regions;
+    const own = this.own();
+    const k = own.arena.k;
+    let spillFrom = this.frozen && mode === "dedup" ? 0 : n;
+    k.groupBy(source.ptr, m, 16, 8, 0, this.logShards, r.grouped.ptr, r.perm.ptr, r.starts.ptr);
+    const starts = r.starts.view(own.arena.u8, Uint32Array, 0, this.shards.length + 1).slice();
+    const perm = r.perm.view(own.arena.u8, Uint32Array, 0, m);
+    const at = places?.view(own.arena.u8, Uint32Array, 0, m);
+    for (let g = 0; g < this.shards.length; g++) {
+      const a = starts[g];
+      const size = starts[g + 1] - a;
+      if (size === 0) continue;
+      const shard = this.shards[g];
+      shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, size));
+      let done = 0;
+      if (!this.frozen || mode === "resolve") {
+        done = shard.add(0, size);
+        while (done < size && shard.whole && this.mayGrow(shard)) {
+          shard.grow();
+          done = shard.add(done, size);
+        }
+      }
+      if (done < size) {
+        if (mode === "resolve") throw tooLarge();
+        this.frozen = true;
+        shard.has(done, size);
+      }
+      r.gflags.copyIn(own.arena.u8, shard.flags.bytes(shard.arena.u8, 0, size), a);
+      const answers = r.gflags.bytes(own.arena.u8, a, size);
       // Looked-up answers (1 present) turned into the flags' sense (0 seen); the first absent line starts the spill.
-      for (let j = done; j < m; j++) {
+      for (let j = done; j < size; j++) {
         answers[j] ^= 1;
-        if (answers[j] === 1 && perm[a + j] < spillFrom) spillFrom = perm[a + j];
+        const place = at === undefined ? perm[a + j] : at[perm[a + j]];
+        if (answers[j] === 1 && place < spillFrom) spillFrom = place;
       }
     }
-    k.scatterFlags(r.gflags.ptr, r.perm.ptr, n, r.flags.ptr);
+    if (at === undefined) {
+      k.scatterFlags(r.gflags.ptr, r.perm.ptr, m, r.flags.ptr);
+    } else {
+      const flags = r.flags.bytes(own.arena.u8);
+      const answers = r.gflags.bytes(own.arena.u8, 0, m);
+      for (let j = 0; j < m; j++) flags[at[perm[j]]] = answers[j];
+    }
     return spillFrom;
   }
 
   /**
-   * Empties the tables to resolve a spill partition of `records` records (still frozen, which
-   * "resolve" ignores): each is used as a table just large enough for its share (at most its
-   * whole self; Infinity: whole), laid over the start of its memory, so a partition's look-ups
-   * stay in cache where they can and clearing costs what the partition does.
+   * Empties the tables that resolve a spill partition of `records` records (still frozen, which
+   * "resolve" ignores): the shards, or the own table when there are none. Each is used as a table
+   * just large enough for its share (at most its whole self; Infinity: whole), laid over the start
+   * of its memory, so a partition's look-ups stay in cache where they can and clearing costs what
+   * the partition does.
    */
   resolveWith(records: number): void {
-    const own = this.own();
+    const tables = Math.max(1, this.shards.length);
     // Keys a partition of one table at a load of 0.6, with room for the spread of small counts.
-    const buckets = Math.ceil((records / this.count / PARTS + 8 + 3 * Math.sqrt(records / this.count / PARTS)) / (COMPACT.perBucket * 0.6));
+    const share = records / tables / PARTS;
+    const buckets = Math.ceil((share + 8 + 3 * Math.sqrt(share)) / (COMPACT.perBucket * 0.6));
+    for (const s of this.shards) s.resolveWith(buckets);
+    if (this.shards.length > 0) return;
+    const own = this.own();
     this.ownActive = Math.max(4, Math.min(own.buckets, buckets));
     new ArrayRegion(own.counts, 4, PARTS).fill(own.arena.u8);
     new ArrayRegion(own.ptr, 64, PARTS * this.ownActive).fill(own.arena.u8);
-    for (const s of this.shards) s.resolveWith(buckets);
   }
 
   /** Removes the n fingerprints in the digest region from the tables holding them (flags: 1 where one was there). */
@@ -200,21 +225,15 @@ export class LineTables {
     const r = this.regions;
     const own = this.ownTable();
     const k = own.arena.k;
-    if (this.logTables === 0) {
-      k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes);
-      return;
-    }
-    k.groupBy(r.digests.ptr, n, 16, 8, 0, this.logTables, r.grouped.ptr, r.perm.ptr, r.starts.ptr);
-    const starts = r.starts.view(own.arena.u8, Uint32Array, 0, this.count + 1).slice();
-    for (let g = 0; g < this.count; g++) {
+    k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes);
+    if (this.shards.length === 0) return;
+    k.groupBy(r.digests.ptr, n, 16, 8, 0, this.logShards, r.grouped.ptr, r.perm.ptr, r.starts.ptr);
+    const starts = r.starts.view(own.arena.u8, Uint32Array, 0, this.shards.length + 1).slice();
+    for (let g = 0; g < this.shards.length; g++) {
       const a = starts[g];
       const m = starts[g + 1] - a;
       if (m === 0) continue;
-      if (g === 0) {
-        k.setRemoveMany(own.ptr, LOG_PARTS, own.buckets, own.counts, r.grouped.at(a), m, r.gflags.at(a), COMPACT.bytes);
-        continue;
-      }
-      const shard = this.shards[g - 1];
+      const shard = this.shards[g];
       shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, m));
       shard.remove(m);
     }
@@ -242,7 +261,7 @@ export class LineTables {
   /** Whether a shard may grow: its next size within one memory and the budget. */
   private mayGrow(shard: TableShard): boolean {
     const extra = shard.grownBytes - shard.byteLength;
-    return shard.grownBytes <= this.limits.perMemory && (this.spreading || extra <= this.limits.available());
+    return shard.grownBytes <= this.limits.perMemory && extra <= this.limits.available();
   }
 }
 
