@@ -30,8 +30,13 @@ export const COMPACT: SlotLayout = { bytes: 12, perBucket: 5, maxLoad: 0.9 };
 /** 16-byte slots, 4 a bucket: the whole fingerprint (approximate dedup's exact phase hands it to its filter). */
 export const WIDE: SlotLayout = { bytes: 16, perBucket: 4, maxLoad: 0.85 };
 
-/** Tables at least this large grow by LARGE_GROWTH: memory past the keys shrinks from 50% to 20%. */
-const LARGE_TABLE = 256 * 2 ** 20;
+/**
+ * Tables at least this large (about 7.5e7 keys) grow by LARGE_GROWTH, smaller ones by GROWTH (fewer
+ * rehashes): past a growth a table is at most 1.2x its keys' need, so from 1e8 keys on it holds
+ * at most 12.8 / (0.9 / 1.2) = 17.1 bytes a key, and the last 1.5x growth (to under 1.5 GiB)
+ * happens below 1e8 keys.
+ */
+const LARGE_TABLE = 2 ** 30;
 const GROWTH = 1.5;
 const LARGE_GROWTH = 1.2;
 
