@@ -92,13 +92,6 @@ export const COMPACT_SLOT: u32 = 12;
   }
 }
 
-/** The high word as known from a slot: the kept bits, and the partition's top bits. */
-// @ts-ignore: decorator
-@inline export function knownHi<H>(kept: H, part: u32, logParts: u32): u64 {
-  if (sizeof<H>() == 8 || logParts == 0) return <u64>kept;
-  return (<u64>part << (64 - <u64>logParts)) | <u64>kept;
-}
-
 function growOf<H>(table: usize, logParts: u32, oldBuckets: u32, newBuckets: u32, scratch: usize): void {
   const parts: u32 = 1 << logParts;
   const oldBytes = <usize>oldBuckets * BUCKET;
@@ -145,45 +138,4 @@ export function bucketsToBlocked(table: usize, bytes: usize, bits: usize, blocks
     const hi = load<u64>(table + s, 8);
     if ((lo | hi) != 0) splitBlockSet(splitBlockOf(bits, blocks, lo), hi);
   }
-}
-
-function keepOf<H>(table: usize, logParts: u32, buckets: u32, part: u32, counts: usize, scratch: usize, moved: usize, mask: u64): u32 {
-  const bytes = <usize>buckets * BUCKET;
-  const from = table + <usize>part * bytes;
-  const end = from + bytes;
-  memory.copy(scratch, from, bytes);
-  memory.fill(from, 0, bytes);
-  let m: u32 = 0;
-  let kept: u32 = 0;
-  for (let q: usize = 0; q < bytes; q += BUCKET) {
-    for (let s: usize = q; s < q + slotsPerBucket<H>() * slotBytes<H>(); s += slotBytes<H>()) {
-      const lo = load<u64>(scratch + s);
-      const b = load<H>(scratch + s, 8);
-      if ((lo | <u64>b) == 0) continue;
-      const hi = knownHi<H>(b, part, logParts);
-      if ((hi & mask) == 0) {
-        findOrInsert<H>(from, end, from + <usize>mulhi64(lo, <u64>buckets) * BUCKET, lo, hi);
-        kept++;
-      } else {
-        const to = moved + (<usize>m << 4);
-        store<u64>(to, lo);
-        store<u64>(to, hi, 8);
-        m++;
-      }
-    }
-  }
-  store<u32>(counts + (<usize>part << 2), kept);
-  return m;
-}
-
-/**
- * Keeps in partition `part` only the keys whose high word has (hi & mask) == 0, rehashed in place
- * through `scratch` (one partition's bytes); the others are written to `moved`, 16 bytes each (the
- * high word as far as the slot knows it: the mask's bits must be kept ones), and their count is
- * returned. counts[part] (u32) is set to the keys kept. Splits one table into 2^k by the low bits
- * of the high word when the seen-set spreads over several memories. `slot`: 16 wide, 12 compact.
- */
-export function bucketsKeep(table: usize, logParts: u32, buckets: u32, part: u32, counts: usize, scratch: usize, moved: usize, mask: u64, slot: u32): u32 {
-  if (slot == COMPACT_SLOT) return keepOf<u32>(table, logParts, buckets, part, counts, scratch, moved, mask);
-  return keepOf<u64>(table, logParts, buckets, part, counts, scratch, moved, mask);
 }

@@ -102,6 +102,33 @@ export function groupBy(src: usize, n: u32, size: u32, word: u32, shift: u32, bi
   store<u32>(starts, 0);
 }
 
+/**
+ * Packs the 16-byte fingerprints i < n of `src` whose flag is 0 into `dst`, their indices into
+ * `places` (u32), and clears every flag (1 becomes 0: seen): the batch's fingerprints a sealed
+ * table lacks, to be asked elsewhere. Returns how many.
+ */
+export function gatherUnflagged(src: usize, flags: usize, n: u32, dst: usize, places: usize): u32 {
+  let m: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    if (load<u8>(flags + <usize>i) != 0) {
+      store<u8>(flags + <usize>i, 0);
+      continue;
+    }
+    v128.store(dst + (<usize>m << 4), v128.load(src + (<usize>i << 4)));
+    store<u32>(places + (<usize>m << 2), i);
+    m++;
+  }
+  return m;
+}
+
+/** flags[places[perm[j]]] = grouped[j] for j < n: answers of a gathered subset back at their places in the batch. */
+export function scatterFlagsAt(grouped: usize, perm: usize, places: usize, n: u32, flags: usize): void {
+  for (let j: u32 = 0; j < n; j++) {
+    const at = load<u32>(places + (<usize>load<u32>(perm + (<usize>j << 2)) << 2));
+    store<u8>(flags + <usize>at, load<u8>(grouped + <usize>j));
+  }
+}
+
 /** flags[perm[j]] = grouped[j] for j < n: answers of grouped records back in their first order. */
 export function scatterFlags(grouped: usize, perm: usize, n: u32, flags: usize): void {
   for (let j: u32 = 0; j < n; j++) store<u8>(flags + <usize>load<u32>(perm + (<usize>j << 2)), load<u8>(grouped + <usize>j));

@@ -129,22 +129,7 @@ export class LineTables {
     if (mode === "resolve") return this.probeShards(r.digests, undefined, n, n, mode);
     // The sealed own table first: what it holds was seen; the rest goes to the shards.
     k.setHasMany(own.ptr, LOG_PARTS, own.buckets, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes);
-    const flags = r.flags.bytes(u8, 0, n);
-    const from = r.digests.view(u8, Uint32Array, 0, n);
-    const to = r.absent.view(u8, Uint32Array, 0, n);
-    const at = r.absentAt.view(u8, Uint32Array, 0, n);
-    let m = 0;
-    for (let i = 0; i < n; i++) {
-      if (flags[i] === 1) {
-        flags[i] = 0;
-        continue;
-      }
-      to[4 * m] = from[4 * i];
-      to[4 * m + 1] = from[4 * i + 1];
-      to[4 * m + 2] = from[4 * i + 2];
-      to[4 * m + 3] = from[4 * i + 3];
-      at[m++] = i;
-    }
+    const m = k.gatherUnflagged(r.digests.ptr, r.flags.ptr, n, r.absent.ptr, r.absentAt.ptr) >>> 0;
     return m === 0 ? n : this.probeShards(r.absent, r.absentAt, m, n, mode);
   }
 
@@ -190,13 +175,8 @@ export class LineTables {
         if (answers[j] === 1 && place < spillFrom) spillFrom = place;
       }
     }
-    if (at === undefined) {
-      k.scatterFlags(r.gflags.ptr, r.perm.ptr, m, r.flags.ptr);
-    } else {
-      const flags = r.flags.bytes(own.arena.u8);
-      const answers = r.gflags.bytes(own.arena.u8, 0, m);
-      for (let j = 0; j < m; j++) flags[at[perm[j]]] = answers[j];
-    }
+    if (places === undefined) k.scatterFlags(r.gflags.ptr, r.perm.ptr, m, r.flags.ptr);
+    else k.scatterFlagsAt(r.gflags.ptr, r.perm.ptr, places.ptr, m, r.flags.ptr);
     return spillFrom;
   }
 

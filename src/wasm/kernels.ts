@@ -177,12 +177,14 @@ export interface Kernels {
   groupBy(src: number, n: number, size: number, word: number, shift: number, bits: number, dst: number, perm: number, starts: number): void;
   /** Grouped answers back into line order. */
   scatterFlags(grouped: number, perm: number, n: number, flags: number): void;
+  /** Packs the fingerprints whose flag is 0 with their indices and clears every flag; returns how many. */
+  gatherUnflagged(src: number, flags: number, n: number, dst: number, places: number): number;
+  /** Puts the answers of a gathered subset back at their places in the batch. */
+  scatterFlagsAt(grouped: number, perm: number, places: number, n: number, flags: number): void;
   /** Emits kept lines and spills the undecided ones; returns the lines spilled. */
   lineEmit(ctx: number, records: number, digests: number, flags: number, n: number, spillFrom: number, spill: number, spillRecords: number, first: number, spillLenAt: number): number;
   /** Copies a field of fixed-size records from one stride to another. */
   gather(src: number, n: number, srcStride: number, dst: number, dstStride: number, bytes: number): void;
-  /** Keeps one partition's keys of one table, the others written to `moved` (16 bytes each); returns the count moved. */
-  bucketsKeep(table: number, logParts: number, buckets: number, part: number, counts: number, scratch: number, moved: number, mask: bigint, slot: number): number;
   bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number, slot: number): void;
   /** Sets every fingerprint of a bucket table in a blocked Bloom filter (approximate line dedup leaving its table phase). */
   bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number): void;
