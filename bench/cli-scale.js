@@ -9,7 +9,8 @@
 // usage: node bench/cli-scale.js [N...]   (default 1e6 1e7 1e8 3e8 1e9; MAWK_MAX and SORT_MAX
 // cap the sizes those two are run at: mawk 1e7 (its time grows faster than N: 3 s at 1e6, 60 s
 // at 1e7 here), sort -u 1e8; BEFORE=DIR adds the build of another checkout, DIR/build, as a tool:
-// a change's before and after in the same run)
+// a change's before and after in the same run; MERGE=1 keeps the rows of bench/out/cli-scale.json
+// for the sizes and tools not run this time, so a long size can be run on its own)
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { lineChart } from "./chart.js";
@@ -55,6 +56,11 @@ for (const n of sizes) {
   }
 }
 
+if (process.env.MERGE) {
+  const kept = JSON.parse(readFileSync("bench/out/cli-scale.json", "utf8")).filter((old) => !results.some((r) => r.n === old.n && r.tool === old.tool));
+  results.unshift(...kept);
+  results.sort((a, b) => a.n - b.n);
+}
 const base = new Map(results.filter((r) => r.tool === "crawlsieve dedup").map((r) => [r.n, r]));
 console.log(`${machine()}\n`);
 console.log(
@@ -64,6 +70,7 @@ console.log(
   ),
 );
 writeFileSync("bench/out/cli-scale.json", JSON.stringify(results, null, 2));
-const series = (metric) => tools.map((t) => ({ name: t.name, points: results.filter((r) => r.tool === t.name).map((r) => ({ x: Math.log10(r.n), y: metric(r) })) })).filter((s) => s.points.length > 0);
+const names = [...new Set(results.map((r) => r.tool))];
+const series = (metric) => names.map((name) => ({ name, points: results.filter((r) => r.tool === name).map((r) => ({ x: Math.log10(r.n), y: metric(r) })) })).filter((s) => s.points.length > 0);
 writeFileSync("bench/cli-scale.svg", lineChart({ title: "Exact line dedup: seconds per million lines", xLabel: "log10 of distinct lines", yLabel: "wall seconds per 1e6 lines", series: series((r) => (r.wall / r.n) * 1e6) }));
 writeFileSync("bench/cli-scale-memory.svg", lineChart({ title: "Exact line dedup: peak RSS per distinct line", xLabel: "log10 of distinct lines", yLabel: "bytes per line", series: series((r) => r.rss / r.n) }));

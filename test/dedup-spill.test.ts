@@ -107,6 +107,22 @@ describe("LineDeduplicator under a memory budget", () => {
     dedup.dispose();
   });
 
+  it("past one memory, keys already held are not stored again: repeats leave the tables' size as it was", () => {
+    const lines = Array.from({ length: 600_000 }, (_, i) => `key-${i}`);
+    const first = Buffer.from(lines.join("\n") + "\n");
+    const next = rng(9);
+    const again = Buffer.from(lines.map((line) => ({ line, r: next() })).sort((a, b) => a.r - b.r).map((x) => x.line).join("\n") + "\n");
+    const dedup = new LineDeduplicator({ memory: 256 << 20, perMemory: SMALL_MEMORY });
+    expect(Buffer.from(dedup.push(first)).equals(first)).toBe(true);
+    const held = dedup.describe();
+    expect(held.memories).toBeGreaterThan(1);
+    // Every key again, in another order: all seen, and no table grows (each is found where it lies).
+    for (let round = 0; round < 3; round++) expect(dedup.push(again).length).toBe(0);
+    expect(dedup.describe().tableBytes).toBe(held.tableBytes);
+    expect(dedup.describe().spilledLines).toBe(0);
+    dedup.dispose();
+  });
+
   it("without a spill, reaching the budget is an error, not a wrong answer", () => {
     const dedup = new LineDeduplicator({ memory: BUDGET });
     expect(() => dedup.push(generated(4, false))).toThrow(/memory budget/);

@@ -2,7 +2,7 @@
 // block (line-context.ts), two input slots (one is read into while the other is worked), two output
 // regions (one is written out while the other fills) and the seen-set, which lies last so it can
 // grow in place. Exact mode keeps fingerprints in a bucketed table of compact slots
-// (assembly/fingerprint-buckets.ts, table-shard.ts) that grows by 1.5x, by 1.2x from 256 MiB, one
+// (assembly/fingerprint-buckets.ts, table-shard.ts) that grows by 1.5x, by 1.2x from 1 GiB, one
 // partition at a time. Approximate mode starts with a table of wide slots, exact and small enough
 // to stay in cache, and when it fills moves its fingerprints into the first split-block Bloom
 // filter (assembly/split-block.ts: one cache line and one SIMD test a line), sized from the lines
@@ -266,7 +266,7 @@ export class LineEngine {
         if (done === n) return true;
         rest = rest.subarray(16 * done);
         this.growTable();
-        // Spreading over several memories moves keys through the digest region: the rest goes in again.
+        // The rest goes to the front of the digest region, where the next call (or the split path) reads.
         this.split.digests.copyIn(this.arena.u8, rest);
       }
     });
@@ -435,7 +435,7 @@ export class LineEngine {
     return (this.options.memory ?? Infinity) - this.byteLength - (this.spill?.bufferBytes ?? 0);
   }
 
-  /** Moves to the split path: the table spreads over several memories if the budget allows, else freezes. */
+  /** Moves to the split path: the table is sealed and shards take new keys if the budget allows, else the table freezes. */
   private leaveKernel(): void {
     const own = () => ({ arena: this.arena, ptr: this.seenPtr, counts: this.get("counts"), buckets: this.buckets, limit: partitionLimit(this.buckets, COMPACT) });
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);

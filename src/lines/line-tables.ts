@@ -76,12 +76,6 @@ export class LineTables {
     return this.shards.reduce((sum, s) => sum + s.byteLength, 0);
   }
 
-  /** Keys the tables may hold without growing. */
-  get capacity(): number {
-    const own = this.own();
-    return PARTS * own.limit + this.shards.reduce((sum, s) => sum + s.capacity, 0);
-  }
-
   /**
    * Seals the own table (it cannot grow further) and starts 2^k shards for the keys to come, as
    * many as the budget can fill (each within one memory), when it has room for them; otherwise
