@@ -37,11 +37,6 @@ export const COMPACT_SLOT: u32 = 12;
   return logParts == 0 ? 0 : <u32>(hi >> (64 - <u64>logParts));
 }
 
-// @ts-ignore: decorator
-@inline export function homeBucket(table: usize, part: u32, buckets: u32, lo: u64): usize {
-  return table + (<usize>part * <usize>buckets + <usize>mulhi64(lo, <u64>buckets)) * BUCKET;
-}
-
 /** The low word as a slot keeps it: 1 where the key as kept would be all zero (an empty slot). */
 // @ts-ignore: decorator
 @inline export function keptLo<H>(lo: u64, hi: u64): u64 {
@@ -90,6 +85,18 @@ export const COMPACT_SLOT: u32 = 12;
     p += BUCKET;
     if (p == end) p = base;
   }
+}
+
+/** findOrInsert in a table of compact slots (`compact`) or wide ones: for a kernel whose table's layout is known only at run time. */
+// @ts-ignore: decorator
+@inline export function findOrInsertIn(compact: bool, base: usize, end: usize, bucket: usize, lo: u64, hi: u64): u32 {
+  return compact ? findOrInsert<u32>(base, end, bucket, lo, hi) : findOrInsert<u64>(base, end, bucket, lo, hi);
+}
+
+/** contains in a table of compact slots (`compact`) or wide ones. */
+// @ts-ignore: decorator
+@inline export function containsIn(compact: bool, base: usize, end: usize, bucket: usize, lo: u64, hi: u64): u32 {
+  return compact ? contains<u32>(base, end, bucket, lo, hi) : contains<u64>(base, end, bucket, lo, hi);
 }
 
 function growOf<H>(table: usize, logParts: u32, oldBuckets: u32, newBuckets: u32, scratch: usize): void {

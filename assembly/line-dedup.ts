@@ -11,7 +11,7 @@ import { xxh128, xxh128StreamInit, xxh128StreamBlocks, xxh128StreamFinal, XXH128
 import { nh128 } from "./nh-hash";
 import { splitBlockOf, splitBlockHas, splitBlockSet } from "./split-block";
 import { mulhi64 } from "./reduce";
-import { partitionOf, findOrInsert, contains, COMPACT_SLOT } from "./fingerprint-buckets";
+import { partitionOf, findOrInsertIn, containsIn, COMPACT_SLOT } from "./fingerprint-buckets";
 
 // Context block (offsets in bytes). Exported, with the block's size and the stage record's layout,
 // so src/lines/line-engine.ts reads them from the module instead of writing them a second time.
@@ -126,8 +126,8 @@ function testSet(ctx: usize, d: usize): u32 {
   const countAt = <usize>load<u32>(ctx, LINE_COUNTS) + (<usize>part << 2);
   const count = load<u32>(countAt);
   const compact = load<u32>(ctx, LINE_SLOT) == COMPACT_SLOT;
-  if (count >= load<u32>(ctx, LINE_LIMIT)) return (compact ? contains<u32>(base, end, home, lo, hi) : contains<u64>(base, end, home, lo, hi)) != 0 ? 0 : 2;
-  const fresh = compact ? findOrInsert<u32>(base, end, home, lo, hi) : findOrInsert<u64>(base, end, home, lo, hi);
+  if (count >= load<u32>(ctx, LINE_LIMIT)) return containsIn(compact, base, end, home, lo, hi) != 0 ? 0 : 2;
+  const fresh = findOrInsertIn(compact, base, end, home, lo, hi);
   store<u32>(countAt, count + fresh);
   return fresh;
 }
@@ -279,9 +279,9 @@ export function lineDedup(ctx: usize, buf: usize, len: u32, final: u32): u32 {
         const countAt = counts + (<usize>part << 2);
         const count = load<u32>(countAt);
         if (count >= limit) {
-          fresh = (compact ? contains<u32>(base, base + partBytes, probe, lo, hi) : contains<u64>(base, base + partBytes, probe, lo, hi)) != 0 ? 0 : 2;
+          fresh = containsIn(compact, base, base + partBytes, probe, lo, hi) != 0 ? 0 : 2;
         } else {
-          fresh = compact ? findOrInsert<u32>(base, base + partBytes, probe, lo, hi) : findOrInsert<u64>(base, base + partBytes, probe, lo, hi);
+          fresh = findOrInsertIn(compact, base, base + partBytes, probe, lo, hi);
           store<u32>(countAt, count + fresh);
           if (fresh != 0 && freshAt != 0) {
             v128.store(freshAt + (<usize>freshLen << 4), v128.load(d));
