@@ -4,7 +4,8 @@
 // partition). Keys are crowded onto few home buckets so probe runs are long, cross buckets and
 // wrap around a partition's end; growth, removal (runs shifted back) and look-ups all take part.
 import { beforeAll, describe, expect, it } from "vitest";
-import { COMPACT, PARTS, TableShard, WIDE } from "../build/js/lines/table-shard.js";
+import { TableShard } from "../build/js/lines/table-shard.js";
+import { COMPACT, PARTS, WIDE } from "../build/js/wasm/bucket-layout.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);

@@ -9,6 +9,7 @@ import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
+import { LOG_PARTS, PARTS, partitionLimit, WIDE } from "../wasm/bucket-layout.js";
 import { countOf, eachDigestBatch, eachRun, eachStoredBatch, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
@@ -19,13 +20,6 @@ export interface FingerprintSetOptions {
   readonly items?: number;
 }
 
-/** Partitions: growth works one at a time through a scratch of one partition, so the peak is 1/64 over the new table. */
-const LOG_PARTS = 6;
-const PARTS = 1 << LOG_PARTS;
-const SLOTS_PER_BUCKET = 4;
-/** Wide 16-byte slots (assembly/fingerprint-buckets.ts): the set serializes whole fingerprints. */
-const SLOT_BYTES = 16;
-const MAX_LOAD = 0.85;
 const GROWTH = 1.5;
 const MIN_BUCKETS = 4;
 /** Largest table: one wasm32 memory (4 GiB) less room for the batch regions. */
@@ -65,7 +59,7 @@ export class FingerprintSet {
   constructor(options: FingerprintSetOptions = {}) {
     const opts = check.options<FingerprintSetOptions>("options", options);
     const items = check.positiveInteger("items", opts.items ?? 4096);
-    this.buckets = Math.max(MIN_BUCKETS, Math.ceil(items / (PARTS * SLOTS_PER_BUCKET * MAX_LOAD)));
+    this.buckets = Math.max(MIN_BUCKETS, Math.ceil(items / (PARTS * WIDE.perBucket * WIDE.maxLoad)));
     if (PARTS * this.buckets * 64 > MAX_TABLE_BYTES) throw new FilterTooLargeError(PARTS * this.buckets * 64, "a fingerprint set is one WebAssembly memory");
     const arena = new Arena();
     // The table lies last: it grows in place.
@@ -106,8 +100,8 @@ export class FingerprintSet {
   /** Adds the n fingerprints in the digest region, growing the table whenever the kernel stops at its load limit; the flags (1: new) stay valid until the next call. */
   private addStaged(n: number): Uint8Array {
     eachRun(n, n, (left, done) => {
-      const limit = Math.floor(this.buckets * SLOTS_PER_BUCKET * MAX_LOAD);
-      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done), SLOT_BYTES);
+      const limit = partitionLimit(this.buckets, WIDE);
+      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done), WIDE.bytes);
       if (took < left) this.grow();
       return took;
     });
@@ -118,7 +112,7 @@ export class FingerprintSet {
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     return this.each({ list: keys }, (arena, n, out, at) => {
-      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, SLOT_BYTES);
+      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
       this.out.copyOut(arena.u8, out, at, n);
     });
   }
@@ -127,7 +121,7 @@ export class FingerprintSet {
   removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
     return this.each({ list: keys }, (arena, n, out, at) => {
-      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, SLOT_BYTES);
+      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
       this.out.copyOut(arena.u8, out, at, n);
     });
   }
@@ -155,12 +149,12 @@ export class FingerprintSet {
 
   /** out[i] = 1 when the i-th packed 16-byte fingerprint is in the set. */
   hasFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (k, n) => k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, SLOT_BYTES));
+    return this.eachPacked(packed, (k, n) => k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, WIDE.bytes));
   }
 
   /** Removes packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was there (a repeat finds it gone). */
   removeFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (k, n) => k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, SLOT_BYTES));
+    return this.eachPacked(packed, (k, n) => k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, WIDE.bytes));
   }
 
   /** Copies packed fingerprints into the digest region a batch at a time, runs `kernel` on each, and gathers its flags. */
@@ -267,7 +261,7 @@ export class FingerprintSet {
     const newBytes = PARTS * next * 64;
     if (newBytes > MAX_TABLE_BYTES) throw new FilterTooLargeError(newBytes, "the fingerprint set has outgrown one WebAssembly memory");
     const { scratch } = arena.place({ table: newBytes, scratch: old * 64 }, this.tablePtr, "the fingerprint set");
-    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, SLOT_BYTES);
+    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, WIDE.bytes);
     this.buckets = next;
   }
 }

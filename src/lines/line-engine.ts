@@ -15,6 +15,7 @@
 import { CrawlsieveError, FilterTooLargeError } from "../errors.js";
 import { optimalSplitBlockBloom } from "../sizing/bloom.js";
 import { MAX_ARENA_BYTES, type Arena } from "../wasm/arena.js";
+import { bucketsFor, COMPACT, LOG_PARTS, PARTS, partitionLimit, type SlotLayout, WIDE } from "../wasm/bucket-layout.js";
 import { giveBackArena, takeArena } from "../wasm/arena-pool.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import type { KernelRecord } from "../wasm/record.js";
@@ -26,7 +27,7 @@ import { LineTables } from "./line-tables.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 import { SplitPath } from "./split-path.js";
 import { joinPieces } from "./join-pieces.js";
-import { bucketsFor, COMPACT, grownBuckets, LOG_PARTS, PARTS, partitionLimit, type SlotLayout, WIDE } from "./table-shard.js";
+import { grownBuckets } from "./table-shard.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */
 export type LineHash = "xxh128" | "md5";

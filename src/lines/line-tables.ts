@@ -1,4 +1,4 @@
-// The exact line table over several WebAssembly memories, all with compact slots (table-shard.ts).
+// The exact line table over several WebAssembly memories, all with compact slots (bucket-layout.ts).
 // The line engine's own table (the fast path's, in the engine's memory) grows until one memory or
 // the budget stops it; then it is sealed: it keeps the keys it has, nearly full (no memory is spent
 // on a second copy or on half-empty tables), and is only looked up. New keys go to 2^k TableShard
@@ -13,7 +13,8 @@
 import { CrawlsieveError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
 import { ArrayRegion } from "../wasm/array-region.js";
-import { COMPACT, LOG_PARTS, PARTS, partitionLimit, TableShard } from "./table-shard.js";
+import { COMPACT, LOG_PARTS, PARTS, partitionLimit } from "../wasm/bucket-layout.js";
+import { TableShard } from "./table-shard.js";
 
 /** The engine's own table, as the shards' kernels address it. */
 export interface OwnTable {

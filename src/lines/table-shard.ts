@@ -5,30 +5,8 @@
 // (line-tables.ts); a shard grows like the engine's table (grownBuckets), when the memory budget allows.
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
+import { LOG_PARTS, PARTS, partitionLimit, type SlotLayout } from "../wasm/bucket-layout.js";
 import { layOut } from "../wasm/regions.js";
-
-/** Table geometry shared with the line engine's own table. */
-export const LOG_PARTS = 6;
-export const PARTS = 1 << LOG_PARTS;
-
-/** How a table keeps a fingerprint (assembly/fingerprint-buckets.ts). */
-export interface SlotLayout {
-  /** Bytes of a slot: the kernels' `slot` argument. */
-  readonly bytes: 12 | 16;
-  /** Slots of a 64-byte bucket. */
-  readonly perBucket: 4 | 5;
-  /** Keys a partition may hold per slot before the table grows. */
-  readonly maxLoad: number;
-}
-
-/**
- * 12-byte slots, 5 a bucket: the exact line table's (102 bits compared with the partition's).
- * Loaded to 0.9: five slots a bucket keep probe runs short there, and a full table is what a user's
- * memory pays for.
- */
-export const COMPACT: SlotLayout = { bytes: 12, perBucket: 5, maxLoad: 0.9 };
-/** 16-byte slots, 4 a bucket: the whole fingerprint (approximate dedup's exact phase hands it to its filter). */
-export const WIDE: SlotLayout = { bytes: 16, perBucket: 4, maxLoad: 0.85 };
 
 /**
  * Tables at least this large (about 7.5e7 keys) grow by LARGE_GROWTH, smaller ones by GROWTH (fewer
@@ -43,16 +21,6 @@ const LARGE_GROWTH = 1.2;
 /** Buckets a partition after the next growth of a table of `buckets` a partition. */
 export function grownBuckets(buckets: number): number {
   return Math.max(buckets + 1, Math.ceil(buckets * (PARTS * buckets * 64 >= LARGE_TABLE ? LARGE_GROWTH : GROWTH)));
-}
-
-/** Most keys a partition of `buckets` buckets takes before it must grow. */
-export function partitionLimit(buckets: number, layout: SlotLayout): number {
-  return Math.min(buckets * layout.perBucket - 1, Math.floor(buckets * layout.perBucket * layout.maxLoad));
-}
-
-/** Buckets a partition that hold `items` keys spread over the partitions at `load` of a slot. */
-export function bucketsFor(items: number, layout: SlotLayout, load = layout.maxLoad): number {
-  return Math.ceil(items / PARTS / (layout.perBucket * load));
 }
 
 /** A bucket table in an instance of its own, probed a staged batch at a time. */
