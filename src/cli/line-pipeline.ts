@@ -1,35 +1,39 @@
-// The CLI side of the byte pipeline: files are read in large chunks straight into WebAssembly
-// memory, the next read under way while the current chunk is worked, and the kept lines go out
-// as one write per chunk, made (when stdout is a file) while the next chunk is worked. Reads and
-// writes run on Node's thread pool, so they take the second core while the main thread runs the
-// kernel. A pipe on stdin comes in the stream's own chunks, copied in. A line past
+// The CLI side of the byte pipeline: files and pipes are read straight into WebAssembly memory
+// (a file in large chunks, a pipe in what it holds), the next read under way while the current
+// chunk is worked, and the kept lines go out as one write per chunk, made (to a file or a pipe)
+// while the next chunk is worked. Reads and writes run on Node's thread pool, so they take the
+// second core while the main thread runs the kernel; only a terminal goes through Node's streams
+// (their chunks are fresh memory, which costs page faults a chunk). A line past
 // LONG_LINE_BYTES is not held: a new one is printed from where it waits (long-line-stores.ts), a
 // block at a time, in its place in the output.
 import { closeSync, fstatSync, openSync, read, statSync, write, writev } from "node:fs";
+import { isatty } from "node:tty";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import { RunFolder } from "../lines/run-file.js";
 import { checkInputFile } from "./lines.js";
 import { longLineStore, type LongLineCopy } from "./long-line-stores.js";
 import { Output } from "./output.js";
+import { stdout } from "./stdout.js";
 
 /**
- * Where kept bytes go. On a regular file: write(2) from the thread pool, one write in flight while
- * the next chunk is worked, so writing overlaps the kernel on the other core; the write is made
- * straight from the deduplicator's output region, which it leaves alone until that write is done
- * (LineDeduplicator.step). Otherwise the stdout stream, with backpressure, from a copy.
+ * Where kept bytes go. Anything but a terminal (a file, a pipe, a socket, /dev/null): write(2) from
+ * the thread pool, one write in flight while the next chunk is worked, so writing overlaps the
+ * kernel on the other core; the write is made straight from the deduplicator's output region,
+ * which it leaves alone until that write is done (LineDeduplicator.step). A terminal: the stdout
+ * stream, with backpressure, from a copy.
  */
 class ByteSink {
   private readonly direct: boolean;
-  /** Not a file: the stdout stream, through the commands' shared writer. */
-  private readonly stream: Output;
+  /** A terminal: the stdout stream, through the commands' shared writer (made only then: see stdout.ts). */
+  private readonly stream: Output | undefined;
   private pending: (Buffer | LongLineCopy)[] = [];
   private inFlight: Promise<void> = Promise.resolve();
 
   /** With `confirm`, a flush to a stream waits until its bytes reached the OS: a store commits no chunk while the print before it may still fail. */
   constructor(confirm = false) {
-    this.direct = isFile(1);
-    this.stream = new Output(process.stdout, 1 << 16, confirm);
+    this.direct = !isatty(1);
+    this.stream = this.direct ? undefined : new Output(stdout(), 1 << 16, confirm);
   }
 
   /** Takes bytes that are valid only during this call. */
@@ -77,27 +81,28 @@ class ByteSink {
       return;
     }
     await after;
+    const stream = this.stream!;
     for (const piece of pieces) {
       if (piece instanceof Uint8Array) {
-        this.stream.push(piece);
+        stream.push(piece);
         continue;
       }
       // A long line: a block at a time, each awaited, so no more than a block waits in memory.
-      await this.stream.flush();
+      await stream.flush();
       for (const chunk of piece.chunks()) {
-        this.stream.push(chunk);
-        await this.stream.flush();
+        stream.push(chunk);
+        await stream.flush();
       }
       piece.done();
     }
-    await this.stream.flush();
+    await stream.flush();
   }
 
   /** Waits until everything is handed to the OS. */
   async end(): Promise<void> {
     await this.flush();
     if (this.direct) await this.inFlight;
-    else await this.stream.end();
+    else await this.stream!.end();
   }
 }
 
@@ -130,7 +135,7 @@ async function writeAll(fd: number, pieces: readonly (Buffer | LongLineCopy)[]):
 
 /** Byte pieces to fd with writev, the rest of a short write after it piece by piece. */
 async function writeRun(fd: number, run: Buffer[]): Promise<void> {
-  let done = await new Promise<number>((resolve, reject) => writev(fd, run, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
+  let done = await whenReady(() => new Promise<number>((resolve, reject) => writev(fd, run, null, (error, n) => (error ? reject(error) : resolve(n)))), OutputError);
   for (const piece of run) {
     if (done >= piece.length) {
       done -= piece.length;
@@ -143,15 +148,23 @@ async function writeRun(fd: number, run: Buffer[]): Promise<void> {
 
 async function writeBytes(fd: number, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length; ) {
-    at += await new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(new OutputError(error)) : resolve(n))));
+    at += await whenReady(() => new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n)))), OutputError);
   }
 }
 
-function isFile(fd: number): boolean {
-  try {
-    return fstatSync(fd).isFile();
-  } catch {
-    return false;
+/**
+ * Runs a read or write of a pipe that another process may have made non-blocking (the mode
+ * belongs to the pipe, shared with whoever holds it): on EAGAIN it waits a moment, up to 10 ms,
+ * and tries again. Any other error comes out as `wrap` makes it.
+ */
+async function whenReady<T>(op: () => Promise<T>, wrap?: new (error: Error) => Error): Promise<T> {
+  for (let wait = 1; ; wait = Math.min(10, 2 * wait)) {
+    try {
+      return await op();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw wrap === undefined ? error : new wrap(error as Error);
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 
@@ -189,7 +202,7 @@ export function regularInputBytes(files: readonly string[]): number | undefined 
 }
 
 function readInto(fd: number, target: Uint8Array): Promise<number> {
-  const done = new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n))));
+  const done = whenReady(() => new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n)))));
   // Awaited later; marked handled now so an error while output waits for "drain" is not unhandled.
   done.catch(() => undefined);
   return done;
@@ -269,7 +282,7 @@ async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (by
       const store = longLineStore(fd, file ?? "stdin", folder, sink.copy);
       dedup.useLongLines(store);
       try {
-        if (file === undefined && !isFile(0)) {
+        if (file === undefined && isatty(0)) {
           for await (const chunk of process.stdin) await visit(chunk as Buffer);
         } else {
           await pump(fd);

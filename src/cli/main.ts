@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { initSync } from "../wasm/node.js";
 import { CrawlsieveError, OutputError } from "../errors.js";
 import { explainOptionError, nearest } from "./option-errors.js";
+import { handleStdoutErrors, stdout } from "./stdout.js";
 
 interface Command {
   run(argv: string[]): number | Promise<number>;
@@ -33,11 +34,11 @@ ${all.map((command) => command.usage).join("\n\n")}
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === "--version" || name === "-V" || name === "version") {
-    process.stdout.write(`crawlsieve ${version()}\n`);
+    stdout().write(`crawlsieve ${version()}\n`);
     return 0;
   }
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(await usage());
+    stdout().write(await usage());
     return name === undefined ? 2 : 0;
   }
   const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
@@ -49,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = await load();
   if (rest.includes("--help") || rest.includes("-h")) {
-    process.stdout.write(command.usage + "\n");
+    stdout().write(command.usage + "\n");
     return 0;
   }
   initSync();
@@ -74,7 +75,7 @@ function fail(message: string): void {
   reported = true;
   process.exitCode = 2;
 }
-process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+handleStdoutErrors((error) => {
   if (error.code === "EPIPE") process.exit(0);
   fail(new OutputError(error).message);
   process.exit(2);

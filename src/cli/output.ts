@@ -4,13 +4,14 @@
 // printing it never commits the next one while the previous print may still fail.
 import type { Writable } from "node:stream";
 import { OutputError } from "../errors.js";
+import { stdout } from "./stdout.js";
 
 /** A sink of byte pieces that respects backpressure. */
 export class Output {
   private pending: Uint8Array[] = [];
   private size = 0;
 
-  constructor(private readonly stream: Writable = process.stdout, private readonly flushAt = 1 << 16, private readonly confirm = false) {}
+  constructor(private readonly stream: Writable = stdout(), private readonly flushAt = 1 << 16, private readonly confirm = false) {}
 
   /** Queues bytes; call flush() (awaited) regularly. */
   push(bytes: Uint8Array): void {

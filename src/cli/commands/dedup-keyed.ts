@@ -15,6 +15,7 @@ import { limitedLineBatches } from "../line-limit.js";
 import { recordKeys, type KeySpec, type MissingPolicy } from "../record-keys.js";
 import { urlOptions } from "../url-options.js";
 import { Output } from "../output.js";
+import { stdout } from "../stdout.js";
 import { count, Progress } from "../progress.js";
 import type { Durability } from "../../redis/durability.js";
 import { redisSet } from "../redis-set.js";
@@ -160,7 +161,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
   const started = performance.now();
   // A durable seen-set commits a batch before it is printed: each print is confirmed before the
   // next batch is committed, so a failed write leaves at most one batch seen and unprinted.
-  const out = new Output(process.stdout, 1 << 16, durable);
+  const out = new Output(stdout(), 1 << 16, durable);
   const progress = new Progress();
   const newline = Uint8Array.of(0x0a);
   let lines = 0;

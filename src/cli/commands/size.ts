@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { FilterTooLargeError, InvalidArgumentError } from "../../errors.js";
 import { counterOverflowBound, optimalBloom, optimalBlockedBloom } from "../../sizing/bloom.js";
 import { integerOption, probabilityOption } from "../parse.js";
+import { stdout } from "../stdout.js";
 
 /** Usage of `size`. */
 export const sizeUsage = `crawlsieve size --items N --fp-rate P [--counter-bits B] [--json]
@@ -36,7 +37,7 @@ export function size(argv: string[]): number {
     : { counterBits, error: `${standard.bits} counters exceed 2^53 - 1` };
   const report = { items, fpRate, standard, blocked, counting };
   if (values.json) {
-    process.stdout.write(JSON.stringify(report) + "\n");
+    stdout().write(JSON.stringify(report) + "\n");
     return 0;
   }
   const rows: [string, string][] = [
@@ -51,7 +52,7 @@ export function size(argv: string[]): number {
     [`counting (${counterBits}-bit)`, "error" in counting ? `not planned: ${counting.error}` : `${counting.bytes} bytes (${human(counting.bytes)})`],
     ["overflow bound", "error" in counting ? "not planned" : `P(max c >= ${2 ** counterBits}) <= ${counting.overflowBound.toPrecision(3)}`],
   ];
-  for (const [label, value] of rows) process.stdout.write(`${label.padEnd(20)}${value}\n`);
+  for (const [label, value] of rows) stdout().write(`${label.padEnd(20)}${value}\n`);
   return 0;
 }
 
