@@ -304,6 +304,13 @@ describe("near-dups --dedup input", () => {
     const before = readFileSync(a);
     expect(run(["near-dups", "--dedup", "--removed", a, a]).stderr).toMatch(/--removed must be a file other than the input/);
     expect(readFileSync(a)).toEqual(before);
+    // A bad value of another option stops the run before the --removed file is opened (and emptied).
+    const kept = join(dir, "removed-kept.jsonl");
+    writeFileSync(kept, "{\"id\":1}\n");
+    for (const bad of [["--sketch-size", "3"], ["--threshold", "2"], ["--max-distance", "9"]]) {
+      expect(run(["near-dups", "--dedup", "--removed", kept, ...bad, a])).toMatchObject({ code: 2, stderr: expect.stringMatching(new RegExp(bad[0])) });
+      expect(readFileSync(kept, "utf8")).toBe("{\"id\":1}\n");
+    }
   });
 
   it("keeps the sketches in --tmp while it runs, in every mode, removes them at the end and on Ctrl-C, and says so when it cannot", async () => {

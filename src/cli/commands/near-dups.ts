@@ -6,7 +6,7 @@
 // Output: groups around a representative (no chaining), found in time linear in the documents and
 // the candidates verified (a cluster of n copies costs n, not n^2); every pair, streamed; or with
 // --dedup the JSON-lines records themselves, the duplicates left out.
-import { open, stat } from "node:fs/promises";
+import { open, stat, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
@@ -126,15 +126,17 @@ export async function nearDups(argv: string[]): Promise<number> {
     reserved: values.annotate ? ["cluster", "duplicate_of"] : undefined,
   };
   if (values.removed !== undefined) await checkNotAnInput(values.removed, positionals);
-  // Opened first: a --removed path that cannot be written fails now, not after the whole input.
-  const removed = values.removed === undefined ? undefined : await open(values.removed, "w");
   const finder = values["max-distance"] !== undefined
     ? simhashFinder(integerOption("--max-distance", values["max-distance"], 3, 0, 8), shingle)
     : minhashFinder(thresholdOption(values.threshold), shingle, integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096), values.tmp);
+  let removed: FileHandle | undefined;
   let spool: string | undefined;
   // The sketch file goes at exit, on an error, and on the signals that end a long run.
   removeTempFoldersAtExit();
   try {
+    // Opened before any input is read (a --removed path that cannot be written fails now, not
+    // after the whole input), and after every option is checked: a bad one must not leave it open.
+    if (values.removed !== undefined) removed = await open(values.removed, "w");
     // Stdin is read twice in dataset mode: the first reading copies it here.
     if (dedup && (positionals.length === 0 || positionals.includes("-"))) spool = makeTempFolder(values.tmp ?? tmpdir(), "crawlsieve-near-dups-");
     const sources = dedup ? datasetSources(positionals, spool) : [];
