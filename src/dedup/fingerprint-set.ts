@@ -9,7 +9,7 @@ import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
-import { LOG_PARTS, PARTS, partitionLimit, WIDE } from "../wasm/bucket-layout.js";
+import { bucketsFor, LOG_PARTS, PARTS, partitionLimit, WIDE } from "../wasm/bucket-layout.js";
 import { countOf, eachDigestBatch, eachRun, eachStoredBatch, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
@@ -59,7 +59,7 @@ export class FingerprintSet {
   constructor(options: FingerprintSetOptions = {}) {
     const opts = check.options<FingerprintSetOptions>("options", options);
     const items = check.positiveInteger("items", opts.items ?? 4096);
-    this.buckets = Math.max(MIN_BUCKETS, Math.ceil(items / (PARTS * WIDE.perBucket * WIDE.maxLoad)));
+    this.buckets = Math.max(MIN_BUCKETS, bucketsFor(items, WIDE));
     if (PARTS * this.buckets * 64 > MAX_TABLE_BYTES) throw new FilterTooLargeError(PARTS * this.buckets * 64, "a fingerprint set is one WebAssembly memory");
     const arena = new Arena();
     // The table lies last: it grows in place.
