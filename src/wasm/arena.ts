@@ -11,6 +11,15 @@ import { alignUp, layOut, REGION_ALIGN, type RegionSize, type Regions } from "./
 const PAGE = 65536;
 /** wasm32 addresses 4 GiB; one page less keeps every end offset a valid u32. */
 export const MAX_ARENA_BYTES = 65535 * PAGE;
+/** A memory this large is a table touched all over: it is handed to the large-memory hook (huge pages on Node). */
+export const LARGE_ARENA_BYTES = 16 << 20;
+
+let onLarge: ((memory: WebAssembly.Memory) => void) | undefined;
+
+/** Sets what is done once to a memory that grows past LARGE_ARENA_BYTES, before its new pages are touched (Node asks for huge pages). */
+export function setLargeMemoryHook(hook: ((memory: WebAssembly.Memory) => void) | undefined): void {
+  onLarge = hook;
+}
 
 /** An instance of the kernel module with the views of its memory. */
 export class Arena {
@@ -24,6 +33,8 @@ export class Arena {
   u32: Uint32Array;
   /** Counts memory growths, so holders of sub-views know when to re-create them. */
   generation = 0;
+  /** The large-memory hook has run for this memory. */
+  private large = false;
 
   constructor() {
     this.k = instantiate();
@@ -64,6 +75,10 @@ export class Arena {
       this.k.memory.grow(Math.ceil((end - have) / PAGE));
     } catch (error) {
       throw new FilterTooLargeError(end, `the platform refused to grow WebAssembly memory (${String(error)})`);
+    }
+    if (!this.large && end >= LARGE_ARENA_BYTES) {
+      this.large = true;
+      onLarge?.(this.k.memory);
     }
     this.u8 = new Uint8Array(this.k.memory.buffer);
     this.u32 = new Uint32Array(this.k.memory.buffer);

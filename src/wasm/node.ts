@@ -3,16 +3,20 @@
 // them from here, so they do not load the whole public API to start.
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { setLargeMemoryHook } from "./arena.js";
+import { adviseHugePages } from "./huge-pages.js";
 import { initOnce, isInitialized, setModule } from "./module.js";
 
 const wasmUrl = new URL("../../crawlsieve.wasm", import.meta.url);
 
 /** Compiles the WebAssembly module once per process; idempotent. */
 export function init(): Promise<void> {
+  setLargeMemoryHook(adviseHugePages);
   return initOnce(async () => WebAssembly.compile(await readFile(wasmUrl)));
 }
 
 /** Node only: compiles the module synchronously (for CommonJS-style start-up); idempotent. */
 export function initSync(): void {
+  setLargeMemoryHook(adviseHugePages);
   if (!isInitialized()) setModule(new WebAssembly.Module(readFileSync(wasmUrl)));
 }
