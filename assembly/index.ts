@@ -25,6 +25,7 @@ export {
 export { lineScan, groupBy, scatterFlags, gatherUnflagged, scatterFlagsAt, lineEmit, gather, spillKept, SPLIT_LINE_BYTES, SPILL_RECORD_BYTES, SPILL_RECORD_INDEX } from "./line-split";
 export { bucketsGrow, bucketsToBlocked } from "./fingerprint-buckets";
 export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";
+export { fpPartitionCounts, fpScatter, fpCompactPartition } from "./fingerprint-compact";
 export { sketchDocs, estimatePairs } from "./minhash";
 export { simhashDistinctText, simhashDistinctDocs } from "./simhash";
 export { recentProbe, recentInsert } from "./recent-cache";

@@ -37,9 +37,10 @@ export class StoreGate implements ChunkGate {
   /**
    * Opens the store in `dir` and makes the deduplicator with `make`, given the store's fingerprint
    * and its size (for the first table); the store's keys are read in by the first decide().
+   * `memory`: what close() may use to compact the store's file, once the deduplicator is disposed.
    */
-  static async open(dir: string, make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator, onRecover: (message: string) => void): Promise<StoreGate> {
-    const store = await openStoreLog(dir, true);
+  static async open(dir: string, make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator, onRecover: (message: string) => void, memory: number): Promise<StoreGate> {
+    const store = await openStoreLog(dir, true, memory);
     try {
       return new StoreGate(store, make(store.digest, store.stored), onRecover);
     } catch (error) {
@@ -190,7 +191,7 @@ export class StoreGate implements ChunkGate {
     });
   };
 
-  /** Closes the file and lets the lock go (the deduplicator is the caller's to dispose). */
+  /** Closes the file, compacting it when it has grown enough (dispose the deduplicator first: its memory is then free), and lets the lock go. */
   async close(): Promise<void> {
     // A flush still on the thread pool keeps the file open until it is done.
     await this.flushed.catch(() => undefined);

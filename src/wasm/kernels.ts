@@ -191,6 +191,12 @@ export interface Kernels {
   setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number, slot: number): number;
   setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number, slot: number): void;
   setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number, slot: number): number;
+  /** counts[p] += the fingerprints of partition p (log compaction). */
+  fpPartitionCounts(digests: number, n: number, logParts: number, counts: number): void;
+  /** Copies the fingerprints of partitions [from, to) to their partition's cursor, flagged when forgotten (log compaction). */
+  fpScatter(digests: number, n: number, logParts: number, from: number, to: number, cursors: number, out: number, forget: number): void;
+  /** One partition's live fingerprints from its entries in log order, sorted, each once; returns how many. */
+  fpCompactPartition(p: number, logParts: number, tail: number, nTail: number, scratch: number, out: number): number;
   sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;
   simhashDistinctText(text: number, len: number, w: number, state: number, work: number): bigint;

@@ -185,6 +185,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       opts.store,
       (hash, stored) => new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: Math.max(opts.items ?? 0, stored) }),
       (message) => process.stderr.write(`crawlsieve: ${message}\n`),
+      opts.memory,
     );
     dedup = gate.dedup;
   } else {
@@ -212,11 +213,15 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
     dedup.dispose();
     throw error;
   }
+  const { lines, unique, duplicates } = dedup.stats;
+  const memoryBytes = dedup.byteLength;
+  const described = dedup.describe();
+  // The table's memory is given back before the store's close, which may compact its file.
+  dedup.dispose();
   await gate?.close();
   progress.done();
   if (opts.stats) {
     const seconds = (performance.now() - started) / 1000;
-    const { lines, unique, duplicates } = dedup.stats;
     const stats = {
       command: "dedup",
       mode: opts.exact ? "exact" : "approx",
@@ -227,18 +232,17 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       unique,
       duplicates,
       bytesIn,
-      memoryBytes: dedup.byteLength,
+      memoryBytes,
       // No front filter in memory: every line is one table look-up (one cache line).
       ...(opts.exact ? { lookups: lines, lookupsAvoided: 0 } : {}),
       ...(gate !== undefined ? { stored: gate.stats.stored, fromOtherWriters: gate.stats.fromOthers } : {}),
-      ...dedup.describe(),
+      ...described,
       ...processIo(),
       seconds: Number(seconds.toFixed(3)),
       linesPerSecond: Math.round(lines / seconds),
     };
     process.stderr.write(JSON.stringify(stats) + "\n");
   }
-  dedup.dispose();
   return 0;
 }
 

@@ -13,7 +13,7 @@ import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
 import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
-import { createLogFile, FileLog, readScheme } from "./file-log.js";
+import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { FileLock } from "./file-lock.js";
 
 /** Options of openDiskSeenSet. */
@@ -30,6 +30,8 @@ export interface DiskSeenSetOptions {
 export const LOG_FILE = "fingerprints.log";
 const LMDB_FILE = "fingerprints.mdb";
 const LOCK_FILE = "lock";
+/** Memory a disk seen-set's close() may use to compact its file (log-compaction.ts): two passes cover about 30 M keys. */
+const SEEN_SET_COMPACT_MEMORY = 512 << 20;
 
 /** Opens (or creates) the disk seen-set in directory `dir` (created with its parents when missing). */
 export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions = {}): Promise<PersistedSeenSet> {
@@ -39,7 +41,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   const durable = opts.durable ?? true;
   if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", opts.durable, "true or false");
   if (opts.onRecover !== undefined && typeof opts.onRecover !== "function") throw new InvalidArgumentError("onRecover", opts.onRecover, "a function");
-  const { log, lock, digest, stored } = await openStoreLog(dir, durable);
+  const { log, lock, digest, stored } = await openStoreLog(dir, durable, SEEN_SET_COMPACT_MEMORY);
   try {
     // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
     const items = Math.max(check.positiveInteger("items", opts.items ?? 4096), Math.ceil(stored * 1.05) + 1024);
@@ -77,14 +79,17 @@ export interface StoreLog {
 /**
  * Opens the store in `dir` (created with its parents when missing): its file is created, or an
  * LMDB store of an earlier version imported, under the lock, so two processes starting at once do
- * it once. Shared by the disk seen-set and `dedup --store`.
+ * it once. Shared by the disk seen-set and `dedup --store`. `compactMemory`: what the log's
+ * close() may use to compact the file (none: it never does).
  */
-export async function openStoreLog(dir: string, durable: boolean): Promise<StoreLog> {
+export async function openStoreLog(dir: string, durable: boolean, compactMemory?: number): Promise<StoreLog> {
   prepareDirectory(dir);
   const path = join(dir, LOG_FILE);
   const lock = new FileLock(join(dir, LOCK_FILE));
   try {
     await lock.run(async () => {
+      // A file written aside by a process killed before it renamed it (under this lock, so no one's now).
+      removeAsideFiles(path);
       if (isStoreFile(path)) return;
       try {
         createLogFile(path, ...startingRecords(dir));
@@ -94,7 +99,7 @@ export async function openStoreLog(dir: string, durable: boolean): Promise<Store
     });
     const digest = readScheme(path);
     const stored = Math.max(0, Math.floor((statSync(path).size - 16) / 16));
-    return { log: new FileLog(path, durable), lock, digest, stored };
+    return { log: new FileLog(path, durable, compactMemory), lock, digest, stored };
   } catch (error) {
     await lock.close().catch(() => undefined);
     throw error;

@@ -1,32 +1,52 @@
 // The disk seen-set's batches in one file: a 16-byte header (magic "CSFL", version 1, the
-// fingerprint scheme, an epoch that changes when the set is cleared, 4 reserved bytes; the layout
-// of the browser's OPFS file) and then checksummed records (fingerprint-batches.ts), appended once
-// per batch with one write and one fdatasync. Read and written only under the set's lock.
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync } from "node:fs";
+// fingerprint scheme, an epoch that changes when the set is cleared or compacted, and the number
+// of fingerprints the last compaction wrote first, 0 when none; the layout of the browser's OPFS
+// file, whose last 4 bytes are 0) and then checksummed records (fingerprint-batches.ts), appended
+// once per batch with one write and one fdatasync. Read and written only under the set's lock.
+// Closed by a process that was given the memory for it, the file is compacted when it has grown
+// enough (log-compaction.ts): rewritten in table order and renamed into place. The other
+// processes notice the new file (another inode at the path) at their next batch and read it whole;
+// the old one is cut to nothing, so a build older than compaction, which cannot notice, stops
+// with an error instead of writing where no one reads.
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { FormatError } from "../../errors.js";
 import { storeWriteError } from "../../dedup/store-directory.js";
 import { readAt, writeAt } from "../../lines/file-range.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
+import { compactionDue, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
 
 /** The fingerprints a file may hold. */
 type Digest = "xxh128" | "md5";
 
 const HEADER = 16;
-/** Bytes read at a time: reading a large log whole would touch that much fresh memory at once. */
-const PIECE = 16 << 20;
+/** Bytes read at a time (a record is at most 1 MiB and 16 bytes): a large piece is that much fresh memory to touch, each page a fault. */
+const PIECE = 2 << 20;
 const MAGIC = 0x4c465343; // "CSFL"
 const VERSION = 1;
 /** Fingerprint schemes: 1 = XXH3-128 (as the OPFS file), 2 = MD5 (imported from an LMDB store). */
 const SCHEMES: Record<number, Digest> = { 1: "xxh128", 2: "md5" };
 
+/** The name of a file written beside `path` before it is renamed into place. */
+export function asideName(path: string): string {
+  return `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+}
+
+/** Removes files written beside `path` (asideName) and never renamed: a process was killed first. Called under the set's lock. */
+export function removeAsideFiles(path: string): void {
+  const prefix = `${basename(path)}.`;
+  for (const name of readdirSync(dirname(path))) {
+    if (name.startsWith(prefix) && /^\d+\.[0-9a-f]{8}\.tmp$/.test(name.slice(prefix.length))) rmSync(join(dirname(path), name), { force: true });
+  }
+}
+
 /** Creates the file with a header for `digest` (and `records`), written aside and renamed into place: a crash leaves no file or a whole one. Called under the set's lock, when the file is missing. */
 export function createLogFile(path: string, digest: Digest, records?: Iterable<Uint8Array>): void {
-  const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const aside = asideName(path);
   const fd = openSync(aside, "w", 0o644);
   try {
-    writeAt(fd, header(Number(Object.keys(SCHEMES).find((k) => SCHEMES[Number(k)] === digest)), newEpoch(0)), 0);
+    writeAt(fd, header(schemeOf(digest), newEpoch(0), 0), 0);
     let at = HEADER;
     for (const record of records ?? []) {
       writeAt(fd, record, at);
@@ -60,6 +80,8 @@ export function readScheme(path: string): Digest {
 
 /** The batches of one disk seen-set in the file `path` (created by createLogFile). */
 export class FileLog implements BatchLog {
+  /** The file this process holds open: another one at the path is a compaction's. */
+  private inode: { dev: number; ino: number } | undefined;
   readonly storage = "disk";
   readonly name: string;
   readonly atomicWrites = false;
@@ -74,11 +96,20 @@ export class FileLog implements BatchLog {
   /** The last read was given back whole (a record or torn tail longer than a piece): the next one reads to the end. */
   private whole = false;
 
-  constructor(private readonly path: string, private readonly durable: boolean) {
+  /**
+   * `compactMemory`: bytes of memory close() may use to compact the file when it has grown
+   * enough (undefined: never compacts; the caller's own structures are freed by then).
+   */
+  constructor(
+    private readonly path: string,
+    private readonly durable: boolean,
+    private readonly compactMemory?: number,
+  ) {
     this.name = `the disk seen-set ${path}`;
   }
 
   async read(): Promise<LogRead> {
+    this.followReplacement();
     const fd = this.open();
     const { epoch } = checkHeader(this.path, readHeader(fd));
     const size = fstatSync(fd).size;
@@ -115,7 +146,7 @@ export class FileLog implements BatchLog {
       if (change.clear === true) {
         this.epoch = newEpoch(this.epoch);
         ftruncateSync(fd, HEADER);
-        writeAt(fd, header(checkHeader(this.path, readHeader(fd)).scheme, this.epoch), 0);
+        writeAt(fd, header(checkHeader(this.path, readHeader(fd)).scheme, this.epoch, 0), 0);
         size = HEADER;
         changed = true;
       }
@@ -196,24 +227,72 @@ export class FileLog implements BatchLog {
     this.offset = 0;
   }
 
+  /** Compacts the file when it has grown enough and this log was given the memory (under the set's lock), then closes it. */
   async close(): Promise<void> {
-    if (this.fd !== undefined) closeSync(this.fd);
+    try {
+      if (this.compactMemory !== undefined) this.compactIfDue(this.compactMemory);
+    } finally {
+      if (this.fd !== undefined) closeSync(this.fd);
+      this.fd = undefined;
+    }
+  }
+
+  /**
+   * Rewrites the file when what came after its last compaction outgrew it (log-compaction.ts):
+   * the new file is flushed and renamed into place, and the name made durable, before the old
+   * file is cut to nothing. Called under the set's lock.
+   */
+  private compactIfDue(memory: number): void {
+    this.followReplacement();
+    const fd = this.open();
+    const size = fstatSync(fd).size;
+    const { scheme, sorted } = checkHeader(this.path, readHeader(fd));
+    if (!compactionDue(size, HEADER + recordBytes(sorted), HEADER, memory)) return;
+    try {
+      const epoch = newEpoch(this.epoch);
+      const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, memory, asideName(this.path));
+      installCompaction(compacted, this.path);
+      if (this.durable) syncDirectory(dirname(this.path));
+      ftruncateSync(fd, 0);
+    } catch (error) {
+      throw storeWriteError(this.path, dirname(this.path), error);
+    }
+  }
+
+  /** When the path names another file than the one held (another process compacted it), the held one is let go: the next read takes the new one whole. */
+  private followReplacement(): void {
+    if (this.fd === undefined || this.inode === undefined) return;
+    const now = statSync(this.path, { throwIfNoEntry: false });
+    if (now !== undefined && now.ino === this.inode.ino && now.dev === this.inode.dev) return;
+    closeSync(this.fd);
     this.fd = undefined;
+    this.epoch = 0;
+    this.offset = 0;
+    this.whole = false;
   }
 
   private open(): number {
-    this.fd ??= openSync(this.path, constants.O_RDWR);
+    if (this.fd === undefined) {
+      this.fd = openSync(this.path, constants.O_RDWR);
+      const { dev, ino } = fstatSync(this.fd);
+      this.inode = { dev, ino };
+    }
     return this.fd;
   }
 }
 
-function header(scheme: number, epoch: number): Uint8Array {
+function schemeOf(digest: Digest): number {
+  return Number(Object.keys(SCHEMES).find((k) => SCHEMES[Number(k)] === digest));
+}
+
+function header(scheme: number, epoch: number, sorted: number): Uint8Array {
   const head = new Uint8Array(HEADER);
   const view = new DataView(head.buffer);
   view.setUint32(0, MAGIC, true);
   view.setUint16(4, VERSION, true);
   view.setUint16(6, scheme, true);
   view.setUint32(8, epoch, true);
+  view.setUint32(12, sorted, true);
   return head;
 }
 
@@ -222,7 +301,7 @@ function readHeader(fd: number): Uint8Array {
   return head.subarray(0, readAt(fd, head, 0));
 }
 
-function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: Digest; epoch: number } {
+function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: Digest; epoch: number; sorted: number } {
   if (head.length < HEADER) throw new FormatError(`${path} is cut short: ${head.length} bytes, less than its 16-byte header; move it away or use another --store directory`, "ERR_STORE_CORRUPT");
   const view = new DataView(head.buffer, head.byteOffset, HEADER);
   if (view.getUint32(0, true) !== MAGIC) throw new FormatError(`${path} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory`, "ERR_STORE_CORRUPT");
@@ -231,7 +310,7 @@ function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: 
   const scheme = view.getUint16(6, true);
   const digest = SCHEMES[scheme];
   if (digest === undefined) throw new FormatError(`${path} uses fingerprint scheme ${scheme}; this build knows 1 (XXH3-128) and 2 (MD5)`, "ERR_STORE_CORRUPT");
-  return { scheme, digest, epoch: view.getUint32(8, true) };
+  return { scheme, digest, epoch: view.getUint32(8, true), sorted: view.getUint32(12, true) };
 }
 
 function newEpoch(old: number): number {

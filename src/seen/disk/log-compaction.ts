@@ -1,0 +1,160 @@
+// Compaction of a disk seen-set's file (file-log.ts): rewritten, under the set's lock, with each
+// live fingerprint once, in the bucket tables' order (partition, then low word:
+// assembly/fingerprint-compact.ts), so the next load fills its table bucket after bucket instead
+// of at random, and forgotten fingerprints take no room. A compaction works the partitions in
+// groups that fit its memory, each group a pass over the file; the new file is written aside,
+// flushed and renamed into place, so a crash leaves the old file or the new one, each whole.
+import { closeSync, fdatasyncSync, fstatSync, openSync, renameSync, rmSync } from "node:fs";
+import { FormatError } from "../../errors.js";
+import { readAt, writeAt } from "../../lines/file-range.js";
+import { Arena } from "../../wasm/arena.js";
+import { array } from "../../wasm/array-region.js";
+import { LOG_PARTS, PARTS } from "../../wasm/bucket-layout.js";
+import { decodeRecords, encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
+
+/** Bytes read at a time. */
+const PIECE = 16 << 20;
+/** Bytes of memory a fingerprint of a pass takes: itself, its sorted copy and about one count. */
+const ENTRY_BYTES = 16 + 16 + 4;
+/** A file grown by less than this since its last compaction is left as it is (tests set less: CRAWLSIEVE_TEST_COMPACT_FROM). */
+const compactFromBytes = (): number => Number(process.env.CRAWLSIEVE_TEST_COMPACT_FROM ?? 64 << 20);
+
+/**
+ * True when a file of `size` bytes whose first `sortedBytes` (header included) are the last
+ * compaction's output should be compacted within `memory` bytes: what came after outgrew that,
+ * and 64 MiB (doubling keeps the rewriting to a few times each fingerprint, however the set
+ * grows), and two passes over the file do it. A set larger than that is not loaded whole by
+ * anyone with that memory, so its order would not be used.
+ */
+export function compactionDue(size: number, sortedBytes: number, header: number, memory: number): boolean {
+  const tail = size - sortedBytes;
+  return tail >= compactFromBytes() && tail > 0 && tail >= sortedBytes - header && ((size - header) / 16) * ENTRY_BYTES <= 2 * memory;
+}
+
+/** Bytes of the records holding `count` fingerprints as a compaction writes them (full records, the last one short). */
+export function recordBytes(count: number): number {
+  return 16 * count + 16 * Math.ceil(count / RECORD_FINGERPRINTS);
+}
+
+/** What a compaction wrote. */
+export interface Compacted {
+  /** The new file's path (aside, to be renamed into place by the caller). */
+  readonly aside: string;
+  /** Live fingerprints written. */
+  readonly fingerprints: number;
+  /** The new file's size. */
+  readonly size: number;
+}
+
+/**
+ * Writes the compaction of the file `path` open as `fd` (`size` bytes; its verified records from
+ * byte `header` on) to the new file `aside`, starting with `head(fingerprints)`, flushed when
+ * `durable`; within `memory` bytes of WebAssembly memory (more when one partition needs more).
+ * A torn last record is left out: it was never acknowledged. The caller renames the file into place.
+ */
+export function writeCompaction(path: string, fd: number, size: number, header: number, head: (fingerprints: number) => Uint8Array, durable: boolean, memory: number, aside: string): Compacted {
+  const arena = new Arena();
+  const k = arena.k;
+  const counts = new Uint32Array(PARTS);
+  {
+    const r = arena.place({ counts: array(4, PARTS), piece: PIECE });
+    eachBatch(arena, r.piece, fd, size, header, path, (at, n) => k.fpPartitionCounts(at, n, LOG_PARTS, r.counts.ptr));
+    counts.set(new Uint32Array(arena.u8.buffer, r.counts.ptr, PARTS));
+  }
+  const out = openSync(aside, "w", 0o644);
+  try {
+    // The header's count is known at the end: its place is kept, then written.
+    let at = head(0).length;
+    let written = 0;
+    const pending = new Uint8Array(16 * RECORD_FINGERPRINTS);
+    let held = 0;
+    const scratch = new Uint8Array(16 * RECORD_FINGERPRINTS + 16);
+    const emit = (fingerprints: Uint8Array): void => {
+      for (let i = 0; i < fingerprints.length; ) {
+        const take = Math.min(fingerprints.length - i, pending.length - held);
+        pending.set(fingerprints.subarray(i, i + take), held);
+        held += take;
+        i += take;
+        if (held === pending.length) flush();
+      }
+    };
+    const flush = (): void => {
+      if (held === 0) return;
+      const records = encodeRecords(pending.subarray(0, held), false, scratch);
+      writeAt(out, records, at);
+      at += records.length;
+      written += held / 16;
+      held = 0;
+    };
+    for (let from = 0; from < PARTS; ) {
+      // A group of partitions that fits the memory (at least one partition, whatever it needs).
+      let to = from + 1;
+      let entries = counts[from];
+      while (to < PARTS && (entries + counts[to]) * ENTRY_BYTES <= memory) entries += counts[to++];
+      const largest = Math.max(...counts.subarray(from, to));
+      const r = arena.place({ cursors: array(4, PARTS), piece: PIECE, tail: array(16, entries), scratch: 16 * largest + 4 * countBuckets(largest) });
+      const cursors = new Uint32Array(arena.u8.buffer, r.cursors.ptr, PARTS);
+      for (let p = from, sum = 0; p < to; p++) {
+        cursors[p - from] = sum;
+        sum += counts[p];
+      }
+      eachBatch(arena, r.piece, fd, size, header, path, (at, n, forget) => k.fpScatter(at, n, LOG_PARTS, from, to, r.cursors.ptr, r.tail.ptr, forget ? 1 : 0));
+      for (let p = from, start = 0; p < to; start += counts[p], p++) {
+        const tail = r.tail.ptr + 16 * start;
+        // The output takes the tail's place: the kernel sorts the tail into the scratch first.
+        const n = k.fpCompactPartition(p, LOG_PARTS, tail, counts[p], r.scratch, tail);
+        emit(arena.u8.subarray(tail, tail + 16 * n));
+      }
+      from = to;
+    }
+    flush();
+    writeAt(out, head(written), 0);
+    if (durable) fdatasyncSync(out);
+    const compacted = { aside, fingerprints: written, size: fstatSync(out).size };
+    closeSync(out);
+    return compacted;
+  } catch (error) {
+    try {
+      closeSync(out);
+    } catch {
+      // Already closed.
+    }
+    rmSync(aside, { force: true });
+    throw error;
+  }
+}
+
+/** Renames the compaction's file into place. */
+export function installCompaction(compacted: Compacted, path: string): void {
+  try {
+    renameSync(compacted.aside, path);
+  } finally {
+    rmSync(compacted.aside, { force: true });
+  }
+}
+
+/** Count buckets of the kernel's sort of n fingerprints: the least power of two at or above n. */
+function countBuckets(n: number): number {
+  let b = 1;
+  while (b < 32 && 2 ** b < n) b++;
+  return 2 ** b;
+}
+
+/**
+ * Visits every verified batch of the file from byte `from` to `size`, in order, read a piece at a
+ * time into the arena at `piece` (PIECE bytes): the visitor gets where its fingerprints lie there
+ * and how many. A torn last record ends the visit.
+ */
+function eachBatch(arena: Arena, piece: number, fd: number, size: number, from: number, where: string, visit: (at: number, n: number, forget: boolean) => void): void {
+  for (let at = from; at < size; ) {
+    const into = arena.u8.subarray(piece, piece + Math.min(PIECE, size - at));
+    const got = readAt(fd, into, at);
+    if (got < into.length) throw new FormatError(`${where} ended at ${at + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
+    const more = at + into.length < size;
+    const decoded = decodeRecords(into, where, more);
+    for (const batch of decoded.batches) visit(piece + batch.fingerprints.byteOffset - into.byteOffset, batch.fingerprints.length / 16, batch.forget);
+    if (!more) return;
+    if (decoded.goodBytes === 0) throw new FormatError(`${where}: a record at byte ${at} is larger than a piece`, "ERR_FORMAT");
+    at += decoded.goodBytes;
+  }
+}

@@ -1,0 +1,206 @@
+// Compaction of the disk seen-set's file (src/seen/disk/log-compaction.ts, file-log.ts): the live
+// fingerprints rewritten once each in the tables' order, the file renamed into place. Checked
+// against a replay of the same adds and forgets in a JavaScript Map, against awk for the command
+// line, with a second process holding the old file, and with kill -9 while the new file is written.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, appendFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openDiskSeenSet } from "../build/js/index.node.js";
+import { createLogFile } from "../build/js/seen/disk/file-log.js";
+import { writeCompaction } from "../build/js/seen/disk/log-compaction.js";
+import { decodeRecords, encodeRecords } from "../build/js/seen/fingerprint-batches.js";
+import { randomBytes, ready, rng } from "./helpers.js";
+
+const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
+const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-compact-"));
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+beforeAll(ready);
+afterEach(() => {
+  delete process.env.CRAWLSIEVE_TEST_COMPACT_FROM;
+});
+
+/** The fingerprints of a seen-set file, in file order (header skipped, records verified). */
+function fileFingerprints(path: string): Uint8Array[] {
+  const bytes = new Uint8Array(readFileSync(path));
+  const out: Uint8Array[] = [];
+  for (const batch of decodeRecords(bytes.subarray(16), path).batches) {
+    for (let i = 0; i < batch.fingerprints.length; i += 16) out.push(batch.fingerprints.slice(i, i + 16));
+  }
+  return out;
+}
+
+/** The count of sorted fingerprints in the file's header (bytes 12-15). */
+const sortedCount = (path: string) => readFileSync(path).readUInt32LE(12);
+
+/** The tables' order: partition (the high word's top 6 bits), then low word, then high word. */
+function tableKey(fingerprint: Uint8Array): [bigint, bigint, bigint] {
+  const view = new DataView(fingerprint.buffer, fingerprint.byteOffset, 16);
+  const lo = view.getBigUint64(0, true);
+  const hi = view.getBigUint64(8, true);
+  return [hi >> 58n, lo, hi];
+}
+
+function inTableOrder(list: Uint8Array[]): boolean {
+  for (let i = 1; i < list.length; i++) {
+    const [a, b] = [tableKey(list[i - 1]), tableKey(list[i])];
+    const less = a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])));
+    if (!less) return false;
+  }
+  return true;
+}
+
+function randomKeys(seed: number, count: number, distinct: number): string[] {
+  const next = rng(seed);
+  return Array.from({ length: count }, () => `https://c${Math.floor(next() * 30)}.example/q/${Math.floor(next() * distinct)}`);
+}
+
+describe("compaction of the disk seen-set's file", () => {
+  it("keeps each live fingerprint once, in table order, the last add or forget deciding, whatever memory it has", () => {
+    const next = rng(5);
+    const keys = Array.from({ length: 30_000 }, () => randomBytes(next, 16));
+    // Every fingerprint of one partition, and a few with equal low words, sort on their high words.
+    for (let i = 0; i < 200; i++) keys[i][15] = 0x0c;
+    for (let i = 200; i < 210; i++) keys[i].set(keys[200].subarray(0, 8), 0);
+    const pack = (list: Uint8Array[]) => {
+      const out = new Uint8Array(16 * list.length);
+      list.forEach((k, i) => out.set(k, 16 * i));
+      return out;
+    };
+    // Adds, forgets (some of keys never added), adds again of some forgotten, adds twice.
+    const ops: [Uint8Array[], boolean][] = [
+      [keys.slice(0, 20_000), false],
+      [keys.slice(5_000, 9_000), true],
+      [keys.slice(25_000, 26_000), true],
+      [keys.slice(8_000, 12_000), false],
+      [keys.slice(0, 100), false],
+      [keys.slice(20_000, 30_000), false],
+      [keys.slice(29_000, 30_000), true],
+      [keys.slice(199, 205), true],
+    ];
+    const live = new Map<string, boolean>();
+    for (const [list, forget] of ops) for (const k of list) live.set(hex(k), !forget);
+    const expected = [...live].filter(([, present]) => present).map(([h]) => h).sort();
+    const dir = temp();
+    const path = join(dir, "fingerprints.log");
+    createLogFile(path, "xxh128", ops.map(([list, forget]) => encodeRecords(pack(list), forget)));
+    // A torn last record, never acknowledged: left out.
+    appendFileSync(path, encodeRecords(pack(keys.slice(0, 10).map((k) => k.map((b) => b ^ 0xff))), false).subarray(0, 100));
+    const bodies: string[] = [];
+    for (const memory of [1, 64 << 20]) {
+      const fd = openSync(path, "r");
+      const aside = join(dir, `out-${memory}`);
+      try {
+        const head = (count: number) => {
+          const h = new Uint8Array(16);
+          new DataView(h.buffer).setUint32(12, count, true);
+          return h;
+        };
+        const done = writeCompaction(path, fd, statSync(path).size, 16, head, false, memory, aside);
+        expect(done.fingerprints).toBe(expected.length);
+        expect(done.size).toBe(statSync(aside).size);
+      } finally {
+        closeSync(fd);
+      }
+      const written = fileFingerprints(aside);
+      expect(written.map(hex).sort()).toEqual(expected);
+      expect(inTableOrder(written)).toBe(true);
+      expect(sortedCount(aside)).toBe(expected.length);
+      bodies.push(hex(readFileSync(aside)));
+    }
+    // One partition a pass, or all in one: the same file.
+    expect(bodies[0]).toBe(bodies[1]);
+  });
+
+  it("is followed by a set holding the old file: it reads the new one whole, and nothing is lost", async () => {
+    process.env.CRAWLSIEVE_TEST_COMPACT_FROM = "1";
+    const dir = temp();
+    const key = (i: number) => `https://follow.example/${i}`;
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => key(from + i));
+    const a = await openDiskSeenSet(dir);
+    const b = await openDiskSeenSet(dir);
+    expect(Array.from(await b.addMany(range(0, 10)))).toEqual(Array(10).fill(1));
+    for (let at = 10; at < 20_000; at += 5_000) await a.addMany(range(at, Math.min(at + 5_000, 20_000)));
+    const log = join(dir, "fingerprints.log");
+    const before = statSync(log).ino;
+    // a's close compacts: the file at the path is a new one, every key of it sorted.
+    await a.close();
+    expect(statSync(log).ino).not.toBe(before);
+    expect(sortedCount(log)).toBe(20_000);
+    expect(inTableOrder(fileFingerprints(log))).toBe(true);
+    // b still held the old file: its next batch sees a's keys, and its own new ones are new.
+    const flags = await b.addMany(range(15_000, 25_000));
+    expect(flags.slice(0, 5_000).every((f) => f === 0)).toBe(true);
+    expect(flags.slice(5_000).every((f) => f === 1)).toBe(true);
+    expect(Array.from(await b.removeMany([key(3), key(24_999)]))).toEqual([1, 1]);
+    await b.close();
+    const c = await openDiskSeenSet(dir);
+    expect(await c.size()).toBe(25_000 - 2);
+    const has = await c.hasMany(range(0, 25_000));
+    expect(has.reduce((s, f) => s + f, 0)).toBe(25_000 - 2);
+    expect([has[3], has[24_999]]).toEqual([0, 0]);
+    await c.close();
+  }, 60_000);
+
+  it("dedup --store compacts at its end; the next run still prints exactly the lines no run printed", () => {
+    const dir = temp();
+    const first = join(dir, "a.txt");
+    const second = join(dir, "b.txt");
+    writeFileSync(first, randomKeys(1, 150_000, 70_000).join("\n") + "\n");
+    writeFileSync(second, randomKeys(2, 150_000, 100_000).join("\n") + "\n");
+    const store = join(dir, "seen");
+    const env = { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" };
+    const run = (file: string) => spawnSync(process.execPath, [CLI, "dedup", "--store", store, file], { env, maxBuffer: 1 << 28, timeout: 60_000 });
+    const awk = (file: string) => execFileSync("mawk", ["!s[$0]++", file], { env: { LC_ALL: "C" }, maxBuffer: 1 << 28 }).toString();
+    const one = run(first);
+    expect(one.status, one.stderr.toString()).toBe(0);
+    expect(one.stdout.toString()).toBe(awk(first));
+    const log = join(store, "fingerprints.log");
+    const distinct = awk(first).split("\n").filter(Boolean).length;
+    expect(sortedCount(log)).toBe(distinct);
+    expect(inTableOrder(fileFingerprints(log))).toBe(true);
+    const seen = new Set(awk(first).split("\n").filter(Boolean));
+    const two = run(second);
+    expect(two.status, two.stderr.toString()).toBe(0);
+    expect(two.stdout.toString()).toBe(
+      awk(second)
+        .split("\n")
+        .filter((line) => line !== "" && !seen.has(line))
+        .map((line) => `${line}\n`)
+        .join(""),
+    );
+  }, 60_000);
+
+  it("survives kill -9 while the new file is written: the old one stays whole, and the file left aside goes at the next open", async () => {
+    const dir = temp();
+    const input = join(dir, "input.txt");
+    writeFileSync(input, randomKeys(3, 600_000, 400_000).join("\n") + "\n");
+    const store = join(dir, "seen");
+    // Filled without compaction (under 64 MiB), every line printed.
+    const filled = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 60_000 });
+    expect(filled.status, filled.stderr.toString()).toBe(0);
+    const log = join(store, "fingerprints.log");
+    const before = readFileSync(log);
+    const inode = statSync(log).ino;
+    // Reopened with compaction due at close, and killed as soon as the new file appears beside the old.
+    const child = spawn(process.execPath, [CLI, "dedup", "--store", store], { env: { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    let aside: string | undefined;
+    for (const started = Date.now(); aside === undefined && child.exitCode === null && Date.now() - started < 30_000; ) {
+      aside = readdirSync(store).find((name) => name.endsWith(".tmp"));
+      if (aside === undefined) await new Promise((resolve) => setImmediate(resolve));
+    }
+    child.kill("SIGKILL");
+    await exited;
+    expect(aside, "the compaction's file was seen before the process ended").toBeDefined();
+    // The old file as it was (the kill came before the rename, as it nearly always does), or the new one whole.
+    if (statSync(log).ino === inode) expect(readFileSync(log).equals(before)).toBe(true);
+    else expect(fileFingerprints(log).length).toBe(sortedCount(log));
+    const again = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 60_000 });
+    expect(again.status, again.stderr.toString()).toBe(0);
+    expect(again.stdout.toString()).toBe("");
+    expect(readdirSync(store).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  }, 60_000);
+});
