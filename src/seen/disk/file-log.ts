@@ -95,6 +95,8 @@ export class FileLog implements BatchLog {
   private buffer: Uint8Array | undefined;
   /** The last read was given back whole (a record or torn tail longer than a piece): the next one reads to the end. */
   private whole = false;
+  /** Bytes of the file when this process last read it whole: the growth it found, which its close() may compact (never its own). */
+  private found = 0;
 
   /**
    * `compactMemory`: bytes of memory close() may use to compact the file when it has grown
@@ -123,6 +125,7 @@ export class FileLog implements BatchLog {
     const got = readAt(fd, records, from);
     if (got < records.length) throw new FormatError(`${this.path} ended at ${from + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
     this.epoch = epoch;
+    if (reset) this.found = size;
     this.readFrom = from;
     this.offset = from + length;
     return { reset, records, more: from + length < size };
@@ -238,16 +241,18 @@ export class FileLog implements BatchLog {
   }
 
   /**
-   * Rewrites the file when what came after its last compaction outgrew it (log-compaction.ts):
-   * the new file is flushed and renamed into place, and the name made durable, before the old
-   * file is cut to nothing. Called under the set's lock.
+   * Rewrites the file when what came after its last compaction, as this process found the file
+   * when it read it whole, outgrew that (log-compaction.ts): so the run that writes the bulk of a
+   * store is not slowed by its compaction, the next one is. The new file is flushed and renamed
+   * into place, and the name made durable, before the old file is cut to nothing. Called under
+   * the set's lock.
    */
   private compactIfDue(memory: number): void {
     this.followReplacement();
     const fd = this.open();
     const size = fstatSync(fd).size;
     const { scheme, sorted } = checkHeader(this.path, readHeader(fd));
-    if (!compactionDue(size, HEADER + recordBytes(sorted), HEADER, memory)) return;
+    if (!compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER, memory)) return;
     try {
       const epoch = newEpoch(this.epoch);
       const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, memory, asideName(this.path));

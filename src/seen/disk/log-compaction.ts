@@ -20,15 +20,15 @@ const ENTRY_BYTES = 16 + 16 + 4;
 const compactFromBytes = (): number => Number(process.env.CRAWLSIEVE_TEST_COMPACT_FROM ?? 64 << 20);
 
 /**
- * True when a file of `size` bytes whose first `sortedBytes` (header included) are the last
- * compaction's output should be compacted within `memory` bytes: what came after outgrew that,
- * and 64 MiB (doubling keeps the rewriting to a few times each fingerprint, however the set
- * grows), and two passes over the file do it. A set larger than that is not loaded whole by
+ * True when a file found at `found` bytes, whose first `sortedBytes` (header included) are the
+ * last compaction's output, should be compacted within `memory` bytes: what came after outgrew
+ * that, and 64 MiB (doubling keeps the rewriting to a few times each fingerprint, however the
+ * set grows), and two passes over the file do it. A set larger than that is not loaded whole by
  * anyone with that memory, so its order would not be used.
  */
-export function compactionDue(size: number, sortedBytes: number, header: number, memory: number): boolean {
-  const tail = size - sortedBytes;
-  return tail >= compactFromBytes() && tail > 0 && tail >= sortedBytes - header && ((size - header) / 16) * ENTRY_BYTES <= 2 * memory;
+export function compactionDue(found: number, sortedBytes: number, header: number, memory: number): boolean {
+  const tail = found - sortedBytes;
+  return tail >= compactFromBytes() && tail > 0 && tail >= sortedBytes - header && ((found - header) / 16) * ENTRY_BYTES <= 2 * memory;
 }
 
 /** Bytes of the records holding `count` fingerprints as a compaction writes them (full records, the last one short). */
