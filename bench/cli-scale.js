@@ -9,7 +9,8 @@
 // usage: node bench/cli-scale.js [N...]   (default 1e6 1e7 1e8 3e8 1e9; MAWK_MAX and SORT_MAX
 // cap the sizes those two are run at: mawk 1e7 (its time grows faster than N: 3 s at 1e6, 60 s
 // at 1e7 here), sort -u 1e8; BEFORE=DIR adds the build of another checkout, DIR/build, as a tool:
-// a change's before and after in the same run; MERGE=1 keeps the rows of bench/out/cli-scale.json
+// a change's before and after in the same run; AB_ENV="NAME=VALUE" adds this build run under that
+// environment (e.g. CRAWLSIEVE_HUGE_PAGES=0); MERGE=1 keeps the rows of bench/out/cli-scale.json
 // for the sizes and tools not run this time, so a long size can be run on its own)
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -27,6 +28,7 @@ const tools = [
   { name: "mawk '!s[$0]++'", cmd: "mawk '!s[$0]++'", max: MAWK_MAX },
   { name: "sort -u", cmd: "sort -u -S 50% -T bench/out", max: SORT_MAX },
 ];
+if (process.env.AB_ENV) tools.splice(1, 0, { name: `crawlsieve dedup (${process.env.AB_ENV})`, cmd: `env ${process.env.AB_ENV} node build/js/cli/main.js dedup`, max: Infinity });
 if (process.env.BEFORE) tools.splice(1, 0, { name: `crawlsieve dedup (before: ${process.env.BEFORE_NAME ?? process.env.BEFORE})`, cmd: `node ${process.env.BEFORE}/build/js/cli/main.js dedup`, max: Infinity });
 
 /** One run of `tool` on N generated lines: wall, CPU seconds, peak RSS (bytes) and the lines it printed. */

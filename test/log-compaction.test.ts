@@ -10,24 +10,27 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openDiskSeenSet } from "../build/js/index.node.js";
 import { createLogFile } from "../build/js/seen/disk/file-log.js";
 import { writeCompaction } from "../build/js/seen/disk/log-compaction.js";
+import { Arena } from "../build/js/wasm/arena.js";
 import { decodeRecords, encodeRecords } from "../build/js/seen/fingerprint-batches.js";
-import { randomBytes, ready, rng } from "./helpers.js";
+import { ready, rng } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-compact-"));
-const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 beforeAll(ready);
 afterEach(() => {
   delete process.env.CRAWLSIEVE_TEST_COMPACT_FROM;
 });
 
-/** The fingerprints of a seen-set file, in file order (header skipped, records verified). */
-function fileFingerprints(path: string): Uint8Array[] {
+/** The fingerprints of a seen-set file, packed 16 bytes each in file order (header skipped, records verified). */
+function fileFingerprints(path: string): Uint8Array {
   const bytes = new Uint8Array(readFileSync(path));
-  const out: Uint8Array[] = [];
-  for (const batch of decodeRecords(bytes.subarray(16), path).batches) {
-    for (let i = 0; i < batch.fingerprints.length; i += 16) out.push(batch.fingerprints.slice(i, i + 16));
+  const batches = decodeRecords(bytes.subarray(16), path).batches;
+  const out = new Uint8Array(batches.reduce((n, b) => n + b.fingerprints.length, 0));
+  let at = 0;
+  for (const batch of batches) {
+    out.set(batch.fingerprints, at);
+    at += batch.fingerprints.length;
   }
   return out;
 }
@@ -35,19 +38,15 @@ function fileFingerprints(path: string): Uint8Array[] {
 /** The count of sorted fingerprints in the file's header (bytes 12-15). */
 const sortedCount = (path: string) => readFileSync(path).readUInt32LE(12);
 
-/** The tables' order: partition (the high word's top 6 bits), then low word, then high word. */
-function tableKey(fingerprint: Uint8Array): [bigint, bigint, bigint] {
-  const view = new DataView(fingerprint.buffer, fingerprint.byteOffset, 16);
-  const lo = view.getBigUint64(0, true);
-  const hi = view.getBigUint64(8, true);
-  return [hi >> 58n, lo, hi];
-}
-
-function inTableOrder(list: Uint8Array[]): boolean {
-  for (let i = 1; i < list.length; i++) {
-    const [a, b] = [tableKey(list[i - 1]), tableKey(list[i])];
-    const less = a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] < b[2])));
-    if (!less) return false;
+/** True when packed fingerprints are in strictly increasing table order: partition (the high word's top 6 bits), then low word, then high word. */
+function inTableOrder(packed: Uint8Array): boolean {
+  const view = new DataView(packed.buffer, packed.byteOffset, packed.length);
+  // As 32-bit words, most significant first.
+  const key = (i: number) => [packed[16 * i + 15] >> 2, view.getUint32(16 * i + 4, true), view.getUint32(16 * i, true), view.getUint32(16 * i + 12, true), view.getUint32(16 * i + 8, true)];
+  for (let i = 1; i < packed.length / 16; i++) {
+    const [a, b] = [key(i - 1), key(i)];
+    const at = b.findIndex((word, j) => word !== a[j]);
+    if (at < 0 || b[at] < a[at]) return false;
   }
   return true;
 }
@@ -58,9 +57,19 @@ function randomKeys(seed: number, count: number, distinct: number): string[] {
 }
 
 describe("compaction of the disk seen-set's file", () => {
-  it("keeps each live fingerprint once, in table order, the last add or forget deciding, whatever memory it has", () => {
-    const next = rng(5);
-    const keys = Array.from({ length: 30_000 }, () => randomBytes(next, 16));
+  it("keeps each live fingerprint once, in table order, the last add or forget deciding, in one pass or several", () => {
+    // 1 M fingerprints: 36 MB of entries, more than one 32 MiB pass. Each is random bits (xorshift32,
+    // seeded) with its index in bytes 8-11, so the checks below need no strings.
+    const words = new Uint32Array(4 * 1_000_000);
+    for (let i = 0, x = 2463534242; i < words.length; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      words[i] = x >>> 0;
+    }
+    for (let i = 0; i < 1_000_000; i++) words[4 * i + 2] = i;
+    const keys = Array.from({ length: 1_000_000 }, (_, i) => new Uint8Array(words.buffer, 16 * i, 16));
+    const indexOf = (f: Uint8Array) => new DataView(f.buffer, f.byteOffset, 16).getUint32(8, true);
     // Every fingerprint of one partition, and a few with equal low words, sort on their high words.
     for (let i = 0; i < 200; i++) keys[i][15] = 0x0c;
     for (let i = 200; i < 210; i++) keys[i].set(keys[200].subarray(0, 8), 0);
@@ -71,25 +80,28 @@ describe("compaction of the disk seen-set's file", () => {
     };
     // Adds, forgets (some of keys never added), adds again of some forgotten, adds twice.
     const ops: [Uint8Array[], boolean][] = [
-      [keys.slice(0, 20_000), false],
-      [keys.slice(5_000, 9_000), true],
-      [keys.slice(25_000, 26_000), true],
-      [keys.slice(8_000, 12_000), false],
+      [keys.slice(0, 700_000), false],
+      [keys.slice(150_000, 270_000), true],
+      [keys.slice(850_000, 880_000), true],
+      [keys.slice(240_000, 360_000), false],
       [keys.slice(0, 100), false],
-      [keys.slice(20_000, 30_000), false],
-      [keys.slice(29_000, 30_000), true],
+      [keys.slice(700_000, 1_000_000), false],
+      [keys.slice(970_000, 1_000_000), true],
       [keys.slice(199, 205), true],
     ];
-    const live = new Map<string, boolean>();
-    for (const [list, forget] of ops) for (const k of list) live.set(hex(k), !forget);
-    const expected = [...live].filter(([, present]) => present).map(([h]) => h).sort();
+    const live = new Uint8Array(keys.length);
+    for (const [list, forget] of ops) for (const k of list) live[indexOf(k)] = forget ? 0 : 1;
+    const liveCount = live.reduce((sum, x) => sum + x, 0);
     const dir = temp();
     const path = join(dir, "fingerprints.log");
     createLogFile(path, "xxh128", ops.map(([list, forget]) => encodeRecords(pack(list), forget)));
     // A torn last record, never acknowledged: left out.
     appendFileSync(path, encodeRecords(pack(keys.slice(0, 10).map((k) => k.map((b) => b ^ 0xff))), false).subarray(0, 100));
-    const bodies: string[] = [];
-    for (const memory of [1, 64 << 20]) {
+    const bodies: Buffer[] = [];
+    // A fresh instance (passes of 32 MiB: two), and one whose memory holds every partition (one pass).
+    for (const memory of [0, 64 << 20]) {
+      const arena = new Arena();
+      if (memory > 0) arena.place({ table: memory });
       const fd = openSync(path, "r");
       const aside = join(dir, `out-${memory}`);
       try {
@@ -98,20 +110,28 @@ describe("compaction of the disk seen-set's file", () => {
           new DataView(h.buffer).setUint32(12, count, true);
           return h;
         };
-        const done = writeCompaction(path, fd, statSync(path).size, 16, head, false, memory, aside);
-        expect(done.fingerprints).toBe(expected.length);
+        const done = writeCompaction(path, fd, statSync(path).size, 16, head, false, arena, aside);
+        expect(done.fingerprints).toBe(liveCount);
         expect(done.size).toBe(statSync(aside).size);
       } finally {
         closeSync(fd);
       }
       const written = fileFingerprints(aside);
-      expect(written.map(hex).sort()).toEqual(expected);
+      // In strict table order (so each once), as many as live, and every one live and whole.
       expect(inTableOrder(written)).toBe(true);
-      expect(sortedCount(aside)).toBe(expected.length);
-      bodies.push(hex(readFileSync(aside)));
+      expect(written.length / 16).toBe(liveCount);
+      const wrong: number[] = [];
+      for (let at = 0; at < written.length; at += 16) {
+        const f = written.subarray(at, at + 16);
+        const i = indexOf(f);
+        if (live[i] !== 1 || f.some((byte, j) => byte !== keys[i][j])) wrong.push(at / 16);
+      }
+      expect(wrong).toEqual([]);
+      expect(sortedCount(aside)).toBe(liveCount);
+      bodies.push(readFileSync(aside));
     }
-    // One partition a pass, or all in one: the same file.
-    expect(bodies[0]).toBe(bodies[1]);
+    // Two passes or one: the same file.
+    expect(bodies[0].equals(bodies[1])).toBe(true);
   });
 
   it("is followed by a set holding the old file: it reads the new one whole, and nothing is lost", async () => {
@@ -202,7 +222,7 @@ describe("compaction of the disk seen-set's file", () => {
     expect(aside, "the compaction's file was seen before the process ended").toBeDefined();
     // The old file as it was (the kill came before the rename, as it nearly always does), or the new one whole.
     if (statSync(log).ino === inode) expect(readFileSync(log).equals(before)).toBe(true);
-    else expect(fileFingerprints(log).length).toBe(sortedCount(log));
+    else expect(fileFingerprints(log).length / 16).toBe(sortedCount(log));
     const again = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 60_000 });
     expect(again.status, again.stderr.toString()).toBe(0);
     expect(again.stdout.toString()).toBe("");

@@ -13,6 +13,7 @@ import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-s
 import { encodeRecords } from "../seen/fingerprint-batches.js";
 import { catchUp } from "../seen/log-catch-up.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
+import type { Arena } from "../wasm/arena.js";
 import type { ChunkGate } from "./line-pipeline.js";
 
 /** The store a line pipeline decides its chunks under (see ChunkGate). */
@@ -37,10 +38,9 @@ export class StoreGate implements ChunkGate {
   /**
    * Opens the store in `dir` and makes the deduplicator with `make`, given the store's fingerprint
    * and its size (for the first table); the store's keys are read in by the first decide().
-   * `memory`: what close() may use to compact the store's file, once the deduplicator is disposed.
    */
-  static async open(dir: string, make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator, onRecover: (message: string) => void, memory: number): Promise<StoreGate> {
-    const store = await openStoreLog(dir, true, memory);
+  static async open(dir: string, make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator, onRecover: (message: string) => void): Promise<StoreGate> {
+    const store = await openStoreLog(dir, true, onRecover);
     try {
       return new StoreGate(store, make(store.digest, store.stored), onRecover);
     } catch (error) {
@@ -191,11 +191,17 @@ export class StoreGate implements ChunkGate {
     });
   };
 
-  /** Closes the file, compacting it when it has grown enough (dispose the deduplicator first: its memory is then free), and lets the lock go. */
-  async close(): Promise<void> {
+  /**
+   * Closes the file and lets the lock go; with `spare`, the deduplicator's memory once it is done
+   * with (LineDeduplicator.releaseArena), the file is compacted in it when it has grown enough.
+   */
+  async close(spare?: Arena): Promise<void> {
     // A flush still on the thread pool keeps the file open until it is done.
     await this.flushed.catch(() => undefined);
-    await this.store.lock.run(() => this.store.log.close());
-    await this.store.lock.close();
+    try {
+      await this.store.lock.run(() => this.store.log.close(spare));
+    } finally {
+      await this.store.lock.close();
+    }
   }
 }

@@ -227,6 +227,13 @@ export class FingerprintSet {
     this.arena = undefined;
   }
 
+  /** @internal Disposes the set and hands its instance, memory touched already, to another use (a disk store's compaction at close). */
+  releaseArena(): Arena | undefined {
+    const arena = this.arena;
+    this.dispose();
+    return arena;
+  }
+
   private get tableBytes(): number {
     return PARTS * this.buckets * 64;
   }

@@ -6,6 +6,7 @@
 // piece when it ends, so time and memory stay linear in the longest line. Given a LongLineStore
 // (the command line), a line past its threshold is fingerprinted as it streams by and its bytes go
 // to the store instead, so memory stays bounded whatever the line's length.
+import type { Arena } from "../wasm/arena.js";
 import { CrawlsieveError, InvalidArgumentError, DisposedError } from "../errors.js";
 import * as check from "../validate.js";
 import { LineEngine, type LineHash } from "./line-engine.js";
@@ -191,6 +192,13 @@ export class LineDeduplicator {
   dispose(): void {
     this.engine?.release();
     this.engine = undefined;
+  }
+
+  /** @internal Disposes, handing the engine's instance (its table's memory) to another use: `dedup --store`'s compaction at close. */
+  releaseArena(): Arena | undefined {
+    const arena = this.engine?.releaseArena();
+    this.engine = undefined;
+    return arena;
   }
 
   /**

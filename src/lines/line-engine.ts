@@ -365,6 +365,12 @@ export class LineEngine {
     giveBackArena(this.arena);
   }
 
+  /** Closes and hands the instance, with the own table's memory touched already, to the caller; nothing may use the engine after. */
+  releaseArena(): Arena {
+    this.close();
+    return this.arena;
+  }
+
   /** Bytes of the seen-set (table or filters). */
   get seenBytes(): number {
     return this.seenEnd - this.seenPtr;

@@ -2,6 +2,8 @@
 // the one interface its stores offer the seen-set (persisted-seen-set.ts). Every call is made under
 // the set's lock: read() then write() (or abort()), one caller at a time.
 
+import type { Arena } from "../wasm/arena.js";
+
 /** What read() found: records (concatenated, see fingerprint-batches.ts) appended since this log last read. */
 export interface LogRead {
   /** True when the log was cleared or started again since the last read, or this is the first: the table must be emptied before `records` are added. */
@@ -37,6 +39,6 @@ export interface BatchLog {
   unread?(bytes: number): void;
   /** Ends what read() began without a change (after an error between the two). */
   abort(): Promise<void>;
-  /** Releases the store. */
-  close(): Promise<void>;
+  /** Releases the store; `spare` is memory the caller is done with, which the store may use first (the disk file's compaction). */
+  close(spare?: Arena): Promise<void>;
 }

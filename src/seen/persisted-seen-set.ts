@@ -107,12 +107,16 @@ export class PersistedSeenSet implements ForgettingSeenSet {
 
   async close(): Promise<void> {
     if (this.table === undefined) return;
-    await this.parts.lock(async () => {
-      this.table?.dispose();
-      this.table = undefined;
-      await this.parts.log.close();
-    });
-    await this.parts.release?.();
+    try {
+      await this.parts.lock(async () => {
+        // The table's memory, touched already, is the disk file's to compact in.
+        const spare = this.table?.releaseArena();
+        this.table = undefined;
+        await this.parts.log.close(spare);
+      });
+    } finally {
+      await this.parts.release?.();
+    }
   }
 
   private async add(keys: Keys): Promise<Uint8Array> {

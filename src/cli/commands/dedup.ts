@@ -185,7 +185,6 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       opts.store,
       (hash, stored) => new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: Math.max(opts.items ?? 0, stored) }),
       (message) => process.stderr.write(`crawlsieve: ${message}\n`),
-      opts.memory,
     );
     dedup = gate.dedup;
   } else {
@@ -216,9 +215,9 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   const { lines, unique, duplicates } = dedup.stats;
   const memoryBytes = dedup.byteLength;
   const described = dedup.describe();
-  // The table's memory is given back before the store's close, which may compact its file.
-  dedup.dispose();
-  await gate?.close();
+  // The table's memory, touched already, is the store's to compact its file in at close.
+  if (gate !== undefined) await gate.close(dedup.releaseArena());
+  else dedup.dispose();
   progress.done();
   if (opts.stats) {
     const seconds = (performance.now() - started) / 1000;

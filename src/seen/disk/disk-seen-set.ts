@@ -22,7 +22,7 @@ export interface DiskSeenSetOptions {
   readonly items?: number;
   /** true (default): each batch is flushed to disk (fdatasync) before its keys are reported new, so they survive a power loss; false: written to the kernel only (still safe through kill -9). */
   readonly durable?: boolean;
-  /** Told (e.g. on stderr) when a torn last batch, never acknowledged, is cut off. */
+  /** Told (e.g. on stderr) when a torn last batch, never acknowledged, is cut off, or when compacting the file at close failed (it is then left as it was). */
   readonly onRecover?: (message: string) => void;
 }
 
@@ -30,8 +30,6 @@ export interface DiskSeenSetOptions {
 export const LOG_FILE = "fingerprints.log";
 const LMDB_FILE = "fingerprints.mdb";
 const LOCK_FILE = "lock";
-/** Memory a disk seen-set's close() may use to compact its file (log-compaction.ts): two passes cover about 30 M keys. */
-const SEEN_SET_COMPACT_MEMORY = 512 << 20;
 
 /** Opens (or creates) the disk seen-set in directory `dir` (created with its parents when missing). */
 export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions = {}): Promise<PersistedSeenSet> {
@@ -41,7 +39,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   const durable = opts.durable ?? true;
   if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", opts.durable, "true or false");
   if (opts.onRecover !== undefined && typeof opts.onRecover !== "function") throw new InvalidArgumentError("onRecover", opts.onRecover, "a function");
-  const { log, lock, digest, stored } = await openStoreLog(dir, durable, SEEN_SET_COMPACT_MEMORY);
+  const { log, lock, digest, stored } = await openStoreLog(dir, durable, opts.onRecover);
   try {
     // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
     const items = Math.max(check.positiveInteger("items", opts.items ?? 4096), Math.ceil(stored * 1.05) + 1024);
@@ -79,10 +77,10 @@ export interface StoreLog {
 /**
  * Opens the store in `dir` (created with its parents when missing): its file is created, or an
  * LMDB store of an earlier version imported, under the lock, so two processes starting at once do
- * it once. Shared by the disk seen-set and `dedup --store`. `compactMemory`: what the log's
- * close() may use to compact the file (none: it never does).
+ * it once. Shared by the disk seen-set and `dedup --store`. `told` hears why a compaction at
+ * close failed.
  */
-export async function openStoreLog(dir: string, durable: boolean, compactMemory?: number): Promise<StoreLog> {
+export async function openStoreLog(dir: string, durable: boolean, told?: (message: string) => void): Promise<StoreLog> {
   prepareDirectory(dir);
   const path = join(dir, LOG_FILE);
   const lock = new FileLock(join(dir, LOCK_FILE));
@@ -99,7 +97,7 @@ export async function openStoreLog(dir: string, durable: boolean, compactMemory?
     });
     const digest = readScheme(path);
     const stored = Math.max(0, Math.floor((statSync(path).size - 16) / 16));
-    return { log: new FileLog(path, durable, compactMemory), lock, digest, stored };
+    return { log: new FileLog(path, durable, told), lock, digest, stored };
   } catch (error) {
     await lock.close().catch(() => undefined);
     throw error;

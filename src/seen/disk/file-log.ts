@@ -15,7 +15,8 @@ import { FormatError } from "../../errors.js";
 import { storeWriteError } from "../../dedup/store-directory.js";
 import { readAt, writeAt } from "../../lines/file-range.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
-import { compactionDue, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
+import type { Arena } from "../../wasm/arena.js";
+import { compactionDue, compactionRoom, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
 
 /** The fingerprints a file may hold. */
 type Digest = "xxh128" | "md5";
@@ -98,14 +99,11 @@ export class FileLog implements BatchLog {
   /** Bytes of the file when this process last read it whole: the growth it found, which its close() may compact (never its own). */
   private found = 0;
 
-  /**
-   * `compactMemory`: bytes of memory close() may use to compact the file when it has grown
-   * enough (undefined: never compacts; the caller's own structures are freed by then).
-   */
+  /** `told` hears why a compaction at close failed. */
   constructor(
     private readonly path: string,
     private readonly durable: boolean,
-    private readonly compactMemory?: number,
+    private readonly told?: (message: string) => void,
   ) {
     this.name = `the disk seen-set ${path}`;
   }
@@ -230,10 +228,17 @@ export class FileLog implements BatchLog {
     this.offset = 0;
   }
 
-  /** Compacts the file when it has grown enough and this log was given the memory (under the set's lock), then closes it. */
-  async close(): Promise<void> {
+  /**
+   * Compacts the file in `spare` (memory its caller is done with) when it has grown enough, under
+   * the set's lock, then closes it. A compaction that fails (a full disk) leaves the file as it
+   * was, whole and read the same way: it is told, not thrown, since every batch was already
+   * acknowledged.
+   */
+  async close(spare?: Arena): Promise<void> {
     try {
-      if (this.compactMemory !== undefined) this.compactIfDue(this.compactMemory);
+      if (spare !== undefined) this.compactIfDue(spare);
+    } catch (error) {
+      this.told?.(`compacting ${this.path} failed, and it was left as it was: ${(error as Error).message}`);
     } finally {
       if (this.fd !== undefined) closeSync(this.fd);
       this.fd = undefined;
@@ -247,15 +252,15 @@ export class FileLog implements BatchLog {
    * into place, and the name made durable, before the old file is cut to nothing. Called under
    * the set's lock.
    */
-  private compactIfDue(memory: number): void {
+  private compactIfDue(arena: Arena): void {
     this.followReplacement();
     const fd = this.open();
     const size = fstatSync(fd).size;
     const { scheme, sorted } = checkHeader(this.path, readHeader(fd));
-    if (!compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER, memory)) return;
+    if (!compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER, compactionRoom(arena))) return;
     try {
       const epoch = newEpoch(this.epoch);
-      const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, memory, asideName(this.path));
+      const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, arena, asideName(this.path));
       installCompaction(compacted, this.path);
       if (this.durable) syncDirectory(dirname(this.path));
       ftruncateSync(fd, 0);
@@ -274,6 +279,7 @@ export class FileLog implements BatchLog {
     this.epoch = 0;
     this.offset = 0;
     this.whole = false;
+    this.found = 0;
   }
 
   private open(): number {

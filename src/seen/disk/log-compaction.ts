@@ -7,28 +7,38 @@
 import { closeSync, fdatasyncSync, fstatSync, openSync, renameSync, rmSync } from "node:fs";
 import { FormatError } from "../../errors.js";
 import { readAt, writeAt } from "../../lines/file-range.js";
-import { Arena } from "../../wasm/arena.js";
+import type { Arena } from "../../wasm/arena.js";
 import { array } from "../../wasm/array-region.js";
 import { LOG_PARTS, PARTS } from "../../wasm/bucket-layout.js";
 import { decodeRecords, encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 
 /** Bytes read at a time. */
-const PIECE = 16 << 20;
+const PIECE = 4 << 20;
+/** Least memory a pass is given, whatever the table left: only a small set (a test's) has less. */
+const MIN_PASS_BYTES = 32 << 20;
 /** Bytes of memory a fingerprint of a pass takes: itself, its sorted copy and about one count. */
 const ENTRY_BYTES = 16 + 16 + 4;
+/** Most memory one pass takes, whatever it is given: one WebAssembly memory holds a pass. */
+const MAX_PASS_BYTES = 1 << 30;
 /** A file grown by less than this since its last compaction is left as it is (tests set less: CRAWLSIEVE_TEST_COMPACT_FROM). */
 const compactFromBytes = (): number => Number(process.env.CRAWLSIEVE_TEST_COMPACT_FROM ?? 64 << 20);
 
+/** Bytes a pass of a compaction in `arena` may use: the memory of the table its caller is done with, less a piece to read into (at least 32 MiB, at most 1 GiB). */
+export function compactionRoom(arena: Arena): number {
+  return Math.min(Math.max(arena.k.memory.buffer.byteLength - arena.base - PIECE, MIN_PASS_BYTES), MAX_PASS_BYTES);
+}
+
 /**
  * True when a file found at `found` bytes, whose first `sortedBytes` (header included) are the
- * last compaction's output, should be compacted within `memory` bytes: what came after outgrew
- * that, and 64 MiB (doubling keeps the rewriting to a few times each fingerprint, however the
- * set grows), and two passes over the file do it. A set larger than that is not loaded whole by
- * anyone with that memory, so its order would not be used.
+ * last compaction's output, should be compacted within `memory` bytes (compactionRoom): what
+ * came after outgrew that, and 64 MiB (doubling keeps the rewriting to a few times each
+ * fingerprint, however the set grows), and four passes over the file do it. A table that held
+ * the whole set leaves room for that (about 2.3 passes); one frozen at a memory budget does not,
+ * and its order would not be used, since no one with that budget loads the set whole.
  */
 export function compactionDue(found: number, sortedBytes: number, header: number, memory: number): boolean {
   const tail = found - sortedBytes;
-  return tail >= compactFromBytes() && tail > 0 && tail >= sortedBytes - header && ((found - header) / 16) * ENTRY_BYTES <= 2 * memory;
+  return tail >= compactFromBytes() && tail > 0 && tail >= sortedBytes - header && ((found - header) / 16) * ENTRY_BYTES <= 4 * memory;
 }
 
 /** Bytes of the records holding `count` fingerprints as a compaction writes them (full records, the last one short). */
@@ -49,15 +59,18 @@ export interface Compacted {
 /**
  * Writes the compaction of the file `path` open as `fd` (`size` bytes; its verified records from
  * byte `header` on) to the new file `aside`, starting with `head(fingerprints)`, flushed when
- * `durable`; within `memory` bytes of WebAssembly memory (more when one partition needs more).
- * A torn last record is left out: it was never acknowledged. The caller renames the file into place.
+ * `durable`; in the memory of `arena` (an instance its owner is done with: its contents are
+ * overwritten), grown only when one partition needs more than it has. A torn last record is left
+ * out: it was never acknowledged. The caller renames the file into place.
  */
-export function writeCompaction(path: string, fd: number, size: number, header: number, head: (fingerprints: number) => Uint8Array, durable: boolean, memory: number, aside: string): Compacted {
-  const arena = new Arena();
+export function writeCompaction(path: string, fd: number, size: number, header: number, head: (fingerprints: number) => Uint8Array, durable: boolean, arena: Arena, aside: string): Compacted {
   const k = arena.k;
+  const budget = compactionRoom(arena);
   const counts = new Uint32Array(PARTS);
   {
     const r = arena.place({ counts: array(4, PARTS), piece: PIECE });
+    // The instance's memory holds what its last owner left there.
+    r.counts.fill(arena.u8);
     eachBatch(arena, r.piece, fd, size, header, path, (at, n) => k.fpPartitionCounts(at, n, LOG_PARTS, r.counts.ptr));
     counts.set(new Uint32Array(arena.u8.buffer, r.counts.ptr, PARTS));
   }
@@ -90,7 +103,7 @@ export function writeCompaction(path: string, fd: number, size: number, header: 
       // A group of partitions that fits the memory (at least one partition, whatever it needs).
       let to = from + 1;
       let entries = counts[from];
-      while (to < PARTS && (entries + counts[to]) * ENTRY_BYTES <= memory) entries += counts[to++];
+      while (to < PARTS && (entries + counts[to]) * ENTRY_BYTES <= budget) entries += counts[to++];
       const largest = Math.max(...counts.subarray(from, to));
       const r = arena.place({ cursors: array(4, PARTS), piece: PIECE, tail: array(16, entries), scratch: 16 * largest + 4 * countBuckets(largest) });
       const cursors = new Uint32Array(arena.u8.buffer, r.cursors.ptr, PARTS);
