@@ -198,6 +198,17 @@ describe("compaction of the disk seen-set's file", () => {
     expect(three.stdout.toString()).toBe("");
   }, 60_000);
 
+  it("a run past --memory, which reads its store again at its end, does not compact what it wrote", () => {
+    const store = join(temp(), "seen");
+    const lines = Array.from({ length: 1_600_000 }, (_, i) => `${i + 1}\n`).join("");
+    const env = { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" };
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", temp(), "--stats"], { env, input: lines, maxBuffer: 1 << 28, timeout: 60_000 });
+    expect(run.status, run.stderr.toString()).toBe(0);
+    expect(run.stdout.toString()).toBe(lines);
+    expect(JSON.parse(run.stderr.toString()).spilledLines).toBeGreaterThan(0);
+    expect(sortedCount(join(store, "fingerprints.log"))).toBe(0);
+  }, 60_000);
+
   it("survives kill -9 while the new file is written: the old one stays whole, and the file left aside goes at the next open", async () => {
     const dir = temp();
     const input = join(dir, "input.txt");

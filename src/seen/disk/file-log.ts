@@ -22,8 +22,8 @@ import { compactionDue, compactionRoom, installCompaction, recordBytes, writeCom
 type Digest = "xxh128" | "md5";
 
 const HEADER = 16;
-/** Bytes read at a time (a record is at most 1 MiB and 16 bytes): a large piece is that much fresh memory to touch, each page a fault. */
-const PIECE = 2 << 20;
+/** Bytes read at a time: four whole records of the largest size (1 MiB and 16 bytes), since a record cut at a piece's end is read again; a larger piece is more fresh memory to touch, each page a fault. */
+const PIECE = 4 * ((1 << 20) + 16);
 const MAGIC = 0x4c465343; // "CSFL"
 const VERSION = 1;
 /** Fingerprint schemes: 1 = XXH3-128 (as the OPFS file), 2 = MD5 (imported from an LMDB store). */
@@ -96,7 +96,7 @@ export class FileLog implements BatchLog {
   private buffer: Uint8Array | undefined;
   /** The last read was given back whole (a record or torn tail longer than a piece): the next one reads to the end. */
   private whole = false;
-  /** Bytes of the file when this process last read it whole: the growth it found, which its close() may compact (never its own). */
+  /** Bytes of the file when this process first read it (or the file that replaced it): the growth it found, which its close() may compact (never its own). */
   private found = 0;
 
   /** `told` hears why a compaction at close failed. */
@@ -123,7 +123,8 @@ export class FileLog implements BatchLog {
     const got = readAt(fd, records, from);
     if (got < records.length) throw new FormatError(`${this.path} ended at ${from + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
     this.epoch = epoch;
-    if (reset) this.found = size;
+    // The first read only: a later one whole (dedup --store past its budget reads its store again) finds this process's own writes.
+    if (reset && this.found === 0) this.found = size;
     this.readFrom = from;
     this.offset = from + length;
     return { reset, records, more: from + length < size };
@@ -257,7 +258,7 @@ export class FileLog implements BatchLog {
     const fd = this.open();
     const size = fstatSync(fd).size;
     const { scheme, sorted } = checkHeader(this.path, readHeader(fd));
-    if (!compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER, compactionRoom(arena))) return;
+    if (!compactionDue(Math.min(this.found, size), size, HEADER + recordBytes(sorted), HEADER, compactionRoom(arena))) return;
     try {
       const epoch = newEpoch(this.epoch);
       const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, arena, asideName(this.path));

@@ -29,16 +29,17 @@ export function compactionRoom(arena: Arena): number {
 }
 
 /**
- * True when a file found at `found` bytes, whose first `sortedBytes` (header included) are the
- * last compaction's output, should be compacted within `memory` bytes (compactionRoom): what
- * came after outgrew that, and 64 MiB (doubling keeps the rewriting to a few times each
- * fingerprint, however the set grows), and four passes over the file do it. A table that held
+ * True when a file found at `found` bytes (now `size`), whose first `sortedBytes` (header
+ * included) are the last compaction's output, should be compacted within `memory` bytes
+ * (compactionRoom): what came after outgrew that when it was found, and by 64 MiB (doubling keeps
+ * the rewriting to a few times each fingerprint, however the set grows), and four passes over the
+ * file as it is now do it. A table that held
  * the whole set leaves room for that (about 2.3 passes); one frozen at a memory budget does not,
  * and its order would not be used, since no one with that budget loads the set whole.
  */
-export function compactionDue(found: number, sortedBytes: number, header: number, memory: number): boolean {
+export function compactionDue(found: number, size: number, sortedBytes: number, header: number, memory: number): boolean {
   const tail = found - sortedBytes;
-  return tail >= compactFromBytes() && tail > 0 && tail >= sortedBytes - header && ((found - header) / 16) * ENTRY_BYTES <= 4 * memory;
+  return tail >= compactFromBytes() && tail > 0 && tail >= sortedBytes - header && ((size - header) / 16) * ENTRY_BYTES <= 4 * memory;
 }
 
 /** Bytes of the records holding `count` fingerprints as a compaction writes them (full records, the last one short). */
