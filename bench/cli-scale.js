@@ -20,7 +20,8 @@ import { machine, table } from "./common.js";
 const GEN = "bench/out/gen-lines";
 mkdirSync("bench/out", { recursive: true });
 execFileSync("gcc", ["-O2", "-o", GEN, "bench/peers/gen-lines.c"]);
-const sizes = (process.argv.length > 2 ? process.argv.slice(2) : ["1e6", "1e7", "1e8", "3e8", "1e9"]).map(Number);
+// CHARTS_ONLY=1: no runs; the table and charts drawn again from bench/out/cli-scale.json.
+const sizes = process.env.CHARTS_ONLY ? [] : (process.argv.length > 2 ? process.argv.slice(2) : ["1e6", "1e7", "1e8", "3e8", "1e9"]).map(Number);
 const MAWK_MAX = Number(process.env.MAWK_MAX ?? 1e7);
 const SORT_MAX = Number(process.env.SORT_MAX ?? 1e8);
 const tools = [
@@ -58,7 +59,7 @@ for (const n of sizes) {
   }
 }
 
-if (process.env.MERGE) {
+if (process.env.MERGE || process.env.CHARTS_ONLY) {
   const kept = JSON.parse(readFileSync("bench/out/cli-scale.json", "utf8")).filter((old) => !results.some((r) => r.n === old.n && r.tool === old.tool));
   results.unshift(...kept);
   results.sort((a, b) => a.n - b.n);

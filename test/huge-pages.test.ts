@@ -1,8 +1,8 @@
-// Large WebAssembly memories are advised to use transparent huge pages on Linux (huge-pages.ts):
-// read back from the kernel's own account of the process's mappings (/proc/self/smaps, whose
-// VmFlags line says "hg" for a range advised MADV_HUGEPAGE), in a child process so nothing else
-// of the test runner is counted. A small structure is left alone, and CRAWLSIEVE_HUGE_PAGES=0
-// turns it off.
+// Large WebAssembly memories are advised to use transparent huge pages on Linux (huge-pages.ts)
+// where asked for (the command line asks; a library user sets CRAWLSIEVE_HUGE_PAGES=1): read back
+// from the kernel's own account of the process's mappings (/proc/self/smaps, whose VmFlags line
+// says "hg" for a range advised MADV_HUGEPAGE), in a child process so nothing else of the test
+// runner is counted. A small structure is left alone, and CRAWLSIEVE_HUGE_PAGES=0 turns it off.
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 
@@ -25,15 +25,22 @@ function advisedAfter(make: string, env: Record<string, string> = {}): { advised
 }
 
 describe.runIf(process.platform === "linux")("huge pages for large memories", () => {
-  it("advises the memory of a large table, and nothing for a small one", () => {
+  it("advises the memory of a large table when asked, and nothing for a small one", () => {
     // 3 M keys: a table of about 48 MiB, past the 16 MiB from which memories are advised.
-    const large = advisedAfter(`(() => { const s = new c.FingerprintSet({ items: 3_000_000 }); s.addMany(["a", "b", "a"]); return s.size; })()`);
+    const large = advisedAfter(`(() => { const s = new c.FingerprintSet({ items: 3_000_000 }); s.addMany(["a", "b", "a"]); return s.size; })()`, { CRAWLSIEVE_HUGE_PAGES: "1" });
     expect(large.off).toBeNull();
     expect(large.has).toBe(2);
     expect(large.advised).toBeGreaterThanOrEqual(1);
-    const small = advisedAfter(`(() => { const f = new c.BloomFilter({ items: 1000, fpRate: 0.01 }); f.add("a"); return f.has("a") ? 1 : 0; })()`);
+    const small = advisedAfter(`(() => { const f = new c.BloomFilter({ items: 1000, fpRate: 0.01 }); f.add("a"); return f.has("a") ? 1 : 0; })()`, { CRAWLSIEVE_HUGE_PAGES: "1" });
     expect(small.has).toBe(1);
     expect(small.advised).toBe(0);
+  });
+
+  it("leaves a library user's memory alone unless asked (koffi flushes stdout to disk at exit)", () => {
+    const unasked = advisedAfter(`(() => { const s = new c.FingerprintSet({ items: 3_000_000 }); s.addMany(["a"]); return s.size; })()`, { CRAWLSIEVE_HUGE_PAGES: "" });
+    expect(unasked.off).toMatch(/not asked for/);
+    expect(unasked.has).toBe(1);
+    expect(unasked.advised).toBe(0);
   });
 
   it("leaves memory alone under CRAWLSIEVE_HUGE_PAGES=0", () => {

@@ -3,6 +3,7 @@
 // message and exit code 2, and treats a closed stdout (`| head`) as a normal end.
 import { createRequire } from "node:module";
 import { initSync } from "../wasm/node.js";
+import { askForHugePages } from "../wasm/huge-pages.js";
 import { CrawlsieveError, OutputError } from "../errors.js";
 import { explainOptionError, nearest } from "./option-errors.js";
 import { handleStdoutErrors, stdout } from "./stdout.js";
@@ -54,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   initSync();
+  askForHugePages();
   try {
     return await command.run(rest);
   } catch (error) {

@@ -12,12 +12,15 @@ const PAGE = 65536;
 /** wasm32 addresses 4 GiB; one page less keeps every end offset a valid u32. */
 export const MAX_ARENA_BYTES = 65535 * PAGE;
 /** A memory this large is a table touched all over: it is handed to the large-memory hook (huge pages on Node). */
-export const LARGE_ARENA_BYTES = 16 << 20;
+const LARGE_ARENA_BYTES = 16 << 20;
 
-let onLarge: ((memory: WebAssembly.Memory) => void) | undefined;
+/** Told of a memory grown past LARGE_ARENA_BYTES by regions placed from byte `from` on, before they are touched. */
+export type LargeMemoryHook = (memory: WebAssembly.Memory, from: number) => void;
 
-/** Sets what is done once to a memory that grows past LARGE_ARENA_BYTES, before its new pages are touched (Node asks for huge pages). */
-export function setLargeMemoryHook(hook: ((memory: WebAssembly.Memory) => void) | undefined): void {
+let onLarge: LargeMemoryHook | undefined;
+
+/** Sets what is done, once a memory, to the regions that make it large (Node asks for huge pages under them; the smaller regions before, a batch's buffers, keep the platform's pages). */
+export function setLargeMemoryHook(hook: LargeMemoryHook | undefined): void {
   onLarge = hook;
 }
 
@@ -50,7 +53,7 @@ export class Arena {
    */
   place<S extends { readonly [name: string]: RegionSize }>(sizes: S, start = this.base, what = "it"): Regions<S> {
     const regions = layOut(start, sizes);
-    this.reserve(regions.end, what);
+    this.reserve(regions.end, what, start);
     return regions;
   }
 
@@ -64,8 +67,8 @@ export class Arena {
     return this.u8.subarray(ptr, ptr + length);
   }
 
-  /** Ensures bytes [0, end) exist: the one place memory grows; private, so every caller names its regions through place(). */
-  private reserve(end: number, what: string): void {
+  /** Ensures bytes [0, end) exist: the one place memory grows; private, so every caller names its regions through place(), from `from`. */
+  private reserve(end: number, what: string, from: number): void {
     const have = this.k.memory.buffer.byteLength;
     if (end <= have) return;
     if (end > MAX_ARENA_BYTES) {
@@ -78,7 +81,7 @@ export class Arena {
     }
     if (!this.large && end >= LARGE_ARENA_BYTES) {
       this.large = true;
-      onLarge?.(this.k.memory);
+      onLarge?.(this.k.memory, from);
     }
     this.u8 = new Uint8Array(this.k.memory.buffer);
     this.u32 = new Uint32Array(this.k.memory.buffer);
