@@ -199,7 +199,7 @@ export class StoreGate implements ChunkGate {
     // A flush still on the thread pool keeps the file open until it is done.
     await this.flushed.catch(() => undefined);
     try {
-      await this.store.lock.run(() => this.store.log.close(spare));
+      await this.store.lock.run(() => this.store.log.closeWith(spare));
     } finally {
       await this.store.lock.close();
     }

@@ -39,6 +39,8 @@ export interface BatchLog {
   unread?(bytes: number): void;
   /** Ends what read() began without a change (after an error between the two). */
   abort(): Promise<void>;
-  /** Releases the store; `spare` is memory the caller is done with, which the store may use first (the disk file's compaction). */
-  close(spare?: Arena): Promise<void>;
+  /** Releases the store. */
+  close(): Promise<void>;
+  /** @internal Releases the store, which may first use `spare`, memory its caller is done with (the disk file's compaction). */
+  closeWith?(spare: Arena): Promise<void>;
 }

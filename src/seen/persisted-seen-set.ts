@@ -112,7 +112,8 @@ export class PersistedSeenSet implements ForgettingSeenSet {
         // The table's memory, touched already, is the disk file's to compact in.
         const spare = this.table?.releaseArena();
         this.table = undefined;
-        await this.parts.log.close(spare);
+        const { log } = this.parts;
+        await (log.closeWith !== undefined && spare !== undefined ? log.closeWith(spare) : log.close());
       });
     } finally {
       await this.parts.release?.();

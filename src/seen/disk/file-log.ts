@@ -229,13 +229,17 @@ export class FileLog implements BatchLog {
     this.offset = 0;
   }
 
+  async close(): Promise<void> {
+    return this.closeWith();
+  }
+
   /**
-   * Compacts the file in `spare` (memory its caller is done with) when it has grown enough, under
-   * the set's lock, then closes it. A compaction that fails (a full disk) leaves the file as it
-   * was, whole and read the same way: it is told, not thrown, since every batch was already
-   * acknowledged.
+   * @internal Compacts the file in `spare` (memory its caller is done with) when it has grown
+   * enough, under the set's lock, then closes it. A compaction that fails (a full disk) leaves the
+   * file as it was, whole and read the same way: it is told, not thrown, since every batch was
+   * already acknowledged.
    */
-  async close(spare?: Arena): Promise<void> {
+  async closeWith(spare?: Arena): Promise<void> {
     try {
       if (spare !== undefined) this.compactIfDue(spare);
     } catch (error) {

@@ -8,7 +8,7 @@ import { closeSync, fdatasyncSync, fstatSync, openSync, renameSync, rmSync } fro
 import { FormatError } from "../../errors.js";
 import { readAt, writeAt } from "../../lines/file-range.js";
 import type { Arena } from "../../wasm/arena.js";
-import { array } from "../../wasm/array-region.js";
+import { array, type ArrayRegion } from "../../wasm/array-region.js";
 import { LOG_PARTS, PARTS } from "../../wasm/bucket-layout.js";
 import { decodeRecords, encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 
@@ -69,11 +69,11 @@ export function writeCompaction(path: string, fd: number, size: number, header: 
   const budget = compactionRoom(arena);
   const counts = new Uint32Array(PARTS);
   {
-    const r = arena.place({ counts: array(4, PARTS), piece: PIECE });
+    const r = arena.place({ counts: array(4, PARTS), piece: array(1, PIECE) });
     // The instance's memory holds what its last owner left there.
     r.counts.fill(arena.u8);
     eachBatch(arena, r.piece, fd, size, header, path, (at, n) => k.fpPartitionCounts(at, n, LOG_PARTS, r.counts.ptr));
-    counts.set(new Uint32Array(arena.u8.buffer, r.counts.ptr, PARTS));
+    counts.set(r.counts.view(arena.u8, Uint32Array));
   }
   const out = openSync(aside, "w", 0o644);
   try {
@@ -106,18 +106,17 @@ export function writeCompaction(path: string, fd: number, size: number, header: 
       let entries = counts[from];
       while (to < PARTS && (entries + counts[to]) * ENTRY_BYTES <= budget) entries += counts[to++];
       const largest = Math.max(...counts.subarray(from, to));
-      const r = arena.place({ cursors: array(4, PARTS), piece: PIECE, tail: array(16, entries), scratch: 16 * largest + 4 * countBuckets(largest) });
-      const cursors = new Uint32Array(arena.u8.buffer, r.cursors.ptr, PARTS);
+      const r = arena.place({ cursors: array(4, PARTS), piece: array(1, PIECE), tail: array(16, entries), scratch: 16 * largest + 4 * countBuckets(largest) });
+      const cursors = r.cursors.view(arena.u8, Uint32Array);
       for (let p = from, sum = 0; p < to; p++) {
         cursors[p - from] = sum;
         sum += counts[p];
       }
       eachBatch(arena, r.piece, fd, size, header, path, (at, n, forget) => k.fpScatter(at, n, LOG_PARTS, from, to, r.cursors.ptr, r.tail.ptr, forget ? 1 : 0));
       for (let p = from, start = 0; p < to; start += counts[p], p++) {
-        const tail = r.tail.ptr + 16 * start;
         // The output takes the tail's place: the kernel sorts the tail into the scratch first.
-        const n = k.fpCompactPartition(p, LOG_PARTS, tail, counts[p], r.scratch, tail);
-        emit(arena.u8.subarray(tail, tail + 16 * n));
+        const n = k.fpCompactPartition(p, LOG_PARTS, r.tail.at(start), counts[p], r.scratch, r.tail.at(start));
+        emit(r.tail.bytes(arena.u8, start, n));
       }
       from = to;
     }
@@ -156,17 +155,17 @@ function countBuckets(n: number): number {
 
 /**
  * Visits every verified batch of the file from byte `from` to `size`, in order, read a piece at a
- * time into the arena at `piece` (PIECE bytes): the visitor gets where its fingerprints lie there
- * and how many. A torn last record ends the visit.
+ * time into the arena's region `piece` (PIECE bytes): the visitor gets where its fingerprints lie
+ * there and how many. A torn last record ends the visit.
  */
-function eachBatch(arena: Arena, piece: number, fd: number, size: number, from: number, where: string, visit: (at: number, n: number, forget: boolean) => void): void {
+function eachBatch(arena: Arena, piece: ArrayRegion, fd: number, size: number, from: number, where: string, visit: (at: number, n: number, forget: boolean) => void): void {
   for (let at = from; at < size; ) {
-    const into = arena.u8.subarray(piece, piece + Math.min(PIECE, size - at));
+    const into = piece.bytes(arena.u8, 0, Math.min(PIECE, size - at));
     const got = readAt(fd, into, at);
     if (got < into.length) throw new FormatError(`${where} ended at ${at + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
     const more = at + into.length < size;
     const decoded = decodeRecords(into, where, more);
-    for (const batch of decoded.batches) visit(piece + batch.fingerprints.byteOffset - into.byteOffset, batch.fingerprints.length / 16, batch.forget);
+    for (const batch of decoded.batches) visit(piece.at(batch.fingerprints.byteOffset - into.byteOffset), batch.fingerprints.length / 16, batch.forget);
     if (!more) return;
     if (decoded.goodBytes === 0) throw new FormatError(`${where}: a record at byte ${at} is larger than a piece`, "ERR_FORMAT");
     at += decoded.goodBytes;
