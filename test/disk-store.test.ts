@@ -4,13 +4,13 @@
 // lines are printed (strace); a torn last batch is cut off and said, a damaged store is a typed
 // error naming the file, never a crash or a silent re-print (32 randomly damaged copies); an LMDB
 // store of the earlier version is imported. References: awk's first occurrences, JS Sets.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openDiskSeenSet, openLmdbStore, openSeenSet, StoreDeduplicator } from "../build/js/index.node.js";
-import { ready, rng } from "./helpers.js";
+import { awkFirst, randomKeys, ready, rng } from "./helpers.js";
 
 beforeAll(ready);
 
@@ -19,17 +19,12 @@ const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-disk-"));
 /** More than the lines of one commit: a 1 MiB chunk of input (about 35,000 of these 30-byte lines). */
 const GROUP = 1 << 16;
 
-function randomKeys(seed: number, count: number, distinct: number): string[] {
-  const next = rng(seed);
-  return Array.from({ length: count }, () => `https://s${Math.floor(next() * 40)}.example/p/${Math.floor(next() * distinct)}`);
-}
 
 function dedup(args: string[], input?: string) {
   const run = spawnSync(process.execPath, [CLI, "dedup", ...args], { input, maxBuffer: 1 << 28, timeout: 60_000 });
   return { code: run.status, signal: run.signal, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
 
-const awkFirst = (file: string) => execFileSync("mawk", ["!s[$0]++", file], { env: { LC_ALL: "C" }, maxBuffer: 1 << 28 }).toString();
 
 describe("dedup --store", () => {
   it("prints awk's first occurrences, and a second run over more input only the lines no run printed", () => {

@@ -1,4 +1,5 @@
 // Shared test helpers: a seeded generator (tests are reproducible) and key factories.
+import { execFileSync } from "node:child_process";
 import xxhash from "xxhash-wasm";
 import { init } from "../build/js/index.node.js";
 
@@ -26,6 +27,17 @@ export function randomBytes(next: () => number, length: number): Uint8Array {
   const out = new Uint8Array(length);
   for (let i = 0; i < length; i++) out[i] = Math.floor(next() * 256);
   return out;
+}
+
+/** `count` URL lines over about `distinct` paths on 40 hosts, seeded: a crawl stream with repeats. */
+export function randomKeys(seed: number, count: number, distinct: number): string[] {
+  const next = rng(seed);
+  return Array.from({ length: count }, () => `https://s${Math.floor(next() * 40)}.example/p/${Math.floor(next() * distinct)}`);
+}
+
+/** mawk's first occurrences of the lines of `file` (the reference for line dedup), bytes as they are (LC_ALL=C). */
+export function awkFirst(file: string): string {
+  return execFileSync("mawk", ["!s[$0]++", file], { env: { LC_ALL: "C" }, maxBuffer: 1 << 28 }).toString();
 }
 
 /** URL-like keys of 60-100 bytes, disjoint between different prefixes. */

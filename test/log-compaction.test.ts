@@ -2,7 +2,7 @@
 // fingerprints rewritten once each in the tables' order, the file renamed into place. Checked
 // against a replay of the same adds and forgets in a JavaScript Map, against awk for the command
 // line, with a second process holding the old file, and with kill -9 while the new file is written.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, appendFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { createLogFile } from "../build/js/seen/disk/file-log.js";
 import { writeCompaction } from "../build/js/seen/disk/log-compaction.js";
 import { Arena } from "../build/js/wasm/arena.js";
 import { decodeRecords, encodeRecords } from "../build/js/seen/fingerprint-batches.js";
-import { ready, rng } from "./helpers.js";
+import { awkFirst, randomKeys, ready } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-compact-"));
@@ -51,10 +51,6 @@ function inTableOrder(packed: Uint8Array): boolean {
   return true;
 }
 
-function randomKeys(seed: number, count: number, distinct: number): string[] {
-  const next = rng(seed);
-  return Array.from({ length: count }, () => `https://c${Math.floor(next() * 30)}.example/q/${Math.floor(next() * distinct)}`);
-}
 
 describe("compaction of the disk seen-set's file", () => {
   it("keeps each live fingerprint once, in table order, the last add or forget deciding, in one pass or several", () => {
@@ -177,16 +173,15 @@ describe("compaction of the disk seen-set's file", () => {
     const store = join(dir, "seen");
     const env = { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" };
     const run = (...files: string[]) => spawnSync(process.execPath, [CLI, "dedup", "--store", store, ...files], { env, maxBuffer: 1 << 28, timeout: 60_000 });
-    const awk = (file: string) => execFileSync("mawk", ["!s[$0]++", file], { env: { LC_ALL: "C" }, maxBuffer: 1 << 28 }).toString();
     const one = run(first);
     expect(one.status, one.stderr.toString()).toBe(0);
-    expect(one.stdout.toString()).toBe(awk(first));
+    expect(one.stdout.toString()).toBe(awkFirst(first));
     const log = join(store, "fingerprints.log");
     expect(sortedCount(log)).toBe(0);
-    const seen = new Set(awk(first).split("\n").filter(Boolean));
+    const seen = new Set(awkFirst(first).split("\n").filter(Boolean));
     const two = run(second);
     expect(two.status, two.stderr.toString()).toBe(0);
-    const fresh = awk(second)
+    const fresh = awkFirst(second)
       .split("\n")
       .filter((line) => line !== "" && !seen.has(line));
     expect(two.stdout.toString()).toBe(fresh.map((line) => `${line}\n`).join(""));

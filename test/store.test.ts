@@ -6,17 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openLmdbStore, openSeenSet, StoreDeduplicator } from "../build/js/index.node.js";
-import { ready, rng } from "./helpers.js";
+import { randomKeys, ready } from "./helpers.js";
 
 beforeAll(ready);
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-store-"));
 
-function randomKeys(seed: number, count: number, distinct: number): string[] {
-  const next = rng(seed);
-  return Array.from({ length: count }, () => `https://s${Math.floor(next() * 40)}.example/p/${Math.floor(next() * distinct)}`);
-}
 
 describe("StoreDeduplicator on LMDB", () => {
   it("equals a Set across close and reopen, reusing the saved filter", () => {
