@@ -24,6 +24,7 @@ export {
 } from "./line-dedup";
 export { lineScan, groupBy, scatterFlags, gatherUnflagged, scatterFlagsAt, lineEmit, gather, spillKept, SPLIT_LINE_BYTES, SPILL_RECORD_BYTES, SPILL_RECORD_INDEX } from "./line-split";
 export { bucketsGrow, bucketsToBlocked } from "./fingerprint-buckets";
+export { splitBlockAddFingerprints, splitBlockMissFingerprints } from "./split-block";
 export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";
 export { fpPartitionCounts, fpScatter, fpCompactPartition } from "./fingerprint-compact";
 export { sketchDocs, estimatePairs } from "./minhash";

@@ -70,3 +70,25 @@ const BYTE_BITS = i8x16(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
   const missing = v128.or(v128.or(v128.andnot(m0, w0), v128.andnot(m1, w1)), v128.or(v128.andnot(m2, w2), v128.andnot(m3, w3)));
   return v128.any_true(missing) ? 1 : 0;
 }
+
+/**
+ * Sets n 128-bit fingerprints, `stride` bytes apart from `src`, in the split-block filter at `bits`
+ * (of blocksF blocks), each as the hash pair (low word, high word): the spilled lines a store's
+ * keys are sieved against (src/lines/key-sieve.ts).
+ */
+export function splitBlockAddFingerprints(bits: usize, blocksF: f64, src: usize, n: u32, stride: u32): void {
+  const blocks = <u64>blocksF;
+  for (let i: u32 = 0; i < n; i++) {
+    const at = src + <usize>i * stride;
+    splitBlockSet(splitBlockOf(bits, blocks, load<u64>(at)), load<u64>(at, 8));
+  }
+}
+
+/** flags[i] = 1 when fingerprint i of n (16 bytes each from `src`) is surely not in the filter, 0 when it may be. */
+export function splitBlockMissFingerprints(bits: usize, blocksF: f64, src: usize, n: u32, flags: usize): void {
+  const blocks = <u64>blocksF;
+  for (let i: u32 = 0; i < n; i++) {
+    const at = src + (<usize>i << 4);
+    store<u8>(flags + <usize>i, splitBlockHas(splitBlockOf(bits, blocks, load<u64>(at)), load<u64>(at, 8)) ^ 1);
+  }
+}

@@ -84,14 +84,20 @@ describe("dedup --store", () => {
   });
 
   it.each([
-    ["one memory", {}, []],
+    ["one memory", {}, [], 0],
     // Tables over several WebAssembly memories: other writers' keys go through the split path.
-    ["tables spread over several memories", { CRAWLSIEVE_TEST_PER_MEMORY: String(8 << 20) }, []],
+    ["tables spread over several memories", { CRAWLSIEVE_TEST_PER_MEMORY: String(8 << 20) }, [], 0],
     // Past the budget: each run spills, and resolves its spilled lines against the whole store at its end.
-    ["past --memory", {}, ["--memory", "16MiB"]],
-  ] as [string, Record<string, string>, string[]][])("shares one store between concurrent processes (%s): no line printed twice, none lost", async (_, env, flags) => {
+    ["past --memory", {}, ["--memory", "16MiB"], 0],
+    // A store too large for the budget: neither run reads it in; each decides all its new lines at its end, under the lock, against what the other appended.
+    ["a store larger than --memory", {}, ["--memory", "16MiB"], 800_000],
+  ] as [string, Record<string, string>, string[], number][])("shares one store between concurrent processes (%s): no line printed twice, none lost", async (_, env, flags, prefill) => {
     const dir = temp();
     const store = join(dir, "seen");
+    if (prefill > 0) {
+      const old = Array.from({ length: prefill }, (_, i) => `https://old.example/${i}`).join("\n") + "\n";
+      expect(dedup(["--store", store], old).code).toBe(0);
+    }
     // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
     const a = randomKeys(21, 300_000, 200_000);
     const b = randomKeys(22, 300_000, 200_000);
@@ -125,16 +131,17 @@ describe("dedup --store", () => {
     expect(printedB.filter((line) => inA.has(line))).toEqual([]);
     expect(inA.size + new Set(printedB).size).toBe(union.size);
     expect(printedA.length + printedB.length).toBe(union.size);
-    // The runs did interleave: each took keys the other wrote meanwhile.
+    // The runs did interleave: each took keys the other wrote meanwhile (deferred runs read them with the whole store at their end).
     const fromOthers = [JSON.parse(first.err).fromOtherWriters, JSON.parse(second.err).fromOtherWriters];
-    expect(Math.min(...fromOthers)).toBeGreaterThan(0);
+    if (prefill === 0) expect(Math.min(...fromOthers)).toBeGreaterThan(0);
+    else expect([JSON.parse(first.err).deferred, JSON.parse(second.err).deferred]).toEqual([true, true]);
     if (env.CRAWLSIEVE_TEST_PER_MEMORY !== undefined) expect(JSON.parse(first.err).memories).toBeGreaterThan(1);
     if (flags.length > 0) expect(Math.min(JSON.parse(first.err).spilledLines, JSON.parse(second.err).spilledLines)).toBeGreaterThan(10_000);
     // A third run alone over both inputs prints nothing: every line was printed before.
     const third = dedup(["--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")]);
     expect(third.code, third.stderr).toBe(0);
     expect(third.stdout).toBe("");
-    expect(JSON.parse(third.stderr).stored).toBe(union.size);
+    expect(JSON.parse(third.stderr).stored).toBe(union.size + prefill);
   });
 
   it("flushes each commit to disk before printing its lines; durable: false flushes nothing (strace)", () => {
@@ -341,7 +348,7 @@ describe("dedup --store", () => {
     await api.close();
   }, 60_000);
 
-  it("past --memory: lines not in the frozen table wait with the store's keys under --tmp; output is still exactly the new lines, in order", async () => {
+  it("past --memory: lines wait under --tmp and are decided against the store read once at the end; output is still exactly the new lines, in order", async () => {
     const dir = temp();
     const store = join(dir, "seen");
     const tmp = join(dir, "tmp");
@@ -353,14 +360,25 @@ describe("dedup --store", () => {
     expect(first.stdout.toString() === seq(1, 1_500_000)).toBe(true);
     expect(JSON.parse(first.stderr.toString())).toMatchObject({ frozen: true, stored: 1_500_000 });
     expect(JSON.parse(first.stderr.toString()).spilledLines).toBeGreaterThan(1_000_000);
-    // The target of the issue, scaled down: a window over the end of the store prints exactly what is past it.
-    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: seq(1_450_001, 1_600_000) + seq(1, 100), maxBuffer: 1 << 26, timeout: 60_000 });
+    // The first run's store was small until its end: it was read into the table, and its few keys set aside whole at the end.
+    expect(JSON.parse(first.stderr.toString()).deferred).toBeUndefined();
+    // The target of the issue, scaled down: a window over the end of the store prints exactly what
+    // is past it; lines repeated within the run, and old lines, are dropped.
+    const window = seq(1_450_001, 1_600_000) + seq(1, 100) + seq(1_450_001, 1_460_000) + seq(1_550_001, 1_560_000);
+    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: window, maxBuffer: 1 << 26, timeout: 60_000 });
     expect(second.status, second.stderr.toString()).toBe(0);
     expect(second.stdout.toString() === seq(1_500_001, 1_600_000)).toBe(true);
-    // The store's file (24 MB) is read twice: into the table as far as it goes, and whole at the end.
-    expect(JSON.parse(second.stderr.toString()).ioReadBytes).toBeGreaterThan(2 * 16 * 1_500_000);
+    const stats = JSON.parse(second.stderr.toString());
+    // 1.5 M keys (some 34 MB in a table) do not fit 16 MiB: the store is not read in, every new line waits.
+    expect(stats).toMatchObject({ deferred: true, storeKeysRead: 1_500_000, spilledLines: 150_100, spilledKept: 100_000, stored: 1_600_000 });
+    // The store's file (24 MB) is read once, at the end (besides it, the input and the spill's 7 MB of records, read twice).
+    expect(stats.ioReadBytes).toBeGreaterThan(16 * 1_500_000);
+    expect(stats.ioReadBytes).toBeLessThan(2 * 16 * 1_500_000);
+    // Only keys that may equal a waiting line are set aside: the 50,100 that do, and under 1% of the rest.
+    expect(stats.storeKeysSetAside).toBeGreaterThanOrEqual(50_100);
+    expect(stats.storeKeysSetAside).toBeLessThan(50_100 + 0.01 * 1_450_000);
     expect(readdirSync(tmp)).toEqual([]);
-    // Keys the store forgot are new again past the budget too: one in the frozen table, one only on disk.
+    // Keys the store forgot are new again past the budget too.
     const api = await openSeenSet({ backend: "disk", path: store });
     expect(Array.from(await api.removeMany(["42", "1500001"]))).toEqual([1, 1]);
     await api.close();
@@ -370,6 +388,27 @@ describe("dedup --store", () => {
     expect(JSON.parse(third.stderr.toString()).spilledLines).toBeGreaterThan(0);
     // With room in memory again, every key is there.
     expect(dedup(["--store", store], seq(1, 1_600_001))).toEqual({ code: 0, signal: null, stdout: "1600001\n", stderr: "" });
+  }, 60_000);
+
+  it("past --memory with a store that fits it: the store is read in, the lines past the table wait, and only store keys that may equal one are set aside", () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
+    // 400,000 keys (9.6 MB at 24 bytes a key) fit 16 MiB: read into the table, which then has little room left.
+    expect(dedup(["--store", store], seq(1, 400_000)).code).toBe(0);
+    // New lines interleaved with old ones, and the new ones again.
+    const input = Array.from({ length: 300_000 }, (_, i) => `${400_001 + i}\n${1 + i}\n`).join("") + seq(400_001, 700_000);
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, maxBuffer: 1 << 26, timeout: 60_000 });
+    expect(run.status, run.stderr.toString()).toBe(0);
+    expect(run.stdout.toString() === seq(400_001, 700_000)).toBe(true);
+    const stats = JSON.parse(run.stderr.toString());
+    expect(stats.deferred).toBeUndefined();
+    expect(stats.frozen).toBe(true);
+    expect(stats.spilledLines).toBeGreaterThan(100_000);
+    // The whole store is read at the end; no waiting line is an old one (those were in the table), so under 1% of its keys are set aside.
+    expect(stats.storeKeysRead).toBeGreaterThanOrEqual(400_000);
+    expect(stats.storeKeysSetAside).toBeLessThan(0.01 * stats.storeKeysRead);
+    expect(dedup(["--store", store], seq(1, 700_001))).toEqual({ code: 0, signal: null, stdout: "700001\n", stderr: "" });
   }, 60_000);
 
   it("refuses options that do nothing with --store", () => {

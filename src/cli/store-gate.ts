@@ -8,13 +8,25 @@
 // power loss, and among processes sharing DIR each line is new for exactly one of them (one that
 // read another's batch before its flush may drop lines a power loss then takes back: printed by
 // neither, never by both). Past the memory budget the lines left undecided are resolved at the
-// end against the whole store (decideAll).
+// end against the whole store (decideAll), read once, in order: only its keys that may equal a
+// waiting line's fingerprint (a filter of those in the tables' memory, key-sieve.ts) are set aside.
+// A store whose keys alone would fill the budget is not read in at all (defersStore): every new
+// line waits for that end, and the tables hold this run's lines, so a repeat within the run never
+// waits and the store is read once, not twice.
 import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
 import { encodeRecords } from "../seen/fingerprint-batches.js";
 import { catchUp } from "../seen/log-catch-up.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import type { Arena } from "../wasm/arena.js";
 import type { ChunkGate } from "./line-pipeline.js";
+
+/** Bytes a store's key may take in the line table, its growth room included (about 13-20 once placed). */
+const TABLE_BYTES_A_KEY = 24;
+
+/** Whether a store of `stored` keys is too large to read into a table within `memory` bytes: then every new line waits for the end (LineDeduplicator's deferNew). */
+export function defersStore(stored: number, memory: number): boolean {
+  return stored * TABLE_BYTES_A_KEY > memory;
+}
 
 /** The store a line pipeline decides its chunks under (see ChunkGate). */
 export class StoreGate implements ChunkGate {
@@ -60,7 +72,8 @@ export class StoreGate implements ChunkGate {
   }
 
   readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> =>
-    this.store.lock.run(async () => {
+    // Every new line waits for decideAll: nothing is printed, so there is nothing to decide now.
+    this.dedup.defersNew ? Promise.resolve().then(work) : this.store.lock.run(async () => {
       const { log } = this.store;
       const dedup = this.dedup;
       let keep: number | undefined;
@@ -144,6 +157,8 @@ export class StoreGate implements ChunkGate {
       const { log } = this.store;
       // Read from the start: the frozen tables hold only part of the store.
       await log.abort();
+      // Worth its reading (every spill record once) when the store is not much smaller than the spill.
+      if (2 * Math.max(this.store.stored, this.held) >= dedup.spilledLines) dedup.sieveStoreKeys();
       try {
         const caught = await catchUp(
           log,

@@ -48,12 +48,14 @@ export interface LineDeduplicatorOptions {
   readonly fresh?: boolean;
   /** @internal Exact mode: keys the first table is sized for (a store's). */
   readonly tableItems?: number;
+  /** @internal Exact mode: every line found new waits in the spill for resolved(), where a store too large for the budget decides it (see StoreGate). */
+  readonly deferNew?: boolean;
 }
 
 /** Every option LineDeduplicator knows: any other is a mistake (a misspelling), not a default. */
-const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory", "fresh", "tableItems"]);
+const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory", "fresh", "tableItems", "deferNew"]);
 /** Options for crawlsieve's own callers, left out of the list an unknown option's error gives. */
-const INTERNAL_OPTIONS = new Set(["perMemory", "stageItems", "fresh", "tableItems"]);
+const INTERNAL_OPTIONS = new Set(["perMemory", "stageItems", "fresh", "tableItems", "deferNew"]);
 
 /** Smallest memory budget: the engine's own buffers (about 4 MiB at the default chunk) and a small table. */
 export const MIN_MEMORY = 16 << 20;
@@ -122,7 +124,7 @@ export class LineDeduplicator {
     const memory = opts.memory === undefined ? undefined : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
     const perMemory = opts.perMemory === undefined ? undefined : check.integerInRange("perMemory", opts.perMemory, 1 << 20, 2 ** 32);
     if (opts.spill !== undefined && typeof opts.spill !== "function") throw new InvalidArgumentError("spill", opts.spill, "a spill factory such as fileSpill(dir)");
-    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill, fresh: opts.fresh === true, tableItems: opts.tableItems === undefined ? undefined : check.integerInRange("tableItems", opts.tableItems, 0, Number.MAX_SAFE_INTEGER) });
+    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill, fresh: opts.fresh === true, tableItems: opts.tableItems === undefined ? undefined : check.integerInRange("tableItems", opts.tableItems, 0, Number.MAX_SAFE_INTEGER), deferNew: opts.deferNew === true });
   }
 
   /** @internal Bytes worked per WebAssembly call (a slot's size). */
@@ -340,6 +342,20 @@ export class LineDeduplicator {
   /** @internal Lines spilled past the memory budget so far. */
   get spilledLines(): number {
     return this.live().spilledLines;
+  }
+
+  /** @internal Whether every new line waits for resolved() (the deferNew option). */
+  get defersNew(): boolean {
+    return this.live().defersNew;
+  }
+
+  /**
+   * @internal Before a store's keys are set aside: a filter of the spilled lines' fingerprints, in
+   * memory the tables no longer need, so that only keys that may equal one are; false when there
+   * is no room for it.
+   */
+  sieveStoreKeys(): boolean {
+    return this.live().sieveStoreKeys();
   }
 
   /** @internal Sets a store's keys (or keys it forgot) aside for the spilled lines to be resolved against. */

@@ -59,6 +59,8 @@ export interface LineEngineOptions {
   readonly fresh?: boolean;
   /** exact: keys the table is sized for at the start (a store's own keys); it grows past them. */
   readonly tableItems?: number;
+  /** exact, with a spill: every line found new is spilled, to be decided at the end (a store larger than the budget). */
+  readonly deferNew?: boolean;
 }
 
 const NEWLINE = Uint8Array.of(0x0a);
@@ -176,6 +178,11 @@ export class LineEngine {
     } else {
       this.addStage();
     }
+    // The split path from the first line: there a new line can be spilled and still be in the table.
+    if (options.deferNew === true) {
+      if (this.spill === undefined) throw new CrawlsieveError("ERR_INTERNAL", "deferring new lines needs a spill");
+      this.leaveKernel();
+    }
   }
 
   /** Works lines of [ptr, ptr + len) until done or the seen-set must grow; returns bytes consumed and whether it stopped to grow. */
@@ -282,6 +289,16 @@ export class LineEngine {
     });
   }
 
+  /** Whether every new line is spilled (options.deferNew). */
+  get defersNew(): boolean {
+    return this.options.deferNew === true;
+  }
+
+  /** Builds the filter store keys pass before they are set aside (SplitPath.sieveKeys); false when there is none. */
+  sieveStoreKeys(): boolean {
+    return this.path?.sieveKeys() ?? false;
+  }
+
   /** Lines spilled so far (past the memory budget), to be decided at the end. */
   get spilledLines(): number {
     return this.path?.spilled ?? 0;
@@ -386,11 +403,14 @@ export class LineEngine {
     if (this.options.mode === "exact") {
       const keys = this.counts.unique;
       const tables = this.path?.tables;
-      const spread = tables === undefined ? {} : { memories: tables.count, frozen: tables.frozen, spilledLines: this.path!.spilled, spilledKept: this.path!.keptSpilled };
+      const path = this.path;
+      const spread = path === undefined ? {} : { memories: path.tables.count, frozen: path.tables.frozen, spilledLines: path.spilled, spilledKept: path.keptSpilled };
+      // A store too large for the budget: its keys read at the end, and those that could equal a spilled line.
+      const store = path === undefined || path.keysRead === 0 ? {} : { storeKeysRead: path.keysRead, storeKeysSetAside: path.keysSetAside };
       // Over several memories: the shards' memories count as table; with lines spilled, not every distinct line is in it.
       const tableBytes = this.seenBytes + (tables?.shardBytes ?? 0);
       const bytesPerKey = keys > 0 && (this.path?.spilled ?? 0) === 0 ? Number((tableBytes / keys).toFixed(2)) : null;
-      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * COMPACT.perBucket, slotBytes: COMPACT.bytes, tableBytes, bytesPerKey, ...spread };
+      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * COMPACT.perBucket, slotBytes: COMPACT.bytes, tableBytes, bytesPerKey, ...spread, ...(this.defersNew ? { deferred: true } : {}), ...store };
     }
     if (this.stages === 0) return { filter: "blocked", stages: 0, table: "buckets", tableBytes: this.seenBytes };
     return { filter: "blocked", stages: this.stages, filterBytes: this.seenEnd - this.filtersPtr };
@@ -448,7 +468,7 @@ export class LineEngine {
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
     const tables = new LineTables(own, this.split, { perMemory, available: () => this.available() }, SPLIT_BATCH);
     const keySpill = this.options.spill === undefined ? undefined : () => this.options.spill!(this.arena.k.SPILL_RECORD_BYTES.value, this.options.memory ?? Infinity);
-    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n), keySpill);
+    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n), keySpill, this.options.deferNew === true);
     tables.spread();
   }
 

@@ -15,6 +15,7 @@ import type { Arena } from "../wasm/arena.js";
 import { ArrayRegion } from "../wasm/array-region.js";
 import { COMPACT, LOG_PARTS, PARTS, partitionLimit } from "../wasm/bucket-layout.js";
 import { TableShard } from "./table-shard.js";
+import type { FreeMemory } from "./key-sieve.js";
 
 /** The engine's own table, as the shards' kernels address it. */
 export interface OwnTable {
@@ -193,6 +194,17 @@ export class LineTables {
     this.ownActive = Math.max(4, Math.min(own.buckets, buckets));
     new ArrayRegion(own.counts, 4, PARTS).fill(own.arena.u8);
     new ArrayRegion(own.ptr, 64, PARTS * this.ownActive).fill(own.arena.u8);
+  }
+
+  /**
+   * The largest table's memory, free between the end of input and the resolution: resolveWith
+   * clears what it then uses, and with shards the own table is no longer looked up (only
+   * remove() may touch it, harmlessly).
+   */
+  spareMemory(): FreeMemory {
+    const own = this.own();
+    const ownMemory = { arena: own.arena, ptr: own.ptr, bytes: PARTS * own.buckets * 64 };
+    return this.shards.map((s) => s.tableMemory).reduce((a, b) => (b.bytes > a.bytes ? b : a), ownMemory);
   }
 
   /** Removes the n fingerprints in the digest region from the tables holding them (flags: 1 where one was there). */

@@ -11,6 +11,7 @@ import type { BatchRegions, LineTables } from "./line-tables.js";
 import type { LineSpill } from "./line-spill.js";
 import { joinPieces } from "./join-pieces.js";
 import { selectFlagged } from "../wasm/batch.js";
+import { KeySieve } from "./key-sieve.js";
 
 /** Regions of the engine's memory the split path works in, besides the batch's. */
 export interface SplitRegions extends BatchRegions {
@@ -49,7 +50,15 @@ export class SplitPath {
     private readonly freshRoom: (n: number) => void,
     /** Makes the spill a store's keys wait in until the end (dedup --store past the budget). */
     private readonly keySpill?: () => LineSpill,
+    /** Every line found new is spilled (and still taken into the tables, so its repeats are not): a store too large for the budget decides them all at the end. */
+    private readonly defer = false,
   ) {}
+
+  /** The filter a store's keys pass before they are set aside (sieveKeys). */
+  private sieve: KeySieve | undefined;
+  /** A store's keys read at the end (spillKeys), and those set aside. */
+  keysRead = 0;
+  keysSetAside = 0;
 
   /** A store's keys (and keys it forgot), in the store's order, each partition read before its spilled lines are resolved (see spillKeys). */
   private keys: LineSpill | undefined;
@@ -67,10 +76,15 @@ export class SplitPath {
     const size = r.spillRecords.size;
     this.keys ??= this.keySpill?.();
     if (this.keys === undefined) throw noSpill();
+    this.keysRead += packed.length / 16;
     for (let at = 0; at < packed.length; at += 16 * this.batch) {
-      const n = Math.min(this.batch, (packed.length - at) / 16);
+      const piece = packed.subarray(at, Math.min(packed.length, at + 16 * this.batch));
+      const kept = this.sieve?.sieve(piece) ?? piece;
+      const n = kept.length / 16;
+      if (n === 0) continue;
+      this.keysSetAside += n;
       // Records of fingerprint and index, made in place: the fingerprints spread out, then the index of each.
-      r.digests.copyIn(this.arena.u8, packed.subarray(at, at + 16 * n));
+      r.digests.copyIn(this.arena.u8, kept);
       k.gather(r.digests.ptr, n, 16, r.spillRecords.ptr, size, 16);
       const indexes = r.spillRecords.view(this.arena.u8, Float64Array, 0, n);
       const step = size / 8;
@@ -79,6 +93,25 @@ export class SplitPath {
       const u8 = this.arena.u8;
       this.keys.append(new Uint8Array(0), r.spillGrouped.bytes(u8, 0, n), r.starts.view(u8, Uint32Array, 0, this.keys.partitions + 1));
     }
+  }
+
+  /**
+   * Fills a filter with the spilled lines' fingerprints, in the largest table's memory (free from
+   * now until the resolution clears it), so that spillKeys sets aside only a store's keys that may
+   * equal one of them (key-sieve.ts). False, and every key set aside, when it has too little room.
+   */
+  sieveKeys(): boolean {
+    const spill = this.spill;
+    if (spill === undefined || this.spilled === 0) return false;
+    const size = this.r.spillRecords.size;
+    const sieve = KeySieve.over(this.tables.spareMemory(), this.spilled, this.batch, size);
+    if (sieve === undefined) return false;
+    for (let p = 0; p < spill.partitions; p++) {
+      if (spill.count(p) === 0) continue;
+      for (const chunk of spill.records(p, this.batch, true)) sieve.add(chunk, size);
+    }
+    this.sieve = sieve;
+    return true;
   }
 
   /** Removes the store keys' files, if any. */
@@ -119,7 +152,8 @@ export class SplitPath {
       const n = k.lineScan(this.ctx, ptr + done, len - done, final ? 1 : 0, this.batch, r.records.ptr, r.digests.ptr, r.scanEnd.ptr) >>> 0;
       if (n === 0) return done;
       const consumed = r.scanEnd.view(this.arena.u8, Uint32Array)[0];
-      const spillFrom = this.tables.probe(n, "dedup");
+      const probed = this.tables.probe(n, "dedup");
+      const spillFrom = this.defer ? 0 : probed;
       if (spillFrom < n && this.spill === undefined) throw noSpill();
       r.spillLen.fill(this.arena.u8);
       this.freshRoom(n);
@@ -136,7 +170,8 @@ export class SplitPath {
    */
   long(bytes: () => Iterable<Uint8Array>, count: (unique: number) => void): number {
     const k = this.arena.k;
-    const spillFrom = this.tables.probe(1, "dedup");
+    const probed = this.tables.probe(1, "dedup");
+    const spillFrom = this.defer ? 0 : probed;
     const flag = this.arena.u8[this.r.flags.ptr];
     if (flag === 0) return count(0), 0;
     if (spillFrom > 0) return count(1), 1;

@@ -7,6 +7,7 @@ import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { LOG_PARTS, PARTS, partitionLimit, type SlotLayout } from "../wasm/bucket-layout.js";
 import { layOut } from "../wasm/regions.js";
+import type { FreeMemory } from "./key-sieve.js";
 
 /**
  * Tables at least this large (about 7.5e7 keys) grow by LARGE_GROWTH, smaller ones by GROWTH (fewer
@@ -96,6 +97,11 @@ export class TableShard {
     this.active = Math.max(4, Math.min(this.buckets, buckets));
     this.counts.fill(this.arena.u8);
     new ArrayRegion(this.tablePtr, 64, PARTS * this.active).fill(this.arena.u8);
+  }
+
+  /** Its table's memory (for a use between the end of input and resolveWith, which clears what it uses). */
+  get tableMemory(): FreeMemory {
+    return { arena: this.arena, ptr: this.tablePtr, bytes: PARTS * this.buckets * 64 };
   }
 
   /** Keys it may hold without growing. */

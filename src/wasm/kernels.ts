@@ -188,6 +188,10 @@ export interface Kernels {
   bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number, slot: number): void;
   /** Sets every fingerprint of a bucket table in a blocked Bloom filter (approximate line dedup leaving its table phase). */
   bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number): void;
+  /** Sets n fingerprints, `stride` bytes apart, in a split-block filter (a store's keys are sieved against spilled lines). */
+  splitBlockAddFingerprints(bits: number, blocks: number, src: number, n: number, stride: number): void;
+  /** flags[i] = 1 when packed fingerprint i is surely not in a split-block filter, 0 when it may be. */
+  splitBlockMissFingerprints(bits: number, blocks: number, src: number, n: number, flags: number): void;
   setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number, slot: number): number;
   setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number, slot: number): void;
   setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number, slot: number): number;

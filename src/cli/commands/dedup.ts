@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CrawlsieveError } from "../../errors.js";
-import { StoreGate } from "../store-gate.js";
+import { defersStore, StoreGate } from "../store-gate.js";
 import { urlFlags } from "../url-options.js";
 import { count, Progress } from "../progress.js";
 import { totalmem, tmpdir } from "node:os";
@@ -180,10 +180,14 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   let dedup: LineDeduplicator;
   if (opts.store !== undefined) {
     // The store's keys and the new lines' go into the table within --memory; past it lines not
-    // found there wait under --tmp and are resolved at the end against the whole store.
+    // found there wait under --tmp and are resolved at the end against the whole store. A store
+    // too large for --memory is not read in: every new line waits for that end.
     gate = await StoreGate.open(
       opts.store,
-      (hash, stored) => new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: Math.max(opts.items ?? 0, stored) }),
+      (hash, stored) => {
+        const deferNew = defersStore(stored, opts.memory);
+        return new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: deferNew ? (opts.items ?? 0) : Math.max(opts.items ?? 0, stored), deferNew });
+      },
       (message) => process.stderr.write(`crawlsieve: ${message}\n`),
     );
     dedup = gate.dedup;
