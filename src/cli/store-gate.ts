@@ -66,9 +66,9 @@ export class StoreGate implements ChunkGate {
     return this.store.digest;
   }
 
-  /** Keys in the store, and keys other processes added while this one ran. */
+  /** Keys in the store (as found at the start when it was never read: a deferred run with no new line), and keys other processes added while this one ran. */
   get stats(): { stored: number; fromOthers: number } {
-    return { stored: this.held, fromOthers: this.others };
+    return { stored: this.loaded ? this.held : this.store.stored, fromOthers: this.others };
   }
 
   readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> =>
@@ -177,6 +177,7 @@ export class StoreGate implements ChunkGate {
           },
           this.onRecover,
         );
+        this.loaded = true;
         // A torn tail goes before anything is appended after it.
         if (caught.keep !== undefined) await log.write({ keep: caught.keep });
       } catch (error) {
