@@ -58,10 +58,15 @@ export class KeySieve {
     memory.arena.u8.fill(0, this.bits, this.bits + this.blocks * BLOCK_BYTES);
   }
 
+  /** Bytes a sieve of `lines` lines takes at its full 16 bits a line. */
+  static bytesFor(lines: number, batch: number, recordBytes: number): number {
+    return sieveLayout(0, batch, recordBytes).bits + Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)) * BLOCK_BYTES;
+  }
+
   /** A sieve for `lines` spilled lines in `memory`, or undefined when it has too little room for them. */
   static over(memory: FreeMemory, lines: number, batch: number, recordBytes: number): KeySieve | undefined {
     const fixed = sieveLayout(0, batch, recordBytes).bits;
-    if (memory.bytes - fixed < (lines * MIN_BITS_PER_LINE) / 8 + BLOCK_BYTES) return undefined;
+    if (Math.floor((memory.bytes - fixed) / BLOCK_BYTES) < Math.ceil((lines * MIN_BITS_PER_LINE) / (8 * BLOCK_BYTES))) return undefined;
     return new KeySieve(memory, lines, batch, recordBytes);
   }
 

@@ -11,7 +11,7 @@
 // line-engine.ts). The shards (or the own table, when there are none) are cleared and reused to
 // resolve the spill.
 import { CrawlsieveError } from "../errors.js";
-import type { Arena } from "../wasm/arena.js";
+import { Arena } from "../wasm/arena.js";
 import { ArrayRegion } from "../wasm/array-region.js";
 import { COMPACT, LOG_PARTS, PARTS, partitionLimit } from "../wasm/bucket-layout.js";
 import { TableShard } from "./table-shard.js";
@@ -197,14 +197,19 @@ export class LineTables {
   }
 
   /**
-   * The largest table's memory, free between the end of input and the resolution: resolveWith
-   * clears what it then uses, and with shards the own table is no longer looked up (only
-   * remove() may touch it, harmlessly).
+   * At least `wanted` bytes of memory free between the end of input and the resolution: the
+   * largest table's (resolveWith clears what it then uses, and with shards the own table is no
+   * longer looked up; only remove() may touch it, harmlessly), or, when it is smaller (a run of
+   * few lines), a new instance of that size if the budget has room; else the largest table's.
    */
-  spareMemory(): FreeMemory {
+  spareMemory(wanted: number): FreeMemory {
     const own = this.own();
     const ownMemory = { arena: own.arena, ptr: own.ptr, bytes: PARTS * own.buckets * 64 };
-    return this.shards.map((s) => s.tableMemory).reduce((a, b) => (b.bytes > a.bytes ? b : a), ownMemory);
+    const largest = this.shards.map((s) => s.tableMemory).reduce((a, b) => (b.bytes > a.bytes ? b : a), ownMemory);
+    if (largest.bytes >= wanted || wanted > this.limits.available()) return largest;
+    const arena = new Arena();
+    const { spare } = arena.place({ spare: wanted }, arena.base, "a filter of the spilled lines");
+    return { arena, ptr: spare, bytes: wanted };
   }
 
   /** Removes the n fingerprints in the digest region from the tables holding them (flags: 1 where one was there). */

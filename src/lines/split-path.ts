@@ -97,14 +97,14 @@ export class SplitPath {
 
   /**
    * Fills a filter with the spilled lines' fingerprints, in the largest table's memory (free from
-   * now until the resolution clears it), so that spillKeys sets aside only a store's keys that may
+   * now until the resolution clears it; a memory of its own when that is too small), so that spillKeys sets aside only a store's keys that may
    * equal one of them (key-sieve.ts). False, and every key set aside, when it has too little room.
    */
   sieveKeys(): boolean {
     const spill = this.spill;
     if (spill === undefined || this.spilled === 0) return false;
     const size = this.r.spillRecords.size;
-    const sieve = KeySieve.over(this.tables.spareMemory(), this.spilled, this.batch, size);
+    const sieve = KeySieve.over(this.tables.spareMemory(KeySieve.bytesFor(this.spilled, this.batch, size)), this.spilled, this.batch, size);
     if (sieve === undefined) return false;
     for (let p = 0; p < spill.partitions; p++) {
       if (spill.count(p) === 0) continue;
