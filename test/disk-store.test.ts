@@ -83,6 +83,47 @@ describe("dedup --store", () => {
     expect(missing.length).toBeLessThanOrEqual(GROUP);
   });
 
+  it("a store larger than --memory: kill -9 while the kept lines are printed, and a rerun prints each line no run printed, none twice", async () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    const old = Array.from({ length: 800_000 }, (_, i) => `https://old.example/${i}`);
+    expect(dedup(["--store", store], old.join("\n") + "\n").code).toBe(0);
+    // New lines (each twice) among old ones: every new line waits for the end of the run.
+    const fresh = Array.from({ length: 200_000 }, (_, i) => `https://new.example/${i}`);
+    const input = join(dir, "input.txt");
+    writeFileSync(input, [...fresh, ...old.slice(0, 50_000), ...fresh].join("\n") + "\n");
+    const printed1 = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, input]);
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.length > 100_000) child.kill("SIGKILL");
+      });
+      child.on("close", () => resolve(out));
+    });
+    const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+    expect(first.length).toBeGreaterThan(1000);
+    // What the killed run left under --tmp (kill -9 gives it no chance to remove it).
+    const spillFolders = () => readdirSync(dir).filter((name) => name.startsWith("crawlsieve-spill-"));
+    const leftByKill = spillFolders();
+    const second = dedup(["--store", store, "--memory", "16MiB", "--tmp", dir, "--stats", input]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stderr).deferred).toBe(true);
+    const secondLines = second.stdout.split("\n").filter(Boolean);
+    const firstSet = new Set(first);
+    // Nothing printed twice, nothing old printed, and what the killed run printed is a prefix of the new lines, in input order.
+    expect(secondLines.filter((line) => firstSet.has(line))).toEqual([]);
+    expect(first).toEqual(fresh.slice(0, first.length));
+    const freshSet = new Set(fresh);
+    for (const line of secondLines) expect(freshSet.has(line), line).toBe(true);
+    // The killed run recorded its kept lines before printing the first of them: those it did not print stay unprinted (docs/cli.md says so); none is printed twice.
+    expect(first.length + secondLines.length).toBeLessThanOrEqual(fresh.length);
+    // Every new line is in the store now.
+    expect(dedup(["--store", store, "--memory", "16MiB", "--tmp", dir, input]).stdout).toBe("");
+    // The runs that ended removed theirs.
+    expect(spillFolders()).toEqual(leftByKill);
+  }, 60_000);
+
   it.each([
     ["one memory", {}, [], 0],
     // Tables over several WebAssembly memories: other writers' keys go through the split path.
