@@ -177,7 +177,7 @@ async function whenReady<T>(op: () => Promise<T>, wrap?: new (error: Error) => E
  */
 export interface ChunkGate {
   decide<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
-  /** decide() for the lines that waited on disk past the memory budget, resolved at the end (durable when it resolves). */
+  /** decide() for the lines that waited on disk past the memory budget, resolved at the end: `work` gives them all back (each durable before it is). */
   decideAll<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
   /** Resolves once the last decision's new lines are durable. */
   durable(): Promise<void>;
@@ -303,13 +303,16 @@ async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (by
     folder.remove();
   }
   // Lines that waited on disk past the memory budget, in input order, after all the others: the
-  // first step resolves them all (through the gate, against every key of a store).
+  // first step resolves them all (through the gate, against every key of a store), and a store
+  // makes each window of them durable before it is given back.
   const resolved = dedup.resolved();
   try {
-    for (let next = await gate.decideAll(() => resolved.next(), sink.settle); !next.done; next = resolved.next()) {
-      sink.take(next.value);
-      await sink.flush();
-    }
+    await gate.decideAll(async () => {
+      for (let next = resolved.next(); !next.done; next = resolved.next()) {
+        sink.take(next.value);
+        await sink.flush();
+      }
+    }, sink.settle);
   } finally {
     resolved.return(undefined);
   }

@@ -8,8 +8,9 @@
 // power loss, and among processes sharing DIR each line is new for exactly one of them (one that
 // read another's batch before its flush may drop lines a power loss then takes back: printed by
 // neither, never by both). Past the memory budget the lines left undecided are resolved at the
-// end against the whole store (decideAll), read once, in order: only its keys that may equal a
-// waiting line's fingerprint (a filter of those in the tables' memory, key-sieve.ts) are set aside.
+// end, and printed, under the lock (decideAll), against the whole store read once, in order: only
+// its keys that may equal a waiting line's fingerprint (a filter of those, key-sieve.ts) are set
+// aside, and the kept lines are made durable a window of output at a time, before it is printed.
 // A store whose keys alone would fill the budget is not read in at all (defersStore): every new
 // line waits for that end, and the tables hold this run's lines, so a repeat within the run never
 // waits and the store is read once, not twice.
@@ -144,11 +145,12 @@ export class StoreGate implements ChunkGate {
   }
 
   /**
-   * The last decision, of the lines that waited on disk past the memory budget (resolved()): the
-   * store is read again whole and its keys set aside by partition beside the spilled lines, which
-   * are resolved against them; the kept lines' fingerprints are appended as they are decided and
-   * flushed once before the first of them is printed (cut off again if anything fails). With
-   * nothing spilled it is a decide().
+   * The last decision, of the lines that waited on disk past the memory budget (resolved()), and
+   * their output: `work` gives them all back, under the store's lock. The store is read again
+   * whole and its keys that may equal a spilled line set aside by partition beside them; they are
+   * resolved against those, and the kept lines' fingerprints appended and flushed a window of
+   * output at a time, before the window's first line is given back (what was not flushed is cut
+   * off again if anything fails). With nothing spilled it is a decide().
    */
   readonly decideAll = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> => {
     const dedup = this.dedup;
@@ -184,18 +186,20 @@ export class StoreGate implements ChunkGate {
         await log.abort();
         throw diskError(error, `reading ${log.name}`);
       }
-      const start = log.end;
+      // Each window of kept lines is appended and flushed before its first line is given back, so
+      // a crash leaves at most a window recorded and not printed; the lock is held until the last.
+      let durable = log.end;
       dedup.onKept = (fingerprints) => {
         log.appendUnsynced(encodeRecords(fingerprints));
+        log.flush();
+        durable = log.end;
         this.held += fingerprints.length / 16;
       };
       try {
-        const result = await work();
-        log.flush();
-        return result;
+        return await work();
       } catch (error) {
         try {
-          log.cutTo(start);
+          log.cutTo(durable);
         } catch {
           // The next run finds the unflushed records or a torn tail: neither was printed.
         }

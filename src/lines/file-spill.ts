@@ -17,16 +17,17 @@ import { writeAt } from "./file-range.js";
 import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
+import { joinPieces } from "./join-pieces.js";
 
 const PARTITIONS = 256;
 /** Write buffer of a partition file: a 4096th of the budget (a write call per 170 to 11,000 records), within these bounds. */
 const MIN_PART_BUFFER = 4 << 10;
 const MAX_PART_BUFFER = 256 << 10;
 const LOG_BUFFER = 256 << 10;
-/** Read buffer of a kept list at the end (one per partition). */
-const READ_BUFFER = 16 << 10;
-/** Spill indexes a bitmap window covers: 2^20 bits, 128 KiB. */
-const WINDOW = 1 << 20;
+/** Read buffer of a kept list at the end (one per partition, and one for its fingerprints when it has them). */
+const READ_BUFFER = 8 << 10;
+/** Spill indexes a bitmap window covers: 2^20 bits, 128 KiB (tests set fewer, a multiple of 8: CRAWLSIEVE_TEST_SPILL_WINDOW). */
+const WINDOW = Number(process.env.CRAWLSIEVE_TEST_SPILL_WINDOW ?? 1 << 20);
 const NL = 0x0a;
 
 /** A buffered append-only file. */
@@ -113,8 +114,10 @@ export class FileSpill implements LineSpill {
   private log: Appender | undefined;
   private parts: Appender[] = [];
   private readonly kept: string[] = [];
-  /** The kept list being written. */
+  private readonly keptFingerprints: (string | undefined)[] = [];
+  /** The kept list being written, and its fingerprints' (when keep() is given them). */
   private keeping: Appender | undefined;
+  private keepingFingerprints: Appender | undefined;
   private total = 0;
   private readonly counts = new Float64Array(PARTITIONS);
 
@@ -125,7 +128,7 @@ export class FileSpill implements LineSpill {
   ) {
     this.partBuffer = Math.max(MIN_PART_BUFFER, Math.min(MAX_PART_BUFFER, 2 ** Math.floor(Math.log2(memory / 4096))));
     // Writing (partition buffers, the log's) and reading back (kept lists, log, bitmap, output) never overlap.
-    this.bufferBytes = Math.max(PARTITIONS * this.partBuffer + LOG_BUFFER, PARTITIONS * READ_BUFFER + 2 * LOG_BUFFER + 2 * (WINDOW / 8));
+    this.bufferBytes = Math.max(PARTITIONS * this.partBuffer + LOG_BUFFER, 2 * PARTITIONS * READ_BUFFER + 2 * LOG_BUFFER + 2 * (WINDOW / 8));
   }
 
   append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void {
@@ -153,22 +156,27 @@ export class FileSpill implements LineSpill {
     if (!again) rmSync(part.path, { force: true });
   }
 
-  keep(p: number, indexes: Float64Array, restart: boolean): void {
+  keep(p: number, indexes: Float64Array, restart: boolean, fingerprints?: Uint8Array): void {
     if (this.folder === undefined) return;
     if (restart || this.keeping?.path !== join(this.folder, `k${p}`)) {
       this.keeping?.close();
+      this.keepingFingerprints?.close();
       this.keeping = new Appender(join(this.folder, `k${p}`), MIN_PART_BUFFER, this.fail);
+      this.keepingFingerprints = fingerprints === undefined ? undefined : new Appender(join(this.folder, `f${p}`), MIN_PART_BUFFER, this.fail);
       this.kept[p] = this.keeping.path;
+      this.keptFingerprints[p] = this.keepingFingerprints?.path;
     }
     this.keeping.write(new Uint8Array(indexes.buffer, indexes.byteOffset, indexes.byteLength));
+    if (fingerprints !== undefined) this.keepingFingerprints?.write(fingerprints);
   }
 
-  *output(): Iterable<Uint8Array> {
+  *output(before?: (fingerprints: Uint8Array) => void): Iterable<Uint8Array> {
     if (this.folder === undefined || this.log === undefined) return;
     this.log.close();
     this.keeping?.close();
+    this.keepingFingerprints?.close();
     // Every partition, those that kept nothing or had no records too (holes of `kept`, which map() would keep as holes).
-    const readers = Array.from({ length: PARTITIONS }, (_, p) => indexReader(this.kept[p], this.fail));
+    const readers = Array.from({ length: PARTITIONS }, (_, p) => indexReader(this.kept[p], before === undefined ? undefined : this.keptFingerprints[p], this.fail));
     const bits = new Uint8Array(WINDOW / 8);
     // A new output buffer after each one handed out: a chunk stays valid for as long as it is held.
     let out = new Uint8Array(LOG_BUFFER);
@@ -179,7 +187,9 @@ export class FileSpill implements LineSpill {
       bits.fill(0);
       const from = windowEnd;
       windowEnd += WINDOW;
-      for (const reader of readers) reader.mark(bits, from, windowEnd);
+      const fingerprints: Uint8Array[] = [];
+      for (const reader of readers) reader.mark(bits, from, windowEnd, fingerprints);
+      if (before !== undefined && fingerprints.length > 0) before(joinPieces(fingerprints));
     };
     fill();
     const kept = (i: number): boolean => {
@@ -224,7 +234,7 @@ export class FileSpill implements LineSpill {
         // a full disk: the folder goes anyway
       }
     }
-    for (const file of [this.log, this.keeping]) {
+    for (const file of [this.log, this.keeping, this.keepingFingerprints]) {
       try {
         file?.close();
       } catch {
@@ -265,29 +275,52 @@ export function diskReason(error: unknown): string {
   return `${reason}${e.code !== undefined ? `, ${e.code}` : ""}`;
 }
 
-/** Reads a kept list (ascending f64 spill indexes) window by window. */
-function indexReader(path: string | undefined, fail: (error: unknown) => never): { mark(bits: Uint8Array, from: number, to: number): void } {
+/**
+ * Reads a kept list (ascending f64 spill indexes) window by window, and with `fingerprintsPath`
+ * the list's fingerprints beside it (16 bytes an index), handing those of each window over.
+ */
+function indexReader(path: string | undefined, fingerprintsPath: string | undefined, fail: (error: unknown) => never): { mark(bits: Uint8Array, from: number, to: number, fingerprints: Uint8Array[]): void } {
   if (path === undefined) return { mark() {} };
   const source = chunks(path, READ_BUFFER, fail)[Symbol.iterator]();
+  const prints = fingerprintsPath === undefined ? undefined : chunks(fingerprintsPath, 2 * READ_BUFFER, fail)[Symbol.iterator]();
   let values = new Float64Array(0);
   let at = 0;
   let done = false;
+  // The fingerprints of the chunk of indexes being read: 2 * READ_BUFFER bytes hold as many as READ_BUFFER of indexes.
+  let chunkPrints: Uint8Array = new Uint8Array(0);
   return {
-    mark(bits, from, to) {
+    mark(bits, from, to, fingerprints) {
+      // Where this window's indexes began in the chunk being read: their fingerprints are handed over when it ends.
+      let first = at;
+      const hand = () => {
+        // A copy (Buffer's slice() would be a view of the read buffer, which the next read overwrites).
+        if (prints !== undefined && at > first) fingerprints.push(new Uint8Array(chunkPrints.subarray(16 * first, 16 * at)));
+      };
       for (;;) {
         if (at === values.length) {
+          hand();
           if (done) return;
           const next = source.next();
           if (next.done === true) {
             done = true;
             return;
           }
-          // Chunks are multiples of 8 bytes (16 KiB reads of a file of f64s); copied to be aligned.
+          // Chunks are multiples of 8 bytes (8 KiB reads of a file of f64s); copied to be aligned.
           values = new Float64Array(new Uint8Array(next.value).buffer);
           at = 0;
+          first = 0;
+          if (prints !== undefined) {
+            const got = prints.next();
+            chunkPrints = got.done === true ? new Uint8Array(0) : got.value;
+            if (chunkPrints.length !== 16 * values.length) throw new CrawlsieveError("ERR_SPILL", `the kept fingerprints beside ${path} do not match its indexes`);
+          }
+          continue;
         }
         const v = values[at];
-        if (v >= to) return;
+        if (v >= to) {
+          hand();
+          return;
+        }
         const w = v - from;
         bits[w >>> 3] |= 1 << (w & 7);
         at++;

@@ -25,10 +25,18 @@ export interface LineSpill {
    * stay until close()).
    */
   records(p: number, max: number, again?: boolean): Iterable<Uint8Array>;
-  /** Appends spill indexes (ascending) kept from partition p; `restart` drops those given before. */
-  keep(p: number, indexes: Float64Array, restart: boolean): void;
-  /** The kept lines, in spill order, in chunks of their own (never reused). */
-  output(): Iterable<Uint8Array>;
+  /**
+   * Appends spill indexes (ascending) kept from partition p; `restart` drops those given before.
+   * With `fingerprints` (16 bytes each, in the order of the indexes), output() tells them to its
+   * `before` hook.
+   */
+  keep(p: number, indexes: Float64Array, restart: boolean, fingerprints?: Uint8Array): void;
+  /**
+   * The kept lines, in spill order, in chunks of their own (never reused). `before` hears the
+   * fingerprints kept with the lines of each window of spill indexes before any line of that
+   * window is given back (a store makes them durable first).
+   */
+  output(before?: (fingerprints: Uint8Array) => void): Iterable<Uint8Array>;
   /** Removes what it holds outside memory; idempotent. */
   close(): void;
 }

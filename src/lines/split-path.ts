@@ -9,7 +9,6 @@ import type { Arena } from "../wasm/arena.js";
 import type { ArrayRegion } from "../wasm/array-region.js";
 import type { BatchRegions, LineTables } from "./line-tables.js";
 import type { LineSpill } from "./line-spill.js";
-import { joinPieces } from "./join-pieces.js";
 import { selectFlagged } from "../wasm/batch.js";
 import { KeySieve } from "./key-sieve.js";
 
@@ -62,7 +61,7 @@ export class SplitPath {
 
   /** A store's keys (and keys it forgot), in the store's order, each partition read before its spilled lines are resolved (see spillKeys). */
   private keys: LineSpill | undefined;
-  /** Told the fingerprints of each partition's kept spilled lines, once the partition is resolved: a store makes them durable before they are printed. */
+  /** Told the fingerprints of the kept spilled lines a window of output at a time, before any line of it is given back: a store makes them durable before they are printed. */
   onKept: ((fingerprints: Uint8Array) => void) | undefined;
 
   /**
@@ -201,7 +200,6 @@ export class SplitPath {
       const records = spill.count(p);
       if (records === 0) continue;
       let kept = 0;
-      let keptFingerprints: Uint8Array[] = [];
       // First in tables sized for the partition's records; should its lines not fit (a table's
       // share larger than planned), again in the whole tables.
       for (const planned of [records, Infinity]) {
@@ -209,16 +207,16 @@ export class SplitPath {
           this.tables.resolveWith(planned + (this.keys?.count(p) ?? 0));
           this.takeKeys(p);
           kept = 0;
-          keptFingerprints = [];
           let first = true;
           for (const chunk of spill.records(p, this.batch)) {
             const n = chunk.length / size;
             r.spillRecords.copyIn(this.arena.u8, chunk);
             k.gather(r.spillRecords.ptr, n, size, r.digests.ptr, 16, 16);
             this.tables.probe(n, "resolve");
-            if (this.onKept !== undefined) keptFingerprints.push(selectFlagged(r.digests.bytes(this.arena.u8, 0, n), r.flags.bytes(this.arena.u8, 0, n)));
+            // A store's: the kept lines' fingerprints beside their indexes, in the same order, told to it as they are given back.
+            const fingerprints = this.onKept === undefined ? undefined : selectFlagged(r.digests.bytes(this.arena.u8, 0, n), r.flags.bytes(this.arena.u8, 0, n));
             const m = k.spillKept(r.spillRecords.ptr, r.flags.ptr, n, r.kept.ptr) >>> 0;
-            spill.keep(p, r.kept.view(this.arena.u8, Float64Array, 0, m).slice(), first);
+            spill.keep(p, r.kept.view(this.arena.u8, Float64Array, 0, m).slice(), first, fingerprints);
             first = false;
             kept += m;
           }
@@ -228,9 +226,8 @@ export class SplitPath {
         }
       }
       this.keptSpilled += kept;
-      if (this.onKept !== undefined && kept > 0) this.onKept(joinPieces(keptFingerprints));
     }
-    yield* spill.output();
+    yield* spill.output(this.onKept);
   }
 
   /** Groups a batch's spill records by partition and hands them and the spilled lines' bytes over. */
