@@ -46,9 +46,13 @@ describe("FileSpill.output(before)", () => {
     let outOfOrder = 0;
     let beforeHanded = 0;
     let text = "";
-    for (const chunk of spill.output((fingerprints) => {
-      const view = new DataView(fingerprints.buffer, fingerprints.byteOffset, fingerprints.length);
-      handed.push(Array.from({ length: fingerprints.length / 16 }, (_, j) => view.getFloat64(16 * j, true)));
+    for (const chunk of spill.output((pieces) => {
+      const window: number[] = [];
+      for (const fingerprints of pieces) {
+        const view = new DataView(fingerprints.buffer, fingerprints.byteOffset, fingerprints.length);
+        for (let j = 0; j < fingerprints.length; j += 16) window.push(view.getFloat64(j, true));
+      }
+      handed.push(window);
     })) {
       text += new TextDecoder().decode(chunk);
       // Every line given back so far belongs to a window already handed over.

@@ -186,14 +186,19 @@ export class StoreGate implements ChunkGate {
         await log.abort();
         throw diskError(error, `reading ${log.name}`);
       }
-      // Each window of kept lines is appended and flushed before its first line is given back, so
-      // a crash leaves at most a window recorded and not printed; the lock is held until the last.
+      // Each window of kept lines is appended and flushed before its first line is given back, so a
+      // crash leaves at most that window and the next recorded and not printed; the lock is held
+      // until the last.
       let durable = log.end;
-      dedup.onKept = (fingerprints) => {
-        log.appendUnsynced(encodeRecords(fingerprints));
+      dedup.onKept = (pieces) => {
+        for (const fingerprints of pieces) {
+          const records = encodeRecords(fingerprints, false, this.scratch);
+          if (records.buffer !== this.scratch.buffer) this.scratch = new Uint8Array(records.length * 2);
+          log.appendUnsynced(records);
+          this.held += fingerprints.length / 16;
+        }
         log.flush();
         durable = log.end;
-        this.held += fingerprints.length / 16;
       };
       try {
         return await work();

@@ -17,7 +17,6 @@ import { writeAt } from "./file-range.js";
 import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
-import { joinPieces } from "./join-pieces.js";
 
 const PARTITIONS = 256;
 /** Write buffer of a partition file: a 4096th of the budget (a write call per 170 to 11,000 records), within these bounds. */
@@ -170,7 +169,7 @@ export class FileSpill implements LineSpill {
     if (fingerprints !== undefined) this.keepingFingerprints?.write(fingerprints);
   }
 
-  *output(before?: (fingerprints: Uint8Array) => void): Iterable<Uint8Array> {
+  *output(before?: (fingerprints: readonly Uint8Array[]) => void): Iterable<Uint8Array> {
     if (this.folder === undefined || this.log === undefined) return;
     this.log.close();
     this.keeping?.close();
@@ -189,7 +188,8 @@ export class FileSpill implements LineSpill {
       windowEnd += WINDOW;
       const fingerprints: Uint8Array[] = [];
       for (const reader of readers) reader.mark(bits, from, windowEnd, fingerprints);
-      if (before !== undefined && fingerprints.length > 0) before(joinPieces(fingerprints));
+      // In pieces: a window's fingerprints (up to 16 MiB) are not copied again into one array.
+      if (before !== undefined && fingerprints.length > 0) before(fingerprints);
     };
     fill();
     const kept = (i: number): boolean => {

@@ -363,8 +363,8 @@ export class LineDeduplicator {
     this.live().spillStoreKeys(packed, forget);
   }
 
-  /** @internal Told the fingerprints of the spilled lines resolved() keeps, a partition at a time, before any is given back. */
-  set onKept(hook: ((fingerprints: Uint8Array) => void) | undefined) {
+  /** @internal Told the fingerprints of the spilled lines resolved() keeps, a window of output at a time (in pieces), before any line of the window is given back. */
+  set onKept(hook: ((fingerprints: readonly Uint8Array[]) => void) | undefined) {
     this.live().onKept = hook;
   }
 

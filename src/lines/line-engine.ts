@@ -314,7 +314,7 @@ export class LineEngine {
   }
 
   /** Told the fingerprints of each spill partition's kept lines as resolved() decides them, before any is given back. */
-  set onKept(hook: ((fingerprints: Uint8Array) => void) | undefined) {
+  set onKept(hook: ((fingerprints: readonly Uint8Array[]) => void) | undefined) {
     if (this.path !== undefined) this.path.onKept = hook;
   }
 

@@ -33,10 +33,10 @@ export interface LineSpill {
   keep(p: number, indexes: Float64Array, restart: boolean, fingerprints?: Uint8Array): void;
   /**
    * The kept lines, in spill order, in chunks of their own (never reused). `before` hears the
-   * fingerprints kept with the lines of each window of spill indexes before any line of that
-   * window is given back (a store makes them durable first).
+   * fingerprints kept with the lines of each window of spill indexes (in pieces, a partition's
+   * each) before any line of that window is given back (a store makes them durable first).
    */
-  output(before?: (fingerprints: Uint8Array) => void): Iterable<Uint8Array>;
+  output(before?: (fingerprints: readonly Uint8Array[]) => void): Iterable<Uint8Array>;
   /** Removes what it holds outside memory; idempotent. */
   close(): void;
 }

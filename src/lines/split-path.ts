@@ -62,7 +62,7 @@ export class SplitPath {
   /** A store's keys (and keys it forgot), in the store's order, each partition read before its spilled lines are resolved (see spillKeys). */
   private keys: LineSpill | undefined;
   /** Told the fingerprints of the kept spilled lines a window of output at a time, before any line of it is given back: a store makes them durable before they are printed. */
-  onKept: ((fingerprints: Uint8Array) => void) | undefined;
+  onKept: ((fingerprints: readonly Uint8Array[]) => void) | undefined;
 
   /**
    * Sets packed fingerprints aside as a store's keys (`forget`: keys it forgot), to be taken into
@@ -96,8 +96,9 @@ export class SplitPath {
 
   /**
    * Fills a filter with the spilled lines' fingerprints, in the largest table's memory (free from
-   * now until the resolution clears it; a memory of its own when that is too small), so that spillKeys sets aside only a store's keys that may
-   * equal one of them (key-sieve.ts). False, and every key set aside, when it has too little room.
+   * now until the resolution clears it; a memory of its own when that is too small), so that
+   * spillKeys sets aside only a store's keys that may equal one of them (key-sieve.ts). False,
+   * and every key set aside, when it has too little room.
    */
   sieveKeys(): boolean {
     const spill = this.spill;
