@@ -5,7 +5,8 @@
 // the rest, and the others are never written. It is the semi-join form of IMP-CB's filter: the
 // filter is built on the side that is small at the end of a run (the lines that waited, not the
 // store), and the store is read once, in order, with no random reads. It lives in memory a table
-// no longer needs between the end of input and the resolution, which clears what it uses.
+// no longer needs between the end of input and the resolution, which clears what it uses (or, for
+// a run whose tables are too small for it, in a memory of its own: LineTables.spareMemory).
 import type { Arena } from "../wasm/arena.js";
 import { array, type ArrayRegion } from "../wasm/array-region.js";
 import { layOut } from "../wasm/regions.js";
