@@ -26,6 +26,20 @@ function dedup(args: string[], input?: string) {
 }
 
 
+/** What `dedup args` printed before it was killed with SIGKILL, once more than `bytes` of output had arrived. */
+function printedUntilKilled(args: string[], bytes: number, env: Record<string, string> = {}): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const child = spawn(process.execPath, [CLI, "dedup", ...args], { env: { ...process.env, ...env } });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.length > bytes) child.kill("SIGKILL");
+    });
+    // "close": everything the child wrote before it died is read, not only what had arrived.
+    child.on("close", () => resolve(out));
+  });
+}
+
 describe("dedup --store", () => {
   it("prints awk's first occurrences, and a second run over more input only the lines no run printed", () => {
     const dir = temp();
@@ -57,16 +71,7 @@ describe("dedup --store", () => {
     writeFileSync(input, lines.join("\n") + "\n");
     const store = join(dir, "seen");
     // First run: killed with SIGKILL once some output has arrived.
-    const printed1 = await new Promise<string>((resolve) => {
-      const child = spawn(process.execPath, [CLI, "dedup", "--store", store, input]);
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.length > 200_000) child.kill("SIGKILL");
-      });
-      // "close": everything the child wrote before it died is read, not only what had arrived.
-      child.on("close", () => resolve(out));
-    });
+    const printed1 = await printedUntilKilled(["--store", store, input], 200_000);
     const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
     expect(first.length).toBeGreaterThan(1000);
     const second = dedup(["--store", store, input]);
@@ -94,15 +99,7 @@ describe("dedup --store", () => {
     writeFileSync(input, [...fresh, ...old.slice(0, 50_000), ...fresh].join("\n") + "\n");
     // Windows of 8,192 spill indexes (2^20 by default): each is made durable just before it is printed.
     const window = 8192;
-    const printed1 = await new Promise<string>((resolve) => {
-      const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, input], { env: { ...process.env, CRAWLSIEVE_TEST_SPILL_WINDOW: String(window) } });
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.length > 100_000) child.kill("SIGKILL");
-      });
-      child.on("close", () => resolve(out));
-    });
+    const printed1 = await printedUntilKilled(["--store", store, "--memory", "16MiB", "--tmp", dir, input], 100_000, { CRAWLSIEVE_TEST_SPILL_WINDOW: String(window) });
     const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
     expect(first.length).toBeGreaterThan(1000);
     // What the killed run left under --tmp (kill -9 gives it no chance to remove it).

@@ -119,8 +119,7 @@ export class StoreGate implements ChunkGate {
       // Encoded at once: the fingerprints are a view of WebAssembly memory.
       const digests = dedup.freshDigests();
       const fresh = digests.length / 16;
-      const records = fresh > 0 ? encodeRecords(digests, false, this.scratch) : undefined;
-      if (records !== undefined && records.buffer !== this.scratch.buffer) this.scratch = new Uint8Array(records.length * 2);
+      const records = fresh > 0 ? this.encode(digests) : undefined;
       try {
         // A torn tail is cut off before anything is appended after it.
         if (keep !== undefined) await log.write({ keep });
@@ -138,6 +137,13 @@ export class StoreGate implements ChunkGate {
       dedup.clearFresh();
       return result;
     });
+
+  /** Packed fingerprints as records, in the reused scratch when it holds them (grown for the next time when not); valid until the next call. */
+  private encode(fingerprints: Uint8Array): Uint8Array {
+    const records = encodeRecords(fingerprints, false, this.scratch);
+    if (records.buffer !== this.scratch.buffer) this.scratch = new Uint8Array(records.length * 2);
+    return records;
+  }
 
   /** Resolves once the last decision's new fingerprints are on disk: its lines may be written then. */
   durable(): Promise<void> {
@@ -192,9 +198,7 @@ export class StoreGate implements ChunkGate {
       let durable = log.end;
       dedup.onKept = (pieces) => {
         for (const fingerprints of pieces) {
-          const records = encodeRecords(fingerprints, false, this.scratch);
-          if (records.buffer !== this.scratch.buffer) this.scratch = new Uint8Array(records.length * 2);
-          log.appendUnsynced(records);
+          log.appendUnsynced(this.encode(fingerprints));
           this.held += fingerprints.length / 16;
         }
         log.flush();
