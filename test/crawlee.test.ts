@@ -14,6 +14,7 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContentSieve, RedirectSieve, ResumeConflictError, SieveRequestManager, sieveRequestQueue, type SieveRequestManagerOptions } from "../build/js/crawlee/index.js";
 import { init, openSeenSet, requestFingerprint } from "../build/js/index.node.js";
+import { fromNodeRedis } from "../build/js/redis/index.js";
 import { startSite, type CrawlSite } from "./support/crawl-site.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 import { spyStorage, type SpyFaults } from "./support/spy-storage.js";
@@ -208,6 +209,73 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     expect(again.addedRequests.map((r) => r.wasAlreadyPresent)).toEqual([false, false]);
     expect(Array.from(await seen.hasMany(urls))).toEqual([1, 1]);
     await sieve.close();
+  });
+
+  describe("a Redis stall past the command deadline (a real redis-server, stopped with SIGSTOP; 200 ms deadline)", () => {
+    /** A Redis seen-set whose commands give up after 200 ms, with `present` in it already. */
+    const stallingSet = async (present: string[]) => {
+      const seen = await openSeenSet({ backend: "redis", client: fromNodeRedis(client, { timeoutMs: 200 }), name: `stall-${Math.random()}` });
+      await seen.addMany(present.map(crawleeKey));
+      return seen;
+    };
+    /** Stops redis-server for `ms`: every command sent meanwhile is answered only after it. */
+    const stall = (ms: number) => {
+      redis.pause();
+      return new Promise<void>((resolve) => setTimeout(() => (redis.resume(), resolve()), ms));
+    };
+
+    it("after-enqueue: the read that got no reply is asked again, and the add goes through once Redis answers", async () => {
+      const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
+      const seen = await stallingSet(["https://s.example/old"]);
+      const errors: unknown[] = [];
+      const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, resume: "keep", onError: (e) => errors.push(e) });
+      const stalled = stall(1_000);
+      try {
+        const added = await sieve.addRequestsBatched(["https://s.example/old", "https://s.example/new"], { waitForAllRequestsToBeAdded: true });
+        expect(added.addedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent])).toEqual([
+          ["https://s.example/new", false],
+          ["https://s.example/old", true],
+        ]);
+      } finally {
+        await stalled;
+      }
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.every((e) => (e as { code?: string }).code === "ERR_REDIS_UNAVAILABLE")).toBe(true);
+      expect(sieve.stats.uncertain).toBe(0);
+      await sieve.close();
+    }, 30_000);
+
+    it("on-check: a claim whose reply timed out but which Redis carried out is not lost: its keys are enqueued here, counted uncertain", async () => {
+      const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
+      const real = await stallingSet(["https://s.example/old"]);
+      // The stall starts between the read and the claim: the claim is sent, Redis carries it out
+      // when it wakes, but its reply comes after the 200 ms deadline.
+      let stalled: Promise<void> | undefined;
+      const seen = { ...real, hasMany: async (keys: readonly (string | Uint8Array)[]) => {
+        const found = await real.hasMany(keys);
+        stalled ??= stall(1_000);
+        return found;
+      } };
+      const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, commit: "on-check", resume: "keep", onError: () => undefined });
+      const urls = ["https://s.example/old", "https://s.example/a", "https://s.example/b"];
+      try {
+        const added = await sieve.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
+        expect(added.addedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent])).toEqual([
+          ["https://s.example/a", false],
+          ["https://s.example/b", false],
+          ["https://s.example/old", true],
+        ]);
+      } finally {
+        await stalled;
+      }
+      // Both claimed keys were in Redis when the claim was asked again (the first attempt had
+      // landed): this process cannot tell its own claim from another's, so it enqueues them.
+      expect(sieve.stats.uncertain).toBe(2);
+      expect(Array.from(await real.hasMany(urls))).toEqual([1, 1, 1]);
+      const queued = [(await sieve.fetchNextRequest())?.url, (await sieve.fetchNextRequest())?.url, await sieve.fetchNextRequest()];
+      expect(queued).toEqual(["https://s.example/a", "https://s.example/b", null]);
+      await sieve.close();
+    }, 30_000);
   });
 
   it("concurrent adds of one key: the storage sees it once, and a failed first add is retried by the second", async () => {

@@ -13,12 +13,17 @@
 // - "on-check" (a fleet, each process with its own queue over one shared seen-set): addMany
 //   claims the keys first, so exactly one process enqueues each; keys the queue then refused are
 //   given back with removeMany (exact backends; a Bloom backend cannot, and counts them lost).
+// - A seen-set call that fails for a while (Redis silent past its deadline, a full disk) is asked
+//   again with backoff for retryForMs, so a stall fails no handler (whose retry would fetch its
+//   page again). A claim whose reply was lost may have been carried out: its keys are taken as
+//   this process's (at least once: a page may be fetched twice in the fleet, never by nobody).
 // - A dropped duplicate is reported as { wasAlreadyPresent: true }, so Crawlee's
 //   maxRequestsPerCrawl / maxNewRequests budgets are spent only on new requests.
 import { Configuration as CrawleeConfiguration, getRequestId, log as crawleeLog, RequestQueue } from "@crawlee/core";
 import type { AddRequestsBatchedOptions, AddRequestsBatchedResult, Configuration, Dictionary, IRequestManager, Request, RequestQueueOperationInfo, RequestQueueOperationOptions, RequestsLike, Source } from "@crawlee/core";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { init, isSeenSet, openSeenSet, type SeenSet, type SeenSpec } from "../index.node.js";
+import { retryTransient, type RetryOptions } from "../seen/transient.js";
 import * as check from "../validate.js";
 import { chunkReader, isIterable } from "./chunks.js";
 import { keyer, type Keyed, type Keyer, type ScrapyKeyOptions, type SieveKey } from "./keys.js";
@@ -52,6 +57,10 @@ export interface SieveRequestManagerOptions {
   readonly persist?: boolean | { readonly record?: string; readonly store?: string };
   /** The Crawlee configuration whose events and storage are used (default: the global one). */
   readonly config?: Configuration;
+  /** How long a seen-set call that fails for a while (a Redis stall, a full disk) is asked again before the add fails (default 300,000 ms). */
+  readonly retryForMs?: number;
+  /** Hears each such failure before the call is asked again (default: a Crawlee warning). */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** Counts of what the sieve did. */
@@ -68,6 +77,8 @@ export interface SieveStats {
   committed: number;
   /** on-check only: keys claimed, then refused by the queue, that a Bloom backend could not give back. */
   lost: number;
+  /** on-check only: keys enqueued although the seen-set held them, because a claim of this process whose reply was lost may have put them there. */
+  uncertain: number;
 }
 
 /**
@@ -97,6 +108,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** A Crawlee request manager that drops requests a SeenSet has seen before. */
 export class SieveRequestManager implements IRequestManager {
   private readonly inflight = new Map<string, Promise<void>>();
+  /** on-check: keys a claim of this process may have taken without learning it (its reply was lost). */
+  private readonly unsure = new Set<string>();
   private background = 0;
   private closed = false;
 
@@ -113,6 +126,7 @@ export class SieveRequestManager implements IRequestManager {
     private readonly pending: PendingKeys,
     /** What the sieve did so far. */
     readonly stats: SieveStats,
+    private readonly retry: RetryOptions,
   ) {}
 
   /**
@@ -126,6 +140,9 @@ export class SieveRequestManager implements IRequestManager {
     const commit = check.oneOf<CommitMode>("commit", opts.commit ?? "after-enqueue", ["after-enqueue", "on-check"]);
     const resume = check.oneOf<ResumePolicy>("resume", opts.resume ?? "auto", ["auto", "keep", "clear"]);
     const keyOf = keyer(opts.key, opts.scrapy);
+    const retryForMs = check.integerInRange("retryForMs", opts.retryForMs ?? 300_000, 0, Number.MAX_SAFE_INTEGER);
+    if (opts.onError !== undefined && typeof opts.onError !== "function") throw new InvalidArgumentError("onError", opts.onError, "a function of the error");
+    const onError = opts.onError ?? ((error: unknown) => crawleeLog.warning(`crawlsieve: a seen-set call failed and is asked again: ${String(error)}`));
     const config = opts.config;
     const inner = queue ?? (await RequestQueue.open(null, config === undefined ? {} : { config }));
     for (const method of ["addRequest", "addRequestsBatched", "fetchNextRequest", "markRequestHandled", "isFinished"] as const) {
@@ -156,9 +173,9 @@ export class SieveRequestManager implements IRequestManager {
       if (persistence !== undefined || (seen.backend !== "memory" && seen.backend !== "window")) crawleeLog.warning(message);
       else crawleeLog.info(message);
     }
-    const stats: SieveStats = { checked: 0, dropped: 0, forwarded: 0, accepted: 0, committed: 0, lost: 0 };
+    const stats: SieveStats = { checked: 0, dropped: 0, forwarded: 0, accepted: 0, committed: 0, lost: 0, uncertain: 0 };
     const pending = await PendingKeys.open(seen, (n) => (stats.committed += n));
-    const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence, pending, stats);
+    const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence, pending, stats, { retryForMs, onError });
     // The handled keys waiting for their group commit go in first, so a saved set has them all.
     persistence?.attach(async () => {
       await manager.pending.flush();
@@ -278,13 +295,13 @@ export class SieveRequestManager implements IRequestManager {
     try {
       let forward: Uint8Array;
       if (this.commit === "after-enqueue") {
-        forward = await this.pending.hasMany(keys);
+        forward = await retryTransient(() => this.pending.hasMany(keys), this.retry);
         for (let i = 0; i < forward.length; i++) forward[i] ^= 1;
       } else {
         // A fleet member claims only what it may enqueue now: no more than the budget.
-        const candidates = await this.seen.hasMany(keys);
-        const wanted = keys.filter((_, i) => candidates[i] === 0).slice(0, Number.isFinite(budgetLeft) ? Math.max(0, budgetLeft) : undefined);
-        const fresh = wanted.length === 0 ? new Uint8Array(0) : await this.seen.addMany(wanted);
+        const candidates = await retryTransient(() => this.seen.hasMany(keys), this.retry);
+        const wanted = keys.filter((k, i) => candidates[i] === 0 || this.unsure.has(k)).slice(0, Number.isFinite(budgetLeft) ? Math.max(0, budgetLeft) : undefined);
+        const fresh = wanted.length === 0 ? new Uint8Array(0) : await this.claim(wanted);
         claimed = wanted.filter((_, i) => fresh[i] === 1);
         const mine = new Set(claimed);
         forward = Uint8Array.from(keys, (k) => (mine.has(k) ? 1 : 0));
@@ -320,7 +337,8 @@ export class SieveRequestManager implements IRequestManager {
       });
       return { processed, overLimit: [...overLimit], forwarded: sending.length };
     } catch (error) {
-      await this.giveBack(claimed).catch(() => undefined);
+      // Keys not given back stay claimed for the fleet: this process takes them as its own when met again.
+      await this.giveBack(claimed).catch(() => claimed.forEach((k) => this.unsure.add(k)));
       throw error;
     } finally {
       for (const key of keys) if (this.inflight.get(key) === done) this.inflight.delete(key);
@@ -351,11 +369,36 @@ export class SieveRequestManager implements IRequestManager {
     return pending;
   }
 
+  /**
+   * on-check: claims keys with one addMany, asked again after a transient failure. A failed attempt
+   * may have been carried out, so a key it covered that the seen-set then holds may be this
+   * process's own claim: such a key counts as claimed here (and in stats.uncertain).
+   */
+  private async claim(keys: readonly string[]): Promise<Uint8Array> {
+    const fresh = await retryTransient(async () => {
+      try {
+        return await this.seen.addMany(keys);
+      } catch (error) {
+        for (const k of keys) this.unsure.add(k);
+        throw error;
+      }
+    }, this.retry);
+    keys.forEach((k, i) => {
+      if (fresh[i] === 0 && this.unsure.has(k)) {
+        fresh[i] = 1;
+        this.stats.uncertain += 1;
+      }
+      this.unsure.delete(k);
+    });
+    return fresh;
+  }
+
   /** on-check: gives back claimed keys the queue refused (exact backends); counts them lost otherwise. */
   private async giveBack(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     if (this.seen.removeMany !== undefined) {
-      await this.seen.removeMany(keys);
+      const removeMany = this.seen.removeMany.bind(this.seen);
+      await retryTransient(() => removeMany(keys), this.retry);
       return;
     }
     this.stats.lost += keys.length;
