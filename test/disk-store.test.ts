@@ -122,8 +122,9 @@ describe("dedup --store", () => {
     expect(secondLines.length).toBeGreaterThan(0);
     // Every new line is in the store now.
     expect(dedup(["--store", store, "--memory", "16MiB", "--tmp", dir, input]).stdout).toBe("");
-    // The runs that ended removed theirs.
-    expect(spillFolders()).toEqual(leftByKill);
+    // The runs that ended removed theirs, and the first of them removed the killed run's.
+    expect(leftByKill.length).toBeGreaterThan(0);
+    expect(spillFolders()).toEqual([]);
   }, 60_000);
 
   it.each([

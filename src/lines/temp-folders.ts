@@ -1,17 +1,72 @@
 // The temporary folders the commands make on disk (dedup's spill past the memory budget and long
 // lines copied from a pipe, near-dups' sketches): each is registered while it exists, so the command line removes whatever
-// is left with one call at exit and on the signals that end a long run.
-import { mkdtempSync, rmSync } from "node:fs";
+// is left with one call at exit and on the signals that end a long run. A kill -9 leaves its
+// folders behind; their names carry the owner's pid and pid namespace, so the next command that
+// makes a folder of the same kind in the same place removes those whose owner is gone.
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 
 /** Folders made and not removed yet. */
 const live = new Set<string>();
+/** Places (dir + prefix) already swept by this process. */
+const swept = new Set<string>();
 
-/** Makes a folder `prefix`XXXXXX under `dir` and registers it. */
+/**
+ * Where this process's pids are counted: the pid namespace on Linux (containers sharing a /tmp
+ * count pids apart), else the host name.
+ */
+function pidSpace(): string {
+  try {
+    return /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "x";
+  } catch {
+    return hostname().replace(/[^A-Za-z0-9]/g, "") || "x";
+  }
+}
+const SPACE = pidSpace();
+
+/** Makes a folder `prefix`PID.SPACE-XXXXXX under `dir` and registers it; first removes that place's folders of processes that are gone. */
 export function makeTempFolder(dir: string, prefix: string): string {
-  const folder = mkdtempSync(join(dir, prefix));
+  sweepAbandoned(dir, prefix);
+  const folder = mkdtempSync(join(dir, `${prefix}${process.pid}.${SPACE}-`));
   live.add(folder);
   return folder;
+}
+
+/** True when process `pid` of this pid space is gone (EPERM: it lives, under another user). */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** Removes the folders `prefix`PID.SPACE-XXXXXX under `dir` whose process is gone (once a place a process); returns how many. */
+export function sweepAbandoned(dir: string, prefix: string): number {
+  const place = `${dir}\0${prefix}`;
+  if (swept.has(place)) return 0;
+  swept.add(place);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const owner = /^(\d+)\.([A-Za-z0-9]+)-[A-Za-z0-9]{6}$/.exec(name.slice(prefix.length));
+    if (owner === null || owner[2] !== SPACE || Number(owner[1]) === process.pid || !gone(Number(owner[1]))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+      removed += 1;
+    } catch {
+      // Another user's folder, or one a peer is removing: left as it is.
+    }
+  }
+  return removed;
 }
 
 /** Removes a folder made by makeTempFolder, with what is left in it; idempotent. */
