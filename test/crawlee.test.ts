@@ -14,8 +14,8 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContentSieve, RedirectSieve, ResumeConflictError, SieveRequestManager, sieveRequestQueue, type SieveRequestManagerOptions } from "../build/js/crawlee/index.js";
 import { init, openSeenSet, requestFingerprint } from "../build/js/index.node.js";
-import { fromNodeRedis } from "../build/js/redis/index.js";
-import { startSite, type CrawlSite } from "./support/crawl-site.js";
+import { fromNodeRedis, RedisMinHashIndex } from "../build/js/redis/index.js";
+import { articleText, startSite, type CrawlSite } from "./support/crawl-site.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 import { spyStorage, type SpyFaults } from "./support/spy-storage.js";
 
@@ -275,6 +275,22 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       const queued = [(await sieve.fetchNextRequest())?.url, (await sieve.fetchNextRequest())?.url, await sieve.fetchNextRequest()];
       expect(queued).toEqual(["https://s.example/a", "https://s.example/b", null]);
       await sieve.close();
+    }, 30_000);
+
+    it("ContentSieve over a shared RedisMinHashIndex: the page checked in the stall is stored once Redis answers, and its copy is found", async () => {
+      const shared = await RedisMinHashIndex.open(fromNodeRedis(client, { timeoutMs: 200 }), { name: `near-${Math.random()}`, threshold: 0.8 });
+      const errors: unknown[] = [];
+      const content = await ContentSieve.open({ shared, text: () => articleText(3), onError: (e) => errors.push(e) });
+      const page = (url: string) => ({ request: { url, uniqueKey: url } });
+      const stalled = stall(1_000);
+      try {
+        expect(await content.check(page("https://n.example/a"))).toBeUndefined();
+      } finally {
+        await stalled;
+      }
+      expect(errors.length).toBeGreaterThan(0);
+      expect((await content.check(page("https://n.example/b")))?.url).toBe("https://n.example/a");
+      expect(content.stats).toEqual({ pages: 2, duplicates: 1 });
     }, 30_000);
   });
 

@@ -5,9 +5,11 @@
 // as router middleware: router.use(sieve.middleware). With `shared` (a RedisMinHashIndex, or any
 // index of the same shape) the pages are kept there instead, by MinHash, so a fleet of crawlers
 // finds the near copies of pages any of them fetched.
+import { log as crawleeLog } from "@crawlee/core";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { htmlToText } from "../html/html-to-text.js";
 import { init, NearDupIndex, simhash } from "../index.node.js";
+import { retryTransient, type RetryOptions } from "../seen/transient.js";
 import * as check from "../validate.js";
 import { DEFAULT_SKIP, muteContext, type PageEffect } from "./page-effects.js";
 
@@ -43,6 +45,10 @@ export interface ContentSieveOptions {
    * one any process stored is a near-duplicate (maxDistance does not apply; the index's threshold does).
    */
   readonly shared?: SharedNearDupIndex;
+  /** How long a `shared` index call that fails for a while (a Redis stall) is asked again before the page fails (default 300,000 ms). */
+  readonly retryForMs?: number;
+  /** Hears each such failure before the call is asked again (default: a Crawlee warning). */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** The parts of a crawling context the sieve reads. */
@@ -60,7 +66,10 @@ export class ContentSieve {
   private readonly stored = new Set<string>();
   private readonly marks = new WeakMap<object, NearDuplicate>();
 
-  private constructor(private readonly opts: Required<Pick<ContentSieveOptions, "skip" | "minWords">> & ContentSieveOptions) {
+  private constructor(
+    private readonly opts: Required<Pick<ContentSieveOptions, "skip" | "minWords">> & ContentSieveOptions,
+    private readonly retry: RetryOptions,
+  ) {
     this.index = new NearDupIndex({ maxDistance: opts.maxDistance ?? 3 });
   }
 
@@ -72,7 +81,10 @@ export class ContentSieve {
     if (opts.shared !== undefined && typeof opts.shared?.addMany !== "function") throw new InvalidArgumentError("shared", opts.shared, "an index with addMany(ids, texts), such as a RedisMinHashIndex");
     const skip = opts.skip ?? DEFAULT_SKIP;
     for (const s of skip) check.oneOf<PageEffect>("skip", s, ["pushData", "enqueueLinks", "addRequests"]);
-    return new ContentSieve({ ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) });
+    const retryForMs = check.integerInRange("retryForMs", opts.retryForMs ?? 300_000, 0, Number.MAX_SAFE_INTEGER);
+    if (opts.onError !== undefined && typeof opts.onError !== "function") throw new InvalidArgumentError("onError", opts.onError, "a function of the error");
+    const onError = opts.onError ?? ((error: unknown) => crawleeLog.warning(`crawlsieve: the shared near-duplicate index failed and is asked again: ${String(error)}`));
+    return new ContentSieve({ ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) }, { retryForMs, onError });
   }
 
   /** Router middleware: checks the page, and mutes it when it is a near-duplicate. */
@@ -107,9 +119,14 @@ export class ContentSieve {
     return undefined;
   }
 
-  /** Stores the page in the shared index under its URL; the index stores an id once and never reports a page as its own copy, so a retried page is not marked. */
+  /**
+   * Stores the page in the shared index under its URL; the index stores an id once and never
+   * reports a page as its own copy, so a retried page is not marked, and a call whose reply was
+   * lost in a Redis stall is asked again (a failed page would be fetched again).
+   */
   private async checkShared(ctx: PageContext, text: string): Promise<NearDuplicate | undefined> {
-    const [match] = await this.opts.shared!.addMany([ctx.request.loadedUrl ?? ctx.request.url], [text]);
+    const shared = this.opts.shared!;
+    const [match] = await retryTransient(() => shared.addMany([ctx.request.loadedUrl ?? ctx.request.url], [text]), this.retry);
     if (match === null || match === undefined) return undefined;
     const mark = { url: match.id, similarity: match.similarity };
     this.marks.set(ctx.request, mark);
