@@ -62,6 +62,8 @@ describe("dedup --store", () => {
     const bytes = statSync(join(store, "fingerprints.log")).size;
     expect(bytes / stats.stored).toBeGreaterThanOrEqual(16);
     expect(bytes / stats.stored).toBeLessThan(16.2);
+    // The store's folder holds its file and its lock, nothing a run left behind.
+    expect(readdirSync(store).sort()).toEqual(["fingerprints.log", "lock"]);
   });
 
   it("resumes after kill -9 without reprinting anything it printed", async () => {

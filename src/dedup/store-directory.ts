@@ -1,6 +1,6 @@
 // A store's directory and files (the disk seen-set's log, an LMDB store): made ready before
 // anything is opened in them, and their failed writes told as typed errors, the same way for both.
-import { existsSync, mkdirSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { CrawlsieveError, StoreFullError } from "../errors.js";
 
@@ -21,7 +21,10 @@ export function prepareDirectory(dir: string): void {
       }
     }
     if (!statSync(dir).isDirectory()) throw new Error("not a directory");
-    writeFileSync(join(dir, ".crawlsieve-write-test"), "");
+    // A real write (a read-only mount passes an access() check as root), then nothing left behind.
+    const probe = join(dir, `.crawlsieve-write-test.${process.pid}`);
+    writeFileSync(probe, "");
+    rmSync(probe, { force: true });
   } catch (error) {
     throw new CrawlsieveError("ERR_STORE", `the store directory ${JSON.stringify(dir)} cannot be used: ${(error as Error).message}`);
   }
