@@ -211,10 +211,12 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     await sieve.close();
   });
 
-  describe("a Redis stall past the command deadline (a real redis-server, stopped with SIGSTOP; 200 ms deadline)", () => {
-    /** A Redis seen-set whose commands give up after 200 ms, with `present` in it already. */
+  describe("a Redis stall past the command deadline (a real redis-server, stopped with SIGSTOP; 500 ms deadline)", () => {
+    // Short enough to run out in a stall, long enough that a loaded machine does not run out of it otherwise.
+    const DEADLINE_MS = 500;
+    /** A Redis seen-set whose commands give up after DEADLINE_MS, with `present` in it already. */
     const stallingSet = async (present: string[]) => {
-      const seen = await openSeenSet({ backend: "redis", client: fromNodeRedis(client, { timeoutMs: 200 }), name: `stall-${Math.random()}` });
+      const seen = await openSeenSet({ backend: "redis", client: fromNodeRedis(client, { timeoutMs: DEADLINE_MS }), name: `stall-${Math.random()}` });
       await seen.addMany(present.map(crawleeKey));
       return seen;
     };
@@ -229,7 +231,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       const seen = await stallingSet(["https://s.example/old"]);
       const errors: unknown[] = [];
       const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, resume: "keep", onError: (e) => errors.push(e) });
-      const stalled = stall(1_000);
+      const stalled = stall(2_000);
       try {
         const added = await sieve.addRequestsBatched(["https://s.example/old", "https://s.example/new"], { waitForAllRequestsToBeAdded: true });
         expect(added.addedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent])).toEqual([
@@ -249,11 +251,11 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
       const real = await stallingSet(["https://s.example/old"]);
       // The stall starts between the read and the claim: the claim is sent, Redis carries it out
-      // when it wakes, but its reply comes after the 200 ms deadline.
+      // when it wakes, but its reply comes after the deadline.
       let stalled: Promise<void> | undefined;
       const seen = { ...real, hasMany: async (keys: readonly (string | Uint8Array)[]) => {
         const found = await real.hasMany(keys);
-        stalled ??= stall(1_000);
+        stalled ??= stall(2_000);
         return found;
       } };
       const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, commit: "on-check", resume: "keep", onError: () => undefined });
@@ -277,12 +279,41 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       await sieve.close();
     }, 30_000);
 
+    it("close() in a stall commits the handled keys once Redis answers; past retryForMs it throws rather than close without them", async () => {
+      const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
+      const seen = await stallingSet([]);
+      const handled = async (sieve: SieveRequestManager, url: string) => {
+        await sieve.addRequestsBatched([url], { waitForAllRequestsToBeAdded: true });
+        await sieve.markRequestHandled((await sieve.fetchNextRequest())!);
+      };
+      const patient = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, resume: "keep", onError: () => undefined });
+      await handled(patient, "https://s.example/done");
+      let stalled = stall(2_000);
+      try {
+        await patient.close();
+      } finally {
+        await stalled;
+      }
+      expect(patient.stats.committed).toBe(1);
+      expect(Array.from(await seen.hasMany([crawleeKey("https://s.example/done")]))).toEqual([1]);
+
+      const hasty = await SieveRequestManager.open(await RequestQueue.open("hasty", { config }), { config, seen, resume: "keep", retryForMs: 300, onError: () => undefined });
+      await handled(hasty, "https://s.example/late");
+      stalled = stall(2_000);
+      try {
+        await expect(hasty.close()).rejects.toMatchObject({ code: "ERR_REDIS_UNAVAILABLE" });
+      } finally {
+        await stalled;
+      }
+      expect(hasty.stats.committed).toBe(0);
+    }, 30_000);
+
     it("ContentSieve over a shared RedisMinHashIndex: the page checked in the stall is stored once Redis answers, and its copy is found", async () => {
-      const shared = await RedisMinHashIndex.open(fromNodeRedis(client, { timeoutMs: 200 }), { name: `near-${Math.random()}`, threshold: 0.8 });
+      const shared = await RedisMinHashIndex.open(fromNodeRedis(client, { timeoutMs: DEADLINE_MS }), { name: `near-${Math.random()}`, threshold: 0.8 });
       const errors: unknown[] = [];
       const content = await ContentSieve.open({ shared, text: () => articleText(3), onError: (e) => errors.push(e) });
       const page = (url: string) => ({ request: { url, uniqueKey: url } });
-      const stalled = stall(1_000);
+      const stalled = stall(2_000);
       try {
         expect(await content.check(page("https://n.example/a"))).toBeUndefined();
       } finally {

@@ -9,6 +9,7 @@
 // crash cut short is still handled in the queue, which answers "present" when it is met again.
 import { log as crawleeLog } from "@crawlee/core";
 import { openSeenSet, type SeenSet } from "../index.node.js";
+import { retryTransient, type RetryOptions } from "../seen/transient.js";
 
 /** Keys handled but not yet committed are written when this many wait (or a second passes). */
 const GROUP = 256;
@@ -19,6 +20,8 @@ export class PendingKeys {
   private readonly toCommit: string[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Why the last commit failed (its keys wait in toCommit). */
+  private failure: unknown;
 
   private constructor(
     private readonly pending: SeenSet,
@@ -72,6 +75,7 @@ export class PendingKeys {
         this.onCommit(batch.length);
       } catch (error) {
         // Kept for the next flush; meanwhile the keys stay pending here.
+        this.failure = error;
         this.toCommit.unshift(...batch);
         crawleeLog.warning(`crawlsieve: committing ${batch.length} handled keys to the ${this.seen.backend} seen-set failed (retried with the next group): ${String(error)}`);
       }
@@ -86,9 +90,18 @@ export class PendingKeys {
     await this.pending.clear();
   }
 
-  /** Commits what waits, and frees the pending set. */
-  async close(): Promise<void> {
-    await this.flush();
-    await this.pending.close();
+  /**
+   * Commits what waits, asked again while the seen-set fails for a while (`retry`), and frees the
+   * pending set; throws when the keys could not be committed, rather than close without them.
+   */
+  async close(retry: RetryOptions): Promise<void> {
+    try {
+      await retryTransient(async () => {
+        await this.flush();
+        if (this.toCommit.length > 0) throw this.failure;
+      }, retry);
+    } finally {
+      await this.pending.close();
+    }
   }
 }

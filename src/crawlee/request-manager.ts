@@ -486,15 +486,22 @@ export class SieveRequestManager implements IRequestManager {
     await this.seen.clear();
   }
 
-  /** Saves and stops listening to persist-state events; closes the seen-set when the sieve opened it from a spec. */
+  /**
+   * Commits the keys of handled requests (asked again for retryForMs while the seen-set fails),
+   * saves, stops listening to persist-state events, and closes the seen-set when the sieve opened
+   * it from a spec. Throws when the keys could not be committed; the sieve is closed either way.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     for (let pending = this.holders(this.inflight.keys()); pending.size > 0; pending = this.holders(this.inflight.keys())) await Promise.all(pending);
-    await this.pending.close();
-    await this.persistence?.save();
-    await this.persistence?.detach();
     this.closed = true;
-    if (this.ownsSeen) await this.seen.close();
+    try {
+      await this.pending.close(this.retry);
+      await this.persistence?.save();
+    } finally {
+      await this.persistence?.detach();
+      if (this.ownsSeen) await this.seen.close();
+    }
   }
 
   private live(): void {

@@ -4,11 +4,13 @@
 // handled, its uniqueKey is appended to `doneLog` (synchronously, so a kill -9 cannot lose a
 // line): the pages this process acknowledged. Before the queue is asked to mark it, the key goes
 // to `doneLog` + ".marking": a kill that lands after the queue stored "handled" but before the
-// acknowledgement was written leaves the key there alone. Options come as JSON in argv[2].
+// acknowledgement was written leaves the key there alone. With `commitLog`, each group of handled
+// keys the seen-set took is noted there (its size, a line). Options come as JSON in argv[2].
 import { appendFileSync } from "node:fs";
 import { MemoryStorage } from "@crawlee/memory-storage";
 import { CheerioCrawler, Configuration, log, RequestQueue } from "crawlee";
 import { createClient } from "redis";
+import { openSeenSet } from "crawlsieve";
 import { SieveRequestManager } from "crawlsieve/crawlee";
 
 const opts = JSON.parse(process.argv[2]);
@@ -24,6 +26,18 @@ if (opts.seen.backend === "redis") {
   seen = { backend: "redis", client, name: opts.seen.name };
 } else {
   seen = opts.seen;
+}
+let opened;
+if (opts.commitLog) {
+  opened = await openSeenSet(seen);
+  seen = {
+    ...opened,
+    addMany: async (keys) => {
+      const fresh = await opened.addMany(keys);
+      appendFileSync(opts.commitLog, `${keys.length}\n`);
+      return fresh;
+    },
+  };
 }
 const queue = await RequestQueue.open(opts.queue ?? "crawl", { config });
 const sieve = await SieveRequestManager.open(queue, { config, seen, commit: opts.commit, resume: opts.resume });
@@ -52,4 +66,5 @@ queue.requestLockSecs = opts.lockSecs ?? 60;
 await crawler.run(opts.start);
 process.stdout.write(JSON.stringify(sieve.stats) + "\n");
 await sieve.close();
+await opened?.close();
 await client?.quit();
