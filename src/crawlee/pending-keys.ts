@@ -20,7 +20,7 @@ export class PendingKeys {
   private readonly toCommit: string[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | undefined;
-  /** Why the last commit failed (its keys wait in toCommit). */
+  /** Why a commit failed since close() last asked (its keys wait in toCommit). */
   private failure: unknown;
 
   private constructor(
@@ -97,8 +97,12 @@ export class PendingKeys {
   async close(retry: RetryOptions): Promise<void> {
     try {
       await retryTransient(async () => {
-        await this.flush();
-        if (this.toCommit.length > 0) throw this.failure;
+        // Until nothing waits: a request marked handled meanwhile is committed too.
+        do {
+          this.failure = undefined;
+          await this.flush();
+          if (this.failure !== undefined) throw this.failure;
+        } while (this.toCommit.length > 0);
       }, retry);
     } finally {
       await this.pending.close();
