@@ -123,3 +123,80 @@ describe("FingerprintSet", () => {
     set.dispose();
   });
 });
+
+describe("FingerprintSet over several WebAssembly memories (one memory's table held to a few KiB)", () => {
+  const limit = (bytes: number) => {
+    const before = process.env.CRAWLSIEVE_TEST_PER_MEMORY;
+    process.env.CRAWLSIEVE_TEST_PER_MEMORY = String(bytes);
+    return () => {
+      if (before === undefined) delete process.env.CRAWLSIEVE_TEST_PER_MEMORY;
+      else process.env.CRAWLSIEVE_TEST_PER_MEMORY = before;
+    };
+  };
+
+  it("answers as a Set does for random adds, look-ups and removals while its shards split (property)", () => {
+    // 16 KiB: the smallest table, so a shard splits at its first growth (832 keys or fewer).
+    const restore = limit(16 << 10);
+    try {
+      const key = fc.oneof(fc.integer({ min: 0, max: 6000 }).map((i) => `https://a.example/${i}`), fc.string({ maxLength: 4 }));
+      const op = fc.record({ op: fc.constantFrom("add" as const, "add" as const, "has" as const, "remove" as const), keys: fc.array(key, { minLength: 200, maxLength: 2000 }) });
+      let most = 1;
+      fc.assert(
+        fc.property(fc.array(op, { minLength: 2, maxLength: 10 }), (ops) => {
+          const set = new FingerprintSet({ items: 1 });
+          const ref = new Set<string>();
+          for (const o of ops) {
+            const got = o.op === "add" ? set.addMany(o.keys) : o.op === "has" ? set.hasMany(o.keys) : set.removeMany(o.keys);
+            // Compared as one string: a failing toEqual of long arrays takes minutes to print.
+            expect(Array.from(got).join("")).toBe(reference(ref, o).join(""));
+            expect(set.size).toBe(ref.size);
+          }
+          most = Math.max(most, set.memories);
+          set.dispose();
+        }),
+        { numRuns: 40 },
+      );
+      expect(most).toBeGreaterThan(2);
+    } finally {
+      restore();
+    }
+  });
+
+  it("keeps 300,000 keys over many memories: repeats inside a batch across splits, absent keys, removals, and its bytes in one memory or many", () => {
+    const restore = limit(1 << 20);
+    let bytes: Uint8Array;
+    const keys = Array.from({ length: 300_000 }, (_, i) => `https://site-${i % 97}.example/p/${i}`);
+    try {
+      const set = new FingerprintSet();
+      // Each key twice in a row, in one call: the second is a repeat even when a split came between.
+      const twice = keys.flatMap((k) => [k, k]);
+      const flags = set.addMany(twice);
+      let wrong = 0;
+      for (let i = 0; i < flags.length; i++) if (flags[i] !== (i % 2 === 0 ? 1 : 0)) wrong++;
+      expect(wrong).toBe(0);
+      expect(set.size).toBe(keys.length);
+      expect(set.memories).toBeGreaterThan(4);
+      expect(set.hasMany(keys).every((f) => f === 1)).toBe(true);
+      const absent = Array.from({ length: 200_000 }, (_, i) => `https://elsewhere.example/${i}`);
+      expect(set.hasMany(absent).some((f) => f === 1)).toBe(false);
+      const odd = keys.filter((_, i) => i % 2 === 1);
+      expect(set.removeMany(odd).every((f) => f === 1)).toBe(true);
+      expect(set.size).toBe(keys.length - odd.length);
+      const has = set.hasMany(keys);
+      expect(has.every((f, i) => f === (i % 2 === 0 ? 1 : 0))).toBe(true);
+      bytes = set.serialize();
+      set.dispose();
+      const again = FingerprintSet.deserialize(bytes);
+      expect(again.memories).toBeGreaterThan(1);
+      expect(again.hasMany(keys).every((f, i) => f === (i % 2 === 0 ? 1 : 0))).toBe(true);
+      again.dispose();
+    } finally {
+      restore();
+    }
+    // The same bytes in one memory: the format does not depend on how many memories wrote it.
+    const one = FingerprintSet.deserialize(bytes);
+    expect(one.memories).toBe(1);
+    expect(one.size).toBe(keys.length / 2);
+    expect(one.hasMany(keys).every((f, i) => f === (i % 2 === 0 ? 1 : 0))).toBe(true);
+  });
+});

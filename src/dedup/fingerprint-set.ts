@@ -3,16 +3,22 @@
 // reference counts and no counting filter: 16 bytes a key at the table's load, which grows by 1.5x
 // in place, so it stays under 32 bytes a key at every size, peaks included. Keys can be removed.
 // The kernels are in assembly/fingerprint-set.ts and assembly/fingerprint-buckets.ts.
+//
+// One WebAssembly memory holds 4 GiB, about 220 M keys. Past that the set is several shards
+// (fingerprint-shard.ts), each in its own memory, found by the fingerprint's high-word bits just
+// below the partition bits (so a shard's keys still spread over all its partitions and buckets):
+// extendible hashing, a directory of 2^depth entries, a full shard split in two by one more bit.
+// Below one memory there is one shard and no routing: the path is the one-table path it was.
 import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { Arena } from "../wasm/arena.js";
-import { array, ArrayRegion } from "../wasm/array-region.js";
-import { bucketsFor, LOG_PARTS, PARTS, partitionLimit, WIDE } from "../wasm/bucket-layout.js";
-import { countOf, eachDigestBatch, eachRun, eachStoredBatch, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
+import type { Arena } from "../wasm/arena.js";
+import { LOG_PARTS } from "../wasm/bucket-layout.js";
+import { countOf, eachDigestBatch, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
+import { FingerprintShard, maxTableBytes, shardTableBytes } from "./fingerprint-shard.js";
 
 /** Options of FingerprintSet. */
 export interface FingerprintSetOptions {
@@ -20,11 +26,12 @@ export interface FingerprintSetOptions {
   readonly items?: number;
 }
 
-const GROWTH = 1.5;
-const MIN_BUCKETS = 4;
-/** Largest table: one wasm32 memory (4 GiB) less room for the batch regions. */
-const MAX_TABLE_BYTES = 2 ** 32 - 2 ** 24;
 const PARAM_BYTES = 16;
+/** Keys each half of a split shard is made for, as a share of the full shard's: room to grow before its first growth. */
+const SPLIT_ROOM = 0.625;
+
+/** What a batch does to the set. */
+type Op = "add" | "has" | "remove";
 /** Fingerprint scheme in the serialized parameters: 1 = XXH3-128 of the key's bytes. */
 const SCHEME_XXH3_128 = 1;
 
@@ -46,29 +53,19 @@ const RECIPE: Recipe<number> = {
 
 /** An exact set of string or byte keys by 128-bit fingerprint. */
 export class FingerprintSet {
-  private arena: Arena | undefined;
-  /** Keys per partition (u32 each; the kernels keep them). */
-  private readonly counts: ArrayRegion;
-  /** A batch's fingerprints, 16 bytes a key. */
-  private readonly digests: ArrayRegion;
-  /** A batch's result flags. */
-  private readonly out: ArrayRegion;
-  private readonly tablePtr: number;
-  private buckets: number;
+  /** The directory: entry i holds the keys whose `depth` routing bits are i (a shard may fill several entries). */
+  private shards: FingerprintShard[];
+  private depth: number;
+  private disposed = false;
 
   constructor(options: FingerprintSetOptions = {}) {
     const opts = check.options<FingerprintSetOptions>("options", options);
     const items = check.positiveInteger("items", opts.items ?? 4096);
-    this.buckets = Math.max(MIN_BUCKETS, bucketsFor(items, WIDE));
-    if (PARTS * this.buckets * 64 > MAX_TABLE_BYTES) throw new FilterTooLargeError(PARTS * this.buckets * 64, "a fingerprint set is one WebAssembly memory");
-    const arena = new Arena();
-    // The table lies last: it grows in place.
-    const regions = arena.place({ counts: array(4, PARTS), digests: array(16, BATCH), out: array(1, BATCH), table: this.tableBytes }, arena.base, "the fingerprint set");
-    this.counts = regions.counts;
-    this.digests = regions.digests;
-    this.out = regions.out;
-    this.tablePtr = regions.table;
-    this.arena = arena;
+    // As many shards from the start as the planned keys need, each within one memory.
+    let depth = 0;
+    while (shardTableBytes(items / 2 ** depth) > maxTableBytes()) depth++;
+    this.depth = depth;
+    this.shards = Array.from({ length: 2 ** depth }, () => new FingerprintShard(Math.ceil(items / 2 ** depth), depth));
   }
 
   /** Adds one key; true when it was new. */
@@ -89,41 +86,24 @@ export class FingerprintSet {
   /** Adds keys in order; out[i] = 1 when keys[i] was new (a repeat inside the batch is not). */
   addMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    return this.each({ list: keys }, (_arena, n, out, at) => out.set(this.addStaged(n), at));
+    return this.each({ list: keys }, "add");
   }
 
   /** Adds keys given as spans of one buffer (key i is data[spans[2i] .. spans[2i + 1]), spans ascending); out[i] = 1 when new. */
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array {
-    return this.each(keySpans(data, spans), (_arena, n, out, at) => out.set(this.addStaged(n), at));
-  }
-
-  /** Adds the n fingerprints in the digest region, growing the table whenever the kernel stops at its load limit; the flags (1: new) stay valid until the next call. */
-  private addStaged(n: number): Uint8Array {
-    eachRun(n, n, (left, done) => {
-      const limit = partitionLimit(this.buckets, WIDE);
-      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done), WIDE.bytes);
-      if (took < left) this.grow();
-      return took;
-    });
-    return this.out.bytes(this.live().u8, 0, n);
+    return this.each(keySpans(data, spans), "add");
   }
 
   /** out[i] = 1 when keys[i] is in the set. */
   hasMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    return this.each({ list: keys }, (arena, n, out, at) => {
-      arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
-      this.out.copyOut(arena.u8, out, at, n);
-    });
+    return this.each({ list: keys }, "has");
   }
 
   /** Removes keys; out[i] = 1 when keys[i] was there (a repeat inside the batch finds it gone). */
   removeMany(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    return this.each({ list: keys }, (arena, n, out, at) => {
-      arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
-      this.out.copyOut(arena.u8, out, at, n);
-    });
+    return this.each({ list: keys }, "remove");
   }
 
   /**
@@ -135,70 +115,61 @@ export class FingerprintSet {
     return packedDigests(sharedEngine().staging, { list: keys }, "xxh128");
   }
 
-
   /** Adds packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was new. */
   addFingerprints(packed: Uint8Array): Uint8Array {
-    const count = fingerprintCount(packed);
-    const out = new Uint8Array(count);
-    eachStoredBatch(count, (n, at) => {
-      this.digests.copyIn(this.live().u8, packed.subarray(16 * at, 16 * (at + n)));
-      out.set(this.addStaged(n), at);
-    });
-    return out;
+    return this.packedOp(packed, "add");
   }
 
   /** out[i] = 1 when the i-th packed 16-byte fingerprint is in the set. */
   hasFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (k, n) => k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, WIDE.bytes));
+    return this.packedOp(packed, "has");
   }
 
   /** Removes packed 16-byte fingerprints in order; out[i] = 1 when fingerprint i was there (a repeat finds it gone). */
   removeFingerprints(packed: Uint8Array): Uint8Array {
-    return this.eachPacked(packed, (k, n) => k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, WIDE.bytes));
-  }
-
-  /** Copies packed fingerprints into the digest region a batch at a time, runs `kernel` on each, and gathers its flags. */
-  private eachPacked(packed: Uint8Array, kernel: (k: Arena["k"], n: number) => void): Uint8Array {
-    const count = fingerprintCount(packed);
-    const out = new Uint8Array(count);
-    eachStoredBatch(count, (n, at) => {
-      const arena = this.live();
-      this.digests.copyIn(arena.u8, packed.subarray(16 * at, 16 * (at + n)));
-      kernel(arena.k, n);
-      this.out.copyOut(arena.u8, out, at, n);
-    });
-    return out;
+    return this.packedOp(packed, "remove");
   }
 
   /** Keys in the set. */
   get size(): number {
-    return this.counts.view(this.live().u8, Uint32Array).reduce((total, count) => total + count, 0);
+    return this.parts().reduce((total, shard) => total + shard.size, 0);
   }
 
-  /** Bytes of WebAssembly memory held (the table, the batch regions and any slack of the last growth). */
+  /** Bytes of WebAssembly memory held (the tables, the batch regions and any slack of the last growth), over every memory. */
   get byteLength(): number {
-    return this.live().k.memory.buffer.byteLength;
+    return this.parts().reduce((total, shard) => total + shard.byteLength, 0);
   }
 
-  /** Removes every key (the table keeps its size). */
+  /** WebAssembly memories the set spans. */
+  get memories(): number {
+    return this.parts().length;
+  }
+
+  /** Removes every key (the tables keep their size). */
   clear(): void {
-    const arena = this.live();
-    this.counts.fill(arena.u8);
-    this.table().fill(arena.u8);
+    for (const shard of this.parts()) shard.clear();
   }
 
-  /** The set in format v1: its fingerprints, 16 bytes each, in table order. */
+  /** The set in format v1: its fingerprints, 16 bytes each, in table order (shard after shard). */
   serialize(): Uint8Array {
-    const arena = this.live();
-    const size = this.size;
+    const parts = this.parts();
+    const size = parts.reduce((total, shard) => total + shard.size, 0);
     const params = new Uint8Array(PARAM_BYTES);
     const view = new DataView(params.buffer);
     view.setUint32(0, SCHEME_XXH3_128, true);
     view.setFloat64(8, size, true);
-    // The buckets' 16-byte slots, an all-zero slot empty.
-    const slots = new ArrayRegion(this.tablePtr, 16, this.tableBytes / 16);
-    const payload = slots.packed(arena.u8, size);
-    return writeContainer(Kind.FingerprintSet, params, payload, (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it"));
+    const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
+    if (16 * size > 2 ** 32) throw tooLarge(16 * size);
+    const payload = parts.length === 1 ? parts[0].packed() : new Uint8Array(16 * size);
+    if (parts.length > 1) {
+      let at = 0;
+      for (const shard of parts) {
+        const packed = shard.packed();
+        payload.set(packed, at);
+        at += packed.length;
+      }
+    }
+    return writeContainer(Kind.FingerprintSet, params, payload, tooLarge);
   }
 
   /** Loads a set written by serialize(); a FormatError subclass on bad bytes. */
@@ -208,12 +179,9 @@ export class FingerprintSet {
     const payload = payloadOf(stored);
     const set = new FingerprintSet({ items: Math.max(1, size) });
     try {
+      const flags = set.addFingerprints(payload.subarray(0, 16 * size));
       let added = 0;
-      eachStoredBatch(size, (n, at) => {
-        set.digests.copyIn(set.live().u8, payload.subarray(16 * at, 16 * (at + n)));
-        const flags = set.addStaged(n);
-        for (let j = 0; j < n; j++) added += flags[j];
-      });
+      for (let i = 0; i < size; i++) added += flags[i];
       if (added !== size) throw new FormatError(`${size - added} of ${size} stored fingerprints are repeated`, "ERR_BAD_PARAMS");
     } catch (error) {
       set.dispose();
@@ -224,52 +192,108 @@ export class FingerprintSet {
 
   /** Releases the memory; later calls throw DisposedError. */
   dispose(): void {
-    this.arena = undefined;
+    for (const shard of this.disposed ? [] : this.parts()) shard.dispose();
+    this.disposed = true;
   }
 
-  /** @internal Disposes the set and hands its instance, memory touched already, to another use (a disk store's compaction at close). */
+  /** @internal Disposes the set and hands the instance of its largest memory, touched already, to another use (a disk store's compaction at close). */
   releaseArena(): Arena | undefined {
-    const arena = this.arena;
+    if (this.disposed) return undefined;
+    const largest = this.parts().reduce((a, b) => (b.byteLength > a.byteLength ? b : a));
+    const arena = largest.releaseArena();
     this.dispose();
     return arena;
   }
 
-  private get tableBytes(): number {
-    return PARTS * this.buckets * 64;
+  /** The distinct shards. */
+  private parts(): FingerprintShard[] {
+    if (this.disposed) throw new DisposedError("FingerprintSet");
+    return this.depth === 0 ? this.shards : [...new Set(this.shards)];
   }
 
-  /** The table as it is now: PARTS x buckets cache-line buckets (it grows, so it is re-made each time). */
-  private table(): ArrayRegion {
-    return new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets);
-  }
-
-  private live(): Arena {
-    if (this.arena === undefined) throw new DisposedError("FingerprintSet");
-    return this.arena;
-  }
-
-  /** Fingerprints keys batch by batch in the shared engine, copies the digests here, and visits each batch. */
-  private each(keys: Keys, visit: (arena: Arena, n: number, out: Uint8Array, at: number) => void): Uint8Array {
-    this.live();
+  /** Fingerprints keys batch by batch in the shared engine and runs `op` on each batch. */
+  private each(keys: Keys, op: Op): Uint8Array {
+    this.parts();
     const out = new Uint8Array(countOf(keys));
-    eachDigestBatch(sharedEngine().staging, keys, "xxh128", (digests, n, at) => {
-      const arena = this.live();
-      this.digests.copyIn(arena.u8, digests);
-      visit(arena, n, out, at);
-    });
+    eachDigestBatch(sharedEngine().staging, keys, "xxh128", (digests, n, at) => this.run(op, digests.subarray(0, 16 * n), null, out, at));
     return out;
   }
 
-  /** Grows every partition by 1.5x in place; the scratch of one old partition lies after the new table. */
-  private grow(): void {
-    const arena = this.live();
-    const old = this.buckets;
-    const next = Math.ceil(old * GROWTH);
-    const newBytes = PARTS * next * 64;
-    if (newBytes > MAX_TABLE_BYTES) throw new FilterTooLargeError(newBytes, "the fingerprint set has outgrown one WebAssembly memory");
-    const { scratch } = arena.place({ table: newBytes, scratch: old * 64 }, this.tablePtr, "the fingerprint set");
-    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, WIDE.bytes);
-    this.buckets = next;
+  /** Runs `op` on packed fingerprints given by a caller. */
+  private packedOp(packed: Uint8Array, op: Op): Uint8Array {
+    const out = new Uint8Array(fingerprintCount(packed));
+    this.parts();
+    this.run(op, packed, null, out, 0);
+    return out;
+  }
+
+  /**
+   * Runs `op` on packed fingerprints in order, the flag of the i-th written to out[at + i] (or to
+   * out[positions[i]]): each shard gets its keys in their order, so a repeat inside a batch meets
+   * its first occurrence in the same shard.
+   */
+  private run(op: Op, packed: Uint8Array, positions: Int32Array | null, out: Uint8Array, at: number): void {
+    if (this.depth === 0) {
+      this.runOn(this.shards[0], op, packed, positions, out, at);
+      return;
+    }
+    const n = packed.length / 16;
+    const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
+    const shift = 32 - this.depth;
+    const groups = new Map<FingerprintShard, number[]>();
+    for (let i = 0; i < n; i++) {
+      const shard = this.shards[(view.getUint32(16 * i + 12, true) << LOG_PARTS) >>> shift];
+      const group = groups.get(shard);
+      if (group === undefined) groups.set(shard, [i]);
+      else group.push(i);
+    }
+    for (const [shard, group] of groups) {
+      const sub = new Uint8Array(16 * group.length);
+      const where = new Int32Array(group.length);
+      group.forEach((i, j) => {
+        sub.set(packed.subarray(16 * i, 16 * i + 16), 16 * j);
+        where[j] = positions === null ? at + i : positions[i];
+      });
+      this.runOn(shard, op, sub, where, out, 0);
+    }
+  }
+
+  /** Runs `op` on packed fingerprints all of one shard, a batch at a time; a shard that outgrows its memory is split, and the rest routed again. */
+  private runOn(shard: FingerprintShard, op: Op, packed: Uint8Array, positions: Int32Array | null, out: Uint8Array, at: number): void {
+    const n = packed.length / 16;
+    for (let done = 0; done < n; ) {
+      const m = Math.min(BATCH, n - done);
+      shard.stage(packed.subarray(16 * done, 16 * (done + m)));
+      let took = m;
+      if (op === "add") took = shard.addStaged(m);
+      else if (op === "has") shard.hasStaged(m);
+      else shard.removeStaged(m);
+      const flags = shard.flags(took);
+      if (positions === null) out.set(flags, at + done);
+      else for (let j = 0; j < took; j++) out[positions[done + j]] = flags[j];
+      done += took;
+      if (took < m) {
+        this.split(shard);
+        const rest = positions === null ? Int32Array.from({ length: n - done }, (_, j) => at + done + j) : positions.subarray(done);
+        this.run(op, packed.subarray(16 * done), rest, out, 0);
+        return;
+      }
+    }
+  }
+
+  /** Splits a shard that is as large as one memory allows into two by its next routing bit (the directory doubles when the shard used all its bits). */
+  private split(full: FingerprintShard): void {
+    const d = full.depth;
+    if (d === this.depth) {
+      if (d + LOG_PARTS >= 32) throw new FilterTooLargeError(2 ** 32 * 2 ** d, "the fingerprint set has more shards than its routing bits tell apart");
+      this.shards = this.shards.flatMap((s) => [s, s]);
+      this.depth += 1;
+    }
+    const items = Math.ceil(full.size * SPLIT_ROOM);
+    const halves = [new FingerprintShard(items, d + 1), new FingerprintShard(items, d + 1)];
+    for (let i = 0; i < this.shards.length; i++) if (this.shards[i] === full) this.shards[i] = halves[(i >>> (this.depth - d - 1)) & 1];
+    full.eachPacked((packed) => this.run("add", packed, null, new Uint8Array(packed.length / 16), 0));
+    full.dispose();
   }
 }
 

@@ -1,0 +1,159 @@
+// One WebAssembly memory's share of a FingerprintSet: a bucketed table of whole 128-bit
+// fingerprints (wide slots, assembly/fingerprint-set.ts) with the regions a batch passes through.
+// It grows by 1.5x in place up to its memory's limit; past that its owner splits it in two
+// (fingerprint-set.ts), so a set has no size limit but the machine's.
+import { DisposedError } from "../errors.js";
+import { Arena } from "../wasm/arena.js";
+import { array, ArrayRegion } from "../wasm/array-region.js";
+import { bucketsFor, LOG_PARTS, PARTS, partitionLimit, WIDE } from "../wasm/bucket-layout.js";
+import { eachRun } from "../wasm/batch.js";
+import { BATCH } from "../wasm/staging.js";
+
+const GROWTH = 1.5;
+const MIN_BUCKETS = 4;
+/** Largest table of one memory: 4 GiB (wasm32) less room for the batch regions. */
+const MAX_TABLE_BYTES = 2 ** 32 - 2 ** 24;
+
+/** The largest table a shard may hold (tests set less: CRAWLSIEVE_TEST_PER_MEMORY, as for the line tables). */
+export function maxTableBytes(): number {
+  const forced = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.CRAWLSIEVE_TEST_PER_MEMORY;
+  return forced === undefined ? MAX_TABLE_BYTES : Math.min(MAX_TABLE_BYTES, Number(forced));
+}
+
+/** Table bytes of a shard made for `items` keys (at its largest load). */
+export function shardTableBytes(items: number): number {
+  return PARTS * Math.max(MIN_BUCKETS, bucketsFor(items, WIDE)) * 64;
+}
+
+/** A fingerprint table in one WebAssembly memory. */
+export class FingerprintShard {
+  private arena: Arena | undefined;
+  /** Keys per partition (u32 each; the kernels keep them). */
+  private readonly counts: ArrayRegion;
+  /** A batch's fingerprints, 16 bytes a key. */
+  readonly digests: ArrayRegion;
+  /** A batch's result flags. */
+  private readonly out: ArrayRegion;
+  private readonly tablePtr: number;
+  private buckets: number;
+
+  /** A shard for `items` keys without growing; `depth`: how many routing bits its keys share (fingerprint-set.ts). */
+  constructor(
+    items: number,
+    readonly depth: number,
+  ) {
+    this.buckets = Math.max(MIN_BUCKETS, bucketsFor(items, WIDE));
+    const arena = new Arena();
+    // The table lies last: it grows in place.
+    const regions = arena.place({ counts: array(4, PARTS), digests: array(16, BATCH), out: array(1, BATCH), table: this.tableBytes }, arena.base, "the fingerprint set");
+    this.counts = regions.counts;
+    this.digests = regions.digests;
+    this.out = regions.out;
+    this.tablePtr = regions.table;
+    this.arena = arena;
+  }
+
+  /**
+   * Adds the n fingerprints in the digest region in order, growing the table as the kernel stops
+   * at its load limit; returns how many it took: fewer than n when the table is as large as one
+   * memory allows (the caller splits the shard). The flags (1: new) are at out, in order.
+   */
+  addStaged(n: number): number {
+    let taken = 0;
+    eachRun(n, n, (left, done) => {
+      const limit = partitionLimit(this.buckets, WIDE);
+      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done), WIDE.bytes);
+      taken += took;
+      if (took === left) return took;
+      if (!this.grow()) return n - done;
+      return took;
+    });
+    return taken;
+  }
+
+  /** out[i] = 1 where the i-th staged fingerprint is here. */
+  hasStaged(n: number): void {
+    this.live().k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
+  }
+
+  /** Removes the staged fingerprints in order; out[i] = 1 where one was here. */
+  removeStaged(n: number): void {
+    this.live().k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
+  }
+
+  /** The flags of the last batch, n of them (a view: valid until the next batch). */
+  flags(n: number): Uint8Array {
+    return this.out.bytes(this.live().u8, 0, n);
+  }
+
+  /** Copies packed fingerprints into the digest region (at most BATCH). */
+  stage(packed: Uint8Array): void {
+    this.digests.copyIn(this.live().u8, packed);
+  }
+
+  /** Keys held. */
+  get size(): number {
+    return this.counts.view(this.live().u8, Uint32Array).reduce((total, count) => total + count, 0);
+  }
+
+  /** Bytes of WebAssembly memory held. */
+  get byteLength(): number {
+    return this.live().k.memory.buffer.byteLength;
+  }
+
+  /** Removes every key (the table keeps its size). */
+  clear(): void {
+    const arena = this.live();
+    this.counts.fill(arena.u8);
+    new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets).fill(arena.u8);
+  }
+
+  /** Every fingerprint held, packed 16 bytes each, in table order. */
+  packed(): Uint8Array {
+    return new ArrayRegion(this.tablePtr, 16, this.tableBytes / 16).packed(this.live().u8, this.size);
+  }
+
+  /** Visits the fingerprints held, packed 16 bytes each, in table order, a partition at a time (a split reads a full memory without copying it whole). */
+  eachPacked(visit: (packed: Uint8Array) => void): void {
+    const part = this.buckets * 4;
+    for (let p = 0; p < PARTS; p++) {
+      const arena = this.live();
+      const held = this.counts.view(arena.u8, Uint32Array)[p];
+      if (held > 0) visit(new ArrayRegion(this.tablePtr + p * part * 16, 16, part).packed(arena.u8, held));
+    }
+  }
+
+  /** Releases the memory; later calls throw DisposedError. */
+  dispose(): void {
+    this.arena = undefined;
+  }
+
+  /** Disposes the shard and hands its instance, memory touched already, to another use. */
+  releaseArena(): Arena | undefined {
+    const arena = this.arena;
+    this.dispose();
+    return arena;
+  }
+
+  private get tableBytes(): number {
+    return PARTS * this.buckets * 64;
+  }
+
+  private live(): Arena {
+    if (this.arena === undefined) throw new DisposedError("FingerprintSet");
+    return this.arena;
+  }
+
+  /** Grows every partition by 1.5x in place (a scratch of one old partition after the new table); false when that outgrows one memory. */
+  private grow(): boolean {
+    const arena = this.live();
+    const old = this.buckets;
+    const next = Math.ceil(old * GROWTH);
+    const newBytes = PARTS * next * 64;
+    if (newBytes > maxTableBytes()) return false;
+    const { scratch } = arena.place({ table: newBytes, scratch: old * 64 }, this.tablePtr, "the fingerprint set");
+    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, WIDE.bytes);
+    this.buckets = next;
+    return true;
+  }
+}
