@@ -34,18 +34,18 @@ afterAll(async () => {
 
 const crawleeKey = (url: string) => new Request({ url }).uniqueKey;
 
-/** The hits since the last reset, by Crawlee key. */
-function hitsByKey(): Map<string, number> {
+/** The hits of a site (the shared one by default) since its last reset, by Crawlee key. */
+function hitsByKey(on: CrawlSite = site): Map<string, number> {
   const out = new Map<string, number>();
-  for (const [entry, count] of site.hits) {
-    const key = crawleeKey(`${site.origin}${entry.split(" ")[1]}`);
+  for (const [entry, count] of on.hits) {
+    const key = crawleeKey(`${on.origin}${entry.split(" ")[1]}`);
     out.set(key, (out.get(key) ?? 0) + count);
   }
   return out;
 }
 
-/** Every page the site links, by Crawlee key. */
-const allKeys = () => new Set(site.slots().map((s) => crawleeKey(new URL(s, `${site.origin}/`).href)));
+/** Every page a site (the shared one by default) links, by Crawlee key. */
+const allKeys = (on: CrawlSite = site) => new Set(on.slots().map((s) => crawleeKey(new URL(s, `${on.origin}/`).href)));
 
 /** Runs the child crawler; resolves with its exit code or signal and what it printed. */
 function runChild(options: object, killAfterHits?: number): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
@@ -159,15 +159,8 @@ describe("a 12 s Redis stall mid-crawl", () => {
         }
       },
     });
-    const byKey = () => {
-      const out = new Map<string, number>();
-      for (const [entry, count] of slow.hits) {
-        const key = crawleeKey(`${slow.origin}${entry.split(" ")[1]}`);
-        out.set(key, (out.get(key) ?? 0) + count);
-      }
-      return out;
-    };
-    const all = () => new Set(slow.slots().map((s) => crawleeKey(new URL(s, `${slow.origin}/`).href)));
+    const byKey = () => hitsByKey(slow);
+    const all = () => allKeys(slow);
     const close = async () => {
       redis.resume();
       await slow.close();
