@@ -4,7 +4,8 @@
 // in place, so it stays under 32 bytes a key at every size, peaks included. Keys can be removed.
 // The kernels are in assembly/fingerprint-set.ts and assembly/fingerprint-buckets.ts.
 //
-// One WebAssembly memory holds 4 GiB, about 220 M keys. Past that the set is several shards
+// One WebAssembly memory holds a table of at most 4 GiB: its last growth that fits stops at about
+// 160 M keys (161 M measured). Past that the set is several shards
 // (fingerprint-shard.ts), each in its own memory, found by the fingerprint's high-word bits just
 // below the partition bits (so a shard's keys still spread over all its partitions and buckets):
 // extendible hashing, a directory of 2^depth entries, a full shard split in two by one more bit.
