@@ -115,11 +115,12 @@ export class FingerprintShard {
 
   /** Visits the fingerprints held, packed 16 bytes each, in table order, a partition at a time (a split reads a full memory without copying it whole). */
   eachPacked(visit: (packed: Uint8Array) => void): void {
-    const part = this.buckets * 4;
+    const part = this.buckets * WIDE.perBucket;
+    const slots = new ArrayRegion(this.tablePtr, 16, PARTS * part);
     for (let p = 0; p < PARTS; p++) {
       const arena = this.live();
       const held = this.counts.view(arena.u8, Uint32Array)[p];
-      if (held > 0) visit(new ArrayRegion(this.tablePtr + p * part * 16, 16, part).packed(arena.u8, held));
+      if (held > 0) visit(new ArrayRegion(slots.at(p * part), 16, part).packed(arena.u8, held));
     }
   }
 
