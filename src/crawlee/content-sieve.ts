@@ -9,7 +9,7 @@ import { log as crawleeLog } from "@crawlee/core";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { htmlToText } from "../html/html-to-text.js";
 import { init, NearDupIndex, simhash } from "../index.node.js";
-import { retryTransient, type RetryOptions } from "../seen/transient.js";
+import { retryOptions, retryTransient, type RetryOptions } from "../seen/transient.js";
 import * as check from "../validate.js";
 import { DEFAULT_SKIP, muteContext, type PageEffect } from "./page-effects.js";
 
@@ -81,10 +81,8 @@ export class ContentSieve {
     if (opts.shared !== undefined && typeof opts.shared?.addMany !== "function") throw new InvalidArgumentError("shared", opts.shared, "an index with addMany(ids, texts), such as a RedisMinHashIndex");
     const skip = opts.skip ?? DEFAULT_SKIP;
     for (const s of skip) check.oneOf<PageEffect>("skip", s, ["pushData", "enqueueLinks", "addRequests"]);
-    const retryForMs = check.integerInRange("retryForMs", opts.retryForMs ?? 300_000, 0, Number.MAX_SAFE_INTEGER);
-    if (opts.onError !== undefined && typeof opts.onError !== "function") throw new InvalidArgumentError("onError", opts.onError, "a function of the error");
-    const onError = opts.onError ?? ((error: unknown) => crawleeLog.warning(`crawlsieve: the shared near-duplicate index failed and is asked again: ${String(error)}`));
-    return new ContentSieve({ ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) }, { retryForMs, onError });
+    const retry = retryOptions(opts, (error) => crawleeLog.warning(`crawlsieve: the shared near-duplicate index failed and is asked again: ${String(error)}`));
+    return new ContentSieve({ ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) }, retry);
   }
 
   /** Router middleware: checks the page, and mutes it when it is a near-duplicate. */

@@ -23,7 +23,7 @@ import { Configuration as CrawleeConfiguration, getRequestId, log as crawleeLog,
 import type { AddRequestsBatchedOptions, AddRequestsBatchedResult, Configuration, Dictionary, IRequestManager, Request, RequestQueueOperationInfo, RequestQueueOperationOptions, RequestsLike, Source } from "@crawlee/core";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { init, isSeenSet, openSeenSet, type SeenSet, type SeenSpec } from "../index.node.js";
-import { retryTransient, type RetryOptions } from "../seen/transient.js";
+import { retryOptions, retryTransient, type RetryOptions } from "../seen/transient.js";
 import * as check from "../validate.js";
 import { chunkReader, isIterable } from "./chunks.js";
 import { keyer, type Keyed, type Keyer, type ScrapyKeyOptions, type SieveKey } from "./keys.js";
@@ -140,9 +140,7 @@ export class SieveRequestManager implements IRequestManager {
     const commit = check.oneOf<CommitMode>("commit", opts.commit ?? "after-enqueue", ["after-enqueue", "on-check"]);
     const resume = check.oneOf<ResumePolicy>("resume", opts.resume ?? "auto", ["auto", "keep", "clear"]);
     const keyOf = keyer(opts.key, opts.scrapy);
-    const retryForMs = check.integerInRange("retryForMs", opts.retryForMs ?? 300_000, 0, Number.MAX_SAFE_INTEGER);
-    if (opts.onError !== undefined && typeof opts.onError !== "function") throw new InvalidArgumentError("onError", opts.onError, "a function of the error");
-    const onError = opts.onError ?? ((error: unknown) => crawleeLog.warning(`crawlsieve: a seen-set call failed and is asked again: ${String(error)}`));
+    const retry = retryOptions(opts, (error) => crawleeLog.warning(`crawlsieve: a seen-set call failed and is asked again: ${String(error)}`));
     const config = opts.config;
     const inner = queue ?? (await RequestQueue.open(null, config === undefined ? {} : { config }));
     for (const method of ["addRequest", "addRequestsBatched", "fetchNextRequest", "markRequestHandled", "isFinished"] as const) {
@@ -175,7 +173,7 @@ export class SieveRequestManager implements IRequestManager {
     }
     const stats: SieveStats = { checked: 0, dropped: 0, forwarded: 0, accepted: 0, committed: 0, lost: 0, uncertain: 0 };
     const pending = await PendingKeys.open(seen, (n) => (stats.committed += n));
-    const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence, pending, stats, { retryForMs, onError });
+    const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence, pending, stats, retry);
     // The handled keys waiting for their group commit go in first, so a saved set has them all.
     persistence?.attach(async () => {
       await manager.pending.flush();

@@ -161,14 +161,13 @@ export class FingerprintSet {
     view.setFloat64(8, size, true);
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
     if (16 * size > 2 ** 32) throw tooLarge(16 * size);
-    const payload = parts.length === 1 ? parts[0].packed() : new Uint8Array(16 * size);
-    if (parts.length > 1) {
-      let at = 0;
-      for (const shard of parts) {
-        const packed = shard.packed();
+    const payload = new Uint8Array(16 * size);
+    let at = 0;
+    for (const shard of parts) {
+      shard.eachPacked((packed) => {
         payload.set(packed, at);
         at += packed.length;
-      }
+      });
     }
     return writeContainer(Kind.FingerprintSet, params, payload, tooLarge);
   }

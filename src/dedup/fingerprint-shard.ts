@@ -31,7 +31,7 @@ export class FingerprintShard {
   /** Keys per partition (u32 each; the kernels keep them). */
   private readonly counts: ArrayRegion;
   /** A batch's fingerprints, 16 bytes a key. */
-  readonly digests: ArrayRegion;
+  private readonly digests: ArrayRegion;
   /** A batch's result flags. */
   private readonly out: ArrayRegion;
   private readonly tablePtr: number;
@@ -108,12 +108,7 @@ export class FingerprintShard {
     new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets).fill(arena.u8);
   }
 
-  /** Every fingerprint held, packed 16 bytes each, in table order. */
-  packed(): Uint8Array {
-    return new ArrayRegion(this.tablePtr, 16, this.tableBytes / 16).packed(this.live().u8, this.size);
-  }
-
-  /** Visits the fingerprints held, packed 16 bytes each, in table order, a partition at a time (a split reads a full memory without copying it whole). */
+  /** Visits the fingerprints held, packed 16 bytes each, in table order, a partition at a time (a split or a serialize reads a full memory without a copy of it whole). */
   eachPacked(visit: (packed: Uint8Array) => void): void {
     const part = this.buckets * WIDE.perBucket;
     const slots = new ArrayRegion(this.tablePtr, 16, PARTS * part);

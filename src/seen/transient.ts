@@ -1,7 +1,8 @@
 // Failures of a seen-set that pass (Redis unreachable or silent past its deadline, a full disk or
 // storage quota), and how an integration waits them out: the same call asked again with backoff
 // until a deadline. Anything else (a bad argument, a closed set) fails at once.
-import { CrawlsieveError } from "../errors.js";
+import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
+import * as check from "../validate.js";
 
 const TRANSIENT = new Set(["ERR_REDIS_UNAVAILABLE", "ERR_STORE_FULL", "ERR_QUOTA"]);
 
@@ -16,6 +17,13 @@ export interface RetryOptions {
   readonly retryForMs: number;
   /** Hears each transient failure before the call is asked again. */
   readonly onError: (error: unknown) => void;
+}
+
+/** RetryOptions from an integration's options, checked: `retryForMs` (default 300,000) and `onError` (default `warn`). */
+export function retryOptions(given: { readonly retryForMs?: number; readonly onError?: (error: unknown) => void }, warn: (error: unknown) => void): RetryOptions {
+  const retryForMs = check.integerInRange("retryForMs", given.retryForMs ?? 300_000, 0, Number.MAX_SAFE_INTEGER);
+  if (given.onError !== undefined && typeof given.onError !== "function") throw new InvalidArgumentError("onError", given.onError, "a function of the error");
+  return { retryForMs, onError: given.onError ?? warn };
 }
 
 /**
