@@ -20,6 +20,7 @@ const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-compact-"));
 beforeAll(ready);
 afterEach(() => {
   delete process.env.CRAWLSIEVE_TEST_COMPACT_FROM;
+  delete process.env.CRAWLSIEVE_TEST_COMPACT_PASSES;
 });
 
 /** The fingerprints of a seen-set file, packed 16 bytes each in file order (header skipped, records verified). */
@@ -53,7 +54,7 @@ function inTableOrder(packed: Uint8Array): boolean {
 
 
 describe("compaction of the disk seen-set's file", () => {
-  it("keeps each live fingerprint once, in table order, the last add or forget deciding, in one pass or several", () => {
+  it("keeps each live fingerprint once, in table order, the last add or forget deciding, in one pass, several, or through partition files", () => {
     // 1 M fingerprints: 36 MB of entries, more than one 32 MiB pass. Each is random bits (xorshift32,
     // seeded) with its index in bytes 8-11, so the checks below need no strings.
     const words = new Uint32Array(4 * 1_000_000);
@@ -94,12 +95,14 @@ describe("compaction of the disk seen-set's file", () => {
     // A torn last record, never acknowledged: left out.
     appendFileSync(path, encodeRecords(pack(keys.slice(0, 10).map((k) => k.map((b) => b ^ 0xff))), false).subarray(0, 100));
     const bodies: Buffer[] = [];
-    // A fresh instance (passes of 32 MiB: two), and one whose memory holds every partition (one pass).
-    for (const memory of [0, 64 << 20]) {
+    // A fresh instance (passes of 32 MiB: two), one whose memory holds every partition (one pass),
+    // and a fresh one past its budget: every entry to a file of its partition, read back in two groups.
+    for (const [memory, passes] of [[0, 4], [64 << 20, 4], [0, 0]]) {
+      process.env.CRAWLSIEVE_TEST_COMPACT_PASSES = String(passes);
       const arena = new Arena();
       if (memory > 0) arena.place({ table: memory });
       const fd = openSync(path, "r");
-      const aside = join(dir, `out-${memory}`);
+      const aside = join(dir, `fingerprints.log.${memory}.${passes}.tmp`);
       try {
         const head = (count: number) => {
           const h = new Uint8Array(16);
@@ -126,8 +129,10 @@ describe("compaction of the disk seen-set's file", () => {
       expect(sortedCount(aside)).toBe(liveCount);
       bodies.push(readFileSync(aside));
     }
-    // Two passes or one: the same file.
+    // Two passes, one, or partition files: the same file, and no partition file is left.
     expect(bodies[0].equals(bodies[1])).toBe(true);
+    expect(bodies[0].equals(bodies[2])).toBe(true);
+    expect(readdirSync(dir).sort()).toEqual(["fingerprints.log", "fingerprints.log.0.0.tmp", "fingerprints.log.0.4.tmp", `fingerprints.log.${64 << 20}.4.tmp`]);
   });
 
   it("is followed by a set holding the old file: it reads the new one whole, and nothing is lost", async () => {

@@ -16,7 +16,7 @@ import { storeWriteError } from "../../dedup/store-directory.js";
 import { readAt, writeAt } from "../../lines/file-range.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 import type { Arena } from "../../wasm/arena.js";
-import { compactionDue, compactionRoom, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
+import { compactionDue, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
 
 /** The fingerprints a file may hold. */
 type Digest = "xxh128" | "md5";
@@ -34,11 +34,11 @@ export function asideName(path: string): string {
   return `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 }
 
-/** Removes files written beside `path` (asideName) and never renamed: a process was killed first. Called under the set's lock. */
+/** Removes files written beside `path` (asideName, and a compaction's partition files named after it) and never renamed: a process was killed first. Called under the set's lock. */
 export function removeAsideFiles(path: string): void {
   const prefix = `${basename(path)}.`;
   for (const name of readdirSync(dirname(path))) {
-    if (name.startsWith(prefix) && /^\d+\.[0-9a-f]{8}\.tmp$/.test(name.slice(prefix.length))) rmSync(join(dirname(path), name), { force: true });
+    if (name.startsWith(prefix) && /^\d+\.[0-9a-f]{8}(\.[0-9a-f]{2})?\.tmp$/.test(name.slice(prefix.length))) rmSync(join(dirname(path), name), { force: true });
   }
 }
 
@@ -262,7 +262,7 @@ export class FileLog implements BatchLog {
     const fd = this.open();
     const size = fstatSync(fd).size;
     const { scheme, sorted } = checkHeader(this.path, readHeader(fd));
-    if (!compactionDue(Math.min(this.found, size), size, HEADER + recordBytes(sorted), HEADER, compactionRoom(arena))) return;
+    if (!compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER)) return;
     try {
       const epoch = newEpoch(this.epoch);
       const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, arena, asideName(this.path));
