@@ -459,6 +459,49 @@ describe("dedup --store", () => {
     expect(dedup(["--store", store], seq(1, 700_001))).toEqual({ code: 0, signal: null, stdout: "700001\n", stderr: "" });
   }, 60_000);
 
+  it("past --memory with a compacted store: a few lines read only the records of its sorted part they may lie in, a window reads them all, and both print exactly the new lines", async () => {
+    const dir = temp();
+    const store = join(dir, "seen");
+    const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
+    const run = (input: string, env: Record<string, string> = {}) => {
+      const done = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, env: { ...process.env, ...env }, maxBuffer: 1 << 26, timeout: 60_000 });
+      expect(done.status, done.stderr.toString()).toBe(0);
+      return { out: done.stdout.toString(), stats: JSON.parse(done.stderr.toString()) };
+    };
+    expect(run(seq(1, 1_500_000)).out === seq(1, 1_500_000)).toBe(true);
+    // The next run compacts what it found (1.5 M keys, 24 MB) at its end, here through partition files, as a store past its budget is.
+    const second = run(seq(1, 10), { CRAWLSIEVE_TEST_COMPACT_FROM: "1", CRAWLSIEVE_TEST_COMPACT_PASSES: "0" });
+    expect(second.out).toBe("");
+    expect(second.stats.sortedRecords).toBeUndefined();
+    const log = join(store, "fingerprints.log");
+    expect(readFileSync(log).readUInt32LE(12)).toBe(1_500_000);
+    expect(readdirSync(store).sort()).toEqual(["fingerprints.log", "lock"]);
+    // A key forgotten after the compaction is a record after the sorted part: new again.
+    const api = await openSeenSet({ backend: "disk", path: store });
+    expect(Array.from(await api.removeMany(["42"]))).toEqual([1]);
+    await api.close();
+    const third = run("7\n42\n1500001\n1500001\n");
+    expect(third.out).toBe("42\n1500001\n");
+    // 1.5 M keys in 23 records of 65,536: three distinct lines read at most two records each, not the 24 MB file.
+    expect(third.stats).toMatchObject({ deferred: true, sortedRecords: 23, stored: 1_500_001 });
+    expect(third.stats.sortedRecordsRead).toBeGreaterThan(0);
+    expect(third.stats.sortedRecordsRead).toBeLessThanOrEqual(6);
+    expect(third.stats.storeKeysRead).toBeLessThanOrEqual(6 * 65_536 + 2);
+    // A window over the store's end needs every record: read once each, in order.
+    const window = run(seq(1_450_001, 1_600_000) + seq(1, 100) + seq(1_550_001, 1_560_000));
+    expect(window.out === seq(1_500_002, 1_600_000)).toBe(true);
+    expect(window.stats).toMatchObject({ sortedRecordsRead: 23, sortedRecords: 23 });
+    // A damaged record of the sorted part is an error naming the file, never a line printed again.
+    const bytes = readFileSync(log);
+    bytes[16 + 8 + 16 * 1000] ^= 1;
+    writeFileSync(log, bytes);
+    const damaged = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir], { input: seq(1, 2000), timeout: 60_000 });
+    expect(damaged.status).toBe(2);
+    expect(damaged.stdout.toString()).toBe("");
+    expect(damaged.stderr.toString()).toContain(log);
+    expect(damaged.stderr.toString()).not.toMatch(/\n\s+at /);
+  }, 90_000);
+
   it("refuses options that do nothing with --store", () => {
     for (const flags of [["--approx"], ["--fp-rate", "0.01"], ["--hash", "md5"]]) {
       const result = dedup([...flags, "--store", temp()], "a\n");

@@ -14,6 +14,7 @@
 // A store whose keys alone would fill the budget is not read in at all (defersStore): every new
 // line waits for that end, and the tables hold this run's lines, so a repeat within the run never
 // waits and the store is read once, not twice.
+import { CrawlsieveError } from "../errors.js";
 import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
 import { encodeRecords } from "../seen/fingerprint-batches.js";
 import { catchUp } from "../seen/log-catch-up.js";
@@ -67,9 +68,13 @@ export class StoreGate implements ChunkGate {
     return this.store.digest;
   }
 
-  /** Keys in the store (as found at the start when it was never read: a deferred run with no new line), and keys other processes added while this one ran. */
-  get stats(): { stored: number; fromOthers: number } {
-    return { stored: this.loaded ? this.held : this.store.stored, fromOthers: this.others };
+  /** Records of a compacted store's sorted part read at the end, of how many (undefined: none was looked up). */
+  private sortedRead: { records: number; of: number } | undefined;
+
+  /** Keys in the store (as found at the start when it was never read: a deferred run with no new line), keys other processes added while this one ran, and the sorted part's records read at the end. */
+  get stats(): { stored: number; fromOthers: number; sortedRecordsRead?: number; sortedRecords?: number } {
+    const sorted = this.sortedRead === undefined ? {} : { sortedRecordsRead: this.sortedRead.records, sortedRecords: this.sortedRead.of };
+    return { stored: this.loaded ? this.held : this.store.stored, fromOthers: this.others, ...sorted };
   }
 
   readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> =>
@@ -168,10 +173,19 @@ export class StoreGate implements ChunkGate {
       // Worth its reading (every spill record once) when the store is not much smaller than the spill.
       if (2 * Math.max(this.store.stored, this.held) >= dedup.spilledLines) dedup.sieveStoreKeys();
       try {
+        // A compacted store's sorted part is read only where a waiting line may be in it; then what came after it, whole.
+        const sorted = log.sortedPart();
+        if (sorted !== undefined) {
+          dedup.eachSpilled((records, size) => sorted.mark(records, size));
+          sorted.eachMarked((fingerprints) => dedup.spillStoreKeys(fingerprints, false));
+          this.held = sorted.count;
+          this.sortedRead = { records: sorted.recordsRead, of: sorted.records };
+        }
         const caught = await catchUp(
           log,
           {
             clear: () => {
+              if (sorted !== undefined) throw new CrawlsieveError("ERR_INTERNAL", `${log.name} was read again from its start after its sorted part, under the lock`);
               this.held = 0;
             },
             add: (fingerprints) => {

@@ -358,6 +358,11 @@ export class LineDeduplicator {
     return this.live().sieveStoreKeys();
   }
 
+  /** @internal Shows the spilled lines' records (`size` bytes each, the fingerprint first) to `visit`, at most a batch at a time: a store looks up the records of its sorted part they need. */
+  eachSpilled(visit: (records: Uint8Array, size: number) => void): void {
+    this.live().eachSpilled(visit);
+  }
+
   /** @internal Sets a store's keys (or keys it forgot) aside for the spilled lines to be resolved against. */
   spillStoreKeys(packed: Uint8Array, forget: boolean): void {
     this.live().spillStoreKeys(packed, forget);

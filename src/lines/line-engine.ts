@@ -299,6 +299,11 @@ export class LineEngine {
     return this.path?.sieveKeys() ?? false;
   }
 
+  /** Shows the spilled lines' records (`size` bytes each, the fingerprint first) to `visit` (SplitPath.eachSpilled). */
+  eachSpilled(visit: (records: Uint8Array, size: number) => void): void {
+    this.path?.eachSpilled(visit);
+  }
+
   /** Lines spilled so far (past the memory budget), to be decided at the end. */
   get spilledLines(): number {
     return this.path?.spilled ?? 0;

@@ -106,12 +106,20 @@ export class SplitPath {
     const size = this.r.spillRecords.size;
     const sieve = KeySieve.over(this.tables.spareMemory(KeySieve.bytesFor(this.spilled, this.batch, size)), this.spilled, this.batch, size);
     if (sieve === undefined) return false;
-    for (let p = 0; p < spill.partitions; p++) {
-      if (spill.count(p) === 0) continue;
-      for (const chunk of spill.records(p, this.batch, true)) sieve.add(chunk, size);
-    }
+    this.eachSpilled((chunk) => sieve.add(chunk, size));
     this.sieve = sieve;
     return true;
+  }
+
+  /** Shows the spilled lines' records (`size` bytes each, the fingerprint first) to `visit`, at most a batch at a time. */
+  eachSpilled(visit: (records: Uint8Array, size: number) => void): void {
+    const spill = this.spill;
+    if (spill === undefined) return;
+    const size = this.r.spillRecords.size;
+    for (let p = 0; p < spill.partitions; p++) {
+      if (spill.count(p) === 0) continue;
+      for (const chunk of spill.records(p, this.batch, true)) visit(chunk, size);
+    }
   }
 
   /** Removes the store keys' files, if any. */

@@ -238,7 +238,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       memoryBytes,
       // No front filter in memory: every line is one table look-up (one cache line).
       ...(opts.exact ? { lookups: lines, lookupsAvoided: 0 } : {}),
-      ...(gate !== undefined ? { stored: gate.stats.stored, fromOtherWriters: gate.stats.fromOthers } : {}),
+      ...(gate !== undefined ? storeStats(gate) : {}),
       ...described,
       ...processIo(),
       seconds: Number(seconds.toFixed(3)),
@@ -258,4 +258,10 @@ function processIo(): { ioReadBytes?: number; ioWriteBytes?: number } {
   } catch {
     return {};
   }
+}
+
+/** What --stats says of the store: its keys, those other processes added meanwhile, and the records of its sorted part read at the end (when it was looked up). */
+function storeStats(gate: StoreGate): Record<string, number> {
+  const { stored, fromOthers, sortedRecordsRead, sortedRecords } = gate.stats;
+  return { stored, fromOtherWriters: fromOthers, ...(sortedRecords !== undefined ? { sortedRecordsRead: sortedRecordsRead ?? 0, sortedRecords } : {}) };
 }

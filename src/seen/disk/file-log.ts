@@ -16,6 +16,7 @@ import { storeWriteError } from "../../dedup/store-directory.js";
 import { readAt, writeAt } from "../../lines/file-range.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 import type { Arena } from "../../wasm/arena.js";
+import { SortedPart } from "./sorted-part.js";
 import { compactionDue, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
 
 /** The fingerprints a file may hold. */
@@ -172,6 +173,27 @@ export class FileLog implements BatchLog {
       this.offset = 0;
       throw storeWriteError(this.path, dirname(this.path), error);
     }
+  }
+
+  /**
+   * The file's sorted part (its last compaction's output), to look keys up in without reading it
+   * whole, with the next read() set to begin just after it; undefined, and nothing changed, when
+   * the file has none. Called under the set's lock, as read() is.
+   */
+  sortedPart(): SortedPart | undefined {
+    this.followReplacement();
+    const fd = this.open();
+    const { epoch, sorted } = checkHeader(this.path, readHeader(fd));
+    // A count the header could not hold is not the count.
+    if (sorted === 0 || sorted === 0xffffffff) return undefined;
+    const size = fstatSync(fd).size;
+    const part = SortedPart.read(fd, this.path, HEADER, sorted, size);
+    this.epoch = epoch;
+    this.offset = part.end;
+    this.readFrom = part.end;
+    this.whole = false;
+    if (this.found === 0) this.found = size;
+    return part;
   }
 
   /** Bytes of the file as this process last read or wrote it: where the next append goes. */
