@@ -43,9 +43,8 @@ function compactedFile(packed: Uint8Array): { path: string; count: number } {
 
 /** The fingerprints of the records read for `keys` (packed), as hex strings, and how many records were read. */
 function lookUp(path: string, count: number, keys: Uint8Array, stride = 16): { found: Set<string>; records: number; of: number } {
-  const fd = openSync(path, "r");
+  const part = SortedPart.read(openSync(path, "r"), path, 16, count, statSync(path).size);
   try {
-    const part = SortedPart.read(fd, path, 16, count, statSync(path).size);
     part.mark(keys, stride);
     const found = new Set<string>();
     part.eachMarked((fingerprints: Uint8Array) => {
@@ -53,7 +52,7 @@ function lookUp(path: string, count: number, keys: Uint8Array, stride = 16): { f
     });
     return { found, records: part.recordsRead, of: part.records };
   } finally {
-    closeSync(fd);
+    part.close();
   }
 }
 

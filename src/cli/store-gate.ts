@@ -17,17 +17,18 @@
 import { CrawlsieveError } from "../errors.js";
 import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
 import { encodeRecords } from "../seen/fingerprint-batches.js";
+import { exceedsBudget } from "../seen/disk/tiered-table.js";
 import { catchUp } from "../seen/log-catch-up.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import type { Arena } from "../wasm/arena.js";
 import type { ChunkGate } from "./line-pipeline.js";
 
-/** Bytes a store's key may take in the line table, its growth room included (about 13-20 once placed). */
-const TABLE_BYTES_A_KEY = 24;
+/** Waiting lines a record of a sorted part past which every record is read unasked: at 8 random keys a record, about one record in 10 million would go unmarked. */
+const DENSE_LINES_A_RECORD = 8;
 
 /** Whether a store of `stored` keys is too large to read into a table within `memory` bytes: then every new line waits for the end (LineDeduplicator's deferNew). */
 export function defersStore(stored: number, memory: number): boolean {
-  return stored * TABLE_BYTES_A_KEY > memory;
+  return exceedsBudget(stored, memory);
 }
 
 /** The store a line pipeline decides its chunks under (see ChunkGate). */
@@ -176,8 +177,14 @@ export class StoreGate implements ChunkGate {
         // A compacted store's sorted part is read only where a waiting line may be in it; then what came after it, whole.
         const sorted = log.sortedPart();
         if (sorted !== undefined) {
-          dedup.eachSpilled((records, size) => sorted.mark(records, size));
-          sorted.eachMarked((fingerprints) => dedup.spillStoreKeys(fingerprints, false));
+          try {
+            // So many lines waited that every record would be marked: no need to ask which.
+            if (dedup.spilledLines >= DENSE_LINES_A_RECORD * sorted.records) sorted.markAll();
+            else dedup.eachSpilled((records, size) => sorted.mark(records, size));
+            sorted.eachMarked((fingerprints) => dedup.spillStoreKeys(fingerprints, false));
+          } finally {
+            sorted.close();
+          }
           this.held = sorted.count;
           this.sortedRead = { records: sorted.recordsRead, of: sorted.records };
         }

@@ -97,4 +97,9 @@ export class KeySieve {
     this.keysOut += m;
     return this.passed.bytes(arena.u8, 0, m);
   }
+
+  /** Where in the last sieve()'s input each of the `n` keys it let through was, as a view valid until the next call. */
+  lastPlaces(n: number): Uint32Array {
+    return this.places.view(this.memory.arena.u8, Uint32Array, 0, n);
+  }
 }

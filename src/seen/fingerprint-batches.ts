@@ -16,7 +16,7 @@ export interface CheckedBatch {
 }
 
 /** Checks and inserts packed 16-byte fingerprints; returns the flags and the new ones, which the caller must persist (or rebuild the set from its store). */
-export function addFresh(set: FingerprintSet, packed: Uint8Array): CheckedBatch {
+export function addFresh(set: Pick<FingerprintSet, "addFingerprints">, packed: Uint8Array): CheckedBatch {
   const flags = set.addFingerprints(packed);
   return { flags, fresh: selectFlagged(packed, flags) };
 }

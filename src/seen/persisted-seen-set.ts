@@ -4,8 +4,8 @@
 // holds the set's lock, first applies what others appended since its last call, then checks and
 // inserts, and writes the batch's changes durably before its keys are reported new. So among all
 // of them each key is new exactly once, and a key reported new stays seen after a crash.
-import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import { DisposedError } from "../errors.js";
+import type { Arena } from "../wasm/arena.js";
 import { keyList, keySpans, packedDigests, selectFlagged, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { BatchLog, LogWrite } from "./batch-log.js";
@@ -16,12 +16,30 @@ import type { ForgettingSeenSet, SeenBackend, SeenKey } from "./seen-set.js";
 /** Runs `body` holding the set's lock (across processes or contexts, and within this one). */
 export type LockRunner = <T>(body: () => Promise<T>) => Promise<T>;
 
+/** Where a persisted seen-set holds its keys: a FingerprintSet, or a table that leaves part of them in the log's file (disk/tiered-table.ts). */
+export interface SeenTable {
+  /** Adds packed fingerprints; 1 for each that was new. */
+  addFingerprints(packed: Uint8Array): Uint8Array;
+  /** 1 for each packed fingerprint held. */
+  hasFingerprints(packed: Uint8Array): Uint8Array;
+  /** Forgets packed fingerprints; 1 for each that was held. */
+  removeFingerprints(packed: Uint8Array): Uint8Array;
+  readonly size: number;
+  clear(): void;
+  /** Hands over its memory, to be reused (the disk file's compaction at close); the table is done with. */
+  releaseArena(): Arena | undefined;
+  /** Keys looked up on disk and blocks read for them, for a table that leaves keys there. */
+  readonly diskLookups?: { readonly asked: number; readonly blocksRead: number };
+}
+
 /** What a persisted seen-set is made of. */
 export interface PersistedParts {
   readonly backend: SeenBackend;
   readonly log: BatchLog;
   readonly lock: LockRunner;
-  readonly table: FingerprintSet;
+  readonly table: SeenTable;
+  /** Run under the lock before the log is read: a table that leaves keys in the log's file follows a file put in its place. */
+  readonly follow?: () => void;
   /** The fingerprint of a key: XXH3-128 (new sets), or MD5 (a set imported from an LMDB store). */
   readonly digest: "xxh128" | "md5";
   /** A store's error as crawlsieve's typed error; `what` says what was being done. */
@@ -38,7 +56,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
   readonly backend: SeenBackend;
   /** Where the batches are kept ("disk", "opfs", "indexeddb"). */
   readonly storage: string;
-  private table: FingerprintSet | undefined;
+  private table: SeenTable | undefined;
   /** The log was read once (what is read after is others' writes). */
   private loaded = false;
   private others = 0;
@@ -54,9 +72,14 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     return this.add(keyList(keys));
   }
 
-  /** Keys held after the last call, and fingerprints this process took from the log after its first read (written by other processes or contexts meanwhile). */
-  get stats(): { keys: number; fromOthers: number } {
-    return { keys: this.held, fromOthers: this.others };
+  /**
+   * Keys held after the last call, fingerprints this process took from the log after its first
+   * read (written by other processes or contexts meanwhile), and for a disk set past its memory
+   * budget the keys looked up on disk and the blocks read for them.
+   */
+  get stats(): { keys: number; fromOthers: number; diskLookups?: number; diskBlocksRead?: number } {
+    const disk = this.table?.diskLookups;
+    return { keys: this.held, fromOthers: this.others, ...(disk === undefined ? {} : { diskLookups: disk.asked, diskBlocksRead: disk.blocksRead }) };
   }
 
   /** Adds keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i + 1])); 1 where new. */
@@ -137,13 +160,14 @@ export class PersistedSeenSet implements ForgettingSeenSet {
    * what it read, so the next call empties the table and reloads it whole: the keys of the failed
    * batch, changed by `body`, never count as changed.
    */
-  private async locked<T>(body: (table: FingerprintSet) => Promise<{ result: T; change?: LogWrite; after?: () => void }>): Promise<T> {
+  private async locked<T>(body: (table: SeenTable) => Promise<{ result: T; change?: LogWrite; after?: () => void }>): Promise<T> {
     this.live();
     const { log, storageError } = this.parts;
     return this.parts.lock(async () => {
       const table = this.live();
       let keep: number | undefined;
       try {
+        this.parts.follow?.();
         // A table still empty needs no clearing when the log is read whole.
         const caught = await catchUp(log, { clear: () => (table.size > 0 ? table.clear() : undefined), add: (f) => void table.addFingerprints(f), remove: (f) => void table.removeFingerprints(f) }, this.parts.onRecover);
         if (this.loaded) this.others += caught.changed;
@@ -168,7 +192,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     });
   }
 
-  private live(): FingerprintSet {
+  private live(): SeenTable {
     if (this.table === undefined) throw new DisposedError(this.parts.log.name);
     return this.table;
   }

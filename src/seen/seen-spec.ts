@@ -37,8 +37,9 @@ export interface WindowSeenSpec {
 
 /**
  * On disk (Node): exact, durable per batch, shared by processes on one machine. Every key is
- * looked up in memory; each batch appends its new fingerprints to one file. "lmdb" is the old
- * name of this backend (an LMDB store of an earlier version found in `path` is imported once).
+ * looked up in memory, or past `memory` through a filter and one block read; each batch appends
+ * its new fingerprints to one file. "lmdb" is the old name of this backend (an LMDB store of an
+ * earlier version found in `path` is imported once).
  */
 export interface DiskSeenSpec {
   readonly backend: "disk" | "lmdb";
@@ -48,6 +49,8 @@ export interface DiskSeenSpec {
   readonly items?: number;
   /** true (default): each batch is flushed to disk before its keys are reported new (survives a power loss); false: kill -9 safe only. */
   readonly durable?: boolean;
+  /** Bytes of memory the keys may take (at least 16 MiB; unset: all in memory); a store past it stays on disk, sorted, behind a filter (see DiskSeenSetOptions.memory). */
+  readonly memory?: number;
 }
 
 /** The old name of DiskSeenSpec. */

@@ -14,6 +14,9 @@ import { init } from "../../wasm/node.js";
 import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
+import { ColdKeys, coldBytes } from "./cold-keys.js";
+import { exceedsBudget, TieredTable } from "./tiered-table.js";
+import { Arena } from "../../wasm/arena.js";
 import { FileLock } from "./file-lock.js";
 
 /** Options of openDiskSeenSet. */
@@ -24,7 +27,18 @@ export interface DiskSeenSetOptions {
   readonly durable?: boolean;
   /** Told (e.g. on stderr) when a torn last batch, never acknowledged, is cut off, or when compacting the file at close failed (it is then left as it was). */
   readonly onRecover?: (message: string) => void;
+  /**
+   * Bytes of memory the keys may take (at least 16 MiB). Unset (the default), every key is held in
+   * memory (about 20 bytes a key). A store whose keys would take more stays on disk, sorted, the
+   * way of IMP-CB: a filter (1 to 2 bytes a key) and an index of its blocks stay in memory, a key
+   * the filter cannot rule out costs one 4 KiB read, and only keys added since the file was last
+   * compacted are held in memory (it is compacted at open when they are too many).
+   */
+  readonly memory?: number;
 }
+
+/** Smallest memory budget of a disk seen-set. */
+const MIN_MEMORY = 16 << 20;
 
 /** The file of a store's batches, in its directory. */
 export const LOG_FILE = "fingerprints.log";
@@ -39,16 +53,29 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   const durable = opts.durable ?? true;
   if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", opts.durable, "true or false");
   if (opts.onRecover !== undefined && typeof opts.onRecover !== "function") throw new InvalidArgumentError("onRecover", opts.onRecover, "a function");
+  const memory = opts.memory === undefined ? undefined : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
+  const planned = check.positiveInteger("items", opts.items ?? 4096);
   const { log, lock, digest, stored } = await openStoreLog(dir, durable, opts.onRecover);
   try {
-    // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
-    const items = Math.max(check.positiveInteger("items", opts.items ?? 4096), Math.ceil(stored * 1.05) + 1024);
+    let table: FingerprintSet | TieredTable;
+    let follow: (() => void) | undefined;
+    if (memory !== undefined && exceedsBudget(stored, memory)) {
+      const tiered = await lock.run(async () => new TieredTable(coldKeysOf(log, memory), planned));
+      table = tiered;
+      follow = () => {
+        if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
+      };
+    } else {
+      // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
+      table = new FingerprintSet({ items: Math.max(planned, Math.ceil(stored * 1.05) + 1024) });
+    }
     const set = new PersistedSeenSet({
       backend: "disk",
       log,
       lock: lock.run,
       release: () => lock.close(),
-      table: new FingerprintSet({ items }),
+      table,
+      follow,
       digest,
       storageError: diskError,
       onRecover: opts.onRecover,
@@ -63,6 +90,21 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   } catch (error) {
     await lock.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * The keys of the file's sorted part, left on disk within `memory` bytes, with the log set to read
+ * what came after it; first, with `compact`, the file is compacted when the keys after its sorted
+ * part would not fit what the budget leaves. Called under the set's lock.
+ */
+function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | undefined {
+  try {
+    if (compact && exceedsBudget(log.unsortedKeys(), Math.max(0, memory - coldBytes(log.storedKeys(), memory)))) log.compact(new Arena());
+    const part = log.sortedPart();
+    return part === undefined ? undefined : ColdKeys.build(part, memory);
+  } catch (error) {
+    throw diskError(error, `opening ${log.name} past its memory budget`);
   }
 }
 

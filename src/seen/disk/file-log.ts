@@ -187,7 +187,17 @@ export class FileLog implements BatchLog {
     // A count the header could not hold is not the count.
     if (sorted === 0 || sorted === 0xffffffff) return undefined;
     const size = fstatSync(fd).size;
-    const part = SortedPart.read(fd, this.path, HEADER, sorted, size);
+    // A descriptor of its own: this one is closed when another process renames a compaction in.
+    const own = openSync(this.path, "r");
+    let part: SortedPart;
+    try {
+      const { dev, ino } = fstatSync(own);
+      if (dev !== this.inode?.dev || ino !== this.inode?.ino) throw new FormatError(`${this.path} was replaced while its lock was held`, "ERR_STORE_CORRUPT");
+      part = SortedPart.read(own, this.path, HEADER, sorted, size);
+    } catch (error) {
+      closeSync(own);
+      throw error;
+    }
     this.epoch = epoch;
     this.offset = part.end;
     this.readFrom = part.end;
@@ -283,8 +293,43 @@ export class FileLog implements BatchLog {
     this.followReplacement();
     const fd = this.open();
     const size = fstatSync(fd).size;
-    const { scheme, sorted } = checkHeader(this.path, readHeader(fd));
-    if (!compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER)) return;
+    const { sorted } = checkHeader(this.path, readHeader(fd));
+    if (compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER)) this.compact(arena);
+  }
+
+  /** Fingerprints after the sorted part (about: a forgotten one counts, a torn tail too), as the file is now. Called under the set's lock. */
+  unsortedKeys(): number {
+    this.followReplacement();
+    const fd = this.open();
+    const { sorted } = checkHeader(this.path, readHeader(fd));
+    return Math.max(0, Math.floor((fstatSync(fd).size - HEADER - recordBytes(sorted)) / 16));
+  }
+
+  /** Fingerprints in the file (about: a forgotten one counts), as it is now. Called under the set's lock. */
+  storedKeys(): number {
+    this.followReplacement();
+    return Math.max(0, Math.floor((fstatSync(this.open()).size - HEADER) / 16));
+  }
+
+  /** Whether the file was cleared or another put in its place since this process last read it. Called under the set's lock. */
+  stale(): boolean {
+    if (this.fd === undefined || this.inode === undefined) return true;
+    const now = statSync(this.path, { throwIfNoEntry: false });
+    if (now === undefined || now.ino !== this.inode.ino || now.dev !== this.inode.dev) return true;
+    return checkHeader(this.path, readHeader(this.fd)).epoch !== this.epoch;
+  }
+
+  /**
+   * Rewrites the file in `arena` (memory its caller is done with, or a new instance): flushed and
+   * renamed into place, and the name made durable, before the old file is cut to nothing. What
+   * this process read of it is forgotten: the next read takes the new file whole. Called under the
+   * set's lock.
+   */
+  compact(arena: Arena): void {
+    this.followReplacement();
+    const fd = this.open();
+    const size = fstatSync(fd).size;
+    const { scheme } = checkHeader(this.path, readHeader(fd));
     try {
       const epoch = newEpoch(this.epoch);
       const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, arena, asideName(this.path));

@@ -6,7 +6,10 @@
 // record and the next are read, each verified (magic, count, checksum, and its first fingerprint
 // against the index). Two verified neighbours bound the key, so a damaged index or record is an
 // error, never a key wrongly missed. Keys are looked up a batch at a time: mark() notes the
-// records they need, eachMarked() reads those in file order, neighbours in one read.
+// records they need, eachMarked() reads those in file order, neighbours in one read. The part
+// holds a descriptor of its own, so the file it was read from stays readable when another process
+// renames a compaction in its place.
+import { closeSync } from "node:fs";
 import { FormatError } from "../../errors.js";
 import { readAt } from "../../lines/file-range.js";
 import { decodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
@@ -18,14 +21,25 @@ const READ_RECORDS = 4;
 /** Words of a fingerprint's place in table order, most significant first: partition (the high word's top 6 bits), low word (2), the high word's other bits (2). */
 const WORDS = 5;
 
-/** Writes the place in table order of the fingerprint at `at` of `view` to `into` from `to`. */
-function orderWords(view: DataView, at: number, into: Uint32Array, to: number): void {
+/** Words of a fingerprint's place in table order (orderWords). */
+export const ORDER_WORDS = WORDS;
+
+/** Writes the place in table order of the fingerprint at `at` of `view` to `into` from `to` (ORDER_WORDS words). */
+export function orderWords(view: DataView, at: number, into: Uint32Array, to: number): void {
   const hi = view.getUint32(at + 12, true);
   into[to] = hi >>> 26;
   into[to + 1] = view.getUint32(at + 4, true);
   into[to + 2] = view.getUint32(at, true);
   into[to + 3] = hi & 0x3ffffff;
   into[to + 4] = view.getUint32(at + 8, true);
+}
+
+/** Whether the place at `a` of `order` is after the one at `b` of `key` (ORDER_WORDS words each). */
+export function placeAfter(order: Uint32Array, a: number, key: Uint32Array, b: number): boolean {
+  for (let w = 0; w < WORDS; w++) {
+    if (order[a + w] !== key[b + w]) return order[a + w] > key[b + w];
+  }
+  return false;
 }
 
 /** The sorted part of a seen-set file, open for look-ups. */
@@ -42,7 +56,8 @@ export class SortedPart {
 
   private constructor(
     private readonly fd: number,
-    private readonly where: string,
+    /** The file, as messages name it. */
+    readonly where: string,
     /** Where the first record begins. */
     private readonly start: number,
     /** Fingerprints in the sorted part. */
@@ -136,12 +151,26 @@ export class SortedPart {
 
   /** Whether record i's first fingerprint is after the key (in table order). */
   private after(i: number): boolean {
-    const o = this.order;
-    const k = this.key;
-    for (let w = 0, at = WORDS * i; w < WORDS; w++, at++) {
-      if (o[at] !== k[w]) return o[at] > k[w];
-    }
-    return false;
+    return placeAfter(this.order, WORDS * i, this.key, 0);
+  }
+
+  /** Marks every record (to read the part whole through eachMarked). */
+  markAll(): void {
+    this.marks.fill(1);
+  }
+
+  /** Reads the sorted fingerprints [from, from + n), all in one record, into `into` as they are on disk (unverified: the caller checks them against what it verified). */
+  readFingerprints(from: number, n: number, into: Uint8Array): Uint8Array {
+    const record = Math.floor(from / RECORD_FINGERPRINTS);
+    if (n < 1 || from + n > this.count || Math.floor((from + n - 1) / RECORD_FINGERPRINTS) !== record) throw new RangeError(`fingerprints ${from} to ${from + n} are not in one record of ${this.count}`);
+    const bytes = into.subarray(0, 16 * n);
+    if (readAt(this.fd, bytes, this.start + record * RECORD_BYTES + 8 + 16 * (from % RECORD_FINGERPRINTS)) < bytes.length) throw new FormatError(`${this.where} ended inside its sorted part`, "ERR_TRUNCATED");
+    return bytes;
+  }
+
+  /** Closes the part's descriptor. */
+  close(): void {
+    closeSync(this.fd);
   }
 
   /** Whether `fingerprints` begin with record r's first fingerprint as the index read it. */

@@ -1,0 +1,138 @@
+// The keys of a disk seen-set past its memory budget that stay on disk: the file's sorted part
+// (sorted-part.ts), looked up the way of IMP-CB. In memory stay a split-block Bloom filter of its
+// fingerprints (key-sieve.ts, in a WebAssembly memory of its own, 8 to 16 bits a key as the budget
+// allows) and an index of blocks of 256 fingerprints (4 KiB on disk): each block's first
+// fingerprint and the XXH64 of its bytes, 28 bytes a block, both made while the part is read once
+// at open, every record verified. A key the filter rules out is absent without a read; any other
+// is found by one read of its block, checked against the block's checksum before it is trusted,
+// so a block damaged since the open is an error, never a wrong answer.
+import { FormatError } from "../../errors.js";
+import { checksumBytes } from "../../format/checksum.js";
+import { Arena } from "../../wasm/arena.js";
+import { BATCH } from "../../wasm/staging.js";
+import { KeySieve } from "../../lines/key-sieve.js";
+import { ORDER_WORDS, orderWords, placeAfter, type SortedPart } from "./sorted-part.js";
+
+/** Fingerprints in a block: 4 KiB on disk, one read; a record's 65,536 are 256 whole blocks. */
+const BLOCK = 256;
+/** Filter bits a key: at most 16 (0.18% of absent keys read a block), at least 8 (about 2%), whatever the budget. */
+const MAX_FILTER_BITS = 16;
+const MIN_FILTER_BITS = 8;
+
+/** Bytes of memory the cold keys of a `count`-key sorted part take within `budget` bytes: the filter's share and the block index. */
+export function coldBytes(count: number, budget: number): number {
+  return filterBytes(count, budget) + Math.ceil(count / BLOCK) * (4 * ORDER_WORDS + 8);
+}
+
+/** The filter's bytes: half the budget, between 8 and 16 bits a key. */
+function filterBytes(count: number, budget: number): number {
+  return Math.ceil(Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget)) / 8);
+}
+
+/** The on-disk keys of a disk seen-set, answered through a filter and a block index. */
+export class ColdKeys {
+  private readonly arena = new Arena();
+  private readonly sieve: KeySieve;
+  /** Each block's first fingerprint's place in table order (ORDER_WORDS words), and its checksum. */
+  private readonly firsts: Uint32Array;
+  private readonly sums: BigUint64Array;
+  private readonly key = new Uint32Array(ORDER_WORDS);
+  private readonly block = new Uint8Array(16 * BLOCK);
+  /** Keys asked, and blocks read for them (a key the filter could not rule out). */
+  asked = 0;
+  blocksRead = 0;
+
+  private constructor(
+    private readonly part: SortedPart,
+    budget: number,
+  ) {
+    const blocks = Math.ceil(part.count / BLOCK);
+    this.firsts = new Uint32Array(ORDER_WORDS * blocks);
+    this.sums = new BigUint64Array(blocks);
+    const bytes = KeySieve.bytesFor(0, BATCH, 16) + filterBytes(part.count, budget);
+    const r = this.arena.place({ sieve: bytes }, this.arena.base, "the filter of a disk seen-set's keys");
+    const sieve = KeySieve.over({ arena: this.arena, ptr: r.sieve, bytes }, part.count, BATCH, 16);
+    if (sieve === undefined) throw new RangeError(`a filter of ${bytes} bytes has no room for ${part.count} keys`);
+    this.sieve = sieve;
+  }
+
+  /** The cold keys of `part` (taken: closed with them) within `budget` bytes (coldBytes): the part is read whole once, each record verified. */
+  static build(part: SortedPart, budget: number): ColdKeys {
+    const cold = new ColdKeys(part, budget);
+    let block = 0;
+    part.markAll();
+    part.eachMarked((fingerprints) => {
+      for (let at = 0; at < fingerprints.length; at += 16 * BATCH) cold.sieve.add(fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BATCH)), 16);
+      const view = new DataView(fingerprints.buffer, fingerprints.byteOffset, fingerprints.byteLength);
+      for (let at = 0; at < fingerprints.length; at += 16 * BLOCK, block++) {
+        orderWords(view, at, cold.firsts, ORDER_WORDS * block);
+        cold.sums[block] = checksumBytes(0n, fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BLOCK)));
+      }
+    });
+    return cold;
+  }
+
+  /** Keys in the sorted part. */
+  get count(): number {
+    return this.part.count;
+  }
+
+  /** Bytes of memory held: the filter's memory and the block index. */
+  get byteLength(): number {
+    return this.arena.k.memory.buffer.byteLength + this.firsts.byteLength + this.sums.byteLength;
+  }
+
+  /** 1 for each packed fingerprint the sorted part holds. */
+  has(packed: Uint8Array): Uint8Array {
+    const n = packed.length / 16;
+    const flags = new Uint8Array(n);
+    this.asked += n;
+    for (let from = 0; from < n; from += BATCH) {
+      const piece = packed.subarray(16 * from, 16 * Math.min(n, from + BATCH));
+      const passed = this.sieve.sieve(piece);
+      const places = this.sieve.lastPlaces(passed.length / 16);
+      // Copied: the next look-up reads into memory of its own, and the filter's views stay valid.
+      const keys = new DataView(passed.slice().buffer);
+      const at = Array.from(places);
+      for (let i = 0; i < at.length; i++) if (this.holds(keys, 16 * i)) flags[from + at[i]] = 1;
+    }
+    return flags;
+  }
+
+  /** Releases the filter's memory and the part's descriptor. */
+  close(): void {
+    this.part.close();
+  }
+
+  /** Whether the fingerprint at `at` of `keys` is in the sorted part: its block read, verified and searched. */
+  private holds(keys: DataView, at: number): boolean {
+    orderWords(keys, at, this.key, 0);
+    // The least block whose first fingerprint is after the key: the key can only be in the one before.
+    let lo = 0;
+    let hi = this.sums.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (placeAfter(this.firsts, ORDER_WORDS * mid, this.key, 0)) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo === 0) return false;
+    const b = lo - 1;
+    const n = Math.min(BLOCK, this.part.count - b * BLOCK);
+    const bytes = this.part.readFingerprints(b * BLOCK, n, this.block);
+    this.blocksRead++;
+    if (checksumBytes(0n, bytes) !== this.sums[b]) throw new FormatError(`${this.part.where}: block ${b} of its sorted part (fingerprints ${b * BLOCK} to ${b * BLOCK + n}) changed since it was read at open: the file was damaged`, "ERR_STORE_CORRUPT");
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const place = new Uint32Array(ORDER_WORDS);
+    let l = 0;
+    let h = n;
+    while (l < h) {
+      const mid = (l + h) >>> 1;
+      orderWords(view, 16 * mid, place, 0);
+      if (placeAfter(place, 0, this.key, 0)) h = mid;
+      else l = mid + 1;
+    }
+    if (l === 0) return false;
+    orderWords(view, 16 * (l - 1), place, 0);
+    return !placeAfter(place, 0, this.key, 0) && !placeAfter(this.key, 0, place, 0);
+  }
+}

@@ -1,0 +1,111 @@
+// The table of a disk seen-set past its memory budget: the keys of the file's sorted part stay on
+// disk (cold-keys.ts: a filter and a block index in memory, a block read for a key the filter
+// cannot rule out), and only what came after that part, this process's batches and others', is
+// held in a FingerprintSet. Keys of the sorted part forgotten since are held too, in a set of
+// their own, so the sorted part is never rewritten to forget one. A key is held when the
+// FingerprintSet holds it, or the sorted part does and it was not forgotten.
+import { FingerprintSet } from "../../dedup/fingerprint-set.js";
+import type { Arena } from "../../wasm/arena.js";
+import { selectFlagged } from "../../wasm/batch.js";
+import type { ColdKeys } from "./cold-keys.js";
+
+/** Bytes a key takes in a FingerprintSet, its growth room included (about 13-20 once placed). */
+const TABLE_BYTES_A_KEY = 24;
+
+/** Whether `stored` keys are too many to hold in a table within `memory` bytes: then they stay on disk (a TieredTable; dedup --store defers its new lines). */
+export function exceedsBudget(stored: number, memory: number): boolean {
+  return stored * TABLE_BYTES_A_KEY > memory;
+}
+
+/** A disk seen-set's keys: its sorted part on disk, the rest in memory. */
+export class TieredTable {
+  private readonly recent: FingerprintSet;
+  /** Keys of the sorted part forgotten since it was written. */
+  private readonly forgotten = new FingerprintSet();
+  /** Keys looked up in sorted parts replaced since, and blocks read for them. */
+  private asked = 0;
+  private blocksRead = 0;
+
+  constructor(
+    private cold: ColdKeys | undefined,
+    items: number,
+  ) {
+    this.recent = new FingerprintSet({ items });
+  }
+
+  /** Keys held. */
+  get size(): number {
+    return (this.cold?.count ?? 0) - this.forgotten.size + this.recent.size;
+  }
+
+  /** Keys looked up on disk, and blocks read for them. */
+  get diskLookups(): { asked: number; blocksRead: number } {
+    return { asked: this.asked + (this.cold?.asked ?? 0), blocksRead: this.blocksRead + (this.cold?.blocksRead ?? 0) };
+  }
+
+  /** Takes the sorted part of a file put in place of the one read (another process compacted it): what came after the old one goes too, and is read again. */
+  replaceCold(cold: ColdKeys | undefined): void {
+    this.asked += this.cold?.asked ?? 0;
+    this.blocksRead += this.cold?.blocksRead ?? 0;
+    this.cold?.close();
+    this.cold = cold;
+    this.recent.clear();
+    this.forgotten.clear();
+  }
+
+  /** 1 for each packed fingerprint held. */
+  hasFingerprints(packed: Uint8Array): Uint8Array {
+    const flags = this.recent.hasFingerprints(packed);
+    const live = this.liveCold(packed, flags);
+    for (let i = 0; i < flags.length; i++) flags[i] |= live[i];
+    return flags;
+  }
+
+  /** Adds packed fingerprints; 1 for each that was not held (a repeat within the call is not new). */
+  addFingerprints(packed: Uint8Array): Uint8Array {
+    const held = this.recent.hasFingerprints(packed);
+    const live = this.liveCold(packed, held);
+    for (let i = 0; i < held.length; i++) held[i] = held[i] | live[i] ? 0 : 1;
+    return scatter(held, this.recent.addFingerprints(selectFlagged(packed, held)));
+  }
+
+  /** Forgets packed fingerprints; 1 for each that was held (a repeat within the call is not). */
+  removeFingerprints(packed: Uint8Array): Uint8Array {
+    const live = this.liveCold(packed, new Uint8Array(packed.length / 16));
+    const flags = this.recent.removeFingerprints(packed);
+    const fromCold = scatter(live, this.forgotten.addFingerprints(selectFlagged(packed, live)));
+    for (let i = 0; i < flags.length; i++) flags[i] |= fromCold[i];
+    return flags;
+  }
+
+  /** Forgets every key (the file was cleared). */
+  clear(): void {
+    this.replaceCold(undefined);
+  }
+
+  /** Hands over the memory of the keys held in memory (for the file's compaction at close); the rest is released. */
+  releaseArena(): Arena | undefined {
+    this.cold?.close();
+    this.cold = undefined;
+    this.forgotten.dispose();
+    return this.recent.releaseArena();
+  }
+
+  /** 1 for each fingerprint not `skip`ped that the sorted part holds and that was not forgotten since. */
+  private liveCold(packed: Uint8Array, skip: Uint8Array): Uint8Array {
+    const out = new Uint8Array(skip.length);
+    if (this.cold === undefined) return out;
+    const ask = skip.map((s) => 1 - s);
+    const asked = selectFlagged(packed, ask);
+    if (asked.length === 0) return out;
+    const found = this.cold.has(asked);
+    const kept = scatter(found, this.forgotten.hasFingerprints(selectFlagged(asked, found)).map((f) => 1 - f));
+    return scatter(ask, kept, out);
+  }
+}
+
+/** Spreads `values` (one for each 1 of `mask`, in order) over the places of the 1s: 0 elsewhere. */
+function scatter(mask: Uint8Array, values: Uint8Array, out = new Uint8Array(mask.length)): Uint8Array {
+  for (let i = 0, j = 0; i < mask.length; i++) if (mask[i] === 1) out[i] = values[j++];
+  return out;
+}

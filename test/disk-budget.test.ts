@@ -1,0 +1,129 @@
+// openDiskSeenSet({ memory }) past its budget (src/seen/disk/tiered-table.ts, cold-keys.ts): the
+// file's sorted part stays on disk behind a filter and a block index. Checked against a JavaScript
+// Set replaying the same adds and removals, across reopenings, with another process's set (held
+// whole in memory) writing and compacting the file meanwhile; absent keys read a block at about
+// the filter's rate (measured on 200,000 of them); a block damaged after the open is a typed error.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openDiskSeenSet, openSeenSet } from "../build/js/index.node.js";
+import { ready, rng } from "./helpers.js";
+
+beforeAll(ready);
+
+const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-budget-"));
+const MEMORY = 16 << 20;
+/** 1.2 M keys take some 29 MB in a table: more than the 16 MiB budget. */
+const N = 1_200_000;
+const key = (i: number) => `https://example.com/page/${i}`;
+
+/** Adds keys [from, to) in batches of 100,000 through a set held whole in memory, then closes it. */
+async function fill(dir: string, from: number, to: number, env: Record<string, string> = {}): Promise<void> {
+  // In a child process, so its compaction at close sees the environment given.
+  const script = `import { openDiskSeenSet } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).pathname)};
+    const set = await openDiskSeenSet(${JSON.stringify(dir)});
+    for (let i = ${from}; i < ${to}; i += 100000) await set.addMany(Array.from({ length: Math.min(100000, ${to} - i) }, (_, j) => "https://example.com/page/" + (i + j)));
+    await set.close();`;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, ...env }, timeout: 60_000 });
+  expect(run.status, run.stderr.toString()).toBe(0);
+}
+
+describe("openDiskSeenSet({ memory }) past its budget", () => {
+  it("answers as a Set replaying the same calls: adds, removals, re-adds, repeats within a batch, across reopenings", async () => {
+    const dir = temp();
+    await fill(dir, 0, N);
+    const live = new Set<string>(Array.from({ length: N }, (_, i) => key(i)));
+    const random = rng(7);
+    let set = await openDiskSeenSet(dir, { memory: MEMORY });
+    expect(set.stats.diskLookups).toBe(0);
+    expect(await set.size()).toBe(N);
+    const wrong: string[] = [];
+    for (let round = 0; round < 12; round++) {
+      // Keys old and new, some twice in one batch; every fourth round forgets instead.
+      const batch = Array.from({ length: 3000 }, () => key(Math.floor(random() * (N + 20_000))));
+      batch.push(batch[0], batch[1]);
+      const forget = round % 4 === 3;
+      const got = forget ? await set.removeMany(batch) : await set.addMany(batch);
+      batch.forEach((k, i) => {
+        const expected = forget ? live.delete(k) : !live.has(k) && Boolean(live.add(k));
+        if ((got[i] === 1) !== expected) wrong.push(`${forget ? "remove" : "add"} ${k}: ${got[i]}`);
+      });
+      if (round === 5) {
+        await set.close();
+        set = await openDiskSeenSet(dir, { memory: MEMORY });
+      }
+    }
+    expect(wrong.slice(0, 5)).toEqual([]);
+    const probe = Array.from({ length: 20_000 }, (_, i) => key(N - 10_000 + i));
+    const has = await set.hasMany(probe);
+    expect(probe.filter((k, i) => (has[i] === 1) !== live.has(k)).length).toBe(0);
+    expect(await set.size()).toBe(live.size);
+    await set.close();
+    // Held whole in memory again, the same keys.
+    const whole = await openSeenSet({ backend: "disk", path: dir });
+    const again = await whole.hasMany(probe);
+    expect(probe.filter((k, i) => (again[i] === 1) !== live.has(k)).length).toBe(0);
+    await whole.close();
+  }, 120_000);
+
+  it("an absent key reads a block at the filter's rate; a present one reads one", async () => {
+    const dir = temp();
+    await fill(dir, 0, N);
+    const set = await openSeenSet({ backend: "disk", path: dir, memory: MEMORY });
+    const absent = Array.from({ length: 200_000 }, (_, i) => `https://example.org/absent/${i}`);
+    expect(Array.from(await set.hasMany(absent)).every((f) => f === 0)).toBe(true);
+    const { diskLookups, diskBlocksRead } = (set as unknown as { stats: { diskLookups: number; diskBlocksRead: number } }).stats;
+    expect(diskLookups).toBe(200_000);
+    // A 16-bit split-block filter: about 0.2% of absent keys pass; 8 bits (its floor) about 2%.
+    expect(diskBlocksRead).toBeLessThan(0.03 * 200_000);
+    const present = Array.from({ length: 1000 }, (_, i) => key(i * 997));
+    expect(Array.from(await set.hasMany(present)).every((f) => f === 1)).toBe(true);
+    const after = (set as unknown as { stats: { diskBlocksRead: number } }).stats.diskBlocksRead;
+    expect(after - diskBlocksRead).toBe(1000);
+    await set.close();
+  }, 120_000);
+
+  it("follows another process's writes and its compaction of the file", async () => {
+    const dir = temp();
+    await fill(dir, 0, N);
+    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    expect(Array.from(await set.hasMany([key(5), key(N + 5)]))).toEqual([1, 0]);
+    // Other processes add 1.3 M keys after the sorted part (read by this set into memory), then one
+    // finds them outgrowing it and, told to, compacts the file at close: a new file in its place.
+    const M = N + 1_300_000;
+    await fill(dir, N, M);
+    expect(Array.from(await set.hasMany([key(5), key(N + 5), key(M + 5)]))).toEqual([1, 1, 0]);
+    const epoch = readFileSync(join(dir, "fingerprints.log")).readUInt32LE(8);
+    await fill(dir, M, M + 10, { CRAWLSIEVE_TEST_COMPACT_FROM: "1" });
+    expect(readFileSync(join(dir, "fingerprints.log")).readUInt32LE(8)).not.toBe(epoch);
+    expect(readFileSync(join(dir, "fingerprints.log")).readUInt32LE(12)).toBe(M + 10);
+    const asked = set.stats.diskLookups!;
+    expect(Array.from(await set.hasMany([key(5), key(N + 5), key(M + 5), key(M + 15)]))).toEqual([1, 1, 1, 0]);
+    // Looked up in the new file's sorted part, not read whole into memory.
+    expect(set.stats.diskLookups).toBe(asked + 4);
+    expect(Array.from(await set.addMany([key(N + 6), key(M + 16)]))).toEqual([0, 1]);
+    expect(await set.size()).toBe(M + 11);
+    await set.close();
+  }, 120_000);
+
+  it("a block damaged after the open is a typed error naming the file, never a wrong answer", async () => {
+    const dir = temp();
+    await fill(dir, 0, N);
+    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    const path = join(dir, "fingerprints.log");
+    const bytes = readFileSync(path);
+    // Every fingerprint of the first record changed: a key there reads a changed block.
+    for (let at = 24; at < 24 + 16 * 65_536; at += 16) bytes[at] ^= 0x55;
+    writeFileSync(path, bytes);
+    const error = await set.hasMany(Array.from({ length: 5000 }, (_, i) => key(i))).catch((e: unknown) => e);
+    expect((error as { code?: string }).code).toBe("ERR_STORE_CORRUPT");
+    expect((error as Error).message).toContain(path);
+    await set.close().catch(() => undefined);
+  }, 120_000);
+
+  it("refuses a budget under 16 MiB, naming it", async () => {
+    await expect(openDiskSeenSet(temp(), { memory: 1 << 20 })).rejects.toThrow(/memory/);
+  });
+});
