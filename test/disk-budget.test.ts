@@ -108,6 +108,28 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
     await set.close();
   }, 120_000);
 
+  it("merges the keys it holds in memory into the file's sorted part once they outgrow what the budget leaves them", async () => {
+    const dir = temp();
+    await fill(dir, 0, N);
+    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    const path = join(dir, "fingerprints.log");
+    expect(readFileSync(path).readUInt32LE(12)).toBe(N);
+    // 700,000 new keys take some 17 MB in a table: past the 16 MiB budget less the filter and index.
+    for (let i = N; i < N + 700_000; i += 50_000) {
+      const flags = await set.addMany(Array.from({ length: 50_000 }, (_, j) => key(i + j)));
+      expect(flags.every((f) => f === 1)).toBe(true);
+    }
+    await set.size();
+    const sorted = readFileSync(path).readUInt32LE(12);
+    expect(sorted).toBeGreaterThan(N);
+    expect(sorted).toBeLessThanOrEqual(N + 700_000);
+    const probe = Array.from({ length: 50_000 }, (_, i) => key(N + 680_000 + i));
+    const has = await set.hasMany(probe);
+    expect(probe.filter((_, i) => (has[i] === 1) !== N + 680_000 + i < N + 700_000).length).toBe(0);
+    expect(await set.size()).toBe(N + 700_000);
+    await set.close();
+  }, 120_000);
+
   it("a block damaged after the open is a typed error naming the file, never a wrong answer", async () => {
     const dir = temp();
     await fill(dir, 0, N);

@@ -62,8 +62,11 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
     if (memory !== undefined && exceedsBudget(stored, memory)) {
       const tiered = await lock.run(async () => new TieredTable(coldKeysOf(log, memory), planned));
       table = tiered;
+      // After a failed merge, the next is tried once twice as many keys wait.
+      let mergeFrom = 0;
       follow = () => {
         if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
+        else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, memory - tiered.coldBytes) && !mergeInto(log, tiered, memory, opts.onRecover)) mergeFrom = 2 * tiered.inMemory;
       };
     } else {
       // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
@@ -106,6 +109,23 @@ function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | un
   } catch (error) {
     throw diskError(error, `opening ${log.name} past its memory budget`);
   }
+}
+
+/**
+ * Merges the keys a tiered table holds in memory into the file's sorted part, once they outgrow
+ * what the budget leaves them: the file is compacted (in an instance of its own) and its new
+ * sorted part taken. A compaction that fails (a full disk) leaves the file as it was, and is told
+ * (false): the keys stay in memory, past the budget, until a later one succeeds.
+ */
+function mergeInto(log: FileLog, tiered: TieredTable, memory: number, told?: (message: string) => void): boolean {
+  try {
+    log.compact(new Arena());
+  } catch (error) {
+    told?.(`merging ${tiered.inMemory} keys held in memory into ${log.name} failed, and they stay in memory: ${(error as Error).message}`);
+    return false;
+  }
+  tiered.replaceCold(coldKeysOf(log, memory, false));
+  return true;
 }
 
 /** A store directory opened: its file of batches, the lock every batch is written under, its fingerprint and the fingerprints it holds (about: forgotten ones count). */

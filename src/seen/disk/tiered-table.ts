@@ -38,6 +38,16 @@ export class TieredTable {
     return (this.cold?.count ?? 0) - this.forgotten.size + this.recent.size;
   }
 
+  /** Fingerprints held in memory: keys added after the sorted part, and its keys forgotten since. */
+  get inMemory(): number {
+    return this.recent.size + this.forgotten.size;
+  }
+
+  /** Bytes the sorted part's filter and block index take. */
+  get coldBytes(): number {
+    return this.cold?.byteLength ?? 0;
+  }
+
   /** Keys looked up on disk, and blocks read for them. */
   get diskLookups(): { asked: number; blocksRead: number } {
     return { asked: this.asked + (this.cold?.asked ?? 0), blocksRead: this.blocksRead + (this.cold?.blocksRead ?? 0) };
