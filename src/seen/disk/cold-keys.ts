@@ -6,9 +6,9 @@
 // at open, every record verified. A key the filter rules out is absent without a read; any other
 // is found by one read of its block, checked against the block's checksum before it is trusted,
 // so a block damaged since the open is an error, never a wrong answer.
-import { FormatError } from "../../errors.js";
+import { FilterTooLargeError, FormatError } from "../../errors.js";
 import { checksumBytes } from "../../format/checksum.js";
-import { Arena } from "../../wasm/arena.js";
+import { Arena, MAX_ARENA_BYTES } from "../../wasm/arena.js";
 import { BATCH } from "../../wasm/staging.js";
 import { KeySieve } from "../../lines/key-sieve.js";
 import { ORDER_WORDS, orderWords, placeAfter, type SortedPart } from "./sorted-part.js";
@@ -24,9 +24,9 @@ export function coldBytes(count: number, budget: number): number {
   return filterBytes(count, budget) + Math.ceil(count / BLOCK) * (4 * ORDER_WORDS + 8);
 }
 
-/** The filter's bytes: half the budget, between 8 and 16 bits a key. */
+/** The filter's bytes: half the budget, between 8 and 16 bits a key, and within one WebAssembly memory (less room for its batch). */
 function filterBytes(count: number, budget: number): number {
-  return Math.ceil(Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget)) / 8);
+  return Math.min(Math.ceil(Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget)) / 8), MAX_ARENA_BYTES - (64 << 20));
 }
 
 /** The on-disk keys of a disk seen-set, answered through a filter and a block index. */
@@ -52,7 +52,7 @@ export class ColdKeys {
     const bytes = KeySieve.bytesFor(0, BATCH, 16) + filterBytes(part.count, budget);
     const r = this.arena.place({ sieve: bytes }, this.arena.base, "the filter of a disk seen-set's keys");
     const sieve = KeySieve.over({ arena: this.arena, ptr: r.sieve, bytes }, part.count, BATCH, 16);
-    if (sieve === undefined) throw new RangeError(`a filter of ${bytes} bytes has no room for ${part.count} keys`);
+    if (sieve === undefined) throw new FilterTooLargeError(MIN_FILTER_BITS * part.count / 8, `the filter of ${part.count} keys on disk (8 bits a key at least) outgrows one WebAssembly memory; open the set without a memory budget`);
     this.sieve = sieve;
   }
 
