@@ -68,7 +68,7 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
     await whole.close();
   }, 120_000);
 
-  it("an absent key reads a block at the filter's rate; a present one reads one", async () => {
+  it("an absent key reads a block at the filter's rate; a present one reads its block", async () => {
     const dir = temp();
     await fill(dir, 0, N);
     const set = await openSeenSet({ backend: "disk", path: dir, memory: MEMORY });
@@ -81,7 +81,9 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
     const present = Array.from({ length: 1000 }, (_, i) => key(i * 997));
     expect(Array.from(await set.hasMany(present)).every((f) => f === 1)).toBe(true);
     const after = (set as unknown as { stats: { diskBlocksRead: number } }).stats.diskBlocksRead;
-    expect(after - diskBlocksRead).toBe(1000);
+    // One block each at most: a block two of them share is read once.
+    expect(after - diskBlocksRead).toBeGreaterThan(800);
+    expect(after - diskBlocksRead).toBeLessThanOrEqual(1000);
     await set.close();
   }, 120_000);
 

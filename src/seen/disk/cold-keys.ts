@@ -4,17 +4,22 @@
 // allows) and an index of blocks of 256 fingerprints (4 KiB on disk): each block's first
 // fingerprint and the XXH64 of its bytes, 28 bytes a block, both made while the part is read once
 // at open, every record verified. A key the filter rules out is absent without a read; any other
-// is found by one read of its block, checked against the block's checksum before it is trusted,
-// so a block damaged since the open is an error, never a wrong answer.
+// is found in its block, read and checked against the block's checksum before it is trusted, so a
+// block damaged since the open is an error, never a wrong answer. The blocks of a batch are read
+// in file order, blocks near each other in one read.
 import { FilterTooLargeError, FormatError } from "../../errors.js";
 import { checksumBytes } from "../../format/checksum.js";
 import { Arena, MAX_ARENA_BYTES } from "../../wasm/arena.js";
 import { BATCH } from "../../wasm/staging.js";
 import { KeySieve } from "../../lines/key-sieve.js";
+import { RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { ORDER_WORDS, orderWords, placeAfter, type SortedPart } from "./sorted-part.js";
 
 /** Fingerprints in a block: 4 KiB on disk, one read; a record's 65,536 are 256 whole blocks. */
 const BLOCK = 256;
+const BLOCKS_A_RECORD = RECORD_FINGERPRINTS / BLOCK;
+/** Blocks read past rather than read apart: a system call costs more than 16 blocks' bytes (64 KiB) of copying. */
+const GAP_BLOCKS = 16;
 /** Filter bits a key: at most 16 (0.18% of absent keys read a block), at least 8 (about 2%), whatever the budget. */
 const MAX_FILTER_BITS = 16;
 const MIN_FILTER_BITS = 8;
@@ -37,7 +42,9 @@ export class ColdKeys {
   private readonly firsts: Uint32Array;
   private readonly sums: BigUint64Array;
   private readonly key = new Uint32Array(ORDER_WORDS);
-  private readonly block = new Uint8Array(16 * BLOCK);
+  private readonly place = new Uint32Array(ORDER_WORDS);
+  /** Where blocks are read into: a record's at most. */
+  private readonly span = new Uint8Array(16 * RECORD_FINGERPRINTS);
   /** Keys asked, and blocks read for them (a key the filter could not rule out). */
   asked = 0;
   blocksRead = 0;
@@ -87,14 +94,41 @@ export class ColdKeys {
     const n = packed.length / 16;
     const flags = new Uint8Array(n);
     this.asked += n;
+    // Every key the filter lets through, with the block it can only be in.
+    const wanted: { block: number; key: number; place: number; keys: DataView }[] = [];
     for (let from = 0; from < n; from += BATCH) {
       const piece = packed.subarray(16 * from, 16 * Math.min(n, from + BATCH));
       const passed = this.sieve.sieve(piece);
-      const places = this.sieve.lastPlaces(passed.length / 16);
-      // Copied: the next look-up reads into memory of its own, and the filter's views stay valid.
+      const m = passed.length / 16;
+      if (m === 0) continue;
+      const places = this.sieve.lastPlaces(m);
+      // Copied: the filter's regions are reused by the next piece.
       const keys = new DataView(passed.slice().buffer);
-      const at = Array.from(places);
-      for (let i = 0; i < at.length; i++) if (this.holds(keys, 16 * i)) flags[from + at[i]] = 1;
+      for (let i = 0; i < m; i++) {
+        const block = this.blockOf(keys, 16 * i);
+        if (block >= 0) wanted.push({ block, key: 16 * i, place: from + places[i], keys });
+      }
+    }
+    // In file order, so blocks close together are read at once (a read costs more than the bytes between).
+    wanted.sort((a, b) => a.block - b.block);
+    for (let i = 0; i < wanted.length; ) {
+      const first = wanted[i].block;
+      const record = Math.floor(first / BLOCKS_A_RECORD);
+      let j = i + 1;
+      while (j < wanted.length && wanted[j].block - wanted[j - 1].block <= GAP_BLOCKS && Math.floor(wanted[j].block / BLOCKS_A_RECORD) === record) j++;
+      const last = wanted[j - 1].block;
+      const span = this.part.readFingerprints(first * BLOCK, Math.min((last + 1) * BLOCK, this.part.count) - first * BLOCK, this.span);
+      let verified = -1;
+      for (let w = i; w < j; w++) {
+        const { block, key, place, keys } = wanted[w];
+        const bytes = span.subarray(16 * (block - first) * BLOCK, Math.min(span.length, 16 * (block - first + 1) * BLOCK));
+        if (block !== verified) {
+          this.verify(block, bytes);
+          verified = block;
+        }
+        if (this.inBlock(bytes, keys, key)) flags[place] = 1;
+      }
+      i = j;
     }
     return flags;
   }
@@ -104,10 +138,9 @@ export class ColdKeys {
     this.part.close();
   }
 
-  /** Whether the fingerprint at `at` of `keys` is in the sorted part: its block read, verified and searched. */
-  private holds(keys: DataView, at: number): boolean {
+  /** The block the fingerprint at `at` of `keys` can only be in (the last whose first fingerprint is not after it), or -1: before every block. */
+  private blockOf(keys: DataView, at: number): number {
     orderWords(keys, at, this.key, 0);
-    // The least block whose first fingerprint is after the key: the key can only be in the one before.
     let lo = 0;
     let hi = this.sums.length;
     while (lo < hi) {
@@ -115,16 +148,22 @@ export class ColdKeys {
       if (placeAfter(this.firsts, ORDER_WORDS * mid, this.key, 0)) hi = mid;
       else lo = mid + 1;
     }
-    if (lo === 0) return false;
-    const b = lo - 1;
-    const n = Math.min(BLOCK, this.part.count - b * BLOCK);
-    const bytes = this.part.readFingerprints(b * BLOCK, n, this.block);
+    return lo - 1;
+  }
+
+  /** Checks block b's bytes as read now against its checksum made at open. */
+  private verify(b: number, bytes: Uint8Array): void {
     this.blocksRead++;
-    if (checksumBytes(0n, bytes) !== this.sums[b]) throw new FormatError(`${this.part.where}: block ${b} of its sorted part (fingerprints ${b * BLOCK} to ${b * BLOCK + n}) changed since it was read at open: the file was damaged`, "ERR_STORE_CORRUPT");
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const place = new Uint32Array(ORDER_WORDS);
+    if (checksumBytes(0n, bytes) !== this.sums[b]) throw new FormatError(`${this.part.where}: block ${b} of its sorted part (fingerprints ${b * BLOCK} to ${b * BLOCK + bytes.length / 16}) changed since it was read at open: the file was damaged`, "ERR_STORE_CORRUPT");
+  }
+
+  /** Whether the fingerprint at `at` of `keys` is among a block's (sorted) fingerprints. */
+  private inBlock(block: Uint8Array, keys: DataView, at: number): boolean {
+    orderWords(keys, at, this.key, 0);
+    const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
+    const place = this.place;
     let l = 0;
-    let h = n;
+    let h = block.length / 16;
     while (l < h) {
       const mid = (l + h) >>> 1;
       orderWords(view, 16 * mid, place, 0);

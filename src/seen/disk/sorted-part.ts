@@ -113,11 +113,6 @@ export class SortedPart {
     }
   }
 
-  /** Records marked so far. */
-  get marked(): number {
-    return this.marks.reduce((sum, m) => sum + m, 0);
-  }
-
   /** Reads the marked records in file order, each verified, and gives their fingerprints (packed) to `visit`; the marks are cleared. */
   eachMarked(visit: (fingerprints: Uint8Array) => void): void {
     const records = this.marks.length;
