@@ -67,8 +67,10 @@ describe("compaction of the disk seen-set's file", () => {
     for (let i = 0; i < 1_000_000; i++) words[4 * i + 2] = i;
     const keys = Array.from({ length: 1_000_000 }, (_, i) => new Uint8Array(words.buffer, 16 * i, 16));
     const indexOf = (f: Uint8Array) => new DataView(f.buffer, f.byteOffset, 16).getUint32(8, true);
-    // Every fingerprint of one partition, and a few with equal low words, sort on their high words.
-    for (let i = 0; i < 200; i++) keys[i][15] = 0x0c;
+    // 80,000 fingerprints in one partition, half of them with one top byte of the low word, and a
+    // few with equal low words, sorted on their high words.
+    for (let i = 0; i < 80_000; i++) keys[i][15] = 0x0c;
+    for (let i = 40_000; i < 80_000; i++) keys[i][7] = 0x5a;
     for (let i = 200; i < 210; i++) keys[i].set(keys[200].subarray(0, 8), 0);
     const pack = (list: Uint8Array[]) => {
       const out = new Uint8Array(16 * list.length);
