@@ -30,6 +30,13 @@ async function fill(dir: string, from: number, to: number, env: Record<string, s
   expect(run.status, run.stderr.toString()).toBe(0);
 }
 
+/** A store of keys [0, N) opened with the 16 MiB budget: its folder, the set, and the store's file. */
+async function filledPastBudget() {
+  const dir = temp();
+  await fill(dir, 0, N);
+  return { dir, set: await openDiskSeenSet(dir, { memory: MEMORY }), path: join(dir, "fingerprints.log") };
+}
+
 describe("openDiskSeenSet({ memory }) past its budget", () => {
   it("answers as a Set replaying the same calls: adds, removals, re-adds, repeats within a batch, across reopenings", async () => {
     const dir = temp();
@@ -88,9 +95,7 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
   }, 120_000);
 
   it("follows another process's writes and its compaction of the file", async () => {
-    const dir = temp();
-    await fill(dir, 0, N);
-    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    const { dir, set } = await filledPastBudget();
     expect(Array.from(await set.hasMany([key(5), key(N + 5)]))).toEqual([1, 0]);
     // Other processes add 1.3 M keys after the sorted part (read by this set into memory), then one
     // finds them outgrowing it and, told to, compacts the file at close: a new file in its place.
@@ -111,10 +116,7 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
   }, 120_000);
 
   it("merges the keys it holds in memory into the file's sorted part once they outgrow what the budget leaves them", async () => {
-    const dir = temp();
-    await fill(dir, 0, N);
-    const set = await openDiskSeenSet(dir, { memory: MEMORY });
-    const path = join(dir, "fingerprints.log");
+    const { set, path } = await filledPastBudget();
     expect(readFileSync(path).readUInt32LE(12)).toBe(N);
     // 700,000 new keys take some 17 MB in a table: past the 16 MiB budget less the filter and index.
     for (let i = N; i < N + 700_000; i += 50_000) {
@@ -133,10 +135,7 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
   }, 120_000);
 
   it("a block damaged after the open is a typed error naming the file, never a wrong answer", async () => {
-    const dir = temp();
-    await fill(dir, 0, N);
-    const set = await openDiskSeenSet(dir, { memory: MEMORY });
-    const path = join(dir, "fingerprints.log");
+    const { set, path } = await filledPastBudget();
     const bytes = readFileSync(path);
     // Every fingerprint of the first record changed: a key there reads a changed block.
     for (let at = 24; at < 24 + 16 * 65_536; at += 16) bytes[at] ^= 0x55;
