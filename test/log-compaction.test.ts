@@ -211,7 +211,11 @@ describe("compaction of the disk seen-set's file", () => {
     expect(sortedCount(join(store, "fingerprints.log"))).toBe(0);
   }, 60_000);
 
-  it("survives kill -9 while the new file is written: the old one stays whole, and the file left aside goes at the next open", async () => {
+  it.each([
+    ["its passes over the file", {}, /\.tmp$/],
+    // Killed once a partition file is there, beside the new file.
+    ["partition files", { CRAWLSIEVE_TEST_COMPACT_PASSES: "0" }, /\.[0-9a-f]{2}\.tmp$/],
+  ] as [string, Record<string, string>, RegExp][])("survives kill -9 while the new file is written (%s): the old one stays whole, and the files left aside go at the next open", async (_, env, killAt) => {
     const dir = temp();
     const input = join(dir, "input.txt");
     writeFileSync(input, randomKeys(3, 600_000, 400_000).join("\n") + "\n");
@@ -223,11 +227,11 @@ describe("compaction of the disk seen-set's file", () => {
     const before = readFileSync(log);
     const inode = statSync(log).ino;
     // Reopened with compaction due at close, and killed as soon as the new file appears beside the old.
-    const child = spawn(process.execPath, [CLI, "dedup", "--store", store], { env: { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "dedup", "--store", store], { env: { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
     const exited = new Promise((resolve) => child.on("exit", resolve));
     let aside: string | undefined;
     for (const started = Date.now(); aside === undefined && child.exitCode === null && Date.now() - started < 30_000; ) {
-      aside = readdirSync(store).find((name) => name.endsWith(".tmp"));
+      aside = readdirSync(store).find((name) => killAt.test(name));
       if (aside === undefined) await new Promise((resolve) => setImmediate(resolve));
     }
     child.kill("SIGKILL");

@@ -15,7 +15,7 @@ import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
-import { exceedsBudget, TieredTable } from "./tiered-table.js";
+import { exceedsBudget, roomLeft, TieredTable } from "./tiered-table.js";
 import { Arena } from "../../wasm/arena.js";
 import { FileLock } from "./file-lock.js";
 
@@ -66,7 +66,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       let mergeFrom = 0;
       follow = () => {
         if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
-        else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, memory - tiered.coldBytes) && !mergeInto(log, tiered, memory, opts.onRecover)) mergeFrom = 2 * tiered.inMemory;
+        else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes)) && !mergeInto(log, tiered, memory, opts.onRecover)) mergeFrom = 2 * tiered.inMemory;
       };
     } else {
       // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
@@ -103,7 +103,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
  */
 function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | undefined {
   try {
-    if (compact && exceedsBudget(log.unsortedKeys(), Math.max(0, memory - coldBytes(log.storedKeys(), memory)))) log.compact(new Arena());
+    if (compact && exceedsBudget(log.unsortedKeys(), roomLeft(memory, coldBytes(log.storedKeys(), memory)))) log.compact(new Arena());
     const part = log.sortedPart();
     return part === undefined ? undefined : ColdKeys.build(part, memory);
   } catch (error) {

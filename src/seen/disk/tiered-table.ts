@@ -17,6 +17,15 @@ export function exceedsBudget(stored: number, memory: number): boolean {
   return stored * TABLE_BYTES_A_KEY > memory;
 }
 
+/**
+ * Bytes left within `memory` for the keys a tiered table holds in memory, once its sorted part's
+ * filter and index take `coldBytes`: at least a quarter of the budget, so a budget smaller than
+ * the filter's floor (8 bits a key) still lets keys gather between merges.
+ */
+export function roomLeft(memory: number, coldBytes: number): number {
+  return Math.max(memory - coldBytes, memory / 4);
+}
+
 /** A disk seen-set's keys: its sorted part on disk, the rest in memory. */
 export class TieredTable {
   private readonly recent: FingerprintSet;
