@@ -13,7 +13,8 @@
 // aside, and the kept lines are made durable a window of output at a time, before it is printed.
 // A store whose keys alone would fill the budget is not read in at all (defersStore): every new
 // line waits for that end, and the tables hold this run's lines, so a repeat within the run never
-// waits and the store is read once, not twice.
+// waits and the store is read once, not twice. Of a compacted store, only the records of its
+// sorted part that a waiting line may lie in are read (sorted-part.ts), then what followed it.
 import { CrawlsieveError } from "../errors.js";
 import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
 import { encodeRecords } from "../seen/fingerprint-batches.js";
