@@ -9,7 +9,7 @@ export { fileSpill } from "./lines/file-spill.js";
 export { MinHashSpill, type MinHashSpillOptions } from "./near-dup/minhash-spill.js";
 export { openLmdbStore, type LmdbStoreOptions } from "./dedup/lmdb-store.js";
 export { openDiskSeenSet, type DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
-export { PersistedSeenSet, type PersistedParts, type LockRunner } from "./seen/persisted-seen-set.js";
+export { PersistedSeenSet, type PersistedParts, type LockRunner, type SeenTable } from "./seen/persisted-seen-set.js";
 export type { BatchLog, LogRead, LogWrite } from "./seen/batch-log.js";
 export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
 export type { BitsGeometry, Layout } from "./bloom/partitioned-bits.js";

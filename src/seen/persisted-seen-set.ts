@@ -24,9 +24,11 @@ export interface SeenTable {
   hasFingerprints(packed: Uint8Array): Uint8Array;
   /** Forgets packed fingerprints; 1 for each that was held. */
   removeFingerprints(packed: Uint8Array): Uint8Array;
+  /** Keys held. */
   readonly size: number;
+  /** Forgets every key. */
   clear(): void;
-  /** Hands over its memory, to be reused (the disk file's compaction at close); the table is done with. */
+  /** @internal Hands over its memory, to be reused (the disk file's compaction at close); the table is done with. */
   releaseArena(): Arena | undefined;
   /** Keys looked up on disk and blocks read for them, for a table that leaves keys there. */
   readonly diskLookups?: { readonly asked: number; readonly blocksRead: number };
