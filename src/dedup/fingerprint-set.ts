@@ -154,7 +154,7 @@ export class FingerprintSet {
   /** The set in format v1: its fingerprints, 16 bytes each, in table order (shard after shard). */
   serialize(): Uint8Array {
     const parts = this.parts();
-    const size = parts.reduce((total, shard) => total + shard.size, 0);
+    const size = this.size;
     const params = new Uint8Array(PARAM_BYTES);
     const view = new DataView(params.buffer);
     view.setUint32(0, SCHEME_XXH3_128, true);

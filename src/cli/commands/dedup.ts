@@ -261,7 +261,7 @@ function processIo(): { ioReadBytes?: number; ioWriteBytes?: number } {
 }
 
 /** What --stats says of the store: its keys, those other processes added meanwhile, and the records of its sorted part read at the end (when it was looked up). */
-function storeStats(gate: StoreGate): Record<string, number> {
-  const { stored, fromOthers, sortedRecordsRead, sortedRecords } = gate.stats;
-  return { stored, fromOtherWriters: fromOthers, ...(sortedRecords !== undefined ? { sortedRecordsRead: sortedRecordsRead ?? 0, sortedRecords } : {}) };
+function storeStats(gate: StoreGate): Record<string, number | undefined> {
+  const { stored, fromOthers, ...sorted } = gate.stats;
+  return { stored, fromOtherWriters: fromOthers, ...sorted };
 }

@@ -13,7 +13,7 @@ import { Arena, MAX_ARENA_BYTES } from "../../wasm/arena.js";
 import { BATCH } from "../../wasm/staging.js";
 import { KeySieve } from "../../lines/key-sieve.js";
 import { RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
-import { ORDER_WORDS, orderWords, placeAfter, type SortedPart } from "./sorted-part.js";
+import { ORDER_WORDS, orderWords, placeAfter, placesNotAfter, type SortedPart } from "./sorted-part.js";
 
 /** Fingerprints in a block: 4 KiB on disk, one read; a record's 65,536 are 256 whole blocks. */
 const BLOCK = 256;
@@ -141,14 +141,7 @@ export class ColdKeys {
   /** The block the fingerprint at `at` of `keys` can only be in (the last whose first fingerprint is not after it), or -1: before every block. */
   private blockOf(keys: DataView, at: number): number {
     orderWords(keys, at, this.key, 0);
-    let lo = 0;
-    let hi = this.sums.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (placeAfter(this.firsts, ORDER_WORDS * mid, this.key, 0)) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo - 1;
+    return placesNotAfter(this.firsts, this.sums.length, this.key) - 1;
   }
 
   /** Checks block b's bytes as read now against its checksum made at open. */

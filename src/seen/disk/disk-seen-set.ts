@@ -103,7 +103,10 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
  */
 function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | undefined {
   try {
-    if (compact && exceedsBudget(log.unsortedKeys(), roomLeft(memory, coldBytes(log.storedKeys(), memory)))) log.compact(new Arena());
+    if (compact) {
+      const { stored, unsorted } = log.keyCounts();
+      if (exceedsBudget(unsorted, roomLeft(memory, coldBytes(stored, memory)))) log.compact(new Arena());
+    }
     const part = log.sortedPart();
     return part === undefined ? undefined : ColdKeys.build(part, memory);
   } catch (error) {

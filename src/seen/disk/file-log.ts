@@ -297,18 +297,13 @@ export class FileLog implements BatchLog {
     if (compactionDue(Math.min(this.found, size), HEADER + recordBytes(sorted), HEADER)) this.compact(arena);
   }
 
-  /** Fingerprints after the sorted part (about: a forgotten one counts, a torn tail too), as the file is now. Called under the set's lock. */
-  unsortedKeys(): number {
+  /** Fingerprints in the file, and those after its sorted part, as it is now (about: a forgotten one counts, a torn tail too). Called under the set's lock. */
+  keyCounts(): { stored: number; unsorted: number } {
     this.followReplacement();
     const fd = this.open();
     const { sorted } = checkHeader(this.path, readHeader(fd));
-    return Math.max(0, Math.floor((fstatSync(fd).size - HEADER - recordBytes(sorted)) / 16));
-  }
-
-  /** Fingerprints in the file (about: a forgotten one counts), as it is now. Called under the set's lock. */
-  storedKeys(): number {
-    this.followReplacement();
-    return Math.max(0, Math.floor((fstatSync(this.open()).size - HEADER) / 16));
+    const size = fstatSync(fd).size;
+    return { stored: Math.max(0, Math.floor((size - HEADER) / 16)), unsorted: Math.max(0, Math.floor((size - HEADER - recordBytes(sorted)) / 16)) };
   }
 
   /** Whether the file was cleared or another put in its place since this process last read it. Called under the set's lock. */

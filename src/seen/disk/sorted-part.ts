@@ -18,11 +18,8 @@ import { decodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 const RECORD_BYTES = 16 * RECORD_FINGERPRINTS + 16;
 /** Most records one read takes. */
 const READ_RECORDS = 4;
-/** Words of a fingerprint's place in table order, most significant first: partition (the high word's top 6 bits), low word (2), the high word's other bits (2). */
-const WORDS = 5;
-
-/** Words of a fingerprint's place in table order (orderWords). */
-export const ORDER_WORDS = WORDS;
+/** Words of a fingerprint's place in table order (orderWords), most significant first: partition (the high word's top 6 bits), low word (2), the high word's other bits (2). */
+export const ORDER_WORDS = 5;
 
 /** Writes the place in table order of the fingerprint at `at` of `view` to `into` from `to` (ORDER_WORDS words). */
 export function orderWords(view: DataView, at: number, into: Uint32Array, to: number): void {
@@ -36,20 +33,32 @@ export function orderWords(view: DataView, at: number, into: Uint32Array, to: nu
 
 /** Whether the place at `a` of `order` is after the one at `b` of `key` (ORDER_WORDS words each). */
 export function placeAfter(order: Uint32Array, a: number, key: Uint32Array, b: number): boolean {
-  for (let w = 0; w < WORDS; w++) {
+  for (let w = 0; w < ORDER_WORDS; w++) {
     if (order[a + w] !== key[b + w]) return order[a + w] > key[b + w];
   }
   return false;
 }
 
+/** How many of the `count` places in `order` (ascending, ORDER_WORDS words each) are not after `key`: the index of the first one after it. */
+export function placesNotAfter(order: Uint32Array, count: number, key: Uint32Array): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (placeAfter(order, ORDER_WORDS * mid, key, 0)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 /** The sorted part of a seen-set file, open for look-ups. */
 export class SortedPart {
-  /** Each record's first fingerprint as it was read (packed), and its place in table order (WORDS a record). */
+  /** Each record's first fingerprint as it was read (packed), and its place in table order (ORDER_WORDS a record). */
   private readonly firsts: Uint8Array;
   private readonly order: Uint32Array;
   /** Records a marked key may lie in (1), to be read by eachMarked. */
   private readonly marks: Uint8Array;
-  private readonly key = new Uint32Array(WORDS);
+  private readonly key = new Uint32Array(ORDER_WORDS);
   /** Records read, and their fingerprints, by eachMarked. */
   recordsRead = 0;
   keysRead = 0;
@@ -65,7 +74,7 @@ export class SortedPart {
   ) {
     const records = Math.ceil(count / RECORD_FINGERPRINTS);
     this.firsts = new Uint8Array(16 * records);
-    this.order = new Uint32Array(WORDS * records);
+    this.order = new Uint32Array(ORDER_WORDS * records);
     this.marks = new Uint8Array(records);
   }
 
@@ -77,7 +86,7 @@ export class SortedPart {
     for (let i = 0; i < part.marks.length; i++) {
       const into = part.firsts.subarray(16 * i, 16 * i + 16);
       if (readAt(fd, into, start + i * RECORD_BYTES + 8) < 16) throw new FormatError(`${where} ended inside its sorted part`, "ERR_TRUNCATED");
-      orderWords(view, 16 * i, part.order, WORDS * i);
+      orderWords(view, 16 * i, part.order, ORDER_WORDS * i);
     }
     return part;
   }
@@ -101,13 +110,7 @@ export class SortedPart {
     for (let at = 0; at + 16 <= entries.length; at += stride) {
       orderWords(view, at, this.key, 0);
       // The least record whose first fingerprint is after the key; the one before may hold it.
-      let lo = 0;
-      let hi = records;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (this.after(mid)) hi = mid;
-        else lo = mid + 1;
-      }
+      const lo = placesNotAfter(this.order, records, this.key);
       if (lo > 0) this.marks[lo - 1] = 1;
       if (lo < records) this.marks[lo] = 1;
     }
@@ -142,11 +145,6 @@ export class SortedPart {
       this.marks.fill(0, i, to);
       i = to;
     }
-  }
-
-  /** Whether record i's first fingerprint is after the key (in table order). */
-  private after(i: number): boolean {
-    return placeAfter(this.order, WORDS * i, this.key, 0);
   }
 
   /** Marks every record (to read the part whole through eachMarked). */
