@@ -3,7 +3,7 @@
 // Set replaying the same adds and removals, across reopenings, with another process's set (held
 // whole in memory) writing and compacting the file meanwhile; absent keys read a block at about
 // the filter's rate (measured on 200,000 of them); a block damaged after the open is a typed error.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -132,6 +132,47 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
     expect(probe.filter((_, i) => (has[i] === 1) !== N + 680_000 + i < N + 700_000).length).toBe(0);
     expect(await set.size()).toBe(N + 700_000);
     await set.close();
+  }, 120_000);
+
+  it("keeps every key it reported new through kill -9, across a merge into the file", async () => {
+    const { dir, set } = await filledPastBudget();
+    await set.close();
+    // A child adds new keys 10,000 a call past its budget and prints how many were reported new; it is killed once a merge has passed.
+    const script = `import { openDiskSeenSet } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).pathname)};
+      const set = await openDiskSeenSet(${JSON.stringify(dir)}, { memory: ${MEMORY} });
+      for (let i = ${N}; ; i += 10000) {
+        const flags = await set.addMany(Array.from({ length: 10000 }, (_, j) => "https://example.com/page/" + (i + j)));
+        if (!flags.every((f) => f === 1)) throw new Error("not new at " + i);
+        process.stdout.write(i + 10000 + "\\n");
+      }`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    await new Promise<void>((resolve) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (Number(out.trim().split("\n").pop()) >= N + 650_000) {
+          child.kill("SIGKILL");
+          resolve();
+        }
+      });
+      child.on("exit", () => resolve());
+    });
+    await exited;
+    expect(err).toBe("");
+    const acknowledged = Number(out.trim().split("\n").pop());
+    expect(acknowledged).toBeGreaterThanOrEqual(N + 650_000);
+    // The merge happened (the sorted part grew past the fill), and every key reported new is there.
+    expect(readFileSync(join(dir, "fingerprints.log")).readUInt32LE(12)).toBeGreaterThan(N);
+    const again = await openDiskSeenSet(dir, { memory: MEMORY });
+    const keys = Array.from({ length: acknowledged }, (_, i) => key(i));
+    for (let i = 0; i < keys.length; i += 200_000) {
+      const has = await again.hasMany(keys.slice(i, i + 200_000));
+      expect(has.every((f) => f === 1), `keys from ${i}`).toBe(true);
+    }
+    await again.close();
   }, 120_000);
 
   it("a block damaged after the open is a typed error naming the file, never a wrong answer", async () => {
