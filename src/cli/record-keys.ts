@@ -3,6 +3,7 @@
 // a batch come out as spans of one buffer, the batch's own when no key needed decoding, so the
 // seen-set hashes them in one call; the record is printed as it came, by the caller.
 import { CrawlsieveError } from "../errors.js";
+import { JsonKeyReader } from "./json-key.js";
 import type { LineBatch } from "./lines.js";
 
 /** What to compare: a delimited field (1-based) or a JSON value at a dotted path. */
@@ -20,8 +21,6 @@ export interface RecordKeys {
 }
 
 const QUOTE = 0x22;
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** A record whose key cannot be read: names the file, the line and why. */
 export class RecordKeyError extends CrawlsieveError {
@@ -122,19 +121,18 @@ function undoubled(inner: Uint8Array): Uint8Array {
   return out.subarray(0, n);
 }
 
-/** The JSON value at `path` of a JSON line, compared as its JSON text (so "1" and 1 differ, and "\u0061" equals "a"). */
+/** One reader a key spec: it holds the path's names as bytes and reuses its buffers. */
+const readers = new WeakMap<readonly string[], JsonKeyReader>();
+
+/** The JSON value at `path` of a JSON line, compared as its own JSON text (json-key.ts says how). */
 function jsonKey(data: Uint8Array, start: number, end: number, path: readonly string[], keys: KeyList): string | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(data.subarray(start, end)));
-  } catch (error) {
-    return `not JSON (${(error as Error).message})`;
-  }
-  for (const name of path) {
-    if (value === null || typeof value !== "object" || Array.isArray(value) || !Object.hasOwn(value, name)) return `no key ${JSON.stringify(path.join("."))}`;
-    value = (value as Record<string, unknown>)[name];
-  }
-  keys.bytes(encoder.encode(JSON.stringify(value)));
+  let reader = readers.get(path);
+  if (reader === undefined) readers.set(path, (reader = new JsonKeyReader(path)));
+  const read = reader.read(data, start, end);
+  if (typeof read === "string") return read;
+  const { key, rawStart, rawEnd } = read;
+  if (rawEnd - rawStart === key.length && Buffer.compare(key, data.subarray(rawStart, rawEnd)) === 0) keys.span(rawStart, rawEnd);
+  else keys.bytes(key.slice());
   return undefined;
 }
 
