@@ -30,8 +30,12 @@ class ByteSink {
   private pending: (Buffer | LongLineCopy)[] = [];
   private inFlight: Promise<void> = Promise.resolve();
 
-  /** With `confirm`, a flush to a stream waits until its bytes reached the OS: a store commits no chunk while the print before it may still fail. */
-  constructor(confirm = false) {
+  /**
+   * With `confirm`, a flush to a stream waits until its bytes reached the OS: a store commits no
+   * chunk while the print before it may still fail. `ledger` (a store's) hears, once a flush's
+   * bytes are written, the mark it gave when the flush was asked for.
+   */
+  constructor(confirm = false, private readonly ledger?: Pick<ChunkGate, "mark" | "printed">) {
     this.direct = !isatty(1);
     this.stream = this.direct ? undefined : new Output(stdout(), 1 << 16, confirm);
   }
@@ -73,9 +77,14 @@ class ByteSink {
     if (this.pending.length === 0) return;
     const pieces = this.pending;
     this.pending = [];
+    // Taken now: what was recorded up to here is in this flush or an earlier one.
+    const mark = this.ledger?.mark();
+    const written = () => {
+      if (mark !== undefined) this.ledger!.printed(mark);
+    };
     if (this.direct) {
       await this.inFlight;
-      this.inFlight = after === undefined ? writeAll(1, pieces) : after.then(() => writeAll(1, pieces));
+      this.inFlight = (after === undefined ? writeAll(1, pieces) : after.then(() => writeAll(1, pieces))).then(written);
       // Awaited by the next flush or end; marked handled now so a failure while a read is awaited is not unhandled.
       this.inFlight.catch(() => undefined);
       return;
@@ -96,13 +105,15 @@ class ByteSink {
       piece.done();
     }
     await stream.flush();
+    written();
   }
 
-  /** Waits until everything is handed to the OS. */
+  /** Waits until everything is handed to the OS; then all the ledger was told is printed. */
   async end(): Promise<void> {
     await this.flush();
     if (this.direct) await this.inFlight;
     else await this.stream!.end();
+    this.ledger?.printed(Infinity);
   }
 }
 
@@ -181,10 +192,14 @@ export interface ChunkGate {
   decideAll<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
   /** Resolves once the last decision's new lines are durable. */
   durable(): Promise<void>;
+  /** Taken when output is handed over: a mark of what was recorded up to then (every batch but the last). */
+  mark(): number;
+  /** The output handed over with `mark` (Infinity: everything) is written: those lines are printed. */
+  printed(mark: number): void;
 }
 
 /** No gate: the work runs at once. */
-const UNGATED: ChunkGate = { decide: async (work) => work(), decideAll: async (work) => work(), durable: () => Promise.resolve() };
+const UNGATED: ChunkGate = { decide: async (work) => work(), decideAll: async (work) => work(), durable: () => Promise.resolve(), mark: () => 0, printed: () => undefined };
 
 /** Total bytes of the inputs when every one is a regular file (stdin when none), else undefined: sizes the approximate filter. */
 export function regularInputBytes(files: readonly string[]): number | undefined {
@@ -249,7 +264,7 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
  * through it, and its kept lines are written only once it has resolved.
  */
 export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate = UNGATED): Promise<void> {
-  const sink = new ByteSink(gate !== UNGATED);
+  const sink = new ByteSink(gate !== UNGATED, gate === UNGATED ? undefined : gate);
   try {
     await feed(files, dedup, tick, tmp, gate, sink);
   } catch (error) {

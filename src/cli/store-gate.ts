@@ -23,6 +23,7 @@ import { catchUp } from "../seen/log-catch-up.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import type { Arena } from "../wasm/arena.js";
 import type { ChunkGate } from "./line-pipeline.js";
+import { deadRuns, UnprintedFile, type DeadRun } from "../seen/disk/unprinted-file.js";
 
 /** Waiting lines a record of a sorted part past which every record is read unasked: at 8 random keys a record, about one record in 10 million would go unmarked. */
 const DENSE_LINES_A_RECORD = 8;
@@ -49,7 +50,13 @@ export class StoreGate implements ChunkGate {
     /** The deduplicator whose table follows the file (made with `fresh`, and the file's fingerprint). */
     readonly dedup: LineDeduplicator,
     private readonly onRecover: (message: string) => void,
+    private readonly dir: string,
+    /** What this run recorded in the store and has not printed yet (unprinted-file.ts). */
+    private readonly unprinted: UnprintedFile,
   ) {}
+
+  /** Lines that runs killed before printing them had recorded, found new again by this run. */
+  private forgottenForDead = 0;
 
   /**
    * Opens the store in `dir` and makes the deduplicator with `make`, given the store's fingerprint
@@ -57,9 +64,12 @@ export class StoreGate implements ChunkGate {
    */
   static async open(dir: string, make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator, onRecover: (message: string) => void): Promise<StoreGate> {
     const store = await openStoreLog(dir, true, onRecover);
+    let unprinted: UnprintedFile | undefined;
     try {
-      return new StoreGate(store, make(store.digest, store.stored), onRecover);
+      unprinted = UnprintedFile.create(dir, true, store.log.path);
+      return new StoreGate(store, make(store.digest, store.stored), onRecover, dir, unprinted);
     } catch (error) {
+      unprinted?.close();
       await store.lock.close().catch(() => undefined);
       throw error;
     }
@@ -74,9 +84,47 @@ export class StoreGate implements ChunkGate {
   private sortedRead: { records: number; of: number } | undefined;
 
   /** Keys in the store (as found at the start when it was never read: a deferred run with no new line), keys other processes added while this one ran, and the sorted part's records read at the end. */
-  get stats(): { stored: number; fromOthers: number; sortedRecordsRead?: number; sortedRecords?: number } {
+  get stats(): { stored: number; fromOthers: number; unprintedByKilledRuns: number; sortedRecordsRead?: number; sortedRecords?: number } {
     const sorted = this.sortedRead === undefined ? {} : { sortedRecordsRead: this.sortedRead.records, sortedRecords: this.sortedRead.of };
-    return { stored: this.loaded ? this.held : this.store.stored, fromOthers: this.others, ...sorted };
+    return { stored: this.loaded ? this.held : this.store.stored, fromOthers: this.others, unprintedByKilledRuns: this.forgottenForDead, ...sorted };
+  }
+
+  /** Where the output handed over so far stands (see UnprintedFile.mark): printed(mark) once it is written. */
+  mark(): number {
+    return this.unprinted.mark();
+  }
+
+  /** The output handed over up to `mark` is written: its lines' batches leave this run's file of unprinted lines. */
+  printed(mark: number): void {
+    this.unprinted.printed(mark);
+  }
+
+  /**
+   * The fingerprints that runs killed before printing them left recorded (deadRuns), taken out of
+   * the table with `remove` so their lines are new again for this run, as records of forgotten
+   * keys to append before this chunk's own. Under the lock, after the catch-up.
+   */
+  private forgetDead(remove: (fingerprints: Uint8Array) => void): { runs: DeadRun[]; records: Uint8Array[] } {
+    const runs = deadRuns(this.dir, this.unprinted.path);
+    const records: Uint8Array[] = [];
+    for (const run of runs) {
+      for (const batch of run.batches) {
+        remove(batch);
+        this.held -= batch.length / 16;
+        records.push(encodeRecords(batch, true));
+      }
+    }
+    return { runs, records };
+  }
+
+  /** Once the forget records are durable: the dead runs' files go, and the user is told. */
+  private settleDead(runs: readonly DeadRun[]): void {
+    for (const run of runs) {
+      run.take();
+      if (run.lines === 0) continue;
+      this.forgottenForDead += run.lines;
+      this.onRecover(`a run killed before printing them had recorded ${run.lines.toLocaleString("en-US")} lines as seen (${run.path}); they count as new again and are printed where this run meets them (some may have been printed already: at least once, never lost)`);
+    }
   }
 
   readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> =>
@@ -85,6 +133,7 @@ export class StoreGate implements ChunkGate {
       const { log } = this.store;
       const dedup = this.dedup;
       let keep: number | undefined;
+      let dead: { runs: DeadRun[]; records: Uint8Array[] } | undefined;
       try {
         // Taking keys may grow the table and so move memory: the write under way must end first.
         let settled = false;
@@ -112,32 +161,40 @@ export class StoreGate implements ChunkGate {
         if (this.loaded) this.others += caught.changed;
         this.loaded = true;
         keep = caught.keep;
+        dead = this.forgetDead((fingerprints) => dedup.removeFingerprints(fingerprints));
       } catch (error) {
         await log.abort();
+        dead?.runs.forEach((run) => run.release());
         throw diskError(error, `reading ${log.name}`);
       }
       dedup.clearFresh();
+      const { runs, records: forgottenRecords } = dead!;
       const result = await Promise.resolve()
         .then(work)
         .catch(async (error) => {
           await log.abort();
+          runs.forEach((run) => run.release());
           throw error;
         });
       // Encoded at once: the fingerprints are a view of WebAssembly memory.
       const digests = dedup.freshDigests();
       const fresh = digests.length / 16;
-      const records = fresh > 0 ? this.encode(digests) : undefined;
       try {
+        // Recorded as unprinted before the log has them: a kill after the append finds them there.
+        if (fresh > 0) this.unprinted.record(digests, true);
+        const records = fresh > 0 ? this.encode(digests) : undefined;
         // A torn tail is cut off before anything is appended after it.
         if (keep !== undefined) await log.write({ keep });
-        if (records !== undefined) {
-          log.appendUnsynced(records);
+        for (const forgotten of forgottenRecords) log.appendUnsynced(forgotten);
+        if (records !== undefined) log.appendUnsynced(records);
+        if (records !== undefined || runs.length > 0) {
           // Flushed on the thread pool while the next chunk is worked: the chunk's lines are written once it is done (durable()).
-          const flushed = log.flushAsync();
-          flushed.catch(() => undefined);
+          const flushed = Promise.all([log.flushAsync(), this.unprinted.flushAsync()]).then(() => this.settleDead(runs));
+          flushed.catch(() => runs.forEach((run) => run.release()));
           this.flushed = flushed;
         }
       } catch (error) {
+        runs.forEach((run) => run.release());
         throw diskError(error, `writing ${log.name}`);
       }
       this.held += fresh;
@@ -210,6 +267,16 @@ export class StoreGate implements ChunkGate {
         this.loaded = true;
         // A torn tail goes before anything is appended after it.
         if (caught.keep !== undefined) await log.write({ keep: caught.keep });
+        // What runs killed before printing it recorded is new again: forgotten, durably, before anything is decided.
+        const dead = this.forgetDead((fingerprints) => dedup.spillStoreKeys(fingerprints, true));
+        try {
+          for (const forgotten of dead.records) log.appendUnsynced(forgotten);
+          if (dead.runs.length > 0) log.flush();
+        } catch (error) {
+          dead.runs.forEach((run) => run.release());
+          throw error;
+        }
+        this.settleDead(dead.runs);
       } catch (error) {
         await log.abort();
         throw diskError(error, `reading ${log.name}`);
@@ -219,10 +286,13 @@ export class StoreGate implements ChunkGate {
       // until the last.
       let durable = log.end;
       dedup.onKept = (pieces) => {
+        // Recorded as unprinted before the log has them, as decide() does.
+        for (const fingerprints of pieces) this.unprinted.record(fingerprints, false);
         for (const fingerprints of pieces) {
           log.appendUnsynced(this.encode(fingerprints));
           this.held += fingerprints.length / 16;
         }
+        this.unprinted.flush();
         log.flush();
         durable = log.end;
       };
@@ -250,9 +320,43 @@ export class StoreGate implements ChunkGate {
     // A flush still on the thread pool keeps the file open until it is done.
     await this.flushed.catch(() => undefined);
     try {
-      await this.store.lock.run(() => this.store.log.closeWith(spare));
+      await this.store.lock.run(async () => {
+        await this.forgetUnprinted();
+        await this.store.log.closeWith(spare);
+      });
     } finally {
       await this.store.lock.close();
     }
+  }
+
+  /**
+   * Lines this run recorded and did not print (its output failed, or it stopped part way) are
+   * forgotten in the store before it lets go, so the next run prints them; then its file of
+   * unprinted lines goes. Should the store not take that, the file stays for the next run to
+   * forget them. Under the lock.
+   */
+  private async forgetUnprinted(): Promise<void> {
+    const { log } = this.store;
+    const batches = this.unprinted.unprinted();
+    // Runs killed since this one last looked (or that it never looked for: a run whose lines all waited and none was new).
+    let dead: DeadRun[] = [];
+    try {
+      dead = deadRuns(this.dir, this.unprinted.path);
+      for (const run of dead) batches.push(...run.batches);
+      if (batches.length > 0) {
+        // Up to date first: the append goes after every record, a torn tail cut off.
+        const caught = await catchUp(log, { clear: () => undefined, add: () => undefined, remove: () => undefined });
+        if (caught.keep !== undefined) await log.write({ keep: caught.keep });
+        for (const batch of batches) log.appendUnsynced(encodeRecords(batch, true));
+        log.flush();
+      }
+    } catch (error) {
+      dead.forEach((run) => run.release());
+      await log.abort();
+      this.onRecover(`the lines this run recorded and did not print could not be forgotten in ${log.name} (${(error as Error).message}); the next run forgets them`);
+      return;
+    }
+    for (const run of dead) run.take();
+    this.unprinted.close();
   }
 }

@@ -15,7 +15,8 @@ interface NativeLocks {
 
 let native: NativeLocks | undefined;
 
-function locks(): NativeLocks {
+/** The native file locks (fs-native-extensions), loaded once; a typed error saying what to install when missing. */
+export function nativeLocks(): NativeLocks {
   if (native !== undefined) return native;
   try {
     native = createRequire(import.meta.url)("fs-native-extensions") as NativeLocks;
@@ -33,7 +34,7 @@ export class FileLock {
 
   constructor(path: string) {
     // Loaded now, so a missing package is said when the set is opened, not at its first batch.
-    locks();
+    nativeLocks();
     this.fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
   }
 
@@ -41,7 +42,7 @@ export class FileLock {
   readonly run: LockRunner = (body) => {
     const turn = this.queue.then(async () => {
       if (this.closed) throw new CrawlsieveError("ERR_DISPOSED", "the disk seen-set is closed");
-      const native = locks();
+      const native = nativeLocks();
       if (!native.tryLock(this.fd)) await native.waitForLock(this.fd);
       try {
         return await body();

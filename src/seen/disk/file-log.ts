@@ -102,7 +102,8 @@ export class FileLog implements BatchLog {
 
   /** `told` hears why a compaction at close failed. */
   constructor(
-    private readonly path: string,
+    /** The file. */
+    readonly path: string,
     private readonly durable: boolean,
     private readonly told?: (message: string) => void,
   ) {
