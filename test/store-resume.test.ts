@@ -1,6 +1,6 @@
 // Resume that loses nothing (issue 48, C3): `dedup --store` killed with SIGKILL at 20 random
 // moments in a row (some once output has begun, at a random byte of it; some at a random moment
-// from the start), each run resuming the one before, reading a regular file or a slow pipe, with
+// from the start; every flush held up as on a slow disk), each run resuming the one before, reading a regular file or a slow pipe, with
 // and without a store past --memory. The union of every run's output is awk's set of first
 // occurrences (nothing lost); a line is printed by two runs only where a killed run had recorded
 // it and not confirmed it printed, at most what two chunks (or two windows) hold, and the resumed
@@ -14,6 +14,7 @@ import { awkFirst, randomKeys, rng } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const KILLS = 20;
+const STRACE = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:delay_exit=40000"];
 
 interface Run {
   stdout: string;
@@ -28,13 +29,24 @@ interface Run {
  */
 function run(args: string[], input: { file: string; text: string; pipe: boolean }, kill: { bytes?: number; ms?: number }, env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, "dedup", ...args, ...(input.pipe ? [] : [input.file])], { env: { ...process.env, ...env }, stdio: [input.pipe ? "pipe" : "ignore", "pipe", "pipe"] });
+    // Under strace, each fdatasync held up 40 ms: the moments between a chunk's record and its print
+    // are as long as on a slow disk. The run is a process group of its own, killed whole (a tracee
+    // whose strace alone dies runs on).
+    const command = [...STRACE, process.execPath, CLI, "dedup", ...args, ...(input.pipe ? [] : [input.file])];
+    const child = spawn(command[0], command.slice(1), { env: { ...process.env, ...env }, stdio: [input.pipe ? "pipe" : "ignore", "pipe", "pipe"], detached: true });
+    const killAll = () => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
     let stdout = "";
     let stderr = "";
-    const timer = kill.ms === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), kill.ms);
+    const timer = kill.ms === undefined ? undefined : setTimeout(killAll, kill.ms);
     child.stdout!.on("data", (chunk: Buffer) => {
       stdout += chunk.toString("latin1");
-      if (kill.bytes !== undefined && stdout.length > kill.bytes) child.kill("SIGKILL");
+      if (kill.bytes !== undefined && stdout.length > kill.bytes) killAll();
     });
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     if (input.pipe) {
@@ -55,6 +67,17 @@ function run(args: string[], input: { file: string; text: string; pipe: boolean 
   });
 }
 
+/** `dedup args` with `input` on stdin, to its end, not traced. */
+function runPlain(args: string[], input: { text: string }): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, "dedup", ...args], { stdio: ["pipe", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(input.text);
+    child.on("close", (code) => resolve({ stdout: "", stderr, code }));
+  });
+}
+
 /** Lines of an output, the last one only when it ended in "\n" (a killed run may stop mid-line). */
 function wholeLines(out: string): string[] {
   return out.slice(0, out.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
@@ -71,7 +94,7 @@ describe.each([
     const store = join(dir, "seen");
     const random = rng(pipe ? 48_31 : 48_32);
     const file = join(dir, "input.txt");
-    const text = randomKeys(past ? 483 : 484, 150_000, 60_000).join("\n") + "\n";
+    const text = randomKeys(past ? 483 : 484, 250_000, 200_000).join("\n") + "\n";
     writeFileSync(file, text);
     const env: Record<string, string> = {};
     const args = ["--store", store];
@@ -79,7 +102,7 @@ describe.each([
       // A store larger than --memory: every new line waits for the end of the run, where windows of
       // 4,096 kept lines are recorded and printed in turn.
       const old = Array.from({ length: 800_000 }, (_, i) => `https://old.example/${i}`).join("\n") + "\n";
-      const filled = await run(["--store", store], { file: join(dir, "old.txt"), text: old, pipe: true }, {});
+      const filled = await runPlain(["--store", store], { text: old });
       expect(filled.code, filled.stderr).toBe(0);
       args.push("--memory", "16MiB", "--tmp", dir);
       env.CRAWLSIEVE_TEST_SPILL_WINDOW = "4096";
@@ -91,7 +114,7 @@ describe.each([
     for (let k = 0; k <= KILLS; k++) {
       const last = k === KILLS;
       const left = expected.size - new Set(printed).size;
-      const kill = last ? {} : random() < 0.5 ? { bytes: Math.floor(random() * left * 30) } : { ms: Math.floor(random() * 600) };
+      const kill = last ? {} : random() < 0.5 ? { bytes: Math.floor(random() * left * 30) } : { ms: 150 + Math.floor(random() * 900) };
       const result = await run(args, input, kill, env);
       if (last) expect(result.code, result.stderr).toBe(0);
       const lines = wholeLines(result.stdout);
