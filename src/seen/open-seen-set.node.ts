@@ -20,7 +20,12 @@ export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
   // An async entry point: it initialises the module itself (init() is idempotent).
   await init();
   if (isSeenSet(spec) || spec === null || typeof spec !== "object") return openInMemory(spec);
-  if (spec.backend === "disk" || spec.backend === "lmdb") return openDiskSeenSet(spec.path, { items: spec.items, durable: spec.durable, memory: spec.memory });
+  if (spec.backend === "disk" || spec.backend === "lmdb") return openDiskSeenSet(spec.path, { items: spec.items, durable: spec.durable, memory: spec.memory, onRecover: spec.onRecover ?? warn });
   if (spec.backend === "redis") return redisSeenSet(spec);
   return openInMemory(spec);
+}
+
+/** What a disk seen-set recovered from, when its spec names no onRecover: a process warning. */
+function warn(message: string): void {
+  process.emitWarning(message, "CrawlsieveWarning");
 }

@@ -51,6 +51,12 @@ export interface DiskSeenSpec {
   readonly durable?: boolean;
   /** Bytes of memory the keys may take (at least 16 MiB; unset: all in memory); a store past it stays on disk, sorted, behind a filter (see DiskSeenSetOptions.memory). */
   readonly memory?: number;
+  /**
+   * Told what the store recovered from (a cut tail, kept aside; a failed merge or compaction;
+   * lines a killed `dedup --store` run did not print). Unset: each is a process warning
+   * (`process.emitWarning`, type "CrawlsieveWarning"), never silent.
+   */
+  readonly onRecover?: (message: string) => void;
 }
 
 /** The old name of DiskSeenSpec. */

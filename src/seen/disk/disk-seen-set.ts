@@ -2,8 +2,9 @@
 // file of checksummed batches in a directory, shared by the processes that open it through a file
 // lock. Every key is looked up in memory; a batch costs one append and one fdatasync. A directory
 // holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept as they
-// are), so a resumed crawl keeps its past.
-import { statSync } from "node:fs";
+// are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops there. The
+// lock file says a log was made: a log removed later is an error, not an empty store.
+import { mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openLmdbStore } from "../../dedup/lmdb-store.js";
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
@@ -13,6 +14,7 @@ import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
 import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
+import { catchUp } from "../log-catch-up.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
 import { exceedsBudget, roomLeft, TieredTable } from "./tiered-table.js";
@@ -44,6 +46,8 @@ const MIN_MEMORY = 16 << 20;
 export const LOG_FILE = "fingerprints.log";
 const LMDB_FILE = "fingerprints.mdb";
 const LOCK_FILE = "lock";
+/** Written into the lock file once the store's log exists (old builds leave the lock file's bytes alone). */
+const MADE = "a crawlsieve store: fingerprints.log was made in this directory\n";
 
 /** Opens (or creates) the disk seen-set in directory `dir` (created with its parents when missing). */
 export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions = {}): Promise<PersistedSeenSet> {
@@ -153,12 +157,20 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
     await lock.run(async () => {
       // A file written aside by a process killed before it renamed it (under this lock, so no one's now).
       removeAsideFiles(path);
-      if (isStoreFile(path)) return;
-      try {
-        createLogFile(path, ...startingRecords(dir));
-      } catch (error) {
-        throw storeWriteError(path, dir, error);
+      const lockPath = join(dir, LOCK_FILE);
+      let justImported = false;
+      if (!isStoreFile(path)) {
+        // The lock file says a log was made here once: a log gone since is a store lost, not a new one.
+        if (statSync(lockPath).size > 0) throw new CrawlsieveError("ERR_STORE_CORRUPT", `${path} is missing, though ${dir} held a store (its lock file says one was made there): it was removed or moved; restore it, or empty ${lockPath} to start an empty store`);
+        try {
+          createLogFile(path, ...startingRecords(dir));
+          justImported = true;
+        } catch (error) {
+          throw storeWriteError(path, dir, error);
+        }
       }
+      if (statSync(lockPath).size === 0) writeFileSync(lockPath, MADE);
+      await retireLmdb(dir, path, justImported);
     });
     const digest = readScheme(path);
     const stored = Math.max(0, Math.floor((statSync(path).size - 16) / 16));
@@ -167,6 +179,53 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
     await lock.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * An LMDB store beside the log (imported now, or by a build that left it in place) is taken in
+ * once more (keys an older build added after the import; a repeat is harmless) and retired: it
+ * moves to `fingerprints.mdb.imported` and a directory takes its name, which every LMDB-era build
+ * refuses ("is not a file"), so a rollback or a rolling upgrade stops with an error instead of
+ * printing again what this build printed. Under the lock.
+ */
+async function retireLmdb(dir: string, path: string, justImported: boolean): Promise<void> {
+  const mdb = join(dir, LMDB_FILE);
+  if (!statSync(mdb, { throwIfNoEntry: false })?.isFile()) return;
+  if (!justImported) await takeInLmdb(dir, path, mdb);
+  renameSync(mdb, `${mdb}.imported`);
+  const lockFile = `${mdb}-lock`;
+  if (statSync(lockFile, { throwIfNoEntry: false }) !== undefined) renameSync(lockFile, `${mdb}.imported-lock`);
+  mkdirSync(mdb);
+  writeFileSync(join(mdb, "README"), `This LMDB store was imported into ../${LOG_FILE} by crawlsieve and moved to ../${LMDB_FILE}.imported.\nThis directory stands in its place so that an older crawlsieve stops here instead of using the old store.\n`);
+}
+
+/** The fingerprints of an LMDB store left beside the log by an earlier import, appended to the log once more (what an older build added since). */
+async function takeInLmdb(dir: string, path: string, mdb: string): Promise<void> {
+  if (readScheme(path) !== "md5") throw new CrawlsieveError("ERR_STORE_CORRUPT", `${dir} holds an LMDB store (${LMDB_FILE}) beside a log of XXH3-128 fingerprints: they cannot be one store; move one away`);
+  const [, records] = startingRecords(dir);
+  const log = new FileLog(path, true);
+  try {
+    // Appended after what the log holds, a torn tail cut first: read to its end.
+    const caught = await catchUp(log, { clear: () => undefined, add: () => undefined, remove: () => undefined });
+    const append = concatBytes(records ?? []);
+    await log.write({ keep: caught.keep, append });
+  } catch (error) {
+    throw diskError(error, `taking in the LMDB store ${mdb}`);
+  } finally {
+    await log.close();
+  }
+}
+
+/** Byte arrays one after another in one. */
+function concatBytes(iterable: Iterable<Uint8Array>): Uint8Array {
+  const parts = [...iterable];
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }
 
 /** What a new file starts with: nothing (XXH3-128), or the fingerprints of an LMDB store of an earlier version (MD5). */

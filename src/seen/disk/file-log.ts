@@ -100,7 +100,7 @@ export class FileLog implements BatchLog {
   /** Bytes of the file when this process first read it (or the file that replaced it): the growth it found, which its close() may compact (never its own). */
   private found = 0;
 
-  /** `told` hears why a compaction at close failed. */
+  /** `told` hears why a compaction at close failed, and where a cut tail was kept. */
   constructor(
     /** The file. */
     readonly path: string,
@@ -113,8 +113,9 @@ export class FileLog implements BatchLog {
   async read(): Promise<LogRead> {
     this.followReplacement();
     const fd = this.open();
-    const { epoch } = checkHeader(this.path, readHeader(fd));
+    const { epoch, sorted } = checkHeader(this.path, readHeader(fd));
     const size = fstatSync(fd).size;
+    checkSortedPart(this.path, sorted, size);
     // Another epoch (cleared), or a file shorter than what was read (replaced): read it whole.
     const from = epoch === this.epoch && this.offset >= HEADER && this.offset <= size ? this.offset : HEADER;
     const reset = from !== this.offset || epoch !== this.epoch;
@@ -143,7 +144,12 @@ export class FileLog implements BatchLog {
     try {
       let changed = false;
       if (change.keep !== undefined && this.readFrom + change.keep < size) {
-        size = this.readFrom + change.keep;
+        const cut = this.readFrom + change.keep;
+        // A sorted part is written aside and renamed in, never torn: damage there is not a partial write.
+        const { sorted } = checkHeader(this.path, readHeader(fd));
+        if (sorted !== 0xffffffff && cut < HEADER + recordBytes(sorted)) throw new FormatError(`${this.path} is damaged inside its sorted part (at byte ${cut}; the part is written whole and renamed in, so this is no partly written batch)`, "ERR_STORE_CORRUPT");
+        this.keepAside(fd, cut, size);
+        size = cut;
         ftruncateSync(fd, size);
         changed = true;
       }
@@ -177,6 +183,26 @@ export class FileLog implements BatchLog {
   }
 
   /**
+   * The bytes a cut takes off the end, [from, to), kept in `PATH.cut-N` (flushed) before they go:
+   * a damaged last batch may be acknowledged keys, which a person can then look at or restore.
+   */
+  private keepAside(fd: number, from: number, to: number): void {
+    const bytes = new Uint8Array(to - from);
+    readAt(fd, bytes, from);
+    let n = 1;
+    while (statSync(`${this.path}.cut-${n}`, { throwIfNoEntry: false }) !== undefined) n++;
+    const aside = `${this.path}.cut-${n}`;
+    const out = openSync(aside, "wx", 0o644);
+    try {
+      writeAt(out, bytes, 0);
+      if (this.durable) fdatasyncSync(out);
+    } finally {
+      closeSync(out);
+    }
+    this.told?.(`the ${bytes.length} bytes cut off the end of ${this.path} (from byte ${from}) were kept in ${aside}`);
+  }
+
+  /**
    * The file's sorted part (its last compaction's output), to look keys up in without reading it
    * whole, with the next read() set to begin just after it; undefined, and nothing changed, when
    * the file has none. Called under the set's lock, as read() is.
@@ -188,6 +214,7 @@ export class FileLog implements BatchLog {
     // A count the header could not hold is not the count.
     if (sorted === 0 || sorted === 0xffffffff) return undefined;
     const size = fstatSync(fd).size;
+    checkSortedPart(this.path, sorted, size);
     // A descriptor of its own: this one is closed when another process renames a compaction in.
     const own = openSync(this.path, "r");
     let part: SortedPart;
@@ -390,6 +417,13 @@ function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: 
   const digest = SCHEMES[scheme];
   if (digest === undefined) throw new FormatError(`${path} uses fingerprint scheme ${scheme}; this build knows 1 (XXH3-128) and 2 (MD5)`, "ERR_STORE_CORRUPT");
   return { scheme, digest, epoch: view.getUint32(8, true), sorted: view.getUint32(12, true) };
+}
+
+/** A file shorter than the sorted part its header declares was cut (a sorted part is never torn): corrupt on every path. */
+function checkSortedPart(path: string, sorted: number, size: number): void {
+  if (sorted === 0 || sorted === 0xffffffff) return;
+  const end = HEADER + recordBytes(sorted);
+  if (size < end) throw new FormatError(`${path} is ${size} bytes, shorter than the sorted part of ${sorted} fingerprints its header declares (${end} bytes): it was cut; restore it or move it away`, "ERR_STORE_CORRUPT");
 }
 
 function newEpoch(old: number): number {
