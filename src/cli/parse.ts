@@ -44,13 +44,19 @@ export function writableFileOption(name: string, path: string): string {
 
 const UNITS: Record<string, number> = { b: 1, k: 2 ** 10, kb: 1e3, kib: 2 ** 10, m: 2 ** 20, mb: 1e6, mib: 2 ** 20, g: 2 ** 30, gb: 1e9, gib: 2 ** 30, t: 2 ** 40, tb: 1e12, tib: 2 ** 40 };
 
-/** A byte size from option text: a number with an optional unit (512MiB, 8GiB, 1.5G, 2e9; K, M, G, T are binary, as in sort -S). */
+/**
+ * A byte size from option text: a number with an optional unit (512MiB, 8GiB, 1.5G, 2e9; K, M, G,
+ * T are binary, as in sort -S), from `min` to 2^53 - 1 bytes (8 PiB: past it a count of bytes is
+ * not exact); a value out of that range is refused with the range, too small or too large alike.
+ */
 export function bytesOption(name: string, text: string, min: number): number {
   const match = /^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([a-z]*)\s*$/i.exec(text);
   const unit = match === null ? undefined : UNITS[(match[2] || "b").toLowerCase()];
   const value = match === null || unit === undefined ? NaN : Math.floor(Number(match[1]) * unit);
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new InvalidArgumentError(`--${name}`, text, `a size of at least ${min / 2 ** 20} MiB, such as 512MiB or 8GiB`);
+    const least = `${min / 2 ** 20} MiB`;
+    const range = value > Number.MAX_SAFE_INTEGER ? `a size of at most 8 PiB (2^53 - 1 bytes; from ${least} up)` : value < min ? `a size of at least ${least} (up to 8 PiB)` : `a size from ${least} to 8 PiB`;
+    throw new InvalidArgumentError(`--${name}`, text, `${range}, such as 512MiB or 8GiB`);
   }
   return value;
 }

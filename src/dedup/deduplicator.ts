@@ -60,10 +60,11 @@ const SCHEME_XXH64X2 = 2;
 /**
  * Format v1, kind 12: fingerprint scheme, counting-filter shape, entry count; the payload is the entries.
  * The counting filter is rebuilt from the entries, not stored, so the payload cannot confirm its
- * `counters` (a dedup planned for 1e9 keys and saved with three is 124 bytes too). Worst case a
- * load reserves: 2^32 counters, 2 GiB of 4-bit ones (reserved, not written), plus the table for the
- * entries; 8-bit ones (4 GiB) do not fit a WebAssembly memory and are a FormatError
- * (test/forged-bytes.test.ts). Load bytes you did not write with that in mind.
+ * `counters` (a dedup planned for 1e9 keys and saved with three is 124 bytes too, and so is a
+ * forgery). A load therefore rebuilds a filter of at most what the payload justifies: the stored
+ * counters, or fewer where they would take more than REBUILT_FILTER_PER_PAYLOAD bytes a payload
+ * byte (at least REBUILT_FILTER_FLOOR bytes); the hashes are kept. The filter only spares table
+ * look-ups, so a smaller one changes no answer; 124 bytes reserve a few MiB, not 2 GiB.
  */
 const RECIPE: Recipe<{ options: DeduplicatorOptions; entries: number }> = {
   kind: Kind.Deduplicator,
@@ -76,16 +77,30 @@ const RECIPE: Recipe<{ options: DeduplicatorOptions; entries: number }> = {
     if (!Number.isSafeInteger(entries) || entries < 0 || ENTRY_BYTES * entries !== payloadBytes) {
       throw new FormatError(`${entries} entries do not fit a payload of ${payloadBytes} bytes`, "ERR_BAD_PARAMS");
     }
+    const counterBits = params.getUint32(4, true);
+    const counters = params.getFloat64(16, true);
+    if (!Number.isSafeInteger(counters) || counters < 1 || counters > 2 ** 32) throw new FormatError(`counters must be an integer from 1 to 2^32, got ${counters}`, "ERR_BAD_PARAMS");
     const options: DeduplicatorOptions = {
       items: Math.max(1, entries),
-      counters: params.getFloat64(16, true),
+      counters: Math.min(counters, rebuiltCounters(payloadBytes, counterBits)),
       hashes: params.getUint32(8, true),
-      counterBits: params.getUint32(4, true),
+      counterBits,
       fingerprint: scheme === SCHEME_MD5 ? "md5" : "xxh64x2",
     };
     return { options, entries };
   },
 };
+/** Most bytes a loaded counting filter takes per payload byte: a plan 40x past the entries' fill at 1e-6 still loads whole. */
+const REBUILT_FILTER_PER_PAYLOAD = 64;
+/** Bytes a loaded counting filter may take whatever the payload: about 870,000 keys at 1%, 4-bit. */
+const REBUILT_FILTER_FLOOR = 4 * 2 ** 20;
+
+/** Most counters of `bits` bits a load rebuilds for a payload of `payloadBytes` (a counter count at least 1). */
+function rebuiltCounters(payloadBytes: number, bits: number): number {
+  const bytes = Math.max(REBUILT_FILTER_FLOOR, REBUILT_FILTER_PER_PAYLOAD * payloadBytes);
+  return Math.max(1, Math.floor((bytes * 8) / Math.max(1, bits)));
+}
+
 const MAX_LOAD = 0.8;
 /** The counts of the kernels' stats block (DEDUP_* offsets). */
 type StatField = "lookups" | "avoided" | "entries" | "lookupsNew";

@@ -10,6 +10,8 @@
 // below the partition bits (so a shard's keys still spread over all its partitions and buckets):
 // extendible hashing, a directory of 2^depth entries, a full shard split in two by one more bit.
 // Below one memory there is one shard and no routing: the path is the one-table path it was.
+// A set starts as that one shard, `items` sizing it up to one memory's table; the others are made
+// as shards fill, so a large plan reserves one memory, not all it may come to need.
 import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
@@ -19,11 +21,16 @@ import { LOG_PARTS } from "../wasm/bucket-layout.js";
 import { countOf, eachDigestBatch, keySpans, packedDigests, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
-import { FingerprintShard, maxTableBytes, shardTableBytes } from "./fingerprint-shard.js";
+import { checkPlannedKeys, ROUTING_BITS } from "./fingerprint-bounds.js";
+import { FingerprintShard } from "./fingerprint-shard.js";
 
 /** Options of FingerprintSet. */
 export interface FingerprintSetOptions {
-  /** Keys planned: the first table holds them without growing (default 4,096; it grows past any number). */
+  /**
+   * Keys planned: the first table holds them without growing, up to one WebAssembly memory's
+   * (default 4,096; it grows past any number). A plan past the machine's memory, or past what
+   * 2^26 memories hold, is refused at once (FilterTooLargeError naming it).
+   */
   readonly items?: number;
 }
 
@@ -62,11 +69,10 @@ export class FingerprintSet {
   constructor(options: FingerprintSetOptions = {}) {
     const opts = check.options<FingerprintSetOptions>("options", options);
     const items = check.positiveInteger("items", opts.items ?? 4096);
-    // As many shards from the start as the planned keys need, each within one memory.
-    let depth = 0;
-    while (shardTableBytes(items / 2 ** depth) > maxTableBytes()) depth++;
-    this.depth = depth;
-    this.shards = Array.from({ length: 2 ** depth }, () => new FingerprintShard(Math.ceil(items / 2 ** depth), depth));
+    checkPlannedKeys(items);
+    // One shard, at most one memory's table: the others are made as it fills (split), never all up front.
+    this.depth = 0;
+    this.shards = [new FingerprintShard(items, 0)];
   }
 
   /** Adds one key; true when it was new. */
@@ -285,7 +291,7 @@ export class FingerprintSet {
   private split(full: FingerprintShard): void {
     const d = full.depth;
     if (d === this.depth) {
-      if (d + LOG_PARTS >= 32) throw new FilterTooLargeError(2 ** 32 * 2 ** d, "the fingerprint set has more shards than its routing bits tell apart");
+      if (d >= ROUTING_BITS) throw new FilterTooLargeError(2 ** 32 * 2 ** d, "the fingerprint set has more shards than its routing bits tell apart");
       this.shards = this.shards.flatMap((s) => [s, s]);
       this.depth += 1;
     }

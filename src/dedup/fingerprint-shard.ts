@@ -20,6 +20,16 @@ export function maxTableBytes(): number {
   return forced === undefined ? MAX_TABLE_BYTES : Math.min(MAX_TABLE_BYTES, Number(forced));
 }
 
+/** Buckets a partition of one memory's largest table has (at least the smallest table's). */
+function maxBuckets(): number {
+  return Math.max(MIN_BUCKETS, Math.floor(maxTableBytes() / (PARTS * 64)));
+}
+
+/** Most keys one shard holds: its largest table at its load limit. */
+export function shardCapacity(): number {
+  return PARTS * partitionLimit(maxBuckets(), WIDE);
+}
+
 /** Table bytes of a shard made for `items` keys (at its largest load). */
 export function shardTableBytes(items: number): number {
   return PARTS * Math.max(MIN_BUCKETS, bucketsFor(items, WIDE)) * 64;
@@ -37,12 +47,12 @@ export class FingerprintShard {
   private readonly tablePtr: number;
   private buckets: number;
 
-  /** A shard for `items` keys without growing; `depth`: how many routing bits its keys share (fingerprint-set.ts). */
+  /** A shard for `items` keys without growing, or for as many as one memory holds; `depth`: how many routing bits its keys share (fingerprint-set.ts). */
   constructor(
     items: number,
     readonly depth: number,
   ) {
-    this.buckets = Math.max(MIN_BUCKETS, bucketsFor(items, WIDE));
+    this.buckets = Math.min(maxBuckets(), Math.max(MIN_BUCKETS, bucketsFor(items, WIDE)));
     const arena = new Arena();
     // The table lies last: it grows in place.
     const regions = arena.place({ counts: array(4, PARTS), digests: array(16, BATCH), out: array(1, BATCH), table: this.tableBytes }, arena.base, "the fingerprint set");

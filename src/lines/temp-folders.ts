@@ -1,9 +1,12 @@
 // The temporary folders the commands make on disk (dedup's spill past the memory budget and long
 // lines copied from a pipe, near-dups' sketches): each is registered while it exists, so the command line removes whatever
 // is left with one call at exit and on the signals that end a long run. A kill -9 leaves its
-// folders behind; their names carry the owner's pid and pid namespace, so the next command that
-// makes a folder of the same kind in the same place removes those whose owner is gone.
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+// folders behind; their names carry the owner's pid, pid namespace and host, so the next command
+// that makes a folder of the same kind in the same place removes those whose owner is gone. The
+// host matters: every host's init pid namespace has the same inode, so two hosts sharing one NFS
+// --tmp would otherwise take each other's live folders for those of gone processes.
+import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 
@@ -25,10 +28,25 @@ function pidSpace(): string {
 }
 const SPACE = pidSpace();
 
-/** Makes a folder `prefix`PID.SPACE-XXXXXX under `dir` and registers it; first removes that place's folders of processes that are gone. */
+/**
+ * This host in this boot: the first 12 hex digits of SHA-256 over the host name and, on Linux, the
+ * kernel's boot_id (a reboot reuses pids, and a host's pids mean nothing to another).
+ */
+function hostTag(): string {
+  let boot = "";
+  try {
+    boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    // Not Linux: the host name alone.
+  }
+  return createHash("sha256").update(`${hostname()}\n${boot}`).digest("hex").slice(0, 12);
+}
+const HOST = hostTag();
+
+/** Makes a folder `prefix`PID.SPACE.HOST-XXXXXX under `dir` and registers it; first removes that place's folders of processes that are gone. */
 export function makeTempFolder(dir: string, prefix: string): string {
   sweepAbandoned(dir, prefix);
-  const folder = mkdtempSync(join(dir, `${prefix}${process.pid}.${SPACE}-`));
+  const folder = mkdtempSync(join(dir, `${prefix}${process.pid}.${SPACE}.${HOST}-`));
   live.add(folder);
   return folder;
 }
@@ -43,7 +61,11 @@ function gone(pid: number): boolean {
   }
 }
 
-/** Removes the folders `prefix`PID.SPACE-XXXXXX under `dir` whose process is gone (once a place a process); returns how many. */
+/**
+ * Removes the folders `prefix`PID.SPACE.HOST-XXXXXX under `dir` of this host and boot whose process
+ * is gone (once a place a process); returns how many. Names without a host (earlier versions) are
+ * left: they may be another host's.
+ */
 export function sweepAbandoned(dir: string, prefix: string): number {
   const place = `${dir}\0${prefix}`;
   if (swept.has(place)) return 0;
@@ -57,8 +79,8 @@ export function sweepAbandoned(dir: string, prefix: string): number {
   let removed = 0;
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
-    const owner = /^(\d+)\.([A-Za-z0-9]+)-[A-Za-z0-9]{6}$/.exec(name.slice(prefix.length));
-    if (owner === null || owner[2] !== SPACE || Number(owner[1]) === process.pid || !gone(Number(owner[1]))) continue;
+    const owner = /^(\d+)\.([A-Za-z0-9]+)\.([0-9a-f]{12})-[A-Za-z0-9]{6}$/.exec(name.slice(prefix.length));
+    if (owner === null || owner[2] !== SPACE || owner[3] !== HOST || Number(owner[1]) === process.pid || !gone(Number(owner[1]))) continue;
     try {
       rmSync(join(dir, name), { recursive: true, force: true });
       removed += 1;

@@ -20,7 +20,7 @@ export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
   // An async entry point: it initialises the module itself (init() is idempotent).
   await init();
   if (isSeenSet(spec) || spec === null || typeof spec !== "object") return openInMemory(spec);
-  if (spec.backend === "disk" || spec.backend === "lmdb") return openDiskSeenSet(spec.path, { items: spec.items, durable: spec.durable, memory: spec.memory, onRecover: spec.onRecover ?? warn });
+  if (spec.backend === "disk" || spec.backend === "lmdb") return openDiskSeenSet(spec.path, { items: plannedInMemory(spec), durable: spec.durable, memory: spec.memory, onRecover: spec.onRecover ?? warn });
   if (spec.backend === "redis") return redisSeenSet(spec);
   return openInMemory(spec);
 }
@@ -28,4 +28,11 @@ export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
 /** What a disk seen-set recovered from, when its spec names no onRecover: a process warning. */
 function warn(message: string): void {
   process.emitWarning(message, "CrawlsieveWarning");
+}
+
+/** Keys a disk spec's table in memory is sized for: `items`, or under a `memory` budget at most the keys it holds (32 bytes a key), so a large plan for a store kept on disk is not refused as past the machine's memory. */
+function plannedInMemory(spec: DiskSeenSpec): number | undefined {
+  const { items, memory } = spec;
+  if (!Number.isSafeInteger(items) || typeof memory !== "number" || !(memory > 0)) return items;
+  return Math.min(items as number, Math.max(1, Math.floor(memory / 32)));
 }

@@ -45,7 +45,7 @@ export interface DiskSeenSpec {
   readonly backend: "disk" | "lmdb";
   /** The store's directory (created with its parents when missing). */
   readonly path: string;
-  /** Keys planned: sizes the table in memory (it grows past any number). */
+  /** Keys planned: sizes the table in memory (it grows past any number; with `memory`, sized for at most the keys it holds, 32 bytes each). */
   readonly items?: number;
   /** true (default): each batch is flushed to disk before its keys are reported new (survives a power loss); false: kill -9 safe only. */
   readonly durable?: boolean;

@@ -45,7 +45,9 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
   --fp-rate P     approx: false-positive rate (default 0.001)
   --items N       approx: expected distinct lines (one filter of that size); without it the filter
                   grows by stages and keeps the compound false-positive rate under P.
-                  --store: sizes the table in memory (it grows past it)
+                  Exact (and --store): the first size of the table in memory, within --memory
+                  and one 4 GiB memory (it grows past it as lines come); with --field or
+                  --json-key, a plan past this machine's memory is an error
   --blocked       approx: accepted for compatibility (the blocked filter is the default)
   --store DIR     exact mode on disk: the store's fingerprints (XXH3-128) are read into the
                   in-memory table, every line is looked up there, and each megabyte of input's new
@@ -192,8 +194,9 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
     );
     dedup = gate.dedup;
   } else {
-    const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory } : {};
-    dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, items: opts.items, hash: opts.hash, inputBytes, ...exactOptions });
+    // Exact: --items sizes the first table (within --memory and one memory); approx: the filter.
+    const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, tableItems: opts.items } : { items: opts.items };
+    dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, hash: opts.hash, inputBytes, ...exactOptions });
   }
   const progress = new Progress();
   let bytesIn = 0;

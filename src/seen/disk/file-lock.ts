@@ -21,7 +21,13 @@ export function nativeLocks(): NativeLocks {
   try {
     native = createRequire(import.meta.url)("fs-native-extensions") as NativeLocks;
   } catch (error) {
-    throw new CrawlsieveError("ERR_NO_FILE_LOCKS", `the disk seen-set locks its file with the fs-native-extensions package (npm install fs-native-extensions): ${String(error)}`);
+    // Node's message goes on with a "Require stack:" of paths: its first line says what failed.
+    const why = String((error as Error)?.message ?? error).split("\n")[0];
+    const missing = (error as NodeJS.ErrnoException)?.code === "MODULE_NOT_FOUND";
+    throw new CrawlsieveError(
+      "ERR_NO_FILE_LOCKS",
+      `the disk seen-set (--store, backend "disk") locks its file with the optional package fs-native-extensions, which ${missing ? "is not installed" : `does not load here (${why})`}: install it with npm install fs-native-extensions`,
+    );
   }
   return native;
 }

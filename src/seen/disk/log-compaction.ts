@@ -5,7 +5,9 @@
 // take no room. A compaction works the partitions in groups that fit its memory, each group a pass
 // over the file, or, for a set past its memory budget, from partition files written in one pass;
 // the new file is written aside, flushed and renamed into place, so a crash leaves the old file or
-// the new one, each whole.
+// the new one, each whole. The partition files (every fingerprint of the file) stay until the last
+// group is read while the new file grows beside them and the old one: 1.6-2x the store's size in
+// free disk, where the passes need only the new file's.
 import { closeSync, fdatasyncSync, fstatSync, openSync, renameSync, rmSync } from "node:fs";
 import { FormatError } from "../../errors.js";
 import { readAt, writeAt } from "../../lines/file-range.js";
