@@ -26,7 +26,7 @@ const tempDir = () => {
 beforeAll(async () => {
   // No redirects and no failing pages here: every page's count is 1, so any extra fetch shows.
   [site, redis] = await Promise.all([startSite({ pages: 20, navLinks: 200, delayMs: 15, redirects: false, failing: false, onRequest: (entry) => onHit(entry) }), startRedis()]);
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   await Promise.all([site?.close(), redis?.stop()]);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -113,7 +113,7 @@ describe.each(["lmdb", "redis"] as const)("kill -9 mid-crawl, then a rerun (%s s
     }
     expect(cutOff.length).toBeLessThanOrEqual(options.concurrency);
     expect([...done1, ...done2, ...cutOff].sort()).toEqual([...allKeys()].sort());
-  }, 90_000);
+  }, 240_000);
 });
 
 describe("a fleet of three crawler processes, each with its own queue, sharing one Redis seen-set", () => {
@@ -134,7 +134,7 @@ describe("a fleet of three crawler processes, each with its own queue, sharing o
     // queue per process, the first to enqueue the navigation block claims the pages it links.)
     const done = [1, 2, 3].map((i) => lines(join(dir, `done-${i}.log`)));
     expect(done.flat().sort()).toEqual([...allKeys()].sort());
-  }, 90_000);
+  }, 240_000);
 });
 
 describe("a 12 s Redis stall mid-crawl", () => {
@@ -183,7 +183,7 @@ describe("a 12 s Redis stall mid-crawl", () => {
     expect(new Set(byKey.keys())).toEqual(site.all());
     for (const [key, count] of byKey) expect(count, key).toBe(1);
     expect(lines(join(dir, "done.log")).sort()).toEqual([...site.all()].sort());
-  }, 90_000);
+  }, 240_000);
 
   it("a fleet of three (on-check) goes through it: every page fetched, by two processes only where a claim's reply was lost", async () => {
     const dir = tempDir();
@@ -211,7 +211,7 @@ describe("a 12 s Redis stall mid-crawl", () => {
     // A page fetched twice is one a lost claim reply let through (at least once, never by none).
     const extra = [...byKey.values()].reduce((sum, count) => sum + count - 1, 0);
     expect(extra).toBeLessThanOrEqual(uncertain);
-  }, 90_000);
+  }, 240_000);
 });
 
 describe("examples/crawl/crawlee.js", () => {

@@ -39,7 +39,7 @@ beforeAll(async () => {
   [dense, site, redis] = await Promise.all([startSite({ pages: 12, navLinks: 1250 }), startSite({ pages: 20, navLinks: 200 }), startRedis()]);
   client = createClient({ url: redis.url });
   await client.connect();
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   await client?.quit();
   await Promise.all([dense?.close(), site?.close(), redis?.stop()]);
@@ -117,7 +117,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     expect(sorted(hits)).toEqual(sorted(expectedHits(true, dense)));
     // Crawlee 3.18's own caches already keep a single run from re-submitting; the sieve must match that.
     expect(counts.sent.length).toBe(new Set(counts.sent).size);
-  }, 60_000);
+  }, 180_000);
 
   // The page shape the sieve is for (1,250 links a page) with the default seen-set; every backend on the lighter site.
   it.each([
@@ -136,7 +136,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     // Every page repeats the navigation block: nearly everything checked was dropped before the queue.
     expect(stats!.forwarded).toBe(counts.sent.length);
     expect(stats!.dropped).toBeGreaterThan(on.pages * (on.navLinks - 10));
-  }, 60_000);
+  }, 180_000);
 
   it("a maxRequestsPerCrawl budget is spent on new pages only: the first 15 distinct links of the start page", async () => {
     // One page at a time, so the start page's links are enqueued in their order. Plain Crawlee 3.18.1
@@ -148,7 +148,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     const firstKeys = [...new Set(site.slots().map((s) => crawleeKey(new URL(s, `${site.origin}/`).href)))].slice(0, budget);
     // /old/0 is among them: following it fetches /p/0 a second time, as Crawlee does.
     expect(new Set(hits.keys())).toEqual(new Set(firstKeys));
-  }, 60_000);
+  }, 180_000);
 
   it("the budget, directly: dropped duplicates are reported present and never counted against maxNewRequests", async () => {
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
@@ -195,7 +195,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     expect(counts.accepted.length).toBe(new Set(counts.accepted).size);
     expect(new Set(counts.accepted)).toEqual(new Set(expected.keys()));
     expect(counts.sent.length).toBeGreaterThan(counts.accepted.length);
-  }, 60_000);
+  }, 180_000);
 
   it("on-check (fleet) mode gives keys back to an exact seen-set when the queue fails", async () => {
     const { storage } = spyStorage(new MemoryStorage({ persistStorage: false }), { throwOnBatch: (call) => call === 1 });
@@ -245,7 +245,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       expect(errors.every((e) => (e as { code?: string }).code === "ERR_REDIS_UNAVAILABLE")).toBe(true);
       expect(sieve.stats.uncertain).toBe(0);
       await sieve.close();
-    }, 30_000);
+    }, 120_000);
 
     it("on-check: a claim whose reply timed out but which Redis carried out is not lost: its keys are enqueued here, counted uncertain", async () => {
       const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
@@ -277,7 +277,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       const queued = [(await sieve.fetchNextRequest())?.url, (await sieve.fetchNextRequest())?.url, await sieve.fetchNextRequest()];
       expect(queued).toEqual(["https://s.example/a", "https://s.example/b", null]);
       await sieve.close();
-    }, 30_000);
+    }, 120_000);
 
     it("close() in a stall commits the handled keys once Redis answers; past retryForMs it throws rather than close without them", async () => {
       const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
@@ -306,7 +306,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
         await stalled;
       }
       expect(hasty.stats.committed).toBe(0);
-    }, 30_000);
+    }, 120_000);
 
     it("ContentSieve over a shared RedisMinHashIndex: the page checked in the stall is stored once Redis answers, and its copy is found", async () => {
       const shared = await RedisMinHashIndex.open(fromNodeRedis(client, { timeoutMs: DEADLINE_MS }), { name: `near-${Math.random()}`, threshold: 0.8 });
@@ -322,7 +322,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       expect(errors.length).toBeGreaterThan(0);
       expect((await content.check(page("https://n.example/b")))?.url).toBe("https://n.example/a");
       expect(content.stats).toEqual({ pages: 2, duplicates: 1 });
-    }, 30_000);
+    }, 120_000);
   });
 
   it("concurrent adds of one key: the storage sees it once, and a failed first add is retried by the second", async () => {
@@ -349,7 +349,7 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     await crawler.run();
     expect([...site.hits]).toEqual([["GET /p/2?utm_source=list", 1]]);
     await sieve.close();
-  }, 30_000);
+  }, 120_000);
 
   it("a key is kept in the seen-set only once its request is handled: a request a crashed queue lost is added again", async () => {
     const path = join(tempDir(), "lost");
@@ -412,7 +412,7 @@ describe("keys, resume and persistence", () => {
     // The fleet's SET now holds every page this crawl enqueued.
     const inSet = await client.smIsMember(dupefilter, [...wanted]);
     expect(inSet.every(Boolean)).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it('resume "auto": an empty queue clears a private seen-set left by an earlier crawl, and refuses a shared Redis one', async () => {
     const path = join(tempDir(), "resume");
@@ -430,7 +430,7 @@ describe("keys, resume and persistence", () => {
     const kept = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen: { backend: "redis", client, name }, resume: "keep" });
     expect(await kept.seen.size()).toBe(1);
     await kept.close();
-  }, 60_000);
+  }, 180_000);
 
   it("an in-memory seen-set is saved into the key-value store on persist-state events and read back with the queue", async () => {
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
@@ -504,7 +504,7 @@ describe("page helpers", () => {
     }
     expect(content.stats.duplicates).toBe(duplicates);
     content.dispose();
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("Crawlee 3.14 (no requestManager option): the sieve as a RequestQueue proxy", () => {
@@ -531,5 +531,5 @@ describe("Crawlee 3.14 (no requestManager option): the sieve as a RequestQueue p
     expect(sorted(hitsBy(crawleeKey))).toEqual(sorted(expectedHits(true)));
     expect(sieved.sieve.stats.dropped).toBeGreaterThan(20 * 190);
     await sieved.sieve.close();
-  }, 60_000);
+  }, 180_000);
 });

@@ -25,7 +25,7 @@ beforeAll(async () => {
   await ready();
   redis = await startRedis();
   dir = mkdtempSync(join(tmpdir(), "cs-crawler-"));
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   await redis?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -109,7 +109,7 @@ describe.each([
     expect(sieve.stats.dropped).toBeGreaterThan(20 * 1000);
     await sieve.close();
     await site.close();
-  }, 60_000);
+  }, 180_000);
 
   it("identical POST bodies are one request, different bodies two", async () => {
     const site = await startSite({ pages: 2, navLinks: 4 });
@@ -184,7 +184,7 @@ describe("crawlsieve/crawler across processes", () => {
     // At most the requests in flight at the kill (maxConnections) are fetched again.
     checkCrawl(site, site.hits, 4);
     await site.close();
-  }, 90_000);
+  }, 240_000);
 
   it("two processes sharing one Redis seen-set fetch each request once between them", async () => {
     const site = await startSite({ pages: 20, delayMs: 2 });
@@ -193,7 +193,7 @@ describe("crawlsieve/crawler across processes", () => {
     checkCrawl(site, site.hits);
     expect(a!.scheduled + b!.scheduled).toBe(expectation(site).entries.size - site.queryPages.length);
     await site.close();
-  }, 90_000);
+  }, 240_000);
 
   it("a 12 s Redis stall mid-crawl: the crawl goes on after it, every page fetched, none skipped", async () => {
     const site = await startSite({ pages: 40, delayMs: 10 });
@@ -235,5 +235,5 @@ describe("crawlsieve/crawler across processes", () => {
     expect([first.sitePages, first.fetched, first.fetchedTwice, first.scheduled]).toEqual([300, 300, 0, 300]);
     const second = await run();
     expect([second.fetched, second.scheduled, second.dropped]).toEqual([0, 0, 1]);
-  }, 90_000);
+  }, 240_000);
 });

@@ -70,7 +70,7 @@ describe("dedup --field", () => {
     const file = join(dir, "no-tabs.txt");
     writeFileSync(file, lines.join("\n") + "\n");
     const awk = execFileSync("mawk", ["!s[$0]++", file], { env: { LC_ALL: "C" }, maxBuffer: 1 << 28 }).toString();
-    const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { maxBuffer: 1 << 28, timeout: 30_000 });
+    const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { maxBuffer: 1 << 28, timeout: 120_000 });
     const whole = run(["dedup", "--field", "1", file]);
     expect(whole.signal).toBeNull();
     expect(whole.stdout.toString()).toBe(awk);

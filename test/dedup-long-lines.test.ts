@@ -135,7 +135,7 @@ describe("dedup of lines of 17 MiB to 200 MiB among short ones", () => {
     expect(result.peak).toBeGreaterThan(0);
     // A 200 MiB line held once would pass this on its own.
     expect(result.peak).toBeLessThan(200 * MiB);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("a long line's fingerprint, given a byte at a time at its end", () => {
@@ -186,7 +186,7 @@ describe("a long line from a pipe with no room under --tmp", () => {
 
   it("a --tmp that is not a folder stops the run with one line and exit 2", () => {
     const missing = join(dir, "no-such-folder");
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--tmp", missing], { input: Buffer.concat([line, Buffer.from("\n")]), maxBuffer: 1 << 20, timeout: 60_000 });
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--tmp", missing], { input: Buffer.concat([line, Buffer.from("\n")]), maxBuffer: 1 << 20, timeout: 180_000 });
     expect({ code: run.status, stdout: run.stdout.length, stderr: run.stderr.toString() }).toEqual({
       code: 2,
       stdout: 0,

@@ -33,12 +33,12 @@ describe("the demo server", () => {
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
     const port = (busy.address() as { port: number }).port;
     try {
-      const taken = spawnSync(process.execPath, [SERVE], { env: { ...process.env, PORT: String(port) }, timeout: 20_000 });
+      const taken = spawnSync(process.execPath, [SERVE], { env: { ...process.env, PORT: String(port) }, timeout: 120_000 });
       expect([taken.status, taken.stderr.toString()]).toEqual([1, `crawlsieve demo: port ${port} on 127.0.0.1 is in use; set PORT to another (PORT=0 picks a free one)\n`]);
     } finally {
       busy.close();
     }
-    const bad = spawnSync(process.execPath, [SERVE], { env: { ...process.env, PORT: "http" }, timeout: 20_000 });
+    const bad = spawnSync(process.execPath, [SERVE], { env: { ...process.env, PORT: "http" }, timeout: 120_000 });
     expect([bad.status, bad.stderr.toString()]).toEqual([1, 'crawlsieve demo: PORT must be a port number from 0 to 65535, got "http"\n']);
   });
 });

@@ -26,7 +26,7 @@ async function fill(dir: string, from: number, to: number, env: Record<string, s
     const set = await openDiskSeenSet(${JSON.stringify(dir)});
     for (let i = ${from}; i < ${to}; i += 100000) await set.addMany(Array.from({ length: Math.min(100000, ${to} - i) }, (_, j) => "https://example.com/page/" + (i + j)));
     await set.close();`;
-  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, ...env }, timeout: 60_000 });
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, ...env }, timeout: 180_000 });
   expect(run.status, run.stderr.toString()).toBe(0);
 }
 

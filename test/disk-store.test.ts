@@ -21,7 +21,7 @@ const GROUP = 1 << 16;
 
 
 function dedup(args: string[], input?: string) {
-  const run = spawnSync(process.execPath, [CLI, "dedup", ...args], { input, maxBuffer: 1 << 28, timeout: 60_000 });
+  const run = spawnSync(process.execPath, [CLI, "dedup", ...args], { input, maxBuffer: 1 << 28, timeout: 180_000 });
   return { code: run.status, signal: run.signal, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
 
@@ -130,7 +130,7 @@ describe("dedup --store", () => {
     // The runs that ended removed theirs, and the first of them removed the killed run's.
     expect(leftByKill.length).toBeGreaterThan(0);
     expect(spillFolders()).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 
   it.each([
     ["one memory", {}, [], 0],
@@ -246,14 +246,14 @@ describe("dedup --store", () => {
     writeFileSync(input, [...first, ...first, ...late, ...first].join("\n") + "\n");
     const outPath = join(dir, "out.txt");
     const out = openSync(outPath, "w");
-    const run = spawnSync("strace", ["-f", "-o", "/dev/null", "-P", join(store, "fingerprints.log"), "-e", "inject=fdatasync:delay_exit=1500000", "-e", "inject=pwrite64:error=ENOSPC:when=2", process.execPath, CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
+    const run = spawnSync("strace", ["-f", "-o", "/dev/null", "-P", join(store, "fingerprints.log"), "-e", "inject=fdatasync:delay_exit=1500000", "-e", "inject=pwrite64:error=ENOSPC:when=2", process.execPath, CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 180_000 });
     closeSync(out);
     expect(run.status).toBe(2);
     expect(run.stderr.toString()).toMatch(new RegExp(`^crawlsieve: the disk of the store ${join(store, "fingerprints.log")} is full`));
     expect(readFileSync(outPath, "latin1")).toBe(first.map((line) => line + "\n").join(""));
     // What was printed stays seen, what was not is new: together, every line once.
     expect(dedup(["--store", store, input])).toEqual({ code: 0, signal: null, stdout: late.map((line) => line + "\n").join(""), stderr: "" });
-  }, 60_000);
+  }, 180_000);
 
   it("a torn last batch is cut off and said on stderr; its keys are new again, the earlier ones stay seen", () => {
     const dir = temp();
@@ -363,14 +363,14 @@ describe("dedup --store", () => {
     // Output to a file: 17 MiB through a pipe into this process would cost more than the run.
     const outPath = join(dir, "out.txt");
     const out = openSync(outPath, "w");
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 180_000 });
     closeSync(out);
     expect(run.status, run.stderr.toString()).toBe(0);
     expect(readFileSync(outPath, "latin1")).toBe(`cli-1\ncli-2\r\n${"s".repeat(17 << 20)}x\n`);
     const again = await openSeenSet({ backend: "disk", path: store });
     expect(Array.from(await again.hasMany(["cli-1", "cli-2", "s".repeat(17 << 20) + "x", "cli-3"]))).toEqual([1, 1, 1, 0]);
     await again.close();
-  }, 60_000);
+  }, 180_000);
 
   it("takes other processes' removals and clear() while it runs: a forgotten line is new again", async () => {
     const store = join(temp(), "seen");
@@ -395,7 +395,7 @@ describe("dedup --store", () => {
     expect(await new Promise((resolve) => child.on("close", resolve))).toBe(0);
     expect(await api.size()).toBe(2);
     await api.close();
-  }, 60_000);
+  }, 180_000);
 
   it("past --memory: lines wait under --tmp and are decided against the store read once at the end; output is still exactly the new lines, in order", async () => {
     const dir = temp();
@@ -404,7 +404,7 @@ describe("dedup --store", () => {
     mkdirSync(tmp);
     const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
     // 1.5 M keys are some 34 MB in a table: a 16 MiB budget holds a tenth of them.
-    const first = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: seq(1, 1_500_000), maxBuffer: 1 << 26, timeout: 60_000 });
+    const first = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: seq(1, 1_500_000), maxBuffer: 1 << 26, timeout: 180_000 });
     expect(first.status, first.stderr.toString()).toBe(0);
     expect(first.stdout.toString() === seq(1, 1_500_000)).toBe(true);
     expect(JSON.parse(first.stderr.toString())).toMatchObject({ frozen: true, stored: 1_500_000 });
@@ -414,7 +414,7 @@ describe("dedup --store", () => {
     // The target of the issue, scaled down: a window over the end of the store prints exactly what
     // is past it; lines repeated within the run, and old lines, are dropped.
     const window = seq(1_450_001, 1_600_000) + seq(1, 100) + seq(1_450_001, 1_460_000) + seq(1_550_001, 1_560_000);
-    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: window, maxBuffer: 1 << 26, timeout: 60_000 });
+    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: window, maxBuffer: 1 << 26, timeout: 180_000 });
     expect(second.status, second.stderr.toString()).toBe(0);
     expect(second.stdout.toString() === seq(1_500_001, 1_600_000)).toBe(true);
     const stats = JSON.parse(second.stderr.toString());
@@ -431,7 +431,7 @@ describe("dedup --store", () => {
     const api = await openSeenSet({ backend: "disk", path: store });
     expect(Array.from(await api.removeMany(["42", "1500001"]))).toEqual([1, 1]);
     await api.close();
-    const third = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: "7\n42\n1500001\n1500001\n", timeout: 60_000 });
+    const third = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: "7\n42\n1500001\n1500001\n", timeout: 180_000 });
     expect(third.status, third.stderr.toString()).toBe(0);
     expect(third.stdout.toString()).toBe("42\n1500001\n");
     expect(JSON.parse(third.stderr.toString()).spilledLines).toBeGreaterThan(0);
@@ -439,7 +439,7 @@ describe("dedup --store", () => {
     expect(JSON.parse(third.stderr.toString()).storeKeysSetAside).toBeLessThan(1000);
     // With room in memory again, every key is there.
     expect(dedup(["--store", store], seq(1, 1_600_001))).toEqual({ code: 0, signal: null, stdout: "1600001\n", stderr: "" });
-  }, 60_000);
+  }, 180_000);
 
   it("past --memory with a store that fits it: the store is read in, the lines past the table wait, and only store keys that may equal one are set aside", () => {
     const dir = temp();
@@ -449,7 +449,7 @@ describe("dedup --store", () => {
     expect(dedup(["--store", store], seq(1, 400_000)).code).toBe(0);
     // New lines interleaved with old ones, and the new ones again.
     const input = Array.from({ length: 300_000 }, (_, i) => `${400_001 + i}\n${1 + i}\n`).join("") + seq(400_001, 700_000);
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, maxBuffer: 1 << 26, timeout: 60_000 });
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, maxBuffer: 1 << 26, timeout: 180_000 });
     expect(run.status, run.stderr.toString()).toBe(0);
     expect(run.stdout.toString() === seq(400_001, 700_000)).toBe(true);
     const stats = JSON.parse(run.stderr.toString());
@@ -460,14 +460,14 @@ describe("dedup --store", () => {
     expect(stats.storeKeysRead).toBeGreaterThanOrEqual(400_000);
     expect(stats.storeKeysSetAside).toBeLessThan(0.01 * stats.storeKeysRead);
     expect(dedup(["--store", store], seq(1, 700_001))).toEqual({ code: 0, signal: null, stdout: "700001\n", stderr: "" });
-  }, 60_000);
+  }, 180_000);
 
   it("past --memory with a compacted store: a few lines read only the records of its sorted part they may lie in, a window reads them all, and both print exactly the new lines", async () => {
     const dir = temp();
     const store = join(dir, "seen");
     const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
     const run = (input: string, env: Record<string, string> = {}) => {
-      const done = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, env: { ...process.env, ...env }, maxBuffer: 1 << 26, timeout: 60_000 });
+      const done = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, env: { ...process.env, ...env }, maxBuffer: 1 << 26, timeout: 180_000 });
       expect(done.status, done.stderr.toString()).toBe(0);
       return { out: done.stdout.toString(), stats: JSON.parse(done.stderr.toString()) };
     };
@@ -498,12 +498,12 @@ describe("dedup --store", () => {
     const bytes = readFileSync(log);
     bytes[16 + 8 + 16 * 1000] ^= 1;
     writeFileSync(log, bytes);
-    const damaged = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir], { input: seq(1, 2000), timeout: 60_000 });
+    const damaged = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir], { input: seq(1, 2000), timeout: 180_000 });
     expect(damaged.status).toBe(2);
     expect(damaged.stdout.toString()).toBe("");
     expect(damaged.stderr.toString()).toContain(log);
     expect(damaged.stderr.toString()).not.toMatch(/\n\s+at /);
-  }, 90_000);
+  }, 240_000);
 
   it("refuses options that do nothing with --store", () => {
     for (const flags of [["--approx"], ["--fp-rate", "0.01"], ["--hash", "md5"]]) {
@@ -539,7 +539,7 @@ describe("openSeenSet({ backend: 'disk' })", () => {
     expect(size).toBeGreaterThan(1_200_000 - 65_537);
     expect(Array.from(await cut.addMany([key(0), key(1_199_999)]))).toEqual([0, 1]);
     await cut.close();
-  }, 60_000);
+  }, 180_000);
 
 
   it("forgets removed keys across processes and reopenings, and clear() empties it for every process", async () => {

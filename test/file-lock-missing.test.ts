@@ -25,7 +25,7 @@ Module._resolveFilename = function (request, parent, isMain, options) {
 );
 
 function run(args: string[], input = "") {
-  const child = spawnSync(process.execPath, args, { input, env: { ...process.env, NODE_OPTIONS: `--require ${blocker}` }, timeout: 60_000 });
+  const child = spawnSync(process.execPath, args, { input, env: { ...process.env, NODE_OPTIONS: `--require ${blocker}` }, timeout: 180_000 });
   return { code: child.status, stdout: child.stdout.toString(), stderr: child.stderr.toString() };
 }
 

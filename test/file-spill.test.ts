@@ -80,5 +80,5 @@ describe("FileSpill.output(before)", () => {
     });
     spill.close();
     expect(readdirSync(dir)).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 });

@@ -45,26 +45,26 @@ const COMMANDS: [string, string[], string, string, ("file" | "pipe")[]][] = [
 describe("a line past 64 MiB where a line is read whole", () => {
   it.each(COMMANDS)("%s: exit 2 and one line naming the file, the line and the limit", (_, args, file, what, ways) => {
     if (ways.includes("file")) {
-      const named = spawnSync(process.execPath, [CLI, ...args, file], { maxBuffer: 1 << 20, timeout: 60_000 });
+      const named = spawnSync(process.execPath, [CLI, ...args, file], { maxBuffer: 1 << 20, timeout: 180_000 });
       expect({ code: named.status, stderr: named.stderr.toString() }).toEqual({ code: 2, stderr: `crawlsieve: ${file}:3: the line is longer than 64 MiB, the limit of ${what}\n` });
     }
     if (ways.includes("pipe")) {
-      const piped = spawnSync("sh", ["-c", `cat "$FILE" | "$NODE" "$CLI" "$@"`, "sh", ...args], { env: { ...process.env, FILE: file, NODE: process.execPath, CLI }, maxBuffer: 1 << 20, timeout: 60_000 });
+      const piped = spawnSync("sh", ["-c", `cat "$FILE" | "$NODE" "$CLI" "$@"`, "sh", ...args], { env: { ...process.env, FILE: file, NODE: process.execPath, CLI }, maxBuffer: 1 << 20, timeout: 180_000 });
       expect({ code: piped.status, stderr: piped.stderr.toString() }).toEqual({ code: 2, stderr: `crawlsieve: stdin:3: the line is longer than 64 MiB, the limit of ${what}\n` });
     }
-  }, 60_000);
+  }, 180_000);
 
   it("dedup --field: the limit is 64 MiB exactly: a field of 64 MiB + 1 bytes is an error, one of 64 MiB (with its \\r\\n) is taken", () => {
-    const named = spawnSync(process.execPath, [CLI, "dedup", "--field", "1", over], { maxBuffer: 1 << 20, timeout: 60_000 });
+    const named = spawnSync(process.execPath, [CLI, "dedup", "--field", "1", over], { maxBuffer: 1 << 20, timeout: 180_000 });
     expect({ code: named.status, stderr: named.stderr.toString() }).toEqual({ code: 2, stderr: `crawlsieve: ${over}:3: the line is longer than 64 MiB, the limit of ${keyed}\n` });
     const path = withLongLine("at-limit.txt", LIMIT, false);
     // Output to a file: 64 MiB through a pipe into this process would cost more than the run.
     const out = openSync(join(dir, "at-limit.out"), "w");
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--field", "1", path], { stdio: ["ignore", out, "pipe"], timeout: 60_000 });
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--field", "1", path], { stdio: ["ignore", out, "pipe"], timeout: 180_000 });
     closeSync(out);
     expect(run.status, run.stderr.toString()).toBe(0);
     expect(statSync(join(dir, "at-limit.out")).size).toBe(LIMIT + 2 + "http://a.example/1\tx\nhttp://b.example/\ty\n".length + "http://c.example/\tz\n".length);
-  }, 60_000);
+  }, 180_000);
 
   it.each([
     ["canonicalize", ["canonicalize"], "a line read whole by canonicalize"],
@@ -83,7 +83,7 @@ describe("a line past 64 MiB where a line is read whole", () => {
     expect({ code, stderr }).toEqual({ code: 2, stderr: `crawlsieve: /dev/zero:1: the line is longer than 64 MiB, the limit of ${what}\n` });
     expect(watch.peak).toBeGreaterThan(0);
     expect(watch.peak).toBeLessThan(400 * MiB);
-  }, 60_000);
+  }, 180_000);
 });
 
 // The limit is in each command's --help.

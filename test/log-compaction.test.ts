@@ -169,7 +169,7 @@ describe("compaction of the disk seen-set's file", () => {
     expect(has.reduce((s, f) => s + f, 0)).toBe(25_000 - 2);
     expect([has[3], has[24_999]]).toEqual([0, 0]);
     await d.close();
-  }, 60_000);
+  }, 180_000);
 
   it("dedup --store compacts what it found at its end, not what it wrote; each run still prints exactly the lines no run printed", () => {
     const dir = temp();
@@ -179,7 +179,7 @@ describe("compaction of the disk seen-set's file", () => {
     writeFileSync(second, randomKeys(2, 150_000, 100_000).join("\n") + "\n");
     const store = join(dir, "seen");
     const env = { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" };
-    const run = (...files: string[]) => spawnSync(process.execPath, [CLI, "dedup", "--store", store, ...files], { env, maxBuffer: 1 << 28, timeout: 60_000 });
+    const run = (...files: string[]) => spawnSync(process.execPath, [CLI, "dedup", "--store", store, ...files], { env, maxBuffer: 1 << 28, timeout: 180_000 });
     const one = run(first);
     expect(one.status, one.stderr.toString()).toBe(0);
     expect(one.stdout.toString()).toBe(awkFirst(first));
@@ -198,18 +198,18 @@ describe("compaction of the disk seen-set's file", () => {
     const three = run(first, second);
     expect(three.status, three.stderr.toString()).toBe(0);
     expect(three.stdout.toString()).toBe("");
-  }, 60_000);
+  }, 180_000);
 
   it("a run past --memory, which reads its store again at its end, does not compact what it wrote", () => {
     const store = join(temp(), "seen");
     const lines = Array.from({ length: 1_600_000 }, (_, i) => `${i + 1}\n`).join("");
     const env = { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" };
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", temp(), "--stats"], { env, input: lines, maxBuffer: 1 << 28, timeout: 60_000 });
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", temp(), "--stats"], { env, input: lines, maxBuffer: 1 << 28, timeout: 180_000 });
     expect(run.status, run.stderr.toString()).toBe(0);
     expect(run.stdout.toString()).toBe(lines);
     expect(JSON.parse(run.stderr.toString()).spilledLines).toBeGreaterThan(0);
     expect(sortedCount(join(store, "fingerprints.log"))).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it.each([
     ["its passes over the file", {}, /\.tmp$/],
@@ -221,7 +221,7 @@ describe("compaction of the disk seen-set's file", () => {
     writeFileSync(input, randomKeys(3, 600_000, 400_000).join("\n") + "\n");
     const store = join(dir, "seen");
     // Filled without compaction (under 64 MiB), every line printed.
-    const filled = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 60_000 });
+    const filled = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 180_000 });
     expect(filled.status, filled.stderr.toString()).toBe(0);
     const log = join(store, "fingerprints.log");
     const before = readFileSync(log);
@@ -240,9 +240,9 @@ describe("compaction of the disk seen-set's file", () => {
     // The old file as it was (the kill came before the rename, as it nearly always does), or the new one whole.
     if (statSync(log).ino === inode) expect(readFileSync(log).equals(before)).toBe(true);
     else expect(fileFingerprints(log).length / 16).toBe(sortedCount(log));
-    const again = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 60_000 });
+    const again = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 180_000 });
     expect(again.status, again.stderr.toString()).toBe(0);
     expect(again.stdout.toString()).toBe("");
     expect(readdirSync(store).filter((name) => name.endsWith(".tmp"))).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 });

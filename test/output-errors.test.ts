@@ -25,7 +25,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function toDevFull(args: string[]) {
   const full = openSync("/dev/full", "w");
   try {
-    const run = spawnSync(process.execPath, [CLI, ...args], { stdio: ["ignore", full, "pipe"], timeout: 60_000 });
+    const run = spawnSync(process.execPath, [CLI, ...args], { stdio: ["ignore", full, "pipe"], timeout: 180_000 });
     return { code: run.status, stderr: run.stderr.toString() };
   } finally {
     closeSync(full);
@@ -34,7 +34,7 @@ function toDevFull(args: string[]) {
 
 /** Lines printed by a run that writes to a pipe. */
 function printed(args: string[]): string[] {
-  const run = spawnSync(process.execPath, [CLI, ...args], { maxBuffer: 1 << 28, timeout: 60_000 });
+  const run = spawnSync(process.execPath, [CLI, ...args], { maxBuffer: 1 << 28, timeout: 180_000 });
   expect(run.status, run.stderr.toString()).toBe(0);
   return run.stdout.toString().split("\n").filter(Boolean);
 }
@@ -67,7 +67,7 @@ describe("output that cannot be written", () => {
     } finally {
       await redis.stop();
     }
-  }, 60_000);
+  }, 180_000);
 });
 
 /** Runs `script` (sh) with a tmpfs of `size` at $FULL, in a mount namespace of its own. */

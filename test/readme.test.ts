@@ -87,7 +87,7 @@ function promised(code: string): string[] {
 let redis: RedisServer;
 beforeAll(async () => {
   redis = await startRedis();
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   await redis?.stop();
 });
@@ -221,7 +221,7 @@ describe("README.md and docs/", () => {
         const page = await browser.newPage();
         const problems = watchProblems(page);
         await page.goto(`${origin}/index.html`);
-        await page.waitForFunction(() => document.body.textContent !== "", undefined, { timeout: 30_000 }).catch((error: Error) => {
+        await page.waitForFunction(() => document.body.textContent !== "", undefined, { timeout: 120_000 }).catch((error: Error) => {
           throw new Error(`${error.message}\n${problems.join("\n")}`);
         });
         expect(await page.evaluate(() => document.body.textContent)).toBe("1,0");
@@ -266,7 +266,7 @@ describe("README.md and docs/", () => {
         const page = await context.newPage();
         const problems = watchProblems(page);
         await page.goto(`${origin}/index.html`);
-        await page.waitForFunction(() => document.querySelector("output")?.textContent !== "", undefined, { timeout: 30_000 }).catch((error: Error) => {
+        await page.waitForFunction(() => document.querySelector("output")?.textContent !== "", undefined, { timeout: 120_000 }).catch((error: Error) => {
           throw new Error(`${error.message}\n${problems.join("\n")}`);
         });
         expect(problems).toEqual([]);

@@ -20,7 +20,7 @@ beforeAll(async () => {
   cluster = await startCluster();
   client = await connect();
   redis = fromNodeRedis(client);
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await client?.close().catch(() => undefined);
   await cluster?.stop();
@@ -134,7 +134,7 @@ describe("on a Redis Cluster", () => {
     const late = new RedisDeduplicator(redis, { name: "layout-spread" });
     expect(sum(await late.hasMany(keys))).toBe(2_000);
     expect(late.spread).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it("dedup --redis URLs --cluster: one shared seen-set over the cluster's masters from the command line", () => {
     const lines = urls(3_000, "cli-cluster");
@@ -142,11 +142,11 @@ describe("on a Redis Cluster", () => {
     const nodes = cluster.urls.join(",");
     for (const flags of [[], ["--approx", "--items", "10000"]]) {
       const namespace = `cli-cluster${flags.length}`;
-      const first = spawnSync(process.execPath, [CLI, "dedup", "--redis", nodes, "--cluster", "--namespace", namespace, ...flags], { input, maxBuffer: 1 << 24, timeout: 60_000 });
+      const first = spawnSync(process.execPath, [CLI, "dedup", "--redis", nodes, "--cluster", "--namespace", namespace, ...flags], { input, maxBuffer: 1 << 24, timeout: 180_000 });
       expect(first.stderr.toString()).toBe("");
       expect(first.stdout.toString()).toBe(lines.join("\n") + "\n");
       // A second process over the same namespace prints nothing: every line was acknowledged before it was printed.
-      const again = spawnSync(process.execPath, [CLI, "dedup", "--redis", cluster.urls[1], "--cluster", "--namespace", namespace, ...flags], { input, maxBuffer: 1 << 24, timeout: 60_000 });
+      const again = spawnSync(process.execPath, [CLI, "dedup", "--redis", cluster.urls[1], "--cluster", "--namespace", namespace, ...flags], { input, maxBuffer: 1 << 24, timeout: 180_000 });
       expect(again.status).toBe(0);
       expect(again.stdout.toString()).toBe("");
     }

@@ -28,7 +28,7 @@ beforeAll(async () => {
   redis = fromNodeRedis(single);
   clusterClient = await connectCluster(cluster);
   shared = fromNodeRedis(clusterClient);
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await single?.quit().catch(() => undefined);
   await clusterClient?.close().catch(() => undefined);
@@ -107,7 +107,7 @@ describe("RedisMinHashIndex on one redis-server", () => {
     expect(perDoc).toBeGreaterThan(4 * (index.params.k + 1));
     expect(perDoc).toBeLessThan(4 * (index.params.k + 1) + 1_536);
     index.dispose();
-  }, 30_000);
+  }, 120_000);
 
   it("records its geometry; a later process adopts what it leaves open and is refused, by field, what it asks otherwise; bad options are typed errors naming the value", async () => {
     const first = await RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7, sketchSize: 128 });
@@ -209,7 +209,7 @@ describe("RedisMinHashIndex on a Redis Cluster", () => {
       await reader.close();
     }
     index.dispose();
-  }, 60_000);
+  }, 180_000);
 
   it("three processes: near copies stored by one are reported to another, and of two near copies added at once by two processes at least one reports the other", async () => {
     await cluster.settle(() => cluster.masters().length === 3);
@@ -232,5 +232,5 @@ describe("RedisMinHashIndex on a Redis Cluster", () => {
     expect(cc.filter((m) => m !== null && !m.id.startsWith("new-"))).toEqual([]);
     // The index spreads over every master.
     for (const port of cluster.masters()) expect(cluster.cli(["--scan", "--pattern", "cs:{mh-fleet/*"], port).trim().split("\n").length).toBeGreaterThan(50);
-  }, 60_000);
+  }, 180_000);
 });

@@ -27,7 +27,7 @@ beforeAll(async () => {
   client.on("error", () => undefined);
   await client.connect();
   redis = fromNodeRedis(client);
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   if (client.isOpen) await client.quit();
   await server.stop();
@@ -165,7 +165,7 @@ describe("RedisBloomFilter", () => {
       await c.quit();
       await cluster.stop();
     }
-  }, 30_000);
+  }, 120_000);
 });
 
 describe("concurrent processes", () => {
@@ -187,7 +187,7 @@ describe("concurrent processes", () => {
     expect(Math.max(...counts.values())).toBe(1);
     if (mode !== "bloom") expect(counts.size).toBe(all);
     else expect(counts.size).toBeGreaterThan(all * 0.99);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("RedisCountingBloomFilter", () => {
@@ -574,7 +574,7 @@ describe("Redis going away", () => {
     client.on("error", () => undefined);
     await client.connect();
     redis = fromNodeRedis(client);
-  }, 60_000);
+  }, 180_000);
 
   it("dedup --redis --window: Redis killed mid-stream ends the CLI with exit 2 and one line, no stack; nothing printed is forgotten", async () => {
     const own = await startRedis();
@@ -597,14 +597,14 @@ describe("Redis going away", () => {
     } finally {
       await own.stop();
     }
-  }, 60_000);
+  }, 180_000);
 
   it("a command Redis refuses ends the CLI with a message naming it, without hanging", async () => {
     await redis.send(["RPUSH", "cs:{wrongtype}:meta", "not a description"]);
-    const result = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "wrongtype"], { input: "https://a/\n", encoding: "utf8", timeout: 20_000 });
+    const result = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "wrongtype"], { input: "https://a/\n", encoding: "utf8", timeout: 120_000 });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/Redis refused GET: WRONGTYPE/);
-  }, 30_000);
+  }, 120_000);
 
   it("a command to a dead server fails with RedisUnavailableError instead of hanging", async () => {
     const dead = await startRedis();
@@ -615,5 +615,5 @@ describe("Redis going away", () => {
     const filter = new RedisDeduplicator(fromNodeRedis(c, { timeoutMs: 2000 }), { name: "dead" });
     await expect(filter.check("x")).rejects.toBeInstanceOf(RedisUnavailableError);
     await dead.stop();
-  }, 30_000);
+  }, 120_000);
 });

@@ -25,7 +25,7 @@ beforeAll(async () => {
   second = createClient({ url: server.url });
   await Promise.all([client.connect(), second.connect()]);
   dir = mkdtempSync(join(tmpdir(), "cs-seen-"));
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   await Promise.all([client?.quit(), second?.quit()]);
   await server?.stop();
@@ -155,7 +155,7 @@ describe("openSeenSet: processes sharing one set", () => {
     const all = results.flat();
     expect(all.length).toBe(6000);
     expect(new Set(all).size).toBe(6000);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("openSeenSet: bad specs", () => {

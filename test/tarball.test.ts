@@ -30,7 +30,7 @@ beforeAll(() => {
 function runInApp(source: string): string {
   const file = join(app, `check-${Math.random().toString(36).slice(2)}.mjs`);
   writeFileSync(file, source);
-  const result = spawnSync(process.execPath, [file], { cwd: app, encoding: "utf8", timeout: 60_000 });
+  const result = spawnSync(process.execPath, [file], { cwd: app, encoding: "utf8", timeout: 180_000 });
   expect(result.status, result.stderr).toBe(0);
   return result.stdout;
 }
@@ -89,7 +89,7 @@ describe("the packed package, installed from its tarball", () => {
     } finally {
       await server.stop();
     }
-  }, 60_000);
+  }, 180_000);
 
   it("the shared-memory filter written by two worker threads, and the LMDB store", () => {
     const out = runInApp(`

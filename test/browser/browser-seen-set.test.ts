@@ -62,7 +62,7 @@ beforeAll(async () => {
   ({ server, origin } = await serve(root));
   profile = mkdtempSync(join(tmpdir(), "cs-profile-"));
   context = await launchPersistent(profile);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await context?.close();
@@ -202,7 +202,7 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     expect(await run(a, `return [await window.seen.size(), ...(await window.seen.addMany(arg.keys))];`, { keys: ["q", "p"] })).toEqual([2, 1, 0]);
     await Promise.all([run(a, `await window.seen.close();`), run(b, `await window.seen.close();`)]);
     await Promise.all([a.close(), b.close()]);
-  }, 60_000);
+  }, 180_000);
 
   it("clear() in one tab is seen by another tab that has the set open", async () => {
     const name = `clear-${storage}`;
@@ -218,7 +218,7 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     expect(await run(a, add, { keys: ["x", "w"] })).toEqual([0, 1]);
     await Promise.all([run(a, `await window.seen.close();`), run(b, `await window.seen.close();`)]);
     await Promise.all([a.close(), b.close()]);
-  }, 60_000);
+  }, 180_000);
 
   it("a full quota is a StorageQuotaError, and nothing of the refused batch is seen", async () => {
     const name = `quota-${storage}`;
@@ -305,7 +305,7 @@ describe("the OPFS file", () => {
     // 700 torn bytes were cut; then one record of 100 fingerprints was appended.
     expect(result.sizes).toEqual([700, 8 + 1600 + 8]);
     await page.close();
-  }, 60_000);
+  }, 180_000);
 
   it("refuses a changed byte inside an acknowledged record with a typed error", async () => {
     const page = await tab();
@@ -322,7 +322,7 @@ describe("the OPFS file", () => {
       return "opened";`, { a: keys(0, 50), b: keys(50, 100) });
     expect(result).toEqual({ error: expect.objectContaining({ name: "ChecksumMismatchError", code: "ERR_CHECKSUM" }) });
     await page.close();
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("shipping", () => {
@@ -345,7 +345,7 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
       const page = await context.newPage();
       const problems = watchProblems(page);
       await page.goto(`${built.origin}/index.html`);
-      const handle = await page.waitForSelector("body[data-result]", { state: "attached", timeout: 30_000 }).catch((error) => {
+      const handle = await page.waitForSelector("body[data-result]", { state: "attached", timeout: 120_000 }).catch((error) => {
         throw new Error(`${error.message}\n${problems.join("\n")}`);
       });
       expect(JSON.parse((await handle.getAttribute("data-result"))!)).toEqual({ storage: "opfs", flags: [1, 1, 0] });
@@ -353,7 +353,7 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
     } finally {
       built.server.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it("falls back to IndexedDB in a page whose Content-Security-Policy forbids blob: workers, and keeps its keys there", async () => {
     // A policy that allows the package's scripts and WebAssembly, and workers from the origin only.
@@ -382,7 +382,7 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
     } finally {
       strict.server.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it("a service worker (an extension's background) opens the set in IndexedDB, shared with a page that asks for IndexedDB", async () => {
     const page = await tab();
@@ -417,7 +417,7 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
     expect(result.sw.flags.filter((f) => f === 1).length).toBeGreaterThan(50);
     expect(result.page.flags.filter((f) => f === 1).length).toBeGreaterThan(50);
     await page.close();
-  }, 60_000);
+  }, 180_000);
 
   it("refuses to open a set in IndexedDB that this origin keeps in OPFS (and the other way round)", async () => {
     const page = await tab();
@@ -433,5 +433,5 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
       }`);
     expect(result).toBe("ERR_STORAGE_MISMATCH");
     await page.close();
-  }, 60_000);
+  }, 180_000);
 });

@@ -41,7 +41,7 @@ beforeAll(async () => {
   await page.goto(`${demo.origin}/examples/web/index.html`);
   await page.waitForSelector("body[data-ready=true]");
   expect(errors).toEqual([]);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -116,7 +116,7 @@ describe("the demo page", () => {
     await page.setInputFiles("#filterFile", filterPath);
     expect(await numberAttribute("present")).toBe(inNode);
     expect(inNode).toBeGreaterThanOrEqual(2);
-  }, 60_000);
+  }, 180_000);
 
   it("finds the near-duplicate groups the CLI finds (MinHash)", async () => {
     const folder = join(root, "examples/near-dups");
@@ -128,7 +128,7 @@ describe("the demo page", () => {
     const handle = await page.waitForSelector("#groups[data-groups]");
     expect(JSON.parse((await handle.getAttribute("data-groups"))!)).toEqual(expected);
     await page.click("#clearInput");
-  }, 60_000);
+  }, 180_000);
 
   it("dedups 1e6 URLs in the browser; the rate against Node is reported", async () => {
     await page.click("#bench");

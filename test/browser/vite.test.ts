@@ -35,7 +35,7 @@ document.body.dataset.result = JSON.stringify({ has: Array.from(filter.hasMany([
       const page = await browser.newPage();
       const problems = watchProblems(page);
       await page.goto(`${origin}/index.html`);
-      const handle = await page.waitForSelector("body[data-result]", { state: "attached", timeout: 30_000 }).catch((error) => {
+      const handle = await page.waitForSelector("body[data-result]", { state: "attached", timeout: 120_000 }).catch((error) => {
         throw new Error(`${error.message}\n${problems.join("\n")}\nassets: ${assets.join(", ")}`);
       });
       const result = JSON.parse((await handle.getAttribute("data-result"))!);

@@ -16,7 +16,7 @@ const root = new URL("../../", import.meta.url).pathname;
 const WORKERD = join(root, "node_modules/.bin/workerd");
 
 function workerdTest(dir: string): { code: number | null; output: string } {
-  const result = spawnSync(WORKERD, ["test", "config.capnp"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+  const result = spawnSync(WORKERD, ["test", "config.capnp"], { cwd: dir, encoding: "utf8", timeout: 180_000 });
   return { code: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -33,7 +33,7 @@ describe("workerd", () => {
     expect(output).toMatch(/worker ok: \{"keys":\d+/);
     expect(output).toMatch(/\[ PASS \] main/);
     expect(code).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it("gives Node's bytes and answers for every structure, and loads what Node serialized", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cs-edge-"));
@@ -67,5 +67,5 @@ const w :Workerd.Worker = (
     const { code, output } = workerdTest(dir);
     expect(output).toMatch(/workerd agrees with Node on: canonical, fingerprints, md5s, bloom, blocked, answers, counting, multiplicity, window, simhash, index, near, loaded/);
     expect(code).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });
