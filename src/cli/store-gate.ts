@@ -15,6 +15,9 @@
 // line waits for that end, and the tables hold this run's lines, so a repeat within the run never
 // waits and the store is read once, not twice. Of a compacted store, only the records of its
 // sorted part that a waiting line may lie in are read (sorted-part.ts), then what followed it.
+// What a run records it also writes to its own locked file of unprinted lines until the output
+// that holds them is written (unprinted-file.ts); a dead run's file is found under the lock and
+// its fingerprints forgotten in the log, so a kill -9 between record and print loses no line.
 import { CrawlsieveError } from "../errors.js";
 import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
 import { encodeRecords } from "../seen/fingerprint-batches.js";
@@ -83,7 +86,7 @@ export class StoreGate implements ChunkGate {
   /** Records of a compacted store's sorted part read at the end, of how many (undefined: none was looked up). */
   private sortedRead: { records: number; of: number } | undefined;
 
-  /** Keys in the store (as found at the start when it was never read: a deferred run with no new line), keys other processes added while this one ran, and the sorted part's records read at the end. */
+  /** Keys in the store (as found at the start when it was never read: a deferred run with no new line), keys other processes added while this one ran, lines of killed runs found new again, and the sorted part's records read at the end. */
   get stats(): { stored: number; fromOthers: number; unprintedByKilledRuns: number; sortedRecordsRead?: number; sortedRecords?: number } {
     const sorted = this.sortedRead === undefined ? {} : { sortedRecordsRead: this.sortedRead.records, sortedRecords: this.sortedRead.of };
     return { stored: this.loaded ? this.held : this.store.stored, fromOthers: this.others, unprintedByKilledRuns: this.forgottenForDead, ...sorted };
