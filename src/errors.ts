@@ -106,12 +106,12 @@ export class RedisUnavailableError extends CrawlsieveError {
   }
 }
 
-/** Writing the command's output failed (a full disk, a closed device): nothing after the failed write was printed. */
+/** Writing the command's output (or the file `where` names, "--removed FILE") failed (a full disk, a closed device): nothing after the failed write was written. */
 export class OutputError extends CrawlsieveError {
-  constructor(cause: unknown) {
+  constructor(cause: unknown, where = "output") {
     const code = (cause as { code?: string })?.code;
     const message = cause instanceof Error ? cause.message : String(cause);
-    super("ERR_OUTPUT", `cannot write output: ${code !== undefined && !message.startsWith(code) ? `${code}: ` : ""}${message}`);
+    super("ERR_OUTPUT", `cannot write ${where}: ${code !== undefined && !message.startsWith(code) ? `${code}: ` : ""}${message}`);
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
 }

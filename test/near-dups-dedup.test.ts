@@ -28,7 +28,7 @@ const dir = mkdtempSync(join(tmpdir(), "cs-nd-dedup-"));
 interface Rec {
   /** The line as written to the input file. */
   readonly line: string;
-  /** The id as JSON (what --removed prints), the line number for a record without one. */
+  /** The id as JSON (what --removed prints), "FILE:LINE" for a record without one. */
   readonly idJson: string;
   /** Its text ("" for a record without text). */
   readonly text: string;
@@ -40,7 +40,7 @@ interface Rec {
  * pages; ids of several forms, records without an id, without text and without a word, extra
  * members, CRLF and non-ASCII text.
  */
-function corpus(seed: number, families: number): Rec[] {
+function corpus(seed: number, families: number, file = join(dir, "corpus.jsonl")): Rec[] {
   const next = rng(seed);
   const texts: string[] = [];
   for (let f = 0; f < families; f++) {
@@ -65,7 +65,7 @@ function corpus(seed: number, families: number): Rec[] {
     const kind = i % 7;
     if (kind === 0) recs.push({ line: JSON.stringify({ text, id: `doc-${i}`, lang: "xx" }), idJson: JSON.stringify(`doc-${i}`), text });
     else if (kind === 1) recs.push({ line: `{"id": ${1e6 + i}, "meta": {"id": "inner"},   "text": ${JSON.stringify(text)} }\r`, idJson: String(1e6 + i), text });
-    else if (kind === 2) recs.push({ line: JSON.stringify({ text: text.replace("w1", "wé1") }), idJson: String(number), text: text.replace("w1", "wé1") });
+    else if (kind === 2) recs.push({ line: JSON.stringify({ text: text.replace("w1", "wé1") }), idJson: JSON.stringify(`${file}:${number}`), text: text.replace("w1", "wé1") });
     else recs.push({ line: JSON.stringify({ id: 10_000 + i, text }), idJson: String(10_000 + i), text });
     if (i % 50 === 0) recs.push({ line: JSON.stringify({ id: `empty-${i}`, text: " -- !! " }), idJson: JSON.stringify(`empty-${i}`), text: " -- !! " });
     if (i % 75 === 0) recs.push({ line: JSON.stringify({ id: `notext-${i}`, title: "no text member" }), idJson: JSON.stringify(`notext-${i}`), text: "" });
@@ -221,7 +221,7 @@ describe("near-dups --dedup input", () => {
   const good = join(dir, "good.jsonl");
   writeFileSync(good, `${JSON.stringify({ id: 1, text: page })}\n`);
 
-  it("takes --text-field and --id-field; a record without an id is its line number, or FILE:LINE with several files", () => {
+  it("takes --text-field and --id-field; a record without an id is FILE:LINE", () => {
     const a = join(dir, "a.jsonl");
     const b = join(dir, "b.jsonl");
     writeFileSync(a, [JSON.stringify({ url: "u1", content: page }), JSON.stringify({ content: page }), "", JSON.stringify({ url: "u3", content: `${page} more words here` })].join("\n"));
@@ -231,7 +231,7 @@ describe("near-dups --dedup input", () => {
     expect([one.code, one.stderr]).toEqual([0, ""]);
     expect(one.stdout.toString()).toBe(`${JSON.stringify({ url: "u1", content: page })}\n`);
     expect(readFileSync(removed, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).map((r) => [r.id, r.duplicate_of])).toEqual([
-      [2, "u1"],
+      [`${a}:2`, "u1"],
       ["u3", "u1"],
     ]);
     const two = run(["near-dups", "--dedup", "--text-field", "content", "--id-field", "url", "--removed", removed, b, a]);

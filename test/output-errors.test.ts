@@ -9,6 +9,7 @@ import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { onFullDisk as fullDisk } from "./support/full-disk.js";
 import { startRedis } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
@@ -72,12 +73,7 @@ describe("output that cannot be written", () => {
 
 /** Runs `script` (sh) with a tmpfs of `size` at $FULL, in a mount namespace of its own. */
 function onFullDisk(size: string, script: string) {
-  const run = spawnSync("unshare", ["-m", "sh", "-c", `set -e; mkdir -p "$FULL"; mount -t tmpfs -o size=${size} tmpfs "$FULL"; ${script}`], {
-    env: { ...process.env, FULL: join(dir, "full"), CLI, INPUT, NODE: process.execPath, COPY: join(dir, "copy") },
-    timeout: 120_000,
-  });
-  expect(run.error).toBeUndefined();
-  return { code: run.status, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+  return fullDisk(size, script, { FULL: join(dir, "full"), CLI, INPUT, NODE: process.execPath, COPY: join(dir, "copy") });
 }
 
 describe("a full file system", () => {

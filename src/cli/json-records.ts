@@ -17,8 +17,8 @@ export interface RecordFields {
   /** Member holding the id (default "id"). */
   readonly id: string;
   /**
-   * Dataset mode: a record without an id gets its line number (or "FILE:LINE" when `name` is
-   * set), one without text has no word. Otherwise both are required.
+   * Dataset mode: a record without an id gets "FILE:LINE" ("stdin:LINE"), a string, so it never
+   * equals a numeric id; one without text has no word. Otherwise both are required.
    */
   readonly lenient: boolean;
   /** Members a record must not have (--annotate adds them). */
@@ -114,7 +114,7 @@ export function parseRecord(text: string, where: string, fields: RecordFields, l
   const wanted = `an object with an "${fields.id}" (string or number) and a "${fields.text}"${fields.text === "html" ? "" : ' or "html"'} string`;
   if (fields.lenient) {
     if (body !== undefined && body !== null && typeof body !== "string") throw new InvalidArgumentError(`${where} "${textValue === undefined ? "html" : fields.text}"`, body, "a string (or null, or no such member, for a record without text)");
-    if (id !== undefined && id !== null && typeof id !== "string" && typeof id !== "number") throw new InvalidArgumentError(`${where} "${fields.id}"`, id, "a string or a number (or no such member: the record's line number is its id)");
+    if (id !== undefined && id !== null && typeof id !== "string" && typeof id !== "number") throw new InvalidArgumentError(`${where} "${fields.id}"`, id, "a string or a number (or no such member: \"FILE:LINE\" is its id)");
   } else if (typeof body !== "string" || (typeof id !== "string" && typeof id !== "number")) {
     throw new InvalidArgumentError(where, value, wanted);
   }

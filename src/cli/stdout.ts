@@ -19,3 +19,15 @@ export function stdout(): NodeJS.WriteStream {
   }
   return process.stdout;
 }
+
+/**
+ * process.stdout for a command that hears its failed writes itself (every write confirmed, and
+ * `handler` for the stream's error event) instead of through main.ts's handler, which ends the
+ * process at once on EPIPE: `near-dups --dedup` still completes its --removed file then.
+ */
+export function ownStdout(handler: (error: NodeJS.ErrnoException) => void): NodeJS.WriteStream {
+  if (made && onError !== undefined) process.stdout.off("error", onError);
+  made = true;
+  process.stdout.on("error", handler);
+  return process.stdout;
+}

@@ -7,7 +7,7 @@ import { FormatError } from "../errors.js";
 import type { RedisCommander } from "./commander.js";
 import { durableBatch, type Durability } from "./durability.js";
 
-/** Version of the description written now; descriptions without one are version 1. */
+/** Version of the description written now; descriptions without one are version 1. A structure whose stored layout changed passes its own (RedisMinHashIndex: 2). */
 export const DESCRIPTION_VERSION = 1;
 
 /** A parsed, checked description and the exact text Redis holds (scripts compare against it). */
@@ -20,15 +20,16 @@ export interface Adopted<T> {
  * Writes `proposed` under `key` unless a description exists, then reads and checks the one that
  * is there. With "replicated" durability the description reaches a replica before it is used: a
  * structure whose writes are acknowledged only once replicated must not lose, in a failover, the
- * description they are read by (a later open would record a new, empty geometry).
+ * description they are read by (a later open would record a new, empty geometry). A description
+ * of another `version` than this build writes is refused (FormatError ERR_VERSION), never read.
  */
-export async function adoptDescription<T>(redis: RedisCommander, key: string, proposed: Record<string, unknown>, parse: (fields: Fields) => T, durability: Durability = "local"): Promise<Adopted<T>> {
-  const record = () => redis.send(["SET", key, JSON.stringify({ v: DESCRIPTION_VERSION, ...proposed }), "NX"]);
+export async function adoptDescription<T>(redis: RedisCommander, key: string, proposed: Record<string, unknown>, parse: (fields: Fields) => T, durability: Durability = "local", version = DESCRIPTION_VERSION): Promise<Adopted<T>> {
+  const record = () => redis.send(["SET", key, JSON.stringify({ v: version, ...proposed }), "NX"]);
   await durableBatch(redis, durability, [key], record, (first) => first);
   const raw = await redis.send(["GET", key]);
   if (raw === null || raw === undefined) throw new FormatError(`Redis key ${key} vanished while it was being opened`, "ERR_BAD_PARAMS");
   const text = String(raw);
-  return { value: parseDescription(key, text, parse), raw: text };
+  return { value: parseDescription(key, text, parse, version), raw: text };
 }
 
 /**
@@ -44,8 +45,8 @@ export function once<T>(open: () => Promise<T>): () => Promise<T> {
     }));
 }
 
-/** Parses and checks a description's text. */
-export function parseDescription<T>(key: string, text: string, parse: (fields: Fields) => T): T {
+/** Parses and checks a description's text, refusing any other version than `version`. */
+export function parseDescription<T>(key: string, text: string, parse: (fields: Fields) => T, version = DESCRIPTION_VERSION): T {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -54,8 +55,8 @@ export function parseDescription<T>(key: string, text: string, parse: (fields: F
   }
   if (json === null || typeof json !== "object" || Array.isArray(json)) throw new FormatError(`Redis key ${key} does not hold a crawlsieve description (not an object)`, "ERR_BAD_PARAMS");
   const fields = new Fields(key, json as Record<string, unknown>);
-  const version = (json as Record<string, unknown>).v ?? 1;
-  if (version !== DESCRIPTION_VERSION) throw new FormatError(`Redis key ${key} has description version ${JSON.stringify(version)}; this crawlsieve reads version ${DESCRIPTION_VERSION}`, "ERR_VERSION");
+  const stored = (json as Record<string, unknown>).v ?? 1;
+  if (stored !== version) throw new FormatError(`Redis key ${key} has description version ${JSON.stringify(stored)}; this crawlsieve reads version ${version}`, "ERR_VERSION");
   return parse(fields);
 }
 

@@ -1,34 +1,37 @@
 // Near-duplicate documents found across a fleet: MinHash-LSH (src/near-dup) with its sketches and
-// band buckets in Redis. Sketches and band keys are made locally by the WASM kernels; Redis holds,
-// per shard, a hash of documents (field: the id's 8-byte MD5 prefix; value: the sketch, then the
-// id) and a hash of bands (field: band number and band key; value: the id hashes that claimed it,
-// in claim order). A batch is three pipelined steps, one round trip each (one command per shard
-// touched): store the sketches (MINHASH_STORE), claim the bands (MINHASH_CLAIM: each band's
-// check-and-add is one atomic step returning the ids that claimed it earlier), fetch the sketches
-// of those earlier ids that were not in the batch, then verify every candidate by the bottom-k
-// estimate (the in-memory index's kernel) and answer the most similar one at or above the
-// threshold. A sketch is stored, and acknowledged, before its id enters any band, so whoever
-// finds an id in a band finds its sketch.
+// band buckets in Redis, kept as MinHashIndex.cluster keeps them in memory: a bucket holds the
+// representatives that fell in it (documents that matched nobody), at most a recorded number of
+// them, never every copy, so copies of one page cost one id a bucket and every script call the
+// same whatever was stored. Sketches and band keys are made locally by the WASM kernels; Redis
+// holds, per shard, a hash of documents (field: the id's 8-byte MD5 prefix; value: the sketch,
+// then the id; field and "a": the answer given) and a hash of bands (field: band number and band
+// key; value: its representatives' id hashes). A batch: store the sketches (HSETNX), read
+// the buckets (HMGET) and the sketches of their representatives, decide in batch order which
+// documents answer one and which become representatives (minhash-representatives.ts), append
+// those (MINHASH_APPEND: checked against what the bucket gained since it was read, whose ids are
+// verified too), record the answers. Each step is pipelined; the one script reads a bucket's few
+// ids a record, so no call holds Redis longer as the index grows. A sketch is stored, and
+// acknowledged, before its id enters any band, so whoever finds an id finds its sketch.
 //
-// What is atomic: each band's check-and-add. A document's bands live in different shards (on a
-// cluster, on different masters), so the whole add is not: of two near copies added at the same
-// moment by two processes, sharing a band (the condition for finding them at all, as in memory),
-// the later claimant of that band reports the earlier, so at least one reports the other; both
-// may, when each claimed some shared band first. Within one batch, documents claim in batch
-// order, so a batch answers as the in-memory index does for documents added one by one.
+// What is atomic: each bucket's check-and-append. A document's bands live in different shards (on
+// a cluster, on different masters), so the whole add is not: of two near copies added at the same
+// moment by two processes, sharing a band, the later to append there meets the earlier's id
+// and reports it, so at least one reports the other; both may, when each appended some shared
+// band first (both then stay representatives). Within one batch, documents are decided in batch
+// order, so a batch answers as MinHashIndex.cluster does for the same documents in that order.
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { md5Many } from "../hash/md5.js";
 import { DEFAULT_SKETCH_SIZE, MinHashIndex } from "../near-dup/minhash-index.js";
 import { DEFAULT_SHINGLE, maxShingle } from "../near-dup/features.js";
 import { checkSketchParams, lshLayout, MAX_BINS, MAX_SKETCH, sketchMany, type SketchParams, type Sketches } from "../near-dup/minhash.js";
-import { reaches } from "../near-dup/pair-batch.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
 import { durabilityOption, durableBatch, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
-import { parseMinHashDescription, type MinHashGeometry } from "./minhash-description.js";
-import { MINHASH_CLAIM, MINHASH_STORE } from "./scripts.js";
+import { MINHASH_VERSION, parseMinHashDescription, type MinHashGeometry } from "./minhash-description.js";
+import { bestOf, chooseRepresentatives, type Append } from "./minhash-representatives.js";
+import { MINHASH_APPEND } from "./scripts.js";
 import { shardKeys } from "./sharded-bits.js";
 import { SPREAD_SHARDS } from "./spread.js";
 
@@ -56,6 +59,8 @@ export interface RedisMinHashMatch {
 
 const BAND_RECORD = 15;
 const ID_HASH = 8;
+/** Representatives a band bucket keeps, recorded by the first process: candidates a document verifies are at most bands x this. */
+const REPRESENTATIVES = 16;
 
 /** A MinHash-LSH index shared through Redis: each add answers the most similar earlier document stored by any process. */
 export class RedisMinHashIndex {
@@ -65,6 +70,8 @@ export class RedisMinHashIndex {
   readonly threshold: number;
   /** True when the shards carry their own hash tags, spread over a cluster's masters. */
   readonly spread: boolean;
+  /** Most representatives a band bucket keeps, as recorded in Redis. */
+  readonly representatives: number;
   private readonly docKeys: readonly string[];
   private readonly bandKeys: readonly string[];
   /** Verifies candidates with the in-memory index's estimate kernel (its sketches, reused per batch). */
@@ -74,6 +81,7 @@ export class RedisMinHashIndex {
     this.params = geometry.params;
     this.threshold = geometry.threshold;
     this.spread = geometry.spread;
+    this.representatives = geometry.representatives;
     this.docKeys = shardKeys(name, geometry.shards, geometry.spread, "mh:d");
     this.bandKeys = shardKeys(name, geometry.shards, geometry.spread, "mh:b");
     const { shingle, k, bands, rows } = geometry.params;
@@ -98,8 +106,8 @@ export class RedisMinHashIndex {
     // Checked in full (bands x rows) before anything is recorded.
     const proposedParams = checkSketchParams({ shingle: ask.shingle ?? DEFAULT_SHINGLE, k: ask.k ?? DEFAULT_SKETCH_SIZE, bands: ask.bands ?? layout.bands, rows: ask.rows ?? layout.rows });
     const spread = redis.cluster === true;
-    const proposed = { kind: "minhash", threshold, ...proposedParams, layout: spread ? "spread" : "tagged", shards: spread ? SPREAD_SHARDS : 1 };
-    const { value } = await adoptDescription(redis, `${prefix}mh:meta`, proposed, parseMinHashDescription(ask), durability);
+    const proposed = { kind: "minhash", threshold, ...proposedParams, layout: spread ? "spread" : "tagged", shards: spread ? SPREAD_SHARDS : 1, representatives: REPRESENTATIVES };
+    const { value } = await adoptDescription(redis, `${prefix}mh:meta`, proposed, parseMinHashDescription(ask), durability, MINHASH_VERSION);
     return new RedisMinHashIndex(redis, opts.name as string, value, durability);
   }
 
@@ -110,9 +118,12 @@ export class RedisMinHashIndex {
 
   /**
    * Stores documents (ids[i] for texts[i], ids distinct) and answers, for each, the most similar
-   * document stored earlier by any process (earlier ones of the batch included) whose estimated
-   * similarity reaches the threshold, or null. An id is stored once: adding it again stores
-   * nothing and never reports itself (a retried batch answers as the first time).
+   * earlier document (stored by any process, earlier ones of the batch included) that it shares
+   * a band with and whose estimated similarity reaches the threshold, or null. Only documents
+   * answered null are candidates (representatives, at most `representatives` a band bucket), as
+   * in MinHashIndex.cluster: n copies of one page all answer the first. An id is stored once:
+   * adding it again stores nothing and never reports itself (a retried batch answers as the first
+   * time, its answers being recorded).
    */
   async addMany(ids: readonly string[], texts: readonly string[]): Promise<(RedisMinHashMatch | null)[]> {
     checkIds(ids);
@@ -131,41 +142,103 @@ export class RedisMinHashIndex {
     const { k, bands } = this.params;
     const stride = k + 1;
     const n = ids.length;
-    // 1. The sketches, stored before any band names them.
-    const records = ids.map((id, i) => Buffer.concat([new Uint8Array(sketches.values.buffer, sketches.values.byteOffset + 4 * stride * i, 4 * stride), Buffer.from(id, "utf8")]));
-    const stored = new Uint8Array(n);
-    await Promise.all(this.byShard(n, (i) => this.shardOfId(docs[i])).map(async ([shard, members]) => {
-      const args = members.flatMap((i) => [docs[i], records[i]]);
-      const reply = (await MINHASH_STORE.run(this.redis, [this.docKeys[shard]], args)) as number[];
-      members.forEach((i, j) => (stored[i] = Number(reply[j])));
-    }));
-    // 2. The bands: each claim returns the id hashes that claimed the band before this document.
-    const live = Array.from({ length: n }, (_, i) => i).filter((i) => sketches.values[i * stride] !== 0);
-    const claims = live.flatMap((i) => Array.from({ length: bands }, (_, b) => ({ i, b, key: sketches.keys[i * bands + b] })));
-    // By document and band, so candidates are met in band order, then claim order, whatever order the replies come in.
-    const claimed: string[][] = Array.from({ length: n * bands }, () => []);
-    await Promise.all(this.byShard(claims.length, (c) => this.shardOfBand(claims[c].b, claims[c].key)).map(async ([shard, members]) => {
-      const group = members.map((c) => claims[c]);
-      const packed = Buffer.alloc(BAND_RECORD * group.length);
-      group.forEach(({ i, b, key }, j) => {
-        packed.writeUInt16LE(b, BAND_RECORD * j);
-        packed.writeUInt32LE(key, BAND_RECORD * j + 2);
-        packed.set(docs[i], BAND_RECORD * j + 6);
-        packed[BAND_RECORD * j + 14] = stored[i]; // an id holding another text looks only
-      });
-      const reply = (await MINHASH_CLAIM.run(this.redis, [this.bandKeys[shard]], [packed])) as Uint8Array[];
-      group.forEach(({ i, b }, j) => {
-        const before = reply[j];
-        for (let at = 0; at + ID_HASH <= before.length; at += ID_HASH) claimed[i * bands + b].push(Buffer.from(before.subarray(at, at + ID_HASH)).toString("latin1"));
-      });
-    }));
-    const earlier = Array.from({ length: n }, (_, i) => claimed.slice(i * bands, (i + 1) * bands).flat());
-    // 3. The candidates' sketches: the batch's own from memory, the rest from Redis.
+    // 1. The sketches, stored before any band names them; a document answered before answers so again.
+    const stored = await this.store(ids, docs, sketches);
+    const out: (RedisMinHashMatch | null)[] = stored.map((s) => (typeof s === "object" ? s.answer : null));
+    const self = docs.map((h) => Buffer.from(h).toString("latin1"));
+    const own = (i: number) => stored[i] === STORED || stored[i] === AGAIN;
+    const pending = Array.from({ length: n }, (_, i) => i).filter((i) => typeof stored[i] !== "object" && sketches.values[i * stride] !== 0);
+    if (pending.length === 0) return out;
+    // 2. The representatives of every band bucket the pending documents fall in (HMGET), and their sketches.
+    const fields = Array.from({ length: n * bands }, (_, at) => bandField(at % bands, sketches.keys[at]));
+    const read = await this.readBuckets([...new Set(pending.flatMap((i) => fields.slice(i * bands, (i + 1) * bands)))]);
     const inBatch = new Map<string, number>();
-    docs.forEach((h, i) => stored[i] === 1 && inBatch.set(Buffer.from(h).toString("latin1"), i));
-    const outside = [...new Set(earlier.flat())].filter((h) => !inBatch.has(h));
-    const fetched = await this.fetch(outside);
-    return this.verify(ids, docs, sketches, earlier, inBatch, fetched);
+    self.forEach((h, i) => own(i) && inBatch.set(h, i));
+    const fetched = await this.fetch([...new Set([...read.values()].flat())].filter((h) => !inBatch.has(h)));
+    // 3. In batch order: an answer among the representatives, or a representative itself.
+    const first = this.estimator(sketches, n, inBatch, fetched);
+    const chosen = (() => {
+      try {
+        return chooseRepresentatives({ bands, fields, self, pending, canLead: own, read, room: this.representatives, threshold: this.threshold, estimate: first.estimate });
+      } finally {
+        first.release();
+      }
+    })();
+    // 4. The appends, each checked against what the bucket gained since it was read: others' representatives met there are verified too.
+    const since = await this.append(chosen.appends, fields, docs);
+    const later = new Map<number, string[]>();
+    since.forEach((hashes, i) => later.set(i, [...new Set(hashes)].filter((h) => !inBatch.has(h))));
+    const more = await this.fetch([...new Set([...later.values()].flat())]);
+    const second = this.estimator(sketches, n, inBatch, more);
+    try {
+      for (const [i, hashes] of later) if (hashes.length > 0) chosen.best[i] ??= bestOf(hashes, second.estimate(i, hashes), this.threshold);
+    } finally {
+      second.release();
+    }
+    for (const i of pending) {
+      const found = chosen.best[i];
+      if (found !== null) out[i] = { id: inBatch.has(found.hash) ? ids[inBatch.get(found.hash)!] : (fetched.get(found.hash) ?? more.get(found.hash))!.id, similarity: found.similarity };
+    }
+    // 5. Each answer recorded with its document, so a batch sent again answers as the first time.
+    await this.recordAnswers(pending.filter(own), docs, out);
+    return out;
+  }
+
+  /**
+   * Stores the records (HSETNX each, pipelined: an id keeps its first record, so a batch sent
+   * again stores nothing twice); per document its status, or the answer recorded for it before.
+   * Plain commands, not a script: a batch's sketches never hold Redis as one call.
+   */
+  private async store(ids: readonly string[], docs: readonly Uint8Array[], sketches: Sketches): Promise<Stored[]> {
+    const stride = this.params.k + 1;
+    const records = ids.map((id, i) => Buffer.concat([new Uint8Array(sketches.values.buffer, sketches.values.byteOffset + 4 * stride * i, 4 * stride), Buffer.from(id, "utf8")]));
+    const key = (i: number) => this.docKeys[this.shardOfId(docs[i])];
+    const fresh = await Promise.all(ids.map((_, i) => this.redis.send(["HSETNX", key(i), docs[i], records[i]])));
+    return Promise.all(ids.map(async (_, i): Promise<Stored> => {
+      if (Number(fresh[i]) === 1) return STORED;
+      const [record, answer] = (await this.redis.send(["HMGET", key(i), docs[i], Buffer.concat([docs[i], ANSWER])])) as (Uint8Array | null)[];
+      if (record === null || record === undefined || !Buffer.from(record).equals(records[i])) return OTHER;
+      return answer === null || answer === undefined ? AGAIN : { answer: answerOf(answer, key(i)) };
+    }));
+  }
+
+  /** The representatives each band field holds (HMGET per shard), as id hashes in order. */
+  private async readBuckets(fields: readonly string[]): Promise<Map<string, string[]>> {
+    const read = new Map<string, string[]>();
+    await Promise.all(this.byShard(fields.length, (j) => this.shardOfField(fields[j])).map(async ([shard, members]) => {
+      const reply = (await this.redis.send(["HMGET", this.bandKeys[shard], ...members.map((j) => Buffer.from(fields[j], "latin1"))])) as (Uint8Array | null)[];
+      members.forEach((j, at) => read.set(fields[j], idHashes(reply[at])));
+    }));
+    return read;
+  }
+
+  /** Appends the new representatives (MINHASH_APPEND per shard); per document, the ids its buckets gained since they were read. */
+  private async append(appends: readonly Append[], fields: readonly string[], docs: readonly Uint8Array[]): Promise<Map<number, string[]>> {
+    const { bands } = this.params;
+    const since = new Map<number, string[]>();
+    await Promise.all(this.byShard(appends.length, (c) => this.shardOfField(fields[appends[c].doc * bands + appends[c].band])).map(async ([shard, members]) => {
+      const packed = Buffer.alloc(BAND_RECORD * members.length);
+      members.forEach((c, j) => {
+        const { doc, band, read } = appends[c];
+        packed.write(fields[doc * bands + band], BAND_RECORD * j, "latin1");
+        packed.set(docs[doc], BAND_RECORD * j + 6);
+        packed[BAND_RECORD * j + 14] = read;
+      });
+      const reply = (await MINHASH_APPEND.run(this.redis, [this.bandKeys[shard]], [packed, String(this.representatives)])) as Uint8Array[];
+      members.forEach((c, j) => since.set(appends[c].doc, [...(since.get(appends[c].doc) ?? []), ...idHashes(reply[j])]));
+    }));
+    return since;
+  }
+
+  /** Records each document's answer beside its record (field: id hash and "a"; value: "" or the similarity, a newline, the id). */
+  private async recordAnswers(which: readonly number[], docs: readonly Uint8Array[], answers: readonly (RedisMinHashMatch | null)[]): Promise<void> {
+    await Promise.all(this.byShard(which.length, (j) => this.shardOfId(docs[which[j]])).map(async ([shard, members]) => {
+      const pairs = members.flatMap((j) => {
+        const answer = answers[which[j]];
+        return [Buffer.concat([docs[which[j]], ANSWER]), answer === null ? "" : `${answer.similarity}\n${answer.id}`];
+      });
+      await this.redis.send(["HSET", this.docKeys[shard], ...pairs]);
+    }));
   }
 
   /** The stored records of id hashes (latin1 strings), by hash; HMGET per shard, pipelined. */
@@ -188,48 +261,31 @@ export class RedisMinHashIndex {
     return out;
   }
 
-  /** Each document's best candidate at or above the threshold, estimated in WASM; of equal estimates, the first met (by band, then claim order). */
-  private verify(ids: readonly string[], docs: readonly Uint8Array[], sketches: Sketches, earlier: readonly string[][], inBatch: ReadonlyMap<string, number>, fetched: ReadonlyMap<string, { id: string; sketch: Uint32Array }>): (RedisMinHashMatch | null)[] {
+  /**
+   * Estimates of the batch's documents against id hashes, in WASM: slot j < n is the batch's
+   * document j, slot n + m fetched sketch m. Band keys are the slot numbers, so no two scratch
+   * documents share a bucket (the scratch index only estimates). `release` frees the slots.
+   */
+  private estimator(sketches: Sketches, n: number, inBatch: ReadonlyMap<string, number>, fetched: ReadonlyMap<string, { sketch: Uint32Array }>): { estimate: (doc: number, hashes: readonly string[]) => Float64Array; release: () => void } {
     const { k, bands } = this.params;
     const stride = k + 1;
-    const n = ids.length;
     const others = [...fetched.keys()];
     const count = n + others.length;
-    // Slot j < n: the batch's document j; slot n + m: fetched sketch m. Band keys are the slot
-    // numbers, so no two scratch documents share a bucket (the scratch index only estimates).
     const values = new Uint32Array(count * stride);
     values.set(sketches.values.subarray(0, n * stride));
     others.forEach((h, m) => values.set(fetched.get(h)!.sketch, (n + m) * stride));
     const keys = new Uint32Array(count * bands);
     for (let j = 0; j < count; j++) keys.fill(j, j * bands, (j + 1) * bands);
-    const slots = Uint32Array.from({ length: count }, (_, j) => j);
     const slotOf = new Map<string, number>(inBatch);
     others.forEach((h, m) => slotOf.set(h, n + m));
-    const pairs: [number, number][] = [];
-    const pairOf: number[] = [];
-    const self = docs.map((h) => Buffer.from(h).toString("latin1"));
-    earlier.forEach((list, i) => {
-      for (const h of new Set(list)) {
-        const slot = slotOf.get(h);
-        if (slot === undefined || h === self[i]) continue;
-        pairs.push([i, slot]);
-        pairOf.push(i);
-      }
-    });
-    this.scratch.addSketches(slots, { params: this.params, count, values, keys });
-    try {
-      const estimates = this.scratch.similarityMany(pairs);
-      const out: (RedisMinHashMatch | null)[] = new Array(n).fill(null);
-      pairs.forEach(([i, slot], p) => {
-        const similarity = estimates[p];
-        if (!reaches(similarity, this.threshold)) return;
-        if (out[i] !== null && out[i]!.similarity >= similarity) return;
-        out[i] = { id: slot < n ? ids[slot] : fetched.get(others[slot - n])!.id, similarity };
-      });
-      return out;
-    } finally {
-      for (let j = 0; j < count; j++) this.scratch.remove(j);
-    }
+    this.scratch.addSketches(Uint32Array.from({ length: count }, (_, j) => j), { params: this.params, count, values, keys });
+    return {
+      // An unknown hash (its record lost) pairs with no stored slot: NaN, never an answer.
+      estimate: (doc, hashes) => this.scratch.similarityMany(hashes.map((h) => [doc, slotOf.get(h) ?? count])),
+      release: () => {
+        for (let j = 0; j < count; j++) this.scratch.remove(j);
+      },
+    };
   }
 
   /** Indexes 0..n-1 grouped by shard. */
@@ -248,8 +304,10 @@ export class RedisMinHashIndex {
     return ((hash[6] << 8) | hash[7]) % this.docKeys.length;
   }
 
-  private shardOfBand(band: number, key: number): number {
+  private shardOfField(field: string): number {
     // Band keys are hashes already; the band number is mixed in so one key value spreads over bands.
+    const band = field.charCodeAt(0) | (field.charCodeAt(1) << 8);
+    const key = (field.charCodeAt(2) | (field.charCodeAt(3) << 8) | (field.charCodeAt(4) << 16) | (field.charCodeAt(5) << 24)) >>> 0;
     const h = Math.imul(key ^ Math.imul(band + 1, 0x9e3779b9), 0x85ebca6b) >>> 0;
     return ((h ^ (h >>> 13)) >>> 0) % this.bandKeys.length;
   }
@@ -258,6 +316,40 @@ export class RedisMinHashIndex {
   dispose(): void {
     this.scratch.dispose();
   }
+}
+
+/** A document's store status: stored now, its id holding another text, stored before without an answer, or its recorded answer. */
+type Stored = typeof STORED | typeof OTHER | typeof AGAIN | { readonly answer: RedisMinHashMatch | null };
+const STORED = 1;
+const OTHER = 0;
+const AGAIN = 2;
+/** Suffix of a document's answer field. */
+const ANSWER = Buffer.from("a");
+
+/** A recorded answer ("" or the similarity, a newline, the id) parsed. */
+function answerOf(bytes: Uint8Array, key: string): RedisMinHashMatch | null {
+  const text = Buffer.from(bytes).toString("utf8");
+  if (text.length === 0) return null;
+  const cut = text.indexOf("\n");
+  const similarity = Number(text.slice(0, cut));
+  if (cut < 0 || !(similarity >= 0 && similarity <= 1)) throw new FormatError(`Redis key ${key} holds a recorded answer ${JSON.stringify(text)} that is not a similarity and an id`, "ERR_BAD_PARAMS");
+  return { id: text.slice(cut + 1), similarity };
+}
+
+/** A band field: the band number (u16 LE) and its key (u32 LE), as latin1. */
+function bandField(band: number, key: number): string {
+  const bytes = Buffer.alloc(6);
+  bytes.writeUInt16LE(band, 0);
+  bytes.writeUInt32LE(key, 2);
+  return bytes.toString("latin1");
+}
+
+/** A bucket's value (8-byte id hashes) as latin1 hashes; an absent field holds none. */
+function idHashes(value: Uint8Array | null | undefined): string[] {
+  const out: string[] = [];
+  if (value === null || value === undefined) return out;
+  for (let at = 0; at + ID_HASH <= value.length; at += ID_HASH) out.push(Buffer.from(value.subarray(at, at + ID_HASH)).toString("latin1"));
+  return out;
 }
 
 function checkIds(ids: readonly string[]): void {

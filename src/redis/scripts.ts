@@ -189,49 +189,33 @@ return 1
 `);
 
 /**
- * MinHash document store: KEYS[1] a shard's document hash; ARGV: field, record, field, record...
- * (field: the id's 8-byte hash; record: sketch and id). HSETNX keeps an id's first record, so a
- * batch sent again stores nothing twice. Returns one 0/1 per document: 1 when the record now
- * stored is this one (stored now, or before with the same text), 0 when the id holds another.
+ * MinHash representative append: KEYS[1] a shard's band hash; ARGV[1] records of 15 bytes: the
+ * band field (6 bytes), a document's 8-byte id hash, and how many ids the caller read in the
+ * field before (0-255); ARGV[2] the most ids a field keeps. A field's value is its representatives'
+ * id hashes, in order, at most ARGV[2] of them, so each record costs the same whatever was
+ * stored. The id is appended when absent and the field has room; each record returns the ids
+ * that came after the caller's read and before the document's own (the others' representatives
+ * it has not verified yet): the check and the append are one step, and a record sent again
+ * answers as the first time.
  */
-export const MINHASH_STORE = new Script(`
-local out = {}
-for i = 1, #ARGV, 2 do
-  if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 or redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = 0
-  end
-end
-return out
-`);
-
-/**
- * MinHash band claims: KEYS[1] a shard's band hash; ARGV[1] records of 15 bytes: the band field
- * (6 bytes), a document's 8-byte id hash, and 1 to add it or 0 to look only. A field's value is
- * the id hashes that claimed it, in order. Each record returns the hashes before the document's
- * own (all of them when it is not there) and, adding, appends it when absent: the check and the
- * add are one step, and a record sent again answers as the first time.
- */
-export const MINHASH_CLAIM = new Script(`
+export const MINHASH_APPEND = new Script(`
 local p = ARGV[1]
+local room = tonumber(ARGV[2]) * 8
 local out = {}
 for i = 0, #p / 15 - 1 do
   local at = i * 15
   local field = string.sub(p, at + 1, at + 6)
   local id = string.sub(p, at + 7, at + 14)
   local v = redis.call('HGET', KEYS[1], field) or ''
-  local before = v
-  local found = false
+  local stop = #v
   for j = 1, #v, 8 do
     if string.sub(v, j, j + 7) == id then
-      before = string.sub(v, 1, j - 1)
-      found = true
+      stop = j - 1
       break
     end
   end
-  if not found and string.byte(p, at + 15) == 1 then redis.call('HSET', KEYS[1], field, v .. id) end
-  out[i + 1] = before
+  if stop == #v and #v < room then redis.call('HSET', KEYS[1], field, v .. id) end
+  out[i + 1] = string.sub(v, string.byte(p, at + 15) * 8 + 1, stop)
 end
 return out
 `);

@@ -2,11 +2,14 @@
 // first pass spooled) and each record goes to exactly one place: kept records to stdout as their
 // original bytes, removed ones as {"id", "duplicate_of", "similarity"} to the --removed file, or,
 // with --annotate, every record to stdout with "cluster" and "duplicate_of" added. Re-reading
-// keeps memory to the ids and sketches whatever the records weigh.
+// keeps memory to the ids and sketches whatever the records weigh. A failed write to either is
+// never silent: the --removed file's is exit 2 naming it; stdout's reader going away (`| head`)
+// stops the run, after the removed records of every record read so far reach --removed.
 import type { FileHandle } from "node:fs/promises";
-import { CrawlsieveError } from "../../errors.js";
+import { CrawlsieveError, OutputError } from "../../errors.js";
 import { inputLines, isBlank } from "../json-records.js";
 import { Output } from "../output.js";
+import { ownStdout } from "../stdout.js";
 import { count, Progress } from "../progress.js";
 import type { IdList } from "./near-dups-ids.js";
 import type { Source } from "./near-dups-inputs.js";
@@ -28,54 +31,73 @@ export interface DatasetPlan {
 /** How the records are written. */
 export interface DatasetOutput {
   readonly annotate: boolean;
-  /** The open --removed file, if any. */
+  /** The open --removed file, if any, and its path (named when a write to it fails). */
   readonly removed: FileHandle | undefined;
+  readonly removedPath?: string;
   readonly maxBytes: number;
 }
 
 const NEWLINE = Buffer.from("\n");
 
-/** Writes every record to stdout or the removed file; returns how many went to each. */
+/**
+ * Writes every record to stdout or the removed file; returns how many went to each. Every write
+ * is confirmed, so a failure is known at the flush it came from. Stdout failing (EPIPE: its
+ * reader went away) ends the reading; the removed records of the records read until then are
+ * still written and ended, then stdout's OutputError is thrown. The --removed stream is destroyed
+ * at the end, failed or not, so its FileHandle can close.
+ */
 export async function writeDataset(sources: readonly Source[], plan: DatasetPlan, output: DatasetOutput): Promise<{ kept: number; removed: number }> {
-  const out = new Output();
+  // Errors are heard through each confirmed write; the listeners only keep them from being uncaught.
+  const out = new Output(ownStdout(() => undefined), 1 << 16, true);
   const removedStream = output.removed?.createWriteStream({ autoClose: false });
-  const removedOut = removedStream === undefined ? undefined : new Output(removedStream);
+  removedStream?.on("error", () => undefined);
+  const removedOut = removedStream === undefined ? undefined : new Output(removedStream, 1 << 16, true, `--removed ${output.removedPath}`);
   const progress = new Progress();
   const total = plan.representative.length;
   const key = JSON.stringify(plan.field);
   let record = 0;
   let kept = 0;
-  for (const source of sources) {
-    for await (const line of inputLines(source.open(), source.name, output.maxBytes)) {
-      if (isBlank(line.bytes)) continue;
-      if (record >= total) throw changed(source.name);
-      const r = record++;
-      const rep = plan.representative[r];
-      if (output.annotate) {
-        out.push(annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.ids.json(rep)));
-        out.push(NEWLINE);
-        kept++;
-      } else if (rep === r) {
-        // The original bytes, a "\r" before the "\n" included; every line ends with "\n".
-        out.push(line.bytes);
-        out.push(NEWLINE);
-        kept++;
-      } else {
-        const score = plan.field === "distance" ? -plan.score[r] : plan.score[r];
-        removedOut?.push(Buffer.from(`{"id":${plan.ids.json(r)},"duplicate_of":${plan.ids.json(rep)},${key}:${JSON.stringify(score)}}\n`));
-        if (removedOut?.full) await removedOut.flush();
+  let stopped: unknown;
+  const toStdout = (write: Promise<void>) => write.catch((error: unknown) => void (stopped = error));
+  try {
+    reading: for (const source of sources) {
+      for await (const line of inputLines(source.open(), source.name, output.maxBytes)) {
+        if (isBlank(line.bytes)) continue;
+        if (record >= total) throw changed(source.name);
+        const r = record++;
+        const rep = plan.representative[r];
+        if (output.annotate) {
+          out.push(annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.ids.json(rep)));
+          out.push(NEWLINE);
+          kept++;
+        } else if (rep === r) {
+          // The original bytes, a "\r" before the "\n" included; every line ends with "\n".
+          out.push(line.bytes);
+          out.push(NEWLINE);
+          kept++;
+        } else {
+          const score = plan.field === "distance" ? -plan.score[r] : plan.score[r];
+          removedOut?.push(Buffer.from(`{"id":${plan.ids.json(r)},"duplicate_of":${plan.ids.json(rep)},${key}:${JSON.stringify(score)}}\n`));
+          if (removedOut?.full) await removedOut.flush();
+        }
+        if (out.full) await toStdout(out.flush());
+        if (stopped !== undefined) break reading;
+        progress.update(() => `written ${count(record)} of ${count(total)} records, ${count(kept)} kept`);
       }
-      if (out.full) await out.flush();
-      progress.update(() => `written ${count(record)} of ${count(total)} records, ${count(kept)} kept`);
     }
+    progress.done();
+    if (stopped === undefined && record !== total) throw changed(sources.map((s) => s.name).join(", "));
+    if (stopped === undefined) await toStdout(out.end());
+    if (removedOut !== undefined) {
+      await removedOut.end();
+      await new Promise<void>((resolve, reject) => removedStream!.end((error?: Error | null) => (error ? reject(new OutputError(error, `--removed ${output.removedPath}`)) : resolve())));
+    }
+  } finally {
+    // Ended or failed, the stream lets go of the FileHandle (autoClose: false keeps the fd open
+    // for the caller's close, which waits for the stream forever unless it is destroyed).
+    removedStream?.destroy();
   }
-  progress.done();
-  if (record !== total) throw changed(sources.map((s) => s.name).join(", "));
-  await out.end();
-  if (removedOut !== undefined) {
-    await removedOut.end();
-    await new Promise<void>((resolve, reject) => removedStream!.end((error?: Error | null) => (error ? reject(error) : resolve())));
-  }
+  if (stopped !== undefined) throw stopped;
   return { kept, removed: total - kept };
 }
 

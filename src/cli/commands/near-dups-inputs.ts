@@ -3,8 +3,9 @@
 // read twice, so stdin is copied to a spool file during the first reading.
 import { createReadStream } from "node:fs";
 import { open, readdir, readFile, stat, type FileHandle } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
-import { InvalidArgumentError } from "../../errors.js";
+import { dirname, join, relative, sep } from "node:path";
+import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
+import { diskReason } from "../../lines/file-spill.js";
 import { checkInputFile } from "../lines.js";
 import { inputLines, isBlank, lineName, parseRecord, tooLarge, type RecordDoc, type RecordFields } from "../json-records.js";
 
@@ -90,12 +91,20 @@ function stdinSource(spool: string | undefined): Source {
   };
 }
 
-/** The chunks of `source`, each written to the file `path` before it is passed on. */
+/**
+ * The chunks of `source`, each written to the file `path` before it is passed on. A failed write
+ * (a full --tmp) is a typed line naming the --tmp folder, the spool folder's parent.
+ */
 async function* tee(source: AsyncIterable<Uint8Array>, path: string): AsyncGenerator<Uint8Array> {
-  const handle: FileHandle = await open(path, "w");
+  const failed = (error: unknown) => new CrawlsieveError("ERR_SPILL", `cannot keep the copy of stdin that --dedup reads twice in ${dirname(dirname(path))} (${diskReason(error)}); give a writable --tmp with room for the whole input`);
+  const handle: FileHandle = await open(path, "w").catch((error: unknown) => {
+    throw failed(error);
+  });
   try {
     for await (const chunk of source) {
-      await handle.write(chunk);
+      await handle.write(chunk).catch((error: unknown) => {
+        throw failed(error);
+      });
       yield chunk;
     }
   } finally {
@@ -109,8 +118,8 @@ export async function* jsonLines(sources: readonly Source[], fields: RecordField
     for await (const line of inputLines(source.open(), source.name, maxBytes)) {
       if (isBlank(line.bytes)) continue;
       const where = lineName(source.name, line.number);
-      // A record without an id is named by its line (with its file when there are several inputs).
-      const lineId = sources.length === 1 ? String(line.number) : JSON.stringify(`${source.name}:${line.number}`);
+      // A record without an id is named by its file and line, a string: never a number a real id may be.
+      const lineId = JSON.stringify(`${source.name}:${line.number}`);
       yield parseRecord(line.bytes.toString("utf8"), where, fields, lineId);
     }
   }

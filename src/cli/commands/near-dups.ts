@@ -58,9 +58,10 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   Dataset mode (JSON lines from the FILEs, every one read as JSON lines, or stdin):
   --dedup            writes the records kept, each as its original line, in input order: the first
                      record of each cluster, and every record without a word; a removed record is
-                     within J of the record kept for it. A record without an id gets its line number
-                     ("FILE:LINE" with several inputs). Stdin is copied to a temporary file
-                     (in --tmp DIR) to be read twice, and removed at the end.
+                     within J of the record kept for it. A record without an id is named
+                     "FILE:LINE" ("stdin:LINE"). Stdin is copied to a temporary file
+                     (in --tmp DIR) to be read twice, and removed at the end. When stdout's reader
+                     goes away (| head), --removed still gets every record read until then.
   --keep first|longest  which record of a cluster is kept: the first (default) or the longest text
                      (clusters are then formed around the longest records)
   --removed FILE     one JSON line per removed record: {"id", "duplicate_of": kept id, "similarity"}
@@ -176,7 +177,7 @@ export async function nearDups(argv: string[]): Promise<number> {
         if (cluster[rep] === 0) cluster[rep] = ++clusters;
         cluster[r] = cluster[rep];
       }
-      await writeDataset(sources, { representative, score, cluster, ids, field }, { annotate: values.annotate === true, removed, maxBytes });
+      await writeDataset(sources, { representative, score, cluster, ids, field }, { annotate: values.annotate === true, removed, removedPath: values.removed, maxBytes });
     } else {
       const out = new Output();
       const score = (s: number) => (field === "distance" ? -s : s);
