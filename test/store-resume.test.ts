@@ -88,7 +88,9 @@ describe.each([
   { pipe: true, past: false, name: "reading a slow pipe" },
   { pipe: false, past: true, name: "reading a file, the store past --memory" },
   { pipe: true, past: true, name: "reading a slow pipe, the store past --memory" },
-])("dedup --store killed, $name", ({ pipe, past }) => {
+  // The keyed path (a record's field as its key; these lines have one field, the whole line).
+  { pipe: true, past: false, keyed: true, name: "keyed by --field 1, reading a slow pipe" },
+])("dedup --store killed, $name", ({ pipe, past, keyed }) => {
   it(`${KILLS} kill -9 resumes in a row lose no line: the union of the outputs is awk's`, async () => {
     const dir = mkdtempSync(join(tmpdir(), "cs-resume-"));
     const store = join(dir, "seen");
@@ -97,7 +99,7 @@ describe.each([
     const text = randomKeys(past ? 483 : 484, 250_000, 200_000).join("\n") + "\n";
     writeFileSync(file, text);
     const env: Record<string, string> = {};
-    const args = ["--store", store];
+    const args = ["--store", store, ...(keyed === true ? ["--field", "1"] : [])];
     if (past) {
       // A store larger than --memory: every new line waits for the end of the run, where windows of
       // 4,096 kept lines are recorded and printed in turn.

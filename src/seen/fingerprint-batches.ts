@@ -112,3 +112,15 @@ export function decodeRecords(bytes: Uint8Array, where: string, piece = false): 
   }
   return { batches, goodBytes: at, torn: false };
 }
+
+/** Records (or any byte arrays) one after another in one array, to append with one write. */
+export function concatRecords(records: Iterable<Uint8Array>): Uint8Array {
+  const parts = [...records];
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}

@@ -6,7 +6,7 @@ import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
-import { openDiskSeenSet } from "../../seen/disk/disk-seen-set.js";
+import { openKeyedStore } from "../keyed-store.js";
 import { CrawlsieveError } from "../../errors.js";
 import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { batchGroups } from "../batch-groups.js";
@@ -51,6 +51,8 @@ interface SeenSet {
   report(): Record<string, unknown>;
   /** The filter in format v1 as consecutive pieces (approximate in-memory sets only), for --save-filter. */
   serializeParts?(): Iterable<Uint8Array>;
+  /** Everything added so far is printed (a store that keeps what it has not printed). */
+  printed?(): void;
 }
 
 // In memory a counting filter in front would only add work: every key is one table look-up.
@@ -74,21 +76,23 @@ function exactSet(items: number): SeenSet {
 }
 
 async function storeSet(dir: string, items: number | undefined): Promise<SeenSet & { close(): Promise<void> }> {
-  const set = await openDiskSeenSet(dir, { items, onRecover: (message) => process.stderr.write(`crawlsieve: ${message}\n`) });
+  const store = await openKeyedStore(dir, items, (message) => process.stderr.write(`crawlsieve: ${message}\n`));
+  const { set } = store;
   return {
-    addSpans: (data, spans) => set.addSpans(data, spans),
-    addMany: (keys) => set.addMany(keys),
+    addSpans: (data, spans) => store.add(set.fingerprintSpans(data, spans)),
+    addMany: (keys) => store.add(set.fingerprintMany(keys)),
     addGroup: async (batches) => {
       // Fingerprinted before the lock, committed at once: one append and one flush for the group.
       const parts = batches.map((keys) => ("list" in keys ? set.fingerprintMany(keys.list) : set.fingerprintSpans(keys.data, keys.spans)));
       const packed = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-      const flags = await set.addFingerprints(packed);
+      const flags = await store.add(packed);
       let at = 0;
       return parts.map((part) => flags.subarray(at, (at += part.length / 16)));
     },
+    printed: () => store.printed(),
     byteLength: 0,
-    report: () => ({ stored: set.stats.keys, fromOtherWriters: set.stats.fromOthers }),
-    close: () => set.close(),
+    report: () => ({ stored: set.stats.keys, fromOtherWriters: set.stats.fromOthers, unprintedByKilledRuns: store.forgottenForDead }),
+    close: () => store.close(),
   };
 }
 
@@ -199,10 +203,13 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
         });
         // With a durable store the group is committed: print it now, so little is committed unprinted.
         if (out.full || durable) await out.flush();
+        // Confirmed written (a durable set's output waits for that): nothing recorded waits unprinted.
+        if (durable) filter.printed?.();
         progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
       }
     }
     await out.end();
+    filter.printed?.();
   } catch (error) {
     // Also on errors: an open Redis connection would otherwise keep the process alive. The first
     // error is the one reported; closing may fail for the same cause (a full disk) and says less.

@@ -12,7 +12,7 @@ import { isStoreFile, prepareDirectory, storeWriteError } from "../../dedup/stor
 import { CrawlsieveError, FormatError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
-import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
+import { concatRecords, encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { catchUp } from "../log-catch-up.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
@@ -207,25 +207,13 @@ async function takeInLmdb(dir: string, path: string, mdb: string): Promise<void>
   try {
     // Appended after what the log holds, a torn tail cut first: read to its end.
     const caught = await catchUp(log, { clear: () => undefined, add: () => undefined, remove: () => undefined });
-    const append = concatBytes(records ?? []);
+    const append = concatRecords(records ?? []);
     await log.write({ keep: caught.keep, append });
   } catch (error) {
     throw diskError(error, `taking in the LMDB store ${mdb}`);
   } finally {
     await log.close();
   }
-}
-
-/** Byte arrays one after another in one. */
-function concatBytes(iterable: Iterable<Uint8Array>): Uint8Array {
-  const parts = [...iterable];
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 /** What a new file starts with: nothing (XXH3-128), or the fingerprints of an LMDB store of an earlier version (MD5). */
