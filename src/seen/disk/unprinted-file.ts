@@ -32,8 +32,12 @@ const MAKING = /^\.unprinted\.\d+\.[0-9a-f]{8}\.new$/;
 
 /** A live run's file of fingerprints recorded in the log and not yet printed. */
 export class UnprintedFile {
+  // Positions are logical: the bytes ever written, counting from the header, so a mark taken
+  // before the file was emptied or its live bytes moved to the front still means the same batches.
+  // The file holds logical position p at byte p - moved.
   private start = HEADER;
   private end = HEADER;
+  private moved = 0;
   /** Where the batches end whose lines are all handed to the output by its next flush (mark()). */
   private handed = HEADER;
   private closed = false;
@@ -82,7 +86,7 @@ export class UnprintedFile {
     if (fingerprints.length === 0) return;
     const records = encodeRecords(fingerprints);
     try {
-      writeAt(this.fd, records, this.end);
+      writeAt(this.fd, records, this.end - this.moved);
       this.handed = whole ? this.end + records.length : this.end;
       this.end += records.length;
       this.writeHeader();
@@ -121,10 +125,10 @@ export class UnprintedFile {
     try {
       if (this.start === this.end) {
         // Nothing waits: back to the header alone.
-        this.start = this.end = this.handed = HEADER;
+        this.moved = this.end - HEADER;
         this.writeHeader();
         ftruncateSync(this.fd, HEADER);
-      } else if (this.start - HEADER > this.end - this.start && this.start - HEADER >= 1 << 20) {
+      } else if (this.start - this.moved - HEADER > this.end - this.start && this.start - this.moved - HEADER >= 1 << 20) {
         this.moveToFront();
       } else {
         this.writeHeader();
@@ -136,7 +140,7 @@ export class UnprintedFile {
 
   /** The fingerprints recorded and not printed (each batch's, packed), to forget when this run fails. */
   unprinted(): Uint8Array[] {
-    return readBatches(this.fd, this.path, this.start, this.end);
+    return readBatches(this.fd, this.path, this.start - this.moved, this.end - this.moved);
   }
 
   /** Removes the file and lets its lock go: call once nothing in it waits, or what waits was forgotten in the log. */
@@ -145,7 +149,7 @@ export class UnprintedFile {
     this.closed = true;
     try {
       // Emptied first: a run that opened it a moment before finds nothing to forget.
-      this.start = this.end = HEADER;
+      this.start = this.end;
       this.writeHeader();
       unlinkSync(this.path);
     } catch {
@@ -158,14 +162,11 @@ export class UnprintedFile {
   /** Live batches moved to the front: written before the header points at them, so a crash in between finds the old ones whole. */
   private moveToFront(): void {
     const live = new Uint8Array(this.end - this.start);
-    readAt(this.fd, live, this.start);
+    readAt(this.fd, live, this.start - this.moved);
     writeAt(this.fd, live, HEADER);
-    const shift = this.start - HEADER;
-    this.start = HEADER;
-    this.end -= shift;
-    this.handed = Math.max(HEADER, this.handed - shift);
+    this.moved = this.start - HEADER;
     this.writeHeader();
-    ftruncateSync(this.fd, this.end);
+    ftruncateSync(this.fd, this.end - this.moved);
   }
 
   private writeHeader(): void {
@@ -173,8 +174,8 @@ export class UnprintedFile {
     const view = new DataView(head.buffer);
     view.setUint32(0, MAGIC, true);
     view.setUint16(4, VERSION, true);
-    view.setBigUint64(8, BigInt(this.start), true);
-    view.setBigUint64(16, BigInt(this.end), true);
+    view.setBigUint64(8, BigInt(this.start - this.moved), true);
+    view.setBigUint64(16, BigInt(this.end - this.moved), true);
     writeAt(this.fd, head, 0);
   }
 }
