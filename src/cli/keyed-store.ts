@@ -7,7 +7,7 @@
 // forgotten too. So kill -9 between a commit and its print loses no line.
 import { join } from "node:path";
 import { LOG_FILE, openDiskSeenSet } from "../seen/disk/disk-seen-set.js";
-import { deadRuns, UnprintedFile, type DeadRun } from "../seen/disk/unprinted-file.js";
+import { deadRunMessage, deadRuns, UnprintedFile, type DeadRun } from "../seen/disk/unprinted-file.js";
 import type { PersistedSeenSet } from "../seen/persisted-seen-set.js";
 
 /** A keyed run's store: group adds with their unprinted lines kept, printed() after each print. */
@@ -60,7 +60,7 @@ export async function openKeyedStore(dir: string, items: number | undefined, tol
               run.take();
               if (run.lines === 0) continue;
               forgottenForDead += run.lines;
-              told(`a run killed before printing them had recorded ${run.lines.toLocaleString("en-US")} lines as seen (${run.path}); they count as new again and are printed where this run meets them (some may have been printed already: at least once, never lost)`);
+              told(deadRunMessage(run));
             }
             pending = [];
           },

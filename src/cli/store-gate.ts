@@ -26,7 +26,7 @@ import { catchUp } from "../seen/log-catch-up.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import type { Arena } from "../wasm/arena.js";
 import type { ChunkGate } from "./line-pipeline.js";
-import { deadRuns, UnprintedFile, type DeadRun } from "../seen/disk/unprinted-file.js";
+import { deadRunMessage, deadRuns, UnprintedFile, type DeadRun } from "../seen/disk/unprinted-file.js";
 
 /** Waiting lines a record of a sorted part past which every record is read unasked: at 8 random keys a record, about one record in 10 million would go unmarked. */
 const DENSE_LINES_A_RECORD = 8;
@@ -126,7 +126,7 @@ export class StoreGate implements ChunkGate {
       run.take();
       if (run.lines === 0) continue;
       this.forgottenForDead += run.lines;
-      this.onRecover(`a run killed before printing them had recorded ${run.lines.toLocaleString("en-US")} lines as seen (${run.path}); they count as new again and are printed where this run meets them (some may have been printed already: at least once, never lost)`);
+      this.onRecover(deadRunMessage(run));
     }
   }
 

@@ -253,6 +253,11 @@ function removeIfDead(path: string): void {
   }
 }
 
+/** What a run says of a dead run whose lines it made new again. */
+export function deadRunMessage(run: DeadRun): string {
+  return `a run killed before printing them had recorded ${run.lines.toLocaleString("en-US")} lines as seen (${run.path}); they count as new again and are printed where this run meets them (some may have been printed already: at least once, never lost)`;
+}
+
 /** A dead run's live batches: a file cut short or damaged by a power loss gives what is whole of it. */
 function readDead(fd: number, path: string): Uint8Array[] {
   const head = new Uint8Array(HEADER);
