@@ -22,7 +22,8 @@ export {
   LINE_BUCKETS, LINE_LIMIT, LINE_COUNTS, LINE_STAGES, LINE_STAGE_PTR, LINE_FRESH, LINE_FRESH_CAP, LINE_FRESH_LEN, LINE_SLOT, LINE_CTX_BYTES, LINE_SCRATCH_BYTES,
   LINE_STAGE_BITS, LINE_STAGE_BLOCKS, LINE_STAGE_KEYS, LINE_STAGE_CAPACITY, LINE_STAGE_BYTES,
 } from "./line-dedup";
-export { lineScan, groupBy, scatterFlags, gatherUnflagged, scatterFlagsAt, lineEmit, gather, spillKept, SPLIT_LINE_BYTES, SPILL_RECORD_BYTES, SPILL_RECORD_INDEX } from "./line-split";
+export { lineScan, groupBy, scatterFlags, gatherUnflagged, scatterFlagsAt, lineEmit, gather, spillKept, SPLIT_LINE_BYTES, SPILL_RECORD_BYTES, SPILL_RECORD_INDEX, EMIT_PASS } from "./line-split";
+export { keyDigests, keyDedup } from "./line-keys";
 export { bucketsGrow, bucketsToBlocked } from "./fingerprint-buckets";
 export { splitBlockAddFingerprints, splitBlockMissFingerprints } from "./split-block";
 export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";

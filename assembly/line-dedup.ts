@@ -85,7 +85,7 @@ export const LINE_SCRATCH_BYTES: u32 = <u32>(RECORDS + <usize>GROUP * RECORD);
 
 /** The 16-byte fingerprint of one key into `out`, as the context's mode and hash say. */
 // @ts-ignore: decorator
-@inline function digest(ctx: usize, scratch: usize, key: usize, len: usize, out: usize): void {
+@inline export function digest(ctx: usize, scratch: usize, key: usize, len: usize, out: usize): void {
   // Approximate mode hashes with NH (nh-hash.ts): its halves are the split-block filter's pair (h1
   // picks the block, h2 the bits in it), and the same hash serves the table phase and the filter
   // that replaces it. The filter is never saved, so it need not answer like BlockedBloomFilter.
@@ -102,7 +102,7 @@ export const LINE_SCRATCH_BYTES: u32 = <u32>(RECORDS + <usize>GROUP * RECORD);
 }
 
 /** 1 when the fingerprint is new (now recorded), 0 when seen, 2 when recording it needs growth first. */
-function testSet(ctx: usize, d: usize): u32 {
+export function testSet(ctx: usize, d: usize): u32 {
   const lo = load<u64>(d);
   const hi = load<u64>(d, 8);
   if (load<u32>(ctx, LINE_MODE) == 1 && load<u32>(ctx, LINE_STAGES) > 0) {

@@ -24,12 +24,14 @@ const LANES: u32 = 32;
 /**
  * Finds up to `max` lines of buf[0, len) (with `final` = 1 a last line without "\n" too), writing a
  * record each to `records` and its 16-byte fingerprint (the context's hash; an all-zero one
- * stored with lo = 1, as the table needs) to `digests`. Returns the count, and stores at `endAt`
- * (u32) the bytes consumed: the end of the last line found, less buf.
+ * stored with lo = 1, as the table needs) to `digests`; with `digests` 0 no fingerprint (a keyed
+ * dedup fingerprints each line's key instead: line-keys.ts). Returns the count, and stores at
+ * `endAt` (u32) the bytes consumed: the end of the last line found, less buf.
  */
 export function lineScan(ctx: usize, buf: usize, len: u32, final: u32, max: u32, records: usize, digests: usize, endAt: usize): u32 {
   const end = buf + <usize>len;
   const xxh = load<u32>(ctx, LINE_HASH) == 1;
+  const hashed = digests != 0;
   let n: u32 = 0;
   let q = buf;
   let base = buf;
@@ -54,10 +56,12 @@ export function lineScan(ctx: usize, buf: usize, len: u32, final: u32, max: u32,
     store<u32>(r, <u32>keyEnd, 4);
     store<u32>(r, <u32>lineEnd, 8);
     store<u32>(r, open, 12);
-    if (xxh) xxh128(q, keyEnd - q, digests + (<usize>n << 4));
+    if (xxh && hashed) xxh128(q, keyEnd - q, digests + (<usize>n << 4));
     n++;
     q = lineEnd;
   }
+  store<u32>(endAt, <u32>(q - buf));
+  if (!hashed) return n;
   if (!xxh) {
     const scratch = <usize>load<u32>(ctx, LINE_SCRATCH);
     for (let i: u32 = 0; i < n; i += LANES) md5Lanes(scratch, 0, records + <usize>i * <usize>SPLIT_LINE_BYTES, SPLIT_LINE_BYTES, min(LANES, n - i), digests + (<usize>i << 4));
@@ -66,7 +70,6 @@ export function lineScan(ctx: usize, buf: usize, len: u32, final: u32, max: u32,
     const d = digests + (<usize>i << 4);
     if ((load<u64>(d) | load<u64>(d, 8)) == 0) store<u64>(d, 1);
   }
-  store<u32>(endAt, <u32>(q - buf));
   return n;
 }
 
@@ -134,8 +137,12 @@ export function scatterFlags(grouped: usize, perm: usize, n: u32, flags: usize):
   for (let j: u32 = 0; j < n; j++) store<u8>(flags + <usize>load<u32>(perm + (<usize>j << 2)), load<u8>(grouped + <usize>j));
 }
 
+/** lineEmit's flag of a line printed as it is and never recorded (a record without its key, kept: --missing keep). */
+export const EMIT_PASS: u8 = 2;
+
 /**
- * Acts on `n` scanned lines by their flags (0: seen before; else not seen). Lines before `spillFrom` (an index into the batch): a
+ * Acts on `n` scanned lines by their flags (0: seen before; EMIT_PASS: printed, not recorded;
+ * else not seen). Lines before `spillFrom` (an index into the batch), and passed lines anywhere: a
  * new line is appended to the output region (runs coalesced; "\n" added to a last line without
  * one), a seen one dropped. From `spillFrom` on, every line not seen (new or not recorded) is
  * decided at the end: its bytes (with "\n" added if it had none) go to `spill` and a record
@@ -160,9 +167,10 @@ export function lineEmit(ctx: usize, records: usize, digests: usize, flags: usiz
     const start = <usize>load<u32>(r);
     const lineEnd = <usize>load<u32>(r, 8);
     const open = load<u32>(r, 12) != 0;
-    if (i < spillFrom) {
+    const pass = flag == EMIT_PASS;
+    if (i < spillFrom || pass) {
       unique++;
-      if (freshAt != 0) {
+      if (freshAt != 0 && !pass) {
         memory.copy(freshAt + (<usize>freshLen << 4), digests + (<usize>i << 4), 16);
         freshLen++;
       }

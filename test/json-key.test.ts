@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JsonKeyReader } from "../build/js/cli/json-key.js";
+import { JsonKeyReader } from "../build/js/lines/keys/json-key.js";
 import { rng } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;

@@ -9,6 +9,9 @@ import { lineBatches, type LineBatch } from "./lines.js";
 /** Longest line (bytes, its "\n" or "\r\n" left out) read whole as a key: 64 MiB. */
 export const MAX_LINE_BYTES = 64 << 20;
 
+/** Whose limit a line of dedup past MAX_LINE_BYTES reached, for its error: a line with a key, or of a seen-set that takes keys. */
+export const DEDUP_LIMIT_OF = "a line read whole by dedup --canonicalize, --field, --json-key, --redis or --save-filter (plain dedup, dedup --store and dedup --approx take lines of any length)";
+
 /**
  * lineBatches of `source` (named `name` in errors) with lines up to MAX_LINE_BYTES: a longer one
  * throws LineTooLongError naming it ("name:line"; `what` says whose limit it is). Lines are

@@ -10,6 +10,7 @@ import { closeSync, fstatSync, openSync, read, statSync, write, writev } from "n
 import { isatty } from "node:tty";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
+import type { LineKeys } from "../lines/keys/line-keys.js";
 import { RunFolder } from "../lines/run-file.js";
 import { checkInputFile } from "./lines.js";
 import { longLineStore, type LongLineCopy } from "./long-line-stores.js";
@@ -261,12 +262,13 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
  * Feeds each file (stdin when none) through `dedup`, each file's last line ending with it, and
  * writes the kept lines to stdout. `tick` runs after every chunk (progress). Lines past
  * LONG_LINE_BYTES from a pipe wait in files under `tmp`. With a gate, every chunk is decided
- * through it, and its kept lines are written only once it has resolved.
+ * through it, and its kept lines are written only once it has resolved. `keys`, the keyed
+ * dedup's (the deduplicator's own), is told which input it reads, for its errors.
  */
-export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate = UNGATED): Promise<void> {
+export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate = UNGATED, keys?: LineKeys): Promise<void> {
   const sink = new ByteSink(gate !== UNGATED, gate === UNGATED ? undefined : gate);
   try {
-    await feed(files, dedup, tick, tmp, gate, sink);
+    await feed(files, dedup, tick, tmp, gate, sink, keys);
   } catch (error) {
     // A write under way may be made from WebAssembly memory (lent kept lines, a store's chunk
     // waiting for its flush): it ends before the caller disposes of that memory. What it writes was
@@ -277,7 +279,7 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
 }
 
 /** runLinePipeline's body: every input through the deduplicator (and the gate), then what waited on disk. */
-async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate, sink: ByteSink): Promise<void> {
+async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate, sink: ByteSink, keys: LineKeys | undefined): Promise<void> {
   const visit = async (bytes: Uint8Array) => {
     // A chunk at most a decision: the engine keeps room for one chunk's new fingerprints.
     for (let at = 0; at < bytes.length; at += dedup.chunkBytes) {
@@ -293,6 +295,7 @@ async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (by
   try {
     for (const file of sources) {
       if (file !== undefined) checkInputFile(file);
+      if (keys !== undefined) keys.source = file ?? "stdin";
       const fd = file === undefined ? 0 : openSync(file, "r");
       const store = longLineStore(fd, file ?? "stdin", folder, sink.copy);
       dedup.useLongLines(store);

@@ -13,6 +13,7 @@ import { LineEngine, type LineHash } from "./line-engine.js";
 import { joinPieces } from "./join-pieces.js";
 import type { LineSpillFactory } from "./line-spill.js";
 import type { LongLineStore } from "./long-line-store.js";
+import { LineKeys } from "./keys/line-keys.js";
 
 /** Options of LineDeduplicator. */
 export interface LineDeduplicatorOptions {
@@ -50,12 +51,14 @@ export interface LineDeduplicatorOptions {
   readonly tableItems?: number;
   /** @internal Exact mode: every line found new waits in the spill for resolved(), where a store too large for the budget decides it (see StoreGate). */
   readonly deferNew?: boolean;
+  /** @internal Compare lines by these keys (a field, a JSON value, a canonical URL: the CLI's --field, --json-key, --canonicalize); a line is printed as it came. */
+  readonly keys?: LineKeys;
 }
 
 /** Every option LineDeduplicator knows: any other is a mistake (a misspelling), not a default. */
-const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory", "fresh", "tableItems", "deferNew"]);
+const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory", "fresh", "tableItems", "deferNew", "keys"]);
 /** Options for crawlsieve's own callers, left out of the list an unknown option's error gives. */
-const INTERNAL_OPTIONS = new Set(["perMemory", "stageItems", "fresh", "tableItems", "deferNew"]);
+const INTERNAL_OPTIONS = new Set(["perMemory", "stageItems", "fresh", "tableItems", "deferNew", "keys"]);
 
 /** Smallest memory budget: the engine's own buffers (about 4 MiB at the default chunk) and a small table. */
 export const MIN_MEMORY = 16 << 20;
@@ -124,7 +127,8 @@ export class LineDeduplicator {
     const memory = opts.memory === undefined ? undefined : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
     const perMemory = opts.perMemory === undefined ? undefined : check.integerInRange("perMemory", opts.perMemory, 1 << 20, 2 ** 32);
     if (opts.spill !== undefined && typeof opts.spill !== "function") throw new InvalidArgumentError("spill", opts.spill, "a spill factory such as fileSpill(dir)");
-    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill, fresh: opts.fresh === true, tableItems: opts.tableItems === undefined ? undefined : check.integerInRange("tableItems", opts.tableItems, 0, Number.MAX_SAFE_INTEGER), deferNew: opts.deferNew === true });
+    if (opts.keys !== undefined && !(opts.keys instanceof LineKeys)) throw new InvalidArgumentError("keys", opts.keys, "a LineKeys");
+    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill, fresh: opts.fresh === true, tableItems: opts.tableItems === undefined ? undefined : check.integerInRange("tableItems", opts.tableItems, 0, Number.MAX_SAFE_INTEGER), deferNew: opts.deferNew === true, keys: opts.keys });
   }
 
   /** @internal Bytes worked per WebAssembly call (a slot's size). */
@@ -220,14 +224,12 @@ export class LineDeduplicator {
 
   /** @internal Ends the input, handing the last line to `sink` (see write). No read into a slot may be under way. */
   finish(sink: (bytes: Uint8Array) => void): void {
-    this.live();
-    // The next input counts its bytes from 0.
+    const engine = this.live();
+    // The next input counts its bytes from 0, and a keyed dedup its lines once this one's last is done.
     this.chunkAt = this.nextAt = 0;
     if (this.long !== undefined) {
       while (!this.endLong(false, sink)) this.grow();
-      return;
-    }
-    if (this.carry > 0) {
+    } else if (this.carry > 0) {
       const start = this.head - this.carry;
       for (let done = 0; ; ) {
         done += this.work(this.carrySlot, start + done, this.carry - done, true);
@@ -237,6 +239,7 @@ export class LineDeduplicator {
       this.carry = 0;
       this.emit(sink);
     }
+    engine.endInput();
   }
 
   /**
@@ -426,7 +429,10 @@ export class LineDeduplicator {
    */
   private addLong(bytes: Uint8Array): void {
     this.longBytes += bytes.length;
-    const store = this.store;
+    // A line read whole for its key is held whole, up to its limit ("\r\n" allowed past it).
+    const keyed = this.live().keyed;
+    if (keyed !== undefined && this.longBytes > keyed.keys.spec.maxLineBytes + 2) throw keyed.tooLong();
+    const store = keyed === undefined ? this.store : undefined;
     if (this.streaming) {
       this.live().longHasher.update(bytes);
       store!.append(bytes);

@@ -28,6 +28,8 @@ import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 import { SplitPath } from "./split-path.js";
 import { joinPieces } from "./join-pieces.js";
 import { grownBuckets } from "./table-shard.js";
+import { KeyedBatch } from "./keyed-batch.js";
+import type { LineKeys } from "./keys/line-keys.js";
 
 /** Fingerprints of the exact table: XXH3-128 (fast) or MD5. */
 export type LineHash = "xxh128" | "md5";
@@ -61,6 +63,8 @@ export interface LineEngineOptions {
   readonly tableItems?: number;
   /** exact, with a spill: every line found new is spilled, to be decided at the end (a store larger than the budget). */
   readonly deferNew?: boolean;
+  /** Lines are compared by these keys (a field, a JSON value, a canonical URL), not by their bytes; the line is printed as it came. */
+  readonly keys?: LineKeys;
 }
 
 const NEWLINE = Uint8Array.of(0x0a);
@@ -104,6 +108,8 @@ export class LineEngine {
   private readonly fresh: ArrayRegion;
   /** Fingerprints of new lines moved out of a full fresh region, in order, until clearFresh(). */
   private freshAside: Uint8Array[] = [];
+  /** A keyed dedup's key cutter (options.keys). */
+  readonly keyed: KeyedBatch | undefined;
 
   constructor(options: LineEngineOptions) {
     this.options = options;
@@ -112,6 +118,9 @@ export class LineEngine {
     const sizes = lineSizes(arena.k);
     const { headBytes, chunkBytes } = options;
     const exact = options.mode === "exact";
+    const keyed = options.keys !== undefined;
+    // Regions of a batch of scanned lines: the split path's (exact), and every keyed dedup's.
+    const batch = exact || keyed ? SPLIT_BATCH : 0;
     // The seen-set lies last: it grows in place. Each input slot's head room lies just before its
     // data; an output region holds at most a carried head, a chunk and the "\n" added to a last line.
     const r = arena.place(
@@ -125,15 +134,18 @@ export class LineEngine {
         in1: array(1, headBytes + chunkBytes),
         out0: array(headBytes + chunkBytes + 64, 1),
         out1: array(headBytes + chunkBytes + 64, 1),
-        records: array(arena.k.SPLIT_LINE_BYTES.value, exact ? SPLIT_BATCH : 0),
-        digests: array(16, exact ? SPLIT_BATCH : 0),
+        records: array(arena.k.SPLIT_LINE_BYTES.value, batch),
+        digests: array(16, batch),
         grouped: array(16, exact ? SPLIT_BATCH : 0),
         perm: array(4, exact ? SPLIT_BATCH : 0),
         starts: array(4, 257),
         gflags: array(1, exact ? SPLIT_BATCH : 0),
         absent: array(16, exact ? SPLIT_BATCH : 0),
         absentAt: array(4, exact ? SPLIT_BATCH : 0),
-        flags: array(1, exact ? SPLIT_BATCH : 0),
+        flags: array(1, batch),
+        keySpans: array(8, keyed ? SPLIT_BATCH : 0),
+        // Decoded or canonical keys of a batch: past this they are fingerprinted a fill at a time.
+        keyBytes: array(1, keyed ? 2 * (headBytes + chunkBytes) : 0),
         spillLen: array(4, 1),
         scanEnd: array(4, 1),
         kept: array(8, exact ? SPLIT_BATCH : 0),
@@ -155,6 +167,7 @@ export class LineEngine {
     this.seenEnd = r.seen;
     this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, absent: r.absent, absentAt: r.absentAt, spillLen: r.spillLen, scanEnd: r.scanEnd, kept: r.kept, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
     this.spill = exact ? options.spill?.(arena.k.SPILL_RECORD_BYTES.value, options.memory ?? Infinity) : undefined;
+    if (options.keys !== undefined) this.keyed = new KeyedBatch(arena, this.ctx.ptr, options.keys, { records: r.records, digests: r.digests, flags: r.flags, keySpans: r.keySpans, keyBytes: r.keyBytes }, () => this.longHasher);
     this.set("mode", options.mode === "exact" ? 0 : 1);
     this.set("hash", options.hash === "xxh128" ? 1 : 0);
     this.set("out", r.out0.ptr);
@@ -188,11 +201,41 @@ export class LineEngine {
   /** Works lines of [ptr, ptr + len) until done or the seen-set must grow; returns bytes consumed and whether it stopped to grow. */
   work(ptr: number, len: number, final: boolean): { consumed: number; mustGrow: boolean } {
     if (this.path !== undefined) return { consumed: this.path.work(ptr, len, final), mustGrow: false };
+    if (this.keyed !== undefined) return this.workKeyed(this.keyed, ptr, len, final);
     for (let consumed = 0; ; ) {
       consumed += this.arena.k.lineDedup(this.ctx.ptr, ptr + consumed, len - consumed, final ? 1 : 0) >>> 0;
       const status = this.get("status");
       if (status !== 2) return { consumed, mustGrow: status === 1 };
       this.freshRoom(FRESH_ROOM);
+    }
+  }
+
+  /**
+   * work() of a keyed dedup on the engine's own seen-set: a batch of lines is scanned, its keys cut
+   * and fingerprinted (keyed-batch.ts), decided (assembly/line-keys.ts) and its kept lines copied
+   * out (lineEmit). When the seen-set must grow, the lines decided so far are emitted and the rest
+   * are scanned again after the growth.
+   */
+  private workKeyed(keyed: KeyedBatch, ptr: number, len: number, final: boolean): { consumed: number; mustGrow: boolean } {
+    const k = this.arena.k;
+    const s = this.split;
+    let done = 0;
+    for (;;) {
+      const n = k.lineScan(this.ctx.ptr, ptr + done, len - done, final ? 1 : 0, SPLIT_BATCH, s.records.ptr, 0, s.scanEnd.ptr) >>> 0;
+      if (n === 0) return { consumed: done, mustGrow: false };
+      const consumed = s.scanEnd.view(this.arena.u8, Uint32Array)[0];
+      keyed.prepare(n);
+      const decided = k.keyDedup(this.ctx.ptr, s.digests.ptr, s.flags.ptr, 0, n) >>> 0;
+      this.freshRoom(decided);
+      s.spillLen.fill(this.arena.u8);
+      k.lineEmit(this.ctx.ptr, s.records.ptr, s.digests.ptr, s.flags.ptr, decided, decided, 0, 0, 0, s.spillLen.ptr);
+      keyed.line += decided;
+      if (decided < n) {
+        // The first line not decided starts where the records say.
+        const start = s.records.view(this.arena.u8, Uint32Array, decided, 1)[0];
+        return { consumed: done + start - (ptr + done), mustGrow: true };
+      }
+      done += consumed;
     }
   }
 
@@ -207,8 +250,30 @@ export class LineEngine {
    * (past the memory budget: it comes out of resolved() at the end).
    */
   dedupLong(pieces: readonly Uint8Array[], terminated: boolean): number {
+    if (this.keyed !== undefined) return this.dedupLongKeyed(this.keyed, pieces, terminated);
     const digest = this.longHasher.digest(pieces, terminated);
     return this.dedupDigest(digest, () => (terminated ? pieces : [...pieces, NEWLINE]));
+  }
+
+  /** dedupLong by the line's key; a line without one is printed (keep, not recorded) or dropped. */
+  private dedupLongKeyed(keyed: KeyedBatch, pieces: readonly Uint8Array[], terminated: boolean): number {
+    const key = keyed.long(pieces, terminated);
+    let fresh: number;
+    if (typeof key === "string") {
+      fresh = key === "keep" ? 1 : 0;
+      this.set("lines", this.get("lines") + 1);
+      this.set("unique", this.get("unique") + fresh);
+    } else {
+      // A copy: the hasher's view is reused, and the retry after growth tests the same key.
+      fresh = this.dedupDigest(key.slice(), () => (terminated ? pieces : [...pieces, NEWLINE]));
+    }
+    if (fresh !== 2) keyed.line++;
+    return fresh;
+  }
+
+  /** The next input begins: its lines are counted from 1 in errors. */
+  endInput(): void {
+    if (this.keyed !== undefined) this.keyed.line = 0;
   }
 
   /**
@@ -473,7 +538,7 @@ export class LineEngine {
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
     const tables = new LineTables(own, this.split, { perMemory, available: () => this.available() }, SPLIT_BATCH);
     const keySpill = this.options.spill === undefined ? undefined : () => this.options.spill!(this.arena.k.SPILL_RECORD_BYTES.value, this.options.memory ?? Infinity);
-    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n), keySpill, this.options.deferNew === true);
+    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n), keySpill, this.options.deferNew === true, this.keyed);
     tables.spread();
   }
 

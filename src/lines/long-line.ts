@@ -88,6 +88,18 @@ export class LongLineHasher {
     if (last > 0 && this.tail[last - 1] === CR) last--;
     if (last > 0) this.commit(this.tail.subarray(0, last));
     this.tailLen = 0;
+    return this.final();
+  }
+
+  /** The fingerprint of `key` as it is (a record's key: no line ending to leave out), as a line of those bytes gets; a view valid until the next call. */
+  key(key: Uint8Array): Uint8Array {
+    this.begin();
+    if (key.length > 0) this.commit(key);
+    return this.final();
+  }
+
+  /** The fingerprint of the key bytes committed since begin(). */
+  private final(): Uint8Array {
     const { k } = this.arena;
     const key = this.window.at(BACK);
     if (this.streamed === 0) {

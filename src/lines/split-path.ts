@@ -11,6 +11,7 @@ import type { BatchRegions, LineTables } from "./line-tables.js";
 import type { LineSpill } from "./line-spill.js";
 import { selectFlagged } from "../wasm/batch.js";
 import { KeySieve } from "./key-sieve.js";
+import type { KeyedBatch } from "./keyed-batch.js";
 
 /** Regions of the engine's memory the split path works in, besides the batch's. */
 export interface SplitRegions extends BatchRegions {
@@ -51,6 +52,8 @@ export class SplitPath {
     private readonly keySpill?: () => LineSpill,
     /** Every line found new is spilled (and still taken into the tables, so its repeats are not): a store too large for the budget decides them all at the end. */
     private readonly defer = false,
+    /** A keyed dedup's key cutter: the lines' keys are fingerprinted instead of the lines. */
+    private readonly keyed?: KeyedBatch,
   ) {}
 
   /** The filter a store's keys pass before they are set aside (sieveKeys). */
@@ -157,18 +160,42 @@ export class SplitPath {
     const r = this.r;
     let done = 0;
     for (;;) {
-      const n = k.lineScan(this.ctx, ptr + done, len - done, final ? 1 : 0, this.batch, r.records.ptr, r.digests.ptr, r.scanEnd.ptr) >>> 0;
+      const n = k.lineScan(this.ctx, ptr + done, len - done, final ? 1 : 0, this.batch, r.records.ptr, this.keyed === undefined ? r.digests.ptr : 0, r.scanEnd.ptr) >>> 0;
       if (n === 0) return done;
       const consumed = r.scanEnd.view(this.arena.u8, Uint32Array)[0];
-      const probed = this.tables.probe(n, "dedup");
+      const has = this.keyed?.prepare(n);
+      const probed = has === undefined ? this.tables.probe(n, "dedup") : this.probeKeyed(n, has);
       const spillFrom = this.defer ? 0 : probed;
       if (spillFrom < n && this.spill === undefined) throw noSpill();
       r.spillLen.fill(this.arena.u8);
       this.freshRoom(n);
       const spilled = k.lineEmit(this.ctx, r.records.ptr, r.digests.ptr, r.flags.ptr, n, spillFrom, r.spillBytes.ptr, r.spillRecords.ptr, this.spilled, r.spillLen.ptr) >>> 0;
       if (spilled > 0) this.hand(spilled, r.spillLen.view(this.arena.u8, Uint32Array)[0]);
+      if (this.keyed !== undefined) this.keyed.line += n;
       done += consumed;
     }
+  }
+
+  /**
+   * probe() of a keyed batch in which some lines lack their key (has[i] = 0): only the others'
+   * fingerprints go to the tables, packed to the front of the digest region and put back after;
+   * the lines without keep the flags KeyedBatch gave them. Returns the spill's start in the batch.
+   */
+  private probeKeyed(n: number, has: Uint8Array): number {
+    const r = this.r;
+    const places: number[] = [];
+    for (let i = 0; i < n; i++) if (has[i] === 1) places.push(i);
+    const u8 = this.arena.u8;
+    const digests = r.digests.bytes(u8, 0, n).slice();
+    const flags = r.flags.bytes(u8, 0, n).slice();
+    const m = places.length;
+    for (let j = 0; j < m; j++) r.digests.copyIn(u8, digests.subarray(16 * places[j], 16 * places[j] + 16), j);
+    const probed = m === 0 ? 0 : this.tables.probe(m, "dedup");
+    const answers = r.flags.bytes(this.arena.u8, 0, m).slice();
+    for (let j = 0; j < m; j++) flags[places[j]] = answers[j];
+    r.digests.copyIn(this.arena.u8, digests);
+    r.flags.copyIn(this.arena.u8, flags);
+    return probed >= m ? n : places[probed];
   }
 
   /**

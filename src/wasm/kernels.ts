@@ -96,6 +96,8 @@ export interface Kernels {
   readonly LINE_SCRATCH_BYTES: WebAssembly.Global;
   /** Bytes of a line record of the split path (start, key end, line end, unterminated) (u32 global). */
   readonly SPLIT_LINE_BYTES: WebAssembly.Global;
+  /** lineEmit's flag of a line printed as it is and not recorded (a record without its key, kept). */
+  readonly EMIT_PASS: WebAssembly.Global;
   readonly LINE_STREAM_STATE_BYTES: WebAssembly.Global;
   /** Bytes of a spill record: 16-byte fingerprint and f64 spill index (u32 global). */
   readonly SPILL_RECORD_BYTES: WebAssembly.Global;
@@ -171,6 +173,10 @@ export interface Kernels {
   digestDedup(ctx: number, digest: number): number;
   /** Finds and fingerprints up to `max` lines into records and digests; returns the count. */
   lineScan(ctx: number, buf: number, len: number, final: number, max: number, records: number, digests: number, endAt: number): number;
+  /** Fingerprints n key spans (u32 start, end; (0, 0): no key, an all-zero fingerprint) as the context hashes lines. */
+  keyDigests(ctx: number, spans: number, n: number, digests: number): void;
+  /** Tests-and-sets fingerprints [from, n) in the engine's own seen-set (zero ones passed by); returns where it stopped (status 1: grow first). */
+  keyDedup(ctx: number, digests: number, flags: number, from: number, n: number): number;
   /** The f64 spill indexes of the flagged spill records; returns their count. */
   spillKept(records: number, flags: number, n: number, out: number): number;
   /** Stable counting sort of fixed-size records by some bits of one of their u64 words. */

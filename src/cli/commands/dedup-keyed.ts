@@ -1,27 +1,21 @@
-// The keyed path of `dedup`: lines go through JavaScript as keys of a seen-set that is not the
-// byte pipeline's (an LMDB store, Redis, a filter to save) or as canonical URLs. Loaded only for
-// those options, so the common case starts without these modules.
+// The path of `dedup` whose seen-set is not the byte pipeline's: Redis (--redis), or a Bloom filter
+// to save (--save-filter). Lines go through JavaScript as keys (the line, or its field, JSON value
+// or canonical URL: src/lines/keys/). Loaded only for those options, so the common case starts
+// without these modules.
 import { open, rm } from "node:fs/promises";
 import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
-import { FingerprintSet } from "../../dedup/fingerprint-set.js";
-import { openKeyedStore } from "../keyed-store.js";
 import { CrawlsieveError } from "../../errors.js";
-import { canonicalizeUrl } from "../../url/canonicalize.js";
 import { batchGroups } from "../batch-groups.js";
 import { readInputs, type LineBatch } from "../lines.js";
-import { limitedLineBatches } from "../line-limit.js";
-import { recordKeys, type KeySpec, type MissingPolicy } from "../record-keys.js";
-import { urlOptions } from "../url-options.js";
+import { DEDUP_LIMIT_OF, limitedLineBatches } from "../line-limit.js";
+import type { LineKeys } from "../../lines/keys/line-keys.js";
 import { Output } from "../output.js";
 import { stdout } from "../stdout.js";
 import { count, Progress } from "../progress.js";
 import type { Durability } from "../../redis/durability.js";
 import { redisSet } from "../redis-set.js";
-
-/** Whose limit a line past MAX_LINE_BYTES reached, for its error. */
-const LIMIT_OF = "a line read whole by dedup --canonicalize, --field, --json-key, --redis or --save-filter (plain dedup, dedup --store and dedup --approx take lines of any length)";
 
 /** The parsed options of `dedup` that the keyed path reads. */
 export interface KeyedValues {
@@ -37,8 +31,8 @@ export interface KeyedValues {
   readonly [flag: string]: string | boolean | undefined;
 }
 
-/** One batch's keys: spans of a buffer, or strings (canonical URLs). */
-type BatchKeys = { readonly data: Uint8Array; readonly spans: ArrayLike<number> } | { readonly list: readonly string[] };
+/** One batch's keys: spans of a buffer. */
+type BatchKeys = { readonly data: Uint8Array; readonly spans: ArrayLike<number> };
 
 /** What dedup needs of its seen-set: add keys, learn which were new. */
 interface SeenSet {
@@ -55,47 +49,6 @@ interface SeenSet {
   printed?(): void;
 }
 
-// In memory a counting filter in front would only add work: every key is one table look-up.
-function exactSet(items: number): SeenSet {
-  const set = new FingerprintSet({ items });
-  let lookups = 0;
-  return {
-    addSpans: (data, spans) => {
-      lookups += spans.length / 2;
-      return set.addSpans(data, spans);
-    },
-    addMany: (keys) => {
-      lookups += keys.length;
-      return set.addMany(keys);
-    },
-    get byteLength() {
-      return set.byteLength;
-    },
-    report: () => ({ lookups, lookupsAvoided: 0 }),
-  };
-}
-
-async function storeSet(dir: string, items: number | undefined): Promise<SeenSet & { close(): Promise<void> }> {
-  const store = await openKeyedStore(dir, items, (message) => process.stderr.write(`crawlsieve: ${message}\n`));
-  const { set } = store;
-  return {
-    addSpans: (data, spans) => store.add(set.fingerprintSpans(data, spans)),
-    addMany: (keys) => store.add(set.fingerprintMany(keys)),
-    addGroup: async (batches) => {
-      // Fingerprinted before the lock, committed at once: one append and one flush for the group.
-      const parts = batches.map((keys) => ("list" in keys ? set.fingerprintMany(keys.list) : set.fingerprintSpans(keys.data, keys.spans)));
-      const packed = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-      const flags = await store.add(packed);
-      let at = 0;
-      return parts.map((part) => flags.subarray(at, (at += part.length / 16)));
-    },
-    printed: () => store.printed(),
-    byteLength: 0,
-    report: () => ({ stored: set.stats.keys, fromOtherWriters: set.stats.fromOthers, unprintedByKilledRuns: store.forgottenForDead }),
-    close: () => store.close(),
-  };
-}
-
 function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilter): SeenSet {
   return {
     addSpans: (data, spans) => filter.addSpans(data, spans),
@@ -110,13 +63,10 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
 }
 
 /** `dedup` through a keyed seen-set; returns the exit code. */
-export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items, key, missing }: { exact: boolean; fpRate: number; items: number | undefined; key?: KeySpec; missing: MissingPolicy }): Promise<number> {
+export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items, keys }: { exact: boolean; fpRate: number; items: number | undefined; keys?: LineKeys }): Promise<number> {
+  if (values.redis === undefined && exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
     ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, window: values.window, durability: values.durability as Durability | undefined, exact, items, fpRate })
-    : values.store !== undefined
-    ? await storeSet(values.store, items)
-    : exact
-    ? exactSet(items ?? 4096)
     : approxSet(
         items === undefined
           ? new ScalableBloomFilter({ fpRate })
@@ -125,43 +75,31 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
             : new BloomFilter({ items, fpRate }),
       );
 
-  if (values["save-filter"] !== undefined && filter.serializeParts === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
-  const canonical = values.canonicalize ? urlOptions(values) : undefined;
-  if (canonical !== undefined) canonicalizeUrl("http://check.options/", canonical);
-  // The keys: the lines' bytes, or a field or JSON value of each (--field, --json-key), either
-  // one compared as a canonical URL with --canonicalize.
-  const keysOf = (data: Uint8Array, spans: ArrayLike<number>, count: number): BatchKeys => {
-    if (canonical === undefined) return { data, spans };
-    const list = new Array<string>(count);
-    for (let i = 0; i < count; i++) list[i] = canonicalizeUrl(data.subarray(spans[2 * i], spans[2 * i + 1]), canonical);
-    return { list };
-  };
-  let file = "";
   let lineBase = 0;
   /** The answers (1: print) for a group of batches, one array a batch; lineBase is the first batch's. */
   const addGroup = async (group: readonly LineBatch[]): Promise<Uint8Array[]> => {
     const prepared = group.map((batch, g) => {
-      if (key === undefined) return { batch, keys: keysOf(batch.data, batch.spans, batch.count) };
+      if (keys === undefined) return { batch, keys: { data: batch.data, spans: batch.spans } };
       const base = lineBase + group.slice(0, g).reduce((n, b) => n + b.count, 0);
-      const cut = recordKeys(batch, key, missing, (i) => `${file}:${base + i + 1}`);
-      return { batch, keys: cut.count === 0 ? undefined : keysOf(cut.data, cut.spans, cut.count), has: cut.count === batch.count ? undefined : cut.has };
+      const cut = keys.cut(batch.data, batch.spans, 2, batch.count, base + 1);
+      return { batch, keys: cut.count === 0 ? undefined : ({ data: cut.data, spans: cut.spans }), has: cut.count === batch.count ? undefined : cut.has };
     });
     const keyed = prepared.flatMap((p) => (p.keys === undefined ? [] : [p.keys]));
-    const answers = filter.addGroup !== undefined ? await filter.addGroup(keyed) : await Promise.all(keyed.map((keys) => ("list" in keys ? filter.addMany(keys.list) : filter.addSpans(keys.data, keys.spans))));
+    const answers = filter.addGroup !== undefined ? await filter.addGroup(keyed) : await Promise.all(keyed.map((k) => filter.addSpans(k.data, k.spans)));
     let j = 0;
-    return prepared.map(({ batch, keys, has }) => {
-      const fresh = keys === undefined ? new Uint8Array(0) : answers[j++];
+    return prepared.map(({ batch, keys: batchKeys, has }) => {
+      const fresh = batchKeys === undefined ? new Uint8Array(0) : answers[j++];
       if (has === undefined) return fresh;
       // Records without the key: printed as they are with --missing keep, left out with drop.
       const flags = new Uint8Array(batch.count);
-      for (let i = 0, k = 0; i < batch.count; i++) flags[i] = has[i] === 1 ? fresh[k++] : missing === "keep" ? 1 : 0;
+      for (let i = 0, k = 0; i < batch.count; i++) flags[i] = has[i] === 1 ? fresh[k++] : keys!.missing === "keep" ? 1 : 0;
       return flags;
     });
   };
   // A set that pays per call takes groups of batches; the others one batch at a time.
   const groupLines = filter.addGroup !== undefined ? 1 << 16 : 1;
 
-  const durable = values.store !== undefined || values.redis !== undefined;
+  const durable = values.redis !== undefined;
   const started = performance.now();
   // A durable seen-set commits a batch before it is printed: each print is confirmed before the
   // next batch is committed, so a failed write leaves at most one batch seen and unprinted.
@@ -174,11 +112,12 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
   try {
     let input = 0;
     for await (const source of readInputs(positionals)) {
-      file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
+      const file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
+      if (keys !== undefined) keys.source = file;
       input++;
       lineBase = 0;
       // A line is read whole as a key: past the limit it is an error, before it is gathered.
-      for await (const group of batchGroups(limitedLineBatches(source, file, LIMIT_OF), groupLines)) {
+      for await (const group of batchGroups(limitedLineBatches(source, file, DEDUP_LIMIT_OF), groupLines)) {
         const answers = await addGroup(group);
         group.forEach((batch, g) => {
           const fresh = answers[g];
@@ -236,9 +175,9 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : values.store !== undefined ? "disk-log" : exact ? "fingerprint-set" : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
-      canonicalize: canonical !== undefined,
+      canonicalize: keys?.spec.canonicalize !== undefined,
       lines,
       unique,
       duplicates: lines - unique,

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CrawlsieveError } from "../../errors.js";
 import { defersStore, StoreGate } from "../store-gate.js";
-import { urlFlags } from "../url-options.js";
+import { urlFlags, urlOptions } from "../url-options.js";
 import { count, Progress } from "../progress.js";
 import { totalmem, tmpdir } from "node:os";
 import { bytesOption, integerOption, probabilityOption, writableFileOption } from "../parse.js";
@@ -11,9 +11,10 @@ import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
 import { fileSpill } from "../../lines/file-spill.js";
 import { removeTempFoldersAtExit } from "../../lines/temp-folders.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
-import type { KeySpec, MissingPolicy } from "../record-keys.js";
+import type { KeySpec, MissingPolicy } from "../../lines/keys/record-keys.js";
+import { LineKeys } from "../../lines/keys/line-keys.js";
 import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
-import { MAX_LINE_BYTES } from "../line-limit.js";
+import { DEDUP_LIMIT_OF, MAX_LINE_BYTES } from "../line-limit.js";
 
 /** Usage of `dedup`. */
 export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
@@ -123,7 +124,7 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.blocked && exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx");
   const hash = values.hash ?? "xxh128";
   if (hash !== "xxh128" && hash !== "md5") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--hash must be md5 or xxh128, got ${JSON.stringify(values.hash)}`);
-  if (values.hash === "xxh128" && (values.redis !== undefined || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash xxh128 is for in-memory dedup of raw lines; --redis and --canonicalize keep MD5 fingerprints");
+  if (values.hash !== undefined && values.redis !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for dedup in memory; --redis keeps MD5 fingerprints");
   if (values.hash !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash does not apply to --store: a store keeps the fingerprint it was created with (XXH3-128)");
   if (values["fp-rate"] !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--fp-rate does not apply to --store: it is exact, every line is looked up in memory");
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
@@ -133,19 +134,19 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   const { key, missing } = keyOptions(values);
-  if (key !== undefined && values.hash !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for whole lines; a field or JSON key is fingerprinted with XXH3-128 in memory and with --store (MD5 with --redis)");
-  // Raw lines (the common case), in memory or with a store, go through the byte pipeline in WebAssembly.
-  const rawLines = values.redis === undefined && !values.canonicalize && values["save-filter"] === undefined && key === undefined;
-  if (values.memory !== undefined && !(rawLines && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory is for exact dedup of whole lines (in memory or with --store): leave out --approx, --redis, --canonicalize, --save-filter, --field and --json-key");
-  if (values.tmp !== undefined && !rawLines) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--tmp is for dedup of whole lines (in memory or with --store): leave out --redis, --canonicalize, --save-filter, --field and --json-key");
-  if (rawLines) {
+  // A field, a JSON value or a canonical URL is the key that is fingerprinted; the line is printed as it came.
+  const keys = key === undefined && !values.canonicalize ? undefined : new LineKeys({ record: key, missing, canonicalize: values.canonicalize ? urlOptions(values) : undefined, maxLineBytes: MAX_LINE_BYTES, limitOf: DEDUP_LIMIT_OF });
+  // Every key, in memory or with a store, goes through the byte pipeline in WebAssembly; a seen-set
+  // in Redis or a Bloom filter to save goes through the keyed path, loaded only then.
+  const pipeline = values.redis === undefined && values["save-filter"] === undefined;
+  if (values.memory !== undefined && !(pipeline && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory is for exact dedup (in memory or with --store): leave out --approx, --redis and --save-filter");
+  if (values.tmp !== undefined && !pipeline) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--tmp is for dedup in memory or with --store: leave out --redis and --save-filter");
+  if (pipeline) {
     const memory = values.memory === undefined ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2)) : bytesOption("memory", values.memory, MIN_MEMORY);
-    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir(), store: values.store });
+    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir(), store: values.store, keys });
   }
-  // Keys that need a store, Redis, canonical URLs or a saved filter go through the keyed path,
-  // loaded only then: the byte pipeline above starts without its modules.
   const { keyedDedup } = await import("./dedup-keyed.js");
-  return keyedDedup(positionals, values, { exact, fpRate, items, key, missing });
+  return keyedDedup(positionals, values, { exact, fpRate, items, keys });
 }
 
 /** The record key options (--field, --delimiter, --csv, --json-key, --missing), checked. */
@@ -170,7 +171,7 @@ function keyOptions(values: { field?: string; delimiter?: string; csv?: boolean;
 }
 
 /** `dedup` of raw lines: the byte pipeline (src/lines/), in memory or under a store (--store). */
-async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean; memory: number; tmp: string; store?: string }): Promise<number> {
+async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean; memory: number; tmp: string; store?: string; keys?: LineKeys }): Promise<number> {
   const started = performance.now();
   // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
@@ -188,7 +189,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       opts.store,
       (hash, stored) => {
         const deferNew = defersStore(stored, opts.memory);
-        return new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: deferNew ? (opts.items ?? 0) : Math.max(opts.items ?? 0, stored), deferNew });
+        return new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: deferNew ? (opts.items ?? 0) : Math.max(opts.items ?? 0, stored), deferNew, keys: opts.keys });
       },
       (message) => process.stderr.write(`crawlsieve: ${message}\n`),
     );
@@ -196,7 +197,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
   } else {
     // Exact: --items sizes the first table (within --memory and one memory); approx: the filter.
     const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, tableItems: opts.items } : { items: opts.items };
-    dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, hash: opts.hash, inputBytes, ...exactOptions });
+    dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, hash: opts.hash, inputBytes, keys: opts.keys, ...exactOptions });
   }
   const progress = new Progress();
   let bytesIn = 0;
@@ -213,6 +214,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       },
       opts.tmp,
       gate,
+      opts.keys,
     );
   } catch (error) {
     await gate?.close().catch(() => undefined);
@@ -233,7 +235,7 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       mode: opts.exact ? "exact" : "approx",
       filter: gate !== undefined ? "disk-log" : opts.exact ? "fingerprint-table" : "blocked",
       ...(opts.exact ? { hash: gate?.hash ?? opts.hash } : { fpRate: opts.fpRate }),
-      canonicalize: false,
+      canonicalize: opts.keys?.spec.canonicalize !== undefined,
       lines,
       unique,
       duplicates,

@@ -1,10 +1,9 @@
 // The key `dedup` compares when a line is a record: a field of delimited text (--field N, with
 // --delimiter; RFC 4180 quoting with --csv) or a value of a JSON line (--json-key a.b). The keys of
-// a batch come out as spans of one buffer, the batch's own when no key needed decoding, so the
-// seen-set hashes them in one call; the record is printed as it came, by the caller.
-import { CrawlsieveError } from "../errors.js";
+// a batch come out as spans of one buffer, the batch's own when no key needed decoding, so they
+// are fingerprinted in one call; the record is printed as it came.
+import { CrawlsieveError } from "../../errors.js";
 import { JsonKeyReader } from "./json-key.js";
-import type { LineBatch } from "./lines.js";
 
 /** What to compare: a delimited field (1-based) or a JSON value at a dotted path. */
 export type KeySpec = { readonly kind: "field"; readonly field: number; readonly delimiter: number; readonly csv: boolean } | { readonly kind: "json"; readonly path: readonly string[] };
@@ -29,14 +28,17 @@ export class RecordKeyError extends CrawlsieveError {
   }
 }
 
-/** Cuts the key of every record of `batch`; `where(i)` names record i ("file:line") in errors. */
-export function recordKeys(batch: LineBatch, spec: KeySpec, missing: MissingPolicy, where: (i: number) => string): RecordKeys {
-  const keys = new KeyList(batch.data, batch.count);
-  const has = new Uint8Array(batch.count);
-  for (let i = 0; i < batch.count; i++) {
-    const start = batch.spans[2 * i];
-    const end = batch.spans[2 * i + 1];
-    const why = spec.kind === "json" ? jsonKey(batch.data, start, end, spec.path, keys) : spec.csv ? csvField(batch.data, start, end, spec, keys) : plainField(batch.data, start, end, spec, keys);
+/**
+ * Cuts the key of `count` records of `data`, record i being data[lines[stride i], lines[stride i + 1])
+ * (its line ending left out); `where(i)` names record i ("file:line") in errors.
+ */
+export function recordKeys(data: Uint8Array, lines: ArrayLike<number>, stride: number, count: number, spec: KeySpec, missing: MissingPolicy, where: (i: number) => string): RecordKeys {
+  const keys = new KeyList(data, count);
+  const has = new Uint8Array(count);
+  for (let i = 0; i < count; i++) {
+    const start = lines[stride * i];
+    const end = lines[stride * i + 1];
+    const why = spec.kind === "json" ? jsonKey(data, start, end, spec.path, keys) : spec.csv ? csvField(data, start, end, spec, keys) : plainField(data, start, end, spec, keys);
     if (why === undefined) has[i] = 1;
     else if (missing === "error") throw new RecordKeyError(where(i), why);
   }
