@@ -141,8 +141,8 @@ export function scatterFlags(grouped: usize, perm: usize, n: u32, flags: usize):
 export const EMIT_PASS: u8 = 2;
 
 /**
- * Acts on `n` scanned lines by their flags (0: seen before; EMIT_PASS: printed, not recorded;
- * else not seen). Lines before `spillFrom` (an index into the batch), and passed lines anywhere: a
+ * Acts on `n` scanned lines by their flags (0: seen before; EMIT_PASS: printed, not recorded, its
+ * fingerprint all zero; else not seen). Lines before `spillFrom` (an index into the batch): a
  * new line is appended to the output region (runs coalesced; "\n" added to a last line without
  * one), a seen one dropped. From `spillFrom` on, every line not seen (new or not recorded) is
  * decided at the end: its bytes (with "\n" added if it had none) go to `spill` and a record
@@ -167,8 +167,9 @@ export function lineEmit(ctx: usize, records: usize, digests: usize, flags: usiz
     const start = <usize>load<u32>(r);
     const lineEnd = <usize>load<u32>(r, 8);
     const open = load<u32>(r, 12) != 0;
+    // A passed line is printed, or spilled with the others past spillFrom to keep the order, never recorded.
     const pass = flag == EMIT_PASS;
-    if (i < spillFrom || pass) {
+    if (i < spillFrom) {
       unique++;
       if (freshAt != 0 && !pass) {
         memory.copy(freshAt + (<usize>freshLen << 4), digests + (<usize>i << 4), 16);

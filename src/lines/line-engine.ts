@@ -259,7 +259,14 @@ export class LineEngine {
   private dedupLongKeyed(keyed: KeyedBatch, pieces: readonly Uint8Array[], terminated: boolean): number {
     const key = keyed.long(pieces, terminated);
     let fresh: number;
-    if (typeof key === "string") {
+    if (key === "keep" && this.path !== undefined) {
+      // Past the budget it may have to wait with the spilled lines, to keep its place in the output.
+      this.split.digests.fill(this.arena.u8, 0, 0, 1);
+      fresh = this.path.long(() => (terminated ? pieces : [...pieces, NEWLINE]), (unique) => {
+        this.set("lines", this.get("lines") + 1);
+        this.set("unique", this.get("unique") + unique);
+      }, true);
+    } else if (typeof key === "string") {
       fresh = key === "keep" ? 1 : 0;
       this.set("lines", this.get("lines") + 1);
       this.set("unique", this.get("unique") + fresh);

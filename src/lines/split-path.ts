@@ -181,16 +181,18 @@ export class SplitPath {
    * fingerprints go to the tables, packed to the front of the digest region and put back after;
    * the lines without keep the flags KeyedBatch gave them. Returns the spill's start in the batch.
    */
-  private probeKeyed(n: number, has: Uint8Array): number {
+  private probeKeyed(n: number, has: Uint8Array, mode: "dedup" | "resolve" = "dedup"): number {
     const r = this.r;
     const places: number[] = [];
     for (let i = 0; i < n; i++) if (has[i] === 1) places.push(i);
     const u8 = this.arena.u8;
     const digests = r.digests.bytes(u8, 0, n).slice();
     const flags = r.flags.bytes(u8, 0, n).slice();
+    // Resolving, a line kept without its key is kept again.
+    if (mode === "resolve") for (let i = 0; i < n; i++) if (has[i] === 0) flags[i] = 1;
     const m = places.length;
     for (let j = 0; j < m; j++) r.digests.copyIn(u8, digests.subarray(16 * places[j], 16 * places[j] + 16), j);
-    const probed = m === 0 ? 0 : this.tables.probe(m, "dedup");
+    const probed = m === 0 ? 0 : this.tables.probe(m, mode);
     const answers = r.flags.bytes(this.arena.u8, 0, m).slice();
     for (let j = 0; j < m; j++) flags[places[j]] = answers[j];
     r.digests.copyIn(this.arena.u8, digests);
@@ -203,11 +205,12 @@ export class SplitPath {
    * chunk: 1 new, 0 seen, 3 spilled (`bytes` gives its bytes, "\n"-terminated, for the spill;
    * called only then, and appended piece by piece, so a long line is never joined).
    */
-  long(bytes: () => Iterable<Uint8Array>, count: (unique: number) => void): number {
+  long(bytes: () => Iterable<Uint8Array>, count: (unique: number) => void, pass = false): number {
     const k = this.arena.k;
-    const probed = this.tables.probe(1, "dedup");
+    // A line kept without its key (all-zero fingerprint) is not looked up: printed, or spilled where new lines are.
+    const probed = pass ? (this.tables.frozen ? 0 : 1) : this.tables.probe(1, "dedup");
     const spillFrom = this.defer ? 0 : probed;
-    const flag = this.arena.u8[this.r.flags.ptr];
+    const flag = pass ? 1 : this.arena.u8[this.r.flags.ptr];
     if (flag === 0) return count(0), 0;
     if (spillFrom > 0) return count(1), 1;
     if (this.spill === undefined) throw noSpill();
@@ -248,7 +251,10 @@ export class SplitPath {
             const n = chunk.length / size;
             r.spillRecords.copyIn(this.arena.u8, chunk);
             k.gather(r.spillRecords.ptr, n, size, r.digests.ptr, 16, 16);
-            this.tables.probe(n, "resolve");
+            // A keyed dedup's lines kept without their key (all-zero fingerprints) are kept again, and not recorded.
+            const has = this.keyed === undefined ? undefined : keyedOf(r.digests.bytes(this.arena.u8, 0, n));
+            if (has === undefined) this.tables.probe(n, "resolve");
+            else this.probeKeyed(n, has, "resolve");
             // A store's: the kept lines' fingerprints beside their indexes, in the same order, told to it as they are given back.
             const fingerprints = this.onKept === undefined ? undefined : selectFlagged(r.digests.bytes(this.arena.u8, 0, n), r.flags.bytes(this.arena.u8, 0, n));
             const m = k.spillKept(r.spillRecords.ptr, r.flags.ptr, n, r.kept.ptr) >>> 0;
@@ -263,7 +269,9 @@ export class SplitPath {
       }
       this.keptSpilled += kept;
     }
-    yield* spill.output(this.onKept);
+    // The store hears only keys: a line kept without its key is not recorded.
+    const onKept = this.onKept;
+    yield* spill.output(onKept === undefined || this.keyed === undefined ? onKept : (pieces) => onKept(pieces.map(keyedOnly)));
   }
 
   /** Groups a batch's spill records by partition and hands them and the spilled lines' bytes over. */
@@ -276,6 +284,28 @@ export class SplitPath {
     spill.append(r.spillBytes.bytes(u8, 0, bytes), r.spillGrouped.bytes(u8, 0, spilled), r.starts.view(u8, Uint32Array, 0, spill.partitions + 1));
     this.spilled += spilled;
   }
+}
+
+/** has[i] = 1 for each fingerprint that is not all zero (a line with its key), or undefined when every one is. */
+function keyedOf(digests: Uint8Array): Uint8Array | undefined {
+  const words = new Uint32Array(digests.buffer, digests.byteOffset, digests.byteLength / 4);
+  let has: Uint8Array | undefined;
+  for (let i = 0; i < words.length / 4; i++) {
+    if ((words[4 * i] | words[4 * i + 1] | words[4 * i + 2] | words[4 * i + 3]) !== 0) continue;
+    has ??= new Uint8Array(words.length / 4).fill(1);
+    has[i] = 0;
+  }
+  return has;
+}
+
+/** Packed fingerprints without the all-zero ones (lines kept without their key). */
+function keyedOnly(packed: Uint8Array): Uint8Array {
+  const has = keyedOf(packed);
+  if (has === undefined) return packed;
+  const out = new Uint8Array(packed.length);
+  let n = 0;
+  for (let i = 0; i < has.length; i++) if (has[i] === 1) out.set(packed.subarray(16 * i, 16 * i + 16), 16 * n++);
+  return out.subarray(0, 16 * n);
 }
 
 function noSpill(): FilterTooLargeError {
