@@ -140,12 +140,18 @@ describe("options that do not fit", () => {
     [["--json-key", "a..b"], "--json-key must be a key or a dotted path"],
     [["--json-key", "url", "--field", "2"], "--json-key compares a JSON value"],
     [["--field", "2", "--missing", "maybe"], "--missing must be keep, drop or error"],
-    [["--field", "2", "--hash", "md5"], "--hash is for whole lines"],
+    [["--field", "2", "--hash", "md5", "--redis", "redis://127.0.0.1:1"], "--hash is for dedup in memory"],
   ])("dedup %j: exit 2 naming the option", (args, message) => {
     const run = cli(["dedup", ...args], "a\tb\n");
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(message);
     expect(run.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+  });
+
+  it("--hash md5 fingerprints the field with MD5 and gives awk's answer, as --hash does for whole lines", () => {
+    const input = "1\ta\n2\tb\n3\ta\n";
+    expect(cli(["dedup", "--field", "2", "--hash", "md5", "--stats"], input)).toMatchObject({ code: 0, stdout: "1\ta\n2\tb\n" });
+    expect(JSON.parse(cli(["dedup", "--field", "2", "--hash", "md5", "--stats"], input).stderr).hash).toBe("md5");
   });
 
   it("- reads stdin for md5, canonicalize and whole-line dedup too, between named files", () => {
