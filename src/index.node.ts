@@ -7,12 +7,12 @@ export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";
 export { fileSpill } from "./lines/file-spill.js";
 export { MinHashSpill, type MinHashSpillOptions } from "./near-dup/minhash-spill.js";
-export { openLmdbStore, type LmdbStoreOptions } from "./dedup/lmdb-store.js";
-export { openDiskSeenSet, type DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
-export { PersistedSeenSet, type PersistedParts, type LockRunner, type SeenTable } from "./seen/persisted-seen-set.js";
+export type { LmdbStoreOptions } from "./dedup/lmdb-store.js";
+export type { DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
+export type { PersistedParts, LockRunner, SeenTable } from "./seen/persisted-seen-set.js";
 export type { BatchLog, LogRead, LogWrite } from "./seen/batch-log.js";
-export { PartitionedBloomFilter, type PartitionedBloomFilterOptions, type PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
+export type { PartitionedBloomFilterOptions, PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
 export type { BitsGeometry, Layout } from "./bloom/partitioned-bits.js";
-export { BloomWorkerPool, WorkerJobError } from "./parallel/worker-pool.js";
+export * from "./deprecated.node.js";
 // Shadows the common openSeenSet (an explicit export wins over export *): this one knows "disk" and "redis".
 export { openSeenSet } from "./seen/open-seen-set.node.js";

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LineDeduplicator, fileSpill } from "../build/js/index.node.js";
+import { internalOptions } from "./support/line-internals.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -85,7 +86,7 @@ describe("LineDeduplicator under a memory budget", () => {
     const reference = awk(input);
     for (const hash of ["xxh128", "md5"] as const) {
       const tmp = tempFolder();
-      const dedup = new LineDeduplicator({ hash, memory: 20 << 20, perMemory: SMALL_MEMORY, spill: fileSpill(tmp) });
+      const dedup = new LineDeduplicator(internalOptions({ hash, memory: 20 << 20, perMemory: SMALL_MEMORY, spill: fileSpill(tmp) }));
       const head = dedup.push(input);
       const described = dedup.describe();
       const tail = dedup.end();
@@ -99,7 +100,7 @@ describe("LineDeduplicator under a memory budget", () => {
 
   it("spreads over several memories without spilling when the budget allows", () => {
     const input = generated(3, false);
-    const dedup = new LineDeduplicator({ memory: 256 << 20, perMemory: SMALL_MEMORY });
+    const dedup = new LineDeduplicator(internalOptions({ memory: 256 << 20, perMemory: SMALL_MEMORY }));
     const out = Buffer.concat([dedup.push(input), dedup.end()]);
     expect(dedup.describe().memories).toBeGreaterThan(2);
     expect(dedup.describe().spilledLines).toBe(0);
@@ -112,7 +113,7 @@ describe("LineDeduplicator under a memory budget", () => {
     const first = Buffer.from(lines.join("\n") + "\n");
     const next = rng(9);
     const again = Buffer.from(lines.map((line) => ({ line, r: next() })).sort((a, b) => a.r - b.r).map((x) => x.line).join("\n") + "\n");
-    const dedup = new LineDeduplicator({ memory: 256 << 20, perMemory: SMALL_MEMORY });
+    const dedup = new LineDeduplicator(internalOptions({ memory: 256 << 20, perMemory: SMALL_MEMORY }));
     expect(Buffer.from(dedup.push(first)).equals(first)).toBe(true);
     const held = dedup.describe();
     expect(held.memories).toBeGreaterThan(1);

@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { xxhash128 } from "hash-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DisposedError, InvalidArgumentError, LineDeduplicator, dedupLines, xxh128 } from "../build/js/index.node.js";
+import { face, internalOptions } from "./support/line-internals.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -94,11 +95,11 @@ describe("dedupLines equals awk's first occurrences", () => {
     }
     // An exact phase of 1,000 lines, then filter stages of 8x more keys each (8,000, 64,000,
     // 512,000), stays near-exact at 1e-9.
-    const staged = new LineDeduplicator({ approx: true, fpRate: 1e-9, stageItems: 1000 });
+    const staged = new LineDeduplicator(internalOptions({ approx: true, fpRate: 1e-9, stageItems: 1000 }));
     expect(Buffer.concat([staged.push(input), staged.end()]).equals(reference)).toBe(true);
     expect(staged.describe().stages).toBe(3);
     // Told the input's size, the first stage is planned for every line still to come: one stage.
-    const sized = new LineDeduplicator({ approx: true, fpRate: 1e-9, stageItems: 1000, inputBytes: input.length, chunkBytes: 65_536 });
+    const sized = new LineDeduplicator(internalOptions({ approx: true, fpRate: 1e-9, stageItems: 1000, inputBytes: input.length, chunkBytes: 65_536 }));
     expect(Buffer.concat([sized.push(input), sized.end()]).equals(reference)).toBe(true);
     expect(sized.describe().stages).toBe(1);
   });
@@ -132,12 +133,12 @@ describe("the fingerprints of new lines kept for a store (dedup --store)", () =>
     // the table; taken once after the whole input, the fingerprints (some 30,000) outgrow the
     // engine's region of 16,384 and are moved aside on the way.
     for (const [options, piece] of [[{}, 50_000], [{ perMemory: 3 << 19, memory: 256 << 20 }, 50_000], [{}, input.length], [{ perMemory: 3 << 19, memory: 256 << 20 }, input.length]] as const) {
-      const dedup = new LineDeduplicator({ ...options, fresh: true, chunkBytes: 1 << 16, carryBytes: 4096 });
+      const dedup = new LineDeduplicator(internalOptions({ ...options, fresh: true, chunkBytes: 1 << 16, carryBytes: 4096 }));
       const got: string[] = [];
       const take = () => {
-        const fresh = Buffer.from(dedup.freshDigests());
+        const fresh = Buffer.from(face(dedup).freshDigests());
         for (let at = 0; at < fresh.length; at += 16) got.push(fresh.subarray(at, at + 16).toString("hex"));
-        dedup.clearFresh();
+        face(dedup).clearFresh();
       };
       for (let at = 0; at < input.length; at += piece) {
         dedup.push(input.subarray(at, at + piece));
@@ -167,7 +168,7 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
       // A "read": copy the next piece of input into a slot's view, as fs.read would.
       let at = 0;
       const read = (slot: 0 | 1) => {
-        const view = dedup.slotView(slot);
+        const view = face(dedup).slotView(slot);
         const n = Math.min(view.length, input.length - at);
         view.set(input.subarray(at, at + n));
         at += n;
@@ -177,17 +178,17 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
       let n = read(slot);
       let grown = 0;
       while (n > 0) {
-        dedup.begin(slot, n);
+        face(dedup).begin(slot, n);
         const other: 0 | 1 = slot === 0 ? 1 : 0;
         const nextN = read(other);
-        while (!dedup.step(sink)) {
-          dedup.grow();
+        while (!face(dedup).step(sink)) {
+          face(dedup).grow();
           grown++;
         }
         slot = other;
         n = nextN;
       }
-      dedup.finish(sink);
+      face(dedup).finish(sink);
       expect(Buffer.concat(out).equals(reference), `chunk ${chunkBytes}`).toBe(true);
       expect(grown).toBeGreaterThan(3);
     }
@@ -215,15 +216,15 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
     let grown = 0;
     for (let at = 0; at < input.length; at += 8192) {
       const n = Math.min(8192, input.length - at);
-      dedup.slotView(0).set(input.subarray(at, at + n));
-      dedup.begin(0, n, false);
-      while (!dedup.step(lend)) {
+      face(dedup).slotView(0).set(input.subarray(at, at + n));
+      face(dedup).begin(0, n, false);
+      while (!face(dedup).step(lend)) {
         settle();
-        dedup.grow();
+        face(dedup).grow();
         grown++;
       }
     }
-    dedup.finish(lend);
+    face(dedup).finish(lend);
     settle();
     expect(Buffer.concat(out).equals(reference)).toBe(true);
     expect(grown).toBeGreaterThan(3);

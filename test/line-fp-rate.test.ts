@@ -3,6 +3,7 @@
 // stays at or under the requested rate, however the filter was sized or grew.
 import { beforeAll, describe, expect, it } from "vitest";
 import { LineDeduplicator, sizing } from "../build/js/index.node.js";
+import { internalOptions } from "./support/line-internals.js";
 import { ready, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -56,9 +57,9 @@ describe("approximate line dedup: measured FP rate on lines never seen", () => {
 
   it.each([1e-2, 1e-3])("p = %s: grown by stages, sized from the input's size, and with items", (fpRate) => {
     const cases = {
-      stages: new LineDeduplicator({ approx: true, fpRate, stageItems: 5_000 }),
+      stages: new LineDeduplicator(internalOptions({ approx: true, fpRate, stageItems: 5_000 })),
       // An inputBytes that undercounts (a quarter of the input) must still keep the rate: later stages follow.
-      undersized: new LineDeduplicator({ approx: true, fpRate, stageItems: 5_000, inputBytes: Math.floor(total / 4) }),
+      undersized: new LineDeduplicator(internalOptions({ approx: true, fpRate, stageItems: 5_000, inputBytes: Math.floor(total / 4) })),
       sized: new LineDeduplicator({ approx: true, fpRate, inputBytes: total }),
       items: new LineDeduplicator({ approx: true, fpRate, items: PRESENT + ABSENT }),
     };

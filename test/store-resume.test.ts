@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { awkFirst, randomKeys, rng } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
-const KILLS = 20;
+const KILLS = 12;
 const STRACE = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:delay_exit=40000"];
 
 interface Run {

@@ -29,7 +29,10 @@ export interface StoreDeduplicatorOptions {
 
 const SIDE = "counting-filter.csiv";
 
-/** Exact dedup by MD5 fingerprint against a FingerprintStore, fronted by a counting filter. */
+/**
+ * Exact dedup by MD5 fingerprint against a FingerprintStore, fronted by a counting filter.
+ * @deprecated Since 0.3.0: use `openSeenSet({ backend: "disk", dir })`, which imports an LMDB store in `dir` once; removed in 0.4.0.
+ */
 export class StoreDeduplicator {
   private readonly filter: CountingBloomFilter;
   /** True when the saved filter did not match the store and was rebuilt from it. */

@@ -42,7 +42,7 @@ export class RedisCountingBloomFilter extends ShardedFilter {
    * A filter sized from these options, without asking Redis: processes must agree on the options.
    * Prefer `open`, which records the geometry in Redis or adopts the one recorded there.
    */
-  constructor(private readonly redis: RedisCommander, options: RedisCountingBloomFilterOptions, /** @internal */ adopted?: { geometry: BitsGeometry; spread: boolean }) {
+  constructor(private readonly redis: RedisCommander, options: RedisCountingBloomFilterOptions, /* open() only */ adopted?: { geometry: BitsGeometry; spread: boolean }) {
     super();
     const opts = check.options<RedisCountingBloomFilterOptions>("options", options);
     const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);

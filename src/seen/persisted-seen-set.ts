@@ -9,7 +9,7 @@ import type { Arena } from "../wasm/arena.js";
 import { keyList, keySpans, packedDigests, selectFlagged, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
 import type { BatchLog, LogWrite } from "./batch-log.js";
-import { addFresh, concatRecords, encodeRecords } from "./fingerprint-batches.js";
+import { addFresh, encodeRecords } from "./fingerprint-batches.js";
 import { catchUp } from "./log-catch-up.js";
 import type { ForgettingSeenSet, SeenBackend, SeenKey } from "./seen-set.js";
 
@@ -105,33 +105,6 @@ export class PersistedSeenSet implements ForgettingSeenSet {
       const { flags, fresh } = addFresh(table, packed);
       if (fresh.length === 0) return { result: flags };
       return { result: flags, change: { append: encodeRecords(fresh) } };
-    });
-  }
-
-  /**
-   * @internal addFingerprints for a driver that keeps its own record of what it has not printed
-   * (`dedup --store` on keys, unprinted-file.ts): under the lock, `forget()` gives fingerprints to
-   * take out first (a dead run's), written as forgotten in the same batch; `recorded(fresh)` hears
-   * the new ones before they are written; `written()` runs once the batch is durable.
-   */
-  async addFingerprintsTracked(packed: Uint8Array, track: { forget(): Uint8Array[]; recorded(fresh: Uint8Array): void; written(): void }): Promise<Uint8Array> {
-    return this.locked(async (table) => {
-      const forgotten = track.forget();
-      for (const batch of forgotten) table.removeFingerprints(batch);
-      const { flags, fresh } = addFresh(table, packed);
-      if (fresh.length > 0) track.recorded(fresh);
-      const records = [...forgotten.map((batch) => encodeRecords(batch, true)), ...(fresh.length > 0 ? [encodeRecords(fresh)] : [])];
-      if (records.length === 0) return { result: flags, after: () => track.written() };
-      return { result: flags, change: { append: records.length === 1 ? records[0] : concatRecords(records) }, after: () => track.written() };
-    });
-  }
-
-  /** @internal Forgets packed fingerprints (each batch's) in the table and the log, as one batch: lines recorded and never printed. */
-  async forgetFingerprints(batches: readonly Uint8Array[]): Promise<void> {
-    if (batches.length === 0) return;
-    return this.locked(async (table) => {
-      for (const batch of batches) table.removeFingerprints(batch);
-      return { result: undefined, change: { append: concatRecords(batches.map((batch) => encodeRecords(batch, true))) } };
     });
   }
 

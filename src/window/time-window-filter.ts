@@ -96,7 +96,7 @@ export class TimeWindowFilter {
   private readonly granules: number[];
 
   /** `restored` (internal) holds the slices deserialize() built, so nothing is sized twice. */
-  constructor(options: TimeWindowFilterOptions, /** @internal */ restored?: (BloomFilter | undefined)[]) {
+  constructor(options: TimeWindowFilterOptions, /* deserialize() only */ restored?: (BloomFilter | undefined)[]) {
     const opts = checkOptions(options);
     this.granularity = opts.granularity;
     this.slices = opts.slices;

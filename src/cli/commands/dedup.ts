@@ -39,16 +39,15 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   they end (default: the system's temporary folder); the files are removed at
                   exit and on SIGINT/SIGTERM; a full or unwritable DIR stops the command with
                   exit code 2
-  --hash H        the fingerprint of exact in-memory dedup: xxh128 (XXH3-128, the default: several
-                  times faster than MD5 on short lines) or md5
+  --hash H        the fingerprint of exact in-memory dedup (of the line, or of its key): xxh128
+                  (XXH3-128, the default: several times faster than MD5 on short lines) or md5
   --approx        Bloom filter only (cache-line-blocked): a line may be dropped as a false
                   positive with probability up to P
   --fp-rate P     approx: false-positive rate (default 0.001)
   --items N       approx: expected distinct lines (one filter of that size); without it the filter
                   grows by stages and keeps the compound false-positive rate under P.
                   Exact (and --store): the first size of the table in memory, within --memory
-                  and one 4 GiB memory (it grows past it as lines come); with --field or
-                  --json-key, a plan past this machine's memory is an error
+                  and one 4 GiB memory (it grows past it as lines come)
   --blocked       approx: accepted for compatibility (the blocked filter is the default)
   --store DIR     exact mode on disk: the store's fingerprints (XXH3-128) are read into the
                   in-memory table, every line is looked up there, and each megabyte of input's new
@@ -77,7 +76,9 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   BloomFilter.deserialize (BlockedBloomFilter.deserialize) in Node, browsers and
                   workers (and in the demo page)
   --field N       compare records by their field N (from 1), not the whole line; the record is
-                  printed as it came. Fields are split at --delimiter (default a tab)
+                  printed as it came. Fields are split at --delimiter (default a tab). A key
+                  (--field, --json-key, --canonicalize) changes nothing else: every other
+                  option means what it means for whole lines
   --delimiter C   one single-byte character (\\t for a tab) between fields
   --csv           RFC 4180 fields: a quoted field is compared by its value ("" is one ");
                   the delimiter is a comma unless --delimiter says otherwise. A record is one line
