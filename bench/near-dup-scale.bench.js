@@ -134,4 +134,4 @@ for (const docs of sizes) {
 }
 rmSync(scratch, { recursive: true, force: true });
 for (const note of notes) console.log(`- ${note}`);
-console.log("- Published, not measured here (../shared/research/ANCHORS.md): rensa 512 B/doc (128 x u32), 1.8 M short rows (wikitext) in 44 s (~41 k rows/s), datasketch 1,725 s on the same; datatrove 952 B/doc on disk (14 x 8 bands, 5-grams, no verification), ~0.8-0.9 MB/s per task; NeMo Curator 1,040 B/doc (20 x 13, char 24-grams).");
+console.log("- Published, not measured here (the projects' own pages: rensa README, github.com/beowolx/rensa, in its earlier version; datatrove MinhashConfig defaults, github.com/huggingface/datatrove; NeMo Curator fuzzy-dedup defaults, github.com/NVIDIA/NeMo-Curator): rensa 512 B/doc (128 x u32), 1.8 M short rows (wikitext) in 44 s (~41 k rows/s), datasketch 1,725 s on the same; datatrove 952 B/doc on disk (14 x 8 bands, 5-grams, no verification), ~0.8-0.9 MB/s per task; NeMo Curator 1,040 B/doc (20 x 13, char 24-grams).");

@@ -34,7 +34,7 @@ export {
   StorageQuotaError,
 } from "./errors.js";
 export { FORMAT_VERSION } from "./format/container.js";
-export { canonicalizeUrl, type CanonicalizeOptions } from "./url/canonicalize.js";
+export { canonicalizeUrl, type CanonicalizeOptions, type W3libRules } from "./url/canonicalize.js";
 export { TRACKING_PARAMETERS, type ExtraNormalizations } from "./url/extras.js";
 export { requestFingerprint, type RequestLike, type FingerprintOptions, type FingerprintAlgorithm } from "./url/fingerprint.js";
 export { sha1, sha1Hex } from "./hash/sha1.js";

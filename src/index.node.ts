@@ -1,7 +1,7 @@
 // Node entry: the module is read from build/crawlsieve.wasm beside this package (src/wasm/node.ts).
 /**
  * The main entry (`crawlsieve`) in Node: filters, exact dedup, seen-sets, near-duplicates, URLs, sizing and the binary format.
- * @module
+ * @module crawlsieve
  */
 export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";

@@ -230,6 +230,20 @@ describe("the command line explains what went wrong, in one line", () => {
     });
   });
 
+  // Issue 49 item 7: "help dedup" printed the global help; a bare crawlsieve printed 130 lines on stdout.
+  it("help CMD and CMD --help print that command's help; a bare crawlsieve is a short usage error on stderr", () => {
+    const own = run(["md5", "--help"]);
+    expect(own.code).toBe(0);
+    expect(own.stdout.toString()).toMatch(/^crawlsieve md5 \[FILE\.\.\.\]\n/);
+    expect(run(["help", "md5"])).toMatchObject({ code: 0, stdout: own.stdout });
+    expect(run(["help", "dedupe"]).stderr).toMatch(/^crawlsieve: unknown command "dedupe" \(did you mean dedup\?\)/);
+    const bare = run([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout.length).toBe(0);
+    expect(bare.stderr.toString()).toBe("usage: crawlsieve <command> [options]; commands: dedup, canonicalize, near-dups, md5, size\nsee crawlsieve help <command>, or crawlsieve --help for all of them\n");
+    expect(run(["help"]).stdout.toString()).toMatch(/^usage: crawlsieve <command>/);
+  });
+
   it("answers an unknown command in one line, with the nearest command", () => {
     expect(run(["dedupe"])).toMatchObject({ code: 2, stderr: 'crawlsieve: unknown command "dedupe" (did you mean dedup?); commands: dedup, canonicalize, near-dups, md5, size; see crawlsieve --help\n' });
     expect(run(["nears-dup"]).stderr).toMatch(/did you mean near-dups\?/);

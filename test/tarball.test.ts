@@ -123,4 +123,19 @@ describe("the packed package, installed from its tarball", () => {
     expect(dedup.stdout).toBe("b\na\nc\n");
     expect(spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout).toBe(`crawlsieve ${version}\n`);
   });
+
+  it("every relative link of the README resolves inside the installed package", () => {
+    const installed = join(app, "node_modules/crawlsieve");
+    const readme = readFileSync(join(installed, "README.md"), "utf8");
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((href) => !/^[a-z]+:/.test(href) && !href.startsWith("#"));
+    expect(links.length).toBeGreaterThan(10);
+    expect(links.filter((href) => !existsSync(join(installed, href.split("#")[0])))).toEqual([]);
+  });
+
+  it("require(\"crawlsieve/crawlee\") without Crawlee installed: one line naming the peer and the install command", () => {
+    expect(existsSync(join(app, "node_modules/@crawlee/core"))).toBe(false);
+    const result = spawnSync(process.execPath, ["-e", 'try { require("crawlsieve/crawlee") } catch (e) { console.error(e.stack); process.exit(1) }'], { cwd: app, encoding: "utf8" });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe("CrawlsieveError: crawlsieve/crawlee needs Crawlee, an optional peer dependency that is not installed: npm install crawlee\n");
+  });
 });

@@ -38,15 +38,25 @@ async function main(argv: string[]): Promise<number> {
     stdout().write(`crawlsieve ${version()}\n`);
     return 0;
   }
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    stdout().write(await usage());
-    return name === undefined ? 2 : 0;
+  if (name === undefined) {
+    // A usage error: a few lines on stderr, not the whole reference on stdout.
+    process.stderr.write(`usage: crawlsieve <command> [options]; commands: ${Object.keys(commands).join(", ")}\nsee crawlsieve help <command>, or crawlsieve --help for all of them\n`);
+    return 2;
   }
-  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (name === "help" && rest.length > 0 && Object.hasOwn(commands, rest[0])) {
+    stdout().write((await commands[rest[0]]()).usage + "\n");
+    return 0;
+  }
+  if (name === "--help" || name === "-h" || (name === "help" && rest.length === 0)) {
+    stdout().write(await usage());
+    return 0;
+  }
+  const load = name === "help" ? undefined : Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (load === undefined) {
-    // One line: the whole usage would bury the answer to a typo.
-    const near = nearest(name, Object.keys(commands));
-    process.stderr.write(`crawlsieve: unknown command ${JSON.stringify(name)}${near === undefined ? "" : ` (did you mean ${near}?)`}; commands: ${Object.keys(commands).join(", ")}; see crawlsieve --help\n`);
+    // One line: the whole usage would bury the answer to a typo ("help TYPO" names the typo).
+    const asked = name === "help" ? rest[0] : name;
+    const near = nearest(asked, Object.keys(commands));
+    process.stderr.write(`crawlsieve: unknown command ${JSON.stringify(asked)}${near === undefined ? "" : ` (did you mean ${near}?)`}; commands: ${Object.keys(commands).join(", ")}; see crawlsieve --help\n`);
     return 2;
   }
   const command = await load();

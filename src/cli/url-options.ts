@@ -7,6 +7,7 @@ export const urlFlags = {
   "drop-blank-values": { type: "boolean" },
   encoding: { type: "string" },
   "query-separator": { type: "string" },
+  w3lib: { type: "string" },
   "remove-default-port": { type: "boolean" },
   "remove-dot-segments": { type: "boolean" },
   "remove-tracking": { type: "boolean" },
@@ -16,7 +17,8 @@ export const urlFlags = {
 /** Usage lines of the canonicalization flags. */
 export const urlFlagsUsage = `  --keep-fragments       keep "#fragment"            --drop-blank-values   drop "a=" arguments
   --encoding E           page encoding of queries (default utf8; latin1, cp1251, ...)
-  --query-separator S    argument separator (default &)
+  --query-separator S    the only argument separator (default: & and ;, as every w3lib release)
+  --w3lib 2.4.1|head     whose rules: the release Scrapy installs (default) or w3lib's main branch
   opt-in, beyond Scrapy's rules: --remove-default-port --remove-dot-segments
   --remove-tracking (utm_*, fbclid, gclid, ...) --fold-www`;
 
@@ -27,6 +29,7 @@ export function urlOptions(values: Record<string, string | boolean | undefined>)
     keepBlankValues: values["drop-blank-values"] !== true,
     encoding: values.encoding as string | undefined,
     querySeparator: values["query-separator"] as string | undefined,
+    w3lib: values.w3lib as CanonicalizeOptions["w3lib"],
     removeDefaultPort: values["remove-default-port"] === true,
     removeDotSegments: values["remove-dot-segments"] === true,
     removeTrackingParams: values["remove-tracking"] === true,

@@ -5,7 +5,7 @@
 // as router middleware: router.use(sieve.middleware). With `shared` (a RedisMinHashIndex, or any
 // index of the same shape) the pages are kept there instead, by MinHash, so a fleet of crawlers
 // finds the near copies of pages any of them fetched.
-import { log as crawleeLog } from "@crawlee/core";
+import { log as crawleeLog } from "./core.js";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { htmlToText } from "../html/html-to-text.js";
 import { init, NearDupIndex, simhash } from "../index.node.js";

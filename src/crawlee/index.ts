@@ -3,7 +3,7 @@
 // @crawlee/core) is an optional peer dependency; only this entry loads it.
 /**
  * `crawlsieve/crawlee`: a Crawlee request manager that filters every added request through a seen-set, and its helpers.
- * @module
+ * @module crawlsieve/crawlee
  */
 export { crawleeUniqueKey, type CrawleeKeyOptions } from "./unique-key.js";
 export { SieveRequestManager, type SieveRequestManagerOptions, type SieveStats, type CommitMode } from "./request-manager.js";

@@ -3,7 +3,8 @@
 // w3lib-canonical URL, method and body, written into uniqueKey so the queue agrees with it too
 // (and a Scrapy-Redis dupefilter holding the same fingerprints is shared); a function is the
 // caller's own key, the uniqueKey left as it is.
-import { Request, type Source } from "@crawlee/core";
+import type { Request, Source } from "@crawlee/core";
+import { Request as CrawleeRequest } from "./core.js";
 import { InvalidArgumentError } from "../errors.js";
 import { canonicalizeUrl, requestFingerprint, type ExtraNormalizations, type FingerprintAlgorithm } from "../index.node.js";
 import { crawleeUniqueKey } from "./unique-key.js";
@@ -37,7 +38,7 @@ export type Keyer = (source: Source) => Keyed;
  * another 3.x version beside this one): it has a uniqueKey and Request's own methods.
  */
 export function isRequest(value: unknown): value is Request {
-  if (value instanceof Request) return true;
+  if (value instanceof CrawleeRequest) return true;
   const v = value as { uniqueKey?: unknown; pushErrorMessage?: unknown };
   return v !== null && typeof v === "object" && typeof v.uniqueKey === "string" && typeof v.pushErrorMessage === "function";
 }
@@ -49,7 +50,7 @@ export function keyer(key: SieveKey | undefined, scrapy: ScrapyKeyOptions = {}):
   if (key === undefined || key === "crawlee") return crawleeKey;
   if (typeof key === "function") {
     return (source) => {
-      const request = isRequest(source) ? source : new Request(checkedUrl(source) as ConstructorParameters<typeof Request>[0]);
+      const request = isRequest(source) ? source : new CrawleeRequest(checkedUrl(source) as ConstructorParameters<typeof CrawleeRequest>[0]);
       const custom = key(request);
       if (typeof custom !== "string") throw new InvalidArgumentError("key(request)", custom, "a string");
       return { source: request, key: custom, uniqueKey: request.uniqueKey };

@@ -7,7 +7,7 @@
 // fetched. Held here, the key dies with the process, and the next link to the page adds it again.
 // A handled request's record is complete before its key is committed, and a key whose commit a
 // crash cut short is still handled in the queue, which answers "present" when it is met again.
-import { log as crawleeLog } from "@crawlee/core";
+import { log as crawleeLog } from "./core.js";
 import { openSeenSet, type SeenSet } from "../index.node.js";
 import { retryTransient, type RetryOptions } from "../seen/transient.js";
 

@@ -4,7 +4,7 @@
 // a crash: the queue still holds their requests, and a later add of one is forwarded, found
 // present by the queue and committed again.
 import type { Configuration, KeyValueStore } from "@crawlee/core";
-import { KeyValueStore as Store } from "@crawlee/core";
+import { KeyValueStore as Store } from "./core.js";
 
 /** Saves a seen-set's bytes under one record of a key-value store. */
 export class SeenPersistence {

@@ -19,7 +19,7 @@
 //   this process's (at least once: a page may be fetched twice in the fleet, never by nobody).
 // - A dropped duplicate is reported as { wasAlreadyPresent: true }, so Crawlee's
 //   maxRequestsPerCrawl / maxNewRequests budgets are spent only on new requests.
-import { Configuration as CrawleeConfiguration, getRequestId, log as crawleeLog, RequestQueue } from "@crawlee/core";
+import { Configuration as CrawleeConfiguration, getRequestId, log as crawleeLog, RequestQueue } from "./core.js";
 import type { AddRequestsBatchedOptions, AddRequestsBatchedResult, Configuration, Dictionary, IRequestManager, Request, RequestQueueOperationInfo, RequestQueueOperationOptions, RequestsLike, Source } from "@crawlee/core";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { init, isSeenSet, openSeenSet, type SeenSet, type SeenSpec } from "../index.node.js";

@@ -1,7 +1,7 @@
 // crawlsieve/crawler: node-crawler 2.x integration.
 /**
  * `crawlsieve/crawler`: node-crawler 2.x with an atomic, optionally persistent seen-set.
- * @module
+ * @module crawlsieve/crawler
  */
 export { sieveCrawler, type CrawlerLike, type CrawlerSieve, type CrawlerSieveStats, type PendingSpec, type SieveCrawlerOptions } from "./sieve-crawler.js";
 export type { CrawlerKey, CrawlerRequestLike } from "./request-key.js";

@@ -4,7 +4,7 @@
 /**
  * `crawlsieve/durable-object`: an exact seen-set kept in SQLite-backed Durable Objects, shared by
  * every Worker and kept across restarts.
- * @module
+ * @module crawlsieve/durable-object
  */
 export { SeenSetDurableObject, MAX_KEYS_PER_OBJECT } from "./seen-set-durable-object.js";
 export { durableSeenSet, type DurableSeenSetOptions } from "./durable-seen-set.js";

@@ -6,7 +6,7 @@
 // their text is kept. Block elements become line breaks, so words in adjacent blocks never glue.
 /**
  * `crawlsieve/html`: HTML to the text a reader sees, for near-duplicate detection.
- * @module
+ * @module crawlsieve/html
  */
 import { Parser } from "htmlparser2";
 

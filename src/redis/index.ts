@@ -2,7 +2,7 @@
 // Async throughout; node-redis is an optional peer dependency (any client fits RedisCommander).
 /**
  * `crawlsieve/redis`: structures shared by many processes through one Redis or a Redis Cluster.
- * @module
+ * @module crawlsieve/redis
  */
 export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type RedisSend, type SendOptions } from "./commander.js";
 export { fromNodeRedisCluster, type NodeRedisClusterLike, type NodeRedisClusterNode } from "./cluster-commander.js";

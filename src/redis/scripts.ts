@@ -103,6 +103,19 @@ end
 return out
 `);
 
+/** Keys' sizes in one round trip: KEYS the hashes (one slot); returns the sum of their HLENs. */
+export const HLEN_SUM = new Script(`
+local n = 0
+for i = 1, #KEYS do n = n + redis.call('HLEN', KEYS[i]) end
+return n
+`);
+
+/** Deletes KEYS (one slot) in one round trip, in DELs of at most 4,096 keys (Lua's unpack has a stack limit). */
+export const DEL_ALL = new Script(`
+for i = 1, #KEYS, 4096 do redis.call('DEL', unpack(KEYS, i, math.min(i + 4095, #KEYS))) end
+return #KEYS
+`);
+
 /**
  * IMP-CB in Redis: KEYS[1] the counting shard, KEYS[2] the fingerprint bucket, KEYS[3] the
  * filter's description; ARGV: field (the fingerprint), the description the caller mapped with,

@@ -4,7 +4,7 @@ import { FilterTooLargeError, InvalidArgumentError } from "../errors.js";
 import { md5, toHex } from "../hash/md5.js";
 import { sha1 } from "../hash/sha1.js";
 import * as check from "../validate.js";
-import { canonicalizeUrl } from "./canonicalize.js";
+import { canonicalizeUrl, type W3libRules } from "./canonicalize.js";
 import { utf8Bytes } from "./text-encoding.js";
 import { concat as concatChecked } from "../format/container.js";
 
@@ -37,6 +37,8 @@ export interface FingerprintOptions {
   readonly includeHeaders?: readonly string[];
   /** Keep the URL fragment (default false). */
   readonly keepFragments?: boolean;
+  /** Whose canonical URL: w3lib "2.4.1" (default, what Scrapy installs) or "head" (see canonicalizeUrl). */
+  readonly w3lib?: W3libRules;
 }
 
 const ALGORITHMS = new Set<FingerprintAlgorithm>(["md5", "scrapy", "scrapy-legacy", "scrapy-redis"]);
@@ -52,7 +54,7 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
   const method = (req.method ?? "GET").toUpperCase();
   if (!TOKEN.test(method)) throw new InvalidArgumentError("request.method", req.method, "an HTTP method token");
   const body = req.body === undefined || req.body === null ? new Uint8Array(0) : typeof req.body === "string" ? utf8Bytes(req.body) : check.key("request.body", req.body) as Uint8Array;
-  const url = canonicalizeUrl(req.url, { keepFragments: opts.keepFragments === true });
+  const url = canonicalizeUrl(req.url, { keepFragments: opts.keepFragments === true, w3lib: opts.w3lib });
 
   switch (algorithm) {
     case "md5": {
@@ -61,14 +63,14 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
       return toHex(md5(body.length === 0 ? head : concat([utf8Bytes(head), body])));
     }
     case "scrapy": {
-      const headers = selectedHeaders(req, opts.includeHeaders);
+      const headers = selectedHeaders(req, opts.includeHeaders, true);
       const headerJson = headers.map(([name, values]) => `${pyString(toHex(name))}: [${values.map((v) => pyString(toHex(v))).join(", ")}]`).join(", ");
       return toHex(sha1(`{"body": ${pyString(toHex(body))}, "headers": {${headerJson}}, "method": ${pyString(method)}, "url": ${pyString(url)}}`));
     }
     case "scrapy-redis":
       return toHex(sha1(`{"body": ${pyString(toHex(body))}, "method": ${pyString(method)}, "url": ${pyString(url)}}`));
     case "scrapy-legacy": {
-      const headers = selectedHeaders(req, opts.includeHeaders);
+      const headers = selectedHeaders(req, opts.includeHeaders, false);
       if (body.length === 0 && headers.length === 0) return toHex(sha1(method + url));
       const parts = [utf8Bytes(method), utf8Bytes(url), body];
       for (const [name, values] of headers) parts.push(name, ...values);
@@ -77,22 +79,28 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
   }
 }
 
-/** The included headers present on the request, names lower-cased and sorted as Scrapy does. */
-function selectedHeaders(req: Partial<RequestLike>, include: readonly string[] | undefined): [Uint8Array, Uint8Array[]][] {
+/**
+ * The included headers present on the request, as Scrapy's `sorted(include_headers)` then
+ * lower-cased: sorted as written (so "Accept" comes before "X-A" before "accept"), duplicates kept.
+ * The legacy form hashes each occurrence; the JSON form keys on the name, so it keeps one of
+ * each, in the order of their hex (the order of the lower-cased names).
+ */
+function selectedHeaders(req: Partial<RequestLike>, include: readonly string[] | undefined, unique: boolean): [Uint8Array, Uint8Array[]][] {
   if (include === undefined || include.length === 0) return [];
   if (!Array.isArray(include)) throw new InvalidArgumentError("includeHeaders", include, "an array of header names");
   const present = new Map<string, readonly (string | Uint8Array)[]>();
   for (const [name, value] of Object.entries(req.headers ?? {})) {
     present.set(name.toLowerCase(), Array.isArray(value) ? value : [value as string | Uint8Array]);
   }
-  const names = [...new Set(include.map((name) => String(name).toLowerCase()))].sort();
+  // Python compares code points, not UTF-16 units: the same order for header names (ASCII tokens).
+  const sorted = include.map(String).sort().map((name) => name.toLowerCase());
+  const names = unique ? [...new Set(sorted)].sort() : sorted;
   const out: [Uint8Array, Uint8Array[]][] = [];
   for (const name of names) {
     const values = present.get(name);
     if (values === undefined) continue;
     out.push([utf8Bytes(name), values.map((v) => (typeof v === "string" ? utf8Bytes(v) : v))]);
   }
-  // JSON keys are the hex of the names; sorting the names sorts their hex the same way.
   return out;
 }
 

@@ -20,6 +20,8 @@ function table(safe: string): Uint8Array {
 export const SAFE = table(RESERVED + "|%");
 /** w3lib's _path_safe_chars: SAFE without "#". */
 export const PATH_SAFE = table(RESERVED.replace("#", "") + "|%");
+/** w3lib's _USERINFO_SAFEST_CHARS (its main branch): unreserved and the sub-delimiters but ";" and "=". */
+export const USERINFO_SAFE = table("!$&'()*+,");
 /** Python's quote_plus(safe=""): only unreserved characters stay (space becomes "+"). */
 export const FORM_SAFE = table("");
 
