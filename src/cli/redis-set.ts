@@ -7,6 +7,7 @@ import type { Durability } from "../redis/durability.js";
 import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
 import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
 import { RedisTimeWindowFilter } from "../redis/redis-time-window-filter.js";
+import { ScrapyRedisDupeFilter } from "../redis/scrapy-redis.js";
 import type { Granularity } from "../window/granularity.js";
 
 const UNITS: Record<string, Granularity> = { m: "minute", h: "hour", d: "day", mo: "month" };
@@ -21,8 +22,8 @@ export interface RedisSeenSet {
 }
 
 /** Connects (to one server, or to a cluster through its nodes' URLs) and opens the structure the flags ask for. */
-export async function redisSet(options: { url: string; cluster?: boolean; namespace?: string; window?: string; durability?: Durability; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
-  if (options.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name)");
+export async function redisSet(options: { url: string; cluster?: boolean; namespace?: string; dupefilter?: string; window?: string; durability?: Durability; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
+  if (options.namespace === undefined && options.dupefilter === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name) or --dupefilter KEY (a Scrapy-Redis dupefilter SET)");
   const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
   if (options.window !== undefined && window === null) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`);
   const urls = options.cluster ? options.url.split(",") : [options.url];
@@ -70,11 +71,18 @@ export async function redisSet(options: { url: string; cluster?: boolean; namesp
     addSpans: (data, spans) => checked(addMany(keysOf(data, spans))),
     addMany: (keys) => checked(addMany(keys)),
     byteLength: 0,
-    report: () => ({ redis: options.url, cluster: options.cluster === true, namespace: options.namespace }),
+    report: () => ({ redis: options.url, cluster: options.cluster === true, ...(options.dupefilter === undefined ? { namespace: options.namespace } : { dupefilter: options.dupefilter }) }),
     close,
   };
 
   async function openStructure(): Promise<(keys: readonly (string | Uint8Array)[]) => Promise<Uint8Array>> {
+    if (options.dupefilter !== undefined) {
+      // A Scrapy-Redis fleet's SET: each line is a URL, recorded as the fingerprint Scrapy-Redis
+      // gives a GET request for it (SADD decides, as its RFPDupeFilter does).
+      const filter = new ScrapyRedisDupeFilter(commander, { key: options.dupefilter });
+      const text = new TextDecoder();
+      return async (keys) => (await filter.requestsSeen(keys.map((key) => ({ url: typeof key === "string" ? key : text.decode(key) })))).map((seen) => seen ^ 1);
+    }
     const name = options.namespace!;
     if (window !== null && window !== undefined) {
       const filter = new RedisTimeWindowFilter(commander, { name, granularity: UNITS[window[2]], slices: Number(window[1]), itemsPerSlice: options.items ?? 1_000_000, fpRate: options.fpRate });

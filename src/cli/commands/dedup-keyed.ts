@@ -66,7 +66,7 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
 export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items, keys }: { exact: boolean; fpRate: number; items: number | undefined; keys?: LineKeys }): Promise<number> {
   if (values.redis === undefined && exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
   const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
-    ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, window: values.window, durability: values.durability as Durability | undefined, exact, items, fpRate })
+    ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, dupefilter: values.dupefilter as string | undefined, window: values.window, durability: values.durability as Durability | undefined, exact, items, fpRate })
     : approxSet(
         items === undefined
           ? new ScalableBloomFilter({ fpRate })
@@ -175,7 +175,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter: values.redis !== undefined ? (values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      filter: values.redis !== undefined ? (values.dupefilter !== undefined ? "scrapy-redis-dupefilter" : values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
       fpRate,
       canonicalize: keys?.spec.canonicalize !== undefined,
       lines,

@@ -17,7 +17,7 @@ import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
 import { DEDUP_LIMIT_OF, MAX_LINE_BYTES } from "../line-limit.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] --namespace NAME [--window 7d] [--durability local|replicated]] [--canonicalize] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] (--namespace NAME [--window 7d] [--durability local|replicated] | --dupefilter KEY)] [--canonicalize] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE or FILE is -), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
@@ -65,6 +65,10 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   Bloom filter with --approx, or with --window 7d (Nm, Nh, Nd, Nmo) a time
                   window: lines seen within the window are dropped. A line is printed only
                   after Redis acknowledged it; if Redis goes away the command stops with an error
+  --dupefilter KEY with --redis, instead of --namespace: the seen-set is a Scrapy-Redis fleet's
+                  dupefilter SET (such as spider:dupefilter): each line (or --field, --json-key)
+                  is a URL, recorded as the fingerprint Scrapy-Redis gives a GET request for it,
+                  so the command and a Scrapy fleet skip each other's requests
   --cluster       with --redis: the URLs (comma-separated) are nodes of a Redis Cluster; the
                   seen-set spreads over all its masters
   --durability D  with --redis: local (the default) prints a batch once its master has it, so a
@@ -103,6 +107,7 @@ export async function dedup(argv: string[]): Promise<number> {
       redis: { type: "string" },
       cluster: { type: "boolean" },
       namespace: { type: "string" },
+      dupefilter: { type: "string" },
       window: { type: "string" },
       durability: { type: "string" },
       "save-filter": { type: "string" },
@@ -129,7 +134,8 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.hash !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash does not apply to --store: a store keeps the fingerprint it was created with (XXH3-128)");
   if (values["fp-rate"] !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--fp-rate does not apply to --store: it is exact, every line is looked up in memory");
   if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
-  if (values.redis === undefined && (values.namespace !== undefined || values.window !== undefined || values.cluster || values.durability !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace, --window, --cluster and --durability need --redis");
+  if (values.redis === undefined && (values.namespace !== undefined || values.dupefilter !== undefined || values.window !== undefined || values.cluster || values.durability !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace, --dupefilter, --window, --cluster and --durability need --redis");
+  if (values.dupefilter !== undefined && (values.namespace !== undefined || values.window !== undefined || values.durability !== undefined || values.approx || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--dupefilter is a Scrapy-Redis SET of request fingerprints (exact, the URL canonicalized by the fingerprint): leave out --namespace, --window, --durability, --approx and --canonicalize");
   if (values.durability !== undefined && values.durability !== "local" && values.durability !== "replicated") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--durability must be local or replicated, got ${JSON.stringify(values.durability)}`);
   if (values.durability === "replicated" && values.window !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--durability replicated is for the exact seen-set and --approx; a --window filter acknowledges once its master has a batch");
   if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
