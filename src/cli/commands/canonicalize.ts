@@ -7,7 +7,7 @@ import { Output } from "../output.js";
 import { urlFlags, urlFlagsUsage, urlOptions } from "../url-options.js";
 
 /** Usage of `canonicalize`. */
-export const canonicalizeUsage = `crawlsieve canonicalize [FILE...] [--keep-fragments] [--drop-blank-values] [--encoding E] [extras]
+export const canonicalizeUsage = `crawlsieve canonicalize [FILE...] [--keep-fragments] [--drop-blank-values] [--encoding E] [--query-separator S] [--w3lib 2.4.1|head] [extras]
   Prints the canonical form of every input URL (Scrapy's canonicalize_url rules), one per line.
   A line longer than ${MAX_LINE_BYTES >> 20} MiB stops the command with an error naming its file and line.
 ${urlFlagsUsage}`;

@@ -176,7 +176,8 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       command: "dedup",
       mode: exact ? "exact" : "approx",
       filter: values.redis !== undefined ? (values.dupefilter !== undefined ? "scrapy-redis-dupefilter" : values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
-      fpRate,
+      // A rate only where something can be dropped by chance.
+      ...(exact ? {} : { fpRate }),
       canonicalize: keys?.spec.canonicalize !== undefined,
       lines,
       unique,

@@ -17,7 +17,7 @@ import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
 import { DEDUP_LIMIT_OF, MAX_LINE_BYTES } from "../line-limit.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] (--namespace NAME [--window 7d] [--durability local|replicated] | --dupefilter KEY)] [--canonicalize] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] (--namespace NAME [--window 7d] [--durability local|replicated] | --dupefilter KEY)] [--save-filter F [--blocked]] [--canonicalize [--keep-fragments] [--drop-blank-values] [--encoding E] [--query-separator S] [--w3lib 2.4.1|head] [extras]] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE or FILE is -), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
