@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync 
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { makeTempFolder, removeTempFolder, sweepAbandoned } from "../build/js/lines/temp-folders.js";
+import { makeTempFolder, removeTempFolder, sweepAbandoned } from "../build/js/files/temp-folders.js";
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -11,6 +11,7 @@ import { isatty } from "node:tty";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
 import type { LineKeys } from "../lines/keys/line-keys.js";
+import type { ChunkGate } from "../lines/chunk-gate.js";
 import { RunFolder } from "../lines/run-file.js";
 import { checkInputFile } from "./lines.js";
 import { longLineStore, type LongLineCopy } from "./long-line-stores.js";
@@ -178,25 +179,6 @@ async function whenReady<T>(op: () => Promise<T>, wrap?: new (error: Error) => E
     }
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
-}
-
-/**
- * What decides chunks against a seen-set shared beyond this process (dedup --store): `decide` runs
- * `work` (the deduplicator working one chunk) once the seen-set is up to date, and resolves once
- * the chunk's new lines are recorded; `durable()` resolves once they are on disk, and only then
- * are they written. `settle` waits for the write under way, before anything that may grow
- * WebAssembly memory.
- */
-export interface ChunkGate {
-  decide<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
-  /** decide() for the lines that waited on disk past the memory budget, resolved at the end: `work` gives them all back (each durable before it is). */
-  decideAll<T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T>;
-  /** Resolves once the last decision's new lines are durable. */
-  durable(): Promise<void>;
-  /** Taken when output is handed over: a mark of what was recorded up to then (every batch but the last). */
-  mark(): number;
-  /** The output handed over with `mark` (Infinity: everything) is written: those lines are printed. */
-  printed(mark: number): void;
 }
 
 /** No gate: the work runs at once. */

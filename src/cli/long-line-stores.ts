@@ -5,7 +5,7 @@
 import { readFileSync, fstatSync } from "node:fs";
 import { CrawlsieveError } from "../errors.js";
 import { LONG_LINE_BYTES, type LongLineStore } from "../lines/long-line-store.js";
-import { readAt } from "../lines/file-range.js";
+import { readAt } from "../files/file-range.js";
 import { BLOCK, type RunFile, type RunFolder } from "../lines/run-file.js";
 
 /** A long line to print in its place in the output: its bytes read back in chunks of their own, then let go. */

@@ -13,8 +13,8 @@
 import { closeSync, openSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeAt } from "./file-range.js";
-import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
+import { writeAt } from "../files/file-range.js";
+import { makeTempFolder, removeTempFolder } from "../files/temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 

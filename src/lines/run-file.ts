@@ -7,8 +7,8 @@
 import { closeSync, openSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { diskReason } from "./file-spill.js";
-import { readAt, writeAt } from "./file-range.js";
-import { makeTempFolder, removeTempFolder } from "./temp-folders.js";
+import { readAt, writeAt } from "../files/file-range.js";
+import { makeTempFolder, removeTempFolder } from "../files/temp-folders.js";
 import { CrawlsieveError } from "../errors.js";
 import { LONG_LINE_BYTES } from "./long-line-store.js";
 

@@ -7,8 +7,8 @@ import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { CrawlsieveError } from "../errors.js";
 import { diskReason } from "../lines/file-spill.js";
-import { readAt, writeAt } from "../lines/file-range.js";
-import { makeTempFolder, removeTempFolder } from "../lines/temp-folders.js";
+import { readAt, writeAt } from "../files/file-range.js";
+import { makeTempFolder, removeTempFolder } from "../files/temp-folders.js";
 import { Column } from "./column.js";
 
 /** Words buffered before a write: 1 MiB. */

@@ -2,14 +2,14 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CrawlsieveError } from "../../errors.js";
-import { defersStore, StoreGate } from "../store-gate.js";
+import { defersStore, StoreGate } from "../../seen/disk/store-gate.js";
 import { urlFlags, urlOptions } from "../url-options.js";
 import { count, Progress } from "../progress.js";
 import { totalmem, tmpdir } from "node:os";
 import { bytesOption, integerOption, probabilityOption, writableFileOption } from "../parse.js";
 import { LineDeduplicator, MIN_MEMORY } from "../../lines/line-deduplicator.js";
 import { fileSpill } from "../../lines/file-spill.js";
-import { removeTempFoldersAtExit } from "../../lines/temp-folders.js";
+import { removeTempFoldersAtExit } from "../../files/temp-folders.js";
 import { regularInputBytes, runLinePipeline } from "../line-pipeline.js";
 import type { KeySpec, MissingPolicy } from "../../lines/keys/record-keys.js";
 import { LineKeys } from "../../lines/keys/line-keys.js";

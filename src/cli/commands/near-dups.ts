@@ -15,7 +15,7 @@ import { globMatcher } from "../glob.js";
 import type { RecordDoc, RecordFields } from "../json-records.js";
 import { Output } from "../output.js";
 import { count, Progress } from "../progress.js";
-import { makeTempFolder, removeTempFolder, removeTempFoldersAtExit } from "../../lines/temp-folders.js";
+import { makeTempFolder, removeTempFolder, removeTempFoldersAtExit } from "../../files/temp-folders.js";
 import { Column } from "../../near-dup/column.js";
 import { DEFAULT_SPILL_SKETCH_SIZE } from "../../near-dup/minhash-spill.js";
 import { writeDataset } from "./near-dups-dataset.js";

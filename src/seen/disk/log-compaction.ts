@@ -10,7 +10,7 @@
 // free disk, where the passes need only the new file's.
 import { closeSync, fdatasyncSync, fstatSync, openSync, renameSync, rmSync } from "node:fs";
 import { FormatError } from "../../errors.js";
-import { readAt, writeAt } from "../../lines/file-range.js";
+import { readAt, writeAt } from "../../files/file-range.js";
 import type { Arena } from "../../wasm/arena.js";
 import { array, type ArrayRegion } from "../../wasm/array-region.js";
 import { LOG_PARTS, PARTS } from "../../wasm/bucket-layout.js";

@@ -11,7 +11,7 @@
 // renames a compaction in its place.
 import { closeSync } from "node:fs";
 import { FormatError } from "../../errors.js";
-import { readAt } from "../../lines/file-range.js";
+import { readAt } from "../../files/file-range.js";
 import { decodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 
 /** Bytes of a full record: magic and count, its fingerprints, the checksum. */

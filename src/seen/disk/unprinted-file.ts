@@ -17,7 +17,7 @@ import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSyn
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { CrawlsieveError } from "../../errors.js";
-import { readAt, writeAt } from "../../lines/file-range.js";
+import { readAt, writeAt } from "../../files/file-range.js";
 import { decodeRecords, encodeRecords } from "../fingerprint-batches.js";
 import { storeWriteError } from "../../dedup/store-directory.js";
 import { nativeLocks } from "./file-lock.js";

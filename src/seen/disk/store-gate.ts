@@ -18,15 +18,15 @@
 // What a run records it also writes to its own locked file of unprinted lines until the output
 // that holds them is written (unprinted-file.ts); a dead run's file is found under the lock and
 // its fingerprints forgotten in the log, so a kill -9 between record and print loses no line.
-import { CrawlsieveError } from "../errors.js";
-import { diskError, openStoreLog, type StoreLog } from "../seen/disk/disk-seen-set.js";
-import { encodeRecords } from "../seen/fingerprint-batches.js";
-import { exceedsBudget } from "../seen/disk/tiered-table.js";
-import { catchUp } from "../seen/log-catch-up.js";
-import type { LineDeduplicator } from "../lines/line-deduplicator.js";
-import type { Arena } from "../wasm/arena.js";
-import type { ChunkGate } from "./line-pipeline.js";
-import { deadRunMessage, deadRuns, UnprintedFile, type DeadRun } from "../seen/disk/unprinted-file.js";
+import { CrawlsieveError } from "../../errors.js";
+import { diskError, openStoreLog, type StoreLog } from "./disk-seen-set.js";
+import { encodeRecords } from "../fingerprint-batches.js";
+import { exceedsBudget } from "./tiered-table.js";
+import { catchUp } from "../log-catch-up.js";
+import type { LineDeduplicator } from "../../lines/line-deduplicator.js";
+import type { Arena } from "../../wasm/arena.js";
+import type { ChunkGate } from "../../lines/chunk-gate.js";
+import { deadRunMessage, deadRuns, UnprintedFile, type DeadRun } from "./unprinted-file.js";
 
 /** Waiting lines a record of a sorted part past which every record is read unasked: at 8 random keys a record, about one record in 10 million would go unmarked. */
 const DENSE_LINES_A_RECORD = 8;
