@@ -7,7 +7,7 @@
 // exceeded" after 50 s and 2.3 GB before clusters were made in one pass). Star clustering in the
 // library is checked against a reference written here over exact Jaccard.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";

@@ -1,11 +1,9 @@
-// StoreDeduplicator (IMP-CB over an LMDB store, the library's): persistence and a distrusted
-// filter. The CLI's --store and the disk seen-set are tested in disk-store.test.ts.
-import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openLmdbStore, openSeenSet, StoreDeduplicator } from "../build/js/index.node.js";
+import { openLmdbStore, StoreDeduplicator } from "../build/js/index.node.js";
 import { randomKeys, ready } from "./helpers.js";
 
 beforeAll(ready);
