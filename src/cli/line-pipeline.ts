@@ -6,7 +6,7 @@
 // (their chunks are fresh memory, which costs page faults a chunk). A line past
 // LONG_LINE_BYTES is not held: a new one is printed from where it waits (long-line-stores.ts), a
 // block at a time, in its place in the output.
-import { closeSync, fstatSync, openSync, read, statSync, write, writev } from "node:fs";
+import { closeSync, createReadStream, fstatSync, openSync, read, readSync, statSync, write, writev } from "node:fs";
 import { isatty } from "node:tty";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
@@ -14,7 +14,8 @@ import type { LineKeys } from "../lines/keys/line-keys.js";
 import type { ChunkGate } from "../lines/chunk-gate.js";
 import { RunFolder } from "../lines/run-file.js";
 import { checkInputFile } from "./lines.js";
-import { longLineStore, type LongLineCopy } from "./long-line-stores.js";
+import { copiedLineStore, fileOffset, longLineStore, type LongLineCopy } from "./long-line-stores.js";
+import { codingOf, decodedChunks, MAGIC_BYTES } from "../files/decoded-input.js";
 import { Output } from "./output.js";
 import { stdout } from "./stdout.js";
 
@@ -199,6 +200,23 @@ export function regularInputBytes(files: readonly string[]): number | undefined 
   }
 }
 
+/**
+ * The first bytes of input fd, enough to tell its coding: read where they lie without moving the
+ * offset from a regular file, taken from a pipe (then the caller works them first).
+ */
+async function peek(fd: number): Promise<{ bytes: Uint8Array; taken: boolean }> {
+  const bytes = new Uint8Array(MAGIC_BYTES);
+  const at = fileOffset(fd);
+  if (at !== undefined) return { bytes: bytes.subarray(0, readSync(fd, bytes, 0, MAGIC_BYTES, at)), taken: false };
+  let n = 0;
+  while (n < MAGIC_BYTES) {
+    const got = await whenReady(() => new Promise<number>((resolve, reject) => read(fd, bytes, n, MAGIC_BYTES - n, null, (error, k) => (error ? reject(error) : resolve(k)))));
+    if (got === 0) break;
+    n += got;
+  }
+  return { bytes: bytes.subarray(0, n), taken: true };
+}
+
 function readInto(fd: number, target: Uint8Array): Promise<number> {
   const done = whenReady(() => new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n)))));
   // Awaited later; marked handled now so an error while output waits for "drain" is not unhandled.
@@ -279,12 +297,25 @@ async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (by
       if (file !== undefined) checkInputFile(file);
       if (keys !== undefined) keys.source = file ?? "stdin";
       const fd = file === undefined ? 0 : openSync(file, "r");
-      const store = longLineStore(fd, file ?? "stdin", folder, sink.copy);
+      const name = file ?? "stdin";
+      const tty = file === undefined && isatty(0);
+      // Gzip and Zstandard input is told by its first bytes and read decompressed.
+      const head = tty ? { bytes: new Uint8Array(0), taken: false } : await peek(fd);
+      const coding = codingOf(head.bytes);
+      const store = coding === "plain" ? longLineStore(fd, name, folder, sink.copy) : copiedLineStore(folder, sink.copy);
       dedup.useLongLines(store);
       try {
-        if (file === undefined && isatty(0)) {
+        if (tty) {
           for await (const chunk of process.stdin) await visit(chunk as Buffer);
+        } else if (coding !== "plain") {
+          const rest = createReadStream("", { fd, autoClose: false, highWaterMark: 1 << 20 });
+          try {
+            for await (const chunk of decodedChunks(head.taken ? head.bytes : new Uint8Array(0), rest, coding, name)) await visit(chunk);
+          } finally {
+            rest.destroy();
+          }
         } else {
+          if (head.taken && head.bytes.length > 0) await visit(head.bytes);
           await pump(fd);
         }
         // finish() may grow memory: no write from WebAssembly memory may be under way then.

@@ -2,6 +2,7 @@
 // "\r" before it (CRLF and LF files compare the same), and its bytes are passed through untouched,
 // invalid UTF-8 included. Memory stays bounded by the read size plus the longest line.
 import { createReadStream, statSync } from "node:fs";
+import { decodedInput } from "../files/decoded-input.js";
 import { CrawlsieveError } from "../errors.js";
 import { joinPieces } from "../lines/join-pieces.js";
 
@@ -112,19 +113,23 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>, long?: Lon
   }
 }
 
-/** Byte chunks of each named file in turn ("-" is stdin), or of stdin when there are none. */
-export async function* readInputs(files: readonly string[]): AsyncGenerator<AsyncIterable<Uint8Array>> {
+/**
+ * Byte chunks of each named file in turn ("-" is stdin), or of stdin when there are none; with
+ * `decode`, gzip and Zstandard input decompressed (told by its first bytes).
+ */
+export async function* readInputs(files: readonly string[], decode = false): AsyncGenerator<AsyncIterable<Uint8Array>> {
+  const read = (source: AsyncIterable<Uint8Array>, name: string) => (decode ? decodedInput(source, name) : source);
   if (files.length === 0) {
-    yield process.stdin;
+    yield read(process.stdin, "stdin");
     return;
   }
   for (const file of files) {
     if (file === "-") {
-      yield process.stdin;
+      yield read(process.stdin, "stdin");
       continue;
     }
     checkInputFile(file);
-    yield createReadStream(file, { highWaterMark: 1 << 20 });
+    yield read(createReadStream(file, { highWaterMark: 1 << 20 }), file);
   }
 }
 

@@ -29,8 +29,13 @@ export function longLineStore(fd: number, name: string, folder: RunFolder, print
   return base === undefined ? new CopiedLines(folder, print) : new FileLines(fd, base, name, print);
 }
 
+/** The store for an input that is decoded as it is read (gzip, Zstandard): its lines lie in no file, so long ones are copied in `folder`. */
+export function copiedLineStore(folder: RunFolder, print: (copy: LongLineCopy) => void): InputStore {
+  return new CopiedLines(folder, print);
+}
+
 /** Where reads of fd start: 0 for a regular file opened here, the inherited offset for stdin (Linux says it in /proc); undefined when fd is no regular file or the offset is unknown. */
-function fileOffset(fd: number): number | undefined {
+export function fileOffset(fd: number): number | undefined {
   try {
     if (!fstatSync(fd).isFile()) return undefined;
     if (fd !== 0) return 0;

@@ -111,7 +111,7 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
   let bytesIn = 0;
   try {
     let input = 0;
-    for await (const source of readInputs(positionals)) {
+    for await (const source of readInputs(positionals, true)) {
       const file = positionals.length === 0 || positionals[input] === "-" ? "stdin" : positionals[input];
       if (keys !== undefined) keys.source = file;
       input++;

@@ -2,6 +2,7 @@
 // lines from .jsonl/.ndjson files, "-" and stdin. For --dedup every input is JSON lines and is
 // read twice, so stdin is copied to a spool file during the first reading.
 import { createReadStream } from "node:fs";
+import { decodedInput } from "../../files/decoded-input.js";
 import { open, readdir, readFile, stat, type FileHandle } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
@@ -49,7 +50,8 @@ async function walk(root: string, dir: string, include: ((path: string) => boole
 
 /** True for a path read as JSON lines outside --dedup: "-" and .jsonl or .ndjson files. */
 function isJsonLines(path: string): boolean {
-  return path === "-" || /\.(jsonl|ndjson)$/i.test(path);
+  // A compressed JSON-lines file keeps its name before the compression's suffix (a.jsonl.gz, a.jsonl.zst).
+  return path === "-" || /\.(jsonl|ndjson)(\.(gz|zst))?$/i.test(path);
 }
 
 /**
@@ -75,7 +77,8 @@ export function datasetSources(paths: readonly string[], spool: string | undefin
 }
 
 function fileSource(path: string): Source {
-  return { name: path, open: () => createReadStream(path, { highWaterMark: 1 << 20 }) };
+  // Gzip and Zstandard files are read decompressed, whatever their names.
+  return { name: path, open: () => decodedInput(createReadStream(path, { highWaterMark: 1 << 20 }), path) };
 }
 
 /** Stdin; with `spool`, the first reading copies it there and later ones read the copy. */
@@ -84,9 +87,9 @@ function stdinSource(spool: string | undefined): Source {
   return {
     name: "stdin",
     open() {
-      if (copied) return createReadStream(spool!, { highWaterMark: 1 << 20 });
+      if (copied) return decodedInput(createReadStream(spool!, { highWaterMark: 1 << 20 }), "stdin");
       copied = true;
-      return spool === undefined ? (process.stdin as AsyncIterable<Uint8Array>) : tee(process.stdin, spool);
+      return decodedInput(spool === undefined ? (process.stdin as AsyncIterable<Uint8Array>) : tee(process.stdin, spool), "stdin");
     },
   };
 }
