@@ -9,6 +9,7 @@ import {
   FingerprintSet,
   IdfTable,
   MinHashIndex,
+  NearDupFilter,
   NearDupIndex,
   simhashMany,
   MultiDimBloomFilter,
@@ -212,6 +213,7 @@ const rows: KindRow[] = [
   { name: "IdfTable", kind: Kind.IdfTable, bytes: () => IdfTable.build(texts, { shingle: 2 }).serialize(), load: (b) => IdfTable.deserialize(b) },
   { name: "NearDupIndex", kind: Kind.NearDupIndex, bytes: filled(() => new NearDupIndex({ maxDistance: 3 }), (x) => x.addMany(texts.map((_, i) => i), simhashMany(texts))), load: (b) => NearDupIndex.deserialize(b) },
   { name: "MinHashIndex", kind: Kind.MinHashIndex, bytes: filled(() => new MinHashIndex({ threshold: 0.8, sketchSize: 16 }), (x) => x.addMany(texts.map((_, i) => i), texts)), load: (b) => MinHashIndex.deserialize(b) },
+  { name: "NearDupFilter", kind: Kind.NearDupFilter, bytes: filled(() => new NearDupFilter({ items: 100, fpRate: 0.01 }), (x) => x.addMany(texts)), load: (b) => NearDupFilter.deserialize(b) },
   { name: "Deduplicator", kind: Kind.Deduplicator, bytes: filled(() => new Deduplicator({ items: 100 }), (x) => x.checkMany([...urls(120, "t"), ...urls(30, "t")])), load: (b) => Deduplicator.deserialize(b) },
   { name: "FingerprintSet", kind: Kind.FingerprintSet, bytes: filled(() => new FingerprintSet({ items: 100 }), (x) => x.addMany(urls(120, "t"))), load: (b) => FingerprintSet.deserialize(b) },
 ];

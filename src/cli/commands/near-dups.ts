@@ -10,6 +10,7 @@ import { open, stat, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
+import { thresholdOption } from "../parse.js";
 import { clusterGroups } from "../../near-dup/groups.js";
 import { globMatcher } from "../glob.js";
 import type { RecordDoc, RecordFields } from "../json-records.js";
@@ -264,13 +265,6 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keepLengths: bo
   await flush();
   progress.done();
   return { ids, lengths, wordless: noWord.values, wordlessCount };
-}
-
-function thresholdOption(text: string | undefined): number {
-  if (text === undefined) return 0.8;
-  const value = Number(text);
-  if (text.trim() === "" || !(value > 0 && value <= 1)) throw new InvalidArgumentError("--threshold", text, "a number greater than 0 and at most 1, e.g. 0.9");
-  return value;
 }
 
 function integerOption(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
