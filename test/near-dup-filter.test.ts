@@ -2,11 +2,13 @@
 // from it: the S-curve 1 - (1 - J^r)^b at each pair's exact Jaccard (test/helpers.ts, brute force
 // over shingle sets), the blocked filters' false-positive rate from first principles, an exact set
 // of band keys (what the Bloom filters approximate), the golden file, and bad input by name.
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FormatError, InvalidArgumentError, NearDupFilter, sizing } from "../build/js/index.node.js";
-import { exactJaccard, fourSigma, ready, rng } from "./helpers.js";
+import { exactJaccard, fourSigma, ready, rng, setJaccard, shingleSet } from "./helpers.js";
 
 beforeAll(ready);
 
@@ -211,5 +213,55 @@ describe("NearDupFilter bad input", () => {
     expect(() => filter.addKeys({ count: 2, keys: new Uint32Array(3), empty: new Uint8Array(2) })).toThrow(InvalidArgumentError);
     filter.dispose();
     expect(() => filter.add("x")).toThrow(/NearDupFilter was used after dispose/);
+  });
+});
+
+describe("crawlsieve near-dups --filter", () => {
+  const run = (args: string[], input?: string) => {
+    const result = spawnSync(process.execPath, [CLI, "near-dups", "--filter", ...args], { input, encoding: "utf8", maxBuffer: 1 << 26 });
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  };
+
+  it("prints each record as it came unless an earlier one is a near-duplicate: never one within 0.9 of an earlier record, never one sharing nothing with all", () => {
+    const next = rng(52);
+    const bases = unrelated(next, 60, 80);
+    const records: string[] = [];
+    const texts: string[] = [];
+    for (let i = 0; i < 240; i++) {
+      const text = i < 60 ? bases[i] : edited(next, bases[Math.floor(next() * 60)], [0.01, 0.05, 0.3, 0.6][i % 4]);
+      texts.push(text);
+      // Spacing, key order and escapes of each line stay as they came.
+      records.push(i % 3 === 0 ? `{"text": "${text}",  "id": ${i}, "x": "\\u00e9"}` : JSON.stringify({ id: `r${i}`, text }));
+    }
+    records.splice(100, 0, '{"id": "no-text"}');
+    texts.splice(100, 0, "");
+    const { code, stdout } = run(["--threshold", "0.8", "--items", "1000"], records.join("\n") + "\n");
+    expect(code).toBe(0);
+    const printed = new Set(stdout.split("\n").filter(Boolean));
+    const api = new NearDupFilter({ items: 1000, fpRate: 1e-4, threshold: 0.8 }).addMany(texts);
+    const sets = texts.map(shingleSet);
+    records.forEach((record, i) => {
+      expect(printed.has(record), `record ${i}`).toBe(api[i] === 0);
+      let best = 0;
+      for (let j = 0; j < i; j++) best = Math.max(best, setJaccard(sets[i], sets[j]));
+      if (best >= 0.9) expect(printed.has(record), `record ${i}, J = ${best} to an earlier one`).toBe(false);
+      if (best === 0) expect(printed.has(record), `record ${i}, alone`).toBe(true);
+    });
+    expect(stdout.split("\n").filter(Boolean)).toEqual(records.filter((r) => printed.has(r)));
+  });
+
+  it("reads files and stdin in order, and refuses flags of the other modes by name", () => {
+    const a = JSON.stringify({ id: 1, text: "one two three four five six seven eight nine ten" });
+    const b = JSON.stringify({ id: 2, text: "one two three four five six seven eight nine ten" });
+    const dir = mkdtempSync(join(tmpdir(), "cs-filter-"));
+    writeFileSync(join(dir, "a.jsonl"), a + "\n");
+    expect(run([join(dir, "a.jsonl"), "-"], b + "\n").stdout).toBe(a + "\n");
+    expect(run(["--dedup"]).stderr).toMatch(/--dedup does not apply to --filter/);
+    expect(run(["--removed", "x"]).stderr).toMatch(/--removed does not apply to --filter/);
+    expect(run(["--items", "0"]).stderr).toMatch(/--items must be an integer from 1/);
+    expect(run(["--fp-rate", "2"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--fp-rate must be a number strictly between 0 and 1, got "2"/) });
+    expect(run(["-"], "not json\n")).toMatchObject({ code: 2, stderr: expect.stringMatching(/stdin line 1/) });
+    const noFilter = spawnSync(process.execPath, [CLI, "near-dups", "--items", "10"], { encoding: "utf8", input: "" });
+    expect(noFilter.stderr).toMatch(/--items sizes --filter; add --filter/);
   });
 });
