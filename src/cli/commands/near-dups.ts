@@ -14,6 +14,9 @@ import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import { probabilityOption, thresholdOption } from "../parse.js";
 import { NearDupFilter } from "../../near-dup/near-dup-filter.js";
 import { checkFilterFlags, filterRecords } from "./near-dups-filter.js";
+import { durabilityOption } from "../../redis/durability.js";
+import { RedisNearDupFilter } from "../../redis/redis-near-dup-filter.js";
+import { connectRedis } from "../redis-set.js";
 import { clusterGroups } from "../../near-dup/groups.js";
 import { globMatcher } from "../glob.js";
 import type { RecordDoc, RecordFields } from "../json-records.js";
@@ -30,7 +33,7 @@ import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 /** Usage of `near-dups`. */
 export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--tmp DIR]
 crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed FILE | --annotate] [--tmp DIR]
-crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--items N] [--fp-rate P]
+crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--items N] [--fp-rate P] [--redis URL [--cluster] --namespace NAME [--durability local|replicated]]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
   from "-" or, with no PATH, from stdin. HTML is reduced to its main text first (scripts,
@@ -78,9 +81,14 @@ crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--items N] [--fp-
                      pair below J is reported with the S-curve's chance, 1 - (1 - s^r)^b at
                      similarity s). Memory is fixed by --items and --fp-rate; no temporary file.
                      Records without a word are written.
-  --items N          texts the filter is planned for (default 1000000)
+  --items N          texts the filter is planned for (default 1000000; the shared one: as recorded)
   --fp-rate P        false-positive rate of the whole test at N texts (default 0.0001): 49.5 bytes
                      a text at J = 0.8 (crawlsieve size --near-dup prints the plan)
+  --redis URL --namespace NAME  the filter shared by every process using NAME on that Redis
+                     (RedisNearDupFilter): of processes reading the same record at once, one prints it
+  --cluster          with --redis: the URLs (comma-separated) are nodes of a Redis Cluster
+  --durability D     with --redis: local (default) or replicated (a batch is printed once a replica
+                     of every master written to has it)
   Ids are printed as they came (a numeric id such as 12345678901234567890 keeps its digits); a
   UTF-8 byte order mark before the first JSON line is skipped.`;
 
@@ -119,6 +127,10 @@ export async function nearDups(argv: string[]): Promise<number> {
       filter: { type: "boolean" },
       items: { type: "string" },
       "fp-rate": { type: "string" },
+      redis: { type: "string" },
+      cluster: { type: "boolean" },
+      namespace: { type: "string" },
+      durability: { type: "string" },
     },
     allowPositionals: true,
     strict: true,
@@ -129,16 +141,31 @@ export async function nearDups(argv: string[]): Promise<number> {
     checkFilterFlags(values);
     const fields: RecordFields = { text: fieldOption("--text-field", values["text-field"], "text"), id: fieldOption("--id-field", values["id-field"], "id"), lenient: true };
     const items = values.items === undefined ? DEFAULT_FILTER_ITEMS : integerOption("--items", values.items, 0, 1, Number.MAX_SAFE_INTEGER);
-    const filter = new NearDupFilter({ items, fpRate: probabilityOption("fp-rate", values["fp-rate"], DEFAULT_FILTER_FP_RATE), threshold: thresholdOption(values.threshold), shingle });
+    const plan = { items, fpRate: probabilityOption("fp-rate", values["fp-rate"], DEFAULT_FILTER_FP_RATE), threshold: thresholdOption(values.threshold), shingle };
+    const sources = datasetSources(positionals, undefined);
+    if (values.redis !== undefined) {
+      if (values.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --redis needs --namespace NAME (the shared filter's name)");
+      const durability = values.durability === undefined ? undefined : durabilityOption(values.durability);
+      const { commander, close, checked } = await connectRedis(values.redis, values.cluster === true, "during near-dups --filter");
+      try {
+        const filter = await checked(RedisNearDupFilter.open(commander, { name: values.namespace, ...plan, durability }));
+        // The shared filter keeps no count: no warning past --items.
+        await filterRecords(sources, fields, maxBytes, { addMany: (texts) => checked(filter.addMany(texts)), count: 0, planned: items });
+      } finally {
+        await close();
+      }
+      return 0;
+    }
+    const filter = new NearDupFilter(plan);
     try {
-      await filterRecords(datasetSources(positionals, undefined), fields, maxBytes, { addMany: (texts) => filter.addMany(texts), get count() { return filter.count; }, planned: items });
+      await filterRecords(sources, fields, maxBytes, { addMany: (texts) => filter.addMany(texts), get count() { return filter.count; }, planned: items });
     } finally {
       filter.dispose();
     }
     return 0;
   }
-  for (const flag of ["items", "fp-rate"] as const) {
-    if (values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} sizes --filter; add --filter`);
+  for (const flag of ["items", "fp-rate", "redis", "cluster", "namespace", "durability"] as const) {
+    if (values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} applies to --filter; add --filter`);
   }
   if (values["max-distance"] !== undefined && values.threshold !== undefined) {
     throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --max-distance (SimHash) and --threshold (MinHash) choose different measures; give one of them");
