@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FormatError, InvalidArgumentError, NearDupFilter, sizing } from "../build/js/index.node.js";
+import { ContentSieve } from "../build/js/crawlee/index.js";
 import { fromNodeRedis, RedisNearDupFilter, type RedisCommander } from "../build/js/redis/index.js";
 import { ready, rng } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
@@ -125,6 +126,28 @@ describe("RedisNearDupFilter on one server", () => {
     await expect(RedisNearDupFilter.open(redis, { name: "nd-v2", items: 10, fpRate: 0.01 })).rejects.toThrow(/description version 2/);
     await expect(RedisNearDupFilter.open(redis, { name: "nd-bad", items: 10, fpRate: 0.01, durability: "sometimes" as "local" })).rejects.toThrow(InvalidArgumentError);
     await expect(RedisNearDupFilter.open(redis, { name: "nd-bad", items: 0, fpRate: 0.01 })).rejects.toThrow(/items must be an integer from 1/);
+  });
+
+  it("Crawlee's ContentSieve over a filter: a near copy of a page one crawler fetched is muted in another and counted; a retried page is not its own copy", async () => {
+    const [one, two] = await Promise.all([0, 1].map(() => RedisNearDupFilter.open(redis, { name: "nd-sieve", items: 1000, fpRate: 1e-4 })));
+    const [first, second, alone] = await Promise.all([ContentSieve.open({ filter: one }), ContentSieve.open({ filter: two }), ContentSieve.open({ filter: new NearDupFilter({ items: 100, fpRate: 1e-3 }) })]);
+    const [text, other] = corpus(66, 2, 1);
+    const copy = text.split(" ").map((w, i) => (i === 40 ? "changed" : w)).join(" ");
+    const pushed: string[] = [];
+    const page = (url: string, body: string) => ({ request: { url, uniqueKey: url }, body: `<html><body><p>${body}</p></body></html>`, pushData: async () => void pushed.push(url) });
+    for (const [sieve, ctx] of [[first, page("https://a.example/story", text)], [second, page("https://b.example/copy", copy)], [second, page("https://b.example/other", other)]] as const) {
+      await sieve.middleware(ctx);
+      await ctx.pushData();
+    }
+    expect(pushed).toEqual(["https://a.example/story", "https://b.example/other"]);
+    expect(second.duplicateOf(page("https://b.example/copy", copy))).toBeUndefined(); // marks are by request object
+    expect(second.stats).toEqual({ pages: 2, duplicates: 1 });
+    // The same request asked again (its handler failed): answered as the first time.
+    expect(await first.check(page("https://a.example/story", text))).toBeUndefined();
+    expect(await alone.check(page("https://c.example/x", text))).toBeUndefined();
+    expect(await alone.check(page("https://c.example/y", copy))).toEqual({});
+    expect(alone.stats).toEqual({ pages: 2, duplicates: 1 });
+    await expect(ContentSieve.open({ filter: {} as never })).rejects.toThrow(/filter must be a filter with addMany/);
   });
 
   it("near-dups --filter --redis: a second run over the same records prints none; the first prints what the in-memory filter does", () => {
