@@ -41,7 +41,7 @@ function corpus(seed: number, families: number, copies: number): string[] {
   const texts: string[] = [];
   for (let f = 0; f < families; f++) {
     const base = Array.from({ length: 80 }, word);
-    for (let c = 0; c < copies; c++) texts.push(base.map((w) => (next() < c * 0.04 ? word() : w)).join(" "));
+    for (let c = 0; c < copies; c++) texts.push(base.map((w) => (next() < c * 0.01 ? word() : w)).join(" "));
   }
   for (let i = texts.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
@@ -58,7 +58,7 @@ describe("RedisNearDupFilter on one server", () => {
     const answers: number[] = [];
     for (let at = 0; at < texts.length; at += 37) answers.push(...(await shared.addMany(texts.slice(at, at + 37))));
     expect(answers).toEqual(Array.from(local.addMany(texts)));
-    expect(answers.filter(Boolean).length).toBeGreaterThan(200);
+    expect(answers.filter(Boolean).length).toBeGreaterThan(120);
     const probes = corpus(62, 30, 2);
     expect(await shared.hasMany([...texts.slice(0, 50), ...probes])).toEqual(local.hasMany([...texts.slice(0, 50), ...probes]));
     // The exported filter is the in-memory one but for the counts of texts (Redis keeps none): same plan, same bits in every band.
@@ -67,7 +67,7 @@ describe("RedisNearDupFilter on one server", () => {
     expect(exported.length).toBe(own.length);
     expect(Buffer.from(exported.subarray(0, 24 + 40)).equals(Buffer.from(own.subarray(0, 24 + 40)))).toBe(true);
     expect(bandBits(exported)).toEqual(bandBits(own));
-    expect(bandBits(own).length).toBe(13);
+    expect(bandBits(own).length).toBe(16);
     expect(NearDupFilter.deserialize(exported).hasMany(probes)).toEqual(local.hasMany(probes));
   });
 
@@ -116,7 +116,7 @@ describe("RedisNearDupFilter on one server", () => {
   it("keeps the plan its first process recorded, refuses another threshold or layout by field, and bad options by name", async () => {
     await RedisNearDupFilter.open(redis, { name: "nd-plan", items: 1000, fpRate: 1e-3, threshold: 0.7 });
     const again = await RedisNearDupFilter.open(redis, { name: "nd-plan", items: 5, fpRate: 0.5, threshold: 0.7 });
-    const { bands, rows } = sizing.lshLayout(0.7);
+    const { bands, rows } = sizing.filterLayout(0.7);
     expect([again.plan.items, again.plan.fpRate, again.bands, again.rows]).toEqual([1000, 1e-3, bands, rows]);
     await expect(RedisNearDupFilter.open(redis, { name: "nd-plan", items: 1000, fpRate: 1e-3, threshold: 0.8 })).rejects.toThrow(/field "threshold" must be 0.8, as this process asked/);
     await expect(RedisNearDupFilter.open(redis, { name: "nd-plan", items: 1000, fpRate: 1e-3, threshold: 0.7, rows: 3 })).rejects.toThrow(/field "rows" must be 3, as this process asked/);

@@ -25,7 +25,7 @@ export interface NearDupFilterOptions {
   readonly threshold?: number;
   /** Words per shingle, 1 to 16; default 3 (as MinHashIndex). */
   readonly shingle?: number;
-  /** LSH bands and rows; default lshLayout(threshold), as MinHashIndex. */
+  /** LSH bands and rows; default sizing.filterLayout(threshold) (MinHashIndex's lshLayout suits a verified index, not a filter). */
   readonly bands?: number;
   readonly rows?: number;
 }

@@ -1,13 +1,13 @@
 // Sizing of the near-duplicate filter (LSHBloom: Khan et al. 2024): one blocked Bloom filter per
 // LSH band over the band keys of every text. A text is reported a near-duplicate when any band
 // filter has its key, so besides the pairs LSH itself finds (the S-curve of the layout, see
-// lsh.ts) the b filters add false positives: with each at rate p_b a text that shares no band
+// filterLayout in lsh.ts) the b filters add false positives: with each at rate p_b a text that shares no band
 // with anything is reported with probability 1 - (1 - p_b)^b. The whole test's budget P is
 // therefore split as p_b = 1 - (1 - P)^(1/b), and each band filter holds every text.
 import { InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import { optimalBlockedBloom, type BloomSize } from "./bloom.js";
-import { bandHitRate, lshLayout, MAX_BINS } from "./lsh.js";
+import { bandHitRate, filterLayout, MAX_BINS } from "./lsh.js";
 
 /** What a near-duplicate filter is planned for. */
 export interface NearDupPlan {
@@ -17,7 +17,7 @@ export interface NearDupPlan {
   readonly fpRate: number;
   /** Least Jaccard similarity meant as a near-duplicate, in (0, 1]; chooses the layout. */
   readonly threshold: number;
-  /** Explicit LSH bands and rows, instead of lshLayout(threshold). */
+  /** Explicit LSH bands and rows, instead of filterLayout(threshold). */
   readonly bands?: number;
   readonly rows?: number;
 }
@@ -51,7 +51,7 @@ export function optimalNearDupFilter(plan: NearDupPlan): NearDupSize {
   const fpRate = check.probability("fpRate", opts.fpRate);
   const threshold = opts.threshold;
   if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
-  const layout = lshLayout(threshold);
+  const layout = filterLayout(threshold);
   const bands = opts.bands === undefined ? layout.bands : check.integerInRange("bands", opts.bands, 1, MAX_BINS);
   const rows = opts.rows === undefined ? layout.rows : check.integerInRange("rows", opts.rows, 1, Math.floor(MAX_BINS / bands));
   const bandFpRate = -Math.expm1(Math.log1p(-fpRate) / bands);

@@ -40,7 +40,7 @@ if (!existsSync(goldenMinHash)) {
   writeFileSync(goldenMinHash, index.serialize());
 }
 // Near-duplicate filter: the golden keys as texts, 13 bands of 3 rows (threshold 0.8) for 1000 texts at 0.01.
-out("near-dup-filter-v1.bin", new NearDupFilter({ items: 1000, fpRate: 0.01, threshold: 0.8 }));
+out("near-dup-filter-v1.bin", new NearDupFilter({ items: 1000, fpRate: 0.01, threshold: 0.8, bands: 13, rows: 3 }));
 // Redis shards: exportBytes() of a RedisBloomFilter over several shards, written only when a
 // server is named (REDIS_URL=redis://127.0.0.1:6379 node test/golden/make-golden.js).
 const goldenRedis = new URL("redis-bloom-v1.bin", import.meta.url);
