@@ -12,12 +12,12 @@
 //   flock /tmp/cs-bench.lock node bench/near-dup-filter.bench.js [corpus...]   (npm run bench:near-filter)
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, createCluster } from "redis";
 import { initSync, MinHashIndex, NearDupFilter, sizing } from "../build/js/index.node.js";
 import { fromNodeRedis, RedisMinHashIndex, RedisNearDupFilter } from "../build/js/redis/index.js";
+import { freePorts, untilReady } from "../test/support/local-servers.js";
 import { startCluster } from "../test/support/redis-cluster.js";
 import { machine, table } from "./common.js";
 import { CORPORA, loadCorpus } from "./near-dup-corpus.js";
@@ -91,41 +91,34 @@ function cliFlags(mode, corpus) {
   return { flags, seconds };
 }
 
-/** texts/s of NearDupFilter.addMany and MinHashIndex.addMany on the same texts, rounds alternating. */
+/**
+ * texts/s of NearDupFilter.addMany and MinHashIndex.addMany on the same texts, rounds alternating;
+ * each structure is made before its clock starts (a filter's 16 band instances take about 110 ms
+ * to make, once), and that time is reported apart.
+ */
 function speeds(texts) {
-  const times = { filter: [], index: [] };
+  const times = { filter: [], index: [], make: [] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const which of round % 2 === 0 ? ["filter", "index"] : ["index", "filter"]) {
+      const made = performance.now();
+      const structure = which === "filter" ? new NearDupFilter({ items: texts.length, fpRate: FP_RATE, threshold: THRESHOLD }) : new MinHashIndex({ threshold: THRESHOLD });
+      if (which === "filter") times.make.push(performance.now() - made);
       const started = performance.now();
-      if (which === "filter") {
-        const filter = new NearDupFilter({ items: texts.length, fpRate: FP_RATE, threshold: THRESHOLD });
-        for (let at = 0; at < texts.length; at += BATCH) filter.addMany(texts.slice(at, at + BATCH));
-        filter.dispose();
-      } else {
-        const index = new MinHashIndex({ threshold: THRESHOLD });
-        for (let at = 0; at < texts.length; at += BATCH) index.addMany(Array.from({ length: Math.min(BATCH, texts.length - at) }, (_, i) => at + i), texts.slice(at, at + BATCH));
-        index.dispose();
+      for (let at = 0; at < texts.length; at += BATCH) {
+        const batch = texts.slice(at, at + BATCH);
+        if (which === "filter") structure.addMany(batch);
+        else structure.addMany(Array.from({ length: batch.length }, (_, i) => at + i), batch);
       }
       times[which].push((performance.now() - started) / 1000);
+      structure.dispose();
     }
   }
-  return { filter: texts.length / median(times.filter), index: texts.length / median(times.index) };
-}
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+  return { filter: texts.length / median(times.filter), index: texts.length / median(times.index), makeMs: median(times.make) };
 }
 
 async function oneNode() {
-  const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", mkdtempSync(`${tmpdir()}/cs-bench-redis-`)]);
-  await new Promise((resolve) => child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve()));
+  const [port] = await freePorts(1);
+  const child = await untilReady(spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", mkdtempSync(`${tmpdir()}/cs-bench-redis-`)]), "redis-server");
   const client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true });
   await client.connect();
   const redis = fromNodeRedis(client);
@@ -167,6 +160,15 @@ async function onRedis(topology, corpus, texts) {
   return rows;
 }
 
+/** Redis bytes a planned text of a filter planned for `items`: its shards are made whole at open, so INFO used_memory after the corpus is added, less before, over `items`. */
+async function plannedBytes(topology, texts, items) {
+  await topology.flush();
+  const before = await usedMemory(topology);
+  const filter = await RedisNearDupFilter.open(topology.redis, { name: "bench-planned", items, fpRate: FP_RATE, threshold: THRESHOLD });
+  for (let at = 0; at < texts.length; at += BATCH) await filter.addMany(texts.slice(at, at + BATCH));
+  return ((await usedMemory(topology)) - before) / items;
+}
+
 const corpora = (process.argv.slice(2).length > 0 ? process.argv.slice(2) : CORPORA).map((name) => ({ name, ...loadCorpus(name) }));
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout.trim();
 console.log(`## Near-duplicate filter (issue 47): ${new Date().toISOString().slice(0, 10)}, commit ${commit}, ${machine()}`);
@@ -174,6 +176,8 @@ console.log(`threshold ${THRESHOLD}, fp rate ${FP_RATE}, batches of ${BATCH}; pl
 const quality = [];
 const speed = [];
 const redisRows = [];
+const planned = [];
+const PLANNED = Number(process.env.PLANNED ?? 1e6);
 const topologies = TOPOLOGY === "both" ? ["one", "cluster"] : TOPOLOGY === "none" ? [] : [TOPOLOGY];
 for (const corpus of corpora) {
   const texts = corpus.docs.map((doc) => doc.text);
@@ -193,7 +197,7 @@ for (const corpus of corpora) {
   const filtered = cliFlags("filter", corpus);
   add("`near-dups --filter` (left out)", filtered.flags, { seconds: filtered.seconds.toFixed(1) });
   const s = speeds(texts);
-  speed.push([corpus.name, texts.length, Math.round(s.filter), Math.round(s.index), (s.filter / s.index).toFixed(2)]);
+  speed.push([corpus.name, texts.length, (texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / texts.length / 1024).toFixed(1), Math.round(s.filter), Math.round(s.index), (s.filter / s.index).toFixed(2), s.makeMs.toFixed(0)]);
   for (const which of topologies) {
     const topology = which === "cluster" ? await threeMasters() : await oneNode();
     try {
@@ -201,6 +205,7 @@ for (const corpus of corpora) {
         const sc = score(row.flags, actual, relaxed);
         redisRows.push([corpus.name, topology.name, row.method, row.bytesPerDoc.toFixed(1), Math.round(row.textsPerSecond), sc.precision.toFixed(3), sc.recall.toFixed(3)]);
       }
+      if (corpus === corpora[0]) planned.push([topology.name, PLANNED.toExponential(0), (await plannedBytes(topology, texts, PLANNED)).toFixed(1), sizing.optimalNearDupFilter({ items: PLANNED, fpRate: FP_RATE, threshold: THRESHOLD }).bytesPerItem.toFixed(1)]);
     } finally {
       await topology.stop();
     }
@@ -209,6 +214,8 @@ for (const corpus of corpora) {
 console.log(`### "Has an earlier near-duplicate at exact J >= ${THRESHOLD}": documents flagged, precision, recall (false positives, of them at J >= 0.7 in brackets)\n`);
 console.log(table(["corpus", "documents (positives)", "method", "flagged", "precision", "recall", "false positives (J >= 0.7)", "bytes a document", "CLI s"], quality));
 console.log(`\n### Texts/s in memory, one thread (median of ${ROUNDS}, alternating)\n`);
-console.log(table(["corpus", "texts", "NearDupFilter.addMany", "MinHashIndex.addMany", "ratio"], speed));
+console.log(table(["corpus", "texts", "KiB a text", "NearDupFilter.addMany", "MinHashIndex.addMany", "ratio", "new NearDupFilter (ms)"], speed));
 console.log(`\n### Redis: bytes a document (INFO used_memory, after less before, over the documents) and texts/s of one process\n`);
 console.log(table(["corpus", "topology", "method", "bytes a document", "texts/s", "precision", "recall"], redisRows));
+console.log(`\n### Redis bytes a planned text: RedisNearDupFilter planned for N texts (its shards made whole at open), the first corpus added, INFO used_memory after less before, over N\n`);
+console.log(table(["topology", "N", "Redis bytes a planned text", "in memory (plan, 16 bands)"], planned));

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FormatError, InvalidArgumentError, NearDupFilter, sizing } from "../build/js/index.node.js";
-import { exactJaccard, fourSigma, ready, rng, setJaccard, shingleSet } from "./helpers.js";
+import { blockedRate, exactJaccard, fourSigma, ready, rng, setJaccard, shingleSet } from "./helpers.js";
 
 beforeAll(ready);
 
@@ -37,17 +37,6 @@ function edited(next: () => number, text: string, edit: number): string {
     .join(" ");
 }
 
-/** A blocked filter's rate from first principles (k bits in one 512-bit block a key, Poisson keys a block). */
-function blockedRate(n: number, m: number, k: number): number {
-  const mean = n / (m / 512);
-  let term = Math.exp(-mean);
-  let rate = 0;
-  for (let j = 0; j < mean * 4 + 100; j++) {
-    rate += term * (1 - (1 - 1 / 512) ** (k * j)) ** k;
-    term *= mean / (j + 1);
-  }
-  return rate;
-}
 
 describe("sizing.optimalNearDupFilter", () => {
   it("splits the whole test's rate over the bands and meets the 64-bytes-a-text target at 1e-4", () => {

@@ -25,7 +25,7 @@ import {
   UnsupportedVersionError,
 } from "../build/js/index.node.js";
 import { Kind } from "../build/js/format/container.js";
-import { ready, resigner, urls } from "./helpers.js";
+import { blockedRate, ready, resigner, urls } from "./helpers.js";
 
 let resign: Awaited<ReturnType<typeof resigner>>;
 beforeAll(async () => {
@@ -62,17 +62,6 @@ describe.each(kinds)("%s", (_name, Class, make) => {
 /** A standard Bloom filter's rate from first principles: n keys, m bits, k positions each. */
 const standardRate = (n: number, m: number, k: number) => (1 - Math.exp((-k * n) / m)) ** k;
 
-/** A blocked filter's (k bits in one 512-bit block a key), from first principles: Poisson keys a block. */
-function blockedRate(n: number, m: number, k: number): number {
-  const mean = n / (m / 512);
-  let term = Math.exp(-mean);
-  let rate = 0;
-  for (let j = 0; j < mean * 4 + 100; j++) {
-    rate += term * (1 - (1 - 1 / 512) ** (k * j)) ** k;
-    term *= mean / (j + 1);
-  }
-  return rate;
-}
 
 describe("golden files (format v1 must load forever)", () => {
   // The geometries make-golden.js wrote (1000 keys each): m bits and k from the files' own

@@ -11,7 +11,7 @@
 // in-memory filter, so the band shards hold NearDupFilter's bits for the same adds: exportBytes()
 // is a NearDupFilter (format v1, kind 13).
 import { InvalidArgumentError } from "../errors.js";
-import { NearDupFilter, type BandKeys } from "../near-dup/near-dup-filter.js";
+import { NearDupFilter, type BandKeys, type NearDupFilterOptions } from "../near-dup/near-dup-filter.js";
 import { optimalNearDupFilter, type NearDupSize } from "../sizing/near-dup.js";
 import { DEFAULT_SHINGLE, maxShingle } from "../near-dup/features.js";
 import { MAX_BINS } from "../sizing/lsh.js";
@@ -22,19 +22,10 @@ import { durabilityOption, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
 import { RedisBlockedBloomFilter } from "./redis-blocked-bloom-filter.js";
 
-/** Options of RedisNearDupFilter.open. */
-export interface RedisNearDupFilterOptions {
+/** Options of RedisNearDupFilter.open: NearDupFilter's plan (recorded by the first process, adopted after; another threshold, shingle or layout is refused), and where it lives. */
+export interface RedisNearDupFilterOptions extends NearDupFilterOptions {
   /** The shared name: keys are "cs:{name}:nd:meta" and those of its filters "cs:{name/nd/band/B}:...". */
   readonly name: string;
-  /** Texts planned, and the whole test's false-positive rate at them (as NearDupFilter): recorded by the first process, adopted after. */
-  readonly items: number;
-  readonly fpRate: number;
-  /** Least Jaccard similarity meant as a near-duplicate (default 0.8); must equal the recorded one. */
-  readonly threshold?: number;
-  /** Words per shingle (default 3), LSH bands and rows (default from the threshold): recorded, refused when they differ. */
-  readonly shingle?: number;
-  readonly bands?: number;
-  readonly rows?: number;
   /** Largest shard key of each filter in bytes (default 32 MiB). */
   readonly maxShardBytes?: number;
   /** "local" (default) or "replicated": a batch is acknowledged only once a replica of every master it wrote to has it (WAIT). */
