@@ -33,6 +33,7 @@ export interface SharedNearDupIndex {
 
 /** A yes/no near-duplicate filter (NearDupFilter, or RedisNearDupFilter from `crawlsieve/redis`): per text 1 when a near-duplicate was added before; every text is recorded. */
 export interface NearDupTextFilter {
+  /** Records the texts; result[i] = 1 when a near-duplicate of texts[i] was recorded before. */
   addMany(texts: string[]): Uint8Array | Promise<Uint8Array>;
 }
 
