@@ -32,8 +32,11 @@ export interface NearDupFilterOptions {
 
 /** Band keys of texts, as the filter makes them: 2 u32 (low, high) a band a text, and which texts have no word. */
 export interface BandKeys {
+  /** Texts. */
   readonly count: number;
+  /** Key of band b of text i: words 2 (i * bands + b) and the next, low word first. */
   readonly keys: Uint32Array;
+  /** 1 for a text without a word (a near-duplicate of nothing, never recorded). */
   readonly empty: Uint8Array;
 }
 
@@ -59,6 +62,11 @@ const RECIPE: Recipe<{ options: NearDupFilterOptions; added: number }> = {
   }),
 };
 
+/** @internal The sketch parameters of a filter's band keys (the bottom-k is unused: the least allowed). */
+export function filterSketchParams(shingle: number, layout: { readonly bands: number; readonly rows: number }): SketchParams {
+  return checkSketchParams({ shingle, k: UNUSED_SKETCH, bands: layout.bands, rows: layout.rows });
+}
+
 /** Near-duplicate yes/no test over one Bloom filter per LSH band; in memory, in every runtime. */
 export class NearDupFilter {
   /** Least Jaccard similarity meant as a near-duplicate. */
@@ -75,7 +83,7 @@ export class NearDupFilter {
     const opts = check.options<NearDupFilterOptions>("options", options);
     this.plan = optimalNearDupFilter({ items: opts.items as number, fpRate: opts.fpRate as number, threshold: opts.threshold ?? 0.8, bands: opts.bands, rows: opts.rows });
     this.threshold = this.plan.threshold;
-    this.params = checkSketchParams({ shingle: opts.shingle ?? DEFAULT_SHINGLE, k: UNUSED_SKETCH, bands: this.plan.bands, rows: this.plan.rows });
+    this.params = filterSketchParams(opts.shingle ?? DEFAULT_SHINGLE, this.plan);
     if (loaded === undefined) {
       this.filters = Array.from({ length: this.plan.bands }, () => new BlockedBloomFilter({ items: this.plan.items, fpRate: this.plan.bandFpRate }));
       return;

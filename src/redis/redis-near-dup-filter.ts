@@ -11,7 +11,8 @@
 // in-memory filter, so the band shards hold NearDupFilter's bits for the same adds: exportBytes()
 // is a NearDupFilter (format v1, kind 13).
 import { InvalidArgumentError } from "../errors.js";
-import { NearDupFilter, type BandKeys, type NearDupFilterOptions } from "../near-dup/near-dup-filter.js";
+import { filterSketchParams, NearDupFilter, type BandKeys, type NearDupFilterOptions } from "../near-dup/near-dup-filter.js";
+import { wideBandKeys, type SketchParams } from "../near-dup/minhash.js";
 import { optimalNearDupFilter, type NearDupSize } from "../sizing/near-dup.js";
 import { DEFAULT_SHINGLE, maxShingle } from "../near-dup/features.js";
 import { MAX_BINS } from "../sizing/lsh.js";
@@ -42,8 +43,8 @@ interface Recorded {
 export class RedisNearDupFilter {
   /** The recorded plan: bands, rows, each band filter's size, bytes a text. */
   readonly plan: NearDupSize;
-  /** Makes band keys exactly as the in-memory filter does (its bits stay empty: nothing is added to it). */
-  private readonly local: NearDupFilter;
+  /** What band keys are made with, as the in-memory filter makes them. */
+  private readonly params: SketchParams;
 
   private constructor(
     readonly name: string,
@@ -53,9 +54,7 @@ export class RedisNearDupFilter {
     private readonly bandFilters: readonly RedisBlockedBloomFilter[],
   ) {
     this.plan = recorded.plan;
-    const { fpRate, threshold, bands, rows } = recorded.plan;
-    // A one-text plan: band keys need only the parameters, not the bits.
-    this.local = new NearDupFilter({ items: 1, fpRate, threshold, shingle: recorded.shingle, bands, rows });
+    this.params = filterSketchParams(recorded.shingle, recorded.plan);
   }
 
   /** Opens the filter `name`, recording its plan if no process has; a process asking for another threshold or layout is refused by field (FormatError). */
@@ -90,7 +89,7 @@ export class RedisNearDupFilter {
    * exactly one is answered 0. Two round trips: signatures, then bands.
    */
   async addMany(texts: readonly string[]): Promise<Uint8Array> {
-    const keys = this.local.bandKeys(texts);
+    const keys = this.bandKeys(texts);
     const out = new Uint8Array(keys.count);
     const texted = withWords(keys);
     const fresh = await this.signatures.addMany(texted.map((i) => signature(keys, i, this.plan.bands)));
@@ -106,7 +105,7 @@ export class RedisNearDupFilter {
 
   /** Answers as addMany without recording anything: 1 when a near-duplicate may have been added by any process. One round trip. */
   async hasMany(texts: readonly string[]): Promise<Uint8Array> {
-    const keys = this.local.bandKeys(texts);
+    const keys = this.bandKeys(texts);
     const out = new Uint8Array(keys.count);
     const texted = withWords(keys);
     const answers = await Promise.all([
@@ -127,6 +126,11 @@ export class RedisNearDupFilter {
     return (await this.hasMany([text]))[0] === 1;
   }
 
+  /** The band keys of texts, as NearDupFilter.bandKeys makes them for the same plan. */
+  bandKeys(texts: readonly string[]): BandKeys {
+    return { count: texts.length, ...wideBandKeys(texts, this.params) };
+  }
+
   /**
    * The bands as a serialized NearDupFilter (format v1, kind 13), read shard by shard: the bits an
    * in-memory filter holds after the same adds. Its count is 0 (Redis keeps no count of texts).
@@ -134,7 +138,7 @@ export class RedisNearDupFilter {
   async exportBytes(): Promise<Uint8Array> {
     const parts = await Promise.all(this.bandFilters.map((filter) => filter.exportBytes()));
     const { items, fpRate, threshold, bands, rows } = this.plan;
-    const filter = new NearDupFilter({ items, fpRate, threshold, shingle: this.local.params.shingle, bands, rows }, { parts, added: 0 });
+    const filter = new NearDupFilter({ items, fpRate, threshold, shingle: this.params.shingle, bands, rows }, { parts, added: 0 });
     try {
       return filter.serialize();
     } finally {
