@@ -13,7 +13,8 @@
 //   (bin = lo32 * B >> 32, value = the least low 31 bits of lo32 in the bin), empty bins filled by optimal
 //   densification (Shrivastava 2017: bin i takes the value of the first non-empty bin along
 //   its own probe sequence), so that two bins agree with probability J. Bins are grouped into
-//   `bands` of `rows`, each band hashed to a 32-bit LSH key.
+//   `bands` of `rows`, each band hashed to a 64-bit value whose high 32 bits are its LSH key; the
+//   near-duplicate filter keeps all 64 (keyWords 2), since a billion 32-bit keys would collide.
 //
 // Layout of one sketch (stride 4 + 4k bytes): u32 count (distinct values kept, at most k),
 // then k u32 values ascending (unused ones 0xFFFFFFFF).
@@ -42,10 +43,10 @@ const BAND_SEED: u64 = 0x6A09E667F3BCC909;
 
 /**
  * Bottom-k and OPH band keys of `n` shingle hashes at `hashes` (overwritten: the pass packs their
- * hi32 values into the first half); writes the sketch at `sketch`, `bands` keys at `keys`, uses
- * B = bands * rows u32 at `bins`.
+ * hi32 values into the first half); writes the sketch at `sketch`, `bands` keys of `keyWords` u32
+ * (1: the high half of the band's hash, 2: all of it) at `keys`, uses B = bands * rows u32 at `bins`.
  */
-export function sketchHashes(hashes: usize, n: u32, k: u32, bands: u32, rows: u32, bins: usize, sketch: usize, keys: usize): void {
+export function sketchHashes(hashes: usize, n: u32, k: u32, bands: u32, rows: u32, bins: usize, sketch: usize, keys: usize, keyWords: u32): void {
   const values = sketch + 4;
   const b = bands * rows;
   for (let i: u32 = 0; i < b; i++) store<u32>(bins + (<usize>i << 2), EMPTY);
@@ -82,7 +83,7 @@ export function sketchHashes(hashes: usize, n: u32, k: u32, bands: u32, rows: u3
   store<u32>(sketch, count);
   for (let i = count; i < k; i++) store<u32>(values + (<usize>i << 2), EMPTY);
   if (n == 0) {
-    for (let j: u32 = 0; j < bands; j++) store<u32>(keys + (<usize>j << 2), 0);
+    for (let j: u32 = 0; j < bands * keyWords; j++) store<u32>(keys + (<usize>j << 2), 0);
     return;
   }
   // Densify: a bin left empty takes the value of the first non-empty bin on its probe sequence
@@ -104,19 +105,20 @@ export function sketchHashes(hashes: usize, n: u32, k: u32, bands: u32, rows: u3
   for (let j: u32 = 0; j < bands; j++) {
     let x = BAND_SEED + <u64>j;
     for (let r: u32 = 0; r < rows; r++) x = mix64(x ^ <u64>(load<u32>(bins + (<usize>(j * rows + r) << 2)) & 0x7FFFFFFF));
-    store<u32>(keys + (<usize>j << 2), <u32>(x >> 32));
+    if (keyWords == 2) store<u64>(keys + (<usize>j << 3), x);
+    else store<u32>(keys + (<usize>j << 2), <u32>(x >> 32));
   }
 }
 
 /**
  * Sketches `count` documents given as spans of one buffer: tokenizes each (w-word shingles),
- * writes sketch i at sketches + i * (4 + 4k) and band keys i at keys + 4 * bands * i. `work`
+ * writes sketch i at sketches + i * (4 + 4k) and band keys i at keys + 4 * keyWords * bands * i. `work`
  * must hold shingleCapacity(bytes of the longest document) u64, `bins` B u32, `state`
  * TOKEN_STATE_BYTES. A document without a word gets count 0. Returns how many documents
  * hold letters of a script written without spaces, and sets byte i at `unspaced` for each (the
  * caller segments those into words and sketches them again).
  */
-export function sketchDocs(text: usize, spans: usize, count: u32, w: u32, k: u32, bands: u32, rows: u32, state: usize, work: usize, bins: usize, sketches: usize, keys: usize, unspaced: usize): u32 {
+export function sketchDocs(text: usize, spans: usize, count: u32, w: u32, k: u32, bands: u32, rows: u32, state: usize, work: usize, bins: usize, sketches: usize, keys: usize, unspaced: usize, keyWords: u32): u32 {
   let found: u32 = 0;
   const stride = <usize>(4 + 4 * k);
   const shingle = min<u32>(max<u32>(w, 1), MAX_SHINGLE);
@@ -127,7 +129,7 @@ export function sketchDocs(text: usize, spans: usize, count: u32, w: u32, k: u32
     store<u32>(state + UNSPACED_FLAG, 0);
     tokenize(text + s, e - s, shingle, state, work, JOIN_UNDERSCORE | FOLD_CASE);
     const n = load<u32>(state, 324);
-    sketchHashes(work, n, k, bands, rows, bins, sketches + <usize>i * stride, keys + (<usize>(i * bands) << 2));
+    sketchHashes(work, n, k, bands, rows, bins, sketches + <usize>i * stride, keys + (<usize>(i * bands * keyWords) << 2), keyWords);
     const flag = load<u32>(state + UNSPACED_FLAG);
     store<u8>(unspaced + <usize>i, <u8>flag);
     found += flag;

@@ -48,4 +48,5 @@ export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCa
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
 export type { SeenSet, SeenKey, SeenBackend, LocalSeenSet, ForgettingSeenSet } from "./seen/seen-set.js";
 export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, DiskSeenSpec, LmdbSeenSpec, RedisSeenSpec, BrowserSeenSpec, Duration } from "./seen/seen-spec.js";
+export { NearDupFilter, type NearDupFilterOptions, type BandKeys } from "./near-dup/near-dup-filter.js";
 export * from "./deprecated.js";

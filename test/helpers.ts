@@ -129,3 +129,15 @@ export function fourSigma(p: number, queries: number, items = 0, vectors: readon
   }
   return 4 * Math.sqrt((p * (1 - p)) / queries + p * p * relative);
 }
+
+/** A blocked filter's false-positive rate from first principles (k bits in one 512-bit block a key, Poisson keys a block): n keys in m bits. */
+export function blockedRate(n: number, m: number, k: number): number {
+  const mean = n / (m / 512);
+  let term = Math.exp(-mean);
+  let rate = 0;
+  for (let j = 0; j < mean * 4 + 100; j++) {
+    rate += term * (1 - (1 - 1 / 512) ** (k * j)) ** k;
+    term *= mean / (j + 1);
+  }
+  return rate;
+}

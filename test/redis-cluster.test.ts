@@ -3,8 +3,9 @@
 // replica promoted mid-stream, and slots resharded mid-stream.
 import { spawn, spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fromNodeRedis, keySlot, RedisBlockedBloomFilter, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, type RedisCommander } from "../build/js/redis/index.js";
-import { ready, urls } from "./helpers.js";
+import { NearDupFilter } from "../build/js/index.node.js";
+import { fromNodeRedis, keySlot, RedisBlockedBloomFilter, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisNearDupFilter, RedisTimeWindowFilter, type RedisCommander } from "../build/js/redis/index.js";
+import { ready, rng, urls } from "./helpers.js";
 import { startCluster, type RedisCluster, connectCluster } from "./support/redis-cluster.js";
 
 const WORKER = new URL("./support/redis-worker.mjs", import.meta.url).pathname;
@@ -113,6 +114,26 @@ describe("on a Redis Cluster", () => {
     // Every master holds shards of both structures.
     for (const port of cluster.masters()) expect(Number(cluster.cli(["DBSIZE"], port))).toBeGreaterThan(1000);
   }, 120_000);
+
+  it("a near-duplicate filter spreads every band over the masters, answers as the in-memory filter, and of three connections adding the same texts exactly one sees each new", async () => {
+    const next = rng(47);
+    const word = () => `w${Math.floor(next() * 1e6).toString(36).replace(/\d/g, "x")}`;
+    const bases = Array.from({ length: 120 }, () => Array.from({ length: 60 }, word));
+    const texts = bases.flatMap((base) => [base.join(" "), base.map((w) => (next() < 0.03 ? word() : w)).join(" ")]);
+    const filter = await RedisNearDupFilter.open(redis, { name: "nd-cluster", items: 10_000, fpRate: 1e-4 });
+    const local = new NearDupFilter({ items: 10_000, fpRate: 1e-4 });
+    expect(await filter.addMany(texts)).toEqual(local.addMany(texts));
+    for (const port of cluster.masters()) expect(cluster.cli(["KEYS", "cs:{nd-cluster/nd/band/0/*"], port).trim().split("\n").length).toBeGreaterThan(20);
+    const fresh = bases.map((base) => base.map((w) => (next() < 0.5 ? word() : w)).reverse().join(" "));
+    const clients = await Promise.all([0, 1, 2].map(() => connect()));
+    try {
+      const shared = await Promise.all(clients.map((c) => RedisNearDupFilter.open(fromNodeRedis(c), { name: "nd-cluster", items: 10_000, fpRate: 1e-4 })));
+      const runs = await Promise.all(shared.map((f, c) => f.addMany(c === 1 ? [...fresh].reverse() : fresh).then((a) => (c === 1 ? a.reverse() : a))));
+      fresh.forEach((_, i) => expect(runs.filter((answers) => answers[i] === 0).length, `text ${i}`).toBe(1));
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    }
+  }, 60_000);
 
   it("an exact deduplicator keeps the bucket layout its first process recorded, whatever later processes ask", async () => {
     const keys = urls(2_000, "layout");

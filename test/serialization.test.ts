@@ -9,6 +9,7 @@ import {
   FingerprintSet,
   IdfTable,
   MinHashIndex,
+  NearDupFilter,
   NearDupIndex,
   simhashMany,
   MultiDimBloomFilter,
@@ -24,7 +25,7 @@ import {
   UnsupportedVersionError,
 } from "../build/js/index.node.js";
 import { Kind } from "../build/js/format/container.js";
-import { ready, resigner, urls } from "./helpers.js";
+import { blockedRate, ready, resigner, urls } from "./helpers.js";
 
 let resign: Awaited<ReturnType<typeof resigner>>;
 beforeAll(async () => {
@@ -61,17 +62,6 @@ describe.each(kinds)("%s", (_name, Class, make) => {
 /** A standard Bloom filter's rate from first principles: n keys, m bits, k positions each. */
 const standardRate = (n: number, m: number, k: number) => (1 - Math.exp((-k * n) / m)) ** k;
 
-/** A blocked filter's (k bits in one 512-bit block a key), from first principles: Poisson keys a block. */
-function blockedRate(n: number, m: number, k: number): number {
-  const mean = n / (m / 512);
-  let term = Math.exp(-mean);
-  let rate = 0;
-  for (let j = 0; j < mean * 4 + 100; j++) {
-    rate += term * (1 - (1 - 1 / 512) ** (k * j)) ** k;
-    term *= mean / (j + 1);
-  }
-  return rate;
-}
 
 describe("golden files (format v1 must load forever)", () => {
   // The geometries make-golden.js wrote (1000 keys each): m bits and k from the files' own
@@ -212,6 +202,7 @@ const rows: KindRow[] = [
   { name: "IdfTable", kind: Kind.IdfTable, bytes: () => IdfTable.build(texts, { shingle: 2 }).serialize(), load: (b) => IdfTable.deserialize(b) },
   { name: "NearDupIndex", kind: Kind.NearDupIndex, bytes: filled(() => new NearDupIndex({ maxDistance: 3 }), (x) => x.addMany(texts.map((_, i) => i), simhashMany(texts))), load: (b) => NearDupIndex.deserialize(b) },
   { name: "MinHashIndex", kind: Kind.MinHashIndex, bytes: filled(() => new MinHashIndex({ threshold: 0.8, sketchSize: 16 }), (x) => x.addMany(texts.map((_, i) => i), texts)), load: (b) => MinHashIndex.deserialize(b) },
+  { name: "NearDupFilter", kind: Kind.NearDupFilter, bytes: filled(() => new NearDupFilter({ items: 100, fpRate: 0.01 }), (x) => x.addMany(texts)), load: (b) => NearDupFilter.deserialize(b) },
   { name: "Deduplicator", kind: Kind.Deduplicator, bytes: filled(() => new Deduplicator({ items: 100 }), (x) => x.checkMany([...urls(120, "t"), ...urls(30, "t")])), load: (b) => Deduplicator.deserialize(b) },
   { name: "FingerprintSet", kind: Kind.FingerprintSet, bytes: filled(() => new FingerprintSet({ items: 100 }), (x) => x.addMany(urls(120, "t"))), load: (b) => FingerprintSet.deserialize(b) },
 ];

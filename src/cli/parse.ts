@@ -19,6 +19,14 @@ export function probabilityOption(name: string, text: string | undefined, fallba
   return value;
 }
 
+/** A Jaccard threshold from --threshold text, in (0, 1]; 0.8 when absent. */
+export function thresholdOption(text: string | undefined): number {
+  if (text === undefined) return 0.8;
+  const value = Number(text);
+  if (text.trim() === "" || !(value > 0 && value <= 1)) throw new InvalidArgumentError("--threshold", text, "a number greater than 0 and at most 1, e.g. 0.9");
+  return value;
+}
+
 /** A positive integer from option text (1e6 and 1_000_000 style accepted). */
 export function integerOption(name: string, text: string | undefined, min = 1, max = Number.MAX_SAFE_INTEGER): number {
   if (text === undefined) throw required(name, `an integer from ${min} to ${max}, e.g. 1e6`);

@@ -2,7 +2,7 @@
 // with no offline queue and no reconnects, so a server that goes away fails the command at once
 // instead of buffering lines that were never acknowledged.
 import { CrawlsieveError, InvalidArgumentError, RedisUnavailableError } from "../errors.js";
-import { fromNodeRedis } from "../redis/commander.js";
+import { fromNodeRedis, type RedisCommander } from "../redis/commander.js";
 import type { Durability } from "../redis/durability.js";
 import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
 import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
@@ -26,39 +26,8 @@ export async function redisSet(options: { url: string; cluster?: boolean; namesp
   if (options.namespace === undefined && options.dupefilter === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name) or --dupefilter KEY (a Scrapy-Redis dupefilter SET)");
   const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
   if (options.window !== undefined && window === null) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`);
-  const urls = options.cluster ? options.url.split(",") : [options.url];
-  for (const url of urls) {
-    if (!/^rediss?:\/\/[^\s,]+$/.test(url) || !URL.canParse(url)) {
-      throw new InvalidArgumentError("--redis", url, options.cluster ? "Redis URLs of cluster nodes, comma-separated, such as redis://127.0.0.1:7000,redis://127.0.0.1:7001" : "a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS)");
-    }
-  }
-  let redis: typeof import("redis");
-  try {
-    redis = await import("redis");
-  } catch {
-    throw new CrawlsieveError("ERR_MISSING_DEPENDENCY", "--redis needs the node-redis package: npm install redis");
-  }
-  const defaults = { disableOfflineQueue: true, socket: { reconnectStrategy: false as const, connectTimeout: 5_000 } };
-  const client = options.cluster ? redis.createCluster({ rootNodes: urls.map((url) => ({ url })), defaults }) : redis.createClient({ url: options.url, ...defaults });
-  let failure: unknown;
-  client.on("error", (error: unknown) => (failure ??= error));
-  try {
-    await client.connect();
-  } catch (error) {
-    throw new RedisUnavailableError(`connecting to ${options.url}`, error);
-  }
-  const commander = fromNodeRedis(client as unknown as Parameters<typeof fromNodeRedis>[0]);
-  const close = async () => {
-    if (client.isOpen) await client.close().catch(() => undefined);
-  };
+  const { commander, close, checked } = await connectRedis(options.url, options.cluster === true, "during dedup");
   const keysOf = (data: Uint8Array, spans: ArrayLike<number>) => Array.from({ length: spans.length >>> 1 }, (_, i) => data.subarray(spans[2 * i], spans[2 * i + 1]));
-  const checked = async (work: Promise<Uint8Array>) => {
-    try {
-      return await work;
-    } catch (error) {
-      throw error instanceof CrawlsieveError ? error : new RedisUnavailableError("during dedup", failure ?? error);
-    }
-  };
   let addMany: (keys: readonly (string | Uint8Array)[]) => Promise<Uint8Array>;
   try {
     addMany = await openStructure();
@@ -95,4 +64,41 @@ export async function redisSet(options: { url: string; cluster?: boolean; namesp
     const dedup = new RedisDeduplicator(commander, { name, durability: options.durability });
     return async (keys) => (await dedup.checkMany(keys)).isNew;
   }
+}
+
+/** A Redis connection for a command (one server, or a cluster through its nodes' comma-separated URLs): `checked` turns a client's failure during `what` into RedisUnavailableError. */
+export async function connectRedis(url: string, cluster: boolean, what: string): Promise<{ commander: RedisCommander; close: () => Promise<void>; checked: <T>(work: Promise<T>) => Promise<T> }> {
+  const urls = cluster ? url.split(",") : [url];
+  for (const url of urls) {
+    if (!/^rediss?:\/\/[^\s,]+$/.test(url) || !URL.canParse(url)) {
+      throw new InvalidArgumentError("--redis", url, cluster ? "Redis URLs of cluster nodes, comma-separated, such as redis://127.0.0.1:7000,redis://127.0.0.1:7001" : "a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS)");
+    }
+  }
+  let redis: typeof import("redis");
+  try {
+    redis = await import("redis");
+  } catch {
+    throw new CrawlsieveError("ERR_MISSING_DEPENDENCY", "--redis needs the node-redis package: npm install redis");
+  }
+  const defaults = { disableOfflineQueue: true, socket: { reconnectStrategy: false as const, connectTimeout: 5_000 } };
+  const client = cluster ? redis.createCluster({ rootNodes: urls.map((url) => ({ url })), defaults }) : redis.createClient({ url, ...defaults });
+  let failure: unknown;
+  client.on("error", (error: unknown) => (failure ??= error));
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new RedisUnavailableError(`connecting to ${url}`, error);
+  }
+  const commander = fromNodeRedis(client as unknown as Parameters<typeof fromNodeRedis>[0]);
+  const close = async () => {
+    if (client.isOpen) await client.close().catch(() => undefined);
+  };
+  const checked = async <T>(work: Promise<T>): Promise<T> => {
+    try {
+      return await work;
+    } catch (error) {
+      throw error instanceof CrawlsieveError ? error : new RedisUnavailableError(what, failure ?? error);
+    }
+  };
+  return { commander, close, checked };
 }

@@ -4,7 +4,9 @@
 // seen before is marked, and its pushData and enqueueLinks become no-ops (configurable). Use it
 // as router middleware: router.use(sieve.middleware). With `shared` (a RedisMinHashIndex, or any
 // index of the same shape) the pages are kept there instead, by MinHash, so a fleet of crawlers
-// finds the near copies of pages any of them fetched.
+// finds the near copies of pages any of them fetched. With `filter` (a NearDupFilter, or a
+// RedisNearDupFilter for a fleet) a page only asks "is a page like this one recorded?" at tens of
+// bytes a page: no page is kept, so the mark names none.
 import { log as crawleeLog } from "./core.js";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { htmlToText } from "../html/html-to-text.js";
@@ -15,8 +17,8 @@ import { DEFAULT_SKIP, muteContext, type PageEffect } from "./page-effects.js";
 
 /** The page a near-duplicate resembles. */
 export interface NearDuplicate {
-  /** URL of the page seen first. */
-  readonly url: string;
+  /** URL of the page seen first (absent when a `filter` answered: it keeps no pages). */
+  readonly url?: string;
   /** Hamming distance of the two SimHash fingerprints (the sieve's own index). */
   readonly distance?: number;
   /** Estimated Jaccard similarity of the two texts (a `shared` index). */
@@ -27,6 +29,12 @@ export interface NearDuplicate {
 export interface SharedNearDupIndex {
   /** Stores pages (ids[i] for texts[i]); for each, the most similar page stored earlier, or null. */
   addMany(ids: string[], texts: string[]): Promise<readonly ({ readonly id: string; readonly similarity: number } | null)[]>;
+}
+
+/** A yes/no near-duplicate filter (NearDupFilter, or RedisNearDupFilter from `crawlsieve/redis`): per text 1 when a near-duplicate was added before; every text is recorded. */
+export interface NearDupTextFilter {
+  /** Records the texts; result[i] = 1 when a near-duplicate of texts[i] was recorded before. */
+  addMany(texts: string[]): Uint8Array | Promise<Uint8Array>;
 }
 
 /** Options of ContentSieve.open. */
@@ -45,7 +53,13 @@ export interface ContentSieveOptions {
    * one any process stored is a near-duplicate (maxDistance does not apply; the index's threshold does).
    */
   readonly shared?: SharedNearDupIndex;
-  /** How long a `shared` index call that fails for a while (a Redis stall) is asked again before the page fails (default 300,000 ms). */
+  /**
+   * Ask this filter instead of keeping pages (`new NearDupFilter({ items, fpRate })`, or `await
+   * RedisNearDupFilter.open(redis, { name, items, fpRate })`): a page is a near-duplicate when the
+   * filter has recorded a near-duplicate of its text (its threshold applies, maxDistance does not).
+   */
+  readonly filter?: NearDupTextFilter;
+  /** How long a `shared` index or `filter` call that fails for a while (a Redis stall) is asked again before the page fails (default 300,000 ms). */
   readonly retryForMs?: number;
   /** Hears each such failure before the call is asked again (default: a Crawlee warning). */
   readonly onError?: (error: unknown) => void;
@@ -59,12 +73,14 @@ export interface PageContext {
 
 /** Marks pages whose text is near a page seen before; a router middleware. */
 export class ContentSieve {
-  /** Pages looked at, and those found near an earlier one. */
+  /** Pages looked at, and those found near an earlier one (whose effects in `skip` were muted). */
   readonly stats = { pages: 0, duplicates: 0 };
   private readonly index: NearDupIndex;
   private readonly seen: { url: string; uniqueKey: string }[] = [];
   private readonly stored = new Set<string>();
   private readonly marks = new WeakMap<object, NearDuplicate>();
+  /** A `filter`'s answer for each page asked (by unique key): a retried page gets its first answer, not its own copy. */
+  private readonly answered = new Map<string, boolean>();
 
   private constructor(
     private readonly opts: Required<Pick<ContentSieveOptions, "skip" | "minWords">> & ContentSieveOptions,
@@ -79,6 +95,8 @@ export class ContentSieve {
     const opts = check.options<ContentSieveOptions>("options", options);
     if (opts.text !== undefined && typeof opts.text !== "function") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "text must be a function of the crawling context");
     if (opts.shared !== undefined && typeof opts.shared?.addMany !== "function") throw new InvalidArgumentError("shared", opts.shared, "an index with addMany(ids, texts), such as a RedisMinHashIndex");
+    if (opts.filter !== undefined && typeof opts.filter?.addMany !== "function") throw new InvalidArgumentError("filter", opts.filter, "a filter with addMany(texts), such as a NearDupFilter or a RedisNearDupFilter");
+    if (opts.filter !== undefined && opts.shared !== undefined) throw new InvalidArgumentError("filter", opts.filter, "given without shared (a page is kept in one of them)");
     const skip = opts.skip ?? DEFAULT_SKIP;
     for (const s of skip) check.oneOf<PageEffect>("skip", s, ["pushData", "enqueueLinks", "addRequests"]);
     const retry = retryOptions(opts, (error) => crawleeLog.warning(`crawlsieve: the shared near-duplicate index failed and is asked again: ${String(error)}`));
@@ -97,6 +115,7 @@ export class ContentSieve {
     this.stats.pages += 1;
     if (text.split(/\s+/).filter(Boolean).length < this.opts.minWords) return undefined;
     if (this.opts.shared !== undefined) return this.checkShared(ctx, text);
+    if (this.opts.filter !== undefined) return this.checkFiltered(ctx, text);
     // From here to the end nothing awaits: the lookup and the insert are one step for concurrent pages.
     const fp = simhash(text);
     const { uniqueKey } = ctx.request;
@@ -127,6 +146,27 @@ export class ContentSieve {
     const [match] = await retryTransient(() => shared.addMany([ctx.request.loadedUrl ?? ctx.request.url], [text]), this.retry);
     if (match === null || match === undefined) return undefined;
     const mark = { url: match.id, similarity: match.similarity };
+    this.marks.set(ctx.request, mark);
+    this.stats.duplicates += 1;
+    return mark;
+  }
+
+  /**
+   * Asks the filter once per page: a retried page (its handler failed after this ran) is answered
+   * as the first time, since the filter recorded its text then. A call that fails for a while (a
+   * Redis stall) is asked again; one whose reply was lost after Redis recorded the text then
+   * finds it, and the page is marked: the filter cannot tell a page from its own copy.
+   */
+  private async checkFiltered(ctx: PageContext, text: string): Promise<NearDuplicate | undefined> {
+    const { uniqueKey } = ctx.request;
+    let near = this.answered.get(uniqueKey);
+    if (near === undefined) {
+      const [answer] = await retryTransient(async () => this.opts.filter!.addMany([text]), this.retry);
+      near = this.answered.get(uniqueKey) ?? answer === 1;
+      this.answered.set(uniqueKey, near);
+    }
+    if (!near) return undefined;
+    const mark = {};
     this.marks.set(ctx.request, mark);
     this.stats.duplicates += 1;
     return mark;

@@ -38,6 +38,7 @@ export const Kind = {
   MinHashIndex: 10,
   FingerprintSet: 11,
   Deduplicator: 12,
+  NearDupFilter: 13,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

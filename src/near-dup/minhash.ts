@@ -9,6 +9,7 @@ import * as check from "../validate.js";
 import { array } from "../wasm/array-region.js";
 import { eachBatch } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
+import { MAX_BINS } from "../sizing/lsh.js";
 import { maxShingle } from "./features.js";
 import { segmentWords } from "./text.js";
 
@@ -34,8 +35,7 @@ export interface Sketches {
 
 /** Most values per sketch. */
 export const MAX_SKETCH = 4096;
-/** Most LSH bins (bands x rows). */
-export const MAX_BINS = 1024;
+export { lshLayout, MAX_BINS } from "../sizing/lsh.js";
 
 /** Checks sketch parameters; throws InvalidArgumentError naming a bad one. */
 export function checkSketchParams(params: SketchParams): SketchParams {
@@ -49,31 +49,51 @@ export function checkSketchParams(params: SketchParams): SketchParams {
 
 /** The texts' sketches; `texts[i]` must be strings. */
 export function sketchMany(texts: readonly string[], params: SketchParams): Sketches {
+  const { values, keys } = sketchWith(texts, params, 1);
+  return { params, count: texts.length, values, keys };
+}
+
+/**
+ * The texts' band keys at their full 64 bits (the filter's keys: a billion 32-bit keys would
+ * collide): key b of text i is words [2 (i * bands + b), +2) of `keys`, low word first; `empty[i]`
+ * is 1 for a text without a word (its keys are 0, a candidate of nothing). `params.k` is the
+ * bottom-k the kernel computes besides: the smallest allowed costs least.
+ */
+export function wideBandKeys(texts: readonly string[], params: SketchParams): { keys: Uint32Array; empty: Uint8Array } {
+  const { values, keys } = sketchWith(texts, params, 2);
+  const stride = params.k + 1;
+  const empty = Uint8Array.from({ length: texts.length }, (_, i) => (values[i * stride] === 0 ? 1 : 0));
+  return { keys, empty };
+}
+
+/** Sketches and band keys of `keyWords` u32 each (1 or 2), checked and re-made for unspaced scripts. */
+function sketchWith(texts: readonly string[], params: SketchParams, keyWords: number): { values: Uint32Array; keys: Uint32Array } {
   if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
   checkSketchParams(params);
   texts.forEach((text, i) => {
     if (typeof text !== "string") throw new InvalidArgumentError(`texts[${i}]`, text, "a string");
   });
-  const { k, bands } = params;
+  const { k } = params;
+  const perDoc = params.bands * keyWords;
   const values = new Uint32Array(texts.length * (k + 1));
-  const keys = new Uint32Array(texts.length * bands);
-  const unspaced = sketchBatches(texts, params, values, keys);
+  const keys = new Uint32Array(texts.length * perDoc);
+  const unspaced = sketchBatches(texts, params, values, keys, keyWords);
   if (unspaced.length > 0) {
     // Texts with Han, Kana, Thai, ... letters: cut into words by the platform, sketched again.
     const words = unspaced.map((i) => segmentWords(texts[i]).join(" "));
     const v = new Uint32Array(words.length * (k + 1));
-    const kk = new Uint32Array(words.length * bands);
-    sketchBatches(words, params, v, kk);
+    const kk = new Uint32Array(words.length * perDoc);
+    sketchBatches(words, params, v, kk, keyWords);
     unspaced.forEach((i, w) => {
       values.set(v.subarray(w * (k + 1), (w + 1) * (k + 1)), i * (k + 1));
-      keys.set(kk.subarray(w * bands, (w + 1) * bands), i * bands);
+      keys.set(kk.subarray(w * perDoc, (w + 1) * perDoc), i * perDoc);
     });
   }
-  return { params, count: texts.length, values, keys };
+  return { values, keys };
 }
 
 /** Sketches the texts batch by batch into values/keys; returns the indexes of texts that hold unspaced scripts. */
-function sketchBatches(texts: readonly string[], params: SketchParams, values: Uint32Array, keys: Uint32Array): number[] {
+function sketchBatches(texts: readonly string[], params: SketchParams, values: Uint32Array, keys: Uint32Array, keyWords: number): number[] {
   const { k, bands, rows, shingle } = params;
   const stride = k + 1;
   const { arena, staging, scratchPtr } = sharedEngine();
@@ -82,11 +102,11 @@ function sketchBatches(texts: readonly string[], params: SketchParams, values: U
     const longest = staging.longestKey(n);
     // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
     const { work, bins, out, keys: keysAt, flags } = arena.place(
-      { work: 8 * arena.k.shingleCapacity(longest), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands, n), flags: array(1, n) },
+      { work: 8 * arena.k.shingleCapacity(longest), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands * keyWords, n), flags: array(1, n) },
       staging.end,
       "a batch of sketches",
     );
-    const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out.ptr, keysAt.ptr, flags.ptr);
+    const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out.ptr, keysAt.ptr, flags.ptr, keyWords);
     out.copyOut(arena.u8, values, at, n);
     keysAt.copyOut(arena.u8, keys, at, n);
     const flagged = flags.bytes(arena.u8);
@@ -95,10 +115,3 @@ function sketchBatches(texts: readonly string[], params: SketchParams, values: U
   return unspaced;
 }
 
-/** LSH layout for a similarity threshold t: rows r with t^r near 1/2, and enough bands that a pair at t shares none with probability at most 1e-4. */
-export function lshLayout(threshold: number): { bands: number; rows: number } {
-  const rows = Math.max(1, Math.round(Math.log(0.5) / Math.log(threshold)));
-  const hit = threshold ** rows;
-  const bands = hit >= 1 ? 1 : Math.max(1, Math.ceil(Math.log(1e-4) / Math.log(1 - hit)));
-  return { bands: Math.min(bands, Math.floor(MAX_BINS / rows)), rows };
-}

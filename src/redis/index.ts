@@ -18,3 +18,4 @@ export { RedisMinHashIndex, type RedisMinHashIndexOptions, type RedisMinHashMatc
 export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";
 export { RedisCountingBloomFilter, type RedisCountingBloomFilterOptions } from "./redis-counting-bloom-filter.js";
 export { withRecentCache } from "../cache/recent-cache.js";
+export { RedisNearDupFilter, type RedisNearDupFilterOptions } from "./redis-near-dup-filter.js";

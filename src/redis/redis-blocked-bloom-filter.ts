@@ -1,9 +1,9 @@
 // A blocked Bloom filter in Redis with a binary wire format: all k bits of a key lie in one
 // 64-byte block, so a key travels as its block number and k 9-bit offsets (4 + 2k bytes of one
 // binary argument) instead of k BITFIELD triples of text, and one script call per shard checks
-// and sets a whole batch (a key's block read once with GETRANGE). Positions are computed locally
-// exactly as for BlockedBloomFilter, so the shards hold its partitions' bytes: exportBytes()
-// gives format v1 (kind 2). On a cluster the shards spread over the masters as RedisBloomFilter's do.
+// and sets a whole batch (a key's block read once with GETRANGE, written back once with
+// SETRANGE). Positions are computed locally exactly as for BlockedBloomFilter, so the shards hold
+// its partitions' bytes: exportBytes() gives format v1 (kind 2). On a cluster the shards spread over the masters as RedisBloomFilter's do.
 import { BlockedBloomFilter } from "../bloom/blocked-bloom-filter.js";
 import type { PlannedLoad } from "../bloom/geometry.js";
 import { partitionBytes, type BitsGeometry } from "../bloom/partitioned-bits.js";

@@ -207,7 +207,7 @@ export interface Kernels {
   fpScatter(digests: number, n: number, logParts: number, from: number, to: number, cursors: number, out: number, forget: number): void;
   /** One partition's live fingerprints from its entries in log order, sorted, each once; returns how many. */
   fpCompactPartition(p: number, logParts: number, tail: number, nTail: number, scratch: number, out: number): number;
-  sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number): number;
+  sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number, keyWords: number): number;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;
   simhashDistinctText(text: number, len: number, w: number, state: number, work: number): bigint;
   simhashDistinctDocs(text: number, spans: number, count: number, w: number, state: number, work: number, out: number): void;

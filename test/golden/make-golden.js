@@ -2,7 +2,7 @@
 // to make a test pass; a format change gets a new version and new golden files beside these.
 // Usage: node test/golden/make-golden.js
 import { existsSync, writeFileSync } from "node:fs";
-import { AgePartitionedFilter, IdfTable, MinHashIndex, NearDupIndex, simhashMany, BlockedBloomFilter, BloomFilter, CountingBloomFilter, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter, initSync } from "../../build/js/index.node.js";
+import { AgePartitionedFilter, IdfTable, MinHashIndex, NearDupFilter, NearDupIndex, simhashMany, BlockedBloomFilter, BloomFilter, CountingBloomFilter, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter, initSync } from "../../build/js/index.node.js";
 
 initSync();
 const keys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
@@ -39,6 +39,8 @@ if (!existsSync(goldenMinHash)) {
   index.addMany(keys.slice(0, 200).map((_, i) => i), keys.slice(0, 200));
   writeFileSync(goldenMinHash, index.serialize());
 }
+// Near-duplicate filter: the golden keys as texts, 13 bands of 3 rows (threshold 0.8) for 1000 texts at 0.01.
+out("near-dup-filter-v1.bin", new NearDupFilter({ items: 1000, fpRate: 0.01, threshold: 0.8, bands: 13, rows: 3 }));
 // Redis shards: exportBytes() of a RedisBloomFilter over several shards, written only when a
 // server is named (REDIS_URL=redis://127.0.0.1:6379 node test/golden/make-golden.js).
 const goldenRedis = new URL("redis-bloom-v1.bin", import.meta.url);

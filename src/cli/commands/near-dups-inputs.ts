@@ -69,11 +69,11 @@ export async function* documents(paths: readonly string[], include: ((path: stri
   yield* jsonLines(lines.map((path) => (path === "-" ? stdinSource(undefined) : fileSource(path))), fields, maxBytes);
 }
 
-/** The inputs of --dedup: each FILE, "-" (or none) for stdin, which is spooled under `spool` to be read twice. */
+/** The inputs of --dedup and --filter: each FILE, "-" (or none) for stdin, which is spooled under `spool` to be read twice (--dedup) or read once without one. */
 export function datasetSources(paths: readonly string[], spool: string | undefined): Source[] {
   const list = paths.length === 0 ? ["-"] : paths;
   if (list.filter((path) => path === "-").length > 1) throw new InvalidArgumentError("FILE", "-", "given once: stdin can be read only once");
-  return list.map((path) => (path === "-" ? stdinSource(join(spool!, "stdin.jsonl")) : (checkInputFile(path), fileSource(path))));
+  return list.map((path) => (path === "-" ? stdinSource(spool === undefined ? undefined : join(spool, "stdin.jsonl")) : (checkInputFile(path), fileSource(path))));
 }
 
 function fileSource(path: string): Source {
@@ -117,13 +117,18 @@ async function* tee(source: AsyncIterable<Uint8Array>, path: string): AsyncGener
 
 /** The record of each non-blank JSON line of the sources, in order. */
 export async function* jsonLines(sources: readonly Source[], fields: RecordFields, maxBytes: number): AsyncGenerator<Doc> {
+  for await (const { doc } of jsonRecords(sources, fields, maxBytes)) yield doc;
+}
+
+/** Each non-blank JSON line of the sources with its record, in order (for commands that print lines as they came). */
+export async function* jsonRecords(sources: readonly Source[], fields: RecordFields, maxBytes: number): AsyncGenerator<{ readonly doc: Doc; readonly bytes: Buffer }> {
   for (const source of sources) {
     for await (const line of inputLines(source.open(), source.name, maxBytes)) {
       if (isBlank(line.bytes)) continue;
       const where = lineName(source.name, line.number);
       // A record without an id is named by its file and line, a string: never a number a real id may be.
       const lineId = JSON.stringify(`${source.name}:${line.number}`);
-      yield parseRecord(line.bytes.toString("utf8"), where, fields, lineId);
+      yield { doc: parseRecord(line.bytes.toString("utf8"), where, fields, lineId), bytes: line.bytes };
     }
   }
 }

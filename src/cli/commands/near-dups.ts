@@ -5,11 +5,18 @@
 // memory holds band keys and ids (about 200 bytes a document in all), not the texts or the sketches.
 // Output: groups around a representative (no chaining), found in time linear in the documents and
 // the candidates verified (a cluster of n copies costs n, not n^2); every pair, streamed; or with
-// --dedup the JSON-lines records themselves, the duplicates left out.
+// --dedup the JSON-lines records themselves, the duplicates left out; --filter leaves them out in
+// one pass through a yes/no filter (near-dups-filter.ts).
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
+import { probabilityOption, thresholdOption } from "../parse.js";
+import { NearDupFilter } from "../../near-dup/near-dup-filter.js";
+import { checkFilterFlags, filterRecords } from "./near-dups-filter.js";
+import { durabilityOption } from "../../redis/durability.js";
+import { RedisNearDupFilter } from "../../redis/redis-near-dup-filter.js";
+import { connectRedis } from "../redis-set.js";
 import { clusterGroups } from "../../near-dup/groups.js";
 import { globMatcher } from "../glob.js";
 import type { RecordDoc, RecordFields } from "../json-records.js";
@@ -26,6 +33,7 @@ import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 /** Usage of `near-dups`. */
 export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--tmp DIR]
 crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed FILE | --annotate] [--tmp DIR]
+crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--items N] [--fp-rate P] [--redis URL [--cluster] --namespace NAME [--durability local|replicated]]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
   from "-" or, with no PATH, from stdin. HTML is reduced to its main text first (scripts,
@@ -67,6 +75,20 @@ crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed F
   --removed FILE     one JSON line per removed record: {"id", "duplicate_of": kept id, "similarity"}
   --annotate         keeps every record and adds "cluster" (a number; null without a word) and
                      "duplicate_of" (the kept record's id, null for a kept one) before its "}"
+  Filter mode (JSON lines from the FILEs or stdin, read once):
+  --filter           writes each record, as its original line, unless a near-duplicate of it came
+                     before (a yes/no test: one Bloom filter per LSH band, no verification: a pair
+                     at similarity s is reported with the S-curve's chance 1 - (1 - s^r)^b, 16
+                     bands of 16 rows at J = 0.8, so 0.37 at 0.8, 0.96 at 0.9, 0.0002 at 0.5). Memory is fixed by --items and --fp-rate; no temporary file.
+                     Records without a word are written.
+  --items N          texts the filter is planned for (default 1000000; the shared one: as recorded)
+  --fp-rate P        false-positive rate of the whole test at N texts (default 0.0001): 62.4 bytes
+                     a text at J = 0.8 (crawlsieve size --near-dup prints the plan)
+  --redis URL --namespace NAME  the filter shared by every process using NAME on that Redis
+                     (RedisNearDupFilter): of processes reading the same record at once, one prints it
+  --cluster          with --redis: the URLs (comma-separated) are nodes of a Redis Cluster
+  --durability D     with --redis: local (default) or replicated (a batch is printed once a replica
+                     of every master written to has it)
   Ids are printed as they came (a numeric id such as 12345678901234567890 keeps its digits); a
   UTF-8 byte order mark before the first JSON line is skipped.`;
 
@@ -74,6 +96,9 @@ const DEFAULT_INCLUDE = ["*.html", "*.htm", "*.txt", "*.md"];
 const BATCH_DOCS = 512;
 const BATCH_CHARS = 1 << 21; // raw HTML held until its batch is sketched: a few MB
 const DEFAULT_MAX_BYTES = 2 ** 28;
+/** --filter without --items / --fp-rate: a million texts at 1e-4 (16 bands of 16 rows at 0.8, 62.4 MB). */
+const DEFAULT_FILTER_ITEMS = 1_000_000;
+const DEFAULT_FILTER_FP_RATE = 1e-4;
 
 /** A document as read: the id (JSON and text forms), the text, and whether it is HTML. */
 type Doc = RecordDoc;
@@ -99,12 +124,49 @@ export async function nearDups(argv: string[]): Promise<number> {
       "text-field": { type: "string" },
       "id-field": { type: "string" },
       tmp: { type: "string" },
+      filter: { type: "boolean" },
+      items: { type: "string" },
+      "fp-rate": { type: "string" },
+      redis: { type: "string" },
+      cluster: { type: "boolean" },
+      namespace: { type: "string" },
+      durability: { type: "string" },
     },
     allowPositionals: true,
     strict: true,
   });
   const shingle = integerOption("--shingle", values.shingle, 3, 1, 16);
   const maxBytes = integerOption("--max-bytes", values["max-bytes"], DEFAULT_MAX_BYTES, 1, DEFAULT_MAX_BYTES);
+  if (values.filter) {
+    checkFilterFlags(values);
+    const fields: RecordFields = { text: fieldOption("--text-field", values["text-field"], "text"), id: fieldOption("--id-field", values["id-field"], "id"), lenient: true };
+    const items = values.items === undefined ? DEFAULT_FILTER_ITEMS : integerOption("--items", values.items, 0, 1, Number.MAX_SAFE_INTEGER);
+    const plan = { items, fpRate: probabilityOption("fp-rate", values["fp-rate"], DEFAULT_FILTER_FP_RATE), threshold: thresholdOption(values.threshold), shingle };
+    const sources = datasetSources(positionals, undefined);
+    if (values.redis !== undefined) {
+      if (values.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --redis needs --namespace NAME (the shared filter's name)");
+      const durability = values.durability === undefined ? undefined : durabilityOption(values.durability);
+      const { commander, close, checked } = await connectRedis(values.redis, values.cluster === true, "during near-dups --filter");
+      try {
+        const filter = await checked(RedisNearDupFilter.open(commander, { name: values.namespace, ...plan, durability }));
+        // The shared filter keeps no count: no warning past --items.
+        await filterRecords(sources, fields, maxBytes, { addMany: (texts) => checked(filter.addMany(texts)), count: 0, planned: items });
+      } finally {
+        await close();
+      }
+      return 0;
+    }
+    const filter = new NearDupFilter(plan);
+    try {
+      await filterRecords(sources, fields, maxBytes, { addMany: (texts) => filter.addMany(texts), get count() { return filter.count; }, planned: items });
+    } finally {
+      filter.dispose();
+    }
+    return 0;
+  }
+  for (const flag of ["items", "fp-rate", "redis", "cluster", "namespace", "durability"] as const) {
+    if (values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} applies to --filter; add --filter`);
+  }
   if (values["max-distance"] !== undefined && values.threshold !== undefined) {
     throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --max-distance (SimHash) and --threshold (MinHash) choose different measures; give one of them");
   }
@@ -264,13 +326,6 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keepLengths: bo
   await flush();
   progress.done();
   return { ids, lengths, wordless: noWord.values, wordlessCount };
-}
-
-function thresholdOption(text: string | undefined): number {
-  if (text === undefined) return 0.8;
-  const value = Number(text);
-  if (text.trim() === "" || !(value > 0 && value <= 1)) throw new InvalidArgumentError("--threshold", text, "a number greater than 0 and at most 1, e.g. 0.9");
-  return value;
 }
 
 function integerOption(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
