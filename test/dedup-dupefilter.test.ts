@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { createClient } from "redis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type RedisServer } from "./support/redis-server.js";
+import { describe, expect, it } from "vitest";
+import { redisForFile } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const KEY = "spider:dupefilter";
@@ -25,17 +25,12 @@ const cases = (JSON.parse(gunzipSync(readFileSync(new URL("./fixtures/urls/w3lib
 /** scrapy-redis 0.8's fingerprint of a GET request whose canonical URL is `canonical` (json.dumps of ASCII: JSON.stringify's text, with ", " and ": "). */
 const fleetFingerprint = (canonical: string) => createHash("sha1").update(`{"body": "", "method": "GET", "url": ${JSON.stringify(canonical)}}`).digest("hex");
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-}, 60_000);
-afterAll(async () => {
-  await redis?.stop();
-});
+const server = redisForFile();
 
 describe("dedup --redis --dupefilter", () => {
   it("skips what a Scrapy-Redis fleet recorded, prints each other URL once, and records it as the fleet would", async () => {
     expect(cases.length).toBeGreaterThan(1_000);
+    const redis = server();
     const client = createClient({ url: redis.url });
     await client.connect();
     try {

@@ -11,9 +11,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { rng } from "./helpers.js";
-import { startRedis, type RedisServer } from "./support/redis-server.js";
+import { redisForFile } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), "cs-matrix-"));
@@ -70,14 +70,8 @@ function reference(input: readonly Line[]): string {
   return input.filter((l) => l.key === undefined || (!seen.has(l.key) && (seen.add(l.key), true))).map((l) => `${l.text}\n`).join("");
 }
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-}, 60_000);
-afterAll(async () => {
-  await redis?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const server = redisForFile();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function dedup(args: string[], file: string, env: Record<string, string> = {}) {
   const run = spawnSync(process.execPath, [CLI, "dedup", "--stats", ...args, file], { env: { ...process.env, ...env }, maxBuffer: 1 << 28, timeout: 170_000 });
@@ -101,7 +95,7 @@ describe("dedup: every key under every seen-set", () => {
     const want = reference(small[kind]);
     // The references are no echo of the input: most lines were repeats.
     expect(want.split("\n").length).toBeLessThan(0.6 * small[kind].length);
-    for (const mode of [[], ["--approx", "--fp-rate", "1e-9"], ["--redis", redis.url, "--namespace", `m-${kind}`]]) {
+    for (const mode of [[], ["--approx", "--fp-rate", "1e-9"], ["--redis", server().url, "--namespace", `m-${kind}`]]) {
       const run = dedup([...KINDS[kind], ...mode], path);
       expect({ mode, code: run.code, stderr: run.code === 0 ? "" : run.stderr, same: run.stdout === want }).toEqual({ mode, code: 0, stderr: "", same: true });
     }

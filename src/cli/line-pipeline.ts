@@ -6,7 +6,7 @@
 // (their chunks are fresh memory, which costs page faults a chunk). A line past
 // LONG_LINE_BYTES is not held: a new one is printed from where it waits (long-line-stores.ts), a
 // block at a time, in its place in the output.
-import { closeSync, createReadStream, fstatSync, openSync, read, readSync, statSync, write, writev } from "node:fs";
+import { closeSync, fstatSync, openSync, read, readSync, statSync, write, writev } from "node:fs";
 import { isatty } from "node:tty";
 import { OutputError } from "../errors.js";
 import type { LineDeduplicator } from "../lines/line-deduplicator.js";
@@ -200,6 +200,16 @@ export function regularInputBytes(files: readonly string[]): number | undefined 
   }
 }
 
+/** The bytes of fd from where it stands to its end, a megabyte at a time (fd stays open). */
+async function* chunksOf(fd: number): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const chunk = new Uint8Array(1 << 20);
+    const n = await readInto(fd, chunk);
+    if (n === 0) return;
+    yield chunk.subarray(0, n);
+  }
+}
+
 /**
  * The first bytes of input fd, enough to tell its coding: read where they lie without moving the
  * offset from a regular file, taken from a pipe (then the caller works them first).
@@ -308,12 +318,7 @@ async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (by
         if (tty) {
           for await (const chunk of process.stdin) await visit(chunk as Buffer);
         } else if (coding !== "plain") {
-          const rest = createReadStream("", { fd, autoClose: false, highWaterMark: 1 << 20 });
-          try {
-            for await (const chunk of decodedChunks(head.taken ? head.bytes : new Uint8Array(0), rest, coding, name)) await visit(chunk);
-          } finally {
-            rest.destroy();
-          }
+          for await (const chunk of decodedChunks(head.taken ? head.bytes : new Uint8Array(0), chunksOf(fd), coding, name)) await visit(chunk);
         } else {
           if (head.taken && head.bytes.length > 0) await visit(head.bytes);
           await pump(fd);

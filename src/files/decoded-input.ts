@@ -4,6 +4,7 @@
 // the runtime has it (Node 22.15 and later) and otherwise fzstd, an optional dependency loaded
 // only then (pure JavaScript, streaming, from the author of fflate). Damaged or cut-off data is a
 // typed error naming the input and how far into its compressed bytes the damage was found.
+import { pipeline, Readable, Transform } from "node:stream";
 import { createGunzip } from "node:zlib";
 import * as zlib from "node:zlib";
 import { CrawlsieveError } from "../errors.js";
@@ -40,38 +41,33 @@ export async function* decodedChunks(head: Uint8Array, source: AsyncIterable<Uin
   }
   const decoder = coding === "gzip" ? createGunzip() : await zstdStream(name);
   let fed = 0;
-  const feed = async () => {
+  let readError: unknown;
+  async function* compressed(): AsyncGenerator<Uint8Array> {
+    if (head.length > 0) yield head;
+    fed += head.length;
     try {
-      if (head.length > 0) await write(decoder, head);
-      fed += head.length;
       for await (const chunk of source) {
-        await write(decoder, chunk);
+        yield chunk;
         fed += chunk.length;
       }
-      decoder.end();
     } catch (error) {
-      decoder.destroy(error as Error);
+      readError = error;
+      throw error;
     }
-  };
-  const feeding = feed();
+  }
+  // The pipeline ends the decoder with any error of either side; the loop below hears it.
+  const input = Readable.from(compressed(), { objectMode: false });
+  pipeline(input, decoder, () => undefined);
   try {
     for await (const chunk of decoder as AsyncIterable<Uint8Array>) yield chunk;
   } catch (error) {
+    if (readError !== undefined) throw readError;
     if (error instanceof CrawlsieveError) throw error;
     throw new DamagedInputError(name, coding, fed, (error as Error).message);
   } finally {
+    input.destroy();
     decoder.destroy();
-    await feeding;
   }
-}
-
-/** Writes a chunk, waiting for "drain" when the decoder's buffer is full. */
-function write(stream: NodeJS.WritableStream, chunk: Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error | null) => (error ? reject(error) : resolve());
-    if (stream.write(chunk, (error) => error && reject(error))) resolve();
-    else stream.once("drain", () => done());
-  });
 }
 
 /** A Zstandard decoding stream: node:zlib's, or fzstd's wrapped as one. */
@@ -84,7 +80,6 @@ async function zstdStream(name: string): Promise<NodeJS.ReadWriteStream & { dest
   } catch {
     throw new CrawlsieveError("ERR_MISSING_DEPENDENCY", `${name} is Zstandard data, which this Node reads with the fzstd package: npm install fzstd (or Node 22.15 or later)`);
   }
-  const { Transform } = await import("node:stream");
   let ended = false;
   let out: ((chunk: Uint8Array) => void) | undefined;
   const inner = new fzstd.Decompress((chunk, final) => {

@@ -59,15 +59,16 @@ export class KeyedBatch {
         flags[i] = this.keys.missing === "keep" ? pass : 0;
       }
     }
-    const spans = r.keySpans.view(u8, Uint32Array, 0, n);
     if (cut.data === u8) {
       // Keys are bytes of the lines: their spans are addresses already.
+      const spans = new Uint32Array(2 * n);
       for (let i = 0, j = 0; i < n; i++) {
-        const has = cut.has[i] === 1;
-        spans[2 * i] = has ? cut.spans[2 * j] : 0;
-        spans[2 * i + 1] = has ? cut.spans[2 * j + 1] : 0;
-        if (has) j++;
+        if (cut.has[i] !== 1) continue;
+        spans[2 * i] = cut.spans[2 * j];
+        spans[2 * i + 1] = cut.spans[2 * j + 1];
+        j++;
       }
+      r.keySpans.copyIn(u8, spans);
       k.keyDigests(this.ctx, r.keySpans.ptr, n, r.digests.ptr);
     } else {
       this.digestCopied(cut.data, cut.spans, cut.has, n);
@@ -82,31 +83,30 @@ export class KeyedBatch {
     const room = r.keyBytes.length;
     let from = 0;
     let fill = 0;
+    // Each line's span (0, 0: no key, or fingerprinted apart), copied in a fill at a time.
+    const spans = new Uint32Array(2 * n);
     const flush = (to: number) => {
-      if (to > from) k.keyDigests(this.ctx, r.keySpans.at(from), to - from, r.digests.at(from));
+      if (to > from) {
+        r.keySpans.copyIn(arena.u8, spans.subarray(2 * from, 2 * to), from);
+        k.keyDigests(this.ctx, r.keySpans.at(from), to - from, r.digests.at(from));
+      }
       from = to;
       fill = 0;
     };
     for (let i = 0, j = 0; i < n; i++) {
-      const u8 = arena.u8;
-      const spans = r.keySpans.view(u8, Uint32Array, 0, n);
-      if (has[i] !== 1) {
-        spans[2 * i] = spans[2 * i + 1] = 0;
-        continue;
-      }
+      if (has[i] !== 1) continue;
       const key = data.subarray(keySpans[2 * j], keySpans[2 * j + 1]);
       j++;
       if (key.length > room) {
         // Longer than the whole region: fingerprinted on its own, as a long line is.
         flush(i);
         r.digests.copyIn(arena.u8, this.hasher().key(key), i);
-        spans[2 * i] = spans[2 * i + 1] = 0;
         from = i + 1;
         continue;
       }
       if (fill + key.length > room) flush(i);
-      const at = r.keyBytes.ptr + fill;
-      arena.u8.set(key, at);
+      const at = r.keyBytes.at(fill);
+      r.keyBytes.copyIn(arena.u8, key, fill);
       spans[2 * i] = at;
       spans[2 * i + 1] = at + key.length;
       fill += key.length;

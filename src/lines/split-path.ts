@@ -186,8 +186,11 @@ export class SplitPath {
     const places: number[] = [];
     for (let i = 0; i < n; i++) if (has[i] === 1) places.push(i);
     const u8 = this.arena.u8;
-    const digests = r.digests.bytes(u8, 0, n).slice();
-    const flags = r.flags.bytes(u8, 0, n).slice();
+    // Copies of the batch's fingerprints and flags, to put back in line order after the probe.
+    const digests = new Uint8Array(16 * n);
+    digests.set(r.digests.bytes(u8, 0, n));
+    const flags = new Uint8Array(n);
+    flags.set(r.flags.bytes(u8, 0, n));
     // Resolving, a line kept without its key is kept again.
     if (mode === "resolve") for (let i = 0; i < n; i++) if (has[i] === 0) flags[i] = 1;
     const m = places.length;

@@ -1,6 +1,7 @@
 // A real redis-server for the tests: started on a free loopback port in a temporary folder,
 // with the append-only file fsynced on every write (so a restart keeps every acknowledged
 // write), and stopped (or killed) on request.
+import { afterAll, beforeAll } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { freePorts, untilReady } from "./local-servers.js";
@@ -57,4 +58,16 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A redis-server started before the calling file's tests and stopped after them; call the result for it. */
+export function redisForFile(): () => RedisServer {
+  let server: RedisServer | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => server!;
 }
