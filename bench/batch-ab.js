@@ -6,7 +6,10 @@ import { alternateCpu, loadBuilds } from "./common.js";
 
 const builds = await loadBuilds(process.argv.slice(2));
 const N = 1_000_000;
-const keys = Array.from({ length: N }, (_, i) => `https://example.org/path/${i % 700000}/page-${(i * 7919) % 100003}.html?q=${i}`);
+const keys = Array.from(
+  { length: N },
+  (_, i) => `https://example.org/path/${i % 700000}/page-${(i * 7919) % 100003}.html?q=${i}`,
+);
 /** Runs `call` on a fresh structure and frees its memory, so rounds do not pile instances up. */
 const fresh = (make, call) => (lib) => {
   const structure = make(lib);
@@ -14,12 +17,25 @@ const fresh = (make, call) => (lib) => {
   structure.dispose();
 };
 const calls = {
-  "Deduplicator.checkMany": fresh((lib) => new lib.Deduplicator({ items: N, fpRate: 0.01 }), (d) => d.checkMany(keys)),
-  "FingerprintSet.addMany": fresh((lib) => new lib.FingerprintSet({ items: N }), (s) => s.addMany(keys)),
+  "Deduplicator.checkMany": fresh(
+    (lib) => new lib.Deduplicator({ items: N, fpRate: 0.01 }),
+    (d) => d.checkMany(keys),
+  ),
+  "FingerprintSet.addMany": fresh(
+    (lib) => new lib.FingerprintSet({ items: N }),
+    (s) => s.addMany(keys),
+  ),
   md5Many: (lib) => lib.md5Many(keys),
 };
 const rounds = Number(process.env.R ?? 7);
 for (const [name, call] of Object.entries(calls)) {
   const times = alternateCpu(builds, rounds, ({ lib }) => call(lib));
-  console.log(name, builds.map(({ dir }, i) => `${dir}: min ${(times[i].min * 1e3).toFixed(0)} med ${(times[i].median * 1e3).toFixed(0)} ms`).join(" | "));
+  console.log(
+    name,
+    builds
+      .map(
+        ({ dir }, i) => `${dir}: min ${(times[i].min * 1e3).toFixed(0)} med ${(times[i].median * 1e3).toFixed(0)} ms`,
+      )
+      .join(" | "),
+  );
 }

@@ -42,8 +42,14 @@ function staged(filter, list, op) {
     staging.hashStaged(count);
     const t2 = now();
     const h = staging.hashesPtr;
-    if (op === "add") blocked ? k.blockedSet(part.bitsPtr, slots, hashes, h, count, 0, staging.outPtr) : k.bloomSet(part.bitsPtr, slots, hashes, h, count, 0, staging.outPtr);
-    else blocked ? k.blockedTest(part.bitsPtr, slots, hashes, h, count, staging.outPtr) : k.bloomTest(part.bitsPtr, slots, hashes, h, count, staging.outPtr);
+    if (op === "add")
+      blocked
+        ? k.blockedSet(part.bitsPtr, slots, hashes, h, count, 0, staging.outPtr)
+        : k.bloomSet(part.bitsPtr, slots, hashes, h, count, 0, staging.outPtr);
+    else
+      blocked
+        ? k.blockedTest(part.bitsPtr, slots, hashes, h, count, staging.outPtr)
+        : k.bloomTest(part.bitsPtr, slots, hashes, h, count, staging.outPtr);
     const t3 = now();
     t.encode += t1 - t0;
     t.hash += t2 - t1;
@@ -62,7 +68,10 @@ function timed(fn, count) {
 }
 
 const rows = [];
-for (const [name, Make] of [["BloomFilter", BloomFilter], ["BlockedBloomFilter", BlockedBloomFilter]]) {
+for (const [name, Make] of [
+  ["BloomFilter", BloomFilter],
+  ["BlockedBloomFilter", BlockedBloomFilter],
+]) {
   if (only !== undefined && (only === "blocked") !== (Make === BlockedBloomFilter)) continue;
   const runs = { addStages: [], hasStages: [], add: [], has: [], peerAdd: [], peerHas: [] };
   const plan = new BloomFilter({ items: n, fpRate });
@@ -79,8 +88,18 @@ for (const [name, Make] of [["BloomFilter", BloomFilter], ["BlockedBloomFilter",
     runs.has.push(timed(() => f.hasMany(probes), n));
     f.dispose();
     const peer = new bloomfilter.BloomFilter(bits, hashes);
-    runs.peerAdd.push(timed(() => { for (let i = 0; i < n; i++) peer.add(keys[i]); }, n));
-    runs.peerHas.push(timed(() => { let h = 0; for (let i = 0; i < n; i++) h += peer.test(probes[i]) ? 1 : 0; return h; }, n));
+    runs.peerAdd.push(
+      timed(() => {
+        for (let i = 0; i < n; i++) peer.add(keys[i]);
+      }, n),
+    );
+    runs.peerHas.push(
+      timed(() => {
+        let h = 0;
+        for (let i = 0; i < n; i++) h += peer.test(probes[i]) ? 1 : 0;
+        return h;
+      }, n),
+    );
   }
   for (const op of ["add", "has"]) {
     const st = runs[`${op}Stages`];
@@ -89,8 +108,35 @@ for (const [name, Make] of [["BloomFilter", BloomFilter], ["BlockedBloomFilter",
     const bitsNs = median(st.map((s) => s.bits));
     const whole = median(runs[op]);
     const peer = median(runs[op === "add" ? "peerAdd" : "peerHas"]);
-    rows.push([`${name} ${op}Many`, encode.toFixed(1), hash.toFixed(1), bitsNs.toFixed(1), whole.toFixed(1), peer.toFixed(1), (peer / whole).toFixed(2), (peer / encode).toFixed(1), (peer / (encode + hash)).toFixed(1)]);
+    rows.push([
+      `${name} ${op}Many`,
+      encode.toFixed(1),
+      hash.toFixed(1),
+      bitsNs.toFixed(1),
+      whole.toFixed(1),
+      peer.toFixed(1),
+      (peer / whole).toFixed(2),
+      (peer / encode).toFixed(1),
+      (peer / (encode + hash)).toFixed(1),
+    ]);
   }
 }
-console.log(`### Stages of addMany / hasMany, ${n.toExponential(0)} URL keys, ns per key (medians of ${ROUNDS}; ${machine()})\n`);
-console.log(table(["call", "encode", "hash (XXH64 pair)", "set / test bits", "whole call", "bloomfilter loop", "ratio", "bound: bloomfilter / encode", "bloomfilter / (encode + hash)"], rows));
+console.log(
+  `### Stages of addMany / hasMany, ${n.toExponential(0)} URL keys, ns per key (medians of ${ROUNDS}; ${machine()})\n`,
+);
+console.log(
+  table(
+    [
+      "call",
+      "encode",
+      "hash (XXH64 pair)",
+      "set / test bits",
+      "whole call",
+      "bloomfilter loop",
+      "ratio",
+      "bound: bloomfilter / encode",
+      "bloomfilter / (encode + hash)",
+    ],
+    rows,
+  ),
+);

@@ -44,7 +44,8 @@ export async function bloomSuite(n) {
   const sampleProbes = probes.filter((_, i) => i % Math.ceil(n / SLOW_PEER_SAMPLE) === 0);
   // The same keys as lines of one buffer, as the CLI reads them: no JavaScript string per key.
   const pieces = [];
-  for (let i = 0; i < n; i += 1_000_000) pieces.push(Buffer.from(keys.slice(i, i + 1_000_000).join("\n") + "\n", "latin1"));
+  for (let i = 0; i < n; i += 1_000_000)
+    pieces.push(Buffer.from(keys.slice(i, i + 1_000_000).join("\n") + "\n", "latin1"));
   const text = Buffer.concat(pieces);
   const spans = new Uint32Array(2 * n);
   for (let i = 0, at = 0; i < n; i++) {
@@ -60,36 +61,75 @@ export async function bloomSuite(n) {
   // Each contender: make a fresh filter (untimed), add every key (timed), then test the probes (timed).
   const sum = (flags) => flags.reduce((a, b) => a + b, 0);
   const contenders = [
-    { name: "crawlsieve addMany", make: () => new BloomFilter({ items: n, fpRate }), add: (f) => f.addMany(keys), has: (f) => sum(f.hasMany(probes)) },
-    { name: "crawlsieve blocked addMany", make: () => new BlockedBloomFilter({ items: n, fpRate }), add: (f) => f.addMany(keys), has: (f) => sum(f.hasMany(probes)) },
+    {
+      name: "crawlsieve addMany",
+      make: () => new BloomFilter({ items: n, fpRate }),
+      add: (f) => f.addMany(keys),
+      has: (f) => sum(f.hasMany(probes)),
+    },
+    {
+      name: "crawlsieve blocked addMany",
+      make: () => new BlockedBloomFilter({ items: n, fpRate }),
+      add: (f) => f.addMany(keys),
+      has: (f) => sum(f.hasMany(probes)),
+    },
     {
       name: "crawlsieve add",
       make: () => new BloomFilter({ items: n, fpRate }),
-      add: (f) => { for (let i = 0; i < n; i++) f.add(keys[i]); },
-      has: (f) => { let h = 0; for (let i = 0; i < n; i++) h += f.has(probes[i]) ? 1 : 0; return h; },
+      add: (f) => {
+        for (let i = 0; i < n; i++) f.add(keys[i]);
+      },
+      has: (f) => {
+        let h = 0;
+        for (let i = 0; i < n; i++) h += f.has(probes[i]) ? 1 : 0;
+        return h;
+      },
     },
-    { name: "crawlsieve blocked addSpans", make: () => new BlockedBloomFilter({ items: n, fpRate }), add: (f) => f.addSpans(text, spans), has: (f) => sum(f.hasSpans(text, spans)) },
+    {
+      name: "crawlsieve blocked addSpans",
+      make: () => new BlockedBloomFilter({ items: n, fpRate }),
+      add: (f) => f.addSpans(text, spans),
+      has: (f) => sum(f.hasSpans(text, spans)),
+    },
     {
       name: "bloomfilter",
       make: () => new bloomfilter.BloomFilter(bits, hashes),
-      add: (f) => { for (let i = 0; i < n; i++) f.add(keys[i]); },
-      has: (f) => { let h = 0; for (let i = 0; i < n; i++) h += f.test(probes[i]) ? 1 : 0; return h; },
+      add: (f) => {
+        for (let i = 0; i < n; i++) f.add(keys[i]);
+      },
+      has: (f) => {
+        let h = 0;
+        for (let i = 0; i < n; i++) h += f.test(probes[i]) ? 1 : 0;
+        return h;
+      },
     },
     {
       name: "bloom-filters",
       count: { add: sample.length, has: sampleProbes.length },
       make: () => bloomFilters.BloomFilter.create(n, fpRate),
-      add: (f) => { for (let i = 0; i < sample.length; i++) f.add(sample[i]); },
-      has: (f) => { let h = 0; for (let i = 0; i < sampleProbes.length; i++) h += f.has(sampleProbes[i]) ? 1 : 0; return h; },
+      add: (f) => {
+        for (let i = 0; i < sample.length; i++) f.add(sample[i]);
+      },
+      has: (f) => {
+        let h = 0;
+        for (let i = 0; i < sampleProbes.length; i++) h += f.has(sampleProbes[i]) ? 1 : 0;
+        return h;
+      },
     },
   ];
   // The same peer in a process of its own (bench/peers/bloomfilter-loop.js): in this process the
   // other contenders' allocations can move its keys, and its loop was measured up to 2x slower
   // after crawlsieve's batches had run; the lower of the two ratios is the one to quote.
   // crawlsieve's batch calls run that way too, so the two can be compared where neither ran after the other.
-  contenders.push({ name: "bloomfilter, own process", own: ["bloomfilter-loop.js", String(n), String(bits), String(hashes)] });
+  contenders.push({
+    name: "bloomfilter, own process",
+    own: ["bloomfilter-loop.js", String(n), String(bits), String(hashes)],
+  });
   contenders.push({ name: "crawlsieve addMany, own process", own: ["crawlsieve-loop.js", String(n), "standard"] });
-  contenders.push({ name: "crawlsieve blocked addMany, own process", own: ["crawlsieve-loop.js", String(n), "blocked"] });
+  contenders.push({
+    name: "crawlsieve blocked addMany, own process",
+    own: ["crawlsieve-loop.js", String(n), "blocked"],
+  });
   const runs = new Map(contenders.map((c) => [c.name, { add: [], has: [], hits: 0, bytes: 0 }]));
   for (let round = 0; round < ROUNDS; round++) {
     for (let j = 0; j < contenders.length; j++) {
@@ -97,7 +137,11 @@ export async function bloomSuite(n) {
       const r = runs.get(c.name);
       if (c.own) {
         const [script, ...args] = c.own;
-        const child = spawnSync(process.execPath, ["--max-old-space-size=12000", new URL(`./peers/${script}`, import.meta.url).pathname, ...args], { encoding: "utf8" });
+        const child = spawnSync(
+          process.execPath,
+          ["--max-old-space-size=12000", new URL(`./peers/${script}`, import.meta.url).pathname, ...args],
+          { encoding: "utf8" },
+        );
         if (child.status !== 0) throw new Error(`${script} failed: ${child.stderr.slice(-500)}`);
         const { add, has } = JSON.parse(child.stdout);
         r.add.push({ wall: (add * n) / 1e9, cpu: Number.NaN });
@@ -107,7 +151,11 @@ export async function bloomSuite(n) {
       gc();
       const filter = c.make();
       r.add.push(pass(() => c.add(filter)));
-      r.has.push(pass(() => { r.hits = c.has(filter); }));
+      r.has.push(
+        pass(() => {
+          r.hits = c.has(filter);
+        }),
+      );
       r.bytes = filter.byteLength ?? (filter.buckets ? filter.buckets.length * 4 : filter.size / 8);
       r.hashes = filter.hashes;
       filter.dispose?.();
@@ -132,15 +180,38 @@ export async function bloomSuite(n) {
       [`${op}, blocked, byte spans (CLI path, no strings)`, "crawlsieve blocked addSpans"],
     ]) {
       const s = stat(name, op);
-      rows.push([label, millions(s.rate), s.wall.toFixed(2), s.cpu.toFixed(2), millions(bf.rate), bf.wall.toFixed(2), bf.cpu.toFixed(2), (s.rate / bf.rate).toFixed(2), millions(own.rate), (s.rate / own.rate).toFixed(2), millions(bfs.rate), (s.rate / bfs.rate).toFixed(0)]);
+      rows.push([
+        label,
+        millions(s.rate),
+        s.wall.toFixed(2),
+        s.cpu.toFixed(2),
+        millions(bf.rate),
+        bf.wall.toFixed(2),
+        bf.cpu.toFixed(2),
+        (s.rate / bf.rate).toFixed(2),
+        millions(own.rate),
+        (s.rate / own.rate).toFixed(2),
+        millions(bfs.rate),
+        (s.rate / bfs.rate).toFixed(0),
+      ]);
     }
   }
   const alone = [];
   for (const op of ["add", "has"]) {
     const own = stat("bloomfilter, own process", op);
-    for (const [label, name] of [[`${op}, batch (${op}Many)`, "crawlsieve addMany, own process"], [`${op}, blocked batch`, "crawlsieve blocked addMany, own process"]]) {
+    for (const [label, name] of [
+      [`${op}, batch (${op}Many)`, "crawlsieve addMany, own process"],
+      [`${op}, blocked batch`, "crawlsieve blocked addMany, own process"],
+    ]) {
       const s = stat(name, op);
-      alone.push([label, millions(s.rate), (1e9 / s.rate).toFixed(0), millions(own.rate), (1e9 / own.rate).toFixed(0), (s.rate / own.rate).toFixed(2)]);
+      alone.push([
+        label,
+        millions(s.rate),
+        (1e9 / s.rate).toFixed(0),
+        millions(own.rate),
+        (1e9 / own.rate).toFixed(0),
+        (s.rate / own.rate).toFixed(2),
+      ]);
     }
   }
   const fp = (name) => ((runs.get(name).hits - n / 2) / (n / 2)).toExponential(2);
@@ -149,7 +220,11 @@ export async function bloomSuite(n) {
     ["filter", "bytes per key", "measured FP rate"],
     [
       [`crawlsieve BloomFilter (m=${bits}, k=${hashes})`, perKey("crawlsieve addMany"), fp("crawlsieve addMany")],
-      [`crawlsieve BlockedBloomFilter (k=${runs.get("crawlsieve blocked addMany").hashes})`, perKey("crawlsieve blocked addMany"), fp("crawlsieve blocked addMany")],
+      [
+        `crawlsieve BlockedBloomFilter (k=${runs.get("crawlsieve blocked addMany").hashes})`,
+        perKey("crawlsieve blocked addMany"),
+        fp("crawlsieve blocked addMany"),
+      ],
       [`bloomfilter (same m, k)`, perKey("bloomfilter"), fp("bloomfilter")],
       [`bloom-filters (its own sizing)`, perKey("bloom-filters"), "-"],
       ["theory: -ln p / (ln 2)^2 / 8", (-Math.log(fpRate) / Math.LN2 ** 2 / 8).toFixed(3), String(fpRate)],
@@ -158,7 +233,23 @@ export async function bloomSuite(n) {
   return [
     `### Bloom filter, ${n.toExponential(0)} URL keys (60-100 bytes), p = ${fpRate}: medians of ${ROUNDS} alternating rounds`,
     "",
-    table(["operation", "crawlsieve M keys/s", "wall s", "CPU s", "bloomfilter M keys/s", "wall s", "CPU s", "ratio", "bloomfilter, own process, M keys/s", "ratio", "bloom-filters M keys/s", "ratio"], rows),
+    table(
+      [
+        "operation",
+        "crawlsieve M keys/s",
+        "wall s",
+        "CPU s",
+        "bloomfilter M keys/s",
+        "wall s",
+        "CPU s",
+        "ratio",
+        "bloomfilter, own process, M keys/s",
+        "ratio",
+        "bloom-filters M keys/s",
+        "ratio",
+      ],
+      rows,
+    ),
     "",
     "Each in a process of its own (one pass a round, medians of the rounds):",
     "",

@@ -20,15 +20,22 @@ const TYPES = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": 
 // The page and the build, on 127.0.0.1 (a secure context, as OPFS needs).
 const server = createServer((request, response) => {
   const path = normalize(join(root, new URL(request.url ?? "/", "http://x").pathname));
-  if (path === join(root, "blank.html")) return void response.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><link rel="icon" href="data:,">');
-  if (!path.startsWith(join(root, "build") + "/") || !statSync(path, { throwIfNoEntry: false })?.isFile()) return void response.writeHead(404).end();
+  if (path === join(root, "blank.html"))
+    return void response
+      .writeHead(200, { "content-type": "text/html" })
+      .end('<!doctype html><link rel="icon" href="data:,">');
+  if (!path.startsWith(join(root, "build") + "/") || !statSync(path, { throwIfNoEntry: false })?.isFile())
+    return void response.writeHead(404).end();
   response.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream" });
   createReadStream(path).pipe(response);
 });
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 const origin = `http://127.0.0.1:${server.address().port}`;
 const profile = mkdtempSync(join(tmpdir(), "cs-browser-bench-"));
-const context = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu"],
+});
 const page = await context.newPage();
 await page.goto(`${origin}/blank.html`);
 
@@ -96,17 +103,23 @@ await context.close();
 server.close();
 rmSync(profile, { recursive: true, force: true });
 
-console.log(`browser seen-sets, ${KEYS.toLocaleString("en-US")} URL keys in batches of ${BATCH} (${machine()}, Chromium ${version}, ${new Date().toISOString().slice(0, 10)})`);
+console.log(
+  `browser seen-sets, ${KEYS.toLocaleString("en-US")} URL keys in batches of ${BATCH} (${machine()}, Chromium ${version}, ${new Date().toISOString().slice(0, 10)})`,
+);
 const peer = results.find((r) => r.name === "IndexedDB row per key");
-console.log(table(
-  ["contender", "new keys/s", "repeats/s", "vs row per key (new)", "bytes/key stored", "open again"],
-  results.map((r) => [
-    r.name,
-    Math.round(r.added.perSecond).toLocaleString("en-US"),
-    Math.round(r.repeated.perSecond).toLocaleString("en-US"),
-    `${(r.added.perSecond / peer.added.perSecond).toFixed(2)}x`,
-    r.bytesPerKey.toFixed(1),
-    `${r.reopenMs.toFixed(0)} ms`,
-  ]),
-));
-for (const r of results) if (r.added.fresh !== KEYS || r.repeated.fresh !== 0) throw new Error(`${r.name}: ${r.added.fresh} new then ${r.repeated.fresh}`);
+console.log(
+  table(
+    ["contender", "new keys/s", "repeats/s", "vs row per key (new)", "bytes/key stored", "open again"],
+    results.map((r) => [
+      r.name,
+      Math.round(r.added.perSecond).toLocaleString("en-US"),
+      Math.round(r.repeated.perSecond).toLocaleString("en-US"),
+      `${(r.added.perSecond / peer.added.perSecond).toFixed(2)}x`,
+      r.bytesPerKey.toFixed(1),
+      `${r.reopenMs.toFixed(0)} ms`,
+    ]),
+  ),
+);
+for (const r of results)
+  if (r.added.fresh !== KEYS || r.repeated.fresh !== 0)
+    throw new Error(`${r.name}: ${r.added.fresh} new then ${r.repeated.fresh}`);

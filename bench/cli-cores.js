@@ -12,8 +12,23 @@ const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 
 /** One timed run: wall and CPU seconds and peak RSS, by /usr/bin/time under the bench lock. */
 function timed(prefix, input) {
-  const args = ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...prefix, process.execPath, CLI, "dedup", ...flags, input];
-  const result = spawnSync("flock", args, { encoding: "utf8", maxBuffer: 1 << 30, stdio: ["ignore", "ignore", "pipe"] });
+  const args = [
+    "/tmp/cs-bench.lock",
+    "/usr/bin/time",
+    "-f",
+    "TIME %e %U %S %M",
+    ...prefix,
+    process.execPath,
+    CLI,
+    "dedup",
+    ...flags,
+    input,
+  ];
+  const result = spawnSync("flock", args, {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   const m = /TIME (\S+) (\S+) (\S+) (\d+)/.exec(result.stderr);
   if (result.status !== 0 || m === null) throw new Error(`dedup failed: ${result.stderr.slice(-500)}`);
   return { wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]), rssMiB: Number(m[4]) / 1024 };
@@ -28,4 +43,7 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 console.log(`| dedup ${flags.join(" ")} ${file} | wall s (median of ${ROUNDS}) | CPU s | peak RSS MiB |`);
 console.log("| --- | --- | --- | --- |");
-for (const [name, list] of Object.entries(runs)) console.log(`| ${name} | ${median(list.map((x) => x.wall)).toFixed(2)} | ${median(list.map((x) => x.cpu)).toFixed(2)} | ${median(list.map((x) => x.rssMiB)).toFixed(0)} |`);
+for (const [name, list] of Object.entries(runs))
+  console.log(
+    `| ${name} | ${median(list.map((x) => x.wall)).toFixed(2)} | ${median(list.map((x) => x.cpu)).toFixed(2)} | ${median(list.map((x) => x.rssMiB)).toFixed(0)} |`,
+  );

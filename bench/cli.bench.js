@@ -18,9 +18,11 @@ const CLI = "build/js/cli/main.js";
 const files = process.argv.slice(2);
 if (files.length === 0) {
   files.push("examples/nodejs-doc-links.txt", "bench/out/mirror-12m.txt");
-  if (!existsSync(files[1])) spawnSync(process.execPath, ["bench/gen-mirror.js", "12000000", files[1]], { stdio: "inherit" });
+  if (!existsSync(files[1]))
+    spawnSync(process.execPath, ["bench/gen-mirror.js", "12000000", files[1]], { stdio: "inherit" });
   // The real crawl-order streams, when bench/crawl-stream.sh has built them (it needs apt-get).
-  for (const real of ["bench/out/crawl-stream.txt", "bench/out/crawl-fragments.txt"]) if (existsSync(real)) files.splice(1, 0, real);
+  for (const real of ["bench/out/crawl-stream.txt", "bench/out/crawl-fragments.txt"])
+    if (existsSync(real)) files.splice(1, 0, real);
 }
 
 /** One timed run: stdout to OUT; returns wall and CPU seconds, peak RSS in MiB. */
@@ -32,7 +34,11 @@ function timed(command) {
     maxBuffer: 1 << 26,
   });
   closeSync(out);
-  const line = result.stderr.toString().trim().split("\n").find((l) => l.startsWith("TIME "));
+  const line = result.stderr
+    .toString()
+    .trim()
+    .split("\n")
+    .find((l) => l.startsWith("TIME "));
   if (result.status !== 0 || line === undefined) throw new Error(`${command.join(" ")} failed: ${result.stderr}`);
   const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
   return { wall, cpu: user + sys, rss: rssKb / 1024 };
@@ -53,7 +59,10 @@ function suite(file) {
     { name: "awk '!s[$0]++' (mawk)", cmd: ["mawk", "!s[$0]++", file], exact: true, reference: true },
     { name: "sort -u", cmd: ["sort", "-u", file] },
     { name: "Node Set script", cmd: ["node", "bench/peers/set-dedup.js", file], exact: true },
-    { name: "bloomfilter package (p = 0.001)", cmd: ["node", "bench/peers/bloomfilter-dedup.js", file, String(distinct), "0.001"] },
+    {
+      name: "bloomfilter package (p = 0.001)",
+      cmd: ["node", "bench/peers/bloomfilter-dedup.js", file, String(distinct), "0.001"],
+    },
     { name: "wc -l (floor: read)", cmd: ["wc", "-l", file] },
     { name: "md5sum (floor: read + hash)", cmd: ["md5sum", file] },
   ];
@@ -63,7 +72,11 @@ function suite(file) {
     for (const tool of tools) {
       try {
         runs.get(tool.name).push(timed(tool.cmd));
-        if (round === 0) outputs.set(tool.name, { digest: digest(OUT), lines: readFileSync(OUT).reduce((n, b) => n + (b === 10 ? 1 : 0), 0) });
+        if (round === 0)
+          outputs.set(tool.name, {
+            digest: digest(OUT),
+            lines: readFileSync(OUT).reduce((n, b) => n + (b === 10 ? 1 : 0), 0),
+          });
       } catch (error) {
         runs.get(tool.name).push({ wall: NaN, cpu: NaN, rss: NaN, error: String(error).slice(0, 200) });
       }
@@ -76,7 +89,16 @@ function suite(file) {
   const reference = outputs.get(awk);
   const rows = tools.map((t) => {
     const o = outputs.get(t.name);
-    const check = t.name === wc || t.name === md5sum ? "" : o === undefined ? "failed" : t.exact ? (o.digest === reference.digest ? "= awk" : "DIFFERS") : `${o.lines} lines (awk ${reference.lines})`;
+    const check =
+      t.name === wc || t.name === md5sum
+        ? ""
+        : o === undefined
+          ? "failed"
+          : t.exact
+            ? o.digest === reference.digest
+              ? "= awk"
+              : "DIFFERS"
+            : `${o.lines} lines (awk ${reference.lines})`;
     return [
       t.name,
       stat(t.name, "wall").toFixed(2),
@@ -91,27 +113,46 @@ function suite(file) {
   });
   const size = statSync(file).size;
   const lines = Number(spawnSync("wc", ["-l", file]).stdout.toString().split(" ")[0]);
-  return `### ${file}: ${lines.toLocaleString("en-US")} lines, ${distinct.toLocaleString("en-US")} distinct, ${(size / 2 ** 20).toFixed(0)} MiB\n\n` +
-    table(["tool", "wall s", "CPU s", "peak RSS MiB", "wall / awk", "RSS / awk", "wall / wc -l", "wall / md5sum", "output"], rows) +
-    `\n\nMedians of ${ROUNDS} alternating rounds; output written to a file. Raw runs: ${JSON.stringify(Object.fromEntries([...runs].map(([k, v]) => [k, v.map((r) => r.wall)])))}\n`;
+  return (
+    `### ${file}: ${lines.toLocaleString("en-US")} lines, ${distinct.toLocaleString("en-US")} distinct, ${(size / 2 ** 20).toFixed(0)} MiB\n\n` +
+    table(
+      ["tool", "wall s", "CPU s", "peak RSS MiB", "wall / awk", "RSS / awk", "wall / wc -l", "wall / md5sum", "output"],
+      rows,
+    ) +
+    `\n\nMedians of ${ROUNDS} alternating rounds; output written to a file. Raw runs: ${JSON.stringify(Object.fromEntries([...runs].map(([k, v]) => [k, v.map((r) => r.wall)])))}\n`
+  );
 }
 
 /** Issue 14's bound: one 200 MB line costs crawlsieve at most 5x what md5sum takes on the same file. */
 function longLineSuite() {
   const file = "bench/out/line-200m.txt";
-  if (!existsSync(file)) spawnSync("sh", ["-c", `head -c 200000000 /dev/zero | tr '\\0' a > ${file} && echo >> ${file}`]);
+  if (!existsSync(file))
+    spawnSync("sh", ["-c", `head -c 200000000 /dev/zero | tr '\\0' a > ${file} && echo >> ${file}`]);
   const tools = [
     { name: "crawlsieve md5 FILE", cmd: ["node", CLI, "md5", file] },
     { name: "crawlsieve dedup FILE", cmd: ["node", CLI, "dedup", file] },
-    { name: "crawlsieve dedup < FILE (a pipe: sh -c 'cat FILE | ...')", cmd: ["sh", "-c", `cat ${file} | node ${CLI} dedup`] },
+    {
+      name: "crawlsieve dedup < FILE (a pipe: sh -c 'cat FILE | ...')",
+      cmd: ["sh", "-c", `cat ${file} | node ${CLI} dedup`],
+    },
     { name: "md5sum FILE", cmd: ["md5sum", file] },
   ];
   const runs = new Map(tools.map((t) => [t.name, []]));
   for (let round = 0; round < ROUNDS; round++) for (const tool of tools) runs.get(tool.name).push(timed(tool.cmd));
   const stat = (name, key) => median(runs.get(name).map((r) => r[key]));
   const floor = tools[3].name;
-  const rows = tools.map((t) => [t.name, stat(t.name, "wall").toFixed(2), stat(t.name, "cpu").toFixed(2), stat(t.name, "rss").toFixed(0), (stat(t.name, "wall") / stat(floor, "wall")).toFixed(2)]);
-  return `### One 200 MB line (${file})\n\n` + table(["tool", "wall s", "CPU s", "peak RSS MiB", "wall / md5sum"], rows) + `\n\nMedians of ${ROUNDS} alternating rounds.\n`;
+  const rows = tools.map((t) => [
+    t.name,
+    stat(t.name, "wall").toFixed(2),
+    stat(t.name, "cpu").toFixed(2),
+    stat(t.name, "rss").toFixed(0),
+    (stat(t.name, "wall") / stat(floor, "wall")).toFixed(2),
+  ]);
+  return (
+    `### One 200 MB line (${file})\n\n` +
+    table(["tool", "wall s", "CPU s", "peak RSS MiB", "wall / md5sum"], rows) +
+    `\n\nMedians of ${ROUNDS} alternating rounds.\n`
+  );
 }
 
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toString().trim();

@@ -27,13 +27,26 @@ const [OCC, DISTINCT] = (process.env.ENQUEUE ?? "1e6x1e5").split("x").map(Number
 const FRONTIER_CRAWLEE = (process.env.FRONTIER_CRAWLEE ?? "1e5,1e6,2e6").split(",").filter(Boolean).map(Number);
 const FRONTIER_SIEVE = (process.env.FRONTIER_SIEVE ?? "1e5,1e6,1e7").split(",").filter(Boolean).map(Number);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const NAMES = { plain: "plain Crawlee 3.18.1", memory: "sieve, memory (exact)", lmdb: "sieve, lmdb", redis: "sieve, Redis (exact)" };
+const NAMES = {
+  plain: "plain Crawlee 3.18.1",
+  memory: "sieve, memory (exact)",
+  lmdb: "sieve, lmdb",
+  redis: "sieve, Redis (exact)",
+};
 
 /** One child run under the benchmark lock; its JSON plus wall, CPU (user + sys) and peak RSS from /usr/bin/time. */
 function timed(args) {
-  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", process.execPath, ...args], { encoding: "utf8", maxBuffer: 1 << 24 });
-  const line = result.stderr.trim().split("\n").find((l) => l.startsWith("TIME "));
-  if (result.status !== 0 || line === undefined) throw new Error(`${args.join(" ")} failed: ${result.stderr.slice(-800)}`);
+  const result = spawnSync(
+    "flock",
+    ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", process.execPath, ...args],
+    { encoding: "utf8", maxBuffer: 1 << 24 },
+  );
+  const line = result.stderr
+    .trim()
+    .split("\n")
+    .find((l) => l.startsWith("TIME "));
+  if (result.status !== 0 || line === undefined)
+    throw new Error(`${args.join(" ")} failed: ${result.stderr.slice(-800)}`);
   const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
   return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout.trim().split("\n").pop()) };
 }
@@ -46,13 +59,24 @@ async function startRedis() {
     });
   });
   const dir = mkdtempSync(join(tmpdir(), "cs-bench-redis-"));
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
   await new Promise((resolve) => child.stdout.on("data", (c) => String(c).includes("Ready to accept") && resolve()));
   const cpu = () => {
     const info = execFileSync("redis-cli", ["-p", String(port), "INFO", "cpu"], { encoding: "utf8" });
-    return ["used_cpu_sys", "used_cpu_user"].reduce((s, k) => s + Number(new RegExp(`${k}:([\\d.]+)`).exec(info)[1]), 0);
+    return ["used_cpu_sys", "used_cpu_user"].reduce(
+      (s, k) => s + Number(new RegExp(`${k}:([\\d.]+)`).exec(info)[1]),
+      0,
+    );
   };
-  return { url: `redis://127.0.0.1:${port}`, cpu, stop: () => (child.kill(), rmSync(dir, { recursive: true, force: true })) };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    cpu,
+    stop: () => (child.kill(), rmSync(dir, { recursive: true, force: true })),
+  };
 }
 
 console.log(`# crawlsieve/crawlee vs plain Crawlee 3.18.1 (${machine()})`);
@@ -69,19 +93,35 @@ try {
         const r = timed(["bench/peers/crawlee-enqueue.js", c, path, String(OCC), String(DISTINCT), redis.url]);
         r.redisCpu = c === "redis" ? redis.cpu() - before : 0;
         // Correctness first: every distinct URL queued once, and (with the sieve) sent to storage once.
-        if (r.queued !== r.distinct) throw new Error(`${c}/${path}: ${r.queued} requests queued for ${r.distinct} distinct URLs`);
-        if (c !== "plain" && r.batchItems + r.addRequestCalls !== r.distinct) throw new Error(`${c}/${path}: ${r.batchItems} storage adds for ${r.distinct} keys`);
-        if (c !== "plain" && r.committed !== r.handled) throw new Error(`${c}/${path}: ${r.committed} keys committed for ${r.handled} handled requests`);
+        if (r.queued !== r.distinct)
+          throw new Error(`${c}/${path}: ${r.queued} requests queued for ${r.distinct} distinct URLs`);
+        if (c !== "plain" && r.batchItems + r.addRequestCalls !== r.distinct)
+          throw new Error(`${c}/${path}: ${r.batchItems} storage adds for ${r.distinct} keys`);
+        if (c !== "plain" && r.committed !== r.handled)
+          throw new Error(`${c}/${path}: ${r.committed} keys committed for ${r.handled} handled requests`);
         runs.get(c).push(r);
       }
     }
     const stat = (c, k) => median(runs.get(c).map((r) => r[k]));
     const plain = stat("plain", "seconds");
     const first = runs.get("plain")[0];
-    console.log(`\n## ${path === "add" ? "addRequestsBatched(URL strings)" : "enqueueLinks({ urls })"}: ${first.occurrences.toExponential(0)} link occurrences, ${first.distinct.toExponential(0)} distinct (${Math.round(100 * (1 - first.distinct / first.occurrences))}% seen before), pages of 500\n`);
+    console.log(
+      `\n## ${path === "add" ? "addRequestsBatched(URL strings)" : "enqueueLinks({ urls })"}: ${first.occurrences.toExponential(0)} link occurrences, ${first.distinct.toExponential(0)} distinct (${Math.round(100 * (1 - first.distinct / first.occurrences))}% seen before), pages of 500\n`,
+    );
     console.log(
       table(
-        ["contender", "stream s", "k links/s", "vs plain", "process wall s", "CPU s", "redis-server CPU s", "peak RSS MiB", "storage calls", "requests sent to storage"],
+        [
+          "contender",
+          "stream s",
+          "k links/s",
+          "vs plain",
+          "process wall s",
+          "CPU s",
+          "redis-server CPU s",
+          "peak RSS MiB",
+          "storage calls",
+          "requests sent to storage",
+        ],
         contenders.map((c) => [
           NAMES[c],
           stat(c, "seconds").toFixed(2),
@@ -103,14 +143,32 @@ try {
 
 // Frontier memory.
 const frontier = [];
-for (const n of FRONTIER_CRAWLEE) frontier.push(["crawlee", n, timed(["--expose-gc", "--max-old-space-size=16384", "bench/peers/crawlee-frontier.js", "crawlee", String(n)])]);
-for (const n of FRONTIER_SIEVE) for (const c of ["bloom", "exact"]) frontier.push([c, n, timed(["--expose-gc", "bench/peers/crawlee-frontier.js", c, String(n)])]);
-const FRONTIER_NAMES = { crawlee: "Crawlee RequestQueue (in-memory storage)", bloom: "crawlsieve memory, exact: false, p = 1e-6", exact: "crawlsieve memory (exact)" };
+for (const n of FRONTIER_CRAWLEE)
+  frontier.push([
+    "crawlee",
+    n,
+    timed(["--expose-gc", "--max-old-space-size=16384", "bench/peers/crawlee-frontier.js", "crawlee", String(n)]),
+  ]);
+for (const n of FRONTIER_SIEVE)
+  for (const c of ["bloom", "exact"])
+    frontier.push([c, n, timed(["--expose-gc", "bench/peers/crawlee-frontier.js", c, String(n)])]);
+const FRONTIER_NAMES = {
+  crawlee: "Crawlee RequestQueue (in-memory storage)",
+  bloom: "crawlsieve memory, exact: false, p = 1e-6",
+  exact: "crawlsieve memory (exact)",
+};
 console.log("\n## Frontier memory: N distinct URLs, memory held after a full collection\n");
 console.log(
   table(
     ["structure", "URLs", "MiB held", "bytes/URL", "seconds to add", "peak RSS MiB"],
-    frontier.map(([c, n, r]) => [FRONTIER_NAMES[c], n.toExponential(0), (r.bytes / 2 ** 20).toFixed(1), r.bytesPerUrl.toFixed(1), r.seconds.toFixed(2), r.rss.toFixed(0)]),
+    frontier.map(([c, n, r]) => [
+      FRONTIER_NAMES[c],
+      n.toExponential(0),
+      (r.bytes / 2 ** 20).toFixed(1),
+      r.bytesPerUrl.toFixed(1),
+      r.seconds.toFixed(2),
+      r.rss.toFixed(0),
+    ]),
   ),
 );
 const crawleeAt = (n) => frontier.find(([c, m]) => c === "crawlee" && m === n)?.[2].bytes;
@@ -123,6 +181,8 @@ if (crawleeAt(top) !== undefined && crawleeAt(below) !== undefined && top < 1e7)
   console.log(
     `\nCrawlee at 1e7 URLs, extrapolated from ${top.toExponential(0)} plus ${(1e7 - top).toExponential(1)} URLs at the ${below.toExponential(0)}-${top.toExponential(0)} slope of ${slope.toFixed(0)} bytes/URL: ` +
       `${(at1e7 / 2 ** 30).toFixed(1)} GiB` +
-      (bloom1e7 ? `, against ${(bloom1e7 / 2 ** 20).toFixed(1)} MiB measured for the Bloom seen-set at 1e7 (${(at1e7 / bloom1e7).toFixed(0)}x).` : "."),
+      (bloom1e7
+        ? `, against ${(bloom1e7 / 2 ** 20).toFixed(1)} MiB measured for the Bloom seen-set at 1e7 (${(at1e7 / bloom1e7).toFixed(0)}x).`
+        : "."),
   );
 }

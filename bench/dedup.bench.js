@@ -22,7 +22,10 @@ function workload(n) {
   // A fixed shuffle (xorshift) so first occurrences are spread through the input.
   let x = 2463534242;
   for (let i = n - 1; i > 0; i--) {
-    x ^= x << 13; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
     const j = x % (i + 1);
     [order[i], order[j]] = [order[j], order[i]];
   }
@@ -45,7 +48,10 @@ function run(kind, method, w) {
   const items = w.unique;
   const filter = method === "plain" ? { counters: 1, hashes: 1 } : { counters: 20 * items, hashes: 8 };
   let dir;
-  const dedup = kind === "memory" ? new Deduplicator({ items, ...filter }) : new StoreDeduplicator(openLmdbStore((dir = mkdtempSync(join(tmpdir(), "cs-bench-")))), { items, ...filter });
+  const dedup =
+    kind === "memory"
+      ? new Deduplicator({ items, ...filter })
+      : new StoreDeduplicator(openLmdbStore((dir = mkdtempSync(join(tmpdir(), "cs-bench-")))), { items, ...filter });
   const started = performance.now();
   dedup.checkSpans(w.data, w.spans);
   const seconds = (performance.now() - started) / 1000;
@@ -71,10 +77,15 @@ export async function paperSuite(sizes = [5e5, 1e6, 1.5e6, 2e6, 1e7]) {
       series[`${label}, plain`].push({ x: n, y: plain.seconds });
       series[`${label}, IMP-CB`].push({ x: n, y: imp.seconds });
       rows.push([
-        n.toLocaleString("en-US"), label,
-        plain.seconds.toFixed(2), imp.seconds.toFixed(2), (plain.seconds / imp.seconds).toFixed(2),
-        plain.reads.toLocaleString("en-US"), imp.reads.toLocaleString("en-US"),
-        plain.readsForNew.toLocaleString("en-US"), imp.readsForNew.toLocaleString("en-US"),
+        n.toLocaleString("en-US"),
+        label,
+        plain.seconds.toFixed(2),
+        imp.seconds.toFixed(2),
+        (plain.seconds / imp.seconds).toFixed(2),
+        plain.reads.toLocaleString("en-US"),
+        imp.reads.toLocaleString("en-US"),
+        plain.readsForNew.toLocaleString("en-US"),
+        imp.readsForNew.toLocaleString("en-US"),
         (100 * (1 - imp.readsForNew / plain.readsForNew)).toFixed(2) + "%",
       ]);
     }
@@ -89,7 +100,21 @@ export async function paperSuite(sizes = [5e5, 1e6, 1.5e6, 2e6, 1e7]) {
   return [
     "### IMP-CB vs the plain MD5-store method (k = 8, m/n = 20; 50% duplicates; chart: bench/imp-cb.svg)",
     "",
-    table(["URLs", "store", "plain s", "IMP-CB s", "speed-up", "plain reads", "IMP-CB reads", "plain reads for new URLs", "IMP-CB reads for new URLs", "reads for new URLs saved"], rows),
+    table(
+      [
+        "URLs",
+        "store",
+        "plain s",
+        "IMP-CB s",
+        "speed-up",
+        "plain reads",
+        "IMP-CB reads",
+        "plain reads for new URLs",
+        "IMP-CB reads for new URLs",
+        "reads for new URLs saved",
+      ],
+      rows,
+    ),
     "",
   ].join("\n");
 }
@@ -99,10 +124,49 @@ export async function throughputSuite(n = 1e6) {
   const w = workload(n);
   let dedup;
   const rates = await keysPerSecond(`exact ${n}`, { count: n }, [
-    { name: "Deduplicator.checkSpans (MD5, bytes)", fn: () => dedup.checkSpans(w.data, w.spans), options: { beforeEach: () => { dedup?.dispose(); dedup = new Deduplicator({ items: w.unique }); } } },
-    { name: "Deduplicator.checkMany (MD5, strings)", fn: () => dedup.checkMany(w.keys), options: { beforeEach: () => { dedup?.dispose(); dedup = new Deduplicator({ items: w.unique }); } } },
-    { name: "Deduplicator.checkSpans (xxh64x2, bytes)", fn: () => dedup.checkSpans(w.data, w.spans), options: { beforeEach: () => { dedup?.dispose(); dedup = new Deduplicator({ items: w.unique, fingerprint: "xxh64x2" }); } } },
-    { name: "Set<string>", fn: () => { const set = new Set(); let fresh = 0; for (const k of w.keys) if (!set.has(k)) { set.add(k); fresh++; } return fresh; } },
+    {
+      name: "Deduplicator.checkSpans (MD5, bytes)",
+      fn: () => dedup.checkSpans(w.data, w.spans),
+      options: {
+        beforeEach: () => {
+          dedup?.dispose();
+          dedup = new Deduplicator({ items: w.unique });
+        },
+      },
+    },
+    {
+      name: "Deduplicator.checkMany (MD5, strings)",
+      fn: () => dedup.checkMany(w.keys),
+      options: {
+        beforeEach: () => {
+          dedup?.dispose();
+          dedup = new Deduplicator({ items: w.unique });
+        },
+      },
+    },
+    {
+      name: "Deduplicator.checkSpans (xxh64x2, bytes)",
+      fn: () => dedup.checkSpans(w.data, w.spans),
+      options: {
+        beforeEach: () => {
+          dedup?.dispose();
+          dedup = new Deduplicator({ items: w.unique, fingerprint: "xxh64x2" });
+        },
+      },
+    },
+    {
+      name: "Set<string>",
+      fn: () => {
+        const set = new Set();
+        let fresh = 0;
+        for (const k of w.keys)
+          if (!set.has(k)) {
+            set.add(k);
+            fresh++;
+          }
+        return fresh;
+      },
+    },
   ]);
   dedup.dispose();
   const sized = new Deduplicator({ items: w.unique });
@@ -125,13 +189,19 @@ export async function throughputSuite(n = 1e6) {
   return [
     `### Exact dedup throughput, ${n.toExponential(0)} URL lines, 50% duplicates (one core)`,
     "",
-    table(["implementation", "M lines/s", "ratio to Set<string>"], [...rates].map(([name, rate]) => [name, millions(rate), (rate / set0).toFixed(2)])),
+    table(
+      ["implementation", "M lines/s", "ratio to Set<string>"],
+      [...rates].map(([name, rate]) => [name, millions(rate), (rate / set0).toFixed(2)]),
+    ),
     "",
-    table(["memory per unique URL", "bytes"], [
-      ["Deduplicator sized for the load (items = unique URLs)", ourBytes.toFixed(1)],
-      ["Deduplicator planned for 1,000, grown by doubling", grownBytes.toFixed(1)],
-      ["Set<string> with its strings (heap delta)", setBytes.toFixed(1)],
-    ]),
+    table(
+      ["memory per unique URL", "bytes"],
+      [
+        ["Deduplicator sized for the load (items = unique URLs)", ourBytes.toFixed(1)],
+        ["Deduplicator planned for 1,000, grown by doubling", grownBytes.toFixed(1)],
+        ["Set<string> with its strings (heap delta)", setBytes.toFixed(1)],
+      ],
+    ),
     "",
   ].join("\n");
 }

@@ -18,9 +18,26 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toString().trim();
 
 function run(...args) {
-  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", process.execPath, "--max-old-space-size=16384", "bench/peers/disk-budget-run.js", ...args.map(String)], { encoding: "utf8", maxBuffer: 1 << 24 });
-  const line = result.stderr.trim().split("\n").find((l) => l.startsWith("TIME "));
-  if (result.status !== 0 || line === undefined) throw new Error(`${args.join(" ")} failed: ${result.stderr.slice(-800)}`);
+  const result = spawnSync(
+    "flock",
+    [
+      "/tmp/cs-bench.lock",
+      "/usr/bin/time",
+      "-f",
+      "TIME %e %U %S %M",
+      process.execPath,
+      "--max-old-space-size=16384",
+      "bench/peers/disk-budget-run.js",
+      ...args.map(String),
+    ],
+    { encoding: "utf8", maxBuffer: 1 << 24 },
+  );
+  const line = result.stderr
+    .trim()
+    .split("\n")
+    .find((l) => l.startsWith("TIME "));
+  if (result.status !== 0 || line === undefined)
+    throw new Error(`${args.join(" ")} failed: ${result.stderr.slice(-800)}`);
   const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
   return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout.trim().split("\n").pop()) };
 }
@@ -31,23 +48,73 @@ for (const n of sizes) {
   const dir = mkdtempSync(join(process.env.TMP ?? "/tmp", "cs-disk-budget-"));
   try {
     const fill = run("fill", dir, n);
-    rows.push([`${n.toExponential()}: fill (no budget)`, fill.wall.toFixed(1), fill.cpu.toFixed(1), fill.rss.toFixed(0), "", "", "", "", ""]);
+    rows.push([
+      `${n.toExponential()}: fill (no budget)`,
+      fill.wall.toFixed(1),
+      fill.cpu.toFixed(1),
+      fill.rss.toFixed(0),
+      "",
+      "",
+      "",
+      "",
+      "",
+    ]);
     // The first open with a budget compacts what the fill left unsorted.
     const first = run("work", dir, n, MEMORY);
-    rows.push([`${n.toExponential()}: first open with ${mib} MiB (compacts)`, first.wall.toFixed(1), first.cpu.toFixed(1), first.rss.toFixed(0), first.open.toFixed(1), "", "", "", ""]);
+    rows.push([
+      `${n.toExponential()}: first open with ${mib} MiB (compacts)`,
+      first.wall.toFixed(1),
+      first.cpu.toFixed(1),
+      first.rss.toFixed(0),
+      first.open.toFixed(1),
+      "",
+      "",
+      "",
+      "",
+    ]);
     const runs = { budget: [], whole: [] };
     for (let r = 0; r < ROUNDS; r++) {
       runs.budget.push(run("work", dir, n, MEMORY));
       runs.whole.push(run("work", dir, n));
     }
-    for (const [name, label] of [["budget", `memory ${mib} MiB`], ["whole", "no budget (all in memory)"]]) {
+    for (const [name, label] of [
+      ["budget", `memory ${mib} MiB`],
+      ["whole", "no budget (all in memory)"],
+    ]) {
       const m = [...runs[name]].sort((a, b) => a.wall - b.wall)[Math.floor(ROUNDS / 2)];
       const k = (step) => `${m[step].keysPerSecond.toLocaleString("en-US")} (${m[step].blocksPerKey})`;
-      rows.push([`${n.toExponential()}: ${label}`, m.wall.toFixed(1), m.cpu.toFixed(1), m.rss.toFixed(0), m.open.toFixed(2), k("absent"), k("present"), k("add"), m.close.toFixed(2)]);
+      rows.push([
+        `${n.toExponential()}: ${label}`,
+        m.wall.toFixed(1),
+        m.cpu.toFixed(1),
+        m.rss.toFixed(0),
+        m.open.toFixed(2),
+        k("absent"),
+        k("present"),
+        k("add"),
+        m.close.toFixed(2),
+      ]);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-console.log(`## The disk seen-set past its memory budget (${new Date().toISOString().slice(0, 10)}, commit ${commit}); median of ${ROUNDS}, alternating\n\n${machine()}\n`);
-console.log(table(["store, run", "wall s", "CPU s", "peak RSS MiB", "open s", "absent keys/s (blocks a key)", "present keys/s (blocks a key)", "adds/s, half new (blocks a key)", "close s"], rows));
+console.log(
+  `## The disk seen-set past its memory budget (${new Date().toISOString().slice(0, 10)}, commit ${commit}); median of ${ROUNDS}, alternating\n\n${machine()}\n`,
+);
+console.log(
+  table(
+    [
+      "store, run",
+      "wall s",
+      "CPU s",
+      "peak RSS MiB",
+      "open s",
+      "absent keys/s (blocks a key)",
+      "present keys/s (blocks a key)",
+      "adds/s, half new (blocks a key)",
+      "close s",
+    ],
+    rows,
+  ),
+);

@@ -21,9 +21,18 @@ const BATCH = 1000;
 const dir = mkdtempSync(join(tmpdir(), "cs-do-bench-"));
 const storage = join(dir, "storage");
 const port = await freePort();
-await buildDurableWorker({ out: join(dir, "out"), storage, port, entry: new URL("./peers/row-per-key-object.js", import.meta.url).pathname, classes: ["RowPerKeyObject"] });
+await buildDurableWorker({
+  out: join(dir, "out"),
+  storage,
+  port,
+  entry: new URL("./peers/row-per-key-object.js", import.meta.url).pathname,
+  classes: ["RowPerKeyObject"],
+});
 
-const allKeys = Array.from({ length: KEYS }, (_, i) => `https://www.example.com/section-${i % 97}/articles/${i}/some-readable-slug?ref=list&page=${i % 13}`);
+const allKeys = Array.from(
+  { length: KEYS },
+  (_, i) => `https://www.example.com/section-${i % 97}/articles/${i}/some-readable-slug?ref=list&page=${i % 13}`,
+);
 const paths = { crawlsieve: "/add?set=bench&shards=1", "row per key": "/rows/add?set=bench" };
 if (process.env.DO_ONLY === "crawlsieve") delete paths["row per key"];
 
@@ -32,7 +41,10 @@ async function run(path, keys = allKeys) {
   let fresh = 0;
   const start = performance.now();
   for (let at = 0; at < keys.length; at += BATCH) {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body: JSON.stringify(keys.slice(at, at + BATCH)) });
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method: "POST",
+      body: JSON.stringify(keys.slice(at, at + BATCH)),
+    });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     for (const flag of await response.json()) fresh += flag;
   }
@@ -51,7 +63,11 @@ function objectBytes(folder) {
 
 let server = await startWorkerd(join(dir, "out"), port);
 // Warm-up: 10 batches of other keys into another set of each kind, so neither pays for JIT and first loads.
-for (const path of Object.values(paths)) await run(path.replace("set=bench", "set=warm"), Array.from({ length: 10 * BATCH }, (_, i) => `https://warm.example/${i}`));
+for (const path of Object.values(paths))
+  await run(
+    path.replace("set=bench", "set=warm"),
+    Array.from({ length: 10 * BATCH }, (_, i) => `https://warm.example/${i}`),
+  );
 const rates = {};
 for (const pass of ["new", "repeat"]) {
   for (const [name, path] of Object.entries(paths)) {
@@ -62,17 +78,22 @@ for (const pass of ["new", "repeat"]) {
 }
 await server.stop();
 const folders = readdirSync(storage);
-const bytes = Object.fromEntries(Object.keys(paths).map((name) => {
-  const folder = folders.find((f) => f.includes(name === "crawlsieve" ? "SeenSetDurableObject" : "RowPerKeyObject"));
-  return [name, objectBytes(join(storage, folder))];
-}));
+const bytes = Object.fromEntries(
+  Object.keys(paths).map((name) => {
+    const folder = folders.find((f) => f.includes(name === "crawlsieve" ? "SeenSetDurableObject" : "RowPerKeyObject"));
+    return [name, objectBytes(join(storage, folder))];
+  }),
+);
 
 // The first call after a restart waits for the object to load its rows.
 server = await startWorkerd(join(dir, "out"), port);
 const restarts = {};
 for (const [name, path] of Object.entries(paths)) {
   const start = performance.now();
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body: JSON.stringify(allKeys.slice(0, 1)) });
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method: "POST",
+    body: JSON.stringify(allKeys.slice(0, 1)),
+  });
   if ((await response.json())[0] !== 0) throw new Error(`${name}: a key was lost over the restart`);
   restarts[name] = performance.now() - start;
 }
@@ -87,19 +108,34 @@ const memory = [1e5, 1e6, 2e6].map((n) => {
     set.addMany(batch.map((k) => `${k}:${at}`));
     peak = Math.max(peak, set.byteLength);
   }
-  const row = [n.toLocaleString("en"), (set.byteLength / 2 ** 20).toFixed(1), (set.byteLength / n).toFixed(1), (peak / n).toFixed(1)];
+  const row = [
+    n.toLocaleString("en"),
+    (set.byteLength / 2 ** 20).toFixed(1),
+    (set.byteLength / n).toFixed(1),
+    (peak / n).toFixed(1),
+  ];
   set.dispose();
   return row;
 });
 
-console.log(`## ${new Date().toISOString().slice(0, 10)}: Durable Object seen-set, ${KEYS.toLocaleString("en")} keys, batches of ${BATCH}\n`);
+console.log(
+  `## ${new Date().toISOString().slice(0, 10)}: Durable Object seen-set, ${KEYS.toLocaleString("en")} keys, batches of ${BATCH}\n`,
+);
 console.log(`Machine: ${machine()}\n`);
-console.log(table(["contender", "keys/s new", "keys/s repeat", "storage bytes/key", "first call after restart (ms)"], Object.keys(paths).map((name) => [
-  name,
-  Math.round(rates[`${name} new`]).toLocaleString("en"),
-  Math.round(rates[`${name} repeat`]).toLocaleString("en"),
-  (bytes[name] / KEYS).toFixed(1),
-  restarts[name].toFixed(0),
-])));
-if (paths["row per key"]) console.log(`\nnew keys: crawlsieve / row per key = ${(rates["crawlsieve new"] / rates["row per key new"]).toFixed(2)}x; repeats: ${(rates["crawlsieve repeat"] / rates["row per key repeat"]).toFixed(2)}x\n`);
+console.log(
+  table(
+    ["contender", "keys/s new", "keys/s repeat", "storage bytes/key", "first call after restart (ms)"],
+    Object.keys(paths).map((name) => [
+      name,
+      Math.round(rates[`${name} new`]).toLocaleString("en"),
+      Math.round(rates[`${name} repeat`]).toLocaleString("en"),
+      (bytes[name] / KEYS).toFixed(1),
+      restarts[name].toFixed(0),
+    ]),
+  ),
+);
+if (paths["row per key"])
+  console.log(
+    `\nnew keys: crawlsieve / row per key = ${(rates["crawlsieve new"] / rates["row per key new"]).toFixed(2)}x; repeats: ${(rates["crawlsieve repeat"] / rates["row per key repeat"]).toFixed(2)}x\n`,
+  );
 console.log(table(["keys in one object", "table MiB", "bytes/key now", "bytes/key at peak"], memory));

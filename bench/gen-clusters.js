@@ -30,7 +30,7 @@ const CHUNK = 1 << 16;
 const chunks = [];
 let pageCount = 0;
 const pageIds = [];
-const pageAt = (n) => chunks[Math.floor(n / CHUNK)].subarray((n % CHUNK) * WORDS, (n % CHUNK + 1) * WORDS);
+const pageAt = (n) => chunks[Math.floor(n / CHUNK)].subarray((n % CHUNK) * WORDS, ((n % CHUNK) + 1) * WORDS);
 function addPage(words, id) {
   if (pageCount % CHUNK === 0) chunks.push(new Uint16Array(CHUNK * WORDS));
   chunks[chunks.length - 1].set(words, (pageCount % CHUNK) * WORDS);

@@ -13,7 +13,28 @@ const next = xorshift32(0x9e3779b9);
 
 const MIRRORS = ["ftp.de", "ftp.fr", "ftp.us", "mirror.nl", "ftp.jp", "mirrors.kernel", "ftp.uk", "deb.mirror.br"];
 const ARCHES = ["amd64", "arm64", "i386", "all", "armhf", "ppc64el", "s390x"];
-const SYLLABLES = ["lib", "gtk", "py", "x", "net", "core", "util", "font", "perl", "ruby", "data", "doc", "dev", "kde", "gnome", "qt", "ssl", "xml", "zip", "tool"];
+const SYLLABLES = [
+  "lib",
+  "gtk",
+  "py",
+  "x",
+  "net",
+  "core",
+  "util",
+  "font",
+  "perl",
+  "ruby",
+  "data",
+  "doc",
+  "dev",
+  "kde",
+  "gnome",
+  "qt",
+  "ssl",
+  "xml",
+  "zip",
+  "tool",
+];
 
 /** The i-th distinct URL (its text depends only on i). */
 function url(i) {

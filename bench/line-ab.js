@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { alternateCpu, loadBuilds } from "./common.js";
 
 const [file, optionsJson, ...dirs] = process.argv.slice(2);
-if (file === undefined || dirs.length === 0) throw new Error("usage: node bench/line-ab.js FILE OPTIONS_JSON BUILD_DIR...");
+if (file === undefined || dirs.length === 0)
+  throw new Error("usage: node bench/line-ab.js FILE OPTIONS_JSON BUILD_DIR...");
 const options = JSON.parse(optionsJson);
 const builds = await loadBuilds(dirs);
 const input = readFileSync(file);
@@ -21,4 +22,6 @@ const times = alternateCpu(builds, Number(process.env.ROUNDS ?? 9), ({ dir, lib 
   if (round === 0) console.log(`${dir}: ${kept} bytes kept, ${dedup.stats.unique} unique lines`);
   dedup.dispose();
 });
-dirs.forEach((dir, i) => console.log(`${dir}: min ${times[i].min.toFixed(3)} s, median ${times[i].median.toFixed(3)} s CPU`));
+dirs.forEach((dir, i) =>
+  console.log(`${dir}: min ${times[i].min.toFixed(3)} s, median ${times[i].median.toFixed(3)} s CPU`),
+);

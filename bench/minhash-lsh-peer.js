@@ -46,7 +46,9 @@ async function main() {
   const verify = args.includes("--verify");
   const removedPath = option("--removed", undefined);
   const [bands, rows] = optimalParam(threshold);
-  process.stderr.write(`minhash-lsh-peer: ${NUM_PERM} permutations, ${bands} bands x ${rows} rows${verify ? ", candidates checked by the estimate" : ", no verification"}\n`);
+  process.stderr.write(
+    `minhash-lsh-peer: ${NUM_PERM} permutations, ${bands} bands x ${rows} rows${verify ? ", candidates checked by the estimate" : ", no verification"}\n`,
+  );
 
   const tables = Array.from({ length: bands }, () => new Map()); // band key -> kept ordinal, or an array of them
   const keptIds = []; // kept ordinal -> id
@@ -59,7 +61,8 @@ async function main() {
     if (!process.stdout.write(out.join(""))) await new Promise((resolve) => process.stdout.once("drain", resolve));
     out = [];
     outChars = 0;
-    if (removed && removedOut.length && !removed.write(removedOut.join(""))) await new Promise((resolve) => removed.once("drain", resolve));
+    if (removed && removedOut.length && !removed.write(removedOut.join("")))
+      await new Promise((resolve) => removed.once("drain", resolve));
     removedOut = [];
   };
   const keys = new Array(bands);
@@ -71,7 +74,8 @@ async function main() {
     let similarity = null;
     if (sig !== undefined) {
       const halves = new Uint16Array(sig.buffer);
-      for (let b = 0; b < bands; b++) keys[b] = String.fromCharCode.apply(null, halves.subarray(2 * b * rows, 2 * (b + 1) * rows));
+      for (let b = 0; b < bands; b++)
+        keys[b] = String.fromCharCode.apply(null, halves.subarray(2 * b * rows, 2 * (b + 1) * rows));
       const seen = verify ? new Set() : undefined;
       for (let b = 0; b < bands && (verify || duplicateOf === undefined); b++) {
         const bucket = tables[b].get(keys[b]);

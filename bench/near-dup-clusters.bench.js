@@ -19,23 +19,44 @@ const scratch = mkdtempSync(join(tmpdir(), "cs-clusters-bench-"));
 /** Runs the CLI with `args` on `file`; returns seconds, peak RSS in MB, exit code and stdout lines. */
 function measure(args, file) {
   const out = join(scratch, "out");
-  const result = spawnSync("/bin/sh", ["-c", `/usr/bin/time -f "%e %M" "${process.execPath}" "${cli}" near-dups ${args.join(" ")} < "${file}" > "${out}"`], { encoding: "utf8", timeout: 900_000 });
+  const result = spawnSync(
+    "/bin/sh",
+    [
+      "-c",
+      `/usr/bin/time -f "%e %M" "${process.execPath}" "${cli}" near-dups ${args.join(" ")} < "${file}" > "${out}"`,
+    ],
+    { encoding: "utf8", timeout: 900_000 },
+  );
   const [seconds, kb] = result.stderr.trim().split("\n").at(-1).split(" ").map(Number);
   const lines = existsSync(out) ? readFileSync(out).reduce((n, byte) => n + (byte === 10 ? 1 : 0), 0) : 0;
-  const error = result.stderr.includes("crawlsieve:") ? result.stderr.split("\n").find((line) => line.startsWith("crawlsieve:")).slice(0, 80) : "";
+  const error = result.stderr.includes("crawlsieve:")
+    ? result.stderr
+        .split("\n")
+        .find((line) => line.startsWith("crawlsieve:"))
+        .slice(0, 80)
+    : "";
   return { seconds, mb: Math.round(kb / 1024), code: result.status, lines, error };
 }
 
-console.log(`near-dups on huge clusters, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, CLI ${cli}`);
+console.log(
+  `near-dups on huge clusters, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, CLI ${cli}`,
+);
 console.log("| collection | command | exit | output lines | s | peak RSS MB |");
 console.log("| --- | --- | --- | --- | --- | --- |");
 for (const { file, args } of collections) {
-  if (!existsSync(file)) spawnSync(process.execPath, [join(root, "bench/gen-clusters.js"), args[0], args[1], file, ...(args[3] ? [args[3]] : [])], { stdio: "inherit" });
+  if (!existsSync(file))
+    spawnSync(
+      process.execPath,
+      [join(root, "bench/gen-clusters.js"), args[0], args[1], file, ...(args[3] ? [args[3]] : [])],
+      { stdio: "inherit" },
+    );
   const modes = [["--json"], ["--dedup", "--removed", join(scratch, "removed.jsonl")], ["--pairs"]];
   for (const mode of modes) {
     const m = measure(mode, file);
     const shown = mode.map((a) => (a.startsWith(scratch) ? "R" : a)).join(" ");
-    console.log(`| ${file.split("/").at(-1)} | near-dups ${shown} | ${m.code}${m.error ? ` (${m.error})` : ""} | ${m.lines} | ${m.seconds} | ${m.mb} |`);
+    console.log(
+      `| ${file.split("/").at(-1)} | near-dups ${shown} | ${m.code}${m.error ? ` (${m.error})` : ""} | ${m.lines} | ${m.seconds} | ${m.mb} |`,
+    );
   }
 }
 rmSync(scratch, { recursive: true, force: true });

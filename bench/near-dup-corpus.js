@@ -32,7 +32,21 @@ export function stripHtml(html) {
         const code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
         return code > 0 && code < 0x110000 ? String.fromCodePoint(code) : " ";
       }
-      return { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", mdash: "\u2014", ndash: "\u2013", hellip: "\u2026", copy: "\u00a9", para: "\u00b6" }[name.toLowerCase()] ?? " ";
+      return (
+        {
+          amp: "&",
+          lt: "<",
+          gt: ">",
+          quot: '"',
+          apos: "'",
+          nbsp: " ",
+          mdash: "\u2014",
+          ndash: "\u2013",
+          hellip: "\u2026",
+          copy: "\u00a9",
+          para: "\u00b6",
+        }[name.toLowerCase()] ?? " "
+      );
     })
     .replace(/\s+/g, " ")
     .trim();
@@ -40,7 +54,12 @@ export function stripHtml(html) {
 
 /** Words: maximal runs of letters, marks, digits and underscores after NFKC and lower-casing. */
 export function words(text) {
-  return text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{M}\p{N}_]+/gu) ?? [];
+  return (
+    text
+      .normalize("NFKC")
+      .toLowerCase()
+      .match(/[\p{L}\p{M}\p{N}_]+/gu) ?? []
+  );
 }
 
 /** The set of word w-shingles (a text of fewer than w words is one shingle of them all). */
@@ -68,7 +87,10 @@ function manuals(pkg, versions, docPath, tag) {
   for (const version of versions) {
     const root = join(DEB, `${pkg(version)}_${version}`, docPath(version));
     for (const file of walk(root, (name) => name.endsWith(".html"))) {
-      docs.push({ id: `${tag}-${version.split("-")[0]}/${relative(root, file)}`, text: stripHtml(readFileSync(file, "utf8")) });
+      docs.push({
+        id: `${tag}-${version.split("-")[0]}/${relative(root, file)}`,
+        text: stripHtml(readFileSync(file, "utf8")),
+      });
     }
   }
   return docs;
@@ -76,12 +98,22 @@ function manuals(pkg, versions, docPath, tag) {
 
 function postgresql() {
   const major = (version) => version.split(".")[0];
-  return manuals((v) => `postgresql-doc-${major(v)}`, ["13.16-0+deb11u1", "15.20-0+deb12u1", "17.12-0+deb13u1"], (v) => `usr/share/doc/postgresql-doc-${major(v)}/html`, "pg");
+  return manuals(
+    (v) => `postgresql-doc-${major(v)}`,
+    ["13.16-0+deb11u1", "15.20-0+deb12u1", "17.12-0+deb13u1"],
+    (v) => `usr/share/doc/postgresql-doc-${major(v)}/html`,
+    "pg",
+  );
 }
 
 function python() {
   const minor = (version) => version.split(".").slice(0, 2).join(".");
-  return manuals((v) => `python${minor(v)}-doc`, ["3.9.2-1", "3.11.2-6+deb12u9", "3.13.5-2+deb13u5"], (v) => `usr/share/doc/python${minor(v)}/html`, "py");
+  return manuals(
+    (v) => `python${minor(v)}-doc`,
+    ["3.9.2-1", "3.11.2-6+deb12u9", "3.13.5-2+deb13u5"],
+    (v) => `usr/share/doc/python${minor(v)}/html`,
+    "py",
+  );
 }
 
 export function mail() {
@@ -89,7 +121,10 @@ export function mail() {
   return corpus.map((message, i) => {
     const cut = message.text.search(/\r?\n\r?\n/);
     const body = cut < 0 ? "" : message.text.slice(cut).trim();
-    return { id: `mail/${message.group}/${message.id ?? i}`, text: /<html|<body|<p>|<br/i.test(body) ? stripHtml(body) : body.replace(/\s+/g, " ").trim() };
+    return {
+      id: `mail/${message.group}/${message.id ?? i}`,
+      text: /<html|<body|<p>|<br/i.test(body) ? stripHtml(body) : body.replace(/\s+/g, " ").trim(),
+    };
   });
 }
 
@@ -150,9 +185,15 @@ export const CORPORA = ["postgresql", "python", "mail"];
 /** Loads a built corpus: { docs: [{id, text}], truth: Map "i j" -> J (i < j, indices into docs) }. */
 export function loadCorpus(name) {
   const jsonl = join(OUT, `${name}.jsonl`);
-  if (!existsSync(jsonl)) throw new Error(`${jsonl} is missing: run bench/near-dup-corpus.sh and node bench/near-dup-corpus.js`);
-  const docs = readFileSync(jsonl, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
-  const truth = new Map(JSON.parse(readFileSync(join(OUT, `${name}.truth.json`), "utf8")).map(([i, j, s]) => [`${i} ${j}`, s]));
+  if (!existsSync(jsonl))
+    throw new Error(`${jsonl} is missing: run bench/near-dup-corpus.sh and node bench/near-dup-corpus.js`);
+  const docs = readFileSync(jsonl, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+  const truth = new Map(
+    JSON.parse(readFileSync(join(OUT, `${name}.truth.json`), "utf8")).map(([i, j, s]) => [`${i} ${j}`, s]),
+  );
   return { docs, truth, path: jsonl };
 }
 
@@ -163,11 +204,18 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const docs = builders[name]().filter((doc) => words(doc.text).length > 0);
     writeFileSync(join(OUT, `${name}.jsonl`), docs.map((doc) => JSON.stringify(doc)).join("\n") + "\n");
     const started = performance.now();
-    const truth = jaccardJoin(docs.map((doc) => shingleSet(doc.text)), TRUTH_FLOOR);
-    const pairs = [...truth].map(([key, s]) => [...key.split(" ").map(Number), s]).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    const truth = jaccardJoin(
+      docs.map((doc) => shingleSet(doc.text)),
+      TRUTH_FLOOR,
+    );
+    const pairs = [...truth]
+      .map(([key, s]) => [...key.split(" ").map(Number), s])
+      .sort((x, y) => x[0] - y[0] || x[1] - y[1]);
     writeFileSync(join(OUT, `${name}.truth.json`), JSON.stringify(pairs));
     const bytes = docs.reduce((sum, doc) => sum + Buffer.byteLength(doc.text), 0);
     const count = (t) => pairs.filter((p) => p[2] >= t).length;
-    console.log(`${name}: ${docs.length} documents, ${(bytes / 1e6).toFixed(1)} MB of text; pairs J >= 0.9: ${count(0.9)}, >= 0.8: ${count(0.8)}, >= 0.7: ${count(0.7)} (join ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    console.log(
+      `${name}: ${docs.length} documents, ${(bytes / 1e6).toFixed(1)} MB of text; pairs J >= 0.9: ${count(0.9)}, >= 0.8: ${count(0.8)}, >= 0.7: ${count(0.7)} (join ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    );
   }
 }

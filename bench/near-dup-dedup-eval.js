@@ -27,27 +27,41 @@ const exact = (i, j) => {
   return common / (a.size + b.size - common);
 };
 const truth = [...jaccardJoin(sets, 0.9).keys()].map((key) => key.split(" ").map(Number));
-console.log(`mail: ${docs.length} documents, ${truth.length} pairs at exact J >= 0.9; near-dups --dedup --threshold ${threshold}, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`);
-console.log("| --keep | kept | removed | every record once | duplicate_of kept | removed at exact J >= 0.75 | pairs J >= 0.9 both kept | s |");
+console.log(
+  `mail: ${docs.length} documents, ${truth.length} pairs at exact J >= 0.9; near-dups --dedup --threshold ${threshold}, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}`,
+);
+console.log(
+  "| --keep | kept | removed | every record once | duplicate_of kept | removed at exact J >= 0.75 | pairs J >= 0.9 both kept | s |",
+);
 console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const keep of ["first", "longest"]) {
   const removedFile = join(out, `mail-dedup-removed-${keep}.jsonl`);
   const started = performance.now();
-  const result = spawnSync(process.execPath, [cli, "near-dups", "--dedup", "--threshold", threshold, "--keep", keep, "--removed", removedFile, input], { maxBuffer: 1 << 30 });
+  const result = spawnSync(
+    process.execPath,
+    [cli, "near-dups", "--dedup", "--threshold", threshold, "--keep", keep, "--removed", removedFile, input],
+    { maxBuffer: 1 << 30 },
+  );
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   if (result.status !== 0) throw new Error(result.stderr.toString());
   const keptLines = result.stdout.toString().split("\n").slice(0, -1);
   const kept = keptLines.map((line) => JSON.parse(line).id);
-  const removed = readFileSync(removedFile, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const removed = readFileSync(removedFile, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
   const seen = new Array(docs.length).fill(0);
   for (const id of kept) seen[id]++;
   for (const r of removed) seen[r.id]++;
-  const verbatim = keptLines.every((line, i) => line === lines[kept[i]]) && kept.every((id, i) => i === 0 || kept[i - 1] < id);
+  const verbatim =
+    keptLines.every((line, i) => line === lines[kept[i]]) && kept.every((id, i) => i === 0 || kept[i - 1] < id);
   const once = seen.every((n) => n === 1) && verbatim;
   const isKept = new Set(kept);
   const ofKept = removed.filter((r) => isKept.has(r.duplicate_of)).length;
   const close = removed.filter((r) => isKept.has(r.duplicate_of) && exact(r.id, r.duplicate_of) >= 0.75).length;
   const both = truth.filter(([i, j]) => isKept.has(i) && isKept.has(j)).length;
   const pct = (n, d) => `${n} / ${d} (${d === 0 ? "-" : ((100 * n) / d).toFixed(2)}%)`;
-  console.log(`| ${keep} | ${kept.length} | ${removed.length} | ${once ? "yes" : "NO"} | ${pct(ofKept, removed.length)} | ${pct(close, removed.length)} | ${pct(both, truth.length)} | ${seconds} |`);
+  console.log(
+    `| ${keep} | ${kept.length} | ${removed.length} | ${once ? "yes" : "NO"} | ${pct(ofKept, removed.length)} | ${pct(close, removed.length)} | ${pct(both, truth.length)} | ${seconds} |`,
+  );
 }

@@ -46,18 +46,28 @@ export const METHODS = [
     cli: true,
     run(texts, t, corpus) {
       const cli = new URL("../build/js/cli/main.js", import.meta.url).pathname;
-      const result = spawnSync(process.execPath, [cli, "near-dups", "--pairs", "--threshold", String(t)], { input: corpus.jsonl, maxBuffer: 1 << 30 });
-      if (result.status !== 0) throw new Error(result.stderr.toString());
-      return result.stdout.toString().split("\n").filter(Boolean).map((line) => {
-        const { a, b } = JSON.parse(line);
-        return [corpus.number.get(a), corpus.number.get(b)].sort((x, y) => x - y);
+      const result = spawnSync(process.execPath, [cli, "near-dups", "--pairs", "--threshold", String(t)], {
+        input: corpus.jsonl,
+        maxBuffer: 1 << 30,
       });
+      if (result.status !== 0) throw new Error(result.stderr.toString());
+      return result.stdout
+        .toString()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => {
+          const { a, b } = JSON.parse(line);
+          return [corpus.number.get(a), corpus.number.get(b)].sort((x, y) => x - y);
+        });
     },
   },
   {
     name: "plain-JS MinHash 128, LSH only",
     run(texts, t) {
-      return lshPairs(texts.map((text) => signature(text)), t >= 0.85 ? 8 : 5);
+      return lshPairs(
+        texts.map((text) => signature(text)),
+        t >= 0.85 ? 8 : 5,
+      );
     },
   },
   {
@@ -82,7 +92,10 @@ function simhashPairs(texts, k) {
   const usable = [];
   texts.forEach((text, i) => (fps[i] !== 0n || features(text).length > 0) && usable.push(i));
   const index = new NearDupIndex({ maxDistance: k });
-  index.addMany(usable, BigUint64Array.from(usable, (i) => fps[i]));
+  index.addMany(
+    usable,
+    BigUint64Array.from(usable, (i) => fps[i]),
+  );
   const pairs = index.pairs().map(({ a, b }) => (a < b ? [a, b] : [b, a]));
   index.dispose();
   return pairs;
@@ -91,7 +104,10 @@ function simhashPairs(texts, k) {
 /** Candidates kept when the bottom-k estimate reaches t (the sketching counted in the time). */
 function verified(texts, t, candidates) {
   const index = new MinHashIndex({ threshold: t, sketchSize: SKETCH });
-  index.addMany(texts.map((_, i) => i), texts);
+  index.addMany(
+    texts.map((_, i) => i),
+    texts,
+  );
   const estimates = index.similarityMany(candidates);
   index.dispose();
   return candidates.filter((_, i) => estimates[i] >= t);
@@ -99,7 +115,10 @@ function verified(texts, t, candidates) {
 
 function minhash(texts, t, pairsOf) {
   const index = new MinHashIndex({ threshold: t, sketchSize: SKETCH });
-  index.addMany(texts.map((_, i) => i), texts);
+  index.addMany(
+    texts.map((_, i) => i),
+    texts,
+  );
   const pairs = pairsOf(index).map(({ a, b }) => [a, b]);
   index.dispose();
   return pairs;
@@ -118,7 +137,12 @@ function score(pairs, truth, t) {
   for (const s of truth.values()) if (s >= t) relevant++;
   const precision = seen.size === 0 ? 1 : hits / seen.size;
   const recall = relevant === 0 ? 1 : hits / relevant;
-  return { predicted: seen.size, precision, recall, f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall) };
+  return {
+    predicted: seen.size,
+    precision,
+    recall,
+    f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall),
+  };
 }
 
 /** CPU seconds of waited-for child processes (Linux /proc; clock ticks of 1/100 s), 0 elsewhere. */
@@ -165,14 +189,38 @@ export function evaluateCorpus(name, methods = METHODS) {
       if (runs[m].walls.length === 0) return;
       const wall = median(runs[m].walls);
       const r = runs[m].result;
-      rows.push([t, method.name, r ? r.predicted : "-", r ? r.precision.toFixed(3) : "-", r ? r.recall.toFixed(3) : "-", r ? `**${r.f1.toFixed(3)}**` : "-",
-        Math.round(texts.length / wall), (mb / wall).toFixed(1), wall.toFixed(2), median(runs[m].cpus).toFixed(2)]);
+      rows.push([
+        t,
+        method.name,
+        r ? r.predicted : "-",
+        r ? r.precision.toFixed(3) : "-",
+        r ? r.recall.toFixed(3) : "-",
+        r ? `**${r.f1.toFixed(3)}**` : "-",
+        Math.round(texts.length / wall),
+        (mb / wall).toFixed(1),
+        wall.toFixed(2),
+        median(runs[m].cpus).toFixed(2),
+      ]);
     });
   }
   const truthAt = (t) => [...truth.values()].filter((s) => s >= t).length;
   return [
     `#### ${name}: ${texts.length} documents, ${mb.toFixed(1)} MB of text; true pairs: ${truthAt(0.9)} at J >= 0.9, ${truthAt(0.8)} at J >= 0.8\n`,
-    table(["J >=", "method", "pairs", "precision", "recall", "F1", "docs/s", "MB/s", "wall s (median of " + ROUNDS + ")", "CPU s"], rows),
+    table(
+      [
+        "J >=",
+        "method",
+        "pairs",
+        "precision",
+        "recall",
+        "F1",
+        "docs/s",
+        "MB/s",
+        "wall s (median of " + ROUNDS + ")",
+        "CPU s",
+      ],
+      rows,
+    ),
     "",
   ].join("\n");
 }

@@ -29,17 +29,24 @@ export function sweepSuite(corpora = CORPORA) {
     const { docs, truth } = loadCorpus(name);
     const texts = docs.map((doc) => doc.text);
     const ids = texts.map((_, i) => i);
-    const cell = (options) => [0.9, 0.8].map((threshold) => {
-      const index = new MinHashIndex({ threshold, ...options });
-      index.addMany(ids, texts);
-      const score = f1(index.pairs(), truth, threshold).toFixed(3);
-      index.dispose();
-      return score;
-    }).join(" / ");
+    const cell = (options) =>
+      [0.9, 0.8]
+        .map((threshold) => {
+          const index = new MinHashIndex({ threshold, ...options });
+          index.addMany(ids, texts);
+          const score = f1(index.pairs(), truth, threshold).toFixed(3);
+          index.dispose();
+          return score;
+        })
+        .join(" / ");
     for (const sketchSize of [128, 256, 512, 1024]) rows.push([name, 3, sketchSize, cell({ sketchSize })]);
     for (const shingle of [2, 4]) rows.push([name, shingle, 1024, cell({ shingle, sketchSize: 1024 })]);
   }
-  return ["#### F1 at J >= 0.9 / >= 0.8 by sketch size and shingle size (truth: word 3-shingles)\n", table(["corpus", "shingle", "sketch size", "F1 0.9 / 0.8"], rows), ""].join("\n");
+  return [
+    "#### F1 at J >= 0.9 / >= 0.8 by sketch size and shingle size (truth: word 3-shingles)\n",
+    table(["corpus", "shingle", "sketch size", "F1 0.9 / 0.8"], rows),
+    "",
+  ].join("\n");
 }
 
 function rate(fn, texts) {
@@ -72,23 +79,52 @@ export function unicodeSpeedSuite() {
     const c = rate(fn, latin);
     rows.push([name, a.toFixed(1), b.toFixed(1), (b / a).toFixed(2), c.toFixed(1), (c / a).toFixed(2)]);
   }
-  return [`#### Sketching speed (MB/s of UTF-8, median of 3) on the Python manuals: ${(100 * share).toFixed(0)}% of pages have a non-ASCII character\n`,
-    table(["what", "made ASCII", "as it is", "ratio", "every e as é", "ratio"], rows), ""].join("\n");
+  return [
+    `#### Sketching speed (MB/s of UTF-8, median of 3) on the Python manuals: ${(100 * share).toFixed(0)}% of pages have a non-ASCII character\n`,
+    table(["what", "made ASCII", "as it is", "ratio", "every e as é", "ratio"], rows),
+    "",
+  ].join("\n");
 }
 
 /** Peak RSS and time of `near-dups` over the Python manuals' HTML folders. */
 export function folderMemorySuite() {
   const cli = new URL("../build/js/cli/main.js", import.meta.url).pathname;
   const deb = new URL("./out/deb/", import.meta.url).pathname;
-  const folders = ["python3.9-doc_3.9.2-1/usr/share/doc/python3.9/html", "python3.11-doc_3.11.2-6+deb12u9/usr/share/doc/python3.11/html", "python3.13-doc_3.13.5-2+deb13u5/usr/share/doc/python3.13/html"].map((f) => deb + f);
-  const du = spawnSync("du", ["-cb", "--apparent-size", ...folders.map((f) => f)], { encoding: "utf8" }).stdout.trim().split("\n").pop().split("\t")[0];
+  const folders = [
+    "python3.9-doc_3.9.2-1/usr/share/doc/python3.9/html",
+    "python3.11-doc_3.11.2-6+deb12u9/usr/share/doc/python3.11/html",
+    "python3.13-doc_3.13.5-2+deb13u5/usr/share/doc/python3.13/html",
+  ].map((f) => deb + f);
+  const du = spawnSync("du", ["-cb", "--apparent-size", ...folders.map((f) => f)], { encoding: "utf8" })
+    .stdout.trim()
+    .split("\n")
+    .pop()
+    .split("\t")[0];
   const rows = [];
-  for (const args of [["--include", "*.html"], ["--include", "*.html", "--pairs"]]) {
-    const result = spawnSync("/usr/bin/time", ["-f", "%M %e %U %S", process.execPath, cli, "near-dups", ...args, ...folders], { encoding: "utf8", maxBuffer: 1 << 28 });
+  for (const args of [
+    ["--include", "*.html"],
+    ["--include", "*.html", "--pairs"],
+  ]) {
+    const result = spawnSync(
+      "/usr/bin/time",
+      ["-f", "%M %e %U %S", process.execPath, cli, "near-dups", ...args, ...folders],
+      { encoding: "utf8", maxBuffer: 1 << 28 },
+    );
     const [rss, wall, user, sys] = result.stderr.trim().split("\n").pop().split(" ").map(Number);
-    rows.push([`near-dups ${args.join(" ")}`, (Number(du) / 1e6).toFixed(0), (rss / 1024).toFixed(0), wall.toFixed(1), (user + sys).toFixed(1), result.stdout.split("\n").filter(Boolean).length]);
+    rows.push([
+      `near-dups ${args.join(" ")}`,
+      (Number(du) / 1e6).toFixed(0),
+      (rss / 1024).toFixed(0),
+      wall.toFixed(1),
+      (user + sys).toFixed(1),
+      result.stdout.split("\n").filter(Boolean).length,
+    ]);
   }
-  return ["#### near-dups over the three Python manuals' folders (HTML files read one at a time)\n", table(["command", "MB in the folders", "peak RSS MB", "wall s", "CPU s", "lines out"], rows), ""].join("\n");
+  return [
+    "#### near-dups over the three Python manuals' folders (HTML files read one at a time)\n",
+    table(["command", "MB in the folders", "peak RSS MB", "wall s", "CPU s", "lines out"], rows),
+    "",
+  ].join("\n");
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

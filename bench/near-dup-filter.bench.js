@@ -70,7 +70,10 @@ function filterFlags(texts) {
 
 function minhashFlags(texts) {
   const index = new MinHashIndex({ threshold: THRESHOLD });
-  index.addMany(texts.map((_, i) => i), texts);
+  index.addMany(
+    texts.map((_, i) => i),
+    texts,
+  );
   const flags = new Uint8Array(texts.length);
   for (const { b } of index.pairs()) flags[b] = 1;
   const bytes = index.byteLength;
@@ -81,9 +84,12 @@ function minhashFlags(texts) {
 function cliFlags(mode, corpus) {
   const input = join(mkdtempSync(join(tmpdir(), "cs-bench-ndf-")), `${corpus.name}.jsonl`);
   writeFileSync(input, corpus.docs.map((doc, i) => JSON.stringify({ id: i, text: doc.text })).join("\n") + "\n");
-  const args = mode === "filter" ? ["--filter", "--items", String(corpus.docs.length), "--fp-rate", String(FP_RATE)] : ["--dedup"];
+  const args =
+    mode === "filter" ? ["--filter", "--items", String(corpus.docs.length), "--fp-rate", String(FP_RATE)] : ["--dedup"];
   const started = performance.now();
-  const result = spawnSync(process.execPath, [cli, "near-dups", ...args, "--threshold", String(THRESHOLD), input], { maxBuffer: 1 << 30 });
+  const result = spawnSync(process.execPath, [cli, "near-dups", ...args, "--threshold", String(THRESHOLD), input], {
+    maxBuffer: 1 << 30,
+  });
   const seconds = (performance.now() - started) / 1000;
   if (result.status !== 0) throw new Error(result.stderr.toString());
   const flags = new Uint8Array(corpus.docs.length).fill(1);
@@ -101,41 +107,82 @@ function speeds(texts) {
   for (let round = 0; round < ROUNDS; round++) {
     for (const which of round % 2 === 0 ? ["filter", "index"] : ["index", "filter"]) {
       const made = performance.now();
-      const structure = which === "filter" ? new NearDupFilter({ items: texts.length, fpRate: FP_RATE, threshold: THRESHOLD }) : new MinHashIndex({ threshold: THRESHOLD });
+      const structure =
+        which === "filter"
+          ? new NearDupFilter({ items: texts.length, fpRate: FP_RATE, threshold: THRESHOLD })
+          : new MinHashIndex({ threshold: THRESHOLD });
       if (which === "filter") times.make.push(performance.now() - made);
       const started = performance.now();
       for (let at = 0; at < texts.length; at += BATCH) {
         const batch = texts.slice(at, at + BATCH);
         if (which === "filter") structure.addMany(batch);
-        else structure.addMany(Array.from({ length: batch.length }, (_, i) => at + i), batch);
+        else
+          structure.addMany(
+            Array.from({ length: batch.length }, (_, i) => at + i),
+            batch,
+          );
       }
       times[which].push((performance.now() - started) / 1000);
       structure.dispose();
     }
   }
-  return { filter: texts.length / median(times.filter), index: texts.length / median(times.index), makeMs: median(times.make) };
+  return {
+    filter: texts.length / median(times.filter),
+    index: texts.length / median(times.index),
+    makeMs: median(times.make),
+  };
 }
 
 async function oneNode() {
   const [port] = await freePorts(1);
-  const child = await untilReady(spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", mkdtempSync(`${tmpdir()}/cs-bench-redis-`)]), "redis-server");
+  const child = await untilReady(
+    spawn("redis-server", [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      mkdtempSync(`${tmpdir()}/cs-bench-redis-`),
+    ]),
+    "redis-server",
+  );
   const client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true });
   await client.connect();
   const redis = fromNodeRedis(client);
   const info = async () => [String(await redis.send(["INFO", "memory"]))];
-  return { name: "one node", redis, info, flush: () => redis.send(["FLUSHALL"]), stop: async () => (await client.quit(), child.kill("SIGTERM")) };
+  return {
+    name: "one node",
+    redis,
+    info,
+    flush: () => redis.send(["FLUSHALL"]),
+    stop: async () => (await client.quit(), child.kill("SIGTERM")),
+  };
 }
 
 async function threeMasters() {
   const cluster = await startCluster();
-  const client = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })), defaults: { disableOfflineQueue: true } });
+  const client = createCluster({
+    rootNodes: cluster.urls.map((url) => ({ url })),
+    defaults: { disableOfflineQueue: true },
+  });
   client.on("error", () => undefined);
   await client.connect();
   const info = async () => cluster.masters().map((port) => cluster.cli(["INFO", "memory"], port));
-  return { name: "3-master cluster", redis: fromNodeRedis(client), info, flush: () => cluster.masters().forEach((port) => cluster.cli(["FLUSHALL"], port)), stop: async () => (await client.close(), await cluster.stop()) };
+  return {
+    name: "3-master cluster",
+    redis: fromNodeRedis(client),
+    info,
+    flush: () => cluster.masters().forEach((port) => cluster.cli(["FLUSHALL"], port)),
+    stop: async () => (await client.close(), await cluster.stop()),
+  };
 }
 
-const usedMemory = async (topology) => (await topology.info()).reduce((sum, text) => sum + Number(/used_memory:(\d+)/.exec(text)[1]), 0);
+const usedMemory = async (topology) =>
+  (await topology.info()).reduce((sum, text) => sum + Number(/used_memory:(\d+)/.exec(text)[1]), 0);
 
 /** Redis bytes a document (INFO used_memory after, less before, over the documents) and texts/s of one process. */
 async function onRedis(topology, corpus, texts) {
@@ -147,11 +194,22 @@ async function onRedis(topology, corpus, texts) {
     const started = performance.now();
     const flags = new Uint8Array(texts.length);
     if (method === "RedisNearDupFilter") {
-      const filter = await RedisNearDupFilter.open(topology.redis, { name: `bench-${corpus.name}`, items: texts.length, fpRate: FP_RATE, threshold: THRESHOLD });
+      const filter = await RedisNearDupFilter.open(topology.redis, {
+        name: `bench-${corpus.name}`,
+        items: texts.length,
+        fpRate: FP_RATE,
+        threshold: THRESHOLD,
+      });
       for (let at = 0; at < texts.length; at += BATCH) flags.set(await filter.addMany(texts.slice(at, at + BATCH)), at);
     } else {
-      const index = await RedisMinHashIndex.open(topology.redis, { name: `bench-${corpus.name}`, threshold: THRESHOLD });
-      for (let at = 0; at < texts.length; at += BATCH) (await index.addMany(ids.slice(at, at + BATCH), texts.slice(at, at + BATCH))).forEach((m, i) => (flags[at + i] = m === null ? 0 : 1));
+      const index = await RedisMinHashIndex.open(topology.redis, {
+        name: `bench-${corpus.name}`,
+        threshold: THRESHOLD,
+      });
+      for (let at = 0; at < texts.length; at += BATCH)
+        (await index.addMany(ids.slice(at, at + BATCH), texts.slice(at, at + BATCH))).forEach(
+          (m, i) => (flags[at + i] = m === null ? 0 : 1),
+        );
     }
     const seconds = (performance.now() - started) / 1000;
     const bytes = (await usedMemory(topology)) - before;
@@ -164,15 +222,27 @@ async function onRedis(topology, corpus, texts) {
 async function plannedBytes(topology, texts, items) {
   await topology.flush();
   const before = await usedMemory(topology);
-  const filter = await RedisNearDupFilter.open(topology.redis, { name: "bench-planned", items, fpRate: FP_RATE, threshold: THRESHOLD });
+  const filter = await RedisNearDupFilter.open(topology.redis, {
+    name: "bench-planned",
+    items,
+    fpRate: FP_RATE,
+    threshold: THRESHOLD,
+  });
   for (let at = 0; at < texts.length; at += BATCH) await filter.addMany(texts.slice(at, at + BATCH));
   return ((await usedMemory(topology)) - before) / items;
 }
 
-const corpora = (process.argv.slice(2).length > 0 ? process.argv.slice(2) : CORPORA).map((name) => ({ name, ...loadCorpus(name) }));
+const corpora = (process.argv.slice(2).length > 0 ? process.argv.slice(2) : CORPORA).map((name) => ({
+  name,
+  ...loadCorpus(name),
+}));
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout.trim();
-console.log(`## Near-duplicate filter (issue 47): ${new Date().toISOString().slice(0, 10)}, commit ${commit}, ${machine()}`);
-console.log(`threshold ${THRESHOLD}, fp rate ${FP_RATE}, batches of ${BATCH}; plan at 1e6 texts: ${JSON.stringify((({ bands, rows, bytesPerItem }) => ({ bands, rows, bytesPerItem: +bytesPerItem.toFixed(2) }))(sizing.optimalNearDupFilter({ items: 1e6, fpRate: FP_RATE, threshold: THRESHOLD })))}\n`);
+console.log(
+  `## Near-duplicate filter (issue 47): ${new Date().toISOString().slice(0, 10)}, commit ${commit}, ${machine()}`,
+);
+console.log(
+  `threshold ${THRESHOLD}, fp rate ${FP_RATE}, batches of ${BATCH}; plan at 1e6 texts: ${JSON.stringify((({ bands, rows, bytesPerItem }) => ({ bands, rows, bytesPerItem: +bytesPerItem.toFixed(2) }))(sizing.optimalNearDupFilter({ items: 1e6, fpRate: FP_RATE, threshold: THRESHOLD })))}\n`,
+);
 const quality = [];
 const speed = [];
 const redisRows = [];
@@ -186,36 +256,106 @@ for (const corpus of corpora) {
   const positives = actual.reduce((a, b) => a + b, 0);
   const add = (method, flags, extra = {}) => {
     const s = score(flags, actual, relaxed);
-    quality.push([corpus.name, `${texts.length} (${positives})`, method, s.flagged, s.precision.toFixed(3), s.recall.toFixed(3), `${s.flagged - Math.round(s.precision * s.flagged)} (${s.nearMiss})`, extra.bytes ?? "", extra.seconds ?? ""]);
+    quality.push([
+      corpus.name,
+      `${texts.length} (${positives})`,
+      method,
+      s.flagged,
+      s.precision.toFixed(3),
+      s.recall.toFixed(3),
+      `${s.flagged - Math.round(s.precision * s.flagged)} (${s.nearMiss})`,
+      extra.bytes ?? "",
+      extra.seconds ?? "",
+    ]);
   };
   const filter = filterFlags(texts);
   add("NearDupFilter (LSHBloom)", filter.flags, { bytes: (filter.bytes / texts.length).toFixed(1) });
   const index = minhashFlags(texts);
-  add("MinHashIndex pairs() (LSH + estimate)", index.flags, { bytes: `${(index.bytes / texts.length).toFixed(0)} + band Map` });
+  add("MinHashIndex pairs() (LSH + estimate)", index.flags, {
+    bytes: `${(index.bytes / texts.length).toFixed(0)} + band Map`,
+  });
   const dedup = cliFlags("dedup", corpus);
   add("`near-dups --dedup` (removed)", dedup.flags, { seconds: dedup.seconds.toFixed(1) });
   const filtered = cliFlags("filter", corpus);
   add("`near-dups --filter` (left out)", filtered.flags, { seconds: filtered.seconds.toFixed(1) });
   const s = speeds(texts);
-  speed.push([corpus.name, texts.length, (texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / texts.length / 1024).toFixed(1), Math.round(s.filter), Math.round(s.index), (s.filter / s.index).toFixed(2), s.makeMs.toFixed(0)]);
+  speed.push([
+    corpus.name,
+    texts.length,
+    (texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / texts.length / 1024).toFixed(1),
+    Math.round(s.filter),
+    Math.round(s.index),
+    (s.filter / s.index).toFixed(2),
+    s.makeMs.toFixed(0),
+  ]);
   for (const which of topologies) {
     const topology = which === "cluster" ? await threeMasters() : await oneNode();
     try {
       for (const row of await onRedis(topology, corpus, texts)) {
         const sc = score(row.flags, actual, relaxed);
-        redisRows.push([corpus.name, topology.name, row.method, row.bytesPerDoc.toFixed(1), Math.round(row.textsPerSecond), sc.precision.toFixed(3), sc.recall.toFixed(3)]);
+        redisRows.push([
+          corpus.name,
+          topology.name,
+          row.method,
+          row.bytesPerDoc.toFixed(1),
+          Math.round(row.textsPerSecond),
+          sc.precision.toFixed(3),
+          sc.recall.toFixed(3),
+        ]);
       }
-      if (corpus === corpora[0]) planned.push([topology.name, PLANNED.toExponential(0), (await plannedBytes(topology, texts, PLANNED)).toFixed(1), sizing.optimalNearDupFilter({ items: PLANNED, fpRate: FP_RATE, threshold: THRESHOLD }).bytesPerItem.toFixed(1)]);
+      if (corpus === corpora[0])
+        planned.push([
+          topology.name,
+          PLANNED.toExponential(0),
+          (await plannedBytes(topology, texts, PLANNED)).toFixed(1),
+          sizing
+            .optimalNearDupFilter({ items: PLANNED, fpRate: FP_RATE, threshold: THRESHOLD })
+            .bytesPerItem.toFixed(1),
+        ]);
     } finally {
       await topology.stop();
     }
   }
 }
-console.log(`### "Has an earlier near-duplicate at exact J >= ${THRESHOLD}": documents flagged, precision, recall (false positives, of them at J >= 0.7 in brackets)\n`);
-console.log(table(["corpus", "documents (positives)", "method", "flagged", "precision", "recall", "false positives (J >= 0.7)", "bytes a document", "CLI s"], quality));
+console.log(
+  `### "Has an earlier near-duplicate at exact J >= ${THRESHOLD}": documents flagged, precision, recall (false positives, of them at J >= 0.7 in brackets)\n`,
+);
+console.log(
+  table(
+    [
+      "corpus",
+      "documents (positives)",
+      "method",
+      "flagged",
+      "precision",
+      "recall",
+      "false positives (J >= 0.7)",
+      "bytes a document",
+      "CLI s",
+    ],
+    quality,
+  ),
+);
 console.log(`\n### Texts/s in memory, one thread (median of ${ROUNDS}, alternating)\n`);
-console.log(table(["corpus", "texts", "KiB a text", "NearDupFilter.addMany", "MinHashIndex.addMany", "ratio", "new NearDupFilter (ms)"], speed));
-console.log(`\n### Redis: bytes a document (INFO used_memory, after less before, over the documents) and texts/s of one process\n`);
+console.log(
+  table(
+    [
+      "corpus",
+      "texts",
+      "KiB a text",
+      "NearDupFilter.addMany",
+      "MinHashIndex.addMany",
+      "ratio",
+      "new NearDupFilter (ms)",
+    ],
+    speed,
+  ),
+);
+console.log(
+  `\n### Redis: bytes a document (INFO used_memory, after less before, over the documents) and texts/s of one process\n`,
+);
 console.log(table(["corpus", "topology", "method", "bytes a document", "texts/s", "precision", "recall"], redisRows));
-console.log(`\n### Redis bytes a planned text: RedisNearDupFilter planned for N texts (its shards made whole at open), the first corpus added, INFO used_memory after less before, over N\n`);
+console.log(
+  `\n### Redis bytes a planned text: RedisNearDupFilter planned for N texts (its shards made whole at open), the first corpus added, INFO used_memory after less before, over N\n`,
+);
 console.log(table(["topology", "N", "Redis bytes a planned text", "in memory (plan, 16 bands)"], planned));

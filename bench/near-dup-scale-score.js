@@ -21,7 +21,10 @@ function exactJaccard(x, y) {
 /** runs: [{ removedFile, keptCount }]; truth: readPlanted()'s; returns one score object a run. */
 export async function scoreRuns(collection, docs, truth, runs) {
   const checked = runs.map(({ removedFile }) => {
-    const removed = readFileSync(removedFile, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    const removed = readFileSync(removedFile, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     const stride = Math.max(1, Math.ceil(removed.length / SAMPLE));
     return { removed, ids: new Set(removed.map((r) => r.id)), sample: removed.filter((_, i) => i % stride === 0) };
   });
@@ -30,7 +33,8 @@ export async function scoreRuns(collection, docs, truth, runs) {
   const strideP = Math.max(1, Math.floor(truth.pairs.length / 1000));
   const crossCheck = truth.pairs.filter((_, i) => i % strideP === 0).slice(0, 1000);
   const wanted = new Set();
-  for (const { sample } of checked) for (const r of sample) wanted.add(Number(r.id)), wanted.add(Number(r.duplicate_of));
+  for (const { sample } of checked)
+    for (const r of sample) wanted.add(Number(r.id)), wanted.add(Number(r.duplicate_of));
   for (const [a, b] of crossCheck) wanted.add(a), wanted.add(b);
   const texts = new Map();
   for await (const line of createInterface({ input: createReadStream(collection), crlfDelay: Infinity })) {
@@ -39,7 +43,8 @@ export async function scoreRuns(collection, docs, truth, runs) {
   }
   const jaccardOf = (a, b) => exactJaccard(shingleSet(texts.get(Number(a))), shingleSet(texts.get(Number(b))));
   const disagree = crossCheck.filter(([a, b, j]) => Math.abs(jaccardOf(a, b) - j) > 1e-5).length;
-  if (disagree > 0) throw new Error(`${disagree} of ${crossCheck.length} planted pairs' Jaccard differ from shingleSet's`);
+  if (disagree > 0)
+    throw new Error(`${disagree} of ${crossCheck.length} planted pairs' Jaccard differ from shingleSet's`);
 
   const strong = truth.pairs.filter(([, , j]) => j >= 0.9);
   return runs.map(({ keptCount }, n) => {

@@ -41,21 +41,48 @@ export async function parallelSuite(n = 10_000_000) {
   const { data, spans } = sharedLines(urlKeys(n, "parallel"));
   const plan = { items: n, fpRate: 0.01 };
   const rows = [];
-  const one = await time(() => new BloomFilter(plan), (f) => f.addSpans(data, spans));
-  const sharedMain = await time(() => new PartitionedBloomFilter(plan), (f) => f.addSpans(data, spans));
+  const one = await time(
+    () => new BloomFilter(plan),
+    (f) => f.addSpans(data, spans),
+  );
+  const sharedMain = await time(
+    () => new PartitionedBloomFilter(plan),
+    (f) => f.addSpans(data, spans),
+  );
   rows.push(["BloomFilter.addSpans, main thread", millions(n / one), "1.00"]);
-  rows.push(["PartitionedBloomFilter.addSpans, main thread (atomic kernel)", millions(n / sharedMain), (one / sharedMain).toFixed(2)]);
+  rows.push([
+    "PartitionedBloomFilter.addSpans, main thread (atomic kernel)",
+    millions(n / sharedMain),
+    (one / sharedMain).toFixed(2),
+  ]);
   const queries = [];
   for (const workers of [1, 2]) {
     const pool = await BloomWorkerPool.start(workers);
     await pool.addSpans(new PartitionedBloomFilter({ items: 1000, fpRate: 0.01 }), data, spans.subarray(0, 2000));
-    const seconds = await time(() => new PartitionedBloomFilter(plan), (f) => pool.addSpans(f, data, spans));
-    rows.push([`BloomWorkerPool.addSpans, ${workers} worker${workers > 1 ? "s" : ""}`, millions(n / seconds), (one / seconds).toFixed(2)]);
+    const seconds = await time(
+      () => new PartitionedBloomFilter(plan),
+      (f) => pool.addSpans(f, data, spans),
+    );
+    rows.push([
+      `BloomWorkerPool.addSpans, ${workers} worker${workers > 1 ? "s" : ""}`,
+      millions(n / seconds),
+      (one / seconds).toFixed(2),
+    ]);
     const filled = new PartitionedBloomFilter(plan);
     filled.addSpans(data, spans);
-    const hasMain = await time(() => filled, (f) => f.hasSpans(data, spans));
-    const hasPool = await time(() => filled, (f) => pool.hasSpans(f, data, spans));
-    queries.push([`hasSpans, ${workers} worker${workers > 1 ? "s" : ""} vs main thread`, millions(n / hasPool), (hasMain / hasPool).toFixed(2)]);
+    const hasMain = await time(
+      () => filled,
+      (f) => f.hasSpans(data, spans),
+    );
+    const hasPool = await time(
+      () => filled,
+      (f) => pool.hasSpans(f, data, spans),
+    );
+    queries.push([
+      `hasSpans, ${workers} worker${workers > 1 ? "s" : ""} vs main thread`,
+      millions(n / hasPool),
+      (hasMain / hasPool).toFixed(2),
+    ]);
     await pool.close();
   }
   return [
@@ -65,4 +92,5 @@ export async function parallelSuite(n = 10_000_000) {
   ].join("\n");
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(await parallelSuite(Number(process.env.PARALLEL_KEYS ?? 1e7)));
+if (import.meta.url === `file://${process.argv[1]}`)
+  console.log(await parallelSuite(Number(process.env.PARALLEL_KEYS ?? 1e7)));

@@ -15,7 +15,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { createClient, createCluster } from "redis";
 import { initSync } from "../build/js/index.node.js";
-import { fromNodeRedis, RedisBlockedBloomFilter, RedisBloomFilter, RedisDeduplicator, withRecentCache } from "../build/js/redis/index.js";
+import {
+  fromNodeRedis,
+  RedisBlockedBloomFilter,
+  RedisBloomFilter,
+  RedisDeduplicator,
+  withRecentCache,
+} from "../build/js/redis/index.js";
 import { startCluster } from "../test/support/redis-cluster.js";
 import { machine, table } from "./common.js";
 
@@ -54,24 +60,52 @@ async function freePort() {
 
 async function singleNode() {
   const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", mkdtempSync(`${tmpdir()}/cs-bench-redis-`)]);
+  const child = spawn("redis-server", [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    mkdtempSync(`${tmpdir()}/cs-bench-redis-`),
+  ]);
   await new Promise((resolve) => child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve()));
   const client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true });
   await client.connect();
-  return { name: "one node", client, ports: [port], cli: null, stop: async () => (await client.quit(), child.kill("SIGTERM")) };
+  return {
+    name: "one node",
+    client,
+    ports: [port],
+    cli: null,
+    stop: async () => (await client.quit(), child.kill("SIGTERM")),
+  };
 }
 
 async function threeMasters() {
   const cluster = await startCluster();
-  const client = createCluster({ rootNodes: cluster.urls.map((url) => ({ url })), defaults: { disableOfflineQueue: true } });
+  const client = createCluster({
+    rootNodes: cluster.urls.map((url) => ({ url })),
+    defaults: { disableOfflineQueue: true },
+  });
   client.on("error", () => undefined);
   await client.connect();
-  return { name: "3-master cluster", client, ports: cluster.masters(), cli: cluster.cli, stop: async () => (await client.close(), await cluster.stop()) };
+  return {
+    name: "3-master cluster",
+    client,
+    ports: cluster.masters(),
+    cli: cluster.cli,
+    stop: async () => (await client.close(), await cluster.stop()),
+  };
 }
 
 /** used_memory and used_cpu (s) summed over the topology's masters. */
 async function serverTotals(topology, redis) {
-  const infos = topology.cli ? topology.ports.map((port) => topology.cli(["INFO"], port)) : [String(await redis.send(["INFO"]))];
+  const infos = topology.cli
+    ? topology.ports.map((port) => topology.cli(["INFO"], port))
+    : [String(await redis.send(["INFO"]))];
   const field = (name) => infos.reduce((sum, info) => sum + Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]), 0);
   return { memory: field("used_memory"), cpu: field("used_cpu_user") + field("used_cpu_sys") };
 }
@@ -83,14 +117,39 @@ async function flush(topology, redis) {
 
 /** The methods, each a factory of a fresh seen-set under a round-specific name. */
 const methods = (redis) => [
-  ["SADD pipelined", async () => ({ addMany: (keys) => Promise.all(keys.map((k) => redis.send(["SADD", "bench:seen", k]))).then((r) => Uint8Array.from(r, Number)) })],
+  [
+    "SADD pipelined",
+    async () => ({
+      addMany: (keys) =>
+        Promise.all(keys.map((k) => redis.send(["SADD", "bench:seen", k]))).then((r) => Uint8Array.from(r, Number)),
+    }),
+  ],
   ["RedisBloomFilter (p = 1e-4)", async (n, name) => RedisBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 })],
-  ["RedisBloomFilter (p = 1e-4, k = 13: least memory)", async (n, name) => RedisBloomFilter.open(redis, { name, items: n, fpRate: 1e-4, hashes: 13 })],
-  ["RedisBloomFilter + recent cache", async (n, name) => withRecentCache(await RedisBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 }), { entries: 2 ** 16 })],
-  ["RedisBlockedBloomFilter (binary, p = 1e-4)", async (n, name) => RedisBlockedBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 })],
-  ["RedisBlockedBloomFilter + recent cache", async (n, name) => withRecentCache(await RedisBlockedBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 }), { entries: 2 ** 16 })],
+  [
+    "RedisBloomFilter (p = 1e-4, k = 13: least memory)",
+    async (n, name) => RedisBloomFilter.open(redis, { name, items: n, fpRate: 1e-4, hashes: 13 }),
+  ],
+  [
+    "RedisBloomFilter + recent cache",
+    async (n, name) =>
+      withRecentCache(await RedisBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 }), { entries: 2 ** 16 }),
+  ],
+  [
+    "RedisBlockedBloomFilter (binary, p = 1e-4)",
+    async (n, name) => RedisBlockedBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 }),
+  ],
+  [
+    "RedisBlockedBloomFilter + recent cache",
+    async (n, name) =>
+      withRecentCache(await RedisBlockedBloomFilter.open(redis, { name, items: n, fpRate: 1e-4 }), {
+        entries: 2 ** 16,
+      }),
+  ],
   ["RedisDeduplicator (exact)", async (_n, name) => new RedisDeduplicator(redis, { name })],
-  ["RedisDeduplicator + recent cache", async (_n, name) => withRecentCache(new RedisDeduplicator(redis, { name }), { entries: 2 ** 16 })],
+  [
+    "RedisDeduplicator + recent cache",
+    async (_n, name) => withRecentCache(new RedisDeduplicator(redis, { name }), { entries: 2 ** 16 }),
+  ],
 ];
 
 async function measure(topology, stream, distinct) {
@@ -107,29 +166,52 @@ async function measure(topology, stream, distinct) {
       const cpu = process.cpuUsage();
       const started = performance.now();
       let fresh = 0;
-      for (let i = 0; i < stream.length; i += BATCH) for (const f of await seen.addMany(stream.slice(i, i + BATCH))) fresh += f;
+      for (let i = 0; i < stream.length; i += BATCH)
+        for (const f of await seen.addMany(stream.slice(i, i + BATCH))) fresh += f;
       const seconds = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
       const after = await serverTotals(topology, redis);
-      runs[m].push({ seconds, clientCpu: (used.user + used.system) / 1e6, serverCpu: after.cpu - before.cpu, bytes: after.memory - before.memory, fresh, hits: seen.stats?.hits });
+      runs[m].push({
+        seconds,
+        clientCpu: (used.user + used.system) / 1e6,
+        serverCpu: after.cpu - before.cpu,
+        bytes: after.memory - before.memory,
+        fresh,
+        hits: seen.stats?.hits,
+      });
       seen.dispose?.();
     }
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[1];
   return list.map(([name], m) => {
     const r = runs[m];
-    return { name, keysPerSecond: stream.length / median(r.map((x) => x.seconds)), clientCpu: median(r.map((x) => x.clientCpu)), serverCpu: median(r.map((x) => x.serverCpu)), bytesPerKey: median(r.map((x) => x.bytes)) / distinct, fresh: r[0].fresh, hitRate: r[0].hits === undefined ? undefined : r[0].hits / stream.length };
+    return {
+      name,
+      keysPerSecond: stream.length / median(r.map((x) => x.seconds)),
+      clientCpu: median(r.map((x) => x.clientCpu)),
+      serverCpu: median(r.map((x) => x.serverCpu)),
+      bytesPerKey: median(r.map((x) => x.bytes)) / distinct,
+      fresh: r[0].fresh,
+      hitRate: r[0].hits === undefined ? undefined : r[0].hits / stream.length,
+    };
   });
 }
 
 /** One table per stream and topology. */
 export async function redisClusterSuite(lines = Number(process.env.CRAWL_LINES ?? 1e6)) {
   const streams = [
-    ["shipped example (examples/nodejs-doc-links.txt)", readFileSync(new URL("../examples/nodejs-doc-links.txt", import.meta.url), "utf8").split("\n").slice(0, -1)],
+    [
+      "shipped example (examples/nodejs-doc-links.txt)",
+      readFileSync(new URL("../examples/nodejs-doc-links.txt", import.meta.url), "utf8")
+        .split("\n")
+        .slice(0, -1),
+    ],
     [`generated crawl-order stream (${lines.toLocaleString("en-US")} links)`, crawlStream(lines)],
   ];
   const out = [`### Seen-sets in Redis on crawl-order streams — ${machine()}\n`];
-  const topologies = { one: [singleNode], cluster: [threeMasters], both: [singleNode, threeMasters] }[process.env.TOPOLOGY ?? "both"];
+  const topologies = { one: [singleNode], cluster: [threeMasters], both: [singleNode, threeMasters] }[
+    process.env.TOPOLOGY ?? "both"
+  ];
   for (const make of topologies) {
     const topology = await make();
     try {
@@ -137,17 +219,33 @@ export async function redisClusterSuite(lines = Number(process.env.CRAWL_LINES ?
         const distinct = new Set(stream).size;
         const rows = await measure(topology, stream, distinct);
         const sadd = rows[0].keysPerSecond;
-        out.push(`${topology.name}, ${label}: ${stream.length.toLocaleString("en-US")} keys, ${distinct.toLocaleString("en-US")} distinct (${((1 - distinct / stream.length) * 100).toFixed(1)}% duplicates)\n`);
-        out.push(table(["method", "keys/s (median of 3)", "/ SADD pipelined", "client CPU s", "Redis CPU s", "Redis bytes per distinct key", "new keys", "answered by the cache"], rows.map((r) => [
-          r.name,
-          Math.round(r.keysPerSecond).toLocaleString("en-US"),
-          (r.keysPerSecond / sadd).toFixed(2),
-          r.clientCpu.toFixed(2),
-          r.serverCpu.toFixed(2),
-          r.bytesPerKey.toFixed(1),
-          r.fresh.toLocaleString("en-US"),
-          r.hitRate === undefined ? "" : `${(r.hitRate * 100).toFixed(1)}%`,
-        ])));
+        out.push(
+          `${topology.name}, ${label}: ${stream.length.toLocaleString("en-US")} keys, ${distinct.toLocaleString("en-US")} distinct (${((1 - distinct / stream.length) * 100).toFixed(1)}% duplicates)\n`,
+        );
+        out.push(
+          table(
+            [
+              "method",
+              "keys/s (median of 3)",
+              "/ SADD pipelined",
+              "client CPU s",
+              "Redis CPU s",
+              "Redis bytes per distinct key",
+              "new keys",
+              "answered by the cache",
+            ],
+            rows.map((r) => [
+              r.name,
+              Math.round(r.keysPerSecond).toLocaleString("en-US"),
+              (r.keysPerSecond / sadd).toFixed(2),
+              r.clientCpu.toFixed(2),
+              r.serverCpu.toFixed(2),
+              r.bytesPerKey.toFixed(1),
+              r.fresh.toLocaleString("en-US"),
+              r.hitRate === undefined ? "" : `${(r.hitRate * 100).toFixed(1)}%`,
+            ]),
+          ),
+        );
         out.push("");
       }
     } finally {

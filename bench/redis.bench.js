@@ -24,7 +24,18 @@ async function startServer() {
       s.close(() => resolve(port));
     });
   });
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", mkdtempSync(`${tmpdir()}/cs-bench-redis-`)]);
+  const child = spawn("redis-server", [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    mkdtempSync(`${tmpdir()}/cs-bench-redis-`),
+  ]);
   await new Promise((resolve) => child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve()));
   return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
 }
@@ -64,7 +75,10 @@ export async function redisSuite(n = 1_000_000) {
     for (const fp of fingerprints) await redis.send(["SADD", "bench:dupefilter", fp]);
   });
   const saddPipelined = await rate(throughputKeys.length, async () => {
-    for (let i = 0; i < throughputKeys.length; i += BATCH) await Promise.all(throughputKeys.slice(i, i + BATCH).map((key) => redis.send(["SADD", "bench:dupefilter2", key])));
+    for (let i = 0; i < throughputKeys.length; i += BATCH)
+      await Promise.all(
+        throughputKeys.slice(i, i + BATCH).map((key) => redis.send(["SADD", "bench:dupefilter2", key])),
+      );
   });
   const python = new ScrapyRedisBloomFilter(redis, { key: "bench:bloomfilter", bit: 30, hashNumber: 6 });
   const getsetbit = await rate(slowKeys.length, async () => {
@@ -75,11 +89,36 @@ export async function redisSuite(n = 1_000_000) {
       if (!all) for (const o of offsets) await redis.send(["SETBIT", "bench:bloomfilter", String(o), "1"]);
     }
   });
-  rows.push([`crawlsieve RedisBloomFilter.addMany (p = 1e-4, k = ${bloom.geometry.hashes})`, `${BATCH}`, Math.round(ours).toLocaleString("en-US"), "1.00"]);
-  rows.push(["crawlsieve RedisDeduplicator.checkMany (exact, MD5)", `${BATCH}`, Math.round(oursExact).toLocaleString("en-US"), (ours / oursExact).toFixed(2)]);
-  rows.push(["scrapy-redis style: SADD per request, waited for", "1", Math.round(sadd).toLocaleString("en-US"), (ours / sadd).toFixed(1)]);
-  rows.push(["SADD pipelined (not what scrapy-redis does)", `${BATCH}`, Math.round(saddPipelined).toLocaleString("en-US"), (ours / saddPipelined).toFixed(2)]);
-  rows.push(["ScrapyRedisBloomFilter style: k GETBIT then k SETBIT, each waited for", "1", Math.round(getsetbit).toLocaleString("en-US"), (ours / getsetbit).toFixed(0)]);
+  rows.push([
+    `crawlsieve RedisBloomFilter.addMany (p = 1e-4, k = ${bloom.geometry.hashes})`,
+    `${BATCH}`,
+    Math.round(ours).toLocaleString("en-US"),
+    "1.00",
+  ]);
+  rows.push([
+    "crawlsieve RedisDeduplicator.checkMany (exact, MD5)",
+    `${BATCH}`,
+    Math.round(oursExact).toLocaleString("en-US"),
+    (ours / oursExact).toFixed(2),
+  ]);
+  rows.push([
+    "scrapy-redis style: SADD per request, waited for",
+    "1",
+    Math.round(sadd).toLocaleString("en-US"),
+    (ours / sadd).toFixed(1),
+  ]);
+  rows.push([
+    "SADD pipelined (not what scrapy-redis does)",
+    `${BATCH}`,
+    Math.round(saddPipelined).toLocaleString("en-US"),
+    (ours / saddPipelined).toFixed(2),
+  ]);
+  rows.push([
+    "ScrapyRedisBloomFilter style: k GETBIT then k SETBIT, each waited for",
+    "1",
+    Math.round(getsetbit).toLocaleString("en-US"),
+    (ours / getsetbit).toFixed(0),
+  ]);
   await redis.send(["FLUSHALL"]);
 
   // Memory per key after n keys.
@@ -90,15 +129,30 @@ export async function redisSuite(n = 1_000_000) {
   const bloomBytes = (await usedMemory(redis)) - base;
   await redis.send(["FLUSHALL"]);
   const base2 = await usedMemory(redis);
-  for (let i = 0; i < n; i += BATCH) await Promise.all(keys.slice(i, i + BATCH).map((url) => redis.send(["SADD", "mem:dupefilter", requestFingerprint({ url }, { algorithm: "scrapy-redis" })])));
+  for (let i = 0; i < n; i += BATCH)
+    await Promise.all(
+      keys
+        .slice(i, i + BATCH)
+        .map((url) =>
+          redis.send(["SADD", "mem:dupefilter", requestFingerprint({ url }, { algorithm: "scrapy-redis" })]),
+        ),
+    );
   const saddBytes = (await usedMemory(redis)) - base2;
   await redis.send(["FLUSHALL"]);
   const base3 = await usedMemory(redis);
   const store = new RedisDeduplicator(redis, { name: "mem-exact" });
   for (let i = 0; i < n; i += BATCH) await store.checkMany(keys.slice(i, i + BATCH));
   const exactBytes = (await usedMemory(redis)) - base3;
-  memoryRows.push(["crawlsieve RedisBloomFilter, p = 1e-4", (bloomBytes / n).toFixed(2), (bloomBytes / saddBytes).toFixed(3)]);
-  memoryRows.push(["crawlsieve RedisDeduplicator (exact, 14-byte fields in 65,536 hashes)", (exactBytes / n).toFixed(1), (exactBytes / saddBytes).toFixed(2)]);
+  memoryRows.push([
+    "crawlsieve RedisBloomFilter, p = 1e-4",
+    (bloomBytes / n).toFixed(2),
+    (bloomBytes / saddBytes).toFixed(3),
+  ]);
+  memoryRows.push([
+    "crawlsieve RedisDeduplicator (exact, 14-byte fields in 65,536 hashes)",
+    (exactBytes / n).toFixed(1),
+    (exactBytes / saddBytes).toFixed(2),
+  ]);
   memoryRows.push(["scrapy-redis SADD dupefilter (40-hex SHA1 per request)", (saddBytes / n).toFixed(1), "1.000"]);
   await client.quit();
   server.stop();
@@ -112,4 +166,5 @@ export async function redisSuite(n = 1_000_000) {
   ].join("\n");
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(await redisSuite(Number(process.env.REDIS_KEYS ?? 1e6)));
+if (import.meta.url === `file://${process.argv[1]}`)
+  console.log(await redisSuite(Number(process.env.REDIS_KEYS ?? 1e6)));

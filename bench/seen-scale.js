@@ -17,16 +17,34 @@ const BEFORE = process.env.BEFORE;
 const SET_LIMIT = 2 ** 24;
 
 function run(contender, count, build) {
-  const args = ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", process.execPath, "--max-old-space-size=16384", "bench/peers/seen-scale-run.js", contender, String(count), ...(build ? [build] : [])];
+  const args = [
+    "/tmp/cs-bench.lock",
+    "/usr/bin/time",
+    "-f",
+    "TIME %e %U %S %M",
+    process.execPath,
+    "--max-old-space-size=16384",
+    "bench/peers/seen-scale-run.js",
+    contender,
+    String(count),
+    ...(build ? [build] : []),
+  ];
   const result = spawnSync("flock", args, { encoding: "utf8", maxBuffer: 1 << 24 });
-  const line = result.stderr.trim().split("\n").find((l) => l.startsWith("TIME "));
+  const line = result.stderr
+    .trim()
+    .split("\n")
+    .find((l) => l.startsWith("TIME "));
   if (line === undefined) throw new Error(`${contender} failed: ${result.stderr.slice(-500)}`);
   const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
   return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout.trim().split("\n").pop()) };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const contenders = [["this build", "crawlsieve", undefined], ...(BEFORE ? [[`build in ${BEFORE}`, "crawlsieve", BEFORE]] : []), ["JavaScript Set", "set", undefined]];
+const contenders = [
+  ["this build", "crawlsieve", undefined],
+  ...(BEFORE ? [[`build in ${BEFORE}`, "crawlsieve", BEFORE]] : []),
+  ["JavaScript Set", "set", undefined],
+];
 const rows = [];
 for (const size of SIZES) {
   const rounds = size <= ROUNDS_UP_TO ? ROUNDS : 1;
@@ -52,7 +70,9 @@ for (const size of SIZES) {
     rows.push([
       size.toExponential(0),
       name,
-      stopped ? `stops after ${stopped.took.toLocaleString("en")} keys: ${stopped.stopped}` : `${wall.toFixed(1)} s (${results.length === 1 ? "1 round" : `median of ${results.length}`})`,
+      stopped
+        ? `stops after ${stopped.took.toLocaleString("en")} keys: ${stopped.stopped}`
+        : `${wall.toFixed(1)} s (${results.length === 1 ? "1 round" : `median of ${results.length}`})`,
       cpu.toFixed(1),
       `${(rss / 1024).toFixed(2)} GiB`,
       stopped ? "" : String(results[0].bytesPerKey ?? ""),

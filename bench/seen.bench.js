@@ -23,8 +23,27 @@ const NAMES = {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function run(contender, distinct, repeat) {
-  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", process.execPath, "--expose-gc", "--max-old-space-size=8192", "bench/peers/seen-stream.js", contender, String(distinct), String(repeat)], { encoding: "utf8", maxBuffer: 1 << 24 });
-  const line = result.stderr.trim().split("\n").find((l) => l.startsWith("TIME "));
+  const result = spawnSync(
+    "flock",
+    [
+      "/tmp/cs-bench.lock",
+      "/usr/bin/time",
+      "-f",
+      "TIME %e %U %S %M",
+      process.execPath,
+      "--expose-gc",
+      "--max-old-space-size=8192",
+      "bench/peers/seen-stream.js",
+      contender,
+      String(distinct),
+      String(repeat),
+    ],
+    { encoding: "utf8", maxBuffer: 1 << 24 },
+  );
+  const line = result.stderr
+    .trim()
+    .split("\n")
+    .find((l) => l.startsWith("TIME "));
   if (result.status !== 0 || line === undefined) throw new Error(`${contender} failed: ${result.stderr.slice(-500)}`);
   const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
   return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout) };
@@ -38,23 +57,38 @@ for (const [distinct, repeat] of SIZES) {
   for (let round = 0; round < ROUNDS; round++) for (const c of contenders) runs.get(c).push(run(c, distinct, repeat));
   for (const c of contenders) {
     const fresh = new Set(runs.get(c).map((r) => r.fresh));
-    if (c !== "crawlsieve-bloom" && (fresh.size !== 1 || !fresh.has(distinct))) throw new Error(`${c} reported ${[...fresh]} new URLs where ${distinct} were`);
+    if (c !== "crawlsieve-bloom" && (fresh.size !== 1 || !fresh.has(distinct)))
+      throw new Error(`${c} reported ${[...fresh]} new URLs where ${distinct} were`);
   }
   const stat = (c, key) => median(runs.get(c).map((r) => r[key]));
   const setSeconds = stat("set", "seconds");
-  console.log(`\n## ${distinct.toExponential(0)} distinct URLs, ${occurrences.toExponential(0)} link occurrences (${Math.round(100 * (1 - 1 / repeat))}% seen before)\n`);
-  console.log(table(
-    ["contender", "stream s", "M links/s", "vs Set", "process wall s", "CPU s", "peak RSS MiB", "bytes/URL held", "new reported"],
-    contenders.map((c) => [
-      NAMES[c],
-      stat(c, "seconds").toFixed(2),
-      (occurrences / stat(c, "seconds") / 1e6).toFixed(2),
-      `${(setSeconds / stat(c, "seconds")).toFixed(2)}x`,
-      stat(c, "wall").toFixed(2),
-      stat(c, "cpu").toFixed(2),
-      stat(c, "rss").toFixed(0),
-      stat(c, "bytesPerUrl").toFixed(1),
-      String(median(runs.get(c).map((r) => r.fresh))),
-    ]),
-  ));
+  console.log(
+    `\n## ${distinct.toExponential(0)} distinct URLs, ${occurrences.toExponential(0)} link occurrences (${Math.round(100 * (1 - 1 / repeat))}% seen before)\n`,
+  );
+  console.log(
+    table(
+      [
+        "contender",
+        "stream s",
+        "M links/s",
+        "vs Set",
+        "process wall s",
+        "CPU s",
+        "peak RSS MiB",
+        "bytes/URL held",
+        "new reported",
+      ],
+      contenders.map((c) => [
+        NAMES[c],
+        stat(c, "seconds").toFixed(2),
+        (occurrences / stat(c, "seconds") / 1e6).toFixed(2),
+        `${(setSeconds / stat(c, "seconds")).toFixed(2)}x`,
+        stat(c, "wall").toFixed(2),
+        stat(c, "cpu").toFixed(2),
+        stat(c, "rss").toFixed(0),
+        stat(c, "bytesPerUrl").toFixed(1),
+        String(median(runs.get(c).map((r) => r.fresh))),
+      ]),
+    ),
+  );
 }

@@ -28,7 +28,8 @@ const segmenter = new Intl.Segmenter("und", { granularity: "word" });
 /** The truth's shingles: word 3-grams by Unicode word boundaries, written here, not crawlsieve's tokenizer. */
 function referenceShingles(text) {
   const words = [];
-  for (const { segment, isWordLike } of segmenter.segment(text.normalize("NFKC").toLowerCase())) if (isWordLike) words.push(segment);
+  for (const { segment, isWordLike } of segmenter.segment(text.normalize("NFKC").toLowerCase()))
+    if (isWordLike) words.push(segment);
   const out = new Set();
   if (words.length > 0 && words.length < 3) out.add(words.join(" "));
   for (let i = 0; i + 3 <= words.length; i++) out.add(words.slice(i, i + 3).join(" "));
@@ -68,7 +69,10 @@ function jaccardPairs(sets, t) {
 
 function evaluate(fps, usable, truth, k) {
   const index = new NearDupIndex({ maxDistance: k });
-  index.addMany(usable, usable.map((i) => fps[i]));
+  index.addMany(
+    usable,
+    usable.map((i) => fps[i]),
+  );
   let predicted = 0;
   let hits = 0;
   for (const { a, b } of index.pairs()) {
@@ -76,7 +80,11 @@ function evaluate(fps, usable, truth, k) {
     if (truth.has(`${Math.min(a, b)}-${Math.max(a, b)}`)) hits++;
   }
   index.dispose();
-  return { predicted, precision: predicted === 0 ? 1 : hits / predicted, recall: truth.size === 0 ? 1 : hits / truth.size };
+  return {
+    predicted,
+    precision: predicted === 0 ? 1 : hits / predicted,
+    recall: truth.size === 0 ? 1 : hits / truth.size,
+  };
 }
 
 /** The evaluation; returns markdown and writes the chart. */
@@ -84,7 +92,9 @@ export async function simhashEvalSuite() {
   const texts = bodies();
   const sets = texts.map(referenceShingles);
   const usable = sets.map((set, i) => (set.size > 0 ? i : -1)).filter((i) => i >= 0);
-  const out = [`### SimHash near-duplicates on the SpamAssassin corpus (${texts.length} messages, ${usable.length} with at least one word)\n`];
+  const out = [
+    `### SimHash near-duplicates on the SpamAssassin corpus (${texts.length} messages, ${usable.length} with at least one word)\n`,
+  ];
   const series = [];
   for (const t of [0.9, 0.8]) {
     const truth = jaccardPairs(sets, t);
@@ -105,7 +115,15 @@ export async function simhashEvalSuite() {
     out.push(`#### Ground truth: Jaccard of word 3-shingles >= ${t} (${truth.size} pairs)\n`);
     out.push(table(["features", "k", "pairs predicted", "precision", "recall"], rows), "");
   }
-  writeFileSync(new URL("./simhash-eval.svg", import.meta.url), lineChart({ title: "SimHash vs Jaccard >= 0.9 (SpamAssassin)", xLabel: "max Hamming distance k", yLabel: "precision / recall", series }));
+  writeFileSync(
+    new URL("./simhash-eval.svg", import.meta.url),
+    lineChart({
+      title: "SimHash vs Jaccard >= 0.9 (SpamAssassin)",
+      xLabel: "max Hamming distance k",
+      yLabel: "precision / recall",
+      series,
+    }),
+  );
   return out.join("\n");
 }
 

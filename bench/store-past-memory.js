@@ -44,7 +44,13 @@ const median = (rs) => [...rs].sort((a, b) => a.wall - b.wall)[Math.floor(rs.len
  * [label, run, build] rows of the medians. With `keep`, this build's last copy is kept there.
  */
 function timed(dir, store, input, expected, what, keep) {
-  const builds = BEFORE === undefined ? [["now", "."]] : [["now", "."], ["before", BEFORE]];
+  const builds =
+    BEFORE === undefined
+      ? [["now", "."]]
+      : [
+          ["now", "."],
+          ["before", BEFORE],
+        ];
   const times = { now: [], before: [] };
   const rounds = BEFORE === undefined ? 1 : 3;
   for (let i = 0; i < rounds; i++) {
@@ -75,11 +81,33 @@ for (const n of sizes) {
     const disk = statSync(join(store, "fingerprints.log")).size;
     const e = (x) => x.toExponential(2);
     const runs = [[`seq 1 ${n.toExponential()}`, first, n, ""]];
-    for (const [what, r, build] of timed(dir, store, `seq ${n - m + 1} ${n + m}`, `seq ${n + 1} ${n + m}`, `window seq ${e(n - m + 1)}..${e(n + m)} (compacts at its end)`, compacted)) runs.push([what, r, m, build]);
+    for (const [what, r, build] of timed(
+      dir,
+      store,
+      `seq ${n - m + 1} ${n + m}`,
+      `seq ${n + 1} ${n + m}`,
+      `window seq ${e(n - m + 1)}..${e(n + m)} (compacts at its end)`,
+      compacted,
+    ))
+      runs.push([what, r, m, build]);
     const top = n + m;
     const three = `printf '%s\\n' 7 ${top - 5} ${top + 1}`;
-    for (const [what, r, build] of timed(dir, compacted, three, `echo ${top + 1}`, `3 lines (1 new), compacted store of ${e(top)}`)) runs.push([what, r, 1, build]);
-    for (const [what, r, build] of timed(dir, compacted, `seq ${top - w + 1} ${top + w}`, `seq ${top + 1} ${top + w}`, `window seq ${e(top - w + 1)}..${e(top + w)}, compacted store`)) runs.push([what, r, w, build]);
+    for (const [what, r, build] of timed(
+      dir,
+      compacted,
+      three,
+      `echo ${top + 1}`,
+      `3 lines (1 new), compacted store of ${e(top)}`,
+    ))
+      runs.push([what, r, 1, build]);
+    for (const [what, r, build] of timed(
+      dir,
+      compacted,
+      `seq ${top - w + 1} ${top + w}`,
+      `seq ${top + 1} ${top + w}`,
+      `window seq ${e(top - w + 1)}..${e(top + w)}, compacted store`,
+    ))
+      runs.push([what, r, w, build]);
     for (const [what, r, fresh, build] of runs) {
       rows.push([
         what + (build === "" ? "" : ` (${build})`),
@@ -88,7 +116,9 @@ for (const n of sizes) {
         r.rss.toFixed(0),
         Math.round(r.stats.lines / r.wall).toLocaleString("en-US"),
         (r.stats.spilledLines ?? 0).toLocaleString("en-US"),
-        r.stats.storeKeysRead === undefined ? "" : `${r.stats.storeKeysRead.toLocaleString("en-US")} / ${r.stats.storeKeysSetAside.toLocaleString("en-US")}`,
+        r.stats.storeKeysRead === undefined
+          ? ""
+          : `${r.stats.storeKeysRead.toLocaleString("en-US")} / ${r.stats.storeKeysSetAside.toLocaleString("en-US")}`,
         r.stats.sortedRecords === undefined ? "" : `${r.stats.sortedRecordsRead} / ${r.stats.sortedRecords}`,
         ((r.stats.ioReadBytes - r.stats.bytesIn) / fresh).toFixed(0),
         (disk / n).toFixed(1),
@@ -99,5 +129,24 @@ for (const n of sizes) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-console.log(`## dedup --store past --memory ${MEMORY} (${new Date().toISOString().slice(0, 10)}, commit ${commit(".")})${BEFORE === undefined ? "" : `; runs after the first: median of 3, alternating with ${commit(BEFORE)}`}\n\n${machine()}\n`);
-console.log(table(["run", "wall s", "CPU s", "peak RSS MiB", "lines/s", "lines spilled", "store keys read / set aside at the end", "sorted records read / held", "bytes read a new key (input aside)", "bytes a key on disk", "output"], rows));
+console.log(
+  `## dedup --store past --memory ${MEMORY} (${new Date().toISOString().slice(0, 10)}, commit ${commit(".")})${BEFORE === undefined ? "" : `; runs after the first: median of 3, alternating with ${commit(BEFORE)}`}\n\n${machine()}\n`,
+);
+console.log(
+  table(
+    [
+      "run",
+      "wall s",
+      "CPU s",
+      "peak RSS MiB",
+      "lines/s",
+      "lines spilled",
+      "store keys read / set aside at the end",
+      "sorted records read / held",
+      "bytes read a new key (input aside)",
+      "bytes a key on disk",
+      "output",
+    ],
+    rows,
+  ),
+);

@@ -19,17 +19,27 @@ const OUT = "bench/out/store-out.txt";
 const CLI = "build/js/cli/main.js";
 const files = process.argv.slice(2);
 if (files.length === 0) {
-  for (const real of ["bench/out/crawl-stream.txt", "bench/out/crawl-fragments.txt"]) if (existsSync(real)) files.push(real);
+  for (const real of ["bench/out/crawl-stream.txt", "bench/out/crawl-fragments.txt"])
+    if (existsSync(real)) files.push(real);
   files.push("bench/out/mirror-12m.txt");
-  if (!existsSync("bench/out/mirror-12m.txt")) spawnSync(process.execPath, ["bench/gen-mirror.js", "12000000", "bench/out/mirror-12m.txt"], { stdio: "inherit" });
+  if (!existsSync("bench/out/mirror-12m.txt"))
+    spawnSync(process.execPath, ["bench/gen-mirror.js", "12000000", "bench/out/mirror-12m.txt"], { stdio: "inherit" });
 }
 
 /** One timed run: stdout to OUT; wall and CPU seconds, peak RSS in MiB. */
 function timed(command) {
   const out = openSync(OUT, "w");
-  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...command], { stdio: ["ignore", out, "pipe"], env: { ...process.env, LC_ALL: "C" }, maxBuffer: 1 << 26 });
+  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...command], {
+    stdio: ["ignore", out, "pipe"],
+    env: { ...process.env, LC_ALL: "C" },
+    maxBuffer: 1 << 26,
+  });
   closeSync(out);
-  const line = result.stderr.toString().trim().split("\n").find((l) => l.startsWith("TIME "));
+  const line = result.stderr
+    .toString()
+    .trim()
+    .split("\n")
+    .find((l) => l.startsWith("TIME "));
   if (result.status !== 0 || line === undefined) throw new Error(`${command.join(" ")} failed: ${result.stderr}`);
   const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
   return { wall, cpu: user + sys, rss: rssKb / 1024 };
@@ -37,7 +47,8 @@ function timed(command) {
 
 const digest = () => createHash("md5").update(readFileSync(OUT)).digest("hex");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const dirBytes = (dir, names) => names.reduce((n, name) => n + (existsSync(`${dir}/${name}`) ? statSync(`${dir}/${name}`).size : 0), 0);
+const dirBytes = (dir, names) =>
+  names.reduce((n, name) => n + (existsSync(`${dir}/${name}`) ? statSync(`${dir}/${name}`).size : 0), 0);
 
 function suite(file) {
   const lines = Number(spawnSync("wc", ["-l", file]).stdout.toString().split(" ")[0]);
@@ -46,12 +57,28 @@ function suite(file) {
   const tools = [
     { name: "awk '!s[$0]++' (mawk)", cmd: ["mawk", "!s[$0]++", file], reference: true },
     { name: "crawlsieve dedup (in memory)", cmd: ["node", CLI, "dedup", file] },
-    { name: "crawlsieve dedup --store: first run", cmd: ["node", CLI, "dedup", "--store", store, file], before: () => rmSync(store, { recursive: true, force: true }) },
-    { name: "crawlsieve dedup --store: again (all seen)", cmd: ["node", CLI, "dedup", "--store", store, file], empty: true },
+    {
+      name: "crawlsieve dedup --store: first run",
+      cmd: ["node", CLI, "dedup", "--store", store, file],
+      before: () => rmSync(store, { recursive: true, force: true }),
+    },
+    {
+      name: "crawlsieve dedup --store: again (all seen)",
+      cmd: ["node", CLI, "dedup", "--store", store, file],
+      empty: true,
+    },
   ];
   if (lines <= LMDB_LINES) {
-    tools.push({ name: "previous --store (LMDB): first run", cmd: ["node", "bench/peers/lmdb-store-dedup.js", lmdb, file], before: () => rmSync(lmdb, { recursive: true, force: true }) });
-    tools.push({ name: "previous --store (LMDB): again", cmd: ["node", "bench/peers/lmdb-store-dedup.js", lmdb, file], empty: true });
+    tools.push({
+      name: "previous --store (LMDB): first run",
+      cmd: ["node", "bench/peers/lmdb-store-dedup.js", lmdb, file],
+      before: () => rmSync(lmdb, { recursive: true, force: true }),
+    });
+    tools.push({
+      name: "previous --store (LMDB): again",
+      cmd: ["node", "bench/peers/lmdb-store-dedup.js", lmdb, file],
+      empty: true,
+    });
   }
   const runs = new Map(tools.map((t) => [t.name, []]));
   const checks = new Map();
@@ -75,19 +102,40 @@ function suite(file) {
     stat(t.name, "cpu").toFixed(2),
     stat(t.name, "rss").toFixed(0),
     (stat(t.name, "wall") / stat(memory, "wall")).toFixed(2),
-    t.name.includes("LMDB") ? (lmdbBytes / distinct).toFixed(1) : t.name.includes("--store") ? (diskBytes / distinct).toFixed(1) : "",
-    t.empty ? (checks.get(t.name) === emptyDigest ? "empty, as it must be" : "PRINTED LINES AGAIN") : checks.get(t.name) === reference ? "= awk" : "DIFFERS",
+    t.name.includes("LMDB")
+      ? (lmdbBytes / distinct).toFixed(1)
+      : t.name.includes("--store")
+        ? (diskBytes / distinct).toFixed(1)
+        : "",
+    t.empty
+      ? checks.get(t.name) === emptyDigest
+        ? "empty, as it must be"
+        : "PRINTED LINES AGAIN"
+      : checks.get(t.name) === reference
+        ? "= awk"
+        : "DIFFERS",
   ]);
   // Opening the store the first runs left: read, checked and loaded into memory.
-  const open = timed(["node", "--input-type=module", "-e", `import { openSeenSet } from "./build/js/index.node.js"; const t = performance.now(); const s = await openSeenSet({ backend: "disk", path: "${store}" }); const n = await s.size(); console.log(n, performance.now() - t); await s.close();`]);
+  const open = timed([
+    "node",
+    "--input-type=module",
+    "-e",
+    `import { openSeenSet } from "./build/js/index.node.js"; const t = performance.now(); const s = await openSeenSet({ backend: "disk", path: "${store}" }); const n = await s.size(); console.log(n, performance.now() - t); await s.close();`,
+  ]);
   const [keys, openMs] = readFileSync(OUT, "utf8").trim().split(" ").map(Number);
   // The same store reopened by the command line (its keys read into the line table), on an empty input: median of ROUNDS.
   const reopens = Array.from({ length: ROUNDS }, () => timed(["node", CLI, "dedup", "--store", store]));
-  const reopen = { wall: median(reopens.map((r) => r.wall)), cpu: median(reopens.map((r) => r.cpu)), rss: median(reopens.map((r) => r.rss)) };
-  return `### ${file}: ${lines.toLocaleString("en-US")} lines, ${distinct.toLocaleString("en-US")} distinct, ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB\n\n` +
+  const reopen = {
+    wall: median(reopens.map((r) => r.wall)),
+    cpu: median(reopens.map((r) => r.cpu)),
+    rss: median(reopens.map((r) => r.rss)),
+  };
+  return (
+    `### ${file}: ${lines.toLocaleString("en-US")} lines, ${distinct.toLocaleString("en-US")} distinct, ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB\n\n` +
     table(["tool", "wall s", "CPU s", "peak RSS MiB", "wall / in memory", "bytes a key on disk", "output"], rows) +
     `\n\nOpening the disk store of ${keys.toLocaleString("en-US")} keys (read, checked, loaded) took ${openMs.toFixed(0)} ms (process ${open.wall.toFixed(2)} s, peak RSS ${open.rss.toFixed(0)} MiB); \`dedup --store\` on an empty input, the whole process (median of ${ROUNDS}): ${reopen.wall.toFixed(2)} s, ${reopen.cpu.toFixed(2)} CPU s, peak RSS ${reopen.rss.toFixed(0)} MiB (walls ${reopens.map((r) => r.wall.toFixed(2)).join(", ")}).\n` +
-    `Medians of ${ROUNDS} alternating rounds. Raw walls: ${JSON.stringify(Object.fromEntries([...runs].map(([k, v]) => [k, v.map((r) => r.wall)])))}\n`;
+    `Medians of ${ROUNDS} alternating rounds. Raw walls: ${JSON.stringify(Object.fromEntries([...runs].map(([k, v]) => [k, v.map((r) => r.wall)])))}\n`
+  );
 }
 
 const head = `## --store against in memory (${new Date().toISOString().slice(0, 10)}, commit ${spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toString().trim()})\n\n${machine()}\n\n`;

@@ -10,7 +10,9 @@ import { Parser } from "htmlparser2";
 const dir = process.argv[2] ?? "/usr/share/doc/nodejs/api";
 const version = process.version;
 const out = [];
-for (const file of readdirSync(dir).filter((name) => name.endsWith(".html")).sort()) {
+for (const file of readdirSync(dir)
+  .filter((name) => name.endsWith(".html"))
+  .sort()) {
   const base = `https://nodejs.org/docs/${version}/api/${file}`;
   const parser = new Parser({
     onopentag(name, attributes) {

@@ -82,7 +82,10 @@ export class DisposedError extends CrawlsieveError {
 export class StorageQuotaError extends CrawlsieveError {
   constructor(what: string, cause: unknown) {
     const message = (cause as { message?: unknown } | undefined)?.message;
-    super("ERR_QUOTA", `the storage quota is full (${what})${typeof message === "string" && message !== "" ? `: ${message}` : ""}; nothing of the batch was kept`);
+    super(
+      "ERR_QUOTA",
+      `the storage quota is full (${what})${typeof message === "string" && message !== "" ? `: ${message}` : ""}; nothing of the batch was kept`,
+    );
     // The browser's own error (a DOMException named QuotaExceededError).
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
@@ -100,7 +103,10 @@ function describe(value: unknown): string {
 /** Redis did not answer: the connection is gone, refused, or a command timed out. Nothing is assumed done. */
 export class RedisUnavailableError extends CrawlsieveError {
   constructor(what: string, cause: unknown) {
-    super("ERR_REDIS_UNAVAILABLE", `Redis is unavailable (${what}): ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(
+      "ERR_REDIS_UNAVAILABLE",
+      `Redis is unavailable (${what}): ${cause instanceof Error ? cause.message : String(cause)}`,
+    );
     // The error the client reported.
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
@@ -111,7 +117,10 @@ export class OutputError extends CrawlsieveError {
   constructor(cause: unknown, where = "output") {
     const code = (cause as { code?: string })?.code;
     const message = cause instanceof Error ? cause.message : String(cause);
-    super("ERR_OUTPUT", `cannot write ${where}: ${code !== undefined && !message.startsWith(code) ? `${code}: ` : ""}${message}`);
+    super(
+      "ERR_OUTPUT",
+      `cannot write ${where}: ${code !== undefined && !message.startsWith(code) ? `${code}: ` : ""}${message}`,
+    );
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
 }
@@ -119,7 +128,10 @@ export class OutputError extends CrawlsieveError {
 /** A store ran out of disk space while writing; what it acknowledged before stays. */
 export class StoreFullError extends CrawlsieveError {
   constructor(where: string, cause: unknown) {
-    super("ERR_STORE_FULL", `the disk of the store ${where} is full (${cause instanceof Error ? cause.message : String(cause)}); free space or move the store; what was printed before stays seen`);
+    super(
+      "ERR_STORE_FULL",
+      `the disk of the store ${where} is full (${cause instanceof Error ? cause.message : String(cause)}); free space or move the store; what was printed before stays seen`,
+    );
     Object.defineProperty(this, "cause", { value: cause, enumerable: false });
   }
 }
@@ -129,7 +141,10 @@ export class LineTooLongError extends CrawlsieveError {
   readonly where: string;
   readonly limit: number;
   constructor(where: string, limit: number, what: string) {
-    super("ERR_LINE_TOO_LONG", `${where}: the line is longer than ${limit >= 1 << 20 && limit % (1 << 20) === 0 ? `${limit / (1 << 20)} MiB` : `${limit} bytes`}, the limit of ${what}`);
+    super(
+      "ERR_LINE_TOO_LONG",
+      `${where}: the line is longer than ${limit >= 1 << 20 && limit % (1 << 20) === 0 ? `${limit / (1 << 20)} MiB` : `${limit} bytes`}, the limit of ${what}`,
+    );
     this.where = where;
     this.limit = limit;
   }

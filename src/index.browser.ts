@@ -15,7 +15,8 @@ export function init(source?: WasmSource): Promise<void> {
   return initOnce(async () => {
     if (source instanceof WebAssembly.Module) return source;
     if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
-    const response = source instanceof Response ? source : fetch(source ?? new URL("../crawlsieve.wasm", import.meta.url));
+    const response =
+      source instanceof Response ? source : fetch(source ?? new URL("../crawlsieve.wasm", import.meta.url));
     return WebAssembly.compileStreaming(response);
   });
 }

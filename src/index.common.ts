@@ -36,17 +36,55 @@ export {
 export { FORMAT_VERSION } from "./format/container.js";
 export { canonicalizeUrl, type CanonicalizeOptions, type W3libRules } from "./url/canonicalize.js";
 export { TRACKING_PARAMETERS, type ExtraNormalizations } from "./url/extras.js";
-export { requestFingerprint, type RequestLike, type FingerprintOptions, type FingerprintAlgorithm } from "./url/fingerprint.js";
+export {
+  requestFingerprint,
+  type RequestLike,
+  type FingerprintOptions,
+  type FingerprintAlgorithm,
+} from "./url/fingerprint.js";
 export { sha1, sha1Hex } from "./hash/sha1.js";
 export { simhash, hammingDistance, type SimHashOptions, type WeightedFeature } from "./near-dup/simhash.js";
 export type { FeatureOptions } from "./near-dup/features.js";
-export { NearDupIndex, nearDupGroups, type NearDupIndexOptions, type NearMatch, type NearPair } from "./near-dup/near-dup-index.js";
-export { MinHashIndex, type MinHashIndexOptions, type SimilarMatch, type SimilarPair } from "./near-dup/minhash-index.js";
+export {
+  NearDupIndex,
+  nearDupGroups,
+  type NearDupIndexOptions,
+  type NearMatch,
+  type NearPair,
+} from "./near-dup/near-dup-index.js";
+export {
+  MinHashIndex,
+  type MinHashIndexOptions,
+  type SimilarMatch,
+  type SimilarPair,
+} from "./near-dup/minhash-index.js";
 export { sketchMany, type SketchParams, type Sketches } from "./near-dup/minhash.js";
-export { clusterGroups, groupPairs, leaderClusters, type Clustering, type ScoredPair, type SimilarGroup } from "./near-dup/groups.js";
-export { withRecentCache, type CachedSeenSet, type CheckAndInsert, type RecentCacheOptions, type RecentCacheStats } from "./cache/recent-cache.js";
+export {
+  clusterGroups,
+  groupPairs,
+  leaderClusters,
+  type Clustering,
+  type ScoredPair,
+  type SimilarGroup,
+} from "./near-dup/groups.js";
+export {
+  withRecentCache,
+  type CachedSeenSet,
+  type CheckAndInsert,
+  type RecentCacheOptions,
+  type RecentCacheStats,
+} from "./cache/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
 export type { SeenSet, SeenKey, SeenBackend, LocalSeenSet, ForgettingSeenSet } from "./seen/seen-set.js";
-export type { SeenSpec, MemorySeenSpec, WindowSeenSpec, DiskSeenSpec, LmdbSeenSpec, RedisSeenSpec, BrowserSeenSpec, Duration } from "./seen/seen-spec.js";
+export type {
+  SeenSpec,
+  MemorySeenSpec,
+  WindowSeenSpec,
+  DiskSeenSpec,
+  LmdbSeenSpec,
+  RedisSeenSpec,
+  BrowserSeenSpec,
+  Duration,
+} from "./seen/seen-spec.js";
 export { NearDupFilter, type NearDupFilterOptions, type BandKeys } from "./near-dup/near-dup-filter.js";
 export * from "./deprecated.js";

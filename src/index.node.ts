@@ -11,7 +11,10 @@ export type { LmdbStoreOptions } from "./dedup/lmdb-store.js";
 export type { DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
 export type { PersistedParts, LockRunner, SeenTable } from "./seen/persisted-seen-set.js";
 export type { BatchLog, LogRead, LogWrite } from "./seen/batch-log.js";
-export type { PartitionedBloomFilterOptions, PartitionedBloomFilterHandle } from "./parallel/partitioned-bloom-filter.js";
+export type {
+  PartitionedBloomFilterOptions,
+  PartitionedBloomFilterHandle,
+} from "./parallel/partitioned-bloom-filter.js";
 export type { BitsGeometry, Layout } from "./bloom/partitioned-bits.js";
 export * from "./deprecated.node.js";
 // Shadows the common openSeenSet (an explicit export wins over export *): this one knows "disk" and "redis".

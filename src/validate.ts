@@ -46,13 +46,19 @@ export function keyList(name: string, value: unknown): readonly (string | Uint8A
 /** Bytes plus an even-length list of (start, end) offsets into them. */
 export function spans(data: unknown, spans: unknown): void {
   if (!(data instanceof Uint8Array)) throw new InvalidArgumentError("data", data, "a Uint8Array");
-  if (spans === null || typeof spans !== "object" || typeof (spans as ArrayLike<number>).length !== "number" || (spans as ArrayLike<number>).length % 2 !== 0) {
+  if (
+    spans === null ||
+    typeof spans !== "object" ||
+    typeof (spans as ArrayLike<number>).length !== "number" ||
+    (spans as ArrayLike<number>).length % 2 !== 0
+  ) {
     throw new InvalidArgumentError("spans", spans, "an even-length array of (start, end) byte offsets");
   }
 }
 
 /** One of a fixed set of values (a mode or rule name). */
 export function oneOf<T>(name: string, value: unknown, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T)) throw new InvalidArgumentError(name, value, `one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}`);
+  if (!allowed.includes(value as T))
+    throw new InvalidArgumentError(name, value, `one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}`);
   return value as T;
 }

@@ -2,7 +2,14 @@
 // the retention guarantee (counting and interval mode), idle gaps, clocks going backwards,
 // serialization and bad input.
 import { beforeAll, describe, expect, it } from "vitest";
-import { AgePartitionedFilter, ChecksumMismatchError, FormatError, InvalidArgumentError, sizing, TruncatedInputError } from "../build/js/index.node.js";
+import {
+  AgePartitionedFilter,
+  ChecksumMismatchError,
+  FormatError,
+  InvalidArgumentError,
+  sizing,
+  TruncatedInputError,
+} from "../build/js/index.node.js";
 import { ready, rng, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -15,7 +22,10 @@ describe("age-partitioned sizing", () => {
     // Slices answer 1 independently with the occupancy the formula assumes; count runs of k.
     const shape = { hashes: 4, slack: 3, generation: 200, sliceBits: 1200 };
     const k = shape.hashes;
-    const fills = Array.from({ length: 7 }, (_, age) => -Math.expm1((-shape.generation * Math.min(age + 1, k)) / shape.sliceBits));
+    const fills = Array.from(
+      { length: 7 },
+      (_, age) => -Math.expm1((-shape.generation * Math.min(age + 1, k)) / shape.sliceBits),
+    );
     const random = rng(7);
     let positives = 0;
     const trials = 400_000;
@@ -24,7 +34,10 @@ describe("age-partitioned sizing", () => {
       let hit = false;
       for (const fill of fills) {
         run = random() < fill ? run + 1 : 0;
-        if (run === k) { hit = true; break; }
+        if (run === k) {
+          hit = true;
+          break;
+        }
       }
       if (hit) positives++;
     }
@@ -101,7 +114,9 @@ describe("AgePartitionedFilter by count", () => {
     // Keys older than (k + l) generations have no bit left: they answer like absent keys.
     const gone = keys.slice(0, keys.length - (hashes + slack + 1) * generation);
     expect(gone.length).toBeGreaterThan(1000);
-    expect(sum(filter.hasMany(gone)) / gone.length).toBeLessThan(1.5 * sizing.agePartitionedFpRate(filter.size) + 3 / gone.length);
+    expect(sum(filter.hasMany(gone)) / gone.length).toBeLessThan(
+      1.5 * sizing.agePartitionedFpRate(filter.size) + 3 / gone.length,
+    );
   });
 
   it("seen() inserts only absent keys and reports repeats inside a batch", () => {
@@ -117,7 +132,13 @@ describe("AgePartitionedFilter by count", () => {
 describe("AgePartitionedFilter by interval", () => {
   it("keeps a key through l interval boundaries and drops it after k + l, idle or not", () => {
     let clock = Date.UTC(2026, 5, 1, 10, 30);
-    const filter = new AgePartitionedFilter({ items: 1_000, fpRate: 1e-4, slack: 24, interval: "hour", now: () => clock });
+    const filter = new AgePartitionedFilter({
+      items: 1_000,
+      fpRate: 1e-4,
+      slack: 24,
+      interval: "hour",
+      now: () => clock,
+    });
     const { hashes, slack } = filter.size;
     const keys = urls(500, "hourly");
     expect(sum(filter.seenMany(keys))).toBe(0);
@@ -136,7 +157,13 @@ describe("AgePartitionedFilter by interval", () => {
 
   it("treats a clock that goes backwards as the latest interval seen", () => {
     let clock = Date.UTC(2026, 0, 10);
-    const filter = new AgePartitionedFilter({ items: 1_000, fpRate: 1e-4, slack: 3, interval: "day", now: () => clock });
+    const filter = new AgePartitionedFilter({
+      items: 1_000,
+      fpRate: 1e-4,
+      slack: 3,
+      interval: "day",
+      now: () => clock,
+    });
     filter.seenMany(["x", "y"]);
     clock -= 40 * 86_400_000;
     expect(filter.has("x")).toBe(true);
@@ -185,7 +212,9 @@ describe("AgePartitionedFilter serialization and errors", () => {
     expect(() => new AgePartitionedFilter({ items: 0, fpRate: 0.01 })).toThrow(InvalidArgumentError);
     expect(() => new AgePartitionedFilter({ items: 10, fpRate: 1 })).toThrow(/fpRate/);
     expect(() => new AgePartitionedFilter({ items: 10, fpRate: 0.1, interval: "hour" })).toThrow(/slack/);
-    expect(() => new AgePartitionedFilter({ items: 10, fpRate: 0.1, interval: "week" as never, slack: 2 })).toThrow(InvalidArgumentError);
+    expect(() => new AgePartitionedFilter({ items: 10, fpRate: 0.1, interval: "week" as never, slack: 2 })).toThrow(
+      InvalidArgumentError,
+    );
     expect(() => new AgePartitionedFilter({ items: 10, fpRate: 0.1 }).has("x", 5)).toThrow(/now/);
   });
 });

@@ -6,7 +6,13 @@ import { describe, expect, it } from "vitest";
 import { batchGroups } from "../build/js/cli/batch-groups.js";
 import type { LineBatch } from "../build/js/cli/lines.js";
 
-const batch = (id: number, count: number): LineBatch => ({ data: Uint8Array.of(id), spans: new Uint32Array(2 * count), ends: new Uint32Array(count), count, unterminated: false });
+const batch = (id: number, count: number): LineBatch => ({
+  data: Uint8Array.of(id),
+  spans: new Uint32Array(2 * count),
+  ends: new Uint32Array(count),
+  count,
+  unterminated: false,
+});
 
 async function* source(counts: number[], delayMs: (i: number) => number) {
   for (let i = 0; i < counts.length; i++) {
@@ -16,7 +22,11 @@ async function* source(counts: number[], delayMs: (i: number) => number) {
   }
 }
 
-async function groups(counts: number[], maxLines: number, delayMs: (i: number) => number = () => 0): Promise<number[][]> {
+async function groups(
+  counts: number[],
+  maxLines: number,
+  delayMs: (i: number) => number = () => 0,
+): Promise<number[][]> {
   const out: number[][] = [];
   for await (const group of batchGroups(source(counts, delayMs), maxLines)) out.push(group.map((b) => b.data[0]));
   return out;
@@ -36,6 +46,9 @@ describe("batchGroups", () => {
 
   it("ends a group when the next batch is late, so a slow input is not held back", async () => {
     const got = await groups([10, 10, 10, 10], 1000, (i) => (i === 2 ? 60 : 0));
-    expect(got).toEqual([[0, 1], [2, 3]]);
+    expect(got).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
   });
 });

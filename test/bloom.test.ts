@@ -26,7 +26,10 @@ describe.each([
   ["BloomFilter", (o: object) => new BloomFilter(o as never)],
   ["BlockedBloomFilter", (o: object) => new BlockedBloomFilter(o as never)],
   ["partitioned BloomFilter", (o: object) => new BloomFilter({ ...(o as object), maxPartitionBytes: 1024 } as never)],
-  ["ScalableBloomFilter", (o: object) => new ScalableBloomFilter({ fpRate: (o as { fpRate: number }).fpRate, initialItems: 64 })],
+  [
+    "ScalableBloomFilter",
+    (o: object) => new ScalableBloomFilter({ fpRate: (o as { fpRate: number }).fpRate, initialItems: 64 }),
+  ],
 ])("%s", (_name, make) => {
   it("never forgets a key it was given (property, single and batch calls)", () => {
     fc.assert(
@@ -66,12 +69,18 @@ describe("hash scheme 1 (pinned against an independent model)", () => {
   it("sets exactly the standard filter's documented positions", async () => {
     const { h64Raw } = await xxhashWasm();
     const keys = urls(150, "pin");
-    for (const [m, k] of [[10007, 7], [64, 3], [1 << 20, 13]] as const) {
+    for (const [m, k] of [
+      [10007, 7],
+      [64, 3],
+      [1 << 20, 13],
+    ] as const) {
       for (const key of keys) {
         const filter = new BloomFilter({ bits: m, hashes: k });
         filter.add(key);
         const bits = setBits(filter.serialize().subarray(PAYLOAD, -8));
-        const expected = [...new Set(standardPositions(h64Raw(new TextEncoder().encode(key), 0n), m, k))].sort((x, y) => x - y);
+        const expected = [...new Set(standardPositions(h64Raw(new TextEncoder().encode(key), 0n), m, k))].sort(
+          (x, y) => x - y,
+        );
         expect(bits, `${key} in m=${m}, k=${k}`).toEqual(expected);
       }
     }
@@ -84,7 +93,9 @@ describe("hash scheme 1 (pinned against an independent model)", () => {
         const filter = new BlockedBloomFilter({ bits: 512 * 37, hashes: k });
         filter.add(key);
         const bits = setBits(filter.serialize().subarray(PAYLOAD, -8));
-        const expected = [...new Set(blockedPositions(h64Raw(new TextEncoder().encode(key), 0n), 37, k))].sort((x, y) => x - y);
+        const expected = [...new Set(blockedPositions(h64Raw(new TextEncoder().encode(key), 0n), 37, k))].sort(
+          (x, y) => x - y,
+        );
         expect(bits, `${key}, k=${k}`).toEqual(expected);
       }
     }
@@ -111,37 +122,59 @@ describe("batches of strings (the staged encode and the grouped kernels)", () =>
   };
 
   it.each([
-    ["BloomFilter", () => new BloomFilter({ bits: 1 << 18, hashes: 7 }), (h: bigint) => standardPositions(h, 1 << 18, 7)],
-    ["BlockedBloomFilter", () => new BlockedBloomFilter({ bits: 512 * 509, hashes: 6 }), (h: bigint) => blockedPositions(h, 509, 6)],
-  ])("%s addMany/hasMany set and test the model's bits of each key's own UTF-8, as add() key by key does", async (_name, make, positions) => {
-    const { h64Raw } = await xxhashWasm();
-    const keys = mixedKeys();
-    const batched = make();
-    const single = make();
-    const fresh = batched.addMany(keys);
-    const singleFresh = keys.map((key) => (single.add(key) ? 1 : 0));
-    expect(Array.from(fresh)).toEqual(singleFresh);
-    // The model: every key's positions from XXH64 of Buffer.from(key) (UTF-8, lone surrogates as U+FFFD).
-    const expected = new Set<number>();
-    for (const key of keys) for (const p of positions(h64Raw(Buffer.from(key, "utf8"), 0n))) expected.add(p);
-    const bits = setBits(batched.serialize().subarray(PAYLOAD, -8));
-    expect(bits).toEqual([...expected].sort((x, y) => x - y));
-    expect(batched.serialize()).toEqual(single.serialize());
-    // hasMany on keys added and absent, against the model's bits.
-    const probes = keys.slice(0, 3000).concat(keys.slice(0, 3000).map((k) => `${k}#absent`));
-    const answer = (key: string) => (positions(h64Raw(Buffer.from(key, "utf8"), 0n)).every((p) => expected.has(p)) ? 1 : 0);
-    expect(Array.from(batched.hasMany(probes))).toEqual(probes.map(answer));
-    expect(Array.from(batched.hasMany(probes)).slice(3000).some((x) => x === 0)).toBe(true);
-  });
+    [
+      "BloomFilter",
+      () => new BloomFilter({ bits: 1 << 18, hashes: 7 }),
+      (h: bigint) => standardPositions(h, 1 << 18, 7),
+    ],
+    [
+      "BlockedBloomFilter",
+      () => new BlockedBloomFilter({ bits: 512 * 509, hashes: 6 }),
+      (h: bigint) => blockedPositions(h, 509, 6),
+    ],
+  ])(
+    "%s addMany/hasMany set and test the model's bits of each key's own UTF-8, as add() key by key does",
+    async (_name, make, positions) => {
+      const { h64Raw } = await xxhashWasm();
+      const keys = mixedKeys();
+      const batched = make();
+      const single = make();
+      const fresh = batched.addMany(keys);
+      const singleFresh = keys.map((key) => (single.add(key) ? 1 : 0));
+      expect(Array.from(fresh)).toEqual(singleFresh);
+      // The model: every key's positions from XXH64 of Buffer.from(key) (UTF-8, lone surrogates as U+FFFD).
+      const expected = new Set<number>();
+      for (const key of keys) for (const p of positions(h64Raw(Buffer.from(key, "utf8"), 0n))) expected.add(p);
+      const bits = setBits(batched.serialize().subarray(PAYLOAD, -8));
+      expect(bits).toEqual([...expected].sort((x, y) => x - y));
+      expect(batched.serialize()).toEqual(single.serialize());
+      // hasMany on keys added and absent, against the model's bits.
+      const probes = keys.slice(0, 3000).concat(keys.slice(0, 3000).map((k) => `${k}#absent`));
+      const answer = (key: string) =>
+        positions(h64Raw(Buffer.from(key, "utf8"), 0n)).every((p) => expected.has(p)) ? 1 : 0;
+      expect(Array.from(batched.hasMany(probes))).toEqual(probes.map(answer));
+      expect(
+        Array.from(batched.hasMany(probes))
+          .slice(3000)
+          .some((x) => x === 0),
+      ).toBe(true);
+    },
+  );
 
   it("addMany of the golden keys gives the golden bytes in this build", () => {
-    const keys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+    const keys = Array.from(
+      { length: 1000 },
+      (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`,
+    );
     for (const [name, filter] of [
       ["bloom-v1.bin", new BloomFilter({ items: 1000, fpRate: 0.01 })],
       ["blocked-bloom-v1.bin", new BlockedBloomFilter({ items: 1000, fpRate: 0.01 })],
     ] as const) {
       filter.addMany(keys);
-      expect(Buffer.from(filter.serialize()).equals(readFileSync(new URL(`./golden/${name}`, import.meta.url))), name).toBe(true);
+      expect(
+        Buffer.from(filter.serialize()).equals(readFileSync(new URL(`./golden/${name}`, import.meta.url))),
+        name,
+      ).toBe(true);
     }
   });
 });
@@ -192,7 +225,7 @@ describe("statistics", () => {
 
   it("partitions a filter past its partition limit instead of truncating it", () => {
     const filter = new BloomFilter({ items: 100_000, fpRate: 0.01, maxPartitionBytes: 4096 });
-    expect(filter.partitions).toBe(Math.ceil(Math.ceil(958506 / 8 / 64) * 64 / 4096));
+    expect(filter.partitions).toBe(Math.ceil((Math.ceil(958506 / 8 / 64) * 64) / 4096));
     expect(filter.bits).toBeGreaterThanOrEqual(958506);
     const keys = urls(100_000, "part");
     filter.addMany(keys);
@@ -226,7 +259,9 @@ describe("bad input", () => {
       expect(() => new BloomFilter(options as never), JSON.stringify(options)).toThrow(message);
     }
     expect(() => new BloomFilter(null as never)).toThrow(/options must be an options object, got null/);
-    expect(() => new ScalableBloomFilter({ fpRate: 0.01, growth: 1 })).toThrow(/growth must be an integer from 2 to 16/);
+    expect(() => new ScalableBloomFilter({ fpRate: 0.01, growth: 1 })).toThrow(
+      /growth must be an integer from 2 to 16/,
+    );
   });
 
   it("refuses filters too large for the platform with FilterTooLargeError", () => {
@@ -236,7 +271,9 @@ describe("bad input", () => {
 
   it("refuses a blocked filter for a rate it cannot reach within 1 TiB, at once (it searched without end)", () => {
     // At most 64 of a block's 512 bits per key: tiny rates need nearly empty blocks.
-    expect(() => new BlockedBloomFilter({ items: 10, fpRate: 1e-300 })).toThrow(/a blocked filter cannot reach fpRate 1e-300 for 10 items within 1099511627776 bytes/);
+    expect(() => new BlockedBloomFilter({ items: 10, fpRate: 1e-300 })).toThrow(
+      /a blocked filter cannot reach fpRate 1e-300 for 10 items within 1099511627776 bytes/,
+    );
     expect(() => sizing.optimalBlockedBloom({ items: 1e9, fpRate: 1e-60 })).toThrow(FilterTooLargeError);
     expect(new BloomFilter({ items: 10, fpRate: 1e-300 }).hashes).toBe(64);
   });

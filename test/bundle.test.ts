@@ -18,7 +18,12 @@ describe("browser bundle", () => {
     mkdirSync(join(app, "node_modules"));
     symlinkSync(root, join(app, "node_modules", "crawlsieve"));
     const result = await build({
-      stdin: { contents: 'import { init, BloomFilter, Deduplicator, simhash, NearDupIndex, openSeenSet } from "crawlsieve"; await init(); console.log(new BloomFilter({ items: 10, fpRate: 0.1 }), Deduplicator, simhash, NearDupIndex, openSeenSet);', resolveDir: app, sourcefile: "app.js" },
+      stdin: {
+        contents:
+          'import { init, BloomFilter, Deduplicator, simhash, NearDupIndex, openSeenSet } from "crawlsieve"; await init(); console.log(new BloomFilter({ items: 10, fpRate: 0.1 }), Deduplicator, simhash, NearDupIndex, openSeenSet);',
+        resolveDir: app,
+        sourcefile: "app.js",
+      },
       bundle: true,
       minify: true,
       format: "esm",
@@ -36,7 +41,9 @@ describe("browser bundle", () => {
     expect(text).not.toMatch(/\bnode:|\bBuffer\b|\brequire\(/);
     const jsGzip = gzipSync(js, { level: 9 }).length;
     const wasmGzip = gzipSync(readFileSync(`${root}build/crawlsieve.wasm`), { level: 9 }).length;
-    console.log(`browser bundle: JS ${(js.length / 1024).toFixed(1)} KB minified, ${(jsGzip / 1024).toFixed(1)} KB gzip; wasm ${(wasmGzip / 1024).toFixed(1)} KB gzip`);
+    console.log(
+      `browser bundle: JS ${(js.length / 1024).toFixed(1)} KB minified, ${(jsGzip / 1024).toFixed(1)} KB gzip; wasm ${(wasmGzip / 1024).toFixed(1)} KB gzip`,
+    );
     expect(jsGzip).toBeLessThan(40 * 1024);
     expect(wasmGzip).toBeLessThan(64 * 1024);
   });

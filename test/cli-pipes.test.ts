@@ -29,8 +29,11 @@ describe("dedup on pipes", () => {
 
   it("gives every line once through pipes made non-blocking, fed slowly and read late", async () => {
     // perl (Debian's perl-base, always there) sets O_NONBLOCK on both pipes and runs the command on them.
-    const setNonBlocking = "use Fcntl; for my $fh (*STDIN, *STDOUT) { my $f = fcntl($fh, F_GETFL, 0) or die; fcntl($fh, F_SETFL, $f | O_NONBLOCK) or die } exec @ARGV or die";
-    const child = spawn("perl", ["-e", setNonBlocking, process.execPath, CLI, "dedup"], { stdio: ["pipe", "pipe", "pipe"] });
+    const setNonBlocking =
+      "use Fcntl; for my $fh (*STDIN, *STDOUT) { my $f = fcntl($fh, F_GETFL, 0) or die; fcntl($fh, F_SETFL, $f | O_NONBLOCK) or die } exec @ARGV or die";
+    const child = spawn("perl", ["-e", setNonBlocking, process.execPath, CLI, "dedup"], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const exited = once(child, "exit");
     // A command that stopped early makes the writes below fail: the assertions say why.
     child.stdin.on("error", () => undefined);

@@ -1,6 +1,12 @@
 // Counting Bloom filter: deletion without false negatives, counters equal to a rebuild, saturation.
 import { beforeAll, describe, expect, it } from "vitest";
-import { CountingBloomFilter, Deduplicator, FormatError, InvalidArgumentError, sizing } from "../build/js/index.node.js";
+import {
+  CountingBloomFilter,
+  Deduplicator,
+  FormatError,
+  InvalidArgumentError,
+  sizing,
+} from "../build/js/index.node.js";
 import { ready, rng, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -127,15 +133,21 @@ describe("CountingBloomFilter", () => {
     named.addMany(keys);
     aliased.addMany(keys);
     expect(named.serialize()).toEqual(aliased.serialize());
-    expect(new CountingBloomFilter({ items: 1000, fpRate: 0.01 }).counters).toBe(sizing.optimalBloom({ items: 1000, fpRate: 0.01 }).bits);
+    expect(new CountingBloomFilter({ items: 1000, fpRate: 0.01 }).counters).toBe(
+      sizing.optimalBloom({ items: 1000, fpRate: 0.01 }).bits,
+    );
     expect(new Deduplicator({ items: 100, counters: 4000, hashes: 5 }).filter.counters).toBe(4000);
-    expect(() => new CountingBloomFilter({ counters: 4000, bits: 4000, hashes: 5 })).toThrow(/counters or its deprecated alias bits, not both/);
+    expect(() => new CountingBloomFilter({ counters: 4000, bits: 4000, hashes: 5 })).toThrow(
+      /counters or its deprecated alias bits, not both/,
+    );
     expect(() => new CountingBloomFilter({ counters: -3, hashes: 5 })).toThrow(/counters .*-3/);
   });
 
   it("rejects bad counter widths and bytes", () => {
     expect(() => new CountingBloomFilter({ items: 10, fpRate: 0.1, counterBits: 3 })).toThrow(InvalidArgumentError);
-    expect(() => new CountingBloomFilter({ items: 10, fpRate: 0.1, counterBits: 3 })).toThrow(/counterBits must be 2, 4 or 8, got 3/);
+    expect(() => new CountingBloomFilter({ items: 10, fpRate: 0.1, counterBits: 3 })).toThrow(
+      /counterBits must be 2, 4 or 8, got 3/,
+    );
     const bytes = new CountingBloomFilter({ items: 10, fpRate: 0.1 }).serialize();
     const bad = bytes.slice();
     new DataView(bad.buffer).setUint32(24 + 40, 5, true);

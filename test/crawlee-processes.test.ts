@@ -25,7 +25,17 @@ const tempDir = () => {
 
 beforeAll(async () => {
   // No redirects and no failing pages here: every page's count is 1, so any extra fetch shows.
-  [site, redis] = await Promise.all([startSite({ pages: 20, navLinks: 200, delayMs: 15, redirects: false, failing: false, onRequest: (entry) => onHit(entry) }), startRedis()]);
+  [site, redis] = await Promise.all([
+    startSite({
+      pages: 20,
+      navLinks: 200,
+      delayMs: 15,
+      redirects: false,
+      failing: false,
+      onRequest: (entry) => onHit(entry),
+    }),
+    startRedis(),
+  ]);
 }, 120_000);
 afterAll(async () => {
   await Promise.all([site?.close(), redis?.stop()]);
@@ -48,7 +58,10 @@ function hitsByKey(on: CrawlSite = site): Map<string, number> {
 const allKeys = (on: CrawlSite = site) => new Set(on.slots().map((s) => crawleeKey(new URL(s, `${on.origin}/`).href)));
 
 /** Runs the child crawler; resolves with its exit code or signal and what it printed. */
-function runChild(options: object, killAfterHits?: number): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+function runChild(
+  options: object,
+  killAfterHits?: number,
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, [child, JSON.stringify(options)], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -73,8 +86,18 @@ const lines = (file: string) => (existsSync(file) ? readFileSync(file, "utf8").s
 describe.each(["lmdb", "redis"] as const)("kill -9 mid-crawl, then a rerun (%s seen-set)", (backend) => {
   it("fetches no acknowledged page twice, skips none, and acknowledges each page once", async () => {
     const dir = tempDir();
-    const seen = backend === "lmdb" ? { backend, path: join(dir, "seen") } : { backend, url: redis.url, name: `killed-${Math.random()}` };
-    const options = { storage: join(dir, "storage"), seen, start: [`${site.origin}/`], concurrency: 4, lockSecs: 3, doneLog: join(dir, "done-1.log") };
+    const seen =
+      backend === "lmdb"
+        ? { backend, path: join(dir, "seen") }
+        : { backend, url: redis.url, name: `killed-${Math.random()}` };
+    const options = {
+      storage: join(dir, "storage"),
+      seen,
+      start: [`${site.origin}/`],
+      concurrency: 4,
+      lockSecs: 3,
+      doneLog: join(dir, "done-1.log"),
+    };
     site.reset();
     const first = await runChild(options, 12);
     expect(first.signal, first.stderr).toBe("SIGKILL");
@@ -107,7 +130,9 @@ describe.each(["lmdb", "redis"] as const)("kill -9 mid-crawl, then a rerun (%s s
     const acknowledged = new Set([...done1, ...done2]);
     const cutOff = [...allKeys()].filter((key) => !acknowledged.has(key));
     for (const key of cutOff) {
-      expect(marking1.has(key) && !done1.includes(key), `${key}: unacknowledged and not being marked at the kill`).toBe(true);
+      expect(marking1.has(key) && !done1.includes(key), `${key}: unacknowledged and not being marked at the kill`).toBe(
+        true,
+      );
       expect(hits1.get(key), key).toBe(1);
       expect(hits2.has(key), key).toBe(false);
     }
@@ -123,7 +148,15 @@ describe("a fleet of three crawler processes, each with its own queue, sharing o
     site.reset();
     const runs = await Promise.all(
       [1, 2, 3].map((i) =>
-        runChild({ seen: { backend: "redis", url: redis.url, name }, commit: "on-check", resume: "keep", queue: `fleet-${i}`, start: [`${site.origin}/p/${i}`], concurrency: 4, doneLog: join(dir, `done-${i}.log`) }),
+        runChild({
+          seen: { backend: "redis", url: redis.url, name },
+          commit: "on-check",
+          resume: "keep",
+          queue: `fleet-${i}`,
+          start: [`${site.origin}/p/${i}`],
+          concurrency: 4,
+          doneLog: join(dir, `done-${i}.log`),
+        }),
       ),
     );
     for (const run of runs) expect(run.code, run.stderr).toBe(0);
@@ -173,7 +206,13 @@ describe("a 12 s Redis stall mid-crawl", () => {
     const commitLog = join(dir, "commits.log");
     const site = await stallingSite([commitLog]);
     try {
-      const run = await runChild({ seen: { backend: "redis", url: redis.url, name: `stall-${Math.random()}` }, start: [`${site.slow.origin}/`], concurrency: 4, doneLog: join(dir, "done.log"), commitLog });
+      const run = await runChild({
+        seen: { backend: "redis", url: redis.url, name: `stall-${Math.random()}` },
+        start: [`${site.slow.origin}/`],
+        concurrency: 4,
+        doneLog: join(dir, "done.log"),
+        commitLog,
+      });
       expect(site.stalled()).toBe(true);
       expect(run.code, run.stderr).toBe(0);
     } finally {
@@ -194,7 +233,16 @@ describe("a 12 s Redis stall mid-crawl", () => {
     try {
       runs = await Promise.all(
         [1, 2, 3].map((i) =>
-          runChild({ seen: { backend: "redis", url: redis.url, name }, commit: "on-check", resume: "keep", queue: `fleet-${i}`, start: [`${site.slow.origin}/p/${i}`], concurrency: 4, doneLog: join(dir, `done-${i}.log`), commitLog: commitLogs[i - 1] }),
+          runChild({
+            seen: { backend: "redis", url: redis.url, name },
+            commit: "on-check",
+            resume: "keep",
+            queue: `fleet-${i}`,
+            start: [`${site.slow.origin}/p/${i}`],
+            concurrency: 4,
+            doneLog: join(dir, `done-${i}.log`),
+            commitLog: commitLogs[i - 1],
+          }),
         ),
       );
       expect(site.stalled()).toBe(true);
@@ -221,7 +269,10 @@ describe("examples/crawl/crawlee.js", () => {
     const [port] = await freePorts(1);
     const example = new URL("../examples/crawl/crawlee.js", import.meta.url).pathname;
     const run = () => {
-      const result = spawnSync(process.execPath, [example, dir, "100", String(port)], { encoding: "utf8", timeout: 120_000 });
+      const result = spawnSync(process.execPath, [example, dir, "100", String(port)], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
       expect(result.status, result.stderr).toBe(0);
       return JSON.parse(result.stdout.trim().split("\n").pop()!);
     };

@@ -5,14 +5,35 @@
 // maxRequestRetries + 1 times. What reaches the queue storage is counted by a spy storage client.
 import { spawnSync } from "node:child_process";
 import { MemoryStorage } from "@crawlee/memory-storage";
-import { CheerioCrawler, Configuration, KeyValueStore, log, Request, RequestList, RequestQueue, type CheerioCrawlerOptions, type CheerioCrawlingContext } from "crawlee";
-import { BasicCrawler as BasicCrawler314, Configuration as Configuration314, RequestQueue as RequestQueue314 } from "crawlee-basic-3.14";
+import {
+  CheerioCrawler,
+  Configuration,
+  KeyValueStore,
+  log,
+  Request,
+  RequestList,
+  RequestQueue,
+  type CheerioCrawlerOptions,
+  type CheerioCrawlingContext,
+} from "crawlee";
+import {
+  BasicCrawler as BasicCrawler314,
+  Configuration as Configuration314,
+  RequestQueue as RequestQueue314,
+} from "crawlee-basic-3.14";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ContentSieve, RedirectSieve, ResumeConflictError, SieveRequestManager, sieveRequestQueue, type SieveRequestManagerOptions } from "../build/js/crawlee/index.js";
+import {
+  ContentSieve,
+  RedirectSieve,
+  ResumeConflictError,
+  SieveRequestManager,
+  sieveRequestQueue,
+  type SieveRequestManagerOptions,
+} from "../build/js/crawlee/index.js";
 import { init, openSeenSet, requestFingerprint } from "../build/js/index.node.js";
 import { fromNodeRedis, RedisMinHashIndex } from "../build/js/redis/index.js";
 import { articleText, startSite, type CrawlSite } from "./support/crawl-site.js";
@@ -36,7 +57,11 @@ const tempDir = () => {
 
 beforeAll(async () => {
   await init();
-  [dense, site, redis] = await Promise.all([startSite({ pages: 12, navLinks: 1250 }), startSite({ pages: 20, navLinks: 200 }), startRedis()]);
+  [dense, site, redis] = await Promise.all([
+    startSite({ pages: 12, navLinks: 1250 }),
+    startSite({ pages: 20, navLinks: 200 }),
+    startRedis(),
+  ]);
   client = createClient({ url: redis.url });
   await client.connect();
 }, 120_000);
@@ -126,26 +151,41 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     ["memory, Bloom at 1e-6", { backend: "memory", exact: false, fpRate: 1e-6 }, "light"],
     ["lmdb", "lmdb", "light"],
     ["redis, exact", "redis", "light"],
-  ] as const)("with the %s seen-set (%s site): the same pages, each as often; storage adds = distinct keys", async (_, spec, which) => {
-    const on = which === "dense" ? dense : site;
-    const seen = spec === "lmdb" ? { backend: "lmdb" as const, path: join(tempDir(), "seen") } : spec === "redis" ? { backend: "redis" as const, client, name: `crawl-${Math.random()}` } : spec;
-    const { hits, counts, stats } = await crawl({ sieve: { seen }, on });
-    expect(sorted(hits)).toEqual(sorted(expectedHits(true, on)));
-    expect(counts.sent.length).toBe(new Set(counts.sent).size);
-    expect(new Set(counts.sent)).toEqual(new Set(expectedHits(true, on).keys()));
-    // Every page repeats the navigation block: nearly everything checked was dropped before the queue.
-    expect(stats!.forwarded).toBe(counts.sent.length);
-    expect(stats!.dropped).toBeGreaterThan(on.pages * (on.navLinks - 10));
-  }, 180_000);
+  ] as const)(
+    "with the %s seen-set (%s site): the same pages, each as often; storage adds = distinct keys",
+    async (_, spec, which) => {
+      const on = which === "dense" ? dense : site;
+      const seen =
+        spec === "lmdb"
+          ? { backend: "lmdb" as const, path: join(tempDir(), "seen") }
+          : spec === "redis"
+            ? { backend: "redis" as const, client, name: `crawl-${Math.random()}` }
+            : spec;
+      const { hits, counts, stats } = await crawl({ sieve: { seen }, on });
+      expect(sorted(hits)).toEqual(sorted(expectedHits(true, on)));
+      expect(counts.sent.length).toBe(new Set(counts.sent).size);
+      expect(new Set(counts.sent)).toEqual(new Set(expectedHits(true, on).keys()));
+      // Every page repeats the navigation block: nearly everything checked was dropped before the queue.
+      expect(stats!.forwarded).toBe(counts.sent.length);
+      expect(stats!.dropped).toBeGreaterThan(on.pages * (on.navLinks - 10));
+    },
+    180_000,
+  );
 
   it("a maxRequestsPerCrawl budget is spent on new pages only: the first 15 distinct links of the start page", async () => {
     // One page at a time, so the start page's links are enqueued in their order. Plain Crawlee 3.18.1
     // does the same here, but takes about 14 s for it (it sleeps 1 s between budget-sized chunks of
     // links, most of them duplicates); through the sieve it takes under 1 s.
     const budget = 15;
-    const { crawler, hits } = await crawl({ sieve: {}, crawler: { maxRequestsPerCrawl: budget, minConcurrency: 1, maxConcurrency: 1 } });
+    const { crawler, hits } = await crawl({
+      sieve: {},
+      crawler: { maxRequestsPerCrawl: budget, minConcurrency: 1, maxConcurrency: 1 },
+    });
     expect(crawler.stats.state.requestsFinished + crawler.stats.state.requestsFailed).toBe(budget);
-    const firstKeys = [...new Set(site.slots().map((s) => crawleeKey(new URL(s, `${site.origin}/`).href)))].slice(0, budget);
+    const firstKeys = [...new Set(site.slots().map((s) => crawleeKey(new URL(s, `${site.origin}/`).href)))].slice(
+      0,
+      budget,
+    );
     // /old/0 is among them: following it fetches /p/0 a second time, as Crawlee does.
     expect(new Set(hits.keys())).toEqual(new Set(firstKeys));
   }, 180_000);
@@ -154,14 +194,32 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
     const queue = await RequestQueue.open(null, { config });
     const sieve = await SieveRequestManager.open(queue, { config });
-    await sieve.addRequestsBatched(["https://a.example/1", "https://a.example/2"], { waitForAllRequestsToBeAdded: true });
+    await sieve.addRequestsBatched(["https://a.example/1", "https://a.example/2"], {
+      waitForAllRequestsToBeAdded: true,
+    });
     const result = await sieve.addRequestsBatched(
-      ["https://a.example/1/", "https://a.example/2?utm_source=x", "https://a.example/3", "https://a.example/1", "https://a.example/4", "https://a.example/5", "https://a.example/6"],
+      [
+        "https://a.example/1/",
+        "https://a.example/2?utm_source=x",
+        "https://a.example/3",
+        "https://a.example/1",
+        "https://a.example/4",
+        "https://a.example/5",
+        "https://a.example/6",
+      ],
       { maxNewRequests: 3, batchSize: 2, waitBetweenBatchesMillis: 0 },
     );
-    expect(result.addedRequests.filter((r) => !r.wasAlreadyPresent).map((r) => r.uniqueKey)).toEqual(["https://a.example/3", "https://a.example/4", "https://a.example/5"]);
+    expect(result.addedRequests.filter((r) => !r.wasAlreadyPresent).map((r) => r.uniqueKey)).toEqual([
+      "https://a.example/3",
+      "https://a.example/4",
+      "https://a.example/5",
+    ]);
     const present = result.addedRequests.filter((r) => r.wasAlreadyPresent);
-    expect(present.map((r) => r.uniqueKey)).toEqual(["https://a.example/1", "https://a.example/2", "https://a.example/1"]);
+    expect(present.map((r) => r.uniqueKey)).toEqual([
+      "https://a.example/1",
+      "https://a.example/2",
+      "https://a.example/1",
+    ]);
     // The id Crawlee's queue gives the key (what its own cache would report).
     expect(present[1].requestId).toBe((await queue.getRequest(present[1].requestId))?.id);
     expect(result.requestsOverLimit).toEqual([{ url: "https://a.example/6" }]);
@@ -171,7 +229,10 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
 
   it("failed and refused adds lose nothing: storage throws on two batches and leaves some requests unprocessed", async () => {
     // Call 1 adds the start URL; calls 2 and 4 (enqueueLinks in handlers) throw; call 3 leaves pages ending in 7 unprocessed.
-    const faults: SpyFaults = { throwOnBatch: (call) => call === 2 || call === 4, unprocessed: (key, call) => call === 3 && key.endsWith("7") };
+    const faults: SpyFaults = {
+      throwOnBatch: (call) => call === 2 || call === 4,
+      unprocessed: (key, call) => call === 3 && key.endsWith("7"),
+    };
     let thrown = 0;
     const { hits, counts } = await crawl({
       sieve: {},
@@ -198,12 +259,20 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
   }, 180_000);
 
   it("on-check (fleet) mode gives keys back to an exact seen-set when the queue fails", async () => {
-    const { storage } = spyStorage(new MemoryStorage({ persistStorage: false }), { throwOnBatch: (call) => call === 1 });
+    const { storage } = spyStorage(new MemoryStorage({ persistStorage: false }), {
+      throwOnBatch: (call) => call === 1,
+    });
     const config = new Configuration({ storageClient: storage });
     const seen = await openSeenSet({ backend: "memory" });
-    const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, commit: "on-check" });
+    const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), {
+      config,
+      seen,
+      commit: "on-check",
+    });
     const urls = ["https://b.example/1", "https://b.example/2"];
-    await expect(sieve.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true })).rejects.toThrow(/injected failure/);
+    await expect(sieve.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true })).rejects.toThrow(
+      /injected failure/,
+    );
     expect(Array.from(await seen.hasMany(urls))).toEqual([0, 0]);
     const again = await sieve.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
     expect(again.addedRequests.map((r) => r.wasAlreadyPresent)).toEqual([false, false]);
@@ -216,7 +285,11 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     const DEADLINE_MS = 500;
     /** A Redis seen-set whose commands give up after DEADLINE_MS, with `present` in it already. */
     const stallingSet = async (present: string[]) => {
-      const seen = await openSeenSet({ backend: "redis", client: fromNodeRedis(client, { timeoutMs: DEADLINE_MS }), name: `stall-${Math.random()}` });
+      const seen = await openSeenSet({
+        backend: "redis",
+        client: fromNodeRedis(client, { timeoutMs: DEADLINE_MS }),
+        name: `stall-${Math.random()}`,
+      });
       await seen.addMany(present.map(crawleeKey));
       return seen;
     };
@@ -230,10 +303,17 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
       const seen = await stallingSet(["https://s.example/old"]);
       const errors: unknown[] = [];
-      const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, resume: "keep", onError: (e) => errors.push(e) });
+      const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), {
+        config,
+        seen,
+        resume: "keep",
+        onError: (e) => errors.push(e),
+      });
       const stalled = stall(2_000);
       try {
-        const added = await sieve.addRequestsBatched(["https://s.example/old", "https://s.example/new"], { waitForAllRequestsToBeAdded: true });
+        const added = await sieve.addRequestsBatched(["https://s.example/old", "https://s.example/new"], {
+          waitForAllRequestsToBeAdded: true,
+        });
         expect(added.addedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent])).toEqual([
           ["https://s.example/new", false],
           ["https://s.example/old", true],
@@ -253,12 +333,21 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       // The stall starts between the read and the claim: the claim is sent, Redis carries it out
       // when it wakes, but its reply comes after the deadline.
       let stalled: Promise<void> | undefined;
-      const seen = { ...real, hasMany: async (keys: readonly (string | Uint8Array)[]) => {
-        const found = await real.hasMany(keys);
-        stalled ??= stall(2_000);
-        return found;
-      } };
-      const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, commit: "on-check", resume: "keep", onError: () => undefined });
+      const seen = {
+        ...real,
+        hasMany: async (keys: readonly (string | Uint8Array)[]) => {
+          const found = await real.hasMany(keys);
+          stalled ??= stall(2_000);
+          return found;
+        },
+      };
+      const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), {
+        config,
+        seen,
+        commit: "on-check",
+        resume: "keep",
+        onError: () => undefined,
+      });
       const urls = ["https://s.example/old", "https://s.example/a", "https://s.example/b"];
       try {
         const added = await sieve.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
@@ -274,7 +363,11 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       // landed): this process cannot tell its own claim from another's, so it enqueues them.
       expect(sieve.stats.uncertain).toBe(2);
       expect(Array.from(await real.hasMany(urls))).toEqual([1, 1, 1]);
-      const queued = [(await sieve.fetchNextRequest())?.url, (await sieve.fetchNextRequest())?.url, await sieve.fetchNextRequest()];
+      const queued = [
+        (await sieve.fetchNextRequest())?.url,
+        (await sieve.fetchNextRequest())?.url,
+        await sieve.fetchNextRequest(),
+      ];
       expect(queued).toEqual(["https://s.example/a", "https://s.example/b", null]);
       await sieve.close();
     }, 120_000);
@@ -286,7 +379,12 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
         await sieve.addRequestsBatched([url], { waitForAllRequestsToBeAdded: true });
         await sieve.markRequestHandled((await sieve.fetchNextRequest())!);
       };
-      const patient = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen, resume: "keep", onError: () => undefined });
+      const patient = await SieveRequestManager.open(await RequestQueue.open(null, { config }), {
+        config,
+        seen,
+        resume: "keep",
+        onError: () => undefined,
+      });
       await handled(patient, "https://s.example/done");
       let stalled = stall(2_000);
       try {
@@ -297,7 +395,13 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
       expect(patient.stats.committed).toBe(1);
       expect(Array.from(await seen.hasMany([crawleeKey("https://s.example/done")]))).toEqual([1]);
 
-      const hasty = await SieveRequestManager.open(await RequestQueue.open("hasty", { config }), { config, seen, resume: "keep", retryForMs: 300, onError: () => undefined });
+      const hasty = await SieveRequestManager.open(await RequestQueue.open("hasty", { config }), {
+        config,
+        seen,
+        resume: "keep",
+        retryForMs: 300,
+        onError: () => undefined,
+      });
       await handled(hasty, "https://s.example/late");
       stalled = stall(2_000);
       try {
@@ -309,7 +413,10 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
     }, 120_000);
 
     it("ContentSieve over a shared RedisMinHashIndex: the page checked in the stall is stored once Redis answers, and its copy is found", async () => {
-      const shared = await RedisMinHashIndex.open(fromNodeRedis(client, { timeoutMs: DEADLINE_MS }), { name: `near-${Math.random()}`, threshold: 0.8 });
+      const shared = await RedisMinHashIndex.open(fromNodeRedis(client, { timeoutMs: DEADLINE_MS }), {
+        name: `near-${Math.random()}`,
+        threshold: 0.8,
+      });
       const errors: unknown[] = [];
       const content = await ContentSieve.open({ shared, text: () => articleText(3), onError: (e) => errors.push(e) });
       const page = (url: string) => ({ request: { url, uniqueKey: url } });
@@ -326,26 +433,44 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
   });
 
   it("concurrent adds of one key: the storage sees it once, and a failed first add is retried by the second", async () => {
-    const { storage, counts } = spyStorage(new MemoryStorage({ persistStorage: false }), { throwOnBatch: (call) => call === 1 });
+    const { storage, counts } = spyStorage(new MemoryStorage({ persistStorage: false }), {
+      throwOnBatch: (call) => call === 1,
+    });
     const config = new Configuration({ storageClient: storage });
     const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config });
-    const adds = Array.from({ length: 5 }, () => sieve.addRequestsBatched(["https://c.example/x", "https://c.example/y"], { waitForAllRequestsToBeAdded: true }));
+    const adds = Array.from({ length: 5 }, () =>
+      sieve.addRequestsBatched(["https://c.example/x", "https://c.example/y"], { waitForAllRequestsToBeAdded: true }),
+    );
     const outcomes = await Promise.allSettled(adds);
     expect(outcomes.filter((o) => o.status === "rejected")).toHaveLength(1);
     const added = outcomes.flatMap((o) => (o.status === "fulfilled" ? o.value.addedRequests : []));
-    expect(added.filter((r) => !r.wasAlreadyPresent).map((r) => r.uniqueKey).sort()).toEqual(["https://c.example/x", "https://c.example/y"]);
+    expect(
+      added
+        .filter((r) => !r.wasAlreadyPresent)
+        .map((r) => r.uniqueKey)
+        .sort(),
+    ).toEqual(["https://c.example/x", "https://c.example/y"]);
     expect(counts.accepted.sort()).toEqual(["https://c.example/x", "https://c.example/y"]);
     await sieve.close();
   });
 
   it("request-list moves (a RequestManagerTandem over the sieve) are filtered too", async () => {
-    const list = await RequestList.open(null, [`${site.origin}/p/1`, `${site.origin}/p/1/`, `${site.origin}/p/2?utm_source=list`, `${site.origin}/p/2`, `${site.origin}/p/3#x`]);
+    const list = await RequestList.open(null, [
+      `${site.origin}/p/1`,
+      `${site.origin}/p/1/`,
+      `${site.origin}/p/2?utm_source=list`,
+      `${site.origin}/p/2`,
+      `${site.origin}/p/3#x`,
+    ]);
     site.reset();
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
     const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config });
     // Pages 1 and 3 are seen before the crawl (a previous run, a sitemap already done).
     await sieve.seen.addMany([crawleeKey(`${site.origin}/p/1`), crawleeKey(`${site.origin}/p/3`)]);
-    const crawler = new CheerioCrawler({ requestList: list, requestQueue: sieve as unknown as RequestQueue, async requestHandler() {} }, config);
+    const crawler = new CheerioCrawler(
+      { requestList: list, requestQueue: sieve as unknown as RequestQueue, async requestHandler() {} },
+      config,
+    );
     await crawler.run();
     expect([...site.hits]).toEqual([["GET /p/2?utm_source=list", 1]]);
     await sieve.close();
@@ -354,15 +479,26 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
   it("a key is kept in the seen-set only once its request is handled: a request a crashed queue lost is added again", async () => {
     const path = join(tempDir(), "lost");
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
-    const first = await SieveRequestManager.open(await RequestQueue.open("before", { config }), { config, seen: { backend: "lmdb", path } });
-    await first.addRequestsBatched(["https://e.example/handled", "https://e.example/pending"], { waitForAllRequestsToBeAdded: true });
+    const first = await SieveRequestManager.open(await RequestQueue.open("before", { config }), {
+      config,
+      seen: { backend: "lmdb", path },
+    });
+    await first.addRequestsBatched(["https://e.example/handled", "https://e.example/pending"], {
+      waitForAllRequestsToBeAdded: true,
+    });
     const request = (await first.fetchNextRequest())!;
     expect(request.url).toBe("https://e.example/handled");
     await first.markRequestHandled(request);
     await first.close();
     // The queue lost everything (as Crawlee's storage loses a request whose file a kill -9 cut short); the seen-set survived.
-    const second = await SieveRequestManager.open(await RequestQueue.open("after", { config }), { config, seen: { backend: "lmdb", path }, resume: "keep" });
-    const again = await second.addRequestsBatched(["https://e.example/handled", "https://e.example/pending"], { waitForAllRequestsToBeAdded: true });
+    const second = await SieveRequestManager.open(await RequestQueue.open("after", { config }), {
+      config,
+      seen: { backend: "lmdb", path },
+      resume: "keep",
+    });
+    const again = await second.addRequestsBatched(["https://e.example/handled", "https://e.example/pending"], {
+      waitForAllRequestsToBeAdded: true,
+    });
     expect(again.addedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent])).toEqual([
       ["https://e.example/pending", false],
       ["https://e.example/handled", true],
@@ -373,13 +509,23 @@ describe("a crawl through SieveRequestManager against plain Crawlee", () => {
 
   it("requestManager: Crawlee 3.18.1 alone refuses the option it types; with a sieve open its crawlers take it, and still refuse a non-queue", async () => {
     // Crawlee alone, in a fresh process: its own option check forgets requestManager (a Crawlee bug).
-    const alone = spawnSync(process.execPath, ["--input-type=module", "-e", 'import { CheerioCrawler } from "crawlee"; try { new CheerioCrawler({ requestManager: { fetchNextRequest() {}, addRequest() {} }, async requestHandler() {} }); console.log("accepted"); } catch (e) { console.log(e.message); }'], { encoding: "utf8" });
+    const alone = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        'import { CheerioCrawler } from "crawlee"; try { new CheerioCrawler({ requestManager: { fetchNextRequest() {}, addRequest() {} }, async requestHandler() {} }); console.log("accepted"); } catch (e) { console.log(e.message); }',
+      ],
+      { encoding: "utf8" },
+    );
     expect(alone.stdout).toMatch(/Did not expect property `requestManager` to exist/);
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
     const sieve = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config });
     const crawler = new CheerioCrawler({ requestManager: sieve, async requestHandler() {} }, config);
     expect((crawler as unknown as { requestManager: unknown }).requestManager).toBe(sieve);
-    expect(() => new CheerioCrawler({ requestManager: {} as never, async requestHandler() {} }, config)).toThrow(/requestManager/);
+    expect(() => new CheerioCrawler({ requestManager: {} as never, async requestHandler() {} }, config)).toThrow(
+      /requestManager/,
+    );
     await sieve.close();
   });
 });
@@ -400,13 +546,18 @@ describe("keys, resume and persistence", () => {
       },
     });
     const byFingerprint = new Map<string, number>();
-    for (const [entry, count] of site.hits) if (!entry.startsWith("GET /fail/")) byFingerprint.set(fp(urlOfHit(entry)), (byFingerprint.get(fp(urlOfHit(entry))) ?? 0) + count);
+    for (const [entry, count] of site.hits)
+      if (!entry.startsWith("GET /fail/"))
+        byFingerprint.set(fp(urlOfHit(entry)), (byFingerprint.get(fp(urlOfHit(entry))) ?? 0) + count);
     const wanted = new Set(site.slots().map((s) => fp(new URL(s, `${site.origin}/`).href)));
     for (const f of before) wanted.delete(f);
     // Redirect targets are also reached by following: count what was requested, not followed.
     const requested = new Set(keys);
-    expect(requested).toEqual(new Set([...wanted].filter((f) => !site.failing.some((i) => fp(`${site.origin}/fail/${i}`) === f))));
-    for (const f of before) expect(byFingerprint.has(f) && !site.redirects.some((i) => fp(`${site.origin}/p/${i}`) === f), f).toBe(false);
+    expect(requested).toEqual(
+      new Set([...wanted].filter((f) => !site.failing.some((i) => fp(`${site.origin}/fail/${i}`) === f))),
+    );
+    for (const f of before)
+      expect(byFingerprint.has(f) && !site.redirects.some((i) => fp(`${site.origin}/p/${i}`) === f), f).toBe(false);
     expect(keys.length).toBe(requested.size);
     expect(hits.size).toBeGreaterThan(0);
     // The fleet's SET now holds every page this crawl enqueued.
@@ -426,8 +577,17 @@ describe("keys, resume and persistence", () => {
     const shared = await openSeenSet({ backend: "redis", client, name });
     await shared.addMany(["https://elsewhere.example/"]);
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
-    await expect(SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen: { backend: "redis", client, name } })).rejects.toThrow(ResumeConflictError);
-    const kept = await SieveRequestManager.open(await RequestQueue.open(null, { config }), { config, seen: { backend: "redis", client, name }, resume: "keep" });
+    await expect(
+      SieveRequestManager.open(await RequestQueue.open(null, { config }), {
+        config,
+        seen: { backend: "redis", client, name },
+      }),
+    ).rejects.toThrow(ResumeConflictError);
+    const kept = await SieveRequestManager.open(await RequestQueue.open(null, { config }), {
+      config,
+      seen: { backend: "redis", client, name },
+      resume: "keep",
+    });
     expect(await kept.seen.size()).toBe(1);
     await kept.close();
   }, 180_000);
@@ -436,21 +596,32 @@ describe("keys, resume and persistence", () => {
     const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }) });
     const queue = await RequestQueue.open("named", { config });
     const first = await SieveRequestManager.open(queue, { config });
-    await first.addRequestsBatched(["https://d.example/1", "https://d.example/2", "https://d.example/3"], { waitForAllRequestsToBeAdded: true });
+    await first.addRequestsBatched(["https://d.example/1", "https://d.example/2", "https://d.example/3"], {
+      waitForAllRequestsToBeAdded: true,
+    });
     // Two of the three handled: their keys go to the seen-set; the third stays pending in this process.
     for (let i = 0; i < 2; i++) await first.markRequestHandled((await first.fetchNextRequest())!);
     const store = await KeyValueStore.open(null, { config });
     expect(await store.getValue("CRAWLSIEVE-SEEN-named")).toBe(null);
     config.getEventManager().emit("persistState", { isMigrating: false });
-    for (let i = 0; i < 100 && (await store.getValue("CRAWLSIEVE-SEEN-named")) === null; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && (await store.getValue("CRAWLSIEVE-SEEN-named")) === null; i++)
+      await new Promise((r) => setTimeout(r, 20));
     const saved = await store.getValue<Buffer>("CRAWLSIEVE-SEEN-named");
     const restored = await openSeenSet({ backend: "memory", bytes: saved! });
-    expect(Array.from(await restored.hasMany(["https://d.example/1", "https://d.example/2", "https://d.example/3"]))).toEqual([1, 1, 0]);
-    expect(Array.from((await first.addRequestsBatched(["https://d.example/3"])).addedRequests.map((r) => r.wasAlreadyPresent))).toEqual([true]);
+    expect(
+      Array.from(await restored.hasMany(["https://d.example/1", "https://d.example/2", "https://d.example/3"])),
+    ).toEqual([1, 1, 0]);
+    expect(
+      Array.from(
+        (await first.addRequestsBatched(["https://d.example/3"])).addedRequests.map((r) => r.wasAlreadyPresent),
+      ),
+    ).toEqual([true]);
     await first.close();
     // A new sieve over the same (non-empty) queue starts from the saved bytes.
     const second = await SieveRequestManager.open(queue, { config });
-    expect(Array.from(await second.seen.hasMany(["https://d.example/1", "https://d.example/2", "https://d.example/3"]))).toEqual([1, 1, 0]);
+    expect(
+      Array.from(await second.seen.hasMany(["https://d.example/1", "https://d.example/2", "https://d.example/3"])),
+    ).toEqual([1, 1, 0]);
     await second.close();
     // Over a purged (empty) queue, the same saved bytes are cleared by resume "auto".
     await queue.drop();
@@ -464,7 +635,9 @@ describe("keys, resume and persistence", () => {
     } finally {
       log.warning = warning;
     }
-    expect(warnings).toEqual(['crawlsieve: the request queue is empty, so the memory seen-set was cleared (resume: "auto")']);
+    expect(warnings).toEqual([
+      'crawlsieve: the request queue is empty, so the memory seen-set was cleared (resume: "auto")',
+    ]);
     expect(await third.seen.size()).toBe(0);
     await third.close();
   });
@@ -499,7 +672,10 @@ describe("page helpers", () => {
       const group = [`/p/${i}`];
       if (site.extras.includes(i)) group.push(`/p/${i}?gclid=g${i}`, `/p/${i}?a=2&a=1`);
       if (site.templates.includes(i)) group.push(`/t/${i}`);
-      expect(group.filter((p) => pushed.includes(p)), `page ${i}`).toHaveLength(1);
+      expect(
+        group.filter((p) => pushed.includes(p)),
+        `page ${i}`,
+      ).toHaveLength(1);
       duplicates += group.length - 1;
     }
     expect(content.stats.duplicates).toBe(duplicates);
@@ -510,7 +686,10 @@ describe("page helpers", () => {
 describe("Crawlee 3.14 (no requestManager option): the sieve as a RequestQueue proxy", () => {
   it("BasicCrawler 3.14.1 with requestQueue: sieveRequestQueue(queue) fetches each page once", async () => {
     site.reset();
-    const config = new Configuration314({ storageClient: new MemoryStorage({ persistStorage: false }) as never, persistStateIntervalMillis: 3_600_000 });
+    const config = new Configuration314({
+      storageClient: new MemoryStorage({ persistStorage: false }) as never,
+      persistStateIntervalMillis: 3_600_000,
+    });
     const queue = await RequestQueue314.open(null, { config });
     const sieved = await sieveRequestQueue(queue, { persist: false });
     expect(sieved).toBeInstanceOf(RequestQueue314);
@@ -521,7 +700,9 @@ describe("Crawlee 3.14 (no requestManager option): the sieve as a RequestQueue p
         async requestHandler({ request, sendRequest, enqueueLinks }) {
           const response = await sendRequest();
           if (response.statusCode >= 500) throw new Error(`status ${response.statusCode}`);
-          const hrefs = [...String(response.body).matchAll(/<a href="([^"]*)"/g)].map((m) => new URL(m[1].replaceAll("&amp;", "&"), request.url).href);
+          const hrefs = [...String(response.body).matchAll(/<a href="([^"]*)"/g)].map(
+            (m) => new URL(m[1].replaceAll("&amp;", "&"), request.url).href,
+          );
           await enqueueLinks({ urls: hrefs });
         },
       },

@@ -35,7 +35,8 @@ afterAll(async () => {
 const release = (_error: unknown, _response: unknown, done?: unknown) => (done as () => void)();
 
 /** Resolves at node-crawler's next "drain". */
-const drained = (crawler: InstanceType<typeof Crawler>) => new Promise<void>((resolve) => crawler.once("drain", () => resolve()));
+const drained = (crawler: InstanceType<typeof Crawler>) =>
+  new Promise<void>((resolve) => crawler.once("drain", () => resolve()));
 
 /**
  * What the site's server must log for a whole crawl, worked out from the site's own link list
@@ -98,7 +99,12 @@ describe.each([
       silence: true,
       callback(error: unknown, res: { $?: import("cheerio").CheerioAPI; options: { url: string } }, done?: unknown) {
         const $ = res.$;
-        if (!error && $ !== undefined) crawler.add($("a").map((_, a) => ({ url: new URL($(a).attr("href")!, res.options.url).href })).get());
+        if (!error && $ !== undefined)
+          crawler.add(
+            $("a")
+              .map((_, a) => ({ url: new URL($(a).attr("href")!, res.options.url).href }))
+              .get(),
+          );
         (done as () => void)();
       },
     });
@@ -115,7 +121,12 @@ describe.each([
     const site = await startSite({ pages: 2, navLinks: 4 });
     const crawler = new Crawler({ silence: true, callback: release });
     const sieve = await sieveCrawler(crawler);
-    const post = (q: string) => ({ url: `${site.origin}/submit`, method: "POST", body: `q=${q}`, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const post = (q: string) => ({
+      url: `${site.origin}/submit`,
+      method: "POST",
+      body: `q=${q}`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     crawler.add([post("1"), post("1"), post("2")]);
     await sieve.idle();
     expect([site.hits.get("POST /submit q=1"), site.hits.get("POST /submit q=2")]).toEqual([1, 1]);
@@ -129,7 +140,10 @@ describe.each([
     for (const forgetOnFailure of [true, false]) {
       site.reset();
       const crawler = new Crawler({ retries: 1, retryInterval: 10, silence: true, callback: release });
-      const sieve = await sieveCrawler(crawler, { seen: { backend: "lmdb", path: join(dir, `forget-${forgetOnFailure}`) }, forgetOnFailure });
+      const sieve = await sieveCrawler(crawler, {
+        seen: { backend: "lmdb", path: join(dir, `forget-${forgetOnFailure}`) },
+        forgetOnFailure,
+      });
       crawler.add(url);
       await sieve.idle();
       expect(site.hits.get("GET /fail/1")).toBe(2); // the first try and node-crawler's one retry
@@ -144,7 +158,9 @@ describe.each([
 
   it("refuses forgetOnFailure over a seen-set that cannot forget, naming it", async () => {
     const crawler = new Crawler({ silence: true });
-    await expect(sieveCrawler(crawler, { seen: { backend: "memory", exact: false }, forgetOnFailure: true })).rejects.toThrow(InvalidArgumentError);
+    await expect(
+      sieveCrawler(crawler, { seen: { backend: "memory", exact: false }, forgetOnFailure: true }),
+    ).rejects.toThrow(InvalidArgumentError);
     await expect(sieveCrawler({} as never)).rejects.toThrow(/crawler/);
     await expect(sieveCrawler(crawler, { key: "sha" as never })).rejects.toThrow(/key.*sha/s);
   });
@@ -175,7 +191,12 @@ describe("crawlsieve/crawler across processes", () => {
 
   it("kill -9 mid-crawl, then a rerun over the lmdb seen-set: no page skipped, none fetched twice but those in flight", async () => {
     const site = await startSite({ pages: 20, delayMs: 5 });
-    const config = { origin: site.origin, seen: { backend: "lmdb", path: join(dir, "killed") }, worker: "w1", maxConnections: 4 };
+    const config = {
+      origin: site.origin,
+      seen: { backend: "lmdb", path: join(dir, "killed") },
+      worker: "w1",
+      maxConnections: 4,
+    };
     expect(await child(config, { site, hits: 40 })).toBeUndefined();
     const before = site.log.length;
     expect(before).toBeLessThan(90);
@@ -189,7 +210,10 @@ describe("crawlsieve/crawler across processes", () => {
   it("two processes sharing one Redis seen-set fetch each request once between them", async () => {
     const site = await startSite({ pages: 20, delayMs: 2 });
     const seen = { backend: "redis", url: redis.url, name: "fleet-crawl" };
-    const [a, b] = await Promise.all([child({ origin: site.origin, seen, worker: "a" }), child({ origin: site.origin, seen, worker: "b" })]);
+    const [a, b] = await Promise.all([
+      child({ origin: site.origin, seen, worker: "a" }),
+      child({ origin: site.origin, seen, worker: "b" }),
+    ]);
     checkCrawl(site, site.hits);
     expect(a!.scheduled + b!.scheduled).toBe(expectation(site).entries.size - site.queryPages.length);
     await site.close();
@@ -206,7 +230,11 @@ describe("crawlsieve/crawler across processes", () => {
       }
     }, 2);
     try {
-      const stats = await child({ origin: site.origin, seen: { backend: "redis", url: redis.url, name: "stalled-crawl" }, worker: "w1" });
+      const stats = await child({
+        origin: site.origin,
+        seen: { backend: "redis", url: redis.url, name: "stalled-crawl" },
+        worker: "w1",
+      });
       expect(stalled).toBe(true);
       expect(stats!.retries).toBeGreaterThan(0);
       // A batch whose failed flush may have committed it is let through once more (at least once):
@@ -226,10 +254,14 @@ describe("crawlsieve/crawler across processes", () => {
     const [port] = await freePorts(1);
     const run = () =>
       new Promise<Record<string, number>>((resolve, reject) => {
-        const proc = spawn(process.execPath, [example, store, "300", String(port)], { stdio: ["ignore", "pipe", "inherit"] });
+        const proc = spawn(process.execPath, [example, store, "300", String(port)], {
+          stdio: ["ignore", "pipe", "inherit"],
+        });
         let out = "";
         proc.stdout.on("data", (d) => (out += d));
-        proc.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`example exited ${code}`))));
+        proc.on("exit", (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`example exited ${code}`)),
+        );
       });
     const first = await run();
     expect([first.sitePages, first.fetched, first.fetchedTwice, first.scheduled]).toEqual([300, 300, 0, 300]);

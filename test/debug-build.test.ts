@@ -7,7 +7,16 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { setModule, setInstantiator } from "../build/js/wasm/module.js";
 import { init } from "../build/js/wasm/node.js";
-import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, md5Hex, md5Many, toHex, xxh64 } from "../build/js/index.common.js";
+import {
+  BlockedBloomFilter,
+  BloomFilter,
+  CountingBloomFilter,
+  Deduplicator,
+  md5Hex,
+  md5Many,
+  toHex,
+  xxh64,
+} from "../build/js/index.common.js";
 import { urls } from "./helpers.js";
 
 const releaseBytes = readFileSync(new URL("../build/crawlsieve.wasm", import.meta.url));
@@ -52,11 +61,16 @@ describe("debug build", () => {
     expect(xxh64("abc")).toBe(0x44bc2cf5ad770999n);
     const keys = urls(3000, "debug");
     const digests = md5Many(keys);
-    keys.forEach((key, i) => expect(toHex(digests.subarray(16 * i, 16 * i + 16))).toBe(createHash("md5").update(key).digest("hex")));
+    keys.forEach((key, i) =>
+      expect(toHex(digests.subarray(16 * i, 16 * i + 16))).toBe(createHash("md5").update(key).digest("hex")),
+    );
   });
 
   it("gives filters byte-identical to the release golden files", () => {
-    const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+    const goldenKeys = Array.from(
+      { length: 1000 },
+      (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`,
+    );
     for (const [name, make] of [
       ["bloom-v1.bin", () => new BloomFilter({ items: 1000, fpRate: 0.01 })],
       ["blocked-bloom-v1.bin", () => new BlockedBloomFilter({ items: 1000, fpRate: 0.01 })],
@@ -64,7 +78,10 @@ describe("debug build", () => {
     ] as const) {
       const filter = make();
       filter.addMany(goldenKeys);
-      expect(Buffer.from(filter.serialize()).equals(readFileSync(new URL(`./golden/${name}`, import.meta.url))), name).toBe(true);
+      expect(
+        Buffer.from(filter.serialize()).equals(readFileSync(new URL(`./golden/${name}`, import.meta.url))),
+        name,
+      ).toBe(true);
     }
   });
 });

@@ -18,12 +18,21 @@ const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const KEY = "spider:dupefilter";
 
 /** w3lib 2.4.1's canonical form of each source URL (default arguments), ASCII ones without a line break. */
-const cases = (JSON.parse(gunzipSync(readFileSync(new URL("./fixtures/urls/w3lib-2.4.1.json.gz", import.meta.url))).toString("utf8")).cases as [string, number, string | null][])
-  .filter(([source, kwargs, expected]) => kwargs === 0 && typeof expected === "string" && !/[\r\n]/.test(source) && /^[\x21-\x7e]+$/.test(expected))
+const cases = (
+  JSON.parse(gunzipSync(readFileSync(new URL("./fixtures/urls/w3lib-2.4.1.json.gz", import.meta.url))).toString("utf8"))
+    .cases as [string, number, string | null][]
+)
+  .filter(
+    ([source, kwargs, expected]) =>
+      kwargs === 0 && typeof expected === "string" && !/[\r\n]/.test(source) && /^[\x21-\x7e]+$/.test(expected),
+  )
   .slice(0, 3_000);
 
 /** scrapy-redis 0.8's fingerprint of a GET request whose canonical URL is `canonical` (json.dumps of ASCII: JSON.stringify's text, with ", " and ": "). */
-const fleetFingerprint = (canonical: string) => createHash("sha1").update(`{"body": "", "method": "GET", "url": ${JSON.stringify(canonical)}}`).digest("hex");
+const fleetFingerprint = (canonical: string) =>
+  createHash("sha1")
+    .update(`{"body": "", "method": "GET", "url": ${JSON.stringify(canonical)}}`)
+    .digest("hex");
 
 const server = redisForFile();
 
@@ -40,10 +49,19 @@ describe("dedup --redis --dupefilter", () => {
       const lines = [...cases, ...cases.slice(0, 500)].map(([source]) => source);
       const file = join(mkdtempSync(join(tmpdir(), "cs-dupefilter-")), "urls.txt");
       writeFileSync(file, lines.join("\n") + "\n");
-      const run = spawnSync(process.execPath, [CLI, "dedup", "--redis", redis.url, "--dupefilter", KEY, "--stats", file], { maxBuffer: 1 << 26, timeout: 120_000 });
+      const run = spawnSync(
+        process.execPath,
+        [CLI, "dedup", "--redis", redis.url, "--dupefilter", KEY, "--stats", file],
+        { maxBuffer: 1 << 26, timeout: 120_000 },
+      );
       expect(run.status, run.stderr.toString()).toBe(0);
       const seen = new Set(fleet);
-      const want = cases.filter(([, , canonical]) => !seen.has(fleetFingerprint(canonical!)) && (seen.add(fleetFingerprint(canonical!)), true)).map(([source]) => `${source}\n`);
+      const want = cases
+        .filter(
+          ([, , canonical]) =>
+            !seen.has(fleetFingerprint(canonical!)) && (seen.add(fleetFingerprint(canonical!)), true),
+        )
+        .map(([source]) => `${source}\n`);
       expect(run.stdout.toString()).toBe(want.join(""));
       expect(JSON.parse(run.stderr.toString().trim()).filter).toBe("scrapy-redis-dupefilter");
       expect(new Set(await client.sMembers(KEY))).toEqual(seen);
@@ -54,7 +72,11 @@ describe("dedup --redis --dupefilter", () => {
 
   it("refuses options that do not fit a dupefilter, naming them", () => {
     for (const extra of [["--namespace", "n"], ["--approx"], ["--canonicalize"], ["--window", "7d"]]) {
-      const run = spawnSync(process.execPath, [CLI, "dedup", "--redis", "redis://127.0.0.1:1", "--dupefilter", KEY, ...extra], { input: "x\n" });
+      const run = spawnSync(
+        process.execPath,
+        [CLI, "dedup", "--redis", "redis://127.0.0.1:1", "--dupefilter", KEY, ...extra],
+        { input: "x\n" },
+      );
       expect(run.status).toBe(2);
       expect(run.stderr.toString()).toMatch(/^crawlsieve: --dupefilter is a Scrapy-Redis SET.*\n$/);
     }

@@ -30,7 +30,8 @@ function tempFolder(): string {
 function diskBytes(dir: string): number {
   let total = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += Number(statSync(join(entry.parentPath, entry.name), { throwIfNoEntry: false })?.blocks ?? 0) * 512;
+    if (entry.isFile())
+      total += Number(statSync(join(entry.parentPath, entry.name), { throwIfNoEntry: false })?.blocks ?? 0) * 512;
   }
   return total;
 }
@@ -39,10 +40,15 @@ describe("dedup of a line that never ends", () => {
   it(`dedup /dev/zero and cat /dev/zero | dedup --approx stay under 512 MB RSS for ${SECONDS} s, print nothing, and leave no file in --tmp (or TMPDIR)`, async () => {
     const tmpDevice = tempFolder();
     const tmpPipe = tempFolder();
-    const device = spawn(process.execPath, [CLI, "dedup", "--tmp", tmpDevice, "/dev/zero"], { stdio: ["ignore", "pipe", "pipe"] });
+    const device = spawn(process.execPath, [CLI, "dedup", "--tmp", tmpDevice, "/dev/zero"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const cat = spawn("cat", ["/dev/zero"], { stdio: ["ignore", "pipe", "ignore"] });
     // Without --tmp: the copy goes to the system's temporary folder (TMPDIR).
-    const piped = spawn(process.execPath, [CLI, "dedup", "--approx"], { stdio: [cat.stdout, "pipe", "pipe"], env: { ...process.env, TMPDIR: tmpPipe } });
+    const piped = spawn(process.execPath, [CLI, "dedup", "--approx"], {
+      stdio: [cat.stdout, "pipe", "pipe"],
+      env: { ...process.env, TMPDIR: tmpPipe },
+    });
     const outputs = [device, piped].map((child) => {
       const out = { stdout: 0, stderr: "" };
       child.stdout!.on("data", (d: Buffer) => (out.stdout += d.length));
@@ -53,7 +59,12 @@ describe("dedup of a line that never ends", () => {
     // Until the time is up, or sooner when a run died or went past the limit.
     const started = Date.now();
     let copyBytes = 0;
-    while (Date.now() - started < SECONDS * 1000 && device.exitCode === null && piped.exitCode === null && !watches.some((w) => w.killed)) {
+    while (
+      Date.now() - started < SECONDS * 1000 &&
+      device.exitCode === null &&
+      piped.exitCode === null &&
+      !watches.some((w) => w.killed)
+    ) {
       await new Promise((r) => setTimeout(r, 250));
       copyBytes = Math.max(copyBytes, diskBytes(tmpPipe), diskBytes(tmpDevice));
     }

@@ -8,7 +8,16 @@
 // MD5 and length. Peak RSS comes from /proc: the old pipeline held a 200 MiB line several times.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, createReadStream, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -85,7 +94,10 @@ async function run(args: string[], { pipeIn, pipeOut }: { pipeIn: boolean; pipeO
   const outPath = join(dir, "out.txt");
   const outFd = pipeOut ? undefined : openSync(outPath, "w");
   // The copies of piped long lines go to the system's temporary folder, here TMPDIR (--tmp is tested below).
-  const child = spawn(process.execPath, [CLI, "dedup", ...args, ...(pipeIn ? [] : [INPUT])], { stdio: [pipeIn ? "pipe" : "ignore", outFd ?? "pipe", "pipe"], env: { ...process.env, TMPDIR: tmp } });
+  const child = spawn(process.execPath, [CLI, "dedup", ...args, ...(pipeIn ? [] : [INPUT])], {
+    stdio: [pipeIn ? "pipe" : "ignore", outFd ?? "pipe", "pipe"],
+    env: { ...process.env, TMPDIR: tmp },
+  });
   const watch = watchPeakRss(child);
   let stderr = "";
   child.stderr!.on("data", (d) => (stderr += d));
@@ -127,15 +139,19 @@ describe("dedup of lines of 17 MiB to 200 MiB among short ones", () => {
     ["exact, pipe in, pipe out", [], true, true],
     ["approx, pipe in, file out", ["--approx"], true, false],
     ["md5 fingerprints, file in, pipe out", ["--hash", "md5"], false, true],
-  ] as const)("%s: the first occurrences byte for byte, peak RSS under 200 MiB", async (_, args, pipeIn, pipeOut) => {
-    const result = await run([...args], { pipeIn, pipeOut });
-    expect(result.code, result.stderr).toBe(0);
-    expect({ md5: result.md5, bytes: result.bytes }).toEqual(expected());
-    expect(result.left).toEqual([]);
-    expect(result.peak).toBeGreaterThan(0);
-    // A 200 MiB line held once would pass this on its own.
-    expect(result.peak).toBeLessThan(200 * MiB);
-  }, 180_000);
+  ] as const)(
+    "%s: the first occurrences byte for byte, peak RSS under 200 MiB",
+    async (_, args, pipeIn, pipeOut) => {
+      const result = await run([...args], { pipeIn, pipeOut });
+      expect(result.code, result.stderr).toBe(0);
+      expect({ md5: result.md5, bytes: result.bytes }).toEqual(expected());
+      expect(result.left).toEqual([]);
+      expect(result.peak).toBeGreaterThan(0);
+      // A 200 MiB line held once would pass this on its own.
+      expect(result.peak).toBeLessThan(200 * MiB);
+    },
+    180_000,
+  );
 });
 
 describe("a long line's fingerprint, given a byte at a time at its end", () => {
@@ -155,7 +171,9 @@ describe("a long line's fingerprint, given a byte at a time at its end", () => {
           const cut = Math.max(0, line.length - tailPieces);
           hasher.update(line.subarray(0, cut));
           for (let i = cut; i < line.length; i++) hasher.update(line.subarray(i, i + 1));
-          const digest = Buffer.from(hasher.end(ending !== "")).reverse().toString("hex");
+          const digest = Buffer.from(hasher.end(ending !== ""))
+            .reverse()
+            .toString("hex");
           if (digest !== reference) wrong.push(`${length} ${JSON.stringify(ending)} ${tailPieces}`);
         }
       }
@@ -171,11 +189,20 @@ describe("a long line from a pipe with no room under --tmp", () => {
   it("a full --tmp stops the run with one line and exit 2, and leaves nothing in it", () => {
     const long = join(dir, "long.txt");
     writeFileSync(long, Buffer.concat([Buffer.from("short\n"), line, Buffer.from("\nshort\n")]));
-    const run = spawnSync("unshare", ["-m", "sh", "-c", `set -e; mkdir -p "$FULL"; mount -t tmpfs -o size=4m tmpfs "$FULL"; cat "$LONG" | "$NODE" "$CLI" dedup --tmp "$FULL" > /dev/null 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls -A "$FULL"`], {
-      env: { ...process.env, FULL: join(dir, "full"), CLI, NODE: process.execPath, LONG: long },
-      maxBuffer: 1 << 20,
-      timeout: 60_000,
-    });
+    const run = spawnSync(
+      "unshare",
+      [
+        "-m",
+        "sh",
+        "-c",
+        `set -e; mkdir -p "$FULL"; mount -t tmpfs -o size=4m tmpfs "$FULL"; cat "$LONG" | "$NODE" "$CLI" dedup --tmp "$FULL" > /dev/null 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls -A "$FULL"`,
+      ],
+      {
+        env: { ...process.env, FULL: join(dir, "full"), CLI, NODE: process.execPath, LONG: long },
+        maxBuffer: 1 << 20,
+        timeout: 60_000,
+      },
+    );
     expect(run.error).toBeUndefined();
     expect({ code: run.status, stdout: run.stdout.toString(), stderr: run.stderr.toString() }).toEqual({
       code: 0,
@@ -186,7 +213,11 @@ describe("a long line from a pipe with no room under --tmp", () => {
 
   it("a --tmp that is not a folder stops the run with one line and exit 2", () => {
     const missing = join(dir, "no-such-folder");
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--tmp", missing], { input: Buffer.concat([line, Buffer.from("\n")]), maxBuffer: 1 << 20, timeout: 180_000 });
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--tmp", missing], {
+      input: Buffer.concat([line, Buffer.from("\n")]),
+      maxBuffer: 1 << 20,
+      timeout: 180_000,
+    });
     expect({ code: run.status, stdout: run.stdout.length, stderr: run.stderr.toString() }).toEqual({
       code: 2,
       stdout: 0,

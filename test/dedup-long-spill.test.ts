@@ -48,15 +48,27 @@ describe("long lines past the memory budget (--memory)", () => {
   }
 
   it("from a file and from a pipe: every first occurrence printed once, peak RSS under 200 MiB", async () => {
-    const short = Array.from({ length: 700_000 }, (_, i) => `line-${i}\n${i % 3 === 0 ? `line-${i >> 1}\n` : ""}`).join("");
+    const short = Array.from({ length: 700_000 }, (_, i) => `line-${i}\n${i % 3 === 0 ? `line-${i >> 1}\n` : ""}`).join(
+      "",
+    );
     const fd = openSync(SPILL_INPUT, "w");
-    for (const piece of [short, L1, "\n", "line-5\n", L1, "\r\n", L2, "\n", "after\n", L2]) writeSync(fd, typeof piece === "string" ? Buffer.from(piece) : piece);
+    for (const piece of [short, L1, "\n", "line-5\n", L1, "\r\n", L2, "\n", "after\n", L2])
+      writeSync(fd, typeof piece === "string" ? Buffer.from(piece) : piece);
     closeSync(fd);
     const md5 = (bytes: Buffer | string) => createHash("md5").update(bytes).digest("hex");
-    const expected = [...Array.from({ length: 700_000 }, (_, i) => md5(`line-${i}`)), md5(L1), md5(L2), md5("after")].sort();
+    const expected = [
+      ...Array.from({ length: 700_000 }, (_, i) => md5(`line-${i}`)),
+      md5(L1),
+      md5(L2),
+      md5("after"),
+    ].sort();
     for (const pipeIn of [false, true]) {
       const tmp = mkdtempSync(join(dir, "spill-"));
-      const child = spawn(process.execPath, [CLI, "dedup", "--stats", "--memory", "16MiB", "--tmp", tmp, ...(pipeIn ? [] : [SPILL_INPUT])], { stdio: [pipeIn ? "pipe" : "ignore", "pipe", "pipe"] });
+      const child = spawn(
+        process.execPath,
+        [CLI, "dedup", "--stats", "--memory", "16MiB", "--tmp", tmp, ...(pipeIn ? [] : [SPILL_INPUT])],
+        { stdio: [pipeIn ? "pipe" : "ignore", "pipe", "pipe"] },
+      );
       const watch = watchPeakRss(child);
       let stderr = "";
       child.stderr!.on("data", (d) => (stderr += d));

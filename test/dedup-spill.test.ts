@@ -35,7 +35,11 @@ const BUDGET = 16 << 20;
 const SMALL_MEMORY = 8 << 20;
 
 function awk(input: Uint8Array): Buffer {
-  return execFileSync("mawk", ['{ k = $0; sub(/\r$/, "", k) } !s[k]++'], { input, env: { LC_ALL: "C" }, maxBuffer: 1 << 30 });
+  return execFileSync("mawk", ['{ k = $0; sub(/\r$/, "", k) } !s[k]++'], {
+    input,
+    env: { LC_ALL: "C" },
+    maxBuffer: 1 << 30,
+  });
 }
 
 /**
@@ -58,7 +62,11 @@ function generated(seed: number, lastRepeats: boolean): Buffer {
 }
 
 function run(args: string[], input: Uint8Array | undefined, env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { input, maxBuffer: 1 << 30, env: { ...process.env, ...env } });
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    input,
+    maxBuffer: 1 << 30,
+    env: { ...process.env, ...env },
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr.toString() };
 }
 
@@ -86,7 +94,9 @@ describe("LineDeduplicator under a memory budget", () => {
     const reference = awk(input);
     for (const hash of ["xxh128", "md5"] as const) {
       const tmp = tempFolder();
-      const dedup = new LineDeduplicator(internalOptions({ hash, memory: 20 << 20, perMemory: SMALL_MEMORY, spill: fileSpill(tmp) }));
+      const dedup = new LineDeduplicator(
+        internalOptions({ hash, memory: 20 << 20, perMemory: SMALL_MEMORY, spill: fileSpill(tmp) }),
+      );
       const head = dedup.push(input);
       const described = dedup.describe();
       const tail = dedup.end();
@@ -112,7 +122,13 @@ describe("LineDeduplicator under a memory budget", () => {
     const lines = Array.from({ length: 600_000 }, (_, i) => `key-${i}`);
     const first = Buffer.from(lines.join("\n") + "\n");
     const next = rng(9);
-    const again = Buffer.from(lines.map((line) => ({ line, r: next() })).sort((a, b) => a.r - b.r).map((x) => x.line).join("\n") + "\n");
+    const again = Buffer.from(
+      lines
+        .map((line) => ({ line, r: next() }))
+        .sort((a, b) => a.r - b.r)
+        .map((x) => x.line)
+        .join("\n") + "\n",
+    );
     const dedup = new LineDeduplicator(internalOptions({ memory: 256 << 20, perMemory: SMALL_MEMORY }));
     expect(Buffer.from(dedup.push(first)).equals(first)).toBe(true);
     const held = dedup.describe();
@@ -190,13 +206,18 @@ describe("crawlsieve dedup --memory --tmp", () => {
     const sh = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
     // 8 MiB: the spill of this input (about 12 MB) does not fit.
     // A test that cannot make its full disk fails: it is never counted as passed unrun (.ci/run runs as root).
-    const mounted = sh("truncate", ["-s", "8M", image]) && sh("mkfs.ext2", ["-q", "-F", image]) && sh("mount", ["-o", "loop", image, mountPoint]);
+    const mounted =
+      sh("truncate", ["-s", "8M", image]) &&
+      sh("mkfs.ext2", ["-q", "-F", image]) &&
+      sh("mount", ["-o", "loop", image, mountPoint]);
     if (!mounted) rmSync(dir, { recursive: true, force: true });
     expect(mounted, "an 8 MiB ext2 image mounted on a loop device (needs root and e2fsprogs)").toBe(true);
     try {
       const result = run(["dedup", "--memory", "16MiB", "--tmp", mountPoint], input);
       expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/^crawlsieve: cannot spill lines to disk in .* \(no space left on the device, ENOSPC\)/);
+      expect(result.stderr).toMatch(
+        /^crawlsieve: cannot spill lines to disk in .* \(no space left on the device, ENOSPC\)/,
+      );
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(reference.subarray(0, result.stdout.length).equals(result.stdout)).toBe(true);
       expect(readdirSync(mountPoint).filter((name) => name !== "lost+found")).toEqual([]);
@@ -217,12 +238,15 @@ describe("crawlsieve dedup --memory --tmp", () => {
 
   it("removes the spill's files on SIGINT", async () => {
     const tmp = tempFolder();
-    const child = spawn(process.execPath, [CLI, "dedup", "--memory", "16MiB", "--tmp", tmp], { stdio: ["pipe", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "dedup", "--memory", "16MiB", "--tmp", tmp], {
+      stdio: ["pipe", "ignore", "pipe"],
+    });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     // Past the spill point, then hold stdin open until the spill folder exists.
     child.stdin.on("error", () => undefined); // the write still under way fails once the child is gone
     child.stdin.write(input);
-    for (let i = 0; i < 200 && readdirSync(tmp).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 200 && readdirSync(tmp).length === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(readdirSync(tmp)).toHaveLength(1);
     child.kill("SIGINT");
     expect(await exited).toBe(130);

@@ -19,15 +19,19 @@ function reference(keys: readonly string[], refs = new Map<string, number>()) {
 describe("Deduplicator", () => {
   it("equals a Map on random keys with repeats, in batches and one at a time (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom("a", "b", "https://x/")), { maxLength: 400 }), fc.integer({ min: 1, max: 500 }), (keys, items) => {
-        const dedup = new Dedup(items);
-        const expected = reference(keys);
-        const got = dedup.checkMany(keys);
-        expect(Array.from(got.isNew)).toEqual(expected.map((e) => (e.isNew ? 1 : 0)));
-        expect(Array.from(got.counts)).toEqual(expected.map((e) => e.count));
-        const single = new Dedup(items);
-        keys.forEach((key, i) => expect(single.check(key)).toEqual(expected[i]));
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom("a", "b", "https://x/")), { maxLength: 400 }),
+        fc.integer({ min: 1, max: 500 }),
+        (keys, items) => {
+          const dedup = new Dedup(items);
+          const expected = reference(keys);
+          const got = dedup.checkMany(keys);
+          expect(Array.from(got.isNew)).toEqual(expected.map((e) => (e.isNew ? 1 : 0)));
+          expect(Array.from(got.counts)).toEqual(expected.map((e) => e.count));
+          const single = new Dedup(items);
+          keys.forEach((key, i) => expect(single.check(key)).toEqual(expected[i]));
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -83,14 +87,19 @@ describe("Deduplicator", () => {
     const keys = Array.from({ length: 50_000 }, () => `k${Math.floor(next() * 20_000)}`);
     const got = new Deduplicator({ items: 5000, fingerprint: "xxh64x2" }).checkMany(keys);
     expect(got.isNew).toEqual(Uint8Array.from(reference(keys), (e) => (e.isNew ? 1 : 0)));
-    expect(() => new Deduplicator({ items: 5, fingerprint: "sha256" as never })).toThrow(/fingerprint must be "md5" or "xxh64x2"/);
+    expect(() => new Deduplicator({ items: 5, fingerprint: "sha256" as never })).toThrow(
+      /fingerprint must be "md5" or "xxh64x2"/,
+    );
   });
 
   it("removes only what it holds", () => {
     const dedup = new Deduplicator({ items: 100 });
     expect(dedup.remove("never")).toEqual({ removed: false, count: 0 });
     dedup.checkMany(["a", "a", "b"]);
-    expect(dedup.removeMany(["a", "b", "c"])).toEqual({ removed: Uint8Array.of(1, 1, 0), counts: Uint32Array.of(1, 0, 0) });
+    expect(dedup.removeMany(["a", "b", "c"])).toEqual({
+      removed: Uint8Array.of(1, 1, 0),
+      counts: Uint32Array.of(1, 0, 0),
+    });
     expect(dedup.check("b")).toEqual({ isNew: true, count: 1 });
     expect(dedup.check("a")).toEqual({ isNew: false, count: 2 });
   });
@@ -143,23 +152,26 @@ describe("Deduplicator.hasMany and serialize", () => {
     expect(dedup.size).toBe(stored.size);
   });
 
-  it.each(["md5", "xxh64x2"] as const)("round-trips keys and reference counts (%s), and stays exact afterwards", (fingerprint) => {
-    const next = rng(13);
-    const keys = Array.from({ length: 30_000 }, () => `https://r.example/${Math.floor(next() * 9000)}`);
-    const dedup = new Deduplicator({ items: 100, fingerprint });
-    dedup.checkMany(keys);
-    const back = Deduplicator.deserialize(dedup.serialize());
-    const counts = reference(keys);
-    const last = new Map(keys.map((k, i) => [k, counts[i].count]));
-    expect(back.size).toBe(last.size);
-    expect(back.filter).toEqual(dedup.filter);
-    // One more reference to each: the count continues from the stored one.
-    const distinct = [...last.keys()];
-    expect(Array.from(back.checkMany(distinct).counts)).toEqual(distinct.map((k) => last.get(k)! + 1));
-    expect(back.stats.new).toBe(0);
-    expect(back.checkMany(["never-seen"]).isNew[0]).toBe(1);
-    expect(back.remove(distinct[0]).count).toBe(last.get(distinct[0]));
-  });
+  it.each(["md5", "xxh64x2"] as const)(
+    "round-trips keys and reference counts (%s), and stays exact afterwards",
+    (fingerprint) => {
+      const next = rng(13);
+      const keys = Array.from({ length: 30_000 }, () => `https://r.example/${Math.floor(next() * 9000)}`);
+      const dedup = new Deduplicator({ items: 100, fingerprint });
+      dedup.checkMany(keys);
+      const back = Deduplicator.deserialize(dedup.serialize());
+      const counts = reference(keys);
+      const last = new Map(keys.map((k, i) => [k, counts[i].count]));
+      expect(back.size).toBe(last.size);
+      expect(back.filter).toEqual(dedup.filter);
+      // One more reference to each: the count continues from the stored one.
+      const distinct = [...last.keys()];
+      expect(Array.from(back.checkMany(distinct).counts)).toEqual(distinct.map((k) => last.get(k)! + 1));
+      expect(back.stats.new).toBe(0);
+      expect(back.checkMany(["never-seen"]).isNew[0]).toBe(1);
+      expect(back.remove(distinct[0]).count).toBe(last.get(distinct[0]));
+    },
+  );
 
   it("refuses bytes that repeat a fingerprint, lose a count or name an unknown scheme, with a FormatError", async () => {
     const dedup = new Deduplicator({ items: 10 });

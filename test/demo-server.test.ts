@@ -19,10 +19,27 @@ afterAll(() => server?.close());
 describe("the demo server", () => {
   it("serves the demo and the build, and nothing else of the repository", async () => {
     const status = async (path: string) => (await fetch(origin + path)).status;
-    for (const path of ["/", "/examples/web/index.html", "/examples/web/app.js", "/examples/web/worker.js", "/build/js/index.browser.js", "/build/crawlsieve.wasm"]) {
+    for (const path of [
+      "/",
+      "/examples/web/index.html",
+      "/examples/web/app.js",
+      "/examples/web/worker.js",
+      "/build/js/index.browser.js",
+      "/build/crawlsieve.wasm",
+    ]) {
       expect([path, await status(path)]).toEqual([path, 200]);
     }
-    for (const path of ["/.git/config", "/package.json", "/README.md", "/src/index.common.ts", "/examples/nodejs-doc-links.txt", "/build/../package.json", "/examples/web/../../package.json", "/build%2f..%2fpackage.json", "/examples/webx/index.html"]) {
+    for (const path of [
+      "/.git/config",
+      "/package.json",
+      "/README.md",
+      "/src/index.common.ts",
+      "/examples/nodejs-doc-links.txt",
+      "/build/../package.json",
+      "/examples/web/../../package.json",
+      "/build%2f..%2fpackage.json",
+      "/examples/webx/index.html",
+    ]) {
       expect([path, await status(path)]).toEqual([path, 404]);
     }
     expect((await fetch(`${origin}/build/crawlsieve.wasm`)).headers.get("content-type")).toBe("application/wasm");
@@ -33,12 +50,21 @@ describe("the demo server", () => {
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
     const port = (busy.address() as { port: number }).port;
     try {
-      const taken = spawnSync(process.execPath, [SERVE], { env: { ...process.env, PORT: String(port) }, timeout: 120_000 });
-      expect([taken.status, taken.stderr.toString()]).toEqual([1, `crawlsieve demo: port ${port} on 127.0.0.1 is in use; set PORT to another (PORT=0 picks a free one)\n`]);
+      const taken = spawnSync(process.execPath, [SERVE], {
+        env: { ...process.env, PORT: String(port) },
+        timeout: 120_000,
+      });
+      expect([taken.status, taken.stderr.toString()]).toEqual([
+        1,
+        `crawlsieve demo: port ${port} on 127.0.0.1 is in use; set PORT to another (PORT=0 picks a free one)\n`,
+      ]);
     } finally {
       busy.close();
     }
     const bad = spawnSync(process.execPath, [SERVE], { env: { ...process.env, PORT: "http" }, timeout: 120_000 });
-    expect([bad.status, bad.stderr.toString()]).toEqual([1, 'crawlsieve demo: PORT must be a port number from 0 to 65535, got "http"\n']);
+    expect([bad.status, bad.stderr.toString()]).toEqual([
+      1,
+      'crawlsieve demo: PORT must be a port number from 0 to 65535, got "http"\n',
+    ]);
   });
 });

@@ -26,7 +26,10 @@ async function fill(dir: string, from: number, to: number, env: Record<string, s
     const set = await openDiskSeenSet(${JSON.stringify(dir)});
     for (let i = ${from}; i < ${to}; i += 100000) await set.addMany(Array.from({ length: Math.min(100000, ${to} - i) }, (_, j) => "https://example.com/page/" + (i + j)));
     await set.close();`;
-  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, ...env }, timeout: 180_000 });
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    env: { ...process.env, ...env },
+    timeout: 180_000,
+  });
   expect(run.status, run.stderr.toString()).toBe(0);
 }
 
@@ -81,7 +84,9 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
     const set = await openSeenSet({ backend: "disk", path: dir, memory: MEMORY });
     const absent = Array.from({ length: 200_000 }, (_, i) => `https://example.org/absent/${i}`);
     expect(Array.from(await set.hasMany(absent)).every((f) => f === 0)).toBe(true);
-    const { diskLookups, diskBlocksRead } = (set as unknown as { stats: { diskLookups: number; diskBlocksRead: number } }).stats;
+    const { diskLookups, diskBlocksRead } = (
+      set as unknown as { stats: { diskLookups: number; diskBlocksRead: number } }
+    ).stats;
     expect(diskLookups).toBe(200_000);
     // A 16-bit split-block filter: about 0.2% of absent keys pass; 8 bits (its floor) about 2%.
     expect(diskBlocksRead).toBeLessThan(0.03 * 200_000);
@@ -170,7 +175,10 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
     const keys = Array.from({ length: acknowledged }, (_, i) => key(i));
     for (let i = 0; i < keys.length; i += 200_000) {
       const has = await again.hasMany(keys.slice(i, i + 200_000));
-      expect(has.every((f) => f === 1), `keys from ${i}`).toBe(true);
+      expect(
+        has.every((f) => f === 1),
+        `keys from ${i}`,
+      ).toBe(true);
     }
     await again.close();
   }, 120_000);

@@ -5,7 +5,18 @@
 // error naming the file, never a crash or a silent re-print (32 randomly damaged copies); an LMDB
 // store of the earlier version is imported. References: awk's first occurrences, JS Sets.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, cpSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -19,12 +30,10 @@ const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-disk-"));
 /** More than the lines of one commit: a 1 MiB chunk of input (about 35,000 of these 30-byte lines). */
 const GROUP = 1 << 16;
 
-
 function dedup(args: string[], input?: string) {
   const run = spawnSync(process.execPath, [CLI, "dedup", ...args], { input, maxBuffer: 1 << 28, timeout: 180_000 });
   return { code: run.status, signal: run.signal, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
-
 
 /** What `dedup args` printed before it was killed with SIGKILL, once more than `bytes` of output had arrived. */
 function printedUntilKilled(args: string[], bytes: number, env: Record<string, string> = {}): Promise<string> {
@@ -52,7 +61,9 @@ describe("dedup --store", () => {
     const both = join(dir, "ab.txt");
     writeFileSync(both, readFileSync(a, "utf8") + readFileSync(b, "utf8"));
     const printedA = new Set(awkFirst(a).split("\n"));
-    const expected = awkFirst(both).split("\n").filter((line) => line !== "" && !printedA.has(line));
+    const expected = awkFirst(both)
+      .split("\n")
+      .filter((line) => line !== "" && !printedA.has(line));
     const second = dedup(["--store", store, "--stats", b]);
     expect(second.code).toBe(0);
     expect(second.stdout).toBe(expected.map((line) => line + "\n").join(""));
@@ -74,7 +85,10 @@ describe("dedup --store", () => {
     const store = join(dir, "seen");
     // First run: killed with SIGKILL once some output has arrived.
     const printed1 = await printedUntilKilled(["--store", store, input], 200_000);
-    const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+    const first = printed1
+      .slice(0, printed1.lastIndexOf("\n") + 1)
+      .split("\n")
+      .filter(Boolean);
     expect(first.length).toBeGreaterThan(1000);
     const second = dedup(["--store", store, input]);
     expect(second.code, second.stderr).toBe(0);
@@ -103,8 +117,13 @@ describe("dedup --store", () => {
     writeFileSync(input, [...fresh, ...old.slice(0, 50_000), ...fresh].join("\n") + "\n");
     // Windows of 8,192 spill indexes (2^20 by default): each is made durable just before it is printed.
     const window = 8192;
-    const printed1 = await printedUntilKilled(["--store", store, "--memory", "16MiB", "--tmp", dir, input], 100_000, { CRAWLSIEVE_TEST_SPILL_WINDOW: String(window) });
-    const first = printed1.slice(0, printed1.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+    const printed1 = await printedUntilKilled(["--store", store, "--memory", "16MiB", "--tmp", dir, input], 100_000, {
+      CRAWLSIEVE_TEST_SPILL_WINDOW: String(window),
+    });
+    const first = printed1
+      .slice(0, printed1.lastIndexOf("\n") + 1)
+      .split("\n")
+      .filter(Boolean);
     expect(first.length).toBeGreaterThan(1000);
     // What the killed run left under --tmp (kill -9 gives it no chance to remove it).
     const spillFolders = () => readdirSync(dir).filter((name) => name.startsWith("crawlsieve-spill-"));
@@ -140,58 +159,66 @@ describe("dedup --store", () => {
     ["past --memory", {}, ["--memory", "16MiB"], 0],
     // A store too large for the budget: neither run reads it in; each decides all its new lines at its end, under the lock, against what the other appended.
     ["a store larger than --memory", {}, ["--memory", "16MiB"], 800_000],
-  ] as [string, Record<string, string>, string[], number][])("shares one store between concurrent processes (%s): no line printed twice, none lost", async (_, env, flags, prefill) => {
-    const dir = temp();
-    const store = join(dir, "seen");
-    if (prefill > 0) {
-      const old = Array.from({ length: prefill }, (_, i) => `https://old.example/${i}`).join("\n") + "\n";
-      expect(dedup(["--store", store], old).code).toBe(0);
-    }
-    // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
-    const a = randomKeys(21, 300_000, 200_000);
-    const b = randomKeys(22, 300_000, 200_000);
-    writeFileSync(join(dir, "a.txt"), a.join("\n") + "\n");
-    writeFileSync(join(dir, "b.txt"), b.join("\n") + "\n");
-    // Through pipes fed in pieces, so each run commits many small groups and the two interleave.
-    const run = (lines: string[]) =>
-      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats", ...flags], { env: { ...process.env, ...env } });
-        let out = "";
-        let err = "";
-        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-        child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-        child.on("close", (code) => resolve({ code, out, err }));
-        let at = 0;
-        const feed = () => {
-          if (at >= lines.length) return void child.stdin.end();
-          child.stdin.write(lines.slice(at, at + 5000).join("\n") + "\n");
-          at += 5000;
-          setTimeout(feed, 2);
-        };
-        feed();
-      });
-    const [first, second] = await Promise.all([run(a), run(b)]);
-    expect(first.code, first.err).toBe(0);
-    expect(second.code, second.err).toBe(0);
-    const printedA = first.out.split("\n").filter(Boolean);
-    const printedB = second.out.split("\n").filter(Boolean);
-    const union = new Set([...a, ...b]);
-    const inA = new Set(printedA);
-    expect(printedB.filter((line) => inA.has(line))).toEqual([]);
-    expect(inA.size + new Set(printedB).size).toBe(union.size);
-    expect(printedA.length + printedB.length).toBe(union.size);
-    // The runs did interleave: each took keys the other wrote meanwhile (deferred runs read them with the whole store at their end).
-    const fromOthers = [JSON.parse(first.err).fromOtherWriters, JSON.parse(second.err).fromOtherWriters];
-    if (prefill === 0) expect(Math.min(...fromOthers)).toBeGreaterThan(0);
-    else expect([JSON.parse(first.err).deferred, JSON.parse(second.err).deferred]).toEqual([true, true]);
-    if (env.CRAWLSIEVE_TEST_PER_MEMORY !== undefined) expect(JSON.parse(first.err).memories).toBeGreaterThan(1);
-    if (flags.length > 0) expect(Math.min(JSON.parse(first.err).spilledLines, JSON.parse(second.err).spilledLines)).toBeGreaterThan(10_000);
-    // A third run alone over both inputs prints nothing: every line was printed before.
-    const third = dedup(["--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")]);
-    expect(third.code, third.stderr).toBe(0);
-    expect(third.stdout).toBe("");
-    expect(JSON.parse(third.stderr).stored).toBe(union.size + prefill);
-  });
+  ] as [string, Record<string, string>, string[], number][])(
+    "shares one store between concurrent processes (%s): no line printed twice, none lost",
+    async (_, env, flags, prefill) => {
+      const dir = temp();
+      const store = join(dir, "seen");
+      if (prefill > 0) {
+        const old = Array.from({ length: prefill }, (_, i) => `https://old.example/${i}`).join("\n") + "\n";
+        expect(dedup(["--store", store], old).code).toBe(0);
+      }
+      // Two inputs over one key space, each in its own order: about half of each one's lines are the other's too.
+      const a = randomKeys(21, 300_000, 200_000);
+      const b = randomKeys(22, 300_000, 200_000);
+      writeFileSync(join(dir, "a.txt"), a.join("\n") + "\n");
+      writeFileSync(join(dir, "b.txt"), b.join("\n") + "\n");
+      // Through pipes fed in pieces, so each run commits many small groups and the two interleave.
+      const run = (lines: string[]) =>
+        new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+          const child = spawn(process.execPath, [CLI, "dedup", "--store", store, "--stats", ...flags], {
+            env: { ...process.env, ...env },
+          });
+          let out = "";
+          let err = "";
+          child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+          child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+          child.on("close", (code) => resolve({ code, out, err }));
+          let at = 0;
+          const feed = () => {
+            if (at >= lines.length) return void child.stdin.end();
+            child.stdin.write(lines.slice(at, at + 5000).join("\n") + "\n");
+            at += 5000;
+            setTimeout(feed, 2);
+          };
+          feed();
+        });
+      const [first, second] = await Promise.all([run(a), run(b)]);
+      expect(first.code, first.err).toBe(0);
+      expect(second.code, second.err).toBe(0);
+      const printedA = first.out.split("\n").filter(Boolean);
+      const printedB = second.out.split("\n").filter(Boolean);
+      const union = new Set([...a, ...b]);
+      const inA = new Set(printedA);
+      expect(printedB.filter((line) => inA.has(line))).toEqual([]);
+      expect(inA.size + new Set(printedB).size).toBe(union.size);
+      expect(printedA.length + printedB.length).toBe(union.size);
+      // The runs did interleave: each took keys the other wrote meanwhile (deferred runs read them with the whole store at their end).
+      const fromOthers = [JSON.parse(first.err).fromOtherWriters, JSON.parse(second.err).fromOtherWriters];
+      if (prefill === 0) expect(Math.min(...fromOthers)).toBeGreaterThan(0);
+      else expect([JSON.parse(first.err).deferred, JSON.parse(second.err).deferred]).toEqual([true, true]);
+      if (env.CRAWLSIEVE_TEST_PER_MEMORY !== undefined) expect(JSON.parse(first.err).memories).toBeGreaterThan(1);
+      if (flags.length > 0)
+        expect(Math.min(JSON.parse(first.err).spilledLines, JSON.parse(second.err).spilledLines)).toBeGreaterThan(
+          10_000,
+        );
+      // A third run alone over both inputs prints nothing: every line was printed before.
+      const third = dedup(["--store", store, "--stats", join(dir, "a.txt"), join(dir, "b.txt")]);
+      expect(third.code, third.stderr).toBe(0);
+      expect(third.stdout).toBe("");
+      expect(JSON.parse(third.stderr).stored).toBe(union.size + prefill);
+    },
+  );
 
   it("flushes each commit to disk before printing its lines; durable: false flushes nothing (strace)", () => {
     const dir = temp();
@@ -203,14 +230,33 @@ describe("dedup --store", () => {
       // Output to a file: a pipe would split one printed chunk into several writes.
       const out = openSync(join(dir, "out.txt"), "w");
       // Each flush is made to take 20 ms more: a print that did not wait for its flush would start before it ends.
-      const result = spawnSync("strace", ["-f", "-e", "trace=fdatasync,fsync,msync,write,writev", "-e", "inject=fdatasync:delay_exit=20000", "-o", trace, process.execPath, ...args], { stdio: ["ignore", out, "pipe"] });
+      const result = spawnSync(
+        "strace",
+        [
+          "-f",
+          "-e",
+          "trace=fdatasync,fsync,msync,write,writev",
+          "-e",
+          "inject=fdatasync:delay_exit=20000",
+          "-o",
+          trace,
+          process.execPath,
+          ...args,
+        ],
+        { stdio: ["ignore", out, "pipe"] },
+      );
       closeSync(out);
       expect(result.status, result.stderr.toString()).toBe(0);
       const counts: number[] = [];
       let flushed = 0;
       // With -f a call on one thread may be cut by another's: "fdatasync(5 <unfinished ...>", later "<... fdatasync resumed>) = 0".
       for (const line of readFileSync(trace, "utf8").split("\n")) {
-        if (/(fdatasync|fsync|msync)\(\d+.*\) += 0( \(DELAYED\))?$|<\.\.\. (fdatasync|fsync|msync) resumed>\) += 0( \(DELAYED\))?$/.test(line)) flushed++;
+        if (
+          /(fdatasync|fsync|msync)\(\d+.*\) += 0( \(DELAYED\))?$|<\.\.\. (fdatasync|fsync|msync) resumed>\) += 0( \(DELAYED\))?$/.test(
+            line,
+          )
+        )
+          flushed++;
         else if (/ writev?\(1, /.test(line)) counts.push(flushed);
       }
       return counts;
@@ -246,13 +292,40 @@ describe("dedup --store", () => {
     writeFileSync(input, [...first, ...first, ...late, ...first].join("\n") + "\n");
     const outPath = join(dir, "out.txt");
     const out = openSync(outPath, "w");
-    const run = spawnSync("strace", ["-f", "-o", "/dev/null", "-P", join(store, "fingerprints.log"), "-e", "inject=fdatasync:delay_exit=1500000", "-e", "inject=pwrite64:error=ENOSPC:when=2", process.execPath, CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 180_000 });
+    const run = spawnSync(
+      "strace",
+      [
+        "-f",
+        "-o",
+        "/dev/null",
+        "-P",
+        join(store, "fingerprints.log"),
+        "-e",
+        "inject=fdatasync:delay_exit=1500000",
+        "-e",
+        "inject=pwrite64:error=ENOSPC:when=2",
+        process.execPath,
+        CLI,
+        "dedup",
+        "--store",
+        store,
+        input,
+      ],
+      { stdio: ["ignore", out, "pipe"], timeout: 180_000 },
+    );
     closeSync(out);
     expect(run.status).toBe(2);
-    expect(run.stderr.toString()).toMatch(new RegExp(`^crawlsieve: the disk of the store ${join(store, "fingerprints.log")} is full`));
+    expect(run.stderr.toString()).toMatch(
+      new RegExp(`^crawlsieve: the disk of the store ${join(store, "fingerprints.log")} is full`),
+    );
     expect(readFileSync(outPath, "latin1")).toBe(first.map((line) => line + "\n").join(""));
     // What was printed stays seen, what was not is new: together, every line once.
-    expect(dedup(["--store", store, input])).toEqual({ code: 0, signal: null, stdout: late.map((line) => line + "\n").join(""), stderr: "" });
+    expect(dedup(["--store", store, input])).toEqual({
+      code: 0,
+      signal: null,
+      stdout: late.map((line) => line + "\n").join(""),
+      stderr: "",
+    });
   }, 180_000);
 
   it("a torn last batch is cut off and said on stderr; its keys are new again, the earlier ones stay seen", () => {
@@ -266,7 +339,9 @@ describe("dedup --store", () => {
     const after = dedup(["--store", store], "a\nb\nc\nd\ne\nf\n");
     expect(after.code).toBe(0);
     expect(after.stdout).toBe("c\nd\ne\nf\n");
-    expect(after.stderr).toMatch(new RegExp(`^crawlsieve: the disk seen-set ${log} ended in a partly written batch \\(59 bytes .*it was cut off`));
+    expect(after.stderr).toMatch(
+      new RegExp(`^crawlsieve: the disk seen-set ${log} ended in a partly written batch \\(59 bytes .*it was cut off`),
+    );
     // Cut once: the next run finds a whole file.
     expect(dedup(["--store", store], "a\nf\ng\n")).toEqual({ code: 0, signal: null, stdout: "g\n", stderr: "" });
   });
@@ -278,7 +353,8 @@ describe("dedup --store", () => {
     writeFileSync(input, keys.join("\n") + "\n");
     const store = join(dir, "seen");
     // Fed in groups, so the file holds many records.
-    for (let at = 0; at < keys.length; at += 20_000) expect(dedup(["--store", store], keys.slice(at, at + 20_000).join("\n") + "\n").code).toBe(0);
+    for (let at = 0; at < keys.length; at += 20_000)
+      expect(dedup(["--store", store], keys.slice(at, at + 20_000).join("\n") + "\n").code).toBe(0);
     const log = join(store, "fingerprints.log");
     const size = statSync(log).size;
     const next = rng(30_11);
@@ -291,11 +367,16 @@ describe("dedup --store", () => {
       const changes = 1 + Math.floor(next() * 4);
       for (let c = 0; c < changes; c++) bytes[Math.floor(next() * size)] ^= 1 + Math.floor(next() * 255);
       // Every fourth copy is also cut short at a random length.
-      writeFileSync(join(damaged, "fingerprints.log"), copy % 4 === 3 ? bytes.subarray(0, Math.floor(next() * size)) : bytes);
+      writeFileSync(
+        join(damaged, "fingerprints.log"),
+        copy % 4 === 3 ? bytes.subarray(0, Math.floor(next() * size)) : bytes,
+      );
       const run = dedup(["--store", damaged, input]);
       expect(run.signal, `copy ${copy}`).toBeNull();
       if (run.code === 2) {
-        expect(run.stderr, `copy ${copy}`).toMatch(new RegExp(`^crawlsieve: .*${join(damaged, "fingerprints.log")}.*\\n$`));
+        expect(run.stderr, `copy ${copy}`).toMatch(
+          new RegExp(`^crawlsieve: .*${join(damaged, "fingerprints.log")}.*\\n$`),
+        );
         expect(run.stdout).toBe("");
         outcomes.error++;
       } else {
@@ -321,7 +402,12 @@ describe("dedup --store", () => {
     const old = new StoreDeduplicator(openLmdbStore(store), { items: 1000 });
     old.checkMany(["a", "b", "c"]);
     old.close();
-    expect(dedup(["--store", store], "a\nd\nb\ne\nc\n")).toEqual({ code: 0, signal: null, stdout: "d\ne\n", stderr: "" });
+    expect(dedup(["--store", store], "a\nd\nb\ne\nc\n")).toEqual({
+      code: 0,
+      signal: null,
+      stdout: "d\ne\n",
+      stderr: "",
+    });
     expect(dedup(["--store", store], "d\nf\na\n").stdout).toBe("f\n");
     const header = readFileSync(join(store, "fingerprints.log")).subarray(0, 8);
     expect(header.readUInt16LE(6)).toBe(2); // the MD5 scheme, kept
@@ -344,10 +430,14 @@ describe("dedup --store", () => {
     mkdirSync(join(odd, "fingerprints.log"));
     const named = dedup(["--store", odd], "a\n");
     expect(named.code).toBe(2);
-    expect(named.stderr).toBe(`crawlsieve: ${join(odd, "fingerprints.log")} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory\n`);
+    expect(named.stderr).toBe(
+      `crawlsieve: ${join(odd, "fingerprints.log")} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory\n`,
+    );
     const notOurs = temp();
     writeFileSync(join(notOurs, "fingerprints.log"), "hello, world: not a store\n");
-    expect(dedup(["--store", notOurs], "a\n").stderr).toBe(`crawlsieve: ${join(notOurs, "fingerprints.log")} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory\n`);
+    expect(dedup(["--store", notOurs], "a\n").stderr).toBe(
+      `crawlsieve: ${join(notOurs, "fingerprints.log")} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory\n`,
+    );
   });
 
   it("shares its keys with openSeenSet({ backend: 'disk' }) both ways: CRLF, empty and long lines (64 KiB carried, 17 MiB streamed) fingerprint alike", async () => {
@@ -359,16 +449,26 @@ describe("dedup --store", () => {
     expect(Array.from(await api.addMany(["from-api", "", carried, streamed]))).toEqual([1, 1, 1, 1]);
     await api.close();
     const input = join(dir, "input.txt");
-    writeFileSync(input, ["from-api\r", "", carried, streamed + "\r", "cli-1", "cli-2\r", "s".repeat(17 << 20) + "x", "from-api"].join("\n") + "\n");
+    writeFileSync(
+      input,
+      ["from-api\r", "", carried, streamed + "\r", "cli-1", "cli-2\r", "s".repeat(17 << 20) + "x", "from-api"].join(
+        "\n",
+      ) + "\n",
+    );
     // Output to a file: 17 MiB through a pipe into this process would cost more than the run.
     const outPath = join(dir, "out.txt");
     const out = openSync(outPath, "w");
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { stdio: ["ignore", out, "pipe"], timeout: 180_000 });
+    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], {
+      stdio: ["ignore", out, "pipe"],
+      timeout: 180_000,
+    });
     closeSync(out);
     expect(run.status, run.stderr.toString()).toBe(0);
     expect(readFileSync(outPath, "latin1")).toBe(`cli-1\ncli-2\r\n${"s".repeat(17 << 20)}x\n`);
     const again = await openSeenSet({ backend: "disk", path: store });
-    expect(Array.from(await again.hasMany(["cli-1", "cli-2", "s".repeat(17 << 20) + "x", "cli-3"]))).toEqual([1, 1, 1, 0]);
+    expect(Array.from(await again.hasMany(["cli-1", "cli-2", "s".repeat(17 << 20) + "x", "cli-3"]))).toEqual([
+      1, 1, 1, 0,
+    ]);
     await again.close();
   }, 180_000);
 
@@ -404,7 +504,11 @@ describe("dedup --store", () => {
     mkdirSync(tmp);
     const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
     // 1.5 M keys are some 34 MB in a table: a 16 MiB budget holds a tenth of them.
-    const first = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: seq(1, 1_500_000), maxBuffer: 1 << 26, timeout: 180_000 });
+    const first = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"],
+      { input: seq(1, 1_500_000), maxBuffer: 1 << 26, timeout: 180_000 },
+    );
     expect(first.status, first.stderr.toString()).toBe(0);
     expect(first.stdout.toString() === seq(1, 1_500_000)).toBe(true);
     expect(JSON.parse(first.stderr.toString())).toMatchObject({ frozen: true, stored: 1_500_000 });
@@ -414,12 +518,22 @@ describe("dedup --store", () => {
     // The target of the issue, scaled down: a window over the end of the store prints exactly what
     // is past it; lines repeated within the run, and old lines, are dropped.
     const window = seq(1_450_001, 1_600_000) + seq(1, 100) + seq(1_450_001, 1_460_000) + seq(1_550_001, 1_560_000);
-    const second = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: window, maxBuffer: 1 << 26, timeout: 180_000 });
+    const second = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"],
+      { input: window, maxBuffer: 1 << 26, timeout: 180_000 },
+    );
     expect(second.status, second.stderr.toString()).toBe(0);
     expect(second.stdout.toString() === seq(1_500_001, 1_600_000)).toBe(true);
     const stats = JSON.parse(second.stderr.toString());
     // 1.5 M keys (some 34 MB in a table) do not fit 16 MiB: the store is not read in, every new line waits.
-    expect(stats).toMatchObject({ deferred: true, storeKeysRead: 1_500_000, spilledLines: 150_100, spilledKept: 100_000, stored: 1_600_000 });
+    expect(stats).toMatchObject({
+      deferred: true,
+      storeKeysRead: 1_500_000,
+      spilledLines: 150_100,
+      spilledKept: 100_000,
+      stored: 1_600_000,
+    });
     // The store's file (24 MB) is read once, at the end (besides it, the input and the spill's 7 MB of records, read twice).
     expect(stats.ioReadBytes).toBeGreaterThan(16 * 1_500_000);
     expect(stats.ioReadBytes).toBeLessThan(2 * 16 * 1_500_000);
@@ -431,14 +545,23 @@ describe("dedup --store", () => {
     const api = await openSeenSet({ backend: "disk", path: store });
     expect(Array.from(await api.removeMany(["42", "1500001"]))).toEqual([1, 1]);
     await api.close();
-    const third = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"], { input: "7\n42\n1500001\n1500001\n", timeout: 180_000 });
+    const third = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"],
+      { input: "7\n42\n1500001\n1500001\n", timeout: 180_000 },
+    );
     expect(third.status, third.stderr.toString()).toBe(0);
     expect(third.stdout.toString()).toBe("42\n1500001\n");
     expect(JSON.parse(third.stderr.toString()).spilledLines).toBeGreaterThan(0);
     // Three lines waited: their filter has a memory of its own (the run's tables are too small to hold it), and few of the 1.6 M keys pass it.
     expect(JSON.parse(third.stderr.toString()).storeKeysSetAside).toBeLessThan(1000);
     // With room in memory again, every key is there.
-    expect(dedup(["--store", store], seq(1, 1_600_001))).toEqual({ code: 0, signal: null, stdout: "1600001\n", stderr: "" });
+    expect(dedup(["--store", store], seq(1, 1_600_001))).toEqual({
+      code: 0,
+      signal: null,
+      stdout: "1600001\n",
+      stderr: "",
+    });
   }, 180_000);
 
   it("past --memory with a store that fits it: the store is read in, the lines past the table wait, and only store keys that may equal one are set aside", () => {
@@ -448,8 +571,13 @@ describe("dedup --store", () => {
     // 400,000 keys (9.6 MB at 24 bytes a key) fit 16 MiB: read into the table, which then has little room left.
     expect(dedup(["--store", store], seq(1, 400_000)).code).toBe(0);
     // New lines interleaved with old ones, and the new ones again.
-    const input = Array.from({ length: 300_000 }, (_, i) => `${400_001 + i}\n${1 + i}\n`).join("") + seq(400_001, 700_000);
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, maxBuffer: 1 << 26, timeout: 180_000 });
+    const input =
+      Array.from({ length: 300_000 }, (_, i) => `${400_001 + i}\n${1 + i}\n`).join("") + seq(400_001, 700_000);
+    const run = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"],
+      { input, maxBuffer: 1 << 26, timeout: 180_000 },
+    );
     expect(run.status, run.stderr.toString()).toBe(0);
     expect(run.stdout.toString() === seq(400_001, 700_000)).toBe(true);
     const stats = JSON.parse(run.stderr.toString());
@@ -459,7 +587,12 @@ describe("dedup --store", () => {
     // The whole store is read at the end; no waiting line is an old one (those were in the table), so under 1% of its keys are set aside.
     expect(stats.storeKeysRead).toBeGreaterThanOrEqual(400_000);
     expect(stats.storeKeysSetAside).toBeLessThan(0.01 * stats.storeKeysRead);
-    expect(dedup(["--store", store], seq(1, 700_001))).toEqual({ code: 0, signal: null, stdout: "700001\n", stderr: "" });
+    expect(dedup(["--store", store], seq(1, 700_001))).toEqual({
+      code: 0,
+      signal: null,
+      stdout: "700001\n",
+      stderr: "",
+    });
   }, 180_000);
 
   it("past --memory with a compacted store: a few lines read only the records of its sorted part they may lie in, a window reads them all, and both print exactly the new lines", async () => {
@@ -467,7 +600,11 @@ describe("dedup --store", () => {
     const store = join(dir, "seen");
     const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
     const run = (input: string, env: Record<string, string> = {}) => {
-      const done = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"], { input, env: { ...process.env, ...env }, maxBuffer: 1 << 26, timeout: 180_000 });
+      const done = spawnSync(
+        process.execPath,
+        [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir, "--stats"],
+        { input, env: { ...process.env, ...env }, maxBuffer: 1 << 26, timeout: 180_000 },
+      );
       expect(done.status, done.stderr.toString()).toBe(0);
       return { out: done.stdout.toString(), stats: JSON.parse(done.stderr.toString()) };
     };
@@ -498,7 +635,10 @@ describe("dedup --store", () => {
     const bytes = readFileSync(log);
     bytes[16 + 8 + 16 * 1000] ^= 1;
     writeFileSync(log, bytes);
-    const damaged = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir], { input: seq(1, 2000), timeout: 180_000 });
+    const damaged = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", dir], {
+      input: seq(1, 2000),
+      timeout: 180_000,
+    });
     expect(damaged.status).toBe(2);
     expect(damaged.stdout.toString()).toBe("");
     expect(damaged.stderr.toString()).toContain(log);
@@ -520,7 +660,8 @@ describe("openSeenSet({ backend: 'disk' })", () => {
     const seen = await openSeenSet({ backend: "disk", path });
     const key = (i: number) => `https://pieces.example/${i}`;
     // 1.2 M keys in batches of 100,003: about 19 MB of records, each batch several records of odd sizes.
-    for (let at = 0; at < 1_200_000; at += 100_003) await seen.addMany(Array.from({ length: Math.min(100_003, 1_200_000 - at) }, (_, i) => key(at + i)));
+    for (let at = 0; at < 1_200_000; at += 100_003)
+      await seen.addMany(Array.from({ length: Math.min(100_003, 1_200_000 - at) }, (_, i) => key(at + i)));
     await seen.close();
     const log = join(path, "fingerprints.log");
     expect(statSync(log).size).toBeGreaterThan(16 << 20);
@@ -543,7 +684,6 @@ describe("openSeenSet({ backend: 'disk' })", () => {
     expect(Array.from(await cut.addMany([key(0), key(1_199_999)]))).toEqual([0, 1]);
     await cut.close();
   }, 180_000);
-
 
   it("forgets removed keys across processes and reopenings, and clear() empties it for every process", async () => {
     const path = join(temp(), "set");

@@ -25,11 +25,16 @@ Module._resolveFilename = function (request, parent, isMain, options) {
 );
 
 function run(args: string[], input = "") {
-  const child = spawnSync(process.execPath, args, { input, env: { ...process.env, NODE_OPTIONS: `--require ${blocker}` }, timeout: 180_000 });
+  const child = spawnSync(process.execPath, args, {
+    input,
+    env: { ...process.env, NODE_OPTIONS: `--require ${blocker}` },
+    timeout: 180_000,
+  });
   return { code: child.status, stdout: child.stdout.toString(), stderr: child.stderr.toString() };
 }
 
-const ONE_LINE = /^crawlsieve: the disk seen-set \(--store, backend "disk"\) locks its file with the optional package fs-native-extensions, which is not installed: install it with npm install fs-native-extensions\n$/;
+const ONE_LINE =
+  /^crawlsieve: the disk seen-set \(--store, backend "disk"\) locks its file with the optional package fs-native-extensions, which is not installed: install it with npm install fs-native-extensions\n$/;
 
 describe("the disk seen-set without fs-native-extensions", () => {
   it("dedup --store: one line saying what to install, exit 2, nothing printed", () => {

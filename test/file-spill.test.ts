@@ -25,7 +25,8 @@ describe("FileSpill.output(before)", () => {
       spill.append(new TextEncoder().encode(text), new Uint8Array(0), new Uint32Array(spill.partitions + 1));
     }
     // Partition p keeps the lines i = p (mod 256) that are not multiples of 3, in chunks of 700, with a restart in partition 5.
-    const keptOf = (p: number) => Array.from({ length: Math.ceil((lines - p) / 256) }, (_, j) => p + 256 * j).filter((i) => i % 3 !== 0);
+    const keptOf = (p: number) =>
+      Array.from({ length: Math.ceil((lines - p) / 256) }, (_, j) => p + 256 * j).filter((i) => i % 3 !== 0);
     const fingerprintsOf = (indexes: number[]) => {
       const out = new Uint8Array(16 * indexes.length);
       const view = new DataView(out.buffer);
@@ -56,7 +57,11 @@ describe("FileSpill.output(before)", () => {
     })) {
       text += new TextDecoder().decode(chunk);
       // Every line given back so far belongs to a window already handed over.
-      const complete = text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean).map(Number);
+      const complete = text
+        .slice(0, text.lastIndexOf("\n") + 1)
+        .split("\n")
+        .filter(Boolean)
+        .map(Number);
       text = text.slice(text.lastIndexOf("\n") + 1);
       for (const i of complete) {
         if (i <= lastPrinted) outOfOrder++;
@@ -76,7 +81,11 @@ describe("FileSpill.output(before)", () => {
       const got = [...window].sort((a, b) => a - b);
       // Compared here, not with toEqual: a diff of arrays this long takes minutes to print.
       const firstDifference = got.findIndex((v, j) => v !== want[j]);
-      expect({ window: w, length: got.length, firstDifference }).toEqual({ window: w, length: want.length, firstDifference: -1 });
+      expect({ window: w, length: got.length, firstDifference }).toEqual({
+        window: w,
+        length: want.length,
+        firstDifference: -1,
+      });
     });
     spill.close();
     expect(readdirSync(dir)).toEqual([]);

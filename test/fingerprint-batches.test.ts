@@ -4,13 +4,21 @@
 // bad record with whole records after it is corruption (a typed error); and addFresh hands back
 // exactly the fingerprints it found new, in key order. In Node, the "browser" backend is refused.
 import { describe, expect, it } from "vitest";
-import { ChecksumMismatchError, CrawlsieveError, FingerprintSet, FormatError, initSync, openSeenSet } from "../build/js/index.node.js";
+import {
+  ChecksumMismatchError,
+  CrawlsieveError,
+  FingerprintSet,
+  FormatError,
+  initSync,
+  openSeenSet,
+} from "../build/js/index.node.js";
 import { addFresh, decodeRecords, encodeRecords, RECORD_FINGERPRINTS } from "../build/js/seen/fingerprint-batches.js";
 
 // The records are built while the tests are collected.
 initSync();
 
-const fps = (from: number, to: number) => FingerprintSet.fingerprintMany(Array.from({ length: to - from }, (_, i) => `https://records.example/${from + i}`));
+const fps = (from: number, to: number) =>
+  FingerprintSet.fingerprintMany(Array.from({ length: to - from }, (_, i) => `https://records.example/${from + i}`));
 const concat = (...parts: Uint8Array[]) => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
@@ -26,7 +34,9 @@ describe("batch records", () => {
     const decoded = decodeRecords(concat(a, b, c), "test");
     expect(decoded.torn).toBe(false);
     expect(decoded.goodBytes).toBe(a.length + b.length + c.length);
-    expect(decoded.batches.map((batch) => Array.from(batch.fingerprints))).toEqual([fps(0, 3), fps(3, 10), fps(10, 12)].map((x) => Array.from(x)));
+    expect(decoded.batches.map((batch) => Array.from(batch.fingerprints))).toEqual(
+      [fps(0, 3), fps(3, 10), fps(10, 12)].map((x) => Array.from(x)),
+    );
     expect(a.length).toBe(8 + 3 * 16 + 8);
   });
 
@@ -35,7 +45,11 @@ describe("batch records", () => {
     const encoded = encodeRecords(big);
     expect(encoded.length).toBe(big.length + 3 * 16);
     const decoded = decodeRecords(encoded, "test");
-    expect(decoded.batches.map((b) => b.fingerprints.length / 16)).toEqual([RECORD_FINGERPRINTS, RECORD_FINGERPRINTS, 5]);
+    expect(decoded.batches.map((b) => b.fingerprints.length / 16)).toEqual([
+      RECORD_FINGERPRINTS,
+      RECORD_FINGERPRINTS,
+      5,
+    ]);
     expect(Buffer.from(concat(...decoded.batches.map((b) => b.fingerprints))).equals(Buffer.from(big))).toBe(true);
     expect(encodeRecords(new Uint8Array(0))).toHaveLength(0);
   });

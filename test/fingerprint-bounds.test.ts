@@ -85,9 +85,17 @@ describe("FingerprintSet items", () => {
 describe("a disk store's items", () => {
   it("is refused past the machine's memory when every key is kept in memory, and sized to the budget under `memory`", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cs-bounds-"));
-    await expect(openSeenSet({ backend: "disk", path: join(dir, "all-in-memory"), items: 1e15, durable: false })).rejects.toThrow(/items 1000000000000000 /);
+    await expect(
+      openSeenSet({ backend: "disk", path: join(dir, "all-in-memory"), items: 1e15, durable: false }),
+    ).rejects.toThrow(/items 1000000000000000 /);
     // Under a budget the store stays on disk past it: the plan sizes a table of the budget at most.
-    const set = await openSeenSet({ backend: "disk", path: join(dir, "budget"), items: 1e15, memory: 16 << 20, durable: false });
+    const set = await openSeenSet({
+      backend: "disk",
+      path: join(dir, "budget"),
+      items: 1e15,
+      memory: 16 << 20,
+      durable: false,
+    });
     expect(Array.from(await set.addMany(["a", "b", "a"]))).toEqual([1, 1, 0]);
     expect(await set.size()).toBe(2);
     await set.close();

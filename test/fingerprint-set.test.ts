@@ -25,14 +25,21 @@ function reference(set: Set<string>, { op, keys }: Op): number[] {
 
 describe("FingerprintSet", () => {
   it("answers as a Set does for random adds, look-ups and removals, through growth (property)", () => {
-    const key = fc.oneof(fc.integer({ min: 0, max: 3000 }).map((i) => `https://a.example/${i}`), fc.string({ maxLength: 4 }));
-    const op = fc.record({ op: fc.constantFrom("add" as const, "add" as const, "has" as const, "remove" as const), keys: fc.array(key, { maxLength: 600 }) });
+    const key = fc.oneof(
+      fc.integer({ min: 0, max: 3000 }).map((i) => `https://a.example/${i}`),
+      fc.string({ maxLength: 4 }),
+    );
+    const op = fc.record({
+      op: fc.constantFrom("add" as const, "add" as const, "has" as const, "remove" as const),
+      keys: fc.array(key, { maxLength: 600 }),
+    });
     fc.assert(
       fc.property(fc.array(op, { maxLength: 12 }), (ops) => {
         const set = new FingerprintSet({ items: 1 });
         const ref = new Set<string>();
         for (const o of ops) {
-          const got = o.op === "add" ? set.addMany(o.keys) : o.op === "has" ? set.hasMany(o.keys) : set.removeMany(o.keys);
+          const got =
+            o.op === "add" ? set.addMany(o.keys) : o.op === "has" ? set.hasMany(o.keys) : set.removeMany(o.keys);
           expect(Array.from(got)).toEqual(reference(ref, o));
           expect(set.size).toBe(ref.size);
         }
@@ -44,7 +51,10 @@ describe("FingerprintSet", () => {
 
   it("keeps every key through many growths and removes half of them exactly", () => {
     const next = rng(5);
-    const keys = Array.from({ length: 300_000 }, (_, i) => `https://site-${i % 113}.example/p/${i}?q=${Math.floor(next() * 1e9)}`);
+    const keys = Array.from(
+      { length: 300_000 },
+      (_, i) => `https://site-${i % 113}.example/p/${i}?q=${Math.floor(next() * 1e9)}`,
+    );
     const set = new FingerprintSet();
     expect(Array.from(set.addMany(keys)).every((f) => f === 1)).toBe(true);
     expect(set.size).toBe(keys.length);
@@ -108,7 +118,10 @@ describe("FingerprintSet", () => {
     const packed = FingerprintSet.fingerprintMany([...keys, keys[7]]);
     expect(packed.length).toBe(16 * 20_001);
     // XXH3-128 of the key, as xxh128's hex spells it (big-endian high half first; stored low half first).
-    const hex = Array.from(packed.subarray(0, 16)).reverse().map((b) => b.toString(16).padStart(2, "0")).join("");
+    const hex = Array.from(packed.subarray(0, 16))
+      .reverse()
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
     expect(hex).toBe(xxh128(keys[0]));
     const set = new FingerprintSet({ items: 10 });
     const flags = set.addFingerprints(packed);
@@ -117,7 +130,9 @@ describe("FingerprintSet", () => {
     expect(set.size).toBe(20_000);
     expect(Array.from(set.hasMany([keys[0], keys[19_999], "absent"]))).toEqual([1, 1, 0]);
     expect(Array.from(set.addMany([keys[5], "new"]))).toEqual([0, 1]);
-    expect(Array.from(set.hasFingerprints(FingerprintSet.fingerprintMany(["new", "absent", keys[3]])))).toEqual([1, 0, 1]);
+    expect(Array.from(set.hasFingerprints(FingerprintSet.fingerprintMany(["new", "absent", keys[3]])))).toEqual([
+      1, 0, 1,
+    ]);
     expect(() => set.addFingerprints(new Uint8Array(15))).toThrow(InvalidArgumentError);
     expect(() => set.hasFingerprints([1, 2] as unknown as Uint8Array)).toThrow(InvalidArgumentError);
     set.dispose();
@@ -138,15 +153,22 @@ describe("FingerprintSet over several WebAssembly memories (one memory's table h
     // 16 KiB: the smallest table, so a shard splits at its first growth (832 keys or fewer).
     const restore = limit(16 << 10);
     try {
-      const key = fc.oneof(fc.integer({ min: 0, max: 6000 }).map((i) => `https://a.example/${i}`), fc.string({ maxLength: 4 }));
-      const op = fc.record({ op: fc.constantFrom("add" as const, "add" as const, "has" as const, "remove" as const), keys: fc.array(key, { minLength: 200, maxLength: 2000 }) });
+      const key = fc.oneof(
+        fc.integer({ min: 0, max: 6000 }).map((i) => `https://a.example/${i}`),
+        fc.string({ maxLength: 4 }),
+      );
+      const op = fc.record({
+        op: fc.constantFrom("add" as const, "add" as const, "has" as const, "remove" as const),
+        keys: fc.array(key, { minLength: 200, maxLength: 2000 }),
+      });
       let most = 1;
       fc.assert(
         fc.property(fc.array(op, { minLength: 2, maxLength: 10 }), (ops) => {
           const set = new FingerprintSet({ items: 1 });
           const ref = new Set<string>();
           for (const o of ops) {
-            const got = o.op === "add" ? set.addMany(o.keys) : o.op === "has" ? set.hasMany(o.keys) : set.removeMany(o.keys);
+            const got =
+              o.op === "add" ? set.addMany(o.keys) : o.op === "has" ? set.hasMany(o.keys) : set.removeMany(o.keys);
             // Compared as one string: a failing toEqual of long arrays takes minutes to print.
             expect(Array.from(got).join("")).toBe(reference(ref, o).join(""));
             expect(set.size).toBe(ref.size);

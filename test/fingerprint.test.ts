@@ -13,7 +13,9 @@ interface Case {
   fingerprint_json: string;
 }
 
-const vectors = JSON.parse(readFileSync(new URL("./fixtures/vectors/scrapy_request_fingerprint.json", import.meta.url), "utf8")) as { cases: Case[] };
+const vectors = JSON.parse(
+  readFileSync(new URL("./fixtures/vectors/scrapy_request_fingerprint.json", import.meta.url), "utf8"),
+) as { cases: Case[] };
 
 const request = (c: Case) => ({
   url: c.request.url,
@@ -34,9 +36,14 @@ describe("requestFingerprint: Scrapy's known hashes", () => {
     expect(createHash("sha1").update(c.fingerprint_json).digest("hex")).toBe(c.fingerprint_2_7_sha1_hex);
   });
 
-  it.each(vectors.cases.map((c, i) => [i, c] as const))("case %i: scrapy-legacy (< 2.7 request_fingerprint())", (_i, c) => {
-    expect(requestFingerprint(request(c), { ...options(c), algorithm: "scrapy-legacy" })).toBe(c.request_fingerprint_2_6_sha1_hex);
-  });
+  it.each(vectors.cases.map((c, i) => [i, c] as const))(
+    "case %i: scrapy-legacy (< 2.7 request_fingerprint())",
+    (_i, c) => {
+      expect(requestFingerprint(request(c), { ...options(c), algorithm: "scrapy-legacy" })).toBe(
+        c.request_fingerprint_2_6_sha1_hex,
+      );
+    },
+  );
 });
 
 describe("requestFingerprint: other algorithms", () => {
@@ -44,7 +51,9 @@ describe("requestFingerprint: other algorithms", () => {
     for (const c of vectors.cases) {
       const withoutHeaders = JSON.parse(c.fingerprint_json);
       const json = `{"body": "${withoutHeaders.body}", "method": "${withoutHeaders.method}", "url": "${canonicalizeUrl(c.request.url)}"}`;
-      expect(requestFingerprint(request(c), { algorithm: "scrapy-redis" })).toBe(createHash("sha1").update(json).digest("hex"));
+      expect(requestFingerprint(request(c), { algorithm: "scrapy-redis" })).toBe(
+        createHash("sha1").update(json).digest("hex"),
+      );
     }
   });
 
@@ -53,7 +62,9 @@ describe("requestFingerprint: other algorithms", () => {
     expect(fp).toBe(createHash("md5").update("GET\nhttp://example.com/a?a=1&b=2\n").digest("hex"));
     expect(fp).toBe(requestFingerprint({ url: "http://example.com/a?a=1&b=2", method: "get" }));
     // The legacy concatenation collides ("/a" + body "b" == "/ab"); the separators do not.
-    expect(requestFingerprint({ url: "https://example.org/a", body: "b" })).not.toBe(requestFingerprint({ url: "https://example.org/ab" }));
+    expect(requestFingerprint({ url: "https://example.org/a", body: "b" })).not.toBe(
+      requestFingerprint({ url: "https://example.org/ab" }),
+    );
   });
 
   it("computes SHA-1 like node:crypto for every length 0..300", () => {
@@ -68,7 +79,9 @@ describe("requestFingerprint: other algorithms", () => {
   it("rejects bad requests and options by name", () => {
     expect(() => requestFingerprint({ url: 5 } as never)).toThrow(/request.url must be a string/);
     expect(() => requestFingerprint({ url: "http://a/", method: "GE T" })).toThrow(InvalidArgumentError);
-    expect(() => requestFingerprint({ url: "http://a/" }, { algorithm: "sha256" as never })).toThrow(/algorithm must be md5, scrapy/);
+    expect(() => requestFingerprint({ url: "http://a/" }, { algorithm: "sha256" as never })).toThrow(
+      /algorithm must be md5, scrapy/,
+    );
     expect(() => requestFingerprint(null as never)).toThrow(/request must be an options object/);
   });
 });

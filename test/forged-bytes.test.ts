@@ -1,7 +1,14 @@
 // Forged serialized bytes (valid checksum, parameters that lie): a typed FormatError before any
 // memory is reserved for what the parameters claim; and a disposed filter stays disposed.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Deduplicator, DisposedError, FormatError, MultiDimBloomFilter, ScalableBloomFilter, TimeWindowFilter } from "../build/js/index.node.js";
+import {
+  Deduplicator,
+  DisposedError,
+  FormatError,
+  MultiDimBloomFilter,
+  ScalableBloomFilter,
+  TimeWindowFilter,
+} from "../build/js/index.node.js";
 import { ready, resigner, urls } from "./helpers.js";
 
 let resign: Awaited<ReturnType<typeof resigner>>;
@@ -42,13 +49,21 @@ const ALLOWANCE = 8 * 2 ** 20;
 
 describe("forged parameters are refused before memory is reserved for them", () => {
   it("TimeWindowFilter: slices far larger than the payload holds", () => {
-    const window = new TimeWindowFilter({ granularity: "day", slices: 2, itemsPerSlice: 100, fpRate: 0.01, now: () => 0 });
+    const window = new TimeWindowFilter({
+      granularity: "day",
+      slices: 2,
+      itemsPerSlice: 100,
+      fpRate: 0.01,
+      now: () => 0,
+    });
     window.seenMany(urls(50, "w"));
     const bytes = window.serialize();
     // 1e9 items per slice: 1.2 GB a slice, a size the window could really have.
     const forged = forge(bytes, (p) => p.setBigUint64(8, 10n ** 9n, true));
     expect(reservedWhileRefusing(() => TimeWindowFilter.deserialize(forged))).toBeLessThan(ALLOWANCE);
-    expect(() => TimeWindowFilter.deserialize(forged)).toThrow(/slice 0 is 1 x 959 bits with 7 hashes where the window's parameters make 1 x 9585058378 bits with 7 hashes/);
+    expect(() => TimeWindowFilter.deserialize(forged)).toThrow(
+      /slice 0 is 1 x 959 bits with 7 hashes where the window's parameters make 1 x 9585058378 bits with 7 hashes/,
+    );
     // Past the in-process limit: refused by the same path, by name.
     const huge = forge(bytes, (p) => p.setBigUint64(8, 10n ** 12n, true));
     expect(reservedWhileRefusing(() => TimeWindowFilter.deserialize(huge))).toBeLessThan(ALLOWANCE);
@@ -73,10 +88,11 @@ describe("forged parameters are refused before memory is reserved for them", () 
     three.checkMany(["x", "y", "z"]);
     const bytes = three.serialize();
     expect(bytes.length).toBe(124);
-    const claim = (bits: number) => forge(bytes, (p) => {
-      p.setUint32(4, bits, true);
-      p.setFloat64(16, 2 ** 32, true);
-    });
+    const claim = (bits: number) =>
+      forge(bytes, (p) => {
+        p.setUint32(4, bits, true);
+        p.setFloat64(16, 2 ** 32, true);
+      });
     for (const bits of [4, 8]) {
       grown = 0;
       const loaded = Deduplicator.deserialize(claim(bits));
@@ -87,7 +103,9 @@ describe("forged parameters are refused before memory is reserved for them", () 
       expect(loaded.checkMany(["a", "a", "x"]).isNew).toEqual(Uint8Array.of(1, 0, 0));
       loaded.dispose();
     }
-    expect(() => Deduplicator.deserialize(forge(bytes, (p) => p.setFloat64(16, 2 ** 32 + 1, true)))).toThrow(/counters must be an integer from 1 to 2\^32, got 4294967297/);
+    expect(() => Deduplicator.deserialize(forge(bytes, (p) => p.setFloat64(16, 2 ** 32 + 1, true)))).toThrow(
+      /counters must be an integer from 1 to 2\^32, got 4294967297/,
+    );
     // A plan the floor holds loads whole: 10^5 keys at 1% are 958,506 counters (about 0.5 MB).
     const planned = new Deduplicator({ items: 1e5 });
     planned.checkMany(["x"]);
@@ -97,16 +115,28 @@ describe("forged parameters are refused before memory is reserved for them", () 
   it("ScalableBloomFilter and TimeWindowFilter: a parameter the constructor refuses is a FormatError, not an InvalidArgumentError", () => {
     const scalable = new ScalableBloomFilter({ fpRate: 0.01, initialItems: 100 });
     scalable.addMany(urls(300, "s"));
-    expect(() => ScalableBloomFilter.deserialize(forge(scalable.serialize(), (p) => p.setFloat64(0, 2, true)))).toThrow(/parameters do not describe a scalable filter: fpRate must be/);
-    const window = new TimeWindowFilter({ granularity: "hour", slices: 3, itemsPerSlice: 100, fpRate: 0.01, now: () => 0 });
-    expect(() => TimeWindowFilter.deserialize(forge(window.serialize(), (p) => p.setFloat64(16, 2, true)))).toThrow(/parameters do not describe a time window: fpRate must be/);
+    expect(() => ScalableBloomFilter.deserialize(forge(scalable.serialize(), (p) => p.setFloat64(0, 2, true)))).toThrow(
+      /parameters do not describe a scalable filter: fpRate must be/,
+    );
+    const window = new TimeWindowFilter({
+      granularity: "hour",
+      slices: 3,
+      itemsPerSlice: 100,
+      fpRate: 0.01,
+      now: () => 0,
+    });
+    expect(() => TimeWindowFilter.deserialize(forge(window.serialize(), (p) => p.setFloat64(16, 2, true)))).toThrow(
+      /parameters do not describe a time window: fpRate must be/,
+    );
   });
 
   it("ScalableBloomFilter: stages that do not follow the stored plan", () => {
     const scalable = new ScalableBloomFilter({ fpRate: 0.01, initialItems: 100 });
     scalable.addMany(urls(300, "s"));
     const forged = forge(scalable.serialize(), (p) => p.setBigUint64(8, 10n ** 9n, true));
-    expect(() => ScalableBloomFilter.deserialize(forged)).toThrow(/stage 0 was planned for 100 items at 0.005 where the parameters give 1000000000 at 0.005/);
+    expect(() => ScalableBloomFilter.deserialize(forged)).toThrow(
+      /stage 0 was planned for 100 items at 0.005 where the parameters give 1000000000 at 0.005/,
+    );
   });
 });
 

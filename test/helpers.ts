@@ -10,7 +10,7 @@ export async function ready(): Promise<void> {
 
 /** xorshift128+ seeded: the same sequence on every run. */
 export function rng(seed = 1): () => number {
-  let s0 = BigInt(seed) * 0x9e3779b97f4a7c15n & 0xffffffffffffffffn || 1n;
+  let s0 = (BigInt(seed) * 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn || 1n;
   let s1 = (s0 ^ 0xda942042e4dd58b5n) & 0xffffffffffffffffn;
   return () => {
     let x = s0;
@@ -32,7 +32,10 @@ export function randomBytes(next: () => number, length: number): Uint8Array {
 /** `count` URL lines over about `distinct` paths on 40 hosts, seeded: a crawl stream with repeats. */
 export function randomKeys(seed: number, count: number, distinct: number): string[] {
   const next = rng(seed);
-  return Array.from({ length: count }, () => `https://s${Math.floor(next() * 40)}.example/p/${Math.floor(next() * distinct)}`);
+  return Array.from(
+    { length: count },
+    () => `https://s${Math.floor(next() * 40)}.example/p/${Math.floor(next() * distinct)}`,
+  );
 }
 
 /** mawk's first occurrences of the lines of `file` (the reference for line dedup), bytes as they are (LC_ALL=C). */
@@ -43,7 +46,8 @@ export function awkFirst(file: string): string {
 /** URL-like keys of 60-100 bytes, disjoint between different prefixes. */
 export function urls(count: number, prefix = "present"): string[] {
   const out = new Array<string>(count);
-  for (let i = 0; i < count; i++) out[i] = `https://www.example-${i % 97}.com/${prefix}/section/${i}/article?id=${i * 7}&ref=crawl`;
+  for (let i = 0; i < count; i++)
+    out[i] = `https://www.example-${i % 97}.com/${prefix}/section/${i}/article?id=${i * 7}&ref=crawl`;
   return out;
 }
 

@@ -19,7 +19,8 @@ describe("init", () => {
     // Both attempts, each line on its own: a constructor and a hash function alike.
     const lines = out.trim().split("\n");
     expect(lines).toHaveLength(2);
-    for (const line of lines) expect(line).toMatch(/^true ERR_NOT_INITIALIZED crawlsieve is not initialised: await init\(\) first/);
+    for (const line of lines)
+      expect(line).toMatch(/^true ERR_NOT_INITIALIZED crawlsieve is not initialised: await init\(\) first/);
   });
 
   it("is idempotent and shared by concurrent callers; initSync works without await", () => {
@@ -31,7 +32,9 @@ describe("init", () => {
       console.log(isInitialized(), md5Hex("abc"));`);
     expect(err).toBe("");
     expect(out.trim()).toBe("true 900150983cd24fb0d6963f7d28e17f72");
-    const sync = node(`import { initSync, md5Hex } from ${JSON.stringify(ENTRY)}; initSync(); console.log(md5Hex(""));`);
+    const sync = node(
+      `import { initSync, md5Hex } from ${JSON.stringify(ENTRY)}; initSync(); console.log(md5Hex(""));`,
+    );
     expect(sync.out.trim()).toBe("d41d8cd98f00b204e9800998ecf8427e");
   });
 });

@@ -43,11 +43,21 @@ describe("the key of a JSON line", () => {
   });
 
   it("accepts exactly the lines JSON.parse accepts (fast-check JSON with one byte changed, dropped or doubled)", () => {
-    const edits = fc.tuple(fc.json({ maxDepth: 3 }), fc.nat(), fc.constantFrom("drop", "double", "swap"), fc.constantFrom(..."{}[]\",:\\ 0-e.tnu\u0000"));
+    const edits = fc.tuple(
+      fc.json({ maxDepth: 3 }),
+      fc.nat(),
+      fc.constantFrom("drop", "double", "swap"),
+      fc.constantFrom(...'{}[]",:\\ 0-e.tnu\u0000'),
+    );
     fc.assert(
       fc.property(edits, ([json, at, edit, byte]) => {
         const i = json.length === 0 ? 0 : at % json.length;
-        const text = edit === "drop" ? json.slice(0, i) + json.slice(i + 1) : edit === "double" ? json.slice(0, i) + json[i] + json.slice(i) : json.slice(0, i) + byte + json.slice(i + 1);
+        const text =
+          edit === "drop"
+            ? json.slice(0, i) + json.slice(i + 1)
+            : edit === "double"
+              ? json.slice(0, i) + json[i] + json.slice(i)
+              : json.slice(0, i) + byte + json.slice(i + 1);
         const line = `{"k":${text}}`;
         let parsed = true;
         try {
@@ -64,7 +74,9 @@ describe("the key of a JSON line", () => {
   it("keeps apart what a double or a decoder would merge, and merges what JSON says is one value", () => {
     expect(keyOf('{"k":1234567890123456789}')).not.toBe(keyOf('{"k":1234567890123456788}'));
     expect(keyOf('{"k":1e400}')).not.toBe(keyOf('{"k":null}'));
-    expect(keyOf(Uint8Array.from([...encoder.encode('{"k":"a'), 0xff, ...encoder.encode('"}')]))).not.toBe(keyOf(Uint8Array.from([...encoder.encode('{"k":"a'), 0xfe, ...encoder.encode('"}')])));
+    expect(keyOf(Uint8Array.from([...encoder.encode('{"k":"a'), 0xff, ...encoder.encode('"}')]))).not.toBe(
+      keyOf(Uint8Array.from([...encoder.encode('{"k":"a'), 0xfe, ...encoder.encode('"}')])),
+    );
     // Numbers are their text: 1.0 and 1 are two keys (stated in docs/cli.md).
     expect(keyOf('{"k":1.0}')).not.toBe(keyOf('{"k":1}'));
     expect(keyOf('{"k":"\\u00e9\\/"}')).toBe(keyOf('{"k":"é/"}'));
@@ -82,7 +94,11 @@ describe("the key of a JSON line", () => {
 describe("dedup --json-key", () => {
   it("the issue's repro: two ids past 2^53 that one double holds are two lines", () => {
     const input = '{"id":1234567890123456789}\n{"id":1234567890123456788}\n';
-    expect(cli(["dedup", "--json-key", "id"], input)).toMatchObject({ code: 0, stdout: Buffer.from(input), stderr: "" });
+    expect(cli(["dedup", "--json-key", "id"], input)).toMatchObject({
+      code: 0,
+      stdout: Buffer.from(input),
+      stderr: "",
+    });
   });
 
   it("merges 0 of 10,000 distinct ids (large integers, exponents, invalid UTF-8, nested values), in memory and with --store", () => {
@@ -94,7 +110,13 @@ describe("dedup --json-key", () => {
       () => Buffer.from(`-${big()}`),
       () => Buffer.from(`${Math.floor(random() * 9) + 1}e${Math.floor(random() * 700)}`),
       () => Buffer.from(`${Math.floor(random() * 1000)}.${Math.floor(random() * 1000)}E-${Math.floor(random() * 400)}`),
-      () => Buffer.concat([Buffer.from('"x'), Buffer.from([0x80 + Math.floor(random() * 0x7f), 0xff]), Buffer.from(String(Math.floor(random() * 200))), Buffer.from('"')]),
+      () =>
+        Buffer.concat([
+          Buffer.from('"x'),
+          Buffer.from([0x80 + Math.floor(random() * 0x7f), 0xff]),
+          Buffer.from(String(Math.floor(random() * 200))),
+          Buffer.from('"'),
+        ]),
       () => Buffer.from(`{"a":[${big()},{"b":"${big()}"}]}`),
     ];
     while (ids.size < 10_000) {
@@ -104,7 +126,9 @@ describe("dedup --json-key", () => {
     const order = [...ids.values(), ...ids.values()].sort(() => random() - 0.5);
     const lines = order.map((id, n) => Buffer.concat([Buffer.from('{"id":'), id, Buffer.from(`,"n":${n}}\n`)]));
     const seen = new Set<string>();
-    const expected = Buffer.concat(lines.filter((_, n) => !seen.has(order[n].toString("latin1")) && (seen.add(order[n].toString("latin1")), true)));
+    const expected = Buffer.concat(
+      lines.filter((_, n) => !seen.has(order[n].toString("latin1")) && (seen.add(order[n].toString("latin1")), true)),
+    );
     const input = Buffer.concat(lines);
     const memory = cli(["dedup", "--json-key", "id"], input);
     expect(memory.stderr).toBe("");
@@ -119,8 +143,12 @@ describe("dedup --json-key", () => {
     const input = `{"id":1}\n${deep}\n{"id":2}\n`;
     const failed = cli(["dedup", "--json-key", "id"], input);
     expect(failed.code).toBe(2);
-    expect(failed.stderr).toBe("crawlsieve: stdin:2: a value nested deeper than 1,000 levels; --missing keep or --missing drop passes such lines\n");
+    expect(failed.stderr).toBe(
+      "crawlsieve: stdin:2: a value nested deeper than 1,000 levels; --missing keep or --missing drop passes such lines\n",
+    );
     expect(cli(["dedup", "--json-key", "id", "--missing", "keep"], input).stdout.toString()).toBe(input);
-    expect(cli(["dedup", "--json-key", "id", "--missing", "drop"], input).stdout.toString()).toBe('{"id":1}\n{"id":2}\n');
+    expect(cli(["dedup", "--json-key", "id", "--missing", "drop"], input).stdout.toString()).toBe(
+      '{"id":1}\n{"id":2}\n',
+    );
   });
 });

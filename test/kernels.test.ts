@@ -15,8 +15,14 @@ type Shape = string;
 
 /** The members of an interface of src/wasm/kernels.ts, as shapes in wasm terms. */
 function declared(name: string): Map<string, Shape> {
-  const file = ts.createSourceFile("kernels.ts", readFileSync(join(root, "src/wasm/kernels.ts"), "utf8"), ts.ScriptTarget.Latest);
-  const decl = file.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name);
+  const file = ts.createSourceFile(
+    "kernels.ts",
+    readFileSync(join(root, "src/wasm/kernels.ts"), "utf8"),
+    ts.ScriptTarget.Latest,
+  );
+  const decl = file.statements.find(
+    (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name,
+  );
   if (decl === undefined) throw new Error(`src/wasm/kernels.ts has no interface ${name}`);
   const wasmType = (type: ts.TypeNode | undefined): string => {
     const text = type?.getText(file);
@@ -32,7 +38,10 @@ function declared(name: string): Map<string, Shape> {
       out.set(key, `(${member.parameters.map((p) => wasmType(p.type)).join(" ")}) -> ${wasmType(member.type)}`);
     } else if (ts.isPropertySignature(member)) {
       const text = member.type?.getText(file);
-      out.set(key, text === "WebAssembly.Memory" ? "memory" : text === "WebAssembly.Global" ? "global i32" : `property ${text}`);
+      out.set(
+        key,
+        text === "WebAssembly.Memory" ? "memory" : text === "WebAssembly.Global" ? "global i32" : `property ${text}`,
+      );
     }
   }
   return out;
@@ -49,7 +58,10 @@ function exported(wat: string): Map<string, Shape> {
       const global = new RegExp(`^ \\(global ${internal.replace(/[$/]/g, "\\$&")} (\\S+) \\(`, "m").exec(text);
       out.set(name, `global ${global?.[1]}`);
     } else {
-      const head = new RegExp(`^ \\(func ${internal.replace(/[$/]/g, "\\$&")}((?: \\(type \\$\\d+\\))?(?: \\(param \\S+ \\S+\\))*(?: \\(result \\S+\\))?)$`, "m").exec(text);
+      const head = new RegExp(
+        `^ \\(func ${internal.replace(/[$/]/g, "\\$&")}((?: \\(type \\$\\d+\\))?(?: \\(param \\S+ \\S+\\))*(?: \\(result \\S+\\))?)$`,
+        "m",
+      ).exec(text);
       if (head === null) throw new Error(`${wat}: no signature for ${internal}`);
       const params = [...head[1].matchAll(/\(param \S+ (\S+)\)/g)].map((m) => num(m[1]));
       const result = /\(result (\S+)\)/.exec(head[1]);
@@ -85,13 +97,18 @@ describe("kernel interface (src/wasm/kernels.ts) against the modules", () => {
 
   it("the debug build exports exactly what the release build does", () => {
     expect(sorted(exported("crawlsieve.debug.wat"))).toEqual(sorted(exported("crawlsieve.wat")));
-    const names = (file: string) => WebAssembly.Module.exports(new WebAssembly.Module(readFileSync(join(root, "build", file)))).map((e) => `${e.name}:${e.kind}`).sort();
+    const names = (file: string) =>
+      WebAssembly.Module.exports(new WebAssembly.Module(readFileSync(join(root, "build", file))))
+        .map((e) => `${e.name}:${e.kind}`)
+        .sort();
     expect(names("crawlsieve.debug.wasm")).toEqual(names("crawlsieve.wasm"));
   });
 
   it("every kernel and every layout constant is used by src/ (no dead exports)", () => {
     const text = sourcesText();
-    const unused = [...declared("Kernels").keys(), ...declared("SharedKernels").keys()].filter((name) => name !== "memory" && !new RegExp(`\\.${name}\\b`).test(text));
+    const unused = [...declared("Kernels").keys(), ...declared("SharedKernels").keys()].filter(
+      (name) => name !== "memory" && !new RegExp(`\\.${name}\\b`).test(text),
+    );
     expect(unused).toEqual([]);
   });
 
@@ -103,7 +120,9 @@ describe("kernel interface (src/wasm/kernels.ts) against the modules", () => {
     drifted.set("xxh64", "(num num num) -> i64");
     drifted.set("hamming", "(num num) -> num");
     expect(sorted(drifted)).not.toEqual(sorted(declared("Kernels")));
-    const differing = [...new Set([...drifted.keys(), ...module.keys()])].filter((k) => drifted.get(k) !== declared("Kernels").get(k)).sort();
+    const differing = [...new Set([...drifted.keys(), ...module.keys()])]
+      .filter((k) => drifted.get(k) !== declared("Kernels").get(k))
+      .sort();
     expect(differing).toEqual(["hamming", "md5", "orBytes", "xxh64"]);
   });
 });

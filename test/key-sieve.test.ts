@@ -42,7 +42,8 @@ describe("KeySieve", () => {
     for (let at = 0; at < lines; at += BATCH) sieve!.add(records(spilled, at, Math.min(lines, at + BATCH)), RECORD);
     // Present keys: each one passes.
     let passed = 0;
-    for (let at = 0; at < lines; at += BATCH) passed += sieve!.sieve(fingerprints(spilled, at, Math.min(lines, at + BATCH))).length / 16;
+    for (let at = 0; at < lines; at += BATCH)
+      passed += sieve!.sieve(fingerprints(spilled, at, Math.min(lines, at + BATCH))).length / 16;
     expect(passed).toBe(lines);
     // 16 bits a line: about 0.18% (the split-block formula, src/sizing/bloom.ts).
     const p = sieve!.fpRate;

@@ -106,7 +106,9 @@ function faults(rows: readonly Row[], graph: ReadonlyMap<string, readonly string
       }
       if (to.unit === from.unit) continue;
       if (!from.row.allowed.has(to.row.floor)) {
-        out.push(`${file} (floor ${from.row.floor}) imports ${target} (floor ${to.row.floor}); its row allows floors ${[...from.row.allowed].join(",")}`);
+        out.push(
+          `${file} (floor ${from.row.floor}) imports ${target} (floor ${to.row.floor}); its row allows floors ${[...from.row.allowed].join(",")}`,
+        );
       }
     }
   }
@@ -115,7 +117,8 @@ function faults(rows: readonly Row[], graph: ReadonlyMap<string, readonly string
   for (const [file, targets] of graph) {
     const unit = unitOf(file);
     const list = folders.get(unit) ?? [];
-    for (const target of targets) if (unitOf(target) !== unit && !list.includes(unitOf(target))) list.push(unitOf(target));
+    for (const target of targets)
+      if (unitOf(target) !== unit && !list.includes(unitOf(target))) list.push(unitOf(target));
     folders.set(unit, list);
   }
   for (const cycle of circles(folders)) out.push(`circle of folders: ${cycle.join(" -> ")}`);

@@ -18,7 +18,11 @@ const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 
 /** First occurrences by awk (mawk in the C locale): bytes through, CRLF and LF lines compare the same. */
 function awk(input: Uint8Array): Buffer {
-  return execFileSync("mawk", ['{ k = $0; sub(/\r$/, "", k) } !s[k]++'], { input, env: { LC_ALL: "C" }, maxBuffer: 1 << 30 });
+  return execFileSync("mawk", ['{ k = $0; sub(/\r$/, "", k) } !s[k]++'], {
+    input,
+    env: { LC_ALL: "C" },
+    maxBuffer: 1 << 30,
+  });
 }
 
 /** Runs a LineDeduplicator over `input` cut into pieces of `cut` bytes. */
@@ -45,7 +49,8 @@ const MODES = [{}, { hash: "md5" as const }, { scalar: true }, { approx: true, f
 describe("dedupLines equals awk's first occurrences", () => {
   it("on CRLF, empty lines, NUL, invalid UTF-8, megabyte lines and a last line without newline", () => {
     const reference = awk(TRICKY);
-    for (const options of MODES) expect(Buffer.from(dedupLines(TRICKY, options)).equals(reference), JSON.stringify(options)).toBe(true);
+    for (const options of MODES)
+      expect(Buffer.from(dedupLines(TRICKY, options)).equals(reference), JSON.stringify(options)).toBe(true);
     // Small chunks and head room: the megabyte lines take the long-line path.
     expect(pushed(TRICKY, 7919, { chunkBytes: 4096, carryBytes: 64 }).equals(reference)).toBe(true);
   });
@@ -56,20 +61,34 @@ describe("dedupLines equals awk's first occurrences", () => {
     for (let cut = 1; cut <= input.length; cut++) {
       for (const scalar of [false, true]) {
         for (const carryBytes of [1, 3, 64]) {
-          expect(pushed(input, cut, { chunkBytes: 16, carryBytes, scalar }).equals(reference), `cut ${cut} carry ${carryBytes} scalar ${scalar}`).toBe(true);
+          expect(
+            pushed(input, cut, { chunkBytes: 16, carryBytes, scalar }).equals(reference),
+            `cut ${cut} carry ${carryBytes} scalar ${scalar}`,
+          ).toBe(true);
         }
       }
     }
   });
 
   it("on random lines of a hostile alphabet, randomly cut (fast-check)", () => {
-    const line = fc.uint8Array({ maxLength: 40 }).map((bytes) => bytes.map((b) => [0x61, 0x62, 0x0d, 0x00, 0xff, 0x0a][b % 6]));
+    const line = fc
+      .uint8Array({ maxLength: 40 })
+      .map((bytes) => bytes.map((b) => [0x61, 0x62, 0x0d, 0x00, 0xff, 0x0a][b % 6]));
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 60 }), fc.integer({ min: 1, max: 97 }), fc.integer({ min: 16, max: 200 }), fc.integer({ min: 1, max: 50 }), (lines, cut, chunkBytes, carryBytes) => {
-        const input = Buffer.concat(lines.map((l) => Buffer.from(l)));
-        const reference = awk(input);
-        return pushed(input, cut, { chunkBytes, carryBytes }).equals(reference) && pushed(input, cut, { chunkBytes, carryBytes, approx: true, fpRate: 1e-9 }).equals(reference);
-      }),
+      fc.property(
+        fc.array(line, { maxLength: 60 }),
+        fc.integer({ min: 1, max: 97 }),
+        fc.integer({ min: 16, max: 200 }),
+        fc.integer({ min: 1, max: 50 }),
+        (lines, cut, chunkBytes, carryBytes) => {
+          const input = Buffer.concat(lines.map((l) => Buffer.from(l)));
+          const reference = awk(input);
+          return (
+            pushed(input, cut, { chunkBytes, carryBytes }).equals(reference) &&
+            pushed(input, cut, { chunkBytes, carryBytes, approx: true, fpRate: 1e-9 }).equals(reference)
+          );
+        },
+      ),
       { numRuns: 120 },
     );
   });
@@ -99,7 +118,9 @@ describe("dedupLines equals awk's first occurrences", () => {
     expect(Buffer.concat([staged.push(input), staged.end()]).equals(reference)).toBe(true);
     expect(staged.describe().stages).toBe(3);
     // Told the input's size, the first stage is planned for every line still to come: one stage.
-    const sized = new LineDeduplicator(internalOptions({ approx: true, fpRate: 1e-9, stageItems: 1000, inputBytes: input.length, chunkBytes: 65_536 }));
+    const sized = new LineDeduplicator(
+      internalOptions({ approx: true, fpRate: 1e-9, stageItems: 1000, inputBytes: input.length, chunkBytes: 65_536 }),
+    );
     expect(Buffer.concat([sized.push(input), sized.end()]).equals(reference)).toBe(true);
     expect(sized.describe().stages).toBe(1);
   });
@@ -109,7 +130,10 @@ describe("the fingerprints of new lines kept for a store (dedup --store)", () =>
   /** XXH3-128 of a key as the table stores it: the low word then the high word, little-endian (hash-wasm gives the big-endian hex of the whole). */
   async function reference(key: Uint8Array): Promise<string> {
     const hex = await xxhash128(key);
-    return Buffer.from(hex, "hex").subarray(8).reverse().toString("hex") + Buffer.from(hex, "hex").subarray(0, 8).reverse().toString("hex");
+    return (
+      Buffer.from(hex, "hex").subarray(8).reverse().toString("hex") +
+      Buffer.from(hex, "hex").subarray(0, 8).reverse().toString("hex")
+    );
   }
 
   it("are hash-wasm's XXH3-128 of the first occurrences' keys, in order: one memory, several, and long lines", async () => {
@@ -132,8 +156,15 @@ describe("the fingerprints of new lines kept for a store (dedup --store)", () =>
     // Small chunks and head room: lines past 4 KiB take the long-line path; 1.5 MiB memories spread
     // the table; taken once after the whole input, the fingerprints (some 30,000) outgrow the
     // engine's region of 16,384 and are moved aside on the way.
-    for (const [options, piece] of [[{}, 50_000], [{ perMemory: 3 << 19, memory: 256 << 20 }, 50_000], [{}, input.length], [{ perMemory: 3 << 19, memory: 256 << 20 }, input.length]] as const) {
-      const dedup = new LineDeduplicator(internalOptions({ ...options, fresh: true, chunkBytes: 1 << 16, carryBytes: 4096 }));
+    for (const [options, piece] of [
+      [{}, 50_000],
+      [{ perMemory: 3 << 19, memory: 256 << 20 }, 50_000],
+      [{}, input.length],
+      [{ perMemory: 3 << 19, memory: 256 << 20 }, input.length],
+    ] as const) {
+      const dedup = new LineDeduplicator(
+        internalOptions({ ...options, fresh: true, chunkBytes: 1 << 16, carryBytes: 4096 }),
+      );
       const got: string[] = [];
       const take = () => {
         const fresh = Buffer.from(face(dedup).freshDigests());
@@ -158,7 +189,10 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
   it("equals awk when the next chunk lands in the other slot before the current one is worked", () => {
     const next = rng(21);
     const parts: string[] = [];
-    for (let i = 0; i < 60_000; i++) parts.push(`${"x".repeat(Math.floor(next() * 3) * 40)}/k/${Math.floor(next() * 30_000)}${next() < 0.2 ? "\r" : ""}`);
+    for (let i = 0; i < 60_000; i++)
+      parts.push(
+        `${"x".repeat(Math.floor(next() * 3) * 40)}/k/${Math.floor(next() * 30_000)}${next() < 0.2 ? "\r" : ""}`,
+      );
     const input = Buffer.from(parts.join("\n") + "\nend");
     const reference = awk(input);
     for (const chunkBytes of [4096, 65_536]) {
@@ -197,7 +231,8 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
   it("a step's kept lines stay intact until the next step that hands bytes over has run (a write may hold them uncopied)", () => {
     const next = rng(23);
     const parts: string[] = [];
-    for (let i = 0; i < 40_000; i++) parts.push(`https://h${Math.floor(next() * 5)}.example/${Math.floor(next() * 20_000)}`);
+    for (let i = 0; i < 40_000; i++)
+      parts.push(`https://h${Math.floor(next() * 5)}.example/${Math.floor(next() * 20_000)}`);
     const input = Buffer.from(parts.join("\n") + "\n");
     const reference = awk(input);
     const dedup = new LineDeduplicator({ chunkBytes: 8192, carryBytes: 200 });
@@ -216,7 +251,9 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
     let grown = 0;
     for (let at = 0; at < input.length; at += 8192) {
       const n = Math.min(8192, input.length - at);
-      face(dedup).slotView(0).set(input.subarray(at, at + n));
+      face(dedup)
+        .slotView(0)
+        .set(input.subarray(at, at + n));
       face(dedup).begin(0, n, false);
       while (!face(dedup).step(lend)) {
         settle();
@@ -233,7 +270,10 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
   it("the CLI equals awk on a file given by name, on stdin redirected from it and on a pipe, with nothing on stderr", () => {
     const next = rng(8);
     const lines: string[] = [];
-    for (let i = 0; i < 300_000; i++) lines.push(`https://h${Math.floor(next() * 9)}.example/${Math.floor(next() * 120_000)}${next() < 0.1 ? "\r" : ""}`);
+    for (let i = 0; i < 300_000; i++)
+      lines.push(
+        `https://h${Math.floor(next() * 9)}.example/${Math.floor(next() * 120_000)}${next() < 0.1 ? "\r" : ""}`,
+      );
     const dir = mkdtempSync(join(tmpdir(), "crawlsieve-slots-"));
     const file = join(dir, "in.txt");
     writeFileSync(file, lines.join("\n") + "\nlast");
@@ -248,7 +288,9 @@ describe("reading straight into the two WebAssembly slots (the CLI's path)", () 
       expect(result.stderr.toString(), args.join(" ")).toBe("");
     }
     // A pipe on stdin comes in the stream's chunks, copied in: the same output, and nothing on stderr.
-    const piped = spawnSync("sh", ["-c", `cat "${file}" | "${process.execPath}" "${CLI}" dedup`], { maxBuffer: 1 << 26 });
+    const piped = spawnSync("sh", ["-c", `cat "${file}" | "${process.execPath}" "${CLI}" dedup`], {
+      maxBuffer: 1 << 26,
+    });
     expect(piped.status, piped.stderr.toString()).toBe(0);
     expect(piped.stdout.equals(reference)).toBe(true);
     expect(piped.stderr.toString()).toBe("");
@@ -259,7 +301,9 @@ describe("LineDeduplicator API", () => {
   it("refuses options it does not know and flags that are not booleans, naming them", () => {
     expect(() => new LineDeduplicator({ approx: "yes" } as never)).toThrow(/approx must be true or false, got "yes"/);
     expect(() => new LineDeduplicator({ scalar: 1 } as never)).toThrow(/scalar must be true or false/);
-    expect(() => new LineDeduplicator({ aprox: true } as never)).toThrow(/aprox .*no such option: LineDeduplicator takes hash, approx/);
+    expect(() => new LineDeduplicator({ aprox: true } as never)).toThrow(
+      /aprox .*no such option: LineDeduplicator takes hash, approx/,
+    );
     expect(() => new LineDeduplicator({ fprate: 0.01 } as never)).toThrow(InvalidArgumentError);
   });
 
@@ -286,7 +330,11 @@ describe("LineDeduplicator API", () => {
     const held = new LineDeduplicator();
     const heldInput: Uint8Array[] = [];
     const inputs = Array.from({ length: 600 }, (_, i) => {
-      const lines = Array.from({ length: 1 + Math.floor(random() * 40) }, () => `l${Math.floor(random() * 30)}${"x".repeat(Math.floor(random() * 3) * 70_000 * (random() < 0.01 ? 1 : 0))}`);
+      const lines = Array.from(
+        { length: 1 + Math.floor(random() * 40) },
+        () =>
+          `l${Math.floor(random() * 30)}${"x".repeat(Math.floor(random() * 3) * 70_000 * (random() < 0.01 ? 1 : 0))}`,
+      );
       if (i === 300) for (let j = 0; j < 300_000; j++) lines.push(`big${j}`);
       return new TextEncoder().encode(lines.join(random() < 0.5 ? "\n" : "\r\n") + (random() < 0.5 ? "\n" : ""));
     });

@@ -59,7 +59,9 @@ describe("approximate line dedup: measured FP rate on lines never seen", () => {
     const cases = {
       stages: new LineDeduplicator(internalOptions({ approx: true, fpRate, stageItems: 5_000 })),
       // An inputBytes that undercounts (a quarter of the input) must still keep the rate: later stages follow.
-      undersized: new LineDeduplicator(internalOptions({ approx: true, fpRate, stageItems: 5_000, inputBytes: Math.floor(total / 4) })),
+      undersized: new LineDeduplicator(
+        internalOptions({ approx: true, fpRate, stageItems: 5_000, inputBytes: Math.floor(total / 4) }),
+      ),
       sized: new LineDeduplicator({ approx: true, fpRate, inputBytes: total }),
       items: new LineDeduplicator({ approx: true, fpRate, items: PRESENT + ABSENT }),
     };
@@ -100,6 +102,9 @@ describe("approximate line dedup: measured FP rate on lines never seen", () => {
     const expected = climbRate(bits / 512, keptPresent, probes);
     expect(share).toBeGreaterThan(expected * 0.75);
     expect(share).toBeLessThan(expected * 1.25);
-    expect(sizing.splitBlockBloomFpRate({ bits, items: keptPresent + probes / 2 }) / splitBlockRate(bits / 512, keptPresent + probes / 2)).toBeCloseTo(1, 2);
+    expect(
+      sizing.splitBlockBloomFpRate({ bits, items: keptPresent + probes / 2 }) /
+        splitBlockRate(bits / 512, keptPresent + probes / 2),
+    ).toBeCloseTo(1, 2);
   });
 });

@@ -56,7 +56,10 @@ function addAll(shard: TableShard, keys: [bigint, bigint][]): number[] {
 }
 
 describe("the compact line table", () => {
-  for (const [name, layout] of [["compact (12-byte slots)", COMPACT], ["wide (16-byte slots)", WIDE]] as const) {
+  for (const [name, layout] of [
+    ["compact (12-byte slots)", COMPACT],
+    ["wide (16-byte slots)", WIDE],
+  ] as const) {
     it(`${name}: adds, finds, removes and grows as a Map of the compared bits does, with long and wrapping probe runs`, () => {
       const next = rng(layout.bytes);
       const pool = keyPool(next, 3000);
@@ -77,12 +80,16 @@ describe("the compact line table", () => {
         const gone = Array.from({ length: 120 }, () => pool[Math.floor(next() * pool.length)]);
         shard.staging.copyIn(shard.arena.u8, pack(gone));
         shard.remove(gone.length);
-        expect(Array.from(shard.flags.bytes(shard.arena.u8, 0, gone.length)), `round ${round} removes`).toEqual(gone.map(([lo, hi]) => (reference.delete(compared(lo, hi, wide)) ? 1 : 0)));
+        expect(Array.from(shard.flags.bytes(shard.arena.u8, 0, gone.length)), `round ${round} removes`).toEqual(
+          gone.map(([lo, hi]) => (reference.delete(compared(lo, hi, wide)) ? 1 : 0)),
+        );
         for (let at = 0; at < pool.length; at += 512) {
           const keys = pool.slice(at, at + 512);
           shard.staging.copyIn(shard.arena.u8, pack(keys));
           shard.has(0, keys.length);
-          expect(Array.from(shard.flags.bytes(shard.arena.u8, 0, keys.length)), `round ${round} look-ups`).toEqual(keys.map(([lo, hi]) => (reference.has(compared(lo, hi, wide)) ? 1 : 0)));
+          expect(Array.from(shard.flags.bytes(shard.arena.u8, 0, keys.length)), `round ${round} look-ups`).toEqual(
+            keys.map(([lo, hi]) => (reference.has(compared(lo, hi, wide)) ? 1 : 0)),
+          );
         }
       }
       // Grown several times from 4 buckets a partition.

@@ -3,7 +3,16 @@
 // against a replay of the same adds and forgets in a JavaScript Map, against awk for the command
 // line, with a second process holding the old file, and with kill -9 while the new file is written.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, appendFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  appendFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -43,7 +52,13 @@ const sortedCount = (path: string) => readFileSync(path).readUInt32LE(12);
 function inTableOrder(packed: Uint8Array): boolean {
   const view = new DataView(packed.buffer, packed.byteOffset, packed.length);
   // As 32-bit words, most significant first.
-  const key = (i: number) => [packed[16 * i + 15] >> 2, view.getUint32(16 * i + 4, true), view.getUint32(16 * i, true), view.getUint32(16 * i + 12, true), view.getUint32(16 * i + 8, true)];
+  const key = (i: number) => [
+    packed[16 * i + 15] >> 2,
+    view.getUint32(16 * i + 4, true),
+    view.getUint32(16 * i, true),
+    view.getUint32(16 * i + 12, true),
+    view.getUint32(16 * i + 8, true),
+  ];
   for (let i = 1; i < packed.length / 16; i++) {
     const [a, b] = [key(i - 1), key(i)];
     const at = b.findIndex((word, j) => word !== a[j]);
@@ -51,7 +66,6 @@ function inTableOrder(packed: Uint8Array): boolean {
   }
   return true;
 }
-
 
 describe("compaction of the disk seen-set's file", () => {
   it("keeps each live fingerprint once, in table order, the last add or forget deciding, in one pass, several, or through partition files", () => {
@@ -93,13 +107,24 @@ describe("compaction of the disk seen-set's file", () => {
     const liveCount = live.reduce((sum, x) => sum + x, 0);
     const dir = temp();
     const path = join(dir, "fingerprints.log");
-    createLogFile(path, "xxh128", ops.map(([list, forget]) => encodeRecords(pack(list), forget)));
+    createLogFile(
+      path,
+      "xxh128",
+      ops.map(([list, forget]) => encodeRecords(pack(list), forget)),
+    );
     // A torn last record, never acknowledged: left out.
-    appendFileSync(path, encodeRecords(pack(keys.slice(0, 10).map((k) => k.map((b) => b ^ 0xff))), false).subarray(0, 100));
+    appendFileSync(
+      path,
+      encodeRecords(pack(keys.slice(0, 10).map((k) => k.map((b) => b ^ 0xff))), false).subarray(0, 100),
+    );
     const bodies: Buffer[] = [];
     // A fresh instance (passes of 32 MiB: two), one whose memory holds every partition (one pass),
     // and a fresh one past its budget: every entry to a file of its partition, read back in two groups.
-    for (const [memory, passes] of [[0, 4], [64 << 20, 4], [0, 0]]) {
+    for (const [memory, passes] of [
+      [0, 4],
+      [64 << 20, 4],
+      [0, 0],
+    ]) {
       process.env.CRAWLSIEVE_TEST_COMPACT_PASSES = String(passes);
       const arena = new Arena();
       if (memory > 0) arena.place({ table: memory });
@@ -134,7 +159,12 @@ describe("compaction of the disk seen-set's file", () => {
     // Two passes, one, or partition files: the same file, and no partition file is left.
     expect(bodies[0].equals(bodies[1])).toBe(true);
     expect(bodies[0].equals(bodies[2])).toBe(true);
-    expect(readdirSync(dir).sort()).toEqual(["fingerprints.log", "fingerprints.log.0.0.tmp", "fingerprints.log.0.4.tmp", `fingerprints.log.${64 << 20}.4.tmp`]);
+    expect(readdirSync(dir).sort()).toEqual([
+      "fingerprints.log",
+      "fingerprints.log.0.0.tmp",
+      "fingerprints.log.0.4.tmp",
+      `fingerprints.log.${64 << 20}.4.tmp`,
+    ]);
   });
 
   it("is followed by a set holding the old file: it reads the new one whole, and nothing is lost", async () => {
@@ -179,7 +209,12 @@ describe("compaction of the disk seen-set's file", () => {
     writeFileSync(second, randomKeys(2, 150_000, 100_000).join("\n") + "\n");
     const store = join(dir, "seen");
     const env = { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" };
-    const run = (...files: string[]) => spawnSync(process.execPath, [CLI, "dedup", "--store", store, ...files], { env, maxBuffer: 1 << 28, timeout: 180_000 });
+    const run = (...files: string[]) =>
+      spawnSync(process.execPath, [CLI, "dedup", "--store", store, ...files], {
+        env,
+        maxBuffer: 1 << 28,
+        timeout: 180_000,
+      });
     const one = run(first);
     expect(one.status, one.stderr.toString()).toBe(0);
     expect(one.stdout.toString()).toBe(awkFirst(first));
@@ -204,7 +239,11 @@ describe("compaction of the disk seen-set's file", () => {
     const store = join(temp(), "seen");
     const lines = Array.from({ length: 1_600_000 }, (_, i) => `${i + 1}\n`).join("");
     const env = { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1" };
-    const run = spawnSync(process.execPath, [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", temp(), "--stats"], { env, input: lines, maxBuffer: 1 << 28, timeout: 180_000 });
+    const run = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", temp(), "--stats"],
+      { env, input: lines, maxBuffer: 1 << 28, timeout: 180_000 },
+    );
     expect(run.status, run.stderr.toString()).toBe(0);
     expect(run.stdout.toString()).toBe(lines);
     expect(JSON.parse(run.stderr.toString()).spilledLines).toBeGreaterThan(0);
@@ -215,34 +254,50 @@ describe("compaction of the disk seen-set's file", () => {
     ["its passes over the file", {}, /\.tmp$/],
     // Killed once a partition file is there, beside the new file.
     ["partition files", { CRAWLSIEVE_TEST_COMPACT_PASSES: "0" }, /\.[0-9a-f]{2}\.tmp$/],
-  ] as [string, Record<string, string>, RegExp][])("survives kill -9 while the new file is written (%s): the old one stays whole, and the files left aside go at the next open", async (_, env, killAt) => {
-    const dir = temp();
-    const input = join(dir, "input.txt");
-    writeFileSync(input, randomKeys(3, 600_000, 400_000).join("\n") + "\n");
-    const store = join(dir, "seen");
-    // Filled without compaction (under 64 MiB), every line printed.
-    const filled = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 180_000 });
-    expect(filled.status, filled.stderr.toString()).toBe(0);
-    const log = join(store, "fingerprints.log");
-    const before = readFileSync(log);
-    const inode = statSync(log).ino;
-    // Reopened with compaction due at close, and killed as soon as the new file appears beside the old.
-    const child = spawn(process.execPath, [CLI, "dedup", "--store", store], { env: { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
-    const exited = new Promise((resolve) => child.on("exit", resolve));
-    let aside: string | undefined;
-    for (const started = Date.now(); aside === undefined && child.exitCode === null && Date.now() - started < 30_000; ) {
-      aside = readdirSync(store).find((name) => killAt.test(name));
-      if (aside === undefined) await new Promise((resolve) => setImmediate(resolve));
-    }
-    child.kill("SIGKILL");
-    await exited;
-    expect(aside, "the compaction's file was seen before the process ended").toBeDefined();
-    // The old file as it was (the kill came before the rename, as it nearly always does), or the new one whole.
-    if (statSync(log).ino === inode) expect(readFileSync(log).equals(before)).toBe(true);
-    else expect(fileFingerprints(log).length / 16).toBe(sortedCount(log));
-    const again = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], { maxBuffer: 1 << 28, timeout: 180_000 });
-    expect(again.status, again.stderr.toString()).toBe(0);
-    expect(again.stdout.toString()).toBe("");
-    expect(readdirSync(store).filter((name) => name.endsWith(".tmp"))).toEqual([]);
-  }, 180_000);
+  ] as [string, Record<string, string>, RegExp][])(
+    "survives kill -9 while the new file is written (%s): the old one stays whole, and the files left aside go at the next open",
+    async (_, env, killAt) => {
+      const dir = temp();
+      const input = join(dir, "input.txt");
+      writeFileSync(input, randomKeys(3, 600_000, 400_000).join("\n") + "\n");
+      const store = join(dir, "seen");
+      // Filled without compaction (under 64 MiB), every line printed.
+      const filled = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], {
+        maxBuffer: 1 << 28,
+        timeout: 180_000,
+      });
+      expect(filled.status, filled.stderr.toString()).toBe(0);
+      const log = join(store, "fingerprints.log");
+      const before = readFileSync(log);
+      const inode = statSync(log).ino;
+      // Reopened with compaction due at close, and killed as soon as the new file appears beside the old.
+      const child = spawn(process.execPath, [CLI, "dedup", "--store", store], {
+        env: { ...process.env, CRAWLSIEVE_TEST_COMPACT_FROM: "1", ...env },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      const exited = new Promise((resolve) => child.on("exit", resolve));
+      let aside: string | undefined;
+      for (
+        const started = Date.now();
+        aside === undefined && child.exitCode === null && Date.now() - started < 30_000;
+      ) {
+        aside = readdirSync(store).find((name) => killAt.test(name));
+        if (aside === undefined) await new Promise((resolve) => setImmediate(resolve));
+      }
+      child.kill("SIGKILL");
+      await exited;
+      expect(aside, "the compaction's file was seen before the process ended").toBeDefined();
+      // The old file as it was (the kill came before the rename, as it nearly always does), or the new one whole.
+      if (statSync(log).ino === inode) expect(readFileSync(log).equals(before)).toBe(true);
+      else expect(fileFingerprints(log).length / 16).toBe(sortedCount(log));
+      const again = spawnSync(process.execPath, [CLI, "dedup", "--store", store, input], {
+        maxBuffer: 1 << 28,
+        timeout: 180_000,
+      });
+      expect(again.status, again.stderr.toString()).toBe(0);
+      expect(again.stdout.toString()).toBe("");
+      expect(readdirSync(store).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    },
+    180_000,
+  );
 });

@@ -28,7 +28,9 @@ describe("a 128 MiB line", () => {
     const { error, code, stdout, stderr } = run(["md5"], input);
     expect(error, "the command did not finish within the bound").toBeUndefined();
     expect(code, stderr).toBe(0);
-    expect(stdout.toString()).toBe(`${createHash("md5").update(LINE).digest("hex")}\n${createHash("md5").update("short").digest("hex")}\n`);
+    expect(stdout.toString()).toBe(
+      `${createHash("md5").update(LINE).digest("hex")}\n${createHash("md5").update("short").digest("hex")}\n`,
+    );
   });
 
   it("dedup prints it once within the bound, twice given, with and without a final newline", () => {
@@ -46,7 +48,20 @@ describe("a long line's fingerprint, streamed through a fixed window", () => {
   // Lengths about the 1 MiB window and XXH3's 1,024-byte blocks and 64-byte last stripe: the
   // streamed digest must be the one-shot hash of the key (hash-wasm's XXH3-128, node:crypto's MD5).
   const W = 1 << 20;
-  const lengths = [W - 1, W, W + 1, W + 63, W + 64, W + 65, W + 1023, W + 1024, W + 1025, 2 * W, 2 * W + 1, 3 * W + 777];
+  const lengths = [
+    W - 1,
+    W,
+    W + 1,
+    W + 63,
+    W + 64,
+    W + 65,
+    W + 1023,
+    W + 1024,
+    W + 1025,
+    2 * W,
+    2 * W + 1,
+    3 * W + 777,
+  ];
   const random = rng(7);
   const source = Buffer.from(Array.from({ length: 3 * W + 800 }, () => Math.floor(random() * 256)));
 
@@ -75,8 +90,12 @@ describe("a long line's fingerprint, streamed through a fixed window", () => {
       const md5Hex = createHash("md5").update(key).digest("hex");
       for (const ending of ["\n", "\r\n", ""]) {
         const terminated = ending !== "";
-        const asXxh = Buffer.from(xxh.digest(pieces(key, ending), terminated)).reverse().toString("hex");
-        const asApprox = Buffer.from(approx.digest(pieces(key, ending), terminated)).reverse().toString("hex");
+        const asXxh = Buffer.from(xxh.digest(pieces(key, ending), terminated))
+          .reverse()
+          .toString("hex");
+        const asApprox = Buffer.from(approx.digest(pieces(key, ending), terminated))
+          .reverse()
+          .toString("hex");
         const asMd5 = Buffer.from(md5.digest(pieces(key, ending), terminated)).toString("hex");
         if (asXxh !== xxhHex) wrong.push(`xxh ${length} ${JSON.stringify(ending)}`);
         if (asApprox !== xxhHex) wrong.push(`approx ${length} ${JSON.stringify(ending)}`);
@@ -100,7 +119,10 @@ describe("md5 of a line of 640 MiB through a pipe", () => {
     let peak = 0;
     const poll = setInterval(() => {
       try {
-        peak = Math.max(peak, Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) * 1024);
+        peak = Math.max(
+          peak,
+          Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1] ?? 0) * 1024,
+        );
       } catch {
         // Exited between two reads.
       }

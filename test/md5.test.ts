@@ -17,7 +17,10 @@ describe("md5", () => {
       ["message digest", "f96b697d7cb7938d525a2f31aaf161d0"],
       ["abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"],
       ["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "d174ab98d277d9f5a5611c2c9f419d9f"],
-      ["12345678901234567890123456789012345678901234567890123456789012345678901234567890", "57edf4a22be3c955ac49da2e2107b67a"],
+      [
+        "12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+        "57edf4a22be3c955ac49da2e2107b67a",
+      ],
     ];
     for (const [input, digest] of suite) {
       expect(md5Hex(input)).toBe(digest);
@@ -45,11 +48,15 @@ describe("md5", () => {
     for (let count = 1; count <= 9; count++) {
       const inputs = Array.from({ length: count }, () => randomBytes(next, edges[Math.floor(next() * edges.length)]));
       const digests = md5Many(inputs);
-      inputs.forEach((input, i) => expect(toHex(digests.subarray(16 * i, 16 * i + 16)), `batch of ${count}, key ${i}`).toBe(reference(input)));
+      inputs.forEach((input, i) =>
+        expect(toHex(digests.subarray(16 * i, 16 * i + 16)), `batch of ${count}, key ${i}`).toBe(reference(input)),
+      );
     }
     const many = Array.from({ length: 10_000 }, () => randomBytes(next, Math.floor(next() * 180)));
     const digests = md5Many(many);
-    many.forEach((input, i) => expect(toHex(digests.subarray(16 * i, 16 * i + 16)), `key ${i} of 10000`).toBe(reference(input)));
+    many.forEach((input, i) =>
+      expect(toHex(digests.subarray(16 * i, 16 * i + 16)), `key ${i} of 10000`).toBe(reference(input)),
+    );
   });
 
   it("streams across every block boundary split", () => {
@@ -70,7 +77,9 @@ describe("md5", () => {
     const strings = ["é", "日本語のテキスト", "emoji 🎉 ok", "lone \ud800 surrogate", "ascii then ü".repeat(50)];
     for (const s of strings) expect(md5Hex(s)).toBe(reference(Buffer.from(s, "utf8")));
     const batch = md5Many(strings);
-    strings.forEach((s, i) => expect(toHex(batch.subarray(16 * i, 16 * i + 16))).toBe(reference(Buffer.from(s, "utf8"))));
+    strings.forEach((s, i) =>
+      expect(toHex(batch.subarray(16 * i, 16 * i + 16))).toBe(reference(Buffer.from(s, "utf8"))),
+    );
   });
 
   it("handles inputs longer than its staging piece (3 MiB buffer, 1.5M-char string)", () => {
@@ -84,7 +93,9 @@ describe("md5", () => {
     const data = new TextEncoder().encode("alpha\nbeta\n\ngamma");
     const spans = [0, 5, 6, 10, 11, 11, 12, 17];
     const digests = md5Spans(data, spans);
-    ["alpha", "beta", "", "gamma"].forEach((s, i) => expect(toHex(digests.subarray(16 * i, 16 * i + 16))).toBe(reference(s)));
+    ["alpha", "beta", "", "gamma"].forEach((s, i) =>
+      expect(toHex(digests.subarray(16 * i, 16 * i + 16))).toBe(reference(s)),
+    );
   });
 
   it("mixes string and byte keys in one batch", () => {

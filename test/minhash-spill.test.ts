@@ -53,7 +53,8 @@ function bruteForcePairs(texts: readonly string[], threshold: number): { a: numb
 
 function filled(texts: readonly string[], options: ConstructorParameters<typeof MinHashSpill>[0]): MinHashSpill {
   const spill = new MinHashSpill({ tmp: dir, ...options });
-  for (let from = 0; from < texts.length; from += 97) spill.addSketches(sketchMany(texts.slice(from, from + 97), spill.params));
+  for (let from = 0; from < texts.length; from += 97)
+    spill.addSketches(sketchMany(texts.slice(from, from + 97), spill.params));
   return spill;
 }
 
@@ -61,7 +62,8 @@ describe("MinHashSpill", () => {
   const texts = corpus(28, 400);
   let all: { a: number; b: number; similarity: number }[] | undefined;
   /** The corpus's pairs at the threshold (brute force once, at 0.5, then filtered). */
-  const truthAt = (threshold: number) => (all ??= bruteForcePairs(texts, 0.5)).filter((p) => p.similarity >= threshold - 1e-12);
+  const truthAt = (threshold: number) =>
+    (all ??= bruteForcePairs(texts, 0.5)).filter((p) => p.similarity >= threshold - 1e-12);
 
   for (const threshold of [0.5, 0.8, 0.9]) {
     it(`lists the pairs at J >= ${threshold} that brute force over exact Jaccard finds`, () => {
@@ -114,7 +116,9 @@ describe("MinHashSpill", () => {
       expect(p.similarity).toBeCloseTo(truth[i].similarity, 12);
     });
     const clusters = spill.cluster();
-    expect([...clusters.representatives]).toEqual([...leaderClusters(Uint32Array.from(docs.keys()), truth).representatives]);
+    expect([...clusters.representatives]).toEqual([
+      ...leaderClusters(Uint32Array.from(docs.keys()), truth).representatives,
+    ]);
     spill.dispose();
   });
 
@@ -132,10 +136,17 @@ describe("MinHashSpill", () => {
 
   it("names what is wrong: a folder it cannot write, sketches of other params, a bad order", () => {
     const missing = join(dir, "missing", "folder");
-    expect(() => new MinHashSpill({ tmp: missing })).toThrow(expect.objectContaining({ code: "ERR_SPILL", message: expect.stringContaining(`${missing} (not a folder, ENOENT)`) }));
+    expect(() => new MinHashSpill({ tmp: missing })).toThrow(
+      expect.objectContaining({
+        code: "ERR_SPILL",
+        message: expect.stringContaining(`${missing} (not a folder, ENOENT)`),
+      }),
+    );
     expect(existsSync(missing)).toBe(false);
     const spill = new MinHashSpill({ tmp: dir });
-    expect(() => spill.addSketches(sketchMany(["a b c d"], { ...spill.params, k: 64 }))).toThrow(/sketches made with this index's params/);
+    expect(() => spill.addSketches(sketchMany(["a b c d"], { ...spill.params, k: 64 }))).toThrow(
+      /sketches made with this index's params/,
+    );
     spill.addSketches(sketchMany(["a b c d", "e f g h"], spill.params));
     expect(() => spill.cluster([0, 0])).toThrow(/order\[1\] must be a number not given before/);
     expect(() => spill.cluster([2])).toThrow(/order\[0\] must be the number of an added document \(0 to 1\)/);
@@ -150,7 +161,10 @@ describe("bandBuckets", () => {
     const docs = 5000;
     const bands = 7;
     // Keys from a small range, so many are shared, and some high-bit-only differences.
-    const keys = Uint32Array.from({ length: docs * bands }, () => (next() < 0.5 ? Math.floor(next() * 3000) : Math.floor(next() * 2 ** 32)) ^ (next() < 0.1 ? 0x80000000 : 0));
+    const keys = Uint32Array.from(
+      { length: docs * bands },
+      () => (next() < 0.5 ? Math.floor(next() * 3000) : Math.floor(next() * 2 ** 32)) ^ (next() < 0.1 ? 0x80000000 : 0),
+    );
     const skip = Uint8Array.from({ length: docs }, () => (next() < 0.05 ? 1 : 0));
     const original = keys.slice();
     const count = bandBuckets(keys, docs, bands, skip);

@@ -5,7 +5,15 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChecksumMismatchError, FormatError, InvalidArgumentError, MinHashIndex, NearDupIndex, sketchMany, lshLayout } from "../build/js/index.node.js";
+import {
+  ChecksumMismatchError,
+  FormatError,
+  InvalidArgumentError,
+  MinHashIndex,
+  NearDupIndex,
+  sketchMany,
+  lshLayout,
+} from "../build/js/index.node.js";
 import { exactJaccard, ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -67,12 +75,16 @@ describe("the bottom-k estimate", () => {
     const bodies = mailBodies(400);
     const k = 128;
     const index = new MinHashIndex({ sketchSize: k, threshold: 0.5 });
-    index.addMany(bodies.map((_, i) => i), bodies);
+    index.addMany(
+      bodies.map((_, i) => i),
+      bodies,
+    );
     const pairs: [number, number][] = [];
     const truth: number[] = [];
     for (let i = 0; i < bodies.length; i++) {
       for (let j = i + 1; j < bodies.length; j++) {
-        if (Math.abs(bodies[i].length - bodies[j].length) > 0.8 * Math.max(bodies[i].length, bodies[j].length)) continue;
+        if (Math.abs(bodies[i].length - bodies[j].length) > 0.8 * Math.max(bodies[i].length, bodies[j].length))
+          continue;
         const jac = exactJaccard(bodies[i], bodies[j]);
         if (jac >= 0.2) {
           pairs.push([i, j]);
@@ -82,7 +94,9 @@ describe("the bottom-k estimate", () => {
     }
     expect(pairs.length).toBeGreaterThan(20);
     const estimates = index.similarityMany(pairs);
-    truth.forEach((j, i) => expect(Math.abs(estimates[i] - j)).toBeLessThanOrEqual(4.5 * Math.sqrt((j * (1 - j)) / k) + 0.01));
+    truth.forEach((j, i) =>
+      expect(Math.abs(estimates[i] - j)).toBeLessThanOrEqual(4.5 * Math.sqrt((j * (1 - j)) / k) + 0.01),
+    );
   });
 });
 
@@ -94,7 +108,14 @@ describe("MinHashIndex", () => {
     for (let g = 0; g < 60; g++) {
       const [a] = pair(next, 100 + Math.floor(next() * 600), 0);
       texts.push(a);
-      for (let c = 0; c < 3; c++) texts.push(pair(next, 0, 0)[0] + a.split(" ").map((w) => (next() < 0.06 * c + 0.005 ? "edit" + Math.floor(next() * 1e6) : w)).join(" "));
+      for (let c = 0; c < 3; c++)
+        texts.push(
+          pair(next, 0, 0)[0] +
+            a
+              .split(" ")
+              .map((w) => (next() < 0.06 * c + 0.005 ? "edit" + Math.floor(next() * 1e6) : w))
+              .join(" "),
+        );
     }
     return texts.concat(mailBodies(300));
   }
@@ -103,7 +124,10 @@ describe("MinHashIndex", () => {
     const texts = corpus();
     for (const threshold of [0.5, 0.8, 0.9]) {
       const index = new MinHashIndex({ threshold, sketchSize: 128 });
-      index.addMany(texts.map((_, i) => i), texts);
+      index.addMany(
+        texts.map((_, i) => i),
+        texts,
+      );
       const all: [number, number][] = [];
       for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) all.push([i, j]);
       const estimates = index.similarityMany(all);
@@ -116,7 +140,13 @@ describe("MinHashIndex", () => {
       expect(index.candidates().length).toBeGreaterThan(threshold === 0.5 ? 4096 : 0);
       const matches = index.queryMany(texts);
       matches.forEach((list, q) => {
-        const expected = [q, ...brute.map((key) => key.split(" ").map(Number)).filter(([a, b]) => a === q || b === q).map(([a, b]) => (a === q ? b : a))];
+        const expected = [
+          q,
+          ...brute
+            .map((key) => key.split(" ").map(Number))
+            .filter(([a, b]) => a === q || b === q)
+            .map(([a, b]) => (a === q ? b : a)),
+        ];
         expect(list.map((m) => m.id).sort((x, y) => x - y)).toEqual(expected.sort((x, y) => x - y));
         for (let i = 1; i < list.length; i++) expect(list[i - 1].similarity).toBeGreaterThanOrEqual(list[i].similarity);
       });
@@ -127,7 +157,10 @@ describe("MinHashIndex", () => {
   it("stays online: remove, replace and add again", () => {
     const texts = corpus().slice(0, 80);
     const index = new MinHashIndex({ threshold: 0.8 });
-    index.addMany(texts.map((_, i) => i), texts);
+    index.addMany(
+      texts.map((_, i) => i),
+      texts,
+    );
     const before = index.pairs();
     expect(before.length).toBeGreaterThan(10);
     const gone = before[0].a;
@@ -146,7 +179,17 @@ describe("MinHashIndex", () => {
 
   it("folds case in WebAssembly (Latin, Greek, Cyrillic) and segments unspaced scripts", () => {
     const index = new MinHashIndex({ threshold: 0.9 });
-    index.addMany([1, 2, 3, 4, 5, 6], ["ÉCOLE NORMALE SUPÉRIEURE DE PARIS ŁÓDŹ", "école normale supérieure de paris łódź", "ΑΘΗΝΑ ΕΙΝΑΙ ΠΟΛΗ ΤΗΣ ΕΛΛΑΔΑΣ", "αθηνα ειναι πολη της ελλαδας", "МОСКВА ЭТО СТОЛИЦА РОССИИ", "москва это столица россии"]);
+    index.addMany(
+      [1, 2, 3, 4, 5, 6],
+      [
+        "ÉCOLE NORMALE SUPÉRIEURE DE PARIS ŁÓDŹ",
+        "école normale supérieure de paris łódź",
+        "ΑΘΗΝΑ ΕΙΝΑΙ ΠΟΛΗ ΤΗΣ ΕΛΛΑΔΑΣ",
+        "αθηνα ειναι πολη της ελλαδας",
+        "МОСКВА ЭТО СТОЛИЦА РОССИИ",
+        "москва это столица россии",
+      ],
+    );
     expect(index.similarity(1, 2)).toBe(1);
     expect(index.similarity(3, 4)).toBe(1);
     expect(index.similarity(5, 6)).toBe(1);
@@ -166,7 +209,9 @@ describe("MinHashIndex", () => {
     expect(() => index.addMany([1, 2], ["a"])).toThrow(/ids/);
     expect(() => index.addMany([-1], ["a"])).toThrow(/ids\[0\]/);
     // Issue 30 item 16: JSON lines carry string ids; the error says how to store them (README shows it).
-    expect(() => index.addMany(["doc-1"] as never, ["a"])).toThrow('ids[0] must be an integer from 0 to 2^32 - 1 (for string ids, store each one\'s position in an array of them), got "doc-1"');
+    expect(() => index.addMany(["doc-1"] as never, ["a"])).toThrow(
+      'ids[0] must be an integer from 0 to 2^32 - 1 (for string ids, store each one\'s position in an array of them), got "doc-1"',
+    );
     expect(() => index.addMany([1], [3 as unknown as string])).toThrow(/texts\[0\]/);
     expect(() => index.querySketches(sketchMany(["a b c"], { ...index.params, k: 64 }))).toThrow(/sketches/);
     expect(lshLayout(0.9)).toEqual({ bands: 15, rows: 7 });
@@ -174,7 +219,10 @@ describe("MinHashIndex", () => {
 });
 
 describe("MinHashIndex serialization (format v1, kind 10)", () => {
-  const goldenKeys = Array.from({ length: 200 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+  const goldenKeys = Array.from(
+    { length: 200 },
+    (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`,
+  );
 
   it("minhash-index-v1.bin loads forever: same bytes again, same sketches as today's, same answers", () => {
     const bytes = new Uint8Array(readFileSync(new URL("./golden/minhash-index-v1.bin", import.meta.url)));
@@ -183,7 +231,10 @@ describe("MinHashIndex serialization (format v1, kind 10)", () => {
     expect(index.params).toEqual({ shingle: 3, k: 64, bands: 13, rows: 3 });
     expect(index.serialize()).toEqual(bytes);
     const fresh = new MinHashIndex({ threshold: 0.8, sketchSize: 64 });
-    fresh.addMany(goldenKeys.map((_, i) => i), goldenKeys);
+    fresh.addMany(
+      goldenKeys.map((_, i) => i),
+      goldenKeys,
+    );
     expect(fresh.serialize()).toEqual(bytes); // the tokenizer and hashes have not drifted
     expect(index.query(goldenKeys[17]).map((m) => m.id)).toContain(17);
   });
@@ -193,7 +244,10 @@ describe("MinHashIndex serialization (format v1, kind 10)", () => {
     const index = new MinHashIndex({ threshold: 0.7, sketchSize: 32 });
     const texts = Array.from({ length: 50 }, () => pair(next, 30, 0)[0]);
     texts.forEach((text, i) => texts.push(text.replace(/w/, "v")));
-    index.addMany(texts.map((_, i) => 1000 - i), texts);
+    index.addMany(
+      texts.map((_, i) => 1000 - i),
+      texts,
+    );
     index.remove(1000);
     index.add(999, "replaced text of one document");
     const bytes = index.serialize();

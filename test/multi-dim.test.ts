@@ -2,7 +2,14 @@
 // and at least a million absent keys), no false negatives, the one-group standard baseline,
 // serialization and bad input.
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChecksumMismatchError, FormatError, InvalidArgumentError, MultiDimBloomFilter, sizing, type MultiDimBloomFilterOptions } from "../build/js/index.node.js";
+import {
+  ChecksumMismatchError,
+  FormatError,
+  InvalidArgumentError,
+  MultiDimBloomFilter,
+  sizing,
+  type MultiDimBloomFilterOptions,
+} from "../build/js/index.node.js";
 import { fourSigma, ready, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -43,39 +50,59 @@ describe("MultiDimBloomFilter against its formula", () => {
     expect(measured).toBeGreaterThan(expected / 1.5);
   });
 
-  it.each(["all", "any"] as const)("rule %s: designedFpRate() is the formula at the planned load, estimatedFpRate() follows the bits; both match 1,000,000 absent keys", (rule) => {
-    const items = 20_000;
-    const filter = new MultiDimBloomFilter({ items, fpRate: 0.01, groups: 2, rule });
-    const shape = { groups: 2, bitsPerVector: filter.bitsPerVector, hashes: filter.hashes, secondBits: filter.secondBits, secondHashes: filter.secondHashes, rule };
-    const designed = sizing.multiDimFpRate({ ...shape, items });
-    expect(filter.planned).toEqual({ items, fpRate: 0.01 });
-    expect(filter.designedFpRate()).toBe(designed);
-    expect(designed).toBeLessThanOrEqual(0.01);
-    expect(filter.estimatedFpRate()).toBe(0);
-    filter.addMany(urls(items / 2, `md-rates-${rule}`));
-    // Half the plan: the design stays, the estimate is far below it.
-    expect(filter.designedFpRate()).toBe(designed);
-    expect(filter.estimatedFpRate()).toBeLessThan(designed / 5);
-    filter.addMany(urls(items / 2, `md-rates-more-${rule}`));
-    const absent = urls(1_000_000, `md-absent-${rule}`);
-    const measured = sum(filter.hasMany(absent)) / absent.length;
-    const estimated = filter.estimatedFpRate();
-    expect(Math.abs(measured - estimated)).toBeLessThan(fourSigma(estimated, absent.length));
-    const vectors = Array.from({ length: 2 }, () => [{ bits: filter.bitsPerVector, hashes: filter.hashes }, { bits: filter.secondBits, hashes: filter.secondHashes }]).flat();
-    expect(Math.abs(measured - designed)).toBeLessThan(fourSigma(designed, absent.length, items, vectors));
-    // Format v1 does not record the plan: a loaded filter has none, as one built from a shape.
-    const back = MultiDimBloomFilter.deserialize(filter.serialize());
-    expect(back.designedFpRate()).toBeNaN();
-    expect(back.designedFpRate(items)).toBe(designed);
-    expect(back.estimatedFpRate()).toBe(estimated);
-    expect(new MultiDimBloomFilter(shape).designedFpRate()).toBeNaN();
-    filter.dispose();
-    back.dispose();
-  });
+  it.each(["all", "any"] as const)(
+    "rule %s: designedFpRate() is the formula at the planned load, estimatedFpRate() follows the bits; both match 1,000,000 absent keys",
+    (rule) => {
+      const items = 20_000;
+      const filter = new MultiDimBloomFilter({ items, fpRate: 0.01, groups: 2, rule });
+      const shape = {
+        groups: 2,
+        bitsPerVector: filter.bitsPerVector,
+        hashes: filter.hashes,
+        secondBits: filter.secondBits,
+        secondHashes: filter.secondHashes,
+        rule,
+      };
+      const designed = sizing.multiDimFpRate({ ...shape, items });
+      expect(filter.planned).toEqual({ items, fpRate: 0.01 });
+      expect(filter.designedFpRate()).toBe(designed);
+      expect(designed).toBeLessThanOrEqual(0.01);
+      expect(filter.estimatedFpRate()).toBe(0);
+      filter.addMany(urls(items / 2, `md-rates-${rule}`));
+      // Half the plan: the design stays, the estimate is far below it.
+      expect(filter.designedFpRate()).toBe(designed);
+      expect(filter.estimatedFpRate()).toBeLessThan(designed / 5);
+      filter.addMany(urls(items / 2, `md-rates-more-${rule}`));
+      const absent = urls(1_000_000, `md-absent-${rule}`);
+      const measured = sum(filter.hasMany(absent)) / absent.length;
+      const estimated = filter.estimatedFpRate();
+      expect(Math.abs(measured - estimated)).toBeLessThan(fourSigma(estimated, absent.length));
+      const vectors = Array.from({ length: 2 }, () => [
+        { bits: filter.bitsPerVector, hashes: filter.hashes },
+        { bits: filter.secondBits, hashes: filter.secondHashes },
+      ]).flat();
+      expect(Math.abs(measured - designed)).toBeLessThan(fourSigma(designed, absent.length, items, vectors));
+      // Format v1 does not record the plan: a loaded filter has none, as one built from a shape.
+      const back = MultiDimBloomFilter.deserialize(filter.serialize());
+      expect(back.designedFpRate()).toBeNaN();
+      expect(back.designedFpRate(items)).toBe(designed);
+      expect(back.estimatedFpRate()).toBe(estimated);
+      expect(new MultiDimBloomFilter(shape).designedFpRate()).toBeNaN();
+      filter.dispose();
+      back.dispose();
+    },
+  );
 
   it("estimatedFpRate() counts each vector's own bits, vectors that start and end inside bytes and words", () => {
     for (const rule of ["all", "any"] as const) {
-      const filter = new MultiDimBloomFilter({ groups: 3, bitsPerVector: 150, hashes: 4, secondBits: 37, secondHashes: 3, rule });
+      const filter = new MultiDimBloomFilter({
+        groups: 3,
+        bitsPerVector: 150,
+        hashes: 4,
+        secondBits: 37,
+        secondHashes: 3,
+        rule,
+      });
       filter.addMany(urls(25, `md-exact-${rule}`));
       // The bits as serialized (after the 24-byte header and 48 bytes of parameters), counted here one by one.
       const bits = filter.serialize().subarray(72);
@@ -84,7 +111,9 @@ describe("MultiDimBloomFilter against its formula", () => {
         for (let i = from; i < to; i++) n += (bits[i >> 3] >> (i & 7)) & 1;
         return n;
       };
-      const held = [0, 1, 2].map((g) => (ones(187 * g, 187 * g + 150) / 150) ** 4 * (ones(187 * g + 150, 187 * (g + 1)) / 37) ** 3);
+      const held = [0, 1, 2].map(
+        (g) => (ones(187 * g, 187 * g + 150) / 150) ** 4 * (ones(187 * g + 150, 187 * (g + 1)) / 37) ** 3,
+      );
       const expected = rule === "all" ? held[0] * held[1] * held[2] : 1 - (1 - held[0]) * (1 - held[1]) * (1 - held[2]);
       expect(filter.estimatedFpRate()).toBeCloseTo(expected, 14);
       expect(expected).toBeGreaterThan(0);
@@ -105,10 +134,39 @@ describe("MultiDimBloomFilter against its formula", () => {
     const bits = 1200;
     const items = 150;
     const standard = sizing.bestStandardBloom(bits, items);
-    const formula = sizing.multiDimFpRate({ groups: 1, bitsPerVector: bits, hashes: standard.hashes, secondBits: 0, secondHashes: 0, items, rule: "all" });
+    const formula = sizing.multiDimFpRate({
+      groups: 1,
+      bitsPerVector: bits,
+      hashes: standard.hashes,
+      secondBits: 0,
+      secondHashes: 0,
+      items,
+      rule: "all",
+    });
     // The deprecated shape field `bits` is the same N.
-    expect(sizing.multiDimFpRate({ groups: 1, bits, hashes: standard.hashes, secondBits: 0, secondHashes: 0, items, rule: "all" })).toBe(formula);
-    expect(() => sizing.multiDimFpRate({ groups: 1, bits, bitsPerVector: bits, hashes: 2, secondBits: 0, secondHashes: 0, items, rule: "all" })).toThrow(/not both/);
+    expect(
+      sizing.multiDimFpRate({
+        groups: 1,
+        bits,
+        hashes: standard.hashes,
+        secondBits: 0,
+        secondHashes: 0,
+        items,
+        rule: "all",
+      }),
+    ).toBe(formula);
+    expect(() =>
+      sizing.multiDimFpRate({
+        groups: 1,
+        bits,
+        bitsPerVector: bits,
+        hashes: 2,
+        secondBits: 0,
+        secondHashes: 0,
+        items,
+        rule: "all",
+      }),
+    ).toThrow(/not both/);
     expect(formula).toBe(standard.fpRate);
     // The textbook optimum k = m/n ln 2, within one.
     expect(Math.abs(standard.hashes - (bits / items) * Math.LN2)).toBeLessThanOrEqual(1);
@@ -153,7 +211,9 @@ describe("MultiDimBloomFilter API", () => {
     named.addMany(keys);
     aliased.addMany(keys);
     expect(aliased.serialize()).toEqual(named.serialize());
-    expect(() => new MultiDimBloomFilter({ groups: 3, bits: 2000, bitsPerVector: 2000, hashes: 4 })).toThrow(/bitsPerVector or its deprecated alias bits, not both/);
+    expect(() => new MultiDimBloomFilter({ groups: 3, bits: 2000, bitsPerVector: 2000, hashes: 4 })).toThrow(
+      /bitsPerVector or its deprecated alias bits, not both/,
+    );
     expect(() => new MultiDimBloomFilter({ groups: 3, bitsPerVector: 0, hashes: 4 })).toThrow(/bitsPerVector/);
   });
 
@@ -177,7 +237,9 @@ describe("MultiDimBloomFilter API", () => {
   it("refuses a load it cannot meet, and a load mixed with a shape, by name", () => {
     expect(() => new MultiDimBloomFilter({ items: 1000, fpRate: 1.5 })).toThrow(/fpRate/);
     expect(() => new MultiDimBloomFilter({ items: 0, fpRate: 0.01 })).toThrow(/items/);
-    expect(() => new MultiDimBloomFilter({ items: 1000, fpRate: 0.01, bitsPerVector: 100, hashes: 3 })).toThrow(/either \{ items, fpRate \} or \{ bitsPerVector, hashes \}/);
+    expect(() => new MultiDimBloomFilter({ items: 1000, fpRate: 0.01, bitsPerVector: 100, hashes: 3 })).toThrow(
+      /either \{ items, fpRate \} or \{ bitsPerVector, hashes \}/,
+    );
     expect(() => new MultiDimBloomFilter({ groups: 2 } as never)).toThrow(InvalidArgumentError);
   });
 
@@ -185,7 +247,9 @@ describe("MultiDimBloomFilter API", () => {
     expect(() => new MultiDimBloomFilter({ groups: 0, bits: 150, hashes: 4 })).toThrow(InvalidArgumentError);
     expect(() => new MultiDimBloomFilter({ groups: 2, bits: 150, hashes: 4, rule: "most" as never })).toThrow(/rule/);
     expect(() => new MultiDimBloomFilter({ groups: 2, bits: 150, hashes: 0 })).toThrow(/hashes/);
-    expect(() => new MultiDimBloomFilter({ groups: 2, bits: 150, hashes: 2, secondHashes: 0, secondBits: 10 })).toThrow(/secondBits/);
+    expect(() => new MultiDimBloomFilter({ groups: 2, bits: 150, hashes: 2, secondHashes: 0, secondBits: 10 })).toThrow(
+      /secondBits/,
+    );
     expect(() => new MultiDimBloomFilter({ groups: 4096, bits: 2 ** 32, hashes: 2 })).toThrow(/2\^34/);
   });
 });

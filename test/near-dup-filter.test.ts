@@ -37,7 +37,6 @@ function edited(next: () => number, text: string, edit: number): string {
     .join(" ");
 }
 
-
 describe("sizing.optimalNearDupFilter", () => {
   it("splits the whole test's rate over the bands and meets the 64-bytes-a-text target at 1e-4", () => {
     const plan = sizing.optimalNearDupFilter({ items: 1e6, fpRate: 1e-4, threshold: 0.8 });
@@ -77,10 +76,18 @@ describe("sizing.optimalNearDupFilter", () => {
   });
 
   it("refuses bad plans by name", () => {
-    expect(() => sizing.optimalNearDupFilter({ items: 0, fpRate: 0.01, threshold: 0.8 })).toThrow(/items must be an integer from 1/);
-    expect(() => sizing.optimalNearDupFilter({ items: 10, fpRate: 1, threshold: 0.8 })).toThrow(/fpRate must be a number strictly between 0 and 1, got 1/);
-    expect(() => sizing.optimalNearDupFilter({ items: 10, fpRate: 0.01, threshold: 0 })).toThrow(/threshold must be a number in \(0, 1\], got 0/);
-    expect(() => sizing.optimalNearDupFilter({ items: 10, fpRate: 0.01, threshold: 0.8, bands: 2000 })).toThrow(InvalidArgumentError);
+    expect(() => sizing.optimalNearDupFilter({ items: 0, fpRate: 0.01, threshold: 0.8 })).toThrow(
+      /items must be an integer from 1/,
+    );
+    expect(() => sizing.optimalNearDupFilter({ items: 10, fpRate: 1, threshold: 0.8 })).toThrow(
+      /fpRate must be a number strictly between 0 and 1, got 1/,
+    );
+    expect(() => sizing.optimalNearDupFilter({ items: 10, fpRate: 0.01, threshold: 0 })).toThrow(
+      /threshold must be a number in \(0, 1\], got 0/,
+    );
+    expect(() => sizing.optimalNearDupFilter({ items: 10, fpRate: 0.01, threshold: 0.8, bands: 2000 })).toThrow(
+      InvalidArgumentError,
+    );
   });
 
   it("`crawlsieve size --near-dup --json` prints the plan, bytesPerItem at the top", () => {
@@ -144,7 +151,8 @@ describe("NearDupFilter against exact Jaccard", () => {
     const next = rng(49);
     const bases = unrelated(next, 150, 60);
     const texts: string[] = [];
-    for (let i = 0; i < 400; i++) texts.push(i < 150 ? bases[i] : edited(next, bases[Math.floor(next() * 150)], next() * 0.3));
+    for (let i = 0; i < 400; i++)
+      texts.push(i < 150 ? bases[i] : edited(next, bases[Math.floor(next() * 150)], next() * 0.3));
     texts.push("", "   ", texts[3]);
     const batch = new NearDupFilter({ items: 1000, fpRate: 1e-6 });
     const single = new NearDupFilter({ items: 1000, fpRate: 1e-6 });
@@ -182,12 +190,17 @@ describe("NearDupFilter against exact Jaccard", () => {
 });
 
 describe("NearDupFilter serialization (format v1, kind 13)", () => {
-  const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+  const goldenKeys = Array.from(
+    { length: 1000 },
+    (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`,
+  );
 
   it("loads the golden file byte for byte, with every golden text in it, and this build writes the same bytes", () => {
     const bytes = new Uint8Array(readFileSync(new URL("./golden/near-dup-filter-v1.bin", import.meta.url)));
     const loaded = NearDupFilter.deserialize(bytes);
-    expect([loaded.threshold, loaded.bands, loaded.rows, loaded.plan.items, loaded.plan.fpRate]).toEqual([0.8, 13, 3, 1000, 0.01]);
+    expect([loaded.threshold, loaded.bands, loaded.rows, loaded.plan.items, loaded.plan.fpRate]).toEqual([
+      0.8, 13, 3, 1000, 0.01,
+    ]);
     expect(Array.from(loaded.hasMany(goldenKeys)).every((x) => x === 1)).toBe(true);
     expect(loaded.serialize()).toEqual(bytes);
     const fresh = new NearDupFilter({ items: 1000, fpRate: 0.01, threshold: 0.8, bands: 13, rows: 3 });
@@ -216,14 +229,26 @@ describe("NearDupFilter serialization (format v1, kind 13)", () => {
 
 describe("NearDupFilter bad input", () => {
   it("names the bad value", () => {
-    expect(() => new NearDupFilter({ items: -1, fpRate: 0.01 })).toThrow(/items must be an integer from 1 to \d+, got -1/);
-    expect(() => new NearDupFilter({ items: 10, fpRate: 0 })).toThrow(/fpRate must be a number strictly between 0 and 1, got 0/);
-    expect(() => new NearDupFilter({ items: 10, fpRate: 0.01, threshold: 2 })).toThrow(/threshold must be a number in \(0, 1\], got 2/);
-    expect(() => new NearDupFilter({ items: 10, fpRate: 0.01, shingle: 0 })).toThrow(/shingle must be an integer from 1/);
+    expect(() => new NearDupFilter({ items: -1, fpRate: 0.01 })).toThrow(
+      /items must be an integer from 1 to \d+, got -1/,
+    );
+    expect(() => new NearDupFilter({ items: 10, fpRate: 0 })).toThrow(
+      /fpRate must be a number strictly between 0 and 1, got 0/,
+    );
+    expect(() => new NearDupFilter({ items: 10, fpRate: 0.01, threshold: 2 })).toThrow(
+      /threshold must be a number in \(0, 1\], got 2/,
+    );
+    expect(() => new NearDupFilter({ items: 10, fpRate: 0.01, shingle: 0 })).toThrow(
+      /shingle must be an integer from 1/,
+    );
     const filter = new NearDupFilter({ items: 10, fpRate: 0.01 });
-    expect(() => filter.addMany("text" as unknown as string[])).toThrow(/texts must be an array of strings, got "text"/);
+    expect(() => filter.addMany("text" as unknown as string[])).toThrow(
+      /texts must be an array of strings, got "text"/,
+    );
     expect(() => filter.hasMany(["a", 5 as unknown as string])).toThrow(/texts\[1\] must be a string, got 5/);
-    expect(() => filter.addKeys({ count: 2, keys: new Uint32Array(3), empty: new Uint8Array(2) })).toThrow(InvalidArgumentError);
+    expect(() => filter.addKeys({ count: 2, keys: new Uint32Array(3), empty: new Uint8Array(2) })).toThrow(
+      InvalidArgumentError,
+    );
     filter.dispose();
     expect(() => filter.add("x")).toThrow(/NearDupFilter was used after dispose/);
   });
@@ -231,7 +256,11 @@ describe("NearDupFilter bad input", () => {
 
 describe("crawlsieve near-dups --filter", () => {
   const run = (args: string[], input?: string) => {
-    const result = spawnSync(process.execPath, [CLI, "near-dups", "--filter", ...args], { input, encoding: "utf8", maxBuffer: 1 << 26 });
+    const result = spawnSync(process.execPath, [CLI, "near-dups", "--filter", ...args], {
+      input,
+      encoding: "utf8",
+      maxBuffer: 1 << 26,
+    });
     return { code: result.status, stdout: result.stdout, stderr: result.stderr };
   };
 
@@ -244,7 +273,9 @@ describe("crawlsieve near-dups --filter", () => {
       const text = i < 60 ? bases[i] : edited(next, bases[Math.floor(next() * 60)], [0.002, 0.01, 0.05, 0.3][i % 4]);
       texts.push(text);
       // Spacing, key order and escapes of each line stay as they came.
-      records.push(i % 3 === 0 ? `{"text": "${text}",  "id": ${i}, "x": "\\u00e9"}` : JSON.stringify({ id: `r${i}`, text }));
+      records.push(
+        i % 3 === 0 ? `{"text": "${text}",  "id": ${i}, "x": "\\u00e9"}` : JSON.stringify({ id: `r${i}`, text }),
+      );
     }
     records.splice(100, 0, '{"id": "no-text"}');
     texts.splice(100, 0, "");
@@ -272,7 +303,10 @@ describe("crawlsieve near-dups --filter", () => {
     expect(run(["--dedup"]).stderr).toMatch(/--dedup does not apply to --filter/);
     expect(run(["--removed", "x"]).stderr).toMatch(/--removed does not apply to --filter/);
     expect(run(["--items", "0"]).stderr).toMatch(/--items must be an integer from 1/);
-    expect(run(["--fp-rate", "2"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--fp-rate must be a number strictly between 0 and 1, got "2"/) });
+    expect(run(["--fp-rate", "2"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--fp-rate must be a number strictly between 0 and 1, got "2"/),
+    });
     expect(run(["-"], "not json\n")).toMatchObject({ code: 2, stderr: expect.stringMatching(/stdin line 1/) });
     const noFilter = spawnSync(process.execPath, [CLI, "near-dups", "--items", "10"], { encoding: "utf8", input: "" });
     expect(noFilter.stderr).toMatch(/--items applies to --filter; add --filter/);

@@ -2,7 +2,15 @@
 // neighbours at every distance 0..k+1, across pending and rebuilt states, removals, pairs(),
 // serialization and bad input.
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChecksumMismatchError, DisposedError, FormatError, InvalidArgumentError, NearDupIndex, nearDupGroups, type NearMatch } from "../build/js/index.node.js";
+import {
+  ChecksumMismatchError,
+  DisposedError,
+  FormatError,
+  InvalidArgumentError,
+  NearDupIndex,
+  nearDupGroups,
+  type NearMatch,
+} from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -22,7 +30,7 @@ function flip(fp: bigint, distance: number, next: () => number): bigint {
 function popcount32(x: number): number {
   x -= (x >>> 1) & 0x55555555;
   x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return Math.imul((x + (x >>> 4)) & 0x0F0F0F0F, 0x01010101) >>> 24;
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
 // Each stored list split into u32 halves once: BigInt arithmetic per pair made the layouts take
@@ -33,11 +41,14 @@ const halves = new WeakMap<object, { hi: Uint32Array; lo: Uint32Array }>();
 function brute(stored: { id: number; fp: bigint }[], q: bigint, k: number): NearMatch[] {
   let split = halves.get(stored);
   if (split === undefined) {
-    split = { hi: Uint32Array.from(stored, (s) => Number(s.fp >> 32n)), lo: Uint32Array.from(stored, (s) => Number(s.fp & 0xFFFFFFFFn)) };
+    split = {
+      hi: Uint32Array.from(stored, (s) => Number(s.fp >> 32n)),
+      lo: Uint32Array.from(stored, (s) => Number(s.fp & 0xffffffffn)),
+    };
     halves.set(stored, split);
   }
   const qhi = Number(q >> 32n);
-  const qlo = Number(q & 0xFFFFFFFFn);
+  const qlo = Number(q & 0xffffffffn);
   const out: NearMatch[] = [];
   for (let i = 0; i < stored.length; i++) {
     const d = popcount32(split.hi[i] ^ qhi) + popcount32(split.lo[i] ^ qlo);
@@ -46,7 +57,18 @@ function brute(stored: { id: number; fp: bigint }[], q: bigint, k: number): Near
   return out.sort((a, b) => a.distance - b.distance || a.id - b.id);
 }
 
-const LAYOUTS: [number, number][] = [[3, 4], [3, 10], [3, 16], [3, 20], [0, 1], [1, 2], [2, 3], [2, 6], [4, 5], [6, 7]];
+const LAYOUTS: [number, number][] = [
+  [3, 4],
+  [3, 10],
+  [3, 16],
+  [3, 20],
+  [0, 1],
+  [1, 2],
+  [2, 3],
+  [2, 6],
+  [4, 5],
+  [6, 7],
+];
 
 describe.each(LAYOUTS)("NearDupIndex k = %d, %d tables", (k, tables) => {
   it("answers exactly as brute force, planted neighbours at every distance 0..k+1", () => {
@@ -62,10 +84,20 @@ describe.each(LAYOUTS)("NearDupIndex k = %d, %d tables", (k, tables) => {
     for (let i = 0; i < 5000; i++) stored.push({ id: id++, fp: random64(next) });
     // Half go in and are built, the rest stay pending: both paths answer.
     const half = Math.floor(stored.length / 2);
-    index.addMany(stored.slice(0, half).map((s) => s.id), stored.slice(0, half).map((s) => s.fp));
+    index.addMany(
+      stored.slice(0, half).map((s) => s.id),
+      stored.slice(0, half).map((s) => s.fp),
+    );
     index.build();
-    index.addMany(stored.slice(half).map((s) => s.id), stored.slice(half).map((s) => s.fp));
-    const queries = [...centres, ...centres.map((c) => flip(c, 1, next)), ...Array.from({ length: 200 }, () => random64(next))];
+    index.addMany(
+      stored.slice(half).map((s) => s.id),
+      stored.slice(half).map((s) => s.fp),
+    );
+    const queries = [
+      ...centres,
+      ...centres.map((c) => flip(c, 1, next)),
+      ...Array.from({ length: 200 }, () => random64(next)),
+    ];
     const answers = index.queryMany(queries);
     queries.forEach((q, i) => expect(answers[i], `query ${i}`).toEqual(brute(stored, q, k)));
     expect(index.scanMany(queries)).toEqual(answers);
@@ -87,7 +119,8 @@ describe("NearDupIndex operations", () => {
     stored.forEach((s) => index.add(s.id, s.fp));
     const expected: string[] = [];
     for (let i = 0; i < stored.length; i++) {
-      for (const m of brute(stored.slice(i + 1), stored[i].fp, 3)) expected.push(`${stored[i].id}-${m.id}-${m.distance}`);
+      for (const m of brute(stored.slice(i + 1), stored[i].fp, 3))
+        expected.push(`${stored[i].id}-${m.id}-${m.distance}`);
     }
     const got = index.pairs().map((p) => `${Math.min(p.a, p.b)}-${Math.max(p.a, p.b)}-${p.distance}`);
     expect(got.sort()).toEqual(expected.sort());
@@ -96,7 +129,9 @@ describe("NearDupIndex operations", () => {
 
   // Issue 30 item 5: 400 copies took 27 s to pair and 1,000 did not finish in minutes (every copy
   // found looked up every copy again and checked every match emitted so far).
-  it("pairs() and query() over 1,000 copies of one fingerprint answer as brute force, with near and far neighbours", { timeout: 120_000 }, () => {
+  it("pairs() and query() over 1,000 copies of one fingerprint answer as brute force, with near and far neighbours", {
+    timeout: 120_000,
+  }, () => {
     const next = rng(30);
     const centre = random64(next);
     const stored: { id: number; fp: bigint }[] = [];
@@ -104,17 +139,21 @@ describe("NearDupIndex operations", () => {
     for (let i = 0; i < 1000; i++) stored.push({ id: stored.length, fp: centre });
     // Copies of a neighbour at distance 2, of one at 4 (outside k = 3), and strangers, interleaved.
     for (let i = 0; i < 40; i++) stored.splice(Math.floor(next() * stored.length), 0, { id: 0, fp: near });
-    for (let i = 0; i < 20; i++) stored.splice(Math.floor(next() * stored.length), 0, { id: 0, fp: flip(centre, 4, next) });
+    for (let i = 0; i < 20; i++)
+      stored.splice(Math.floor(next() * stored.length), 0, { id: 0, fp: flip(centre, 4, next) });
     for (let i = 0; i < 300; i++) stored.push({ id: 0, fp: random64(next) });
     stored.forEach((s, i) => ((s as { id: number }).id = i));
     for (const built of [false, true]) {
       const index = new NearDupIndex();
-      index.addMany(stored.map((s) => s.id), stored.map((s) => s.fp));
+      index.addMany(
+        stored.map((s) => s.id),
+        stored.map((s) => s.fp),
+      );
       if (built) index.build();
       for (const q of [centre, near, flip(centre, 1, next)]) expect(index.query(q)).toEqual(brute(stored, q, 3));
       // Every pair (smaller id first) as one number, against the brute force over all pairs.
       const hi = Uint32Array.from(stored, (s) => Number(s.fp >> 32n));
-      const lo = Uint32Array.from(stored, (s) => Number(s.fp & 0xFFFFFFFFn));
+      const lo = Uint32Array.from(stored, (s) => Number(s.fp & 0xffffffffn));
       const expected: number[] = [];
       for (let i = 0; i < stored.length; i++) {
         for (let j = i + 1; j < stored.length; j++) {
@@ -122,7 +161,10 @@ describe("NearDupIndex operations", () => {
           if (d <= 3) expected.push(stored[i].id * 4096 + stored[j].id + d / 8);
         }
       }
-      const got = Float64Array.from(index.pairs(), (p) => Math.min(p.a, p.b) * 4096 + Math.max(p.a, p.b) + p.distance / 8);
+      const got = Float64Array.from(
+        index.pairs(),
+        (p) => Math.min(p.a, p.b) * 4096 + Math.max(p.a, p.b) + p.distance / 8,
+      );
       expect(got.length).toBe(expected.length);
       const want = Float64Array.from(expected).sort();
       got.sort();
@@ -135,8 +177,16 @@ describe("NearDupIndex operations", () => {
   });
 
   it("nearDupGroups joins chains of pairs into groups, ids ascending, groups by their smallest id", () => {
-    const pairs = [{ a: 9, b: 4, distance: 1 }, { a: 7, b: 2, distance: 3 }, { a: 4, b: 30, distance: 2 }, { a: 2, b: 5, distance: 0 }];
-    expect(nearDupGroups(pairs)).toEqual([[2, 5, 7], [4, 9, 30]]);
+    const pairs = [
+      { a: 9, b: 4, distance: 1 },
+      { a: 7, b: 2, distance: 3 },
+      { a: 4, b: 30, distance: 2 },
+      { a: 2, b: 5, distance: 0 },
+    ];
+    expect(nearDupGroups(pairs)).toEqual([
+      [2, 5, 7],
+      [4, 9, 30],
+    ]);
     expect(nearDupGroups([])).toEqual([]);
   });
 
@@ -159,14 +209,21 @@ describe("NearDupIndex operations", () => {
     const index = new NearDupIndex();
     index.addMany([5, 6, 7], [42n, 42n, 43n]);
     index.build();
-    expect(index.query(42n)).toEqual([{ id: 5, distance: 0 }, { id: 6, distance: 0 }, { id: 7, distance: 1 }]);
+    expect(index.query(42n)).toEqual([
+      { id: 5, distance: 0 },
+      { id: 6, distance: 0 },
+      { id: 7, distance: 1 },
+    ]);
   });
 
   it("round-trips through serialization and refuses damaged bytes", () => {
     const next = rng(3);
     const index = new NearDupIndex({ layout: 10 });
     const fps = Array.from({ length: 3000 }, () => random64(next));
-    index.addMany(fps.map((_, i) => i * 3), fps);
+    index.addMany(
+      fps.map((_, i) => i * 3),
+      fps,
+    );
     index.remove(9);
     const bytes = index.serialize();
     const back = NearDupIndex.deserialize(bytes);
@@ -185,7 +242,10 @@ describe("NearDupIndex operations", () => {
     expect(() => new NearDupIndex({ layout: 35 })).toThrow(InvalidArgumentError);
     // Large k: only layouts whose tables fit the index are offered, and the default is one of them.
     const wide = new NearDupIndex({ maxDistance: 8 });
-    wide.addMany(Array.from({ length: 20_000 }, (_, i) => i), Array.from({ length: 20_000 }, (_, i) => BigInt(i) * 0x9e3779b97f4a7c15n & ((1n << 64n) - 1n)));
+    wide.addMany(
+      Array.from({ length: 20_000 }, (_, i) => i),
+      Array.from({ length: 20_000 }, (_, i) => (BigInt(i) * 0x9e3779b97f4a7c15n) & ((1n << 64n) - 1n)),
+    );
     wide.build();
     expect(wide.tables).toBeLessThanOrEqual(32);
     const index = new NearDupIndex();

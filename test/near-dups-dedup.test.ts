@@ -63,12 +63,37 @@ function corpus(seed: number, families: number, file = join(dir, "corpus.jsonl")
   texts.forEach((text, i) => {
     const number = recs.length + 1;
     const kind = i % 7;
-    if (kind === 0) recs.push({ line: JSON.stringify({ text, id: `doc-${i}`, lang: "xx" }), idJson: JSON.stringify(`doc-${i}`), text });
-    else if (kind === 1) recs.push({ line: `{"id": ${1e6 + i}, "meta": {"id": "inner"},   "text": ${JSON.stringify(text)} }\r`, idJson: String(1e6 + i), text });
-    else if (kind === 2) recs.push({ line: JSON.stringify({ text: text.replace("w1", "wé1") }), idJson: JSON.stringify(`${file}:${number}`), text: text.replace("w1", "wé1") });
+    if (kind === 0)
+      recs.push({
+        line: JSON.stringify({ text, id: `doc-${i}`, lang: "xx" }),
+        idJson: JSON.stringify(`doc-${i}`),
+        text,
+      });
+    else if (kind === 1)
+      recs.push({
+        line: `{"id": ${1e6 + i}, "meta": {"id": "inner"},   "text": ${JSON.stringify(text)} }\r`,
+        idJson: String(1e6 + i),
+        text,
+      });
+    else if (kind === 2)
+      recs.push({
+        line: JSON.stringify({ text: text.replace("w1", "wé1") }),
+        idJson: JSON.stringify(`${file}:${number}`),
+        text: text.replace("w1", "wé1"),
+      });
     else recs.push({ line: JSON.stringify({ id: 10_000 + i, text }), idJson: String(10_000 + i), text });
-    if (i % 50 === 0) recs.push({ line: JSON.stringify({ id: `empty-${i}`, text: " -- !! " }), idJson: JSON.stringify(`empty-${i}`), text: " -- !! " });
-    if (i % 75 === 0) recs.push({ line: JSON.stringify({ id: `notext-${i}`, title: "no text member" }), idJson: JSON.stringify(`notext-${i}`), text: "" });
+    if (i % 50 === 0)
+      recs.push({
+        line: JSON.stringify({ id: `empty-${i}`, text: " -- !! " }),
+        idJson: JSON.stringify(`empty-${i}`),
+        text: " -- !! ",
+      });
+    if (i % 75 === 0)
+      recs.push({
+        line: JSON.stringify({ id: `notext-${i}`, title: "no text member" }),
+        idJson: JSON.stringify(`notext-${i}`),
+        text: "",
+      });
   });
   return recs;
 }
@@ -101,11 +126,18 @@ function account(recs: readonly Rec[], stdout: Buffer, removedText: string) {
   expect(Buffer.concat(kept.map((i) => Buffer.from(`${recs[i].line}\n`)))).toEqual(stdout);
   const byId = new Map(recs.map((r, i) => [r.idJson, i]));
   expect(byId.size).toBe(recs.length);
-  const removed = removedText.split("\n").filter(Boolean).map((line) => {
-    const value = JSON.parse(line) as Removed;
-    expect(Object.keys(value)).toEqual(["id", "duplicate_of", "similarity"]);
-    return { index: byId.get(JSON.stringify(value.id))!, of: byId.get(JSON.stringify(value.duplicate_of))!, similarity: value.similarity };
-  });
+  const removed = removedText
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const value = JSON.parse(line) as Removed;
+      expect(Object.keys(value)).toEqual(["id", "duplicate_of", "similarity"]);
+      return {
+        index: byId.get(JSON.stringify(value.id))!,
+        of: byId.get(JSON.stringify(value.duplicate_of))!,
+        similarity: value.similarity,
+      };
+    });
   // Every record in exactly one of the two.
   const places = new Array<number>(recs.length).fill(0);
   for (const i of kept) places[i]++;
@@ -154,7 +186,8 @@ describe("near-dups --dedup --threshold 0.8 --removed R corpus.jsonl", () => {
     const { removed, isKept } = account(recs, result.stdout, readFileSync(removedPath, "utf8"));
     const good = removed.filter((r) => exactJaccard(recs[r.index].text, recs[r.of].text) >= 0.75).length;
     expect(good / removed.length).toBeGreaterThanOrEqual(0.99);
-    for (const r of removed) expect(Math.abs(r.similarity - exactJaccard(recs[r.index].text, recs[r.of].text))).toBeLessThan(0.1);
+    for (const r of removed)
+      expect(Math.abs(r.similarity - exactJaccard(recs[r.index].text, recs[r.of].text))).toBeLessThan(0.1);
     const pairs = truePairs(recs, 0.9);
     expect(pairs.length).toBeGreaterThan(100);
     const both = pairs.filter(([i, j]) => isKept.has(i) && isKept.has(j)).length;
@@ -224,26 +257,65 @@ describe("near-dups --dedup input", () => {
   it("takes --text-field and --id-field; a record without an id is FILE:LINE", () => {
     const a = join(dir, "a.jsonl");
     const b = join(dir, "b.jsonl");
-    writeFileSync(a, [JSON.stringify({ url: "u1", content: page }), JSON.stringify({ content: page }), "", JSON.stringify({ url: "u3", content: `${page} more words here` })].join("\n"));
+    writeFileSync(
+      a,
+      [
+        JSON.stringify({ url: "u1", content: page }),
+        JSON.stringify({ content: page }),
+        "",
+        JSON.stringify({ url: "u3", content: `${page} more words here` }),
+      ].join("\n"),
+    );
     writeFileSync(b, `${JSON.stringify({ content: page })}\n`);
     const removed = join(dir, "fields-removed.jsonl");
     const one = run(["near-dups", "--dedup", "--text-field", "content", "--id-field", "url", "--removed", removed, a]);
     expect([one.code, one.stderr]).toEqual([0, ""]);
     expect(one.stdout.toString()).toBe(`${JSON.stringify({ url: "u1", content: page })}\n`);
-    expect(readFileSync(removed, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).map((r) => [r.id, r.duplicate_of])).toEqual([
+    expect(
+      readFileSync(removed, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+        .map((r) => [r.id, r.duplicate_of]),
+    ).toEqual([
       [`${a}:2`, "u1"],
       ["u3", "u1"],
     ]);
-    const two = run(["near-dups", "--dedup", "--text-field", "content", "--id-field", "url", "--removed", removed, b, a]);
+    const two = run([
+      "near-dups",
+      "--dedup",
+      "--text-field",
+      "content",
+      "--id-field",
+      "url",
+      "--removed",
+      removed,
+      b,
+      a,
+    ]);
     expect(two.code).toBe(0);
     expect(two.stdout.toString()).toBe(`${JSON.stringify({ content: page })}\n`);
-    expect(readFileSync(removed, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line).duplicate_of)).toEqual([`${b}:1`, `${b}:1`, `${b}:1`]);
+    expect(
+      readFileSync(removed, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).duplicate_of),
+    ).toEqual([`${b}:1`, `${b}:1`, `${b}:1`]);
     // The default text member is absent: every record has no word, and all are kept untouched.
-    expect(run(["near-dups", "--dedup", a]).stdout.toString()).toBe(readFileSync(a, "utf8").split("\n").filter(Boolean).map((l) => `${l}\n`).join(""));
+    expect(run(["near-dups", "--dedup", a]).stdout.toString()).toBe(
+      readFileSync(a, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => `${l}\n`)
+        .join(""),
+    );
   });
 
   it("reduces an html member to text, and writes a last line without a newline with one", () => {
-    const lines = [JSON.stringify({ id: 1, html: `<html><body><nav>menu</nav><p>${page}</p></body></html>` }), JSON.stringify({ id: 2, text: page })];
+    const lines = [
+      JSON.stringify({ id: 1, html: `<html><body><nav>menu</nav><p>${page}</p></body></html>` }),
+      JSON.stringify({ id: 2, text: page }),
+    ];
     const out = run(["near-dups", "--dedup"], lines.join("\n"));
     expect(out.stdout.toString()).toBe(`${lines[0]}\n`);
   });
@@ -253,8 +325,13 @@ describe("near-dups --dedup input", () => {
     writeFileSync(c, `${JSON.stringify({ id: "x", text: page })}\n${JSON.stringify({ id: "y", text: page })}\n`);
     expect(run(["near-dups", "--pairs", c]).stdout.toString()).toBe('{"a":"x","b":"y","similarity":1}\n');
     const script = Array.from({ length: 80 }, (_, i) => `code${i}`).join(" ");
-    const lines = [JSON.stringify({ id: 1, html: `<p>${page}</p><script>${script}</script>` }), JSON.stringify({ id: 2, html: `<p>${page}</p>` })];
-    expect(run(["near-dups", "--dedup", "--text-field", "html"], lines.join("\n")).stdout.toString()).toBe(`${lines[0]}\n`);
+    const lines = [
+      JSON.stringify({ id: 1, html: `<p>${page}</p><script>${script}</script>` }),
+      JSON.stringify({ id: 2, html: `<p>${page}</p>` }),
+    ];
+    expect(run(["near-dups", "--dedup", "--text-field", "html"], lines.join("\n")).stdout.toString()).toBe(
+      `${lines[0]}\n`,
+    );
   });
 
   it("names the file and line of malformed JSON or a bad member, in one line, exit 2", () => {
@@ -262,23 +339,39 @@ describe("near-dups --dedup input", () => {
     writeFileSync(bad, `${JSON.stringify({ id: 1, text: page })}\n\n{"id": 3, "text": "unterminated\n`);
     const result = run(["near-dups", "--dedup", good, bad]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^crawlsieve: ${bad.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:3 must be a JSON object`));
+    expect(result.stderr).toMatch(
+      new RegExp(`^crawlsieve: ${bad.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:3 must be a JSON object`),
+    );
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     const spool = mkdtempSync(join(dir, "spool-"));
     const stdin = run(["near-dups", "--dedup", "--tmp", spool], `${JSON.stringify({ id: 1, text: page })}\n[1, 2]\n`);
-    expect([stdin.code, stdin.stderr]).toEqual([2, expect.stringMatching(/^crawlsieve: stdin line 2 must be a JSON object/)]);
+    expect([stdin.code, stdin.stderr]).toEqual([
+      2,
+      expect.stringMatching(/^crawlsieve: stdin line 2 must be a JSON object/),
+    ]);
     expect(readdirSync(spool)).toEqual([]); // removed on the way out of an error too
-    expect(run(["near-dups", "--dedup"], `{"id": {"x": 1}, "text": "a b c"}\n`).stderr).toMatch(/stdin line 1 "id" must be a string or a number/);
-    expect(run(["near-dups", "--dedup"], `{"id": 1, "text": 5}\n`).stderr).toMatch(/stdin line 1 "text" must be a string/);
-    expect(run(["near-dups", "--dedup", "--annotate"], `{"id": 1, "text": "a b c", "cluster": 4}\n`).stderr).toMatch(/stdin line 1 "cluster" must be absent/);
+    expect(run(["near-dups", "--dedup"], `{"id": {"x": 1}, "text": "a b c"}\n`).stderr).toMatch(
+      /stdin line 1 "id" must be a string or a number/,
+    );
+    expect(run(["near-dups", "--dedup"], `{"id": 1, "text": 5}\n`).stderr).toMatch(
+      /stdin line 1 "text" must be a string/,
+    );
+    expect(run(["near-dups", "--dedup", "--annotate"], `{"id": 1, "text": "a b c", "cluster": 4}\n`).stderr).toMatch(
+      /stdin line 1 "cluster" must be absent/,
+    );
   });
 
   // script(1) gives the command a terminal: progress is drawn there for each phase, and the
   // runs above, whose stderr is a pipe, check that it stays quiet elsewhere.
   it("shows each phase's progress on a terminal", () => {
     const file = join(dir, "progress.jsonl");
-    writeFileSync(file, Array.from({ length: 1500 }, (_, id) => JSON.stringify({ id, text: id % 2 === 0 ? page : `${page} ${id} w${id * 7} x${id * 13}` })).join("\n"));
+    writeFileSync(
+      file,
+      Array.from({ length: 1500 }, (_, id) =>
+        JSON.stringify({ id, text: id % 2 === 0 ? page : `${page} ${id} w${id * 7} x${id * 13}` }),
+      ).join("\n"),
+    );
     const log = join(dir, "tty.txt");
     const command = `"${process.execPath}" "${CLI}" near-dups --dedup --removed "${join(dir, "progress-removed.jsonl")}" "${file}" > "${join(dir, "progress-kept.jsonl")}"`;
     expect(spawnSync("/usr/bin/script", ["-qec", command, log]).status).toBe(0);
@@ -293,23 +386,37 @@ describe("near-dups --dedup input", () => {
 
   it("refuses options that do not go together", () => {
     const a = good;
-    for (const args of [["--removed", "x"], ["--annotate"], ["--keep", "longest"]]) expect(run(["near-dups", ...args, a]).stderr).toMatch(/applies to --dedup/);
+    for (const args of [["--removed", "x"], ["--annotate"], ["--keep", "longest"]])
+      expect(run(["near-dups", ...args, a]).stderr).toMatch(/applies to --dedup/);
     expect(run(["near-dups", "--dedup", "--pairs", a]).code).toBe(2);
-    expect(run(["near-dups", "--dedup", "--annotate", "--removed", join(dir, "r"), a]).stderr).toMatch(/--annotate keeps every record/);
+    expect(run(["near-dups", "--dedup", "--annotate", "--removed", join(dir, "r"), a]).stderr).toMatch(
+      /--annotate keeps every record/,
+    );
     expect(run(["near-dups", "--dedup", "--keep", "shortest", a]).stderr).toMatch(/--keep must be first or longest/);
     expect(run(["near-dups", "--dedup", "--removed", join(dir, "no", "such", "dir"), a]).code).toBe(2);
     expect(run(["near-dups", "--dedup", "-", "-"], "").stderr).toMatch(/stdin can be read only once/);
-    expect(run(["near-dups", "--dedup", "--include", "*.jsonl", a]).stderr).toMatch(/--include chooses files in folders/);
+    expect(run(["near-dups", "--dedup", "--include", "*.jsonl", a]).stderr).toMatch(
+      /--include chooses files in folders/,
+    );
     // --removed naming an input would empty it before it is read: refused, the input left whole.
     const before = readFileSync(a);
-    expect(run(["near-dups", "--dedup", "--removed", a, a]).stderr).toMatch(/--removed must be a file other than the input/);
+    expect(run(["near-dups", "--dedup", "--removed", a, a]).stderr).toMatch(
+      /--removed must be a file other than the input/,
+    );
     expect(readFileSync(a)).toEqual(before);
     // A bad value of another option stops the run before the --removed file is opened (and emptied).
     const kept = join(dir, "removed-kept.jsonl");
-    writeFileSync(kept, "{\"id\":1}\n");
-    for (const bad of [["--sketch-size", "3"], ["--threshold", "2"], ["--max-distance", "9"]]) {
-      expect(run(["near-dups", "--dedup", "--removed", kept, ...bad, a])).toMatchObject({ code: 2, stderr: expect.stringMatching(new RegExp(bad[0])) });
-      expect(readFileSync(kept, "utf8")).toBe("{\"id\":1}\n");
+    writeFileSync(kept, '{"id":1}\n');
+    for (const bad of [
+      ["--sketch-size", "3"],
+      ["--threshold", "2"],
+      ["--max-distance", "9"],
+    ]) {
+      expect(run(["near-dups", "--dedup", "--removed", kept, ...bad, a])).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(new RegExp(bad[0])),
+      });
+      expect(readFileSync(kept, "utf8")).toBe('{"id":1}\n');
     }
   });
 
@@ -321,11 +428,14 @@ describe("near-dups --dedup input", () => {
       expect(readdirSync(sketches)).toEqual([]); // the sketch file is removed at the end
     }
     // On Ctrl-C too: stdin held open while the sketch file (and the copy of stdin) exist.
-    const child = spawn(process.execPath, [CLI, "near-dups", "--dedup", "--tmp", sketches], { stdio: ["pipe", "ignore", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "near-dups", "--dedup", "--tmp", sketches], {
+      stdio: ["pipe", "ignore", "pipe"],
+    });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     child.stdin.on("error", () => undefined);
     child.stdin.write(readFileSync(good));
-    for (let i = 0; i < 200 && readdirSync(sketches).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 200 && readdirSync(sketches).length < 2; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(readdirSync(sketches)).toHaveLength(2);
     child.kill("SIGINT");
     expect(await exited).toBe(130);
@@ -333,7 +443,9 @@ describe("near-dups --dedup input", () => {
     const missing = join(dir, "no-such-folder");
     const failed = run(["near-dups", "--tmp", missing, good]);
     expect(failed.code).toBe(2);
-    expect(failed.stderr).toBe(`crawlsieve: cannot keep the documents' sketches on disk in ${missing} (not a folder, ENOENT); give a writable --tmp with room (about 4 bytes per distinct shingle, at most 8196 bytes a document)\n`);
+    expect(failed.stderr).toBe(
+      `crawlsieve: cannot keep the documents' sketches on disk in ${missing} (not a folder, ENOENT); give a writable --tmp with room (about 4 bytes per distinct shingle, at most 8196 bytes a document)\n`,
+    );
   });
 
   it("stops with one line and exit code 2 when the sketches fill the disk, and leaves nothing on it (a loop filesystem mounted as root)", () => {
@@ -344,14 +456,21 @@ describe("near-dups --dedup input", () => {
     const sh = (command: string, args: string[]) => spawnSync(command, args, { stdio: "ignore" }).status === 0;
     // 2 MiB, and 200 pages of 4,200 distinct words with 4,096-value sketches: about 3.3 MB of sketches.
     // A test that cannot make its full disk fails: it is never counted as passed unrun (.ci/run runs as root).
-    const mounted = sh("truncate", ["-s", "2M", image]) && sh("mkfs.ext2", ["-q", "-F", image]) && sh("mount", ["-o", "loop", image, mountPoint]);
+    const mounted =
+      sh("truncate", ["-s", "2M", image]) &&
+      sh("mkfs.ext2", ["-q", "-F", image]) &&
+      sh("mount", ["-o", "loop", image, mountPoint]);
     expect(mounted, "a 2 MiB ext2 image mounted on a loop device (needs root and e2fsprogs)").toBe(true);
     try {
       const next = rng(2);
-      const pages = Array.from({ length: 200 }, (_, id) => JSON.stringify({ id, text: Array.from({ length: 4200 }, () => `w${Math.floor(next() * 1e9)}`).join(" ") }));
+      const pages = Array.from({ length: 200 }, (_, id) =>
+        JSON.stringify({ id, text: Array.from({ length: 4200 }, () => `w${Math.floor(next() * 1e9)}`).join(" ") }),
+      );
       const result = run(["near-dups", "--sketch-size", "4096", "--tmp", mountPoint], `${pages.join("\n")}\n`);
       expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/^crawlsieve: cannot keep the documents' sketches on disk in .* \(no space left on the device, ENOSPC\)/);
+      expect(result.stderr).toMatch(
+        /^crawlsieve: cannot keep the documents' sketches on disk in .* \(no space left on the device, ENOSPC\)/,
+      );
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(readdirSync(mountPoint).filter((name) => name !== "lost+found")).toEqual([]);
     } finally {
@@ -360,11 +479,15 @@ describe("near-dups --dedup input", () => {
   });
 
   it("with --max-distance (SimHash) removes copies with their distance", () => {
-    const lines = [0, 1, 2].map((id) => JSON.stringify({ id, text: page })).concat(JSON.stringify({ id: 3, text: "something else entirely, nothing like the others at all" }));
+    const lines = [0, 1, 2]
+      .map((id) => JSON.stringify({ id, text: page }))
+      .concat(JSON.stringify({ id: 3, text: "something else entirely, nothing like the others at all" }));
     const removed = join(dir, "simhash-removed.jsonl");
     const out = run(["near-dups", "--dedup", "--max-distance", "3", "--removed", removed], lines.join("\n"));
     expect(out.stdout.toString()).toBe(`${lines[0]}\n${lines[3]}\n`);
-    expect(readFileSync(removed, "utf8")).toBe('{"id":1,"duplicate_of":0,"distance":0}\n{"id":2,"duplicate_of":0,"distance":0}\n');
+    expect(readFileSync(removed, "utf8")).toBe(
+      '{"id":1,"duplicate_of":0,"distance":0}\n{"id":2,"duplicate_of":0,"distance":0}\n',
+    );
   });
 });
 
@@ -390,33 +513,54 @@ describe("clusters cost what they hold", () => {
   it("groups 6,666 copies among 20,000 documents in one group, exit 0", () => {
     const result = run(["near-dups", "--json"], input);
     expect([result.code, result.stderr]).toEqual([0, ""]);
-    const groups = result.stdout.toString().trim().split("\n").map((line) => JSON.parse(line));
+    const groups = result.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(groups).toHaveLength(1);
     expect(groups[0].representative).toBe(0);
-    expect(groups[0].members.map((m: { id: number }) => m.id).sort((a: number, b: number) => a - b)).toEqual([...copies]);
+    expect(groups[0].members.map((m: { id: number }) => m.id).sort((a: number, b: number) => a - b)).toEqual([
+      ...copies,
+    ]);
   }, 180_000);
 
   it("--dedup keeps the first copy and the 13,334 distinct pages", () => {
     const removed = join(dir, "copies-removed.jsonl");
     const result = run(["near-dups", "--dedup", "--removed", removed], input);
     expect([result.code, result.stderr]).toEqual([0, ""]);
-    const kept = result.stdout.toString().trim().split("\n").map((line) => JSON.parse(line).id);
+    const kept = result.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line).id);
     expect(kept).toEqual(Array.from({ length: 20_000 }, (_, id) => id).filter((id) => id === 0 || !copies.has(id)));
-    const gone = readFileSync(removed, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const gone = readFileSync(removed, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(gone).toHaveLength(6665);
     for (const r of gone) expect(r.duplicate_of).toBe(0);
   }, 180_000);
 
   it("--pairs streams every pair of a cluster of 400 copies (79,800), each once", () => {
-    const lines = Array.from({ length: 400 }, (_, id) => JSON.stringify({ id, text: expired.join(" ") })).concat(docs.slice(0, 30).filter((_, i) => !copies.has(i)));
+    const lines = Array.from({ length: 400 }, (_, id) => JSON.stringify({ id, text: expired.join(" ") })).concat(
+      docs.slice(0, 30).filter((_, i) => !copies.has(i)),
+    );
     const result = run(["near-dups", "--pairs"], lines.join("\n"));
     expect(result.code).toBe(0);
-    const pairs = result.stdout.toString().trim().split("\n").map((line) => JSON.parse(line) as { a: number; b: number; similarity: number });
+    const pairs = result.stdout
+      .toString()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { a: number; b: number; similarity: number });
     expect(pairs).toHaveLength((400 * 399) / 2);
     expect(new Set(pairs.map((p) => `${p.a} ${p.b}`)).size).toBe(pairs.length);
     expect(pairs.every((p) => p.a < p.b && p.b < 400 && p.similarity === 1)).toBe(true);
     // Found in order of a, then b.
-    expect(pairs.every((p, i) => i === 0 || pairs[i - 1].a < p.a || (pairs[i - 1].a === p.a && pairs[i - 1].b < p.b))).toBe(true);
+    expect(
+      pairs.every((p, i) => i === 0 || pairs[i - 1].a < p.a || (pairs[i - 1].a === p.a && pairs[i - 1].b < p.b)),
+    ).toBe(true);
   }, 180_000);
 });
 
@@ -427,7 +571,8 @@ describe("near-dups --max-distance (SimHash) clusters and pairs from batches of 
     const texts: string[] = [];
     for (let f = 0; f < 60; f++) {
       const words = Array.from({ length: 80 + Math.floor(next() * 80) }, () => `w${Math.floor(next() * 30_000)}`);
-      for (let c = 0; c < 1 + Math.floor(next() * 30); c++) texts.push(words.map((w) => (next() < 0.01 * (c % 4) ? `e${Math.floor(next() * 1e9)}` : w)).join(" "));
+      for (let c = 0; c < 1 + Math.floor(next() * 30); c++)
+        texts.push(words.map((w) => (next() < 0.01 * (c % 4) ? `e${Math.floor(next() * 1e9)}` : w)).join(" "));
     }
     const fps = simhashMany(texts, { shingle: 3 });
     const distance = (i: number, j: number) => {
@@ -446,14 +591,21 @@ describe("near-dups --max-distance (SimHash) clusters and pairs from batches of 
       else expected.push(JSON.stringify({ id: i, duplicate_of: best, distance: distance(i, best) }));
     });
     const pairs: string[] = [];
-    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) if (distance(i, j) <= k) pairs.push(JSON.stringify({ a: i, b: j, distance: distance(i, j) }));
+    for (let i = 0; i < texts.length; i++)
+      for (let j = i + 1; j < texts.length; j++)
+        if (distance(i, j) <= k) pairs.push(JSON.stringify({ a: i, b: j, distance: distance(i, j) }));
     expect(expected.length).toBeGreaterThan(100);
     expect(pairs.length).toBeGreaterThan(expected.length);
     const input = texts.map((text, id) => JSON.stringify({ id, text })).join("\n");
     const removed = join(dir, "simhash-family-removed.jsonl");
     expect(run(["near-dups", "--dedup", "--max-distance", String(k), "--removed", removed], input).code).toBe(0);
     expect(readFileSync(removed, "utf8").trim().split("\n")).toEqual(expected);
-    expect(run(["near-dups", "--pairs", "--max-distance", String(k)], input).stdout.toString().trim().split("\n")).toEqual(pairs);
+    expect(
+      run(["near-dups", "--pairs", "--max-distance", String(k)], input)
+        .stdout.toString()
+        .trim()
+        .split("\n"),
+    ).toEqual(pairs);
   }, 120_000);
 });
 
@@ -461,7 +613,10 @@ describe("MinHashIndex.cluster and pairBatches", () => {
   it("equals star clustering by exact Jaccard written here (short texts: estimates are exact), in any order", () => {
     const recs = corpus(5, 120).filter((r) => /[\p{L}\p{N}_]/u.test(r.text) && r.text.split(" ").length < 900);
     const index = new MinHashIndex({ threshold: 0.8, sketchSize: 1024 });
-    index.addMany(recs.map((_, i) => i), recs.map((r) => r.text));
+    index.addMany(
+      recs.map((_, i) => i),
+      recs.map((r) => r.text),
+    );
     // Each text's shingles once: the reference compares every document with every leader.
     const sets = recs.map((r) => shingleSet(r.text));
     const sim = (i: number, j: number) => setJaccard(sets[i], sets[j]);

@@ -94,7 +94,9 @@ describe("nh128, the approximate line filter's hash", () => {
       for (const bytes of [randomBytes(next, len), new Uint8Array(len).fill(0xff)]) {
         // "\r" ends no key here: the kernel would leave a final "\r" out of the key.
         if (len > 0 && bytes[len - 1] === 0x0d) bytes[len - 1] = 0x0e;
-        expect(Buffer.from(kernel(hasher, bytes)).toString("hex"), `length ${len}`).toBe(Buffer.from(await model(bytes)).toString("hex"));
+        expect(Buffer.from(kernel(hasher, bytes)).toString("hex"), `length ${len}`).toBe(
+          Buffer.from(await model(bytes)).toString("hex"),
+        );
       }
     }
   });

@@ -41,15 +41,24 @@ function printed(args: string[]): string[] {
 }
 
 describe("output that cannot be written", () => {
-  it.each(["dedup", "dedup --approx", "dedup --approx --items 200000", "dedup --canonicalize", "md5", "canonicalize"])("%s to /dev/full: exit 2 and one line naming ENOSPC", (command) => {
-    const { code, stderr } = toDevFull([...command.split(" "), INPUT]);
-    expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
-  });
+  it.each(["dedup", "dedup --approx", "dedup --approx --items 200000", "dedup --canonicalize", "md5", "canonicalize"])(
+    "%s to /dev/full: exit 2 and one line naming ENOSPC",
+    (command) => {
+      const { code, stderr } = toDevFull([...command.split(" "), INPUT]);
+      expect({ code, stderr }).toEqual({
+        code: 2,
+        stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n",
+      });
+    },
+  );
 
   it("dedup --store to /dev/full commits at most one batch it did not print: a second run prints the rest", () => {
     const store = join(dir, "store-devfull");
     const { code, stderr } = toDevFull(["dedup", "--store", store, INPUT]);
-    expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
+    expect({ code, stderr }).toEqual({
+      code: 2,
+      stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n",
+    });
     const again = printed(["dedup", "--store", store, INPUT]);
     expect(again.length).toBeGreaterThanOrEqual(LINES.length - GROUP);
     // What the second run printed is the input's tail, in order: the lost lines are one group at the head.
@@ -61,7 +70,10 @@ describe("output that cannot be written", () => {
     try {
       const args = ["dedup", "--redis", redis.url, "--namespace", "devfull"];
       const { code, stderr } = toDevFull([...args, INPUT]);
-      expect({ code, stderr }).toEqual({ code: 2, stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n" });
+      expect({ code, stderr }).toEqual({
+        code: 2,
+        stderr: "crawlsieve: cannot write output: ENOSPC: no space left on device, write\n",
+      });
       const again = printed([...args, INPUT]);
       expect(again.length).toBeGreaterThanOrEqual(LINES.length - BATCH);
       expect(again).toEqual(LINES.slice(LINES.length - again.length));
@@ -73,13 +85,26 @@ describe("output that cannot be written", () => {
 
 /** Runs `script` (sh) with a tmpfs of `size` at $FULL, in a mount namespace of its own. */
 function onFullDisk(size: string, script: string) {
-  return fullDisk(size, script, { FULL: join(dir, "full"), CLI, INPUT, NODE: process.execPath, COPY: join(dir, "copy") });
+  return fullDisk(size, script, {
+    FULL: join(dir, "full"),
+    CLI,
+    INPUT,
+    NODE: process.execPath,
+    COPY: join(dir, "copy"),
+  });
 }
 
 describe("a full file system", () => {
   it("output to a file on a full disk: exit 2 and one line", () => {
-    const { code, stdout, stderr } = onFullDisk("1m", `"$NODE" "$CLI" dedup "$INPUT" > "$FULL/out.txt" 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"`);
-    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: "exit 2\ncrawlsieve: cannot write output: ENOSPC: no space left on device, write\n", stderr: "" });
+    const { code, stdout, stderr } = onFullDisk(
+      "1m",
+      `"$NODE" "$CLI" dedup "$INPUT" > "$FULL/out.txt" 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"`,
+    );
+    expect({ code, stdout, stderr }).toEqual({
+      code: 0,
+      stdout: "exit 2\ncrawlsieve: cannot write output: ENOSPC: no space left on device, write\n",
+      stderr: "",
+    });
   });
 
   it("a store that fills its disk says so, leaves no temporary file, and keeps what it printed seen", () => {
@@ -96,8 +121,18 @@ describe("a full file system", () => {
     const files = after.filter((line) => !line.startsWith("crawlsieve: "));
     expect(exit).toBe("exit 2");
     // The full disk, and (the disk full still) that what was recorded and not printed is left for the next run to forget.
-    expect(messages.some((line) => new RegExp(`^crawlsieve: the disk of the store ${join(dir, "full", "s", "fingerprints.log")} is full \\(`).test(line)), messages.join("\n")).toBe(true);
-    expect(messages.every((line) => /is full \(|could not be forgotten .* the next run forgets them/.test(line)), messages.join("\n")).toBe(true);
+    expect(
+      messages.some((line) =>
+        new RegExp(`^crawlsieve: the disk of the store ${join(dir, "full", "s", "fingerprints.log")} is full \\(`).test(
+          line,
+        ),
+      ),
+      messages.join("\n"),
+    ).toBe(true);
+    expect(
+      messages.every((line) => /is full \(|could not be forgotten .* the next run forgets them/.test(line)),
+      messages.join("\n"),
+    ).toBe(true);
     expect(files.filter((f) => f.endsWith(".tmp"))).toEqual([]);
     const first = readFileSync(join(dir, "first.txt"), "utf8").split("\n").filter(Boolean);
     expect(first.length).toBeGreaterThan(0);
@@ -130,7 +165,12 @@ describe("a full file system", () => {
   });
 
   it("--save-filter on a full disk: a typed error, no partial filter left", () => {
-    const { stdout } = onFullDisk("256k", `"$NODE" "$CLI" dedup --approx --items 1000000 --save-filter "$FULL/f.bin" "$INPUT" > /dev/null 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls "$FULL"`);
-    expect(stdout).toMatch(/^exit 2\ncrawlsieve: cannot write the filter to \S+f\.bin: ENOSPC: no space left on device, write\n$/);
+    const { stdout } = onFullDisk(
+      "256k",
+      `"$NODE" "$CLI" dedup --approx --items 1000000 --save-filter "$FULL/f.bin" "$INPUT" > /dev/null 2> "$FULL/../err.txt" || echo "exit $?"; cat "$FULL/../err.txt"; ls "$FULL"`,
+    );
+    expect(stdout).toMatch(
+      /^exit 2\ncrawlsieve: cannot write the filter to \S+f\.bin: ENOSPC: no space left on device, write\n$/,
+    );
   });
 });

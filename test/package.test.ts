@@ -40,7 +40,11 @@ describe("package", () => {
     expect(pkg.engines.node).toBe(">=20.19");
     const [major, minor] = process.versions.node.split(".").map(Number);
     expect(major > 20 || (major === 20 && minor >= 19), process.versions.node).toBe(true);
-    const out = spawnSync(process.execPath, ["-e", 'const c = require("crawlsieve"); c.initSync ? c.initSync() : 0; console.log(typeof c.BloomFilter)'], { cwd: new URL(".", root).pathname });
+    const out = spawnSync(
+      process.execPath,
+      ["-e", 'const c = require("crawlsieve"); c.initSync ? c.initSync() : 0; console.log(typeof c.BloomFilter)'],
+      { cwd: new URL(".", root).pathname },
+    );
     expect([out.status, out.stdout.toString().trim()]).toEqual([0, "function"]);
   });
 

@@ -5,7 +5,14 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import xxhashWasm from "xxhash-wasm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BloomFilter, BloomWorkerPool, DisposedError, InvalidArgumentError, PartitionedBloomFilter, sizing } from "../build/js/index.node.js";
+import {
+  BloomFilter,
+  BloomWorkerPool,
+  DisposedError,
+  InvalidArgumentError,
+  PartitionedBloomFilter,
+  sizing,
+} from "../build/js/index.node.js";
 import { fourSigma, ready, urls } from "./helpers.js";
 import { partitionOf, setBits, standardPositions } from "./reference-positions.js";
 
@@ -47,7 +54,12 @@ function reference(bits: number, hashes: number, shards: number): BloomFilter {
  * the hash pair, positions inside it as in one partition), as indices into the serialized payload
  * where partition p's bits start at p * bytesPerPartition.
  */
-async function modelBits(keys: readonly string[], partitions: number, bitsPerPartition: number, k: number): Promise<number[]> {
+async function modelBits(
+  keys: readonly string[],
+  partitions: number,
+  bitsPerPartition: number,
+  k: number,
+): Promise<number[]> {
   const { h64Raw } = await xxhashWasm();
   const bytesPerPartition = Math.ceil(Math.ceil(bitsPerPartition / 8) / 64) * 64;
   const out = new Set<number>();
@@ -71,12 +83,17 @@ describe("partition routing against an independent model", () => {
   });
 
   it("the partitioned golden file (format v1, must load forever) holds the modelled bits and every golden key", async () => {
-    const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+    const goldenKeys = Array.from(
+      { length: 1000 },
+      (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`,
+    );
     const bytes = new Uint8Array(readFileSync(new URL("./golden/partitioned-bloom-v1.bin", import.meta.url)));
     const filter = BloomFilter.deserialize(bytes);
     expect(filter.partitions).toBeGreaterThan(2);
     expect(sum(filter.hasMany(goldenKeys))).toBe(1000);
-    expect(setBits(bytes.subarray(64, -8))).toEqual(await modelBits(goldenKeys, filter.partitions, filter.bits / filter.partitions, filter.hashes));
+    expect(setBits(bytes.subarray(64, -8))).toEqual(
+      await modelBits(goldenKeys, filter.partitions, filter.bits / filter.partitions, filter.hashes),
+    );
     expect(filter.serialize()).toEqual(bytes);
     filter.dispose();
   });
@@ -120,7 +137,9 @@ describe("PartitionedBloomFilter in one thread", () => {
     const estimated = filter.estimatedFpRate();
     expect(estimated).toBe(filter.fillRatio() ** filter.hashes);
     expect(Math.abs(measured - estimated)).toBeLessThan(fourSigma(estimated, absent.length));
-    expect(Math.abs(measured - designed)).toBeLessThan(fourSigma(designed, absent.length, items, [{ bits: filter.bits, hashes: filter.hashes }]));
+    expect(Math.abs(measured - designed)).toBeLessThan(
+      fourSigma(designed, absent.length, items, [{ bits: filter.bits, hashes: filter.hashes }]),
+    );
     const back = PartitionedBloomFilter.deserialize(filter.serialize());
     expect(back.designedFpRate()).toBe(designed);
     expect(back.estimatedFpRate()).toBe(estimated);

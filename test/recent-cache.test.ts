@@ -28,7 +28,9 @@ const reference = (keys: string[]) => {
 
 describe("withRecentCache", () => {
   it("answers as the seen-set behind it on the shipped crawl stream, with most duplicates answered locally", async () => {
-    const lines = readFileSync(new URL("../examples/nodejs-doc-links.txt", import.meta.url), "utf8").split("\n").slice(0, -1);
+    const lines = readFileSync(new URL("../examples/nodejs-doc-links.txt", import.meta.url), "utf8")
+      .split("\n")
+      .slice(0, -1);
     const inner = countingInner();
     const cached = withRecentCache(inner, { entries: 16_384 });
     const got: number[] = [];
@@ -58,21 +60,33 @@ describe("withRecentCache", () => {
     const allOld = { addMany: (keys: readonly (string | Uint8Array)[]) => (calls++, new Uint8Array(keys.length)) };
     const cached = withRecentCache(allOld, { entries: 64 });
     const keys = Array.from({ length: 500 }, (_, i) => `k${i % 100}`);
-    for (let round = 0; round < 3; round++) expect((await cached.addMany(keys)).every((x: number) => x === 0)).toBe(true);
+    for (let round = 0; round < 3; round++)
+      expect((await cached.addMany(keys)).every((x: number) => x === 0)).toBe(true);
     expect(calls).toBeGreaterThan(0);
     const allNew = { addMany: (keys: readonly (string | Uint8Array)[]) => Uint8Array.from(keys, () => 1) };
     const second = withRecentCache(allNew, { entries: 64 });
     expect(Array.from(await second.addMany(["a", "b"]))).toEqual([1, 1]);
     expect(Array.from(await second.addMany(["a", "b", "c"]))).toEqual([0, 0, 1]); // a, b from the cache: seen
     // A repeat inside one call goes on once; the seen-set records the first, so the second is seen.
-    expect(Array.from(await second.addMany(["d", "d", new TextEncoder().encode("e"), new TextEncoder().encode("e")]))).toEqual([1, 0, 1, 0]);
+    expect(
+      Array.from(await second.addMany(["d", "d", new TextEncoder().encode("e"), new TextEncoder().encode("e")])),
+    ).toEqual([1, 0, 1, 0]);
   });
 
   // Issue 30 item 9: the string "Ã©" and the bytes c3 a9 (its latin1 reading) shared one map entry,
   // so the second, a different key for the seen-set, was answered "seen" without being sent.
   it("keys a call's repeats on their UTF-8 bytes: a string and bytes are one key only when the bytes are its UTF-8", async () => {
     const encode = (text: string) => new TextEncoder().encode(text);
-    const keys = ["Ã©", Uint8Array.of(0xc3, 0xa9), "é", encode("Ã©"), "\ud800", encode("\ufffd"), Uint8Array.of(0xff), "\u00ff"];
+    const keys = [
+      "Ã©",
+      Uint8Array.of(0xc3, 0xa9),
+      "é",
+      encode("Ã©"),
+      "\ud800",
+      encode("\ufffd"),
+      Uint8Array.of(0xff),
+      "\u00ff",
+    ];
     // The reference: a Set of the keys' UTF-8 bytes (TextEncoder writes a lone surrogate as U+FFFD, as the seen-set hashes it).
     const seen = new Set<string>();
     const expected = keys.map((k) => {
@@ -87,9 +101,15 @@ describe("withRecentCache", () => {
   });
 
   it("refuses a seen-set that answers fewer (or more) keys than it was given, rather than calling them seen", async () => {
-    const short = withRecentCache({ addMany: (keys: readonly (string | Uint8Array)[]) => new Uint8Array(keys.length - 1).fill(1) }, { entries: 64 });
+    const short = withRecentCache(
+      { addMany: (keys: readonly (string | Uint8Array)[]) => new Uint8Array(keys.length - 1).fill(1) },
+      { entries: 64 },
+    );
     await expect(short.addMany(["a", "b", "c"])).rejects.toThrow(/answered 2 keys where it was given 3/);
-    const long = withRecentCache({ addMany: (keys: readonly (string | Uint8Array)[]) => new Uint8Array(keys.length + 1).fill(1) }, { entries: 64 });
+    const long = withRecentCache(
+      { addMany: (keys: readonly (string | Uint8Array)[]) => new Uint8Array(keys.length + 1).fill(1) },
+      { entries: 64 },
+    );
     await expect(long.addMany(["a"])).rejects.toMatchObject({ code: "ERR_SEEN_SET_ANSWERS" });
     const none = withRecentCache({ addMany: () => undefined as never }, { entries: 64 });
     await expect(none.addMany(["a"])).rejects.toThrow(/answered undefined/);

@@ -45,24 +45,38 @@ describe.each(clients)("Redis seen-sets on %s", (name, create) => {
 
   const specs = {
     exact: (redis: RedisCommander) => ({ backend: "redis" as const, client: redis, name: `exact-${label}` }),
-    bloom: (redis: RedisCommander) => ({ backend: "redis" as const, client: redis, name: `bloom-${label}`, exact: false, items: 1000, fpRate: 0.01 }),
-    dupefilter: (redis: RedisCommander) => ({ backend: "redis" as const, client: redis, dupefilter: `spider-${label}:dupefilter` }),
+    bloom: (redis: RedisCommander) => ({
+      backend: "redis" as const,
+      client: redis,
+      name: `bloom-${label}`,
+      exact: false,
+      items: 1000,
+      fpRate: 0.01,
+    }),
+    dupefilter: (redis: RedisCommander) => ({
+      backend: "redis" as const,
+      client: redis,
+      dupefilter: `spider-${label}:dupefilter`,
+    }),
   };
 
-  it.each(Object.keys(specs) as (keyof typeof specs)[])("%s: size() and clear() in a few commands, with the right answers", async (kind) => {
-    const { redis, sent } = counting(inner);
-    const seen: SeenSet = await openSeenSet(specs[kind](redis));
-    expect([...(await seen.addMany(["a", "b", "a"]))]).toEqual([1, 1, 0]);
-    sent.length = 0;
-    expect(await seen.size()).toBe(2);
-    expect(sent.length, sent.join(" ")).toBeLessThanOrEqual(4);
-    sent.length = 0;
-    await seen.clear();
-    expect(sent.length, sent.slice(0, 8).join(" ")).toBeLessThanOrEqual(8);
-    expect(await seen.size()).toBe(0);
-    expect([...(await seen.addMany(["a"]))]).toEqual([1]);
-    await seen.clear();
-  });
+  it.each(Object.keys(specs) as (keyof typeof specs)[])(
+    "%s: size() and clear() in a few commands, with the right answers",
+    async (kind) => {
+      const { redis, sent } = counting(inner);
+      const seen: SeenSet = await openSeenSet(specs[kind](redis));
+      expect([...(await seen.addMany(["a", "b", "a"]))]).toEqual([1, 1, 0]);
+      sent.length = 0;
+      expect(await seen.size()).toBe(2);
+      expect(sent.length, sent.join(" ")).toBeLessThanOrEqual(4);
+      sent.length = 0;
+      await seen.clear();
+      expect(sent.length, sent.slice(0, 8).join(" ")).toBeLessThanOrEqual(8);
+      expect(await seen.size()).toBe(0);
+      expect([...(await seen.addMany(["a"]))]).toEqual([1]);
+      await seen.clear();
+    },
+  );
 
   it("exact, in a database too large to SCAN: one script names every bucket, same answers", async () => {
     const { redis, sent } = counting(inner, 1e9);

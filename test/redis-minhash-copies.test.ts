@@ -28,7 +28,12 @@ afterAll(async () => {
 /** SLOWLOG entries (over 10 ms of server time) of Lua calls: [id, time, microseconds, argv...]. */
 async function slowScripts(): Promise<string[]> {
   const entries = (await redis.send(["SLOWLOG", "GET", "-1"])) as unknown[][];
-  return entries.filter((entry) => /^(eval|evalsha|eval_ro|evalsha_ro|fcall|fcall_ro)$/i.test(String((entry[3] as unknown[])[0]))).map((entry) => `${String((entry[3] as unknown[])[0])} ${Number(entry[2])} us, ${(entry[3] as unknown[]).length} arguments`);
+  return entries
+    .filter((entry) => /^(eval|evalsha|eval_ro|evalsha_ro|fcall|fcall_ro)$/i.test(String((entry[3] as unknown[])[0])))
+    .map(
+      (entry) =>
+        `${String((entry[3] as unknown[])[0])} ${Number(entry[2])} us, ${(entry[3] as unknown[]).length} arguments`,
+    );
 }
 
 describe("RedisMinHashIndex on copies of one page", () => {
@@ -41,9 +46,14 @@ describe("RedisMinHashIndex on copies of one page", () => {
     const batch = 100;
     for (let start = 0; start < copies; start += batch) {
       const ids = Array.from({ length: batch }, (_, j) => `copy-${start + j}`);
-      const answers = await index.addMany(ids, ids.map(() => page));
+      const answers = await index.addMany(
+        ids,
+        ids.map(() => page),
+      );
       // The reference: every text is the same page, so its Jaccard similarity to the first is 1.
-      expect(answers, `batch at ${start}`).toEqual(ids.map((id) => (id === "copy-0" ? null : { id: "copy-0", similarity: 1 })));
+      expect(answers, `batch at ${start}`).toEqual(
+        ids.map((id) => (id === "copy-0" ? null : { id: "copy-0", similarity: 1 })),
+      );
       expect(await slowScripts(), `after ${start + batch} copies`).toEqual([]);
     }
     // One representative per band: the first copy's 8-byte id hash, whatever the copies stored.
@@ -54,10 +64,27 @@ describe("RedisMinHashIndex on copies of one page", () => {
   }, 600_000);
 
   it("an index recorded in the version-1 layout (every copy in its bands) is refused with a typed error, not misread", async () => {
-    await redis.send(["SET", "cs:{mh-old}:mh:meta", JSON.stringify({ kind: "minhash", threshold: 0.8, shingle: 3, k: 512, bands: 13, rows: 3, layout: "tagged", shards: 1 })]);
+    await redis.send([
+      "SET",
+      "cs:{mh-old}:mh:meta",
+      JSON.stringify({
+        kind: "minhash",
+        threshold: 0.8,
+        shingle: 3,
+        k: 512,
+        bands: 13,
+        rows: 3,
+        layout: "tagged",
+        shards: 1,
+      }),
+    ]);
     const opening = RedisMinHashIndex.open(redis, { name: "mh-old", threshold: 0.8 });
     await expect(opening).rejects.toThrow(FormatError);
-    await expect(RedisMinHashIndex.open(redis, { name: "mh-old", threshold: 0.8 })).rejects.toThrow(/cs:\{mh-old\}:mh:meta has description version 1; this crawlsieve reads version 2/);
-    await expect(RedisMinHashIndex.open(redis, { name: "mh-old", threshold: 0.8 })).rejects.toMatchObject({ code: "ERR_VERSION" });
+    await expect(RedisMinHashIndex.open(redis, { name: "mh-old", threshold: 0.8 })).rejects.toThrow(
+      /cs:\{mh-old\}:mh:meta has description version 1; this crawlsieve reads version 2/,
+    );
+    await expect(RedisMinHashIndex.open(redis, { name: "mh-old", threshold: 0.8 })).rejects.toMatchObject({
+      code: "ERR_VERSION",
+    });
   });
 });

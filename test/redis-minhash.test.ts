@@ -38,7 +38,11 @@ afterAll(async () => {
 /** Texts of 80 words from a vocabulary of 5,000: unrelated texts share next to no 3-shingle. */
 function corpus(seed: number) {
   const next = rng(seed);
-  const vocabulary = Array.from({ length: 5_000 }, () => Array.from({ length: 3 + Math.floor(next() * 6) }, () => String.fromCharCode(97 + Math.floor(next() * 26))).join(""));
+  const vocabulary = Array.from({ length: 5_000 }, () =>
+    Array.from({ length: 3 + Math.floor(next() * 6) }, () => String.fromCharCode(97 + Math.floor(next() * 26))).join(
+      "",
+    ),
+  );
   const word = () => vocabulary[Math.floor(next() * vocabulary.length)];
   return {
     text: () => Array.from({ length: 80 }, word).join(" "),
@@ -69,11 +73,17 @@ describe("RedisMinHashIndex on one redis-server", () => {
   it("answers, batch by batch, what the in-memory MinHashIndex.cluster answers in the same order; finds every earlier representative of exact Jaccard 0.9 or more; a retried batch answers the same", async () => {
     const c = corpus(7);
     const texts: string[] = [];
-    for (let i = 0; i < 320; i++) texts.push(i < 80 || c.next() < 0.2 ? c.text() : c.nearCopy(texts[Math.floor(c.next() * texts.length)], Math.floor(c.next() * 9)));
+    for (let i = 0; i < 320; i++)
+      texts.push(
+        i < 80 || c.next() < 0.2
+          ? c.text()
+          : c.nearCopy(texts[Math.floor(c.next() * texts.length)], Math.floor(c.next() * 9)),
+      );
     const ids = texts.map((_, i) => `https://example.com/doc/${i}`);
     const index = await RedisMinHashIndex.open(redis, { name: "mh-same", threshold: 0.8 });
     const answers: ({ id: string; similarity: number } | null)[] = [];
-    for (let i = 0; i < texts.length; i += 40) answers.push(...(await index.addMany(ids.slice(i, i + 40), texts.slice(i, i + 40))));
+    for (let i = 0; i < texts.length; i += 40)
+      answers.push(...(await index.addMany(ids.slice(i, i + 40), texts.slice(i, i + 40))));
     const memory = new MinHashIndex({ threshold: 0.8 });
     expect(index.params).toEqual(memory.params);
     texts.forEach((text, i) => memory.add(i, text));
@@ -82,7 +92,8 @@ describe("RedisMinHashIndex on one redis-server", () => {
     texts.forEach((text, i) => {
       const answer = answers[i];
       // The reference written apart from crawlsieve: an earlier representative (a document answered null) of exact Jaccard >= 0.9 is found.
-      if (texts.slice(0, i).some((earlier, j) => answers[j] === null && exactJaccard(earlier, text) >= 0.9)) expect(answer, `document ${i}`).not.toBeNull();
+      if (texts.slice(0, i).some((earlier, j) => answers[j] === null && exactJaccard(earlier, text) >= 0.9))
+        expect(answer, `document ${i}`).not.toBeNull();
       const representative = clustering.representatives[i];
       expect(answer === null, `document ${i}`).toBe(representative === i);
       if (answer === null) return;
@@ -101,9 +112,13 @@ describe("RedisMinHashIndex on one redis-server", () => {
     expect(await index.addMany(ids.slice(200, 240), texts.slice(200, 240))).toEqual(answers.slice(200, 240));
     // Bytes per document in Redis, every key of the index (MEMORY USAGE, every element sampled).
     const keys = ["cs:{mh-same}:mh:d:0", "cs:{mh-same}:mh:b:0", "cs:{mh-same}:mh:meta"];
-    const [docBytes, bandBytes, metaBytes] = (await Promise.all(keys.map((key) => redis.send(["MEMORY", "USAGE", key, "SAMPLES", "0"])))).map(Number);
+    const [docBytes, bandBytes, metaBytes] = (
+      await Promise.all(keys.map((key) => redis.send(["MEMORY", "USAGE", key, "SAMPLES", "0"])))
+    ).map(Number);
     const perDoc = (docBytes + bandBytes + metaBytes) / texts.length;
-    console.log(`RedisMinHashIndex: ${perDoc.toFixed(0)} bytes a document in Redis (${(docBytes / texts.length).toFixed(0)} its sketch and id, ${(bandBytes / texts.length).toFixed(0)} its ${index.params.bands} band entries; sketchSize ${index.params.k}, ${texts.length} documents)`);
+    console.log(
+      `RedisMinHashIndex: ${perDoc.toFixed(0)} bytes a document in Redis (${(docBytes / texts.length).toFixed(0)} its sketch and id, ${(bandBytes / texts.length).toFixed(0)} its ${index.params.bands} band entries; sketchSize ${index.params.k}, ${texts.length} documents)`,
+    );
     // The sketch is 4 (k + 1) bytes (allocated in jemalloc's 2,560-byte class at k = 512); ids, band entries and the hashes' overhead add at most 1.5 KB.
     expect(perDoc).toBeGreaterThan(4 * (index.params.k + 1));
     expect(perDoc).toBeLessThan(4 * (index.params.k + 1) + 1_536);
@@ -112,7 +127,15 @@ describe("RedisMinHashIndex on one redis-server", () => {
 
   it("records its geometry; a later process adopts what it leaves open and is refused, by field, what it asks otherwise; bad options are typed errors naming the value", async () => {
     const first = await RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7, sketchSize: 128 });
-    expect(JSON.parse(String(await redis.send(["GET", "cs:{mh-geometry}:mh:meta"])))).toEqual({ v: 2, kind: "minhash", threshold: 0.7, ...first.params, layout: "tagged", shards: 1, representatives: 16 });
+    expect(JSON.parse(String(await redis.send(["GET", "cs:{mh-geometry}:mh:meta"])))).toEqual({
+      v: 2,
+      kind: "minhash",
+      threshold: 0.7,
+      ...first.params,
+      layout: "tagged",
+      shards: 1,
+      representatives: 16,
+    });
     expect(first.params).toMatchObject({ shingle: 3, k: 128 });
     const later = await RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7 });
     expect(later.params).toEqual(first.params);
@@ -129,11 +152,19 @@ describe("RedisMinHashIndex on one redis-server", () => {
     expect(await later.add("d", c.nearCopy(other, 1))).toBeNull();
     expect(await later.add("e", c.nearCopy(text, 1))).toMatchObject({ similarity: expect.any(Number) });
     await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.8 })).rejects.toThrow(FormatError);
-    await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.8 })).rejects.toThrow(/"threshold" must be 0.8, as this process asked/);
-    await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7, sketchSize: 256 })).rejects.toThrow(/"k" must be 256/);
-    await expect(RedisMinHashIndex.open(redis, { name: "mh-bad", threshold: 1.5 })).rejects.toThrow(InvalidArgumentError);
+    await expect(RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.8 })).rejects.toThrow(
+      /"threshold" must be 0.8, as this process asked/,
+    );
+    await expect(
+      RedisMinHashIndex.open(redis, { name: "mh-geometry", threshold: 0.7, sketchSize: 256 }),
+    ).rejects.toThrow(/"k" must be 256/);
+    await expect(RedisMinHashIndex.open(redis, { name: "mh-bad", threshold: 1.5 })).rejects.toThrow(
+      InvalidArgumentError,
+    );
     await expect(RedisMinHashIndex.open(redis, { name: "mh-bad", threshold: 1.5 })).rejects.toThrow(/threshold.*1\.5/);
-    await expect(RedisMinHashIndex.open(redis, { name: "mh-bad", threshold: 0.8, sketchSize: 4 })).rejects.toThrow(/sketchSize/);
+    await expect(RedisMinHashIndex.open(redis, { name: "mh-bad", threshold: 0.8, sketchSize: 4 })).rejects.toThrow(
+      /sketchSize/,
+    );
     await expect(RedisMinHashIndex.open(redis, { name: "mh bad", threshold: 0.8 })).rejects.toThrow(/name/);
     await expect(first.addMany(["x", "x"], ["a b c", "d e f"])).rejects.toThrow(/ids\[1\].*"x"/);
     await expect(first.addMany(["x"], ["a", "b"])).rejects.toThrow(/texts/);
@@ -145,12 +176,18 @@ describe("RedisMinHashIndex on one redis-server", () => {
 
   it("the Crawlee content sieve keeps its pages in it: a near copy of a page one crawler fetched is muted in another; a retried page is not its own copy", async () => {
     // Two sieves over two handles of one index, as two crawler processes would hold them.
-    const [one, two] = await Promise.all([0, 1].map(() => RedisMinHashIndex.open(redis, { name: "mh-sieve", threshold: 0.8 })));
+    const [one, two] = await Promise.all(
+      [0, 1].map(() => RedisMinHashIndex.open(redis, { name: "mh-sieve", threshold: 0.8 })),
+    );
     const [first, second] = await Promise.all([one, two].map((shared) => ContentSieve.open({ shared })));
     const c = corpus(13);
     const text = c.text();
     const pushed: string[] = [];
-    const page = (url: string, body: string) => ({ request: { url, uniqueKey: url }, body: `<html><body><p>${body}</p></body></html>`, pushData: async () => void pushed.push(url) });
+    const page = (url: string, body: string) => ({
+      request: { url, uniqueKey: url },
+      body: `<html><body><p>${body}</p></body></html>`,
+      pushData: async () => void pushed.push(url),
+    });
     const original = page("https://a.example/story", text);
     await first.middleware(original);
     await original.pushData();
@@ -170,7 +207,8 @@ describe("RedisMinHashIndex on one redis-server", () => {
 
 describe("RedisMinHashIndex on a Redis Cluster", () => {
   it("replicated durability: a master killed between the batch's writes and its WAIT (its replica paused) loses no acknowledged document", async () => {
-    const synced = () => cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
+    const synced = () =>
+      cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
     await cluster.settle(() => cluster.masters().length === 3 && synced());
     const index = await RedisMinHashIndex.open(shared, { name: "mh-wait", threshold: 0.8, durability: "replicated" });
     expect(index.spread).toBe(true);
@@ -183,10 +221,17 @@ describe("RedisMinHashIndex on a Redis Cluster", () => {
     replica.pause();
     const batch = index.addMany(ids, texts);
     let acknowledged = false;
-    void batch.then(() => (acknowledged = true), () => undefined);
+    void batch.then(
+      () => (acknowledged = true),
+      () => undefined,
+    );
     // The victim takes the writes at once; the WAIT waits for the paused replica.
     await new Promise((r) => setTimeout(r, 1_500));
-    const written = cluster.cli(["--scan", "--pattern", "cs:{mh-wait/*"], victim.port).trim().split("\n").filter(Boolean).length;
+    const written = cluster
+      .cli(["--scan", "--pattern", "cs:{mh-wait/*"], victim.port)
+      .trim()
+      .split("\n")
+      .filter(Boolean).length;
     expect(acknowledged).toBe(false);
     await victim.kill();
     replica.resume();
@@ -196,13 +241,20 @@ describe("RedisMinHashIndex on a Redis Cluster", () => {
     const answers = await batch;
     expect(written).toBeGreaterThan(10);
     expect(answers).toEqual(texts.map(() => null));
-    await cluster.settle(() => cluster.masters().length === 3 && /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)));
+    await cluster.settle(
+      () =>
+        cluster.masters().length === 3 &&
+        /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)),
+    );
     expect(cluster.masters()).toContain(replica.port);
     // Read back through a fresh client: every acknowledged document (sketch and bands) is found by its copy.
     const reader = await connectCluster(cluster);
     try {
       const again = await RedisMinHashIndex.open(fromNodeRedis(reader), { name: "mh-wait", threshold: 0.8 });
-      const copies = await again.addMany(ids.map((id) => `copy-of-${id}`), texts);
+      const copies = await again.addMany(
+        ids.map((id) => `copy-of-${id}`),
+        texts,
+      );
       expect(copies.map((m) => m?.id)).toEqual(ids);
       expect(copies.map((m) => m?.similarity)).toEqual(ids.map(() => 1));
       again.dispose();
@@ -218,11 +270,25 @@ describe("RedisMinHashIndex on a Redis Cluster", () => {
     const bases = Array.from({ length: 40 }, () => c.text());
     const fresh = Array.from({ length: 40 }, () => c.text());
     // Process A stores the bases; then B (near copies of the bases, and new texts) and C (near copies of B's new texts) run at once.
-    const a = await worker("mh-fleet", bases.map((_, i) => `base-${i}`), bases);
+    const a = await worker(
+      "mh-fleet",
+      bases.map((_, i) => `base-${i}`),
+      bases,
+    );
     expect(a).toEqual(bases.map(() => null));
     const [b, cc] = await Promise.all([
-      worker("mh-fleet", [...bases.map((_, i) => `b-${i}`), ...fresh.map((_, j) => `new-${j}`)].flatMap((id, i, all) => (i < 40 ? [id, all[40 + i]] : [])), bases.flatMap((text, i) => [c.nearCopy(text, 1), fresh[i]])),
-      worker("mh-fleet", fresh.map((_, j) => `c-${j}`), fresh.map((text) => c.nearCopy(text, 1))),
+      worker(
+        "mh-fleet",
+        [...bases.map((_, i) => `b-${i}`), ...fresh.map((_, j) => `new-${j}`)].flatMap((id, i, all) =>
+          i < 40 ? [id, all[40 + i]] : [],
+        ),
+        bases.flatMap((text, i) => [c.nearCopy(text, 1), fresh[i]]),
+      ),
+      worker(
+        "mh-fleet",
+        fresh.map((_, j) => `c-${j}`),
+        fresh.map((text) => c.nearCopy(text, 1)),
+      ),
     ]);
     // B's near copies of A's bases: each reports its base.
     expect(b.filter((_, i) => i % 2 === 0).map((m) => m?.id)).toEqual(bases.map((_, i) => `base-${i}`));
@@ -232,6 +298,9 @@ describe("RedisMinHashIndex on a Redis Cluster", () => {
     // Nothing else is reported: the unrelated texts are far apart.
     expect(cc.filter((m) => m !== null && !m.id.startsWith("new-"))).toEqual([]);
     // The index spreads over every master.
-    for (const port of cluster.masters()) expect(cluster.cli(["--scan", "--pattern", "cs:{mh-fleet/*"], port).trim().split("\n").length).toBeGreaterThan(50);
+    for (const port of cluster.masters())
+      expect(cluster.cli(["--scan", "--pattern", "cs:{mh-fleet/*"], port).trim().split("\n").length).toBeGreaterThan(
+        50,
+      );
   }, 180_000);
 });

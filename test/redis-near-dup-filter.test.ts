@@ -37,7 +37,10 @@ afterAll(async () => {
 /** Families of edited copies of 80-word texts over a vocabulary of 10^6 letter words, shuffled. */
 function corpus(seed: number, families: number, copies: number): string[] {
   const next = rng(seed);
-  const word = () => Math.floor(next() * 1e6).toString(26).replace(/\d/g, (d) => "qrstuvwxyz"[Number(d)]);
+  const word = () =>
+    Math.floor(next() * 1e6)
+      .toString(26)
+      .replace(/\d/g, (d) => "qrstuvwxyz"[Number(d)]);
   const texts: string[] = [];
   for (let f = 0; f < families; f++) {
     const base = Array.from({ length: 80 }, word);
@@ -60,7 +63,9 @@ describe("RedisNearDupFilter on one server", () => {
     expect(answers).toEqual(Array.from(local.addMany(texts)));
     expect(answers.filter(Boolean).length).toBeGreaterThan(120);
     const probes = corpus(62, 30, 2);
-    expect(await shared.hasMany([...texts.slice(0, 50), ...probes])).toEqual(local.hasMany([...texts.slice(0, 50), ...probes]));
+    expect(await shared.hasMany([...texts.slice(0, 50), ...probes])).toEqual(
+      local.hasMany([...texts.slice(0, 50), ...probes]),
+    );
     // The exported filter is the in-memory one but for the counts of texts (Redis keeps none): same plan, same bits in every band.
     const exported = await shared.exportBytes();
     const own = local.serialize();
@@ -74,7 +79,9 @@ describe("RedisNearDupFilter on one server", () => {
   it("of four connections adding the same texts at once, in different orders and batches, exactly one sees each text new", async () => {
     const texts = corpus(63, 150, 1);
     const callers = await Promise.all([0, 1, 2, 3].map(() => connect()));
-    const filters = await Promise.all(callers.map((c) => RedisNearDupFilter.open(c, { name: "nd-race", items: 5000, fpRate: 1e-4 })));
+    const filters = await Promise.all(
+      callers.map((c) => RedisNearDupFilter.open(c, { name: "nd-race", items: 5000, fpRate: 1e-4 })),
+    );
     const runs = await Promise.all(
       filters.map(async (filter, c) => {
         const order = texts.map((_, i) => i);
@@ -103,12 +110,15 @@ describe("RedisNearDupFilter on one server", () => {
     const late = (c: number, base: RedisCommander): RedisCommander => ({
       ...base,
       send: async (args, options) => {
-        if (args.some((a) => typeof a === "string" && a.includes(`{nd-late/nd/band/${c}}`))) await new Promise((r) => setTimeout(r, 150));
+        if (args.some((a) => typeof a === "string" && a.includes(`{nd-late/nd/band/${c}}`)))
+          await new Promise((r) => setTimeout(r, 150));
         return base.send(args, options);
       },
     });
     const callers = await Promise.all([0, 1, 2].map(async (c) => late(c, await connect())));
-    const filters = await Promise.all(callers.map((c) => RedisNearDupFilter.open(c, { name: "nd-late", items: 1000, fpRate: 1e-4 })));
+    const filters = await Promise.all(
+      callers.map((c) => RedisNearDupFilter.open(c, { name: "nd-late", items: 1000, fpRate: 1e-4 })),
+    );
     const runs = await Promise.all(filters.map((filter) => filter.addMany(texts)));
     texts.forEach((_, i) => expect(runs.filter((answers) => answers[i] === 0).length, `text ${i}`).toBe(1));
   });
@@ -118,24 +128,66 @@ describe("RedisNearDupFilter on one server", () => {
     const again = await RedisNearDupFilter.open(redis, { name: "nd-plan", items: 5, fpRate: 0.5, threshold: 0.7 });
     const { bands, rows } = sizing.filterLayout(0.7);
     expect([again.plan.items, again.plan.fpRate, again.bands, again.rows]).toEqual([1000, 1e-3, bands, rows]);
-    await expect(RedisNearDupFilter.open(redis, { name: "nd-plan", items: 1000, fpRate: 1e-3, threshold: 0.8 })).rejects.toThrow(/field "threshold" must be 0.8, as this process asked/);
-    await expect(RedisNearDupFilter.open(redis, { name: "nd-plan", items: 1000, fpRate: 1e-3, threshold: 0.7, rows: 3 })).rejects.toThrow(/field "rows" must be 3, as this process asked/);
-    await redis.send(["SET", "cs:{nd-forged}:nd:meta", JSON.stringify({ v: 1, kind: "near-dup-filter", threshold: 0.8, shingle: 3, bands: 13, rows: 3, items: 1e300, fpRate: 0.01 })]);
-    await expect(RedisNearDupFilter.open(redis, { name: "nd-forged", items: 10, fpRate: 0.01 })).rejects.toThrow(FormatError);
+    await expect(
+      RedisNearDupFilter.open(redis, { name: "nd-plan", items: 1000, fpRate: 1e-3, threshold: 0.8 }),
+    ).rejects.toThrow(/field "threshold" must be 0.8, as this process asked/);
+    await expect(
+      RedisNearDupFilter.open(redis, { name: "nd-plan", items: 1000, fpRate: 1e-3, threshold: 0.7, rows: 3 }),
+    ).rejects.toThrow(/field "rows" must be 3, as this process asked/);
+    await redis.send([
+      "SET",
+      "cs:{nd-forged}:nd:meta",
+      JSON.stringify({
+        v: 1,
+        kind: "near-dup-filter",
+        threshold: 0.8,
+        shingle: 3,
+        bands: 13,
+        rows: 3,
+        items: 1e300,
+        fpRate: 0.01,
+      }),
+    ]);
+    await expect(RedisNearDupFilter.open(redis, { name: "nd-forged", items: 10, fpRate: 0.01 })).rejects.toThrow(
+      FormatError,
+    );
     await redis.send(["SET", "cs:{nd-v2}:nd:meta", JSON.stringify({ v: 2, kind: "near-dup-filter" })]);
-    await expect(RedisNearDupFilter.open(redis, { name: "nd-v2", items: 10, fpRate: 0.01 })).rejects.toThrow(/description version 2/);
-    await expect(RedisNearDupFilter.open(redis, { name: "nd-bad", items: 10, fpRate: 0.01, durability: "sometimes" as "local" })).rejects.toThrow(InvalidArgumentError);
-    await expect(RedisNearDupFilter.open(redis, { name: "nd-bad", items: 0, fpRate: 0.01 })).rejects.toThrow(/items must be an integer from 1/);
+    await expect(RedisNearDupFilter.open(redis, { name: "nd-v2", items: 10, fpRate: 0.01 })).rejects.toThrow(
+      /description version 2/,
+    );
+    await expect(
+      RedisNearDupFilter.open(redis, { name: "nd-bad", items: 10, fpRate: 0.01, durability: "sometimes" as "local" }),
+    ).rejects.toThrow(InvalidArgumentError);
+    await expect(RedisNearDupFilter.open(redis, { name: "nd-bad", items: 0, fpRate: 0.01 })).rejects.toThrow(
+      /items must be an integer from 1/,
+    );
   });
 
   it("Crawlee's ContentSieve over a filter: a near copy of a page one crawler fetched is muted in another and counted; a retried page is not its own copy", async () => {
-    const [one, two] = await Promise.all([0, 1].map(() => RedisNearDupFilter.open(redis, { name: "nd-sieve", items: 1000, fpRate: 1e-4 })));
-    const [first, second, alone] = await Promise.all([ContentSieve.open({ filter: one }), ContentSieve.open({ filter: two }), ContentSieve.open({ filter: new NearDupFilter({ items: 100, fpRate: 1e-3 }) })]);
+    const [one, two] = await Promise.all(
+      [0, 1].map(() => RedisNearDupFilter.open(redis, { name: "nd-sieve", items: 1000, fpRate: 1e-4 })),
+    );
+    const [first, second, alone] = await Promise.all([
+      ContentSieve.open({ filter: one }),
+      ContentSieve.open({ filter: two }),
+      ContentSieve.open({ filter: new NearDupFilter({ items: 100, fpRate: 1e-3 }) }),
+    ]);
     const [text, other] = corpus(66, 2, 1);
-    const copy = text.split(" ").map((w, i) => (i === 40 ? "changed" : w)).join(" ");
+    const copy = text
+      .split(" ")
+      .map((w, i) => (i === 40 ? "changed" : w))
+      .join(" ");
     const pushed: string[] = [];
-    const page = (url: string, body: string) => ({ request: { url, uniqueKey: url }, body: `<html><body><p>${body}</p></body></html>`, pushData: async () => void pushed.push(url) });
-    for (const [sieve, ctx] of [[first, page("https://a.example/story", text)], [second, page("https://b.example/copy", copy)], [second, page("https://b.example/other", other)]] as const) {
+    const page = (url: string, body: string) => ({
+      request: { url, uniqueKey: url },
+      body: `<html><body><p>${body}</p></body></html>`,
+      pushData: async () => void pushed.push(url),
+    });
+    for (const [sieve, ctx] of [
+      [first, page("https://a.example/story", text)],
+      [second, page("https://b.example/copy", copy)],
+      [second, page("https://b.example/other", other)],
+    ] as const) {
       await sieve.middleware(ctx);
       await ctx.pushData();
     }
@@ -153,7 +205,11 @@ describe("RedisNearDupFilter on one server", () => {
   it("near-dups --filter --redis: a second run over the same records prints none; the first prints what the in-memory filter does", () => {
     const texts = corpus(64, 40, 3);
     const input = texts.map((text, i) => JSON.stringify({ id: i, text })).join("\n") + "\n";
-    const run = (extra: string[]) => spawnSync(process.execPath, [CLI, "near-dups", "--filter", "--items", "1000", ...extra], { input, encoding: "utf8" });
+    const run = (extra: string[]) =>
+      spawnSync(process.execPath, [CLI, "near-dups", "--filter", "--items", "1000", ...extra], {
+        input,
+        encoding: "utf8",
+      });
     const alone = run([]);
     const first = run(["--redis", server.url, "--namespace", "nd-cli"]);
     expect(first.status, first.stderr).toBe(0);

@@ -8,8 +8,34 @@ import { join } from "node:path";
 import { createClient } from "redis";
 import xxhashWasm from "xxhash-wasm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlockedBloomFilter, BloomFilter, CountingBloomFilter, Deduplicator, FilterTooLargeError, openLmdbStore, requestFingerprint, sizing, StoreDeduplicator, TimeWindowFilter } from "../build/js/index.node.js";
-import { fromNodeRedis, fromSend, keyPrefix, RedisBlockedBloomFilter, keySlot, RedisBloomFilter, RedisCountingBloomFilter, RedisDeduplicator, RedisTimeWindowFilter, RedisUnavailableError, ScrapyRedisBloomFilter, ScrapyRedisDupeFilter, withRecentCache, type RedisCommander } from "../build/js/redis/index.js";
+import {
+  BlockedBloomFilter,
+  BloomFilter,
+  CountingBloomFilter,
+  Deduplicator,
+  FilterTooLargeError,
+  openLmdbStore,
+  requestFingerprint,
+  sizing,
+  StoreDeduplicator,
+  TimeWindowFilter,
+} from "../build/js/index.node.js";
+import {
+  fromNodeRedis,
+  fromSend,
+  keyPrefix,
+  RedisBlockedBloomFilter,
+  keySlot,
+  RedisBloomFilter,
+  RedisCountingBloomFilter,
+  RedisDeduplicator,
+  RedisTimeWindowFilter,
+  RedisUnavailableError,
+  ScrapyRedisBloomFilter,
+  ScrapyRedisDupeFilter,
+  withRecentCache,
+  type RedisCommander,
+} from "../build/js/redis/index.js";
 import { ready, rng, urls } from "./helpers.js";
 import { partitionOf, setBits, standardPositions } from "./reference-positions.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
@@ -60,13 +86,26 @@ describe("RedisBloomFilter", () => {
     expect(again.geometry).toEqual(shared.geometry);
     // The second handle, asked for another size, reads the first one's bits: every key it added is there.
     expect(sum(await again.hasMany(keys))).toBe(keys.length);
-    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({ v: 1, kind: "bloom", slots: shared.geometry.slots, hashes: shared.geometry.hashes });
+    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("same-bits")}meta`])))).toMatchObject({
+      v: 1,
+      kind: "bloom",
+      slots: shared.geometry.slots,
+      hashes: shared.geometry.hashes,
+    });
   });
 
   it("matches the Redis-shard golden file (format v1, must load forever) bit for bit, and the modelled partition routing", async () => {
-    const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+    const goldenKeys = Array.from(
+      { length: 1000 },
+      (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`,
+    );
     const bytes = new Uint8Array(readFileSync(new URL("./golden/redis-bloom-v1.bin", import.meta.url)));
-    const filter = await RedisBloomFilter.open(redis, { name: "golden-shards", items: 1000, fpRate: 0.01, maxShardBytes: 256 });
+    const filter = await RedisBloomFilter.open(redis, {
+      name: "golden-shards",
+      items: 1000,
+      fpRate: 0.01,
+      maxShardBytes: 256,
+    });
     expect(filter.geometry.partitions).toBeGreaterThan(2);
     await filter.addMany(goldenKeys);
     expect(Buffer.from(await filter.exportBytes()).equals(Buffer.from(bytes))).toBe(true);
@@ -79,7 +118,8 @@ describe("RedisBloomFilter", () => {
     const expected = new Set<number>();
     for (const key of goldenKeys) {
       const h1 = h64Raw(new TextEncoder().encode(key), 0n);
-      for (const pos of standardPositions(h1, slots, hashes)) expected.add(partitionOf(h1, partitions) * shardBits + pos);
+      for (const pos of standardPositions(h1, slots, hashes))
+        expected.add(partitionOf(h1, partitions) * shardBits + pos);
     }
     expect(setBits(bytes.subarray(64, -8))).toEqual([...expected].sort((a, b) => a - b));
     loaded.dispose();
@@ -87,7 +127,12 @@ describe("RedisBloomFilter", () => {
 
   it("creates its shards at full size in one allocation, so filling them bit by bit costs no more memory", async () => {
     const keys = urls(20_000, "prealloc");
-    const shared = await RedisBloomFilter.open(redis, { name: "prealloc", items: 20_000, fpRate: 0.001, maxShardBytes: 8192 });
+    const shared = await RedisBloomFilter.open(redis, {
+      name: "prealloc",
+      items: 20_000,
+      fpRate: 0.001,
+      maxShardBytes: 8192,
+    });
     // One key at a time first: each write past a shard's end would grow it.
     for (const key of keys.slice(0, 200)) await shared.add(key);
     await shared.addMany(keys);
@@ -99,11 +144,23 @@ describe("RedisBloomFilter", () => {
       expect(Number(await redis.send(["STRLEN", shared.shardKey(p)]))).toBe(bytes);
     }
     // Opening again leaves existing shards and their bits alone.
-    const again = await RedisBloomFilter.open(redis, { name: "prealloc", items: 20_000, fpRate: 0.001, maxShardBytes: 8192 });
+    const again = await RedisBloomFilter.open(redis, {
+      name: "prealloc",
+      items: 20_000,
+      fpRate: 0.001,
+      maxShardBytes: 8192,
+    });
     expect(sum(await again.hasMany(keys))).toBe(keys.length);
     const day = 86_400_000;
     const at = Math.floor(Date.now() / day) * day + 1_000;
-    const window = await RedisTimeWindowFilter.open(redis, { name: "prealloc-window", granularity: "day", slices: 3, itemsPerSlice: 20_000, fpRate: 0.001, now: () => at });
+    const window = await RedisTimeWindowFilter.open(redis, {
+      name: "prealloc-window",
+      granularity: "day",
+      slices: 3,
+      itemsPerSlice: 20_000,
+      fpRate: 0.001,
+      now: () => at,
+    });
     for (const key of keys.slice(0, 100)) await window.add(key);
     await window.addMany(keys);
     const slice = window.sliceKey(Math.floor(at / day));
@@ -114,9 +171,14 @@ describe("RedisBloomFilter", () => {
 
   it("an add reads first once most keys are repeats, and answers as in memory either way", async () => {
     const names: string[] = [];
-    const counted: RedisCommander = { send: (args, options) => (names.push(String(args[0])), redis.send(args, options)) };
+    const counted: RedisCommander = {
+      send: (args, options) => (names.push(String(args[0])), redis.send(args, options)),
+    };
     const shared = await RedisBloomFilter.open(counted, { name: "read-first", items: 20_000, fpRate: 0.001 });
-    const local = new BloomFilter({ bits: shared.geometry.slots * shared.geometry.partitions, hashes: shared.geometry.hashes });
+    const local = new BloomFilter({
+      bits: shared.geometry.slots * shared.geometry.partitions,
+      hashes: shared.geometry.hashes,
+    });
     const old = urls(4_000, "read-first");
     const step = async (keys: string[]) => {
       names.length = 0;
@@ -138,18 +200,27 @@ describe("RedisBloomFilter", () => {
   it("takes the probes asked for, sized to meet fpRate with them, and the least-memory filter's bits at its k", async () => {
     const keys = urls(5_000, "k-asked");
     for (const hashes of [3, 10]) {
-      const shared = await RedisBloomFilter.open(redis, { name: `hashes-${hashes}`, items: 5_000, fpRate: 0.001, hashes });
+      const shared = await RedisBloomFilter.open(redis, {
+        name: `hashes-${hashes}`,
+        items: 5_000,
+        fpRate: 0.001,
+        hashes,
+      });
       expect(shared.geometry.hashes).toBe(hashes);
       // m from (1 - e^(-kn/m))^k = p, solved here: m = -k n / ln(1 - p^(1/k)).
       const bits = Math.ceil((-hashes * 5_000) / Math.log(1 - Math.pow(0.001, 1 / hashes)));
-      expect(Math.abs(shared.geometry.slots * shared.geometry.partitions - bits)).toBeLessThanOrEqual(shared.geometry.partitions);
+      expect(Math.abs(shared.geometry.slots * shared.geometry.partitions - bits)).toBeLessThanOrEqual(
+        shared.geometry.partitions,
+      );
       const local = new BloomFilter({ bits: shared.geometry.slots * shared.geometry.partitions, hashes });
       // Added twice in one call: the second occurrence is not new, as in memory.
       const twice = [...keys.slice(0, 100), ...keys.slice(0, 100), ...keys];
       expect(await shared.addMany(twice)).toEqual(local.addMany(twice));
       local.dispose();
     }
-    await expect(RedisBloomFilter.open(redis, { name: "hashes-bad", items: 5_000, fpRate: 0.001, hashes: 0 })).rejects.toThrow(/hashes/);
+    await expect(
+      RedisBloomFilter.open(redis, { name: "hashes-bad", items: 5_000, fpRate: 0.001, hashes: 0 }),
+    ).rejects.toThrow(/hashes/);
   });
 
   it("keeps every key of one filter in one cluster slot, as a cluster computes it", async () => {
@@ -157,10 +228,21 @@ describe("RedisBloomFilter", () => {
     const c = createClient({ url: cluster.url });
     await c.connect();
     try {
-      for (const key of ["cs:{crawl}:b:0", "cs:{crawl}:b:17", "cs:{crawl}:meta", "cs:{crawl}:w:20000", "cs:{crawl}:fp:00ff", "plain-key", "a{}b", "{user1000}.following"]) {
+      for (const key of [
+        "cs:{crawl}:b:0",
+        "cs:{crawl}:b:17",
+        "cs:{crawl}:meta",
+        "cs:{crawl}:w:20000",
+        "cs:{crawl}:fp:00ff",
+        "plain-key",
+        "a{}b",
+        "{user1000}.following",
+      ]) {
         expect(keySlot(key), key).toBe(Number(await c.sendCommand(["CLUSTER", "KEYSLOT", key])));
       }
-      expect(new Set(["b:0", "b:9", "meta", "w:1", "fp:abcd"].map((s) => keySlot(`${keyPrefix("crawl")}${s}`))).size).toBe(1);
+      expect(
+        new Set(["b:0", "b:9", "meta", "w:1", "fp:abcd"].map((s) => keySlot(`${keyPrefix("crawl")}${s}`))).size,
+      ).toBe(1);
     } finally {
       await c.quit();
       await cluster.stop();
@@ -169,25 +251,40 @@ describe("RedisBloomFilter", () => {
 });
 
 describe("concurrent processes", () => {
-  it.each(["exact", "impcb", "bloom"])("8 processes with overlapping ranges: every key reported new %s", async (mode) => {
-    const name = `race-${mode}`;
-    // Process p takes keys [p * 3000, p * 3000 + 6000): each key is in two processes' ranges.
-    const runs = Array.from({ length: 8 }, (_, p) => new Promise<string[]>((resolve, reject) => {
-      const child = spawn(process.execPath, [WORKER, server.url, mode, name, String(p * 3000), String(p * 3000 + 6000)]);
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (err += d));
-      child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err))));
-    }));
-    const fresh = (await Promise.all(runs)).flat();
-    const counts = new Map<string, number>();
-    for (const key of fresh) counts.set(key, (counts.get(key) ?? 0) + 1);
-    const all = 7 * 3000 + 6000;
-    expect(Math.max(...counts.values())).toBe(1);
-    if (mode !== "bloom") expect(counts.size).toBe(all);
-    else expect(counts.size).toBeGreaterThan(all * 0.99);
-  }, 180_000);
+  it.each(["exact", "impcb", "bloom"])(
+    "8 processes with overlapping ranges: every key reported new %s",
+    async (mode) => {
+      const name = `race-${mode}`;
+      // Process p takes keys [p * 3000, p * 3000 + 6000): each key is in two processes' ranges.
+      const runs = Array.from(
+        { length: 8 },
+        (_, p) =>
+          new Promise<string[]>((resolve, reject) => {
+            const child = spawn(process.execPath, [
+              WORKER,
+              server.url,
+              mode,
+              name,
+              String(p * 3000),
+              String(p * 3000 + 6000),
+            ]);
+            let out = "";
+            let err = "";
+            child.stdout.on("data", (d) => (out += d));
+            child.stderr.on("data", (d) => (err += d));
+            child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(err))));
+          }),
+      );
+      const fresh = (await Promise.all(runs)).flat();
+      const counts = new Map<string, number>();
+      for (const key of fresh) counts.set(key, (counts.get(key) ?? 0) + 1);
+      const all = 7 * 3000 + 6000;
+      expect(Math.max(...counts.values())).toBe(1);
+      if (mode !== "bloom") expect(counts.size).toBe(all);
+      else expect(counts.size).toBeGreaterThan(all * 0.99);
+    },
+    180_000,
+  );
 });
 
 describe("RedisCountingBloomFilter", () => {
@@ -207,7 +304,8 @@ describe("RedisCountingBloomFilter", () => {
     expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
     for (const key of keys.slice(0, 60)) expect(await shared.multiplicity(key)).toBe(local.multiplicity(key));
     // One key at a time, as every filter offers: add answers "was absent", has "all counters set".
-    for (const key of [keys[0], "single-counting", "single-counting"]) expect(await shared.add(key)).toBe(local.add(key));
+    for (const key of [keys[0], "single-counting", "single-counting"])
+      expect(await shared.add(key)).toBe(local.add(key));
     for (const key of [keys[1], "single-counting", "never-added"]) expect(await shared.has(key)).toBe(local.has(key));
   });
 });
@@ -224,7 +322,11 @@ describe("RedisBlockedBloomFilter (binary wire format)", () => {
     const exported = await shared.exportBytes();
     const payload = (bytes: Uint8Array) => bytes.subarray(PARAMS_END, bytes.length - 8);
     expect(payload(exported)).toEqual(payload(local.serialize()));
-    expect(BlockedBloomFilter.deserialize(exported).hasMany(keys).every((x: number) => x === 1)).toBe(true);
+    expect(
+      BlockedBloomFilter.deserialize(exported)
+        .hasMany(keys)
+        .every((x: number) => x === 1),
+    ).toBe(true);
     const probe = urls(30_000, "absent");
     expect(await shared.hasMany(probe)).toEqual(local.hasMany(probe));
     for (const key of [keys[0], "single-blocked", "single-blocked"]) expect(await shared.add(key)).toBe(local.add(key));
@@ -232,8 +334,13 @@ describe("RedisBlockedBloomFilter (binary wire format)", () => {
     const again = await RedisBlockedBloomFilter.open(redis, { name: "blocked-bits", items: 5, fpRate: 0.5 });
     expect(again.geometry).toEqual(shared.geometry);
     expect(sum(await again.hasMany(keys))).toBe(keys.length);
-    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("blocked-bits")}meta`])))).toMatchObject({ v: 1, kind: "blocked-bloom" });
-    await expect(RedisBlockedBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 })).rejects.toThrow(/field "kind" must be "blocked-bloom"/);
+    expect(JSON.parse(String(await redis.send(["GET", `${keyPrefix("blocked-bits")}meta`])))).toMatchObject({
+      v: 1,
+      kind: "blocked-bloom",
+    });
+    await expect(RedisBlockedBloomFilter.open(redis, { name: "same-bits", items: 5, fpRate: 0.5 })).rejects.toThrow(
+      /field "kind" must be "blocked-bloom"/,
+    );
   });
 
   it("reports a key new exactly once among concurrent callers", async () => {
@@ -268,10 +375,15 @@ describe("RedisDeduplicator", () => {
       held.set(k, count);
       return { isNew: count === 1, count };
     });
-    const store = new StoreDeduplicator(openLmdbStore(mkdtempSync(join(tmpdir(), "crawlsieve-shape-"))), { items: 100 });
+    const store = new StoreDeduplicator(openLmdbStore(mkdtempSync(join(tmpdir(), "crawlsieve-shape-"))), {
+      items: 100,
+    });
     const memory = new Deduplicator({ items: 100 });
     const plain = new RedisDeduplicator(redis, { name: "shape-plain" });
-    const impcb = await RedisDeduplicator.open(redis, { name: "shape-impcb", countingFilter: { items: 100, fpRate: 0.01 } });
+    const impcb = await RedisDeduplicator.open(redis, {
+      name: "shape-impcb",
+      countingFilter: { items: 100, fpRate: 0.01 },
+    });
     const got = { memory: [] as unknown[], store: [] as unknown[], plain: [] as unknown[], impcb: [] as unknown[] };
     for (const key of keys) {
       got.memory.push(memory.check(key));
@@ -305,9 +417,15 @@ describe("RedisDeduplicator", () => {
 describe("RedisDeduplicator with a counting filter never reports a recorded key new", () => {
   it("after keys recorded without the filter (the CLI's plain mode)", async () => {
     const lines = urls(5_000, "plain-then-filter");
-    const cli = spawnSync(process.execPath, [CLI, "dedup", "--redis", server.url, "--namespace", "mixed"], { input: lines.join("\n") + "\n", maxBuffer: 1 << 24 });
+    const cli = spawnSync(process.execPath, [CLI, "dedup", "--redis", server.url, "--namespace", "mixed"], {
+      input: lines.join("\n") + "\n",
+      maxBuffer: 1 << 24,
+    });
     expect(cli.status, cli.stderr.toString()).toBe(0);
-    const dedup = await RedisDeduplicator.open(redis, { name: "mixed", countingFilter: { items: 10_000, fpRate: 0.01 } });
+    const dedup = await RedisDeduplicator.open(redis, {
+      name: "mixed",
+      countingFilter: { items: 10_000, fpRate: 0.01 },
+    });
     const first = await dedup.checkMany(lines);
     expect(sum(first.isNew)).toBe(0);
     expect(new Set(first.counts)).toEqual(new Set([2]));
@@ -334,12 +452,21 @@ describe("RedisDeduplicator with a counting filter never reports a recorded key 
 
   it("after the filter was deleted, and refuses a forged description by name", async () => {
     const keys = urls(2_000, "deleted-filter");
-    const dedup = await RedisDeduplicator.open(redis, { name: "deleted", countingFilter: { items: 10_000, fpRate: 0.01 } });
+    const dedup = await RedisDeduplicator.open(redis, {
+      name: "deleted",
+      countingFilter: { items: 10_000, fpRate: 0.01 },
+    });
     expect(sum((await dedup.checkMany(keys)).isNew)).toBe(2_000);
     await redis.send(["DEL", `${keyPrefix("deleted")}cf`, `${keyPrefix("deleted")}cf:meta`]);
     expect(sum((await dedup.checkMany(keys)).isNew)).toBe(0);
-    await redis.send(["SET", `${keyPrefix("forged")}cf:meta`, JSON.stringify({ v: 1, kind: "counting", slots: 2 ** 40, hashes: 7, counterBits: 4 })]);
-    await expect(RedisDeduplicator.open(redis, { name: "forged", countingFilter: { items: 10, fpRate: 0.1 } })).rejects.toThrow(/field "slots" must be an integer from 1 to 134217728, got 1099511627776/);
+    await redis.send([
+      "SET",
+      `${keyPrefix("forged")}cf:meta`,
+      JSON.stringify({ v: 1, kind: "counting", slots: 2 ** 40, hashes: 7, counterBits: 4 }),
+    ]);
+    await expect(
+      RedisDeduplicator.open(redis, { name: "forged", countingFilter: { items: 10, fpRate: 0.1 } }),
+    ).rejects.toThrow(/field "slots" must be an integer from 1 to 134217728, got 1099511627776/);
   });
 });
 
@@ -364,7 +491,10 @@ describe("withRecentCache in front of Redis", () => {
     // its store's recorded layout once (SET NX, GET).
     expect(sent).toBe(3_000 + 2);
     expect(plainCommands).toBe(lines.length + 2);
-    const bloom = withRecentCache(await RedisBloomFilter.open(redis, { name: "cache-bloom", items: 10_000, fpRate: 1e-4 }), { entries: 8192 });
+    const bloom = withRecentCache(
+      await RedisBloomFilter.open(redis, { name: "cache-bloom", items: 10_000, fpRate: 1e-4 }),
+      { entries: 8192 },
+    );
     expect(sum(await bloom.addMany(lines))).toBe(3_000);
     expect(sum(await bloom.addMany(lines))).toBe(0);
     // First pass: the 2,000 repeats inside the call; second: most of 5,000 (a 2-way set holding a
@@ -376,13 +506,35 @@ describe("withRecentCache in front of Redis", () => {
 describe("RedisTimeWindowFilter records its slices' size", () => {
   it("a process with another itemsPerSlice reads the same bits; another window length is refused by name", async () => {
     const at = Date.now(); // Redis expires slices by its own clock: the test's must be near it
-    const first = await RedisTimeWindowFilter.open(redis, { name: "win-desc", granularity: "day", slices: 7, itemsPerSlice: 50_000, fpRate: 0.001, now: () => at });
+    const first = await RedisTimeWindowFilter.open(redis, {
+      name: "win-desc",
+      granularity: "day",
+      slices: 7,
+      itemsPerSlice: 50_000,
+      fpRate: 0.001,
+      now: () => at,
+    });
     const keys = urls(3_000, "win-desc");
     expect(sum(await first.seenMany(keys))).toBe(0);
-    const other = new RedisTimeWindowFilter(redis, { name: "win-desc", granularity: "day", slices: 7, itemsPerSlice: 10, fpRate: 0.2, now: () => at });
+    const other = new RedisTimeWindowFilter(redis, {
+      name: "win-desc",
+      granularity: "day",
+      slices: 7,
+      itemsPerSlice: 10,
+      fpRate: 0.2,
+      now: () => at,
+    });
     expect(sum(await other.hasMany(keys))).toBe(3_000);
-    const longer = new RedisTimeWindowFilter(redis, { name: "win-desc", granularity: "day", slices: 30, itemsPerSlice: 50_000, fpRate: 0.001 });
-    await expect(longer.hasMany(keys)).rejects.toThrow(/cs:\{win-desc\}:w:meta: field "slices" must be 30, as this process asked/);
+    const longer = new RedisTimeWindowFilter(redis, {
+      name: "win-desc",
+      granularity: "day",
+      slices: 30,
+      itemsPerSlice: 50_000,
+      fpRate: 0.001,
+    });
+    await expect(longer.hasMany(keys)).rejects.toThrow(
+      /cs:\{win-desc\}:w:meta: field "slices" must be 30, as this process asked/,
+    );
   });
 });
 
@@ -405,14 +557,28 @@ describe("RedisBloomFilter refuses a description it cannot trust", () => {
     return RedisBloomFilter.open(redis, { name, items: 1000, fpRate: 0.01 });
   };
   it("with a typed error naming the field, before sizing anything from it", async () => {
-    await expect(forge("zero-hashes", { kind: "bloom", slots: 9586, partitions: 1, hashes: 0 })).rejects.toThrow(/field "hashes" must be an integer from 1 to 64, got 0/);
-    await expect(forge("huge-slots", { kind: "bloom", slots: 4e12, partitions: 1, hashes: 7 })).rejects.toThrow(/field "slots" must be an integer/);
-    await expect(forge("many-shards", { kind: "bloom", slots: 64, partitions: 2 ** 31, hashes: 7 })).rejects.toThrow(/field "partitions"/);
+    await expect(forge("zero-hashes", { kind: "bloom", slots: 9586, partitions: 1, hashes: 0 })).rejects.toThrow(
+      /field "hashes" must be an integer from 1 to 64, got 0/,
+    );
+    await expect(forge("huge-slots", { kind: "bloom", slots: 4e12, partitions: 1, hashes: 7 })).rejects.toThrow(
+      /field "slots" must be an integer/,
+    );
+    await expect(forge("many-shards", { kind: "bloom", slots: 64, partitions: 2 ** 31, hashes: 7 })).rejects.toThrow(
+      /field "partitions"/,
+    );
     // Every field in range, the product 4 TiB: past the 1 TiB bound of a filter in memory.
-    await expect(forge("huge-product", { kind: "bloom", slots: 2 ** 29, partitions: 2 ** 16, hashes: 7 })).rejects.toThrow(/field "partitions" must be a count whose shards of 67108864 bytes hold at most 1099511627776 bytes/);
+    await expect(
+      forge("huge-product", { kind: "bloom", slots: 2 ** 29, partitions: 2 ** 16, hashes: 7 }),
+    ).rejects.toThrow(
+      /field "partitions" must be a count whose shards of 67108864 bytes hold at most 1099511627776 bytes/,
+    );
     await expect(forge("not-json", "{nope")).rejects.toThrow(/not JSON/);
-    await expect(forge("future", { v: 2, kind: "bloom", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(/description version 2/);
-    await expect(forge("other-kind", { kind: "counting", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(/field "kind"/);
+    await expect(forge("future", { v: 2, kind: "bloom", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(
+      /description version 2/,
+    );
+    await expect(forge("other-kind", { kind: "counting", slots: 64, partitions: 1, hashes: 7 })).rejects.toThrow(
+      /field "kind"/,
+    );
   });
 
   it("a filter larger than Redis has room for is refused before a shard is made, from options, a forged description or the CLI", async () => {
@@ -422,15 +588,31 @@ describe("RedisBloomFilter refuses a description it cannot trust", () => {
     try {
       const own = fromNodeRedis(client);
       // 1e9 keys at 0.1%: about 1.7 GB of bits against 64 MB.
-      await expect(RedisBloomFilter.open(own, { name: "too-big", items: 1e9, fpRate: 0.001 })).rejects.toThrow(FilterTooLargeError);
-      await expect(RedisBloomFilter.open(own, { name: "too-big", items: 1e9, fpRate: 0.001 })).rejects.toThrow(/need more than the \d+ bytes Redis has free/);
+      await expect(RedisBloomFilter.open(own, { name: "too-big", items: 1e9, fpRate: 0.001 })).rejects.toThrow(
+        FilterTooLargeError,
+      );
+      await expect(RedisBloomFilter.open(own, { name: "too-big", items: 1e9, fpRate: 0.001 })).rejects.toThrow(
+        /need more than the \d+ bytes Redis has free/,
+      );
       // 67 bytes of description, every field in range: 64 shards of 64 MiB.
-      await own.send(["SET", `${keyPrefix("forged-big")}meta`, JSON.stringify({ kind: "bloom", slots: 2 ** 29, partitions: 64, hashes: 7 })]);
-      await expect(RedisBloomFilter.open(own, { name: "forged-big", items: 10, fpRate: 0.1 })).rejects.toThrow(FilterTooLargeError);
-      await expect(RedisCountingBloomFilter.open(own, { name: "too-big-counting", items: 1e9, fpRate: 0.001 })).rejects.toThrow(FilterTooLargeError);
+      await own.send([
+        "SET",
+        `${keyPrefix("forged-big")}meta`,
+        JSON.stringify({ kind: "bloom", slots: 2 ** 29, partitions: 64, hashes: 7 }),
+      ]);
+      await expect(RedisBloomFilter.open(own, { name: "forged-big", items: 10, fpRate: 0.1 })).rejects.toThrow(
+        FilterTooLargeError,
+      );
+      await expect(
+        RedisCountingBloomFilter.open(own, { name: "too-big-counting", items: 1e9, fpRate: 0.001 }),
+      ).rejects.toThrow(FilterTooLargeError);
       // Only the descriptions were written: no shard, no memory taken.
       expect((await own.send(["KEYS", "*"])) as string[]).toHaveLength(3);
-      const cli = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--items", "1e11", "--redis", small.url, "--namespace", "cli-too-big"], { input: "a\nb\n" });
+      const cli = spawnSync(
+        process.execPath,
+        [CLI, "dedup", "--approx", "--items", "1e11", "--redis", small.url, "--namespace", "cli-too-big"],
+        { input: "a\nb\n" },
+      );
       expect(cli.status).toBe(2);
       expect(cli.stdout.toString()).toBe("");
       expect(cli.stderr.toString()).toMatch(/^crawlsieve: .*too large.*Redis has free.*\n$/);
@@ -444,11 +626,21 @@ describe("RedisBloomFilter refuses a description it cannot trust", () => {
   });
 
   it("and so does dedup --redis --approx: exit 2 with the field named, no line dropped silently", async () => {
-    await redis.send(["SET", `${keyPrefix("cli-forged")}meta`, JSON.stringify({ kind: "bloom", slots: 9586, partitions: 1, hashes: 0 })]);
-    const cli = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "cli-forged"], { input: "a\nb\n" });
+    await redis.send([
+      "SET",
+      `${keyPrefix("cli-forged")}meta`,
+      JSON.stringify({ kind: "bloom", slots: 9586, partitions: 1, hashes: 0 }),
+    ]);
+    const cli = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "cli-forged"],
+      { input: "a\nb\n" },
+    );
     expect(cli.status).toBe(2);
     expect(cli.stdout.toString()).toBe("");
-    expect(cli.stderr.toString()).toMatch(/cs:\{cli-forged\}:meta: field "hashes" must be an integer from 1 to 64, got 0/);
+    expect(cli.stderr.toString()).toMatch(
+      /cs:\{cli-forged\}:meta: field "hashes" must be an integer from 1 to 64, got 0/,
+    );
   });
 
   it("keeps a local error local: it is not reported as Redis being unavailable", async () => {
@@ -465,7 +657,14 @@ describe("RedisTimeWindowFilter", () => {
   it("keeps a key through the window and forgets it after, under a controllable clock; slices expire", async () => {
     let clock = Date.now();
     const day = 86_400_000;
-    const window = new RedisTimeWindowFilter(redis, { name: "week", granularity: "day", slices: 7, itemsPerSlice: 1000, fpRate: 1e-6, now: () => clock });
+    const window = new RedisTimeWindowFilter(redis, {
+      name: "week",
+      granularity: "day",
+      slices: 7,
+      itemsPerSlice: 1000,
+      fpRate: 1e-6,
+      now: () => clock,
+    });
     const start = clock;
     expect(await window.seen("https://x/1")).toBe(false);
     expect(await window.seen("https://x/1")).toBe(true);
@@ -536,12 +735,17 @@ describe("Scrapy-Redis interop", () => {
     expect(bloom.offsets(fp)).toEqual(python);
     expect(await bloom.requestSeen(request)).toBe(false);
     expect(await bloom.requestSeen(request)).toBe(true);
-    for (const offset of python) expect(Number(await redis.send(["GETBIT", "spider2:dupefilter", String(offset)]))).toBe(1);
+    for (const offset of python)
+      expect(Number(await redis.send(["GETBIT", "spider2:dupefilter", String(offset)]))).toBe(1);
   });
 });
 
 /** Streams 400,000 lines through `dedup --redis` and SIGKILLs the server once 20,000 are printed. */
-async function dedupUntilRedisDies(target: RedisServer, args: string[], host: string): Promise<{ code: number | null; printed: string; err: string }> {
+async function dedupUntilRedisDies(
+  target: RedisServer,
+  args: string[],
+  host: string,
+): Promise<{ code: number | null; printed: string; err: string }> {
   const lines = Array.from({ length: 400_000 }, (_, i) => `https://${host}.example/${i}`).join("\n") + "\n";
   const child = spawn(process.execPath, [CLI, "dedup", "--redis", target.url, ...args]);
   let printed = "";
@@ -580,7 +784,11 @@ describe("Redis going away", () => {
   it("dedup --redis --window: Redis killed mid-stream ends the CLI with exit 2 and one line, no stack; nothing printed is forgotten", async () => {
     const own = await startRedis();
     try {
-      const { code, printed, err } = await dedupUntilRedisDies(own, ["--namespace", "wk", "--window", "7d"], "window-killed");
+      const { code, printed, err } = await dedupUntilRedisDies(
+        own,
+        ["--namespace", "wk", "--window", "7d"],
+        "window-killed",
+      );
       expect(code, err).toBe(2);
       expect(err).toMatch(/^crawlsieve: Redis is unavailable/);
       expect(err).not.toMatch(/\n\s+at /);
@@ -588,7 +796,13 @@ describe("Redis going away", () => {
       const c = createClient({ url: own.url });
       await c.connect();
       try {
-        const window = new RedisTimeWindowFilter(fromNodeRedis(c), { name: "wk", granularity: "day", slices: 7, itemsPerSlice: 1_000_000, fpRate: 0.001 });
+        const window = new RedisTimeWindowFilter(fromNodeRedis(c), {
+          name: "wk",
+          granularity: "day",
+          slices: 7,
+          itemsPerSlice: 1_000_000,
+          fpRate: 0.001,
+        });
         const got = printed.split("\n").filter((l) => l !== "");
         expect(got.length).toBeGreaterThan(10_000);
         expect(sum(await window.hasMany(got))).toBe(got.length);
@@ -602,7 +816,11 @@ describe("Redis going away", () => {
 
   it("a command Redis refuses ends the CLI with a message naming it, without hanging", async () => {
     await redis.send(["RPUSH", "cs:{wrongtype}:meta", "not a description"]);
-    const result = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "wrongtype"], { input: "https://a/\n", encoding: "utf8", timeout: 120_000 });
+    const result = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--approx", "--redis", server.url, "--namespace", "wrongtype"],
+      { input: "https://a/\n", encoding: "utf8", timeout: 120_000 },
+    );
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(/Redis refused GET: WRONGTYPE/);
   }, 120_000);

@@ -48,6 +48,7 @@ export function blockedPositions(h1: bigint, blocks: number, k: number): number[
 /** Indices of the set bits of a bit array stored LSB first. */
 export function setBits(bytes: Uint8Array): number[] {
   const out: number[] = [];
-  for (let i = 0; i < bytes.length; i++) for (let bit = 0; bit < 8; bit++) if ((bytes[i] >> bit) & 1) out.push(i * 8 + bit);
+  for (let i = 0; i < bytes.length; i++)
+    for (let bit = 0; bit < 8; bit++) if ((bytes[i] >> bit) & 1) out.push(i * 8 + bit);
   return out;
 }

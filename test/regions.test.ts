@@ -64,7 +64,9 @@ describe("array regions", () => {
     const r = layOut(1000, { flags: array(1, 3), digests: array(16, 5), after: 1 });
     // Worked by hand: flags at 1024 (3 bytes), digests at 1088 (80 bytes, to 1168), after at 1216.
     expect(r.flags).toBeInstanceOf(ArrayRegion);
-    expect([r.flags.ptr, r.flags.end, r.digests.ptr, r.digests.end, r.after, r.end]).toEqual([1024, 1027, 1088, 1168, 1216, 1217]);
+    expect([r.flags.ptr, r.flags.end, r.digests.ptr, r.digests.end, r.after, r.end]).toEqual([
+      1024, 1027, 1088, 1168, 1216, 1217,
+    ]);
     expect([r.digests.at(0), r.digests.at(3), r.digests.at(5), r.digests.byteLength]).toEqual([1088, 1136, 1168, 80]);
   });
 
@@ -108,7 +110,12 @@ describe("array regions", () => {
     // The kernel makes the oldest slice (front - 1 = 1) the newest: clears it and zeroes the fill.
     k.agedShift(bits.ptr, bits.size, bits.length, state);
     expect([record.get(arena.u8, "front"), record.get(arena.u8, "fill")]).toEqual([1, 0]);
-    expect([0, 1, 2, 3].map((s) => bits.bytes(arena.u8, s, 1).every((b) => b === 0xff))).toEqual([true, false, true, true]);
+    expect([0, 1, 2, 3].map((s) => bits.bytes(arena.u8, s, 1).every((b) => b === 0xff))).toEqual([
+      true,
+      false,
+      true,
+      true,
+    ]);
     expect(bits.bytes(arena.u8, 1, 1).every((b) => b === 0)).toBe(true);
   });
 });
@@ -117,20 +124,40 @@ describe("record arrays and the partition router", () => {
   it("reads the kernel's match records (ND_MATCH_*) by field, as ndScan writes them", () => {
     const arena = new Arena();
     const k = arena.k;
-    const { fps, ids, qs, out, dists, state } = arena.place({ fps: array(8, 3), ids: array(4, 3), qs: array(8, 1), out: array(k.ND_MATCH_BYTES.value, 8), dists: array(1, 8), state: array(4, 1) });
+    const { fps, ids, qs, out, dists, state } = arena.place({
+      fps: array(8, 3),
+      ids: array(4, 3),
+      qs: array(8, 1),
+      out: array(k.ND_MATCH_BYTES.value, 8),
+      dists: array(1, 8),
+      state: array(4, 1),
+    });
     // Three pending entries (ids 10, 11, 12), one query equal to the second, k = 1: one match.
     fps.copyIn(arena.u8, BigUint64Array.of(0xf0n, 0x0fn, 0xff00n));
     ids.copyIn(arena.u8, Uint32Array.of(10, 11, 12));
     qs.copyIn(arena.u8, BigUint64Array.of(0x0fn));
     k.ndScan(0, 0, 0, fps.ptr, ids.ptr, 3, qs.ptr, 1, 1, out.ptr, dists.ptr, 8, state.ptr);
-    const matches = new RecordArray(arena.u8, out, { query: k.ND_MATCH_QUERY, id: k.ND_MATCH_ID, position: k.ND_MATCH_POSITION }, 0, 1);
-    expect([matches.length, matches.get(0, "query"), matches.get(0, "id"), matches.get(0, "position")]).toEqual([1, 0, 11, 1]);
+    const matches = new RecordArray(
+      arena.u8,
+      out,
+      { query: k.ND_MATCH_QUERY, id: k.ND_MATCH_ID, position: k.ND_MATCH_POSITION },
+      0,
+      1,
+    );
+    expect([matches.length, matches.get(0, "query"), matches.get(0, "id"), matches.get(0, "position")]).toEqual([
+      1, 0, 11, 1,
+    ]);
     expect(() => new RecordArray(arena.u8, dists, { flag: 0 })).toThrow(RangeError);
     expect(() => matches.high("position")).toThrow(RangeError);
   });
 
   it("groups a batch by partition in order, cut into chunks, and routes elements, skip flags and result bytes", () => {
-    expect(byPartition(6, (i) => [2, 0, 2, 2, 0, 1][i], 2)).toEqual([[2, [0, 2]], [2, [3]], [0, [1, 4]], [1, [5]]]);
+    expect(byPartition(6, (i) => [2, 0, 2, 2, 0, 1][i], 2)).toEqual([
+      [2, [0, 2]],
+      [2, [3]],
+      [0, [1, 4]],
+      [1, [5]],
+    ]);
     const memory = new Uint8Array(1024);
     const from = new ArrayRegion(0, 8, 4);
     const parts = [new ArrayRegion(0, 8, 4), new ArrayRegion(256, 8, 4)];
@@ -153,7 +180,10 @@ describe("record arrays and the partition router", () => {
       Uint8Array.of(1, 0, 0, 1),
     );
     // Partition 0 stages into `from` itself: the elements were copied out before it ran.
-    expect(seen).toEqual([[0, [1, 10, 3, 30], [1, 0]], [1, [2, 20, 4, 40], [0, 1]]]);
+    expect(seen).toEqual([
+      [0, [1, 10, 3, 30], [1, 0]],
+      [1, [2, 20, 4, 40], [0, 1]],
+    ]);
     expect([...out]).toEqual([0, 0, 1, 11, 2, 12]);
     expect(total).toBe(4);
   });
@@ -173,11 +203,13 @@ const ALIGNS = /\balignUp\(|\+ 63\) & ~63/;
 // a typed view made over the memory at an offset (an array region's at/view/bytes do these), a
 // DataView over the memory (a kernel record's get/set do that, by field name), or a region's bytes
 // counted from its elements by hand (n digests as 16 * n bytes).
-const ADDRESSES = /\b\w*Ptr\s*(\+|-|\*|>>>|>>)\s*[\w(]|\b(u8|u32)\[[^\]]*[-+>*]|new (Big)?(Uint|Int|Float)(8|16|32|64)Array\(\s*[\w.]*(u8|memory)\.buffer\s*,|\.(u8|u32)\.(subarray|slice)\(|new DataView\(\s*[\w.()]*(u8|memory)\.buffer|\.bytes\(\s*[\w.]*Ptr\s*,\s*\d+\s*\*/;
+const ADDRESSES =
+  /\b\w*Ptr\s*(\+|-|\*|>>>|>>)\s*[\w(]|\b(u8|u32)\[[^\]]*[-+>*]|new (Big)?(Uint|Int|Float)(8|16|32|64)Array\(\s*[\w.]*(u8|memory)\.buffer\s*,|\.(u8|u32)\.(subarray|slice)\(|new DataView\(\s*[\w.()]*(u8|memory)\.buffer|\.bytes\(\s*[\w.]*Ptr\s*,\s*\d+\s*\*/;
 
 // A typed view over WebAssembly memory, whatever its name: bound from a region's view() or bytes()
 // of a memory's bytes, or to an arena's u8/u32 itself (a subarray or a copy of either counts too).
-const VIEW_BINDING = /\b(?:const|let|var)\s+(\w+)\s*=\s*(?:[^;\n]*\.(?:view|bytes)\(\s*[\w.()]*\b(?:u8|memory)\b|[\w.()]*\.(?:u8|u32)\s*(?:[;\n]|\.subarray\(|\.slice\())/g;
+const VIEW_BINDING =
+  /\b(?:const|let|var)\s+(\w+)\s*=\s*(?:[^;\n]*\.(?:view|bytes)\(\s*[\w.()]*\b(?:u8|memory)\b|[\w.()]*\.(?:u8|u32)\s*(?:[;\n]|\.subarray\(|\.slice\())/g;
 // Files allowed to index such a view by hand: none (the last two, simhash's and minhash's span
 // reads, now ask the staging for the batch's bytes and its longest key).
 const PENDING_VIEWS: string[] = [];
@@ -213,10 +245,17 @@ describe("Accumulator (items that come one at a time, handed on a full batch at 
       items[batch.at] = i;
       batch.added();
     }
-    expect(seen).toEqual([[0, 1, 2, 3], [4, 5, 6, 7]]);
+    expect(seen).toEqual([
+      [0, 1, 2, 3],
+      [4, 5, 6, 7],
+    ]);
     batch.flush();
     batch.flush();
-    expect(seen).toEqual([[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]);
+    expect(seen).toEqual([
+      [0, 1, 2, 3],
+      [4, 5, 6, 7],
+      [8, 9, 10],
+    ]);
     expect(() => new Accumulator(0, () => undefined)).toThrow(RangeError);
   });
 });
@@ -262,13 +301,17 @@ describe("memory is laid out and grown in src/wasm/ only", () => {
       "const all = this.live().u8;\nconst x = all[8*i];",
       "const d = s.hashes.bytes(engine.arena.u8, 0, n);\nuse(d.subarray(16 * j, 16 * j + 16));",
     ];
-    for (const text of hand) expect(offenders(new Map([["src/near-dup/forged.ts", code(text)]]), indexesViewByHand), text).toEqual(["src/near-dup/forged.ts"]);
+    for (const text of hand)
+      expect(offenders(new Map([["src/near-dup/forged.ts", code(text)]]), indexesViewByHand), text).toEqual([
+        "src/near-dup/forged.ts",
+      ]);
     const fine = [
       "const matches = new RecordArray(arena.u8, out, fields, 0, count);\nconst id = matches.word(e, idAt);",
       "const flags = staging.out.bytes(arena.u8, 0, n);\nfor (let i = 0; i < n; i++) flags[i] = flags[i] === 0 ? 0 : 1;",
       "const out = new Uint8Array(16 * n);\nout.set(x, 16 * at);",
     ];
-    for (const text of fine) expect(offenders(new Map([["src/near-dup/fine.ts", code(text)]]), indexesViewByHand), text).toEqual([]);
+    for (const text of fine)
+      expect(offenders(new Map([["src/near-dup/fine.ts", code(text)]]), indexesViewByHand), text).toEqual([]);
     expect(offenders(new Map([["src/wasm/route.ts", code(hand[1])]]), indexesViewByHand)).toEqual([]);
   });
 
@@ -290,7 +333,18 @@ describe("memory is laid out and grown in src/wasm/ only", () => {
       "return new DataView(this.live().u8.buffer, this.statsPtr);",
       "out.set(arena.bytes(staging.hashesPtr, 16 * n), 16 * at);",
     ];
-    for (const line of hand) expect(offenders(new Map([["src/bloom/forged.ts", code(line)]]), ADDRESSES)).toEqual(["src/bloom/forged.ts"]);
-    expect(offenders(new Map([["src/bloom/fine.ts", code("// [ptr, ptr + len)\nk.run(this.digests.at(done), n); const all = new Uint8Array(memory.buffer);")]]), ADDRESSES)).toEqual([]);
+    for (const line of hand)
+      expect(offenders(new Map([["src/bloom/forged.ts", code(line)]]), ADDRESSES)).toEqual(["src/bloom/forged.ts"]);
+    expect(
+      offenders(
+        new Map([
+          [
+            "src/bloom/fine.ts",
+            code("// [ptr, ptr + len)\nk.run(this.digests.at(done), n); const all = new Uint8Array(memory.buffer);"),
+          ],
+        ]),
+        ADDRESSES,
+      ),
+    ).toEqual([]);
   });
 });

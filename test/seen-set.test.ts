@@ -7,7 +7,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CrawlsieveError, DisposedError, InvalidArgumentError, isSeenSet, openSeenSet, requestFingerprint, type SeenSet, type SeenSpec } from "../build/js/index.node.js";
+import {
+  CrawlsieveError,
+  DisposedError,
+  InvalidArgumentError,
+  isSeenSet,
+  openSeenSet,
+  requestFingerprint,
+  type SeenSet,
+  type SeenSpec,
+} from "../build/js/index.node.js";
 import { fromNodeRedis, ScrapyRedisDupeFilter } from "../build/js/redis/index.js";
 import { ready } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
@@ -40,12 +49,31 @@ const BACKENDS: Record<string, (same?: string) => SeenSpec> = {
   window: () => ({ backend: "window", window: "7d", items: 20_000, fpRate: 1e-9 }),
   disk: (same) => ({ backend: "disk", path: join(dir, same ?? `l${n++}`) }),
   "redis exact": (same) => ({ backend: "redis", client, name: same ?? `e${n++}` }),
-  "redis Bloom": (same) => ({ backend: "redis", client, name: same ?? `b${n++}`, exact: false, items: 50_000, fpRate: 1e-9 }),
-  "redis window": (same) => ({ backend: "redis", client, name: same ?? `w${n++}`, window: "2d", items: 50_000, fpRate: 1e-9 }),
-  "scrapy-redis dupefilter": (same) => ({ backend: "redis", client, dupefilter: `${same ?? `spider${n++}`}:dupefilter` }),
+  "redis Bloom": (same) => ({
+    backend: "redis",
+    client,
+    name: same ?? `b${n++}`,
+    exact: false,
+    items: 50_000,
+    fpRate: 1e-9,
+  }),
+  "redis window": (same) => ({
+    backend: "redis",
+    client,
+    name: same ?? `w${n++}`,
+    window: "2d",
+    items: 50_000,
+    fpRate: 1e-9,
+  }),
+  "scrapy-redis dupefilter": (same) => ({
+    backend: "redis",
+    client,
+    dupefilter: `${same ?? `spider${n++}`}:dupefilter`,
+  }),
 };
 
-const keys = (from: number, to: number, tag = "k") => Array.from({ length: to - from }, (_, i) => `https://www.example.com/${tag}/${from + i}?q=${(from + i) % 7}`);
+const keys = (from: number, to: number, tag = "k") =>
+  Array.from({ length: to - from }, (_, i) => `https://www.example.com/${tag}/${from + i}?q=${(from + i) % 7}`);
 const ones = (flags: Uint8Array) => flags.reduce((a, b) => a + b, 0);
 
 describe.each(Object.keys(BACKENDS))("openSeenSet: %s", (name) => {
@@ -60,8 +88,14 @@ describe.each(Object.keys(BACKENDS))("openSeenSet: %s", (name) => {
     const expected = batch.map((k) => (ref.has(k) ? 0 : (ref.add(k), 1)));
     expect(Array.from(await seen.hasMany(keys(0, 10)))).toEqual(new Array(10).fill(0));
     expect(Array.from(await seen.addMany(batch))).toEqual(expected);
-    expect(Array.from(await seen.addMany(keys(2000, 4000)))).toEqual([...new Array(1000).fill(0), ...new Array(1000).fill(1)]);
-    expect(Array.from(await seen.hasMany([...keys(3990, 4010)]))).toEqual([...new Array(10).fill(1), ...new Array(10).fill(0)]);
+    expect(Array.from(await seen.addMany(keys(2000, 4000)))).toEqual([
+      ...new Array(1000).fill(0),
+      ...new Array(1000).fill(1),
+    ]);
+    expect(Array.from(await seen.hasMany([...keys(3990, 4010)]))).toEqual([
+      ...new Array(10).fill(1),
+      ...new Array(10).fill(0),
+    ]);
     expect(await seen.size()).toBe(4000);
     await seen.clear();
     expect(ones(await seen.hasMany(keys(0, 4000)))).toBe(0);
@@ -140,7 +174,9 @@ describe("openSeenSet: processes sharing one set", () => {
   /** Runs the worker: the keys it saw as new. */
   const run = (spec: object, count: number, seed: number) =>
     new Promise<string[]>((resolve, reject) => {
-      const child = spawn(process.execPath, [WORKER, JSON.stringify(spec), String(count), String(seed)], { stdio: ["ignore", "pipe", "inherit"] });
+      const child = spawn(process.execPath, [WORKER, JSON.stringify(spec), String(count), String(seed)], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
       let out = "";
       child.stdout.on("data", (d) => (out += d));
       child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`))));
@@ -149,19 +185,28 @@ describe("openSeenSet: processes sharing one set", () => {
   it.each([
     ["disk", () => ({ backend: "disk", path: join(dir, "fleet") })],
     ["redis exact", () => ({ backend: "redis", url: server.url, name: "fleet-e" })],
-    ["redis Bloom", () => ({ backend: "redis", url: server.url, name: "fleet-b", exact: false, items: 50_000, fpRate: 1e-9 })],
-  ])("%s: three processes see every key new exactly once among them", async (_, spec) => {
-    const results = await Promise.all([1, 2, 3].map((seed) => run(spec(), 6000, seed)));
-    const all = results.flat();
-    expect(all.length).toBe(6000);
-    expect(new Set(all).size).toBe(6000);
-  }, 180_000);
+    [
+      "redis Bloom",
+      () => ({ backend: "redis", url: server.url, name: "fleet-b", exact: false, items: 50_000, fpRate: 1e-9 }),
+    ],
+  ])(
+    "%s: three processes see every key new exactly once among them",
+    async (_, spec) => {
+      const results = await Promise.all([1, 2, 3].map((seed) => run(spec(), 6000, seed)));
+      const all = results.flat();
+      expect(all.length).toBe(6000);
+      expect(new Set(all).size).toBe(6000);
+    },
+    180_000,
+  );
 });
 
 describe("openSeenSet: bad specs", () => {
   it("names the bad value in a typed error", async () => {
     await expect(openSeenSet({ backend: "tape" } as unknown as SeenSpec)).rejects.toThrow(/backend.*tape/s);
-    await expect(openSeenSet({ backend: "disk" } as unknown as SeenSpec)).rejects.toThrow(/path must be a directory path, got undefined/);
+    await expect(openSeenSet({ backend: "disk" } as unknown as SeenSpec)).rejects.toThrow(
+      /path must be a directory path, got undefined/,
+    );
     await expect(openSeenSet(null as unknown as SeenSpec)).rejects.toThrow(InvalidArgumentError);
     await expect(openSeenSet({ backend: "memory", fpRate: 0.01 })).rejects.toThrow(/fpRate/);
     await expect(openSeenSet({ backend: "memory", exact: false, fpRate: 2 })).rejects.toThrow(InvalidArgumentError);
@@ -179,7 +224,11 @@ describe("openSeenSet: bad specs", () => {
     expect(await filter.requestSeen(request)).toBe(false);
     const fp = requestFingerprint(request, { algorithm: "scrapy-redis" });
     expect(Array.from(await seen.addMany([fp]))).toEqual([0]);
-    expect(Array.from(await seen.addMany([requestFingerprint({ url: "https://shop.example/other" }, { algorithm: "scrapy-redis" })]))).toEqual([1]);
+    expect(
+      Array.from(
+        await seen.addMany([requestFingerprint({ url: "https://shop.example/other" }, { algorithm: "scrapy-redis" })]),
+      ),
+    ).toEqual([1]);
     expect(await filter.requestSeen({ url: "https://shop.example/other" })).toBe(true);
     await expect(openSeenSet({ backend: "redis", client, dupefilter: "x", name: "y" })).rejects.toThrow(/dupefilter/);
   });

@@ -33,14 +33,23 @@ beforeAll(async () => {
   resign = await resigner();
 });
 
-const goldenKeys = Array.from({ length: 1000 }, (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`);
+const goldenKeys = Array.from(
+  { length: 1000 },
+  (_, i) => `https://golden.example/page/${i}?lang=${i % 3 === 0 ? "日本語" : "en"}`,
+);
 const golden = (name: string) => new Uint8Array(readFileSync(new URL(`./golden/${name}`, import.meta.url)));
 
-type Loadable = { deserialize(bytes: Uint8Array): { hasMany(keys: string[]): Uint8Array; serialize(): Uint8Array; count: number } };
+type Loadable = {
+  deserialize(bytes: Uint8Array): { hasMany(keys: string[]): Uint8Array; serialize(): Uint8Array; count: number };
+};
 const kinds: [string, Loadable, () => { addMany(keys: string[]): Uint8Array; serialize(): Uint8Array }][] = [
   ["BloomFilter", BloomFilter, () => new BloomFilter({ items: 5000, fpRate: 0.01 })],
   ["BlockedBloomFilter", BlockedBloomFilter, () => new BlockedBloomFilter({ items: 5000, fpRate: 0.01 })],
-  ["partitioned BloomFilter", BloomFilter, () => new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 })],
+  [
+    "partitioned BloomFilter",
+    BloomFilter,
+    () => new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 }),
+  ],
   ["ScalableBloomFilter", ScalableBloomFilter, () => new ScalableBloomFilter({ fpRate: 0.01, initialItems: 1000 })],
   ["CountingBloomFilter", CountingBloomFilter, () => new CountingBloomFilter({ items: 5000, fpRate: 0.01 })],
 ];
@@ -62,7 +71,6 @@ describe.each(kinds)("%s", (_name, Class, make) => {
 /** A standard Bloom filter's rate from first principles: n keys, m bits, k positions each. */
 const standardRate = (n: number, m: number, k: number) => (1 - Math.exp((-k * n) / m)) ** k;
 
-
 describe("golden files (format v1 must load forever)", () => {
   // The geometries make-golden.js wrote (1000 keys each): m bits and k from the files' own
   // headers would be crawlsieve's reading, so they are restated here.
@@ -75,7 +83,13 @@ describe("golden files (format v1 must load forever)", () => {
     ["age-partitioned-v1.bin", AgePartitionedFilter as unknown as Loadable, undefined],
     ["multi-dim-v1.bin", MultiDimBloomFilter as unknown as Loadable, undefined],
     // One live slice holds the keys; the other 23 are empty and match nothing.
-    ["time-window-v1.bin", { deserialize: (bytes: Uint8Array) => TimeWindowFilter.deserialize(bytes, () => Date.UTC(2026, 0, 1, 12)) } as unknown as Loadable, standard],
+    [
+      "time-window-v1.bin",
+      {
+        deserialize: (bytes: Uint8Array) => TimeWindowFilter.deserialize(bytes, () => Date.UTC(2026, 0, 1, 12)),
+      } as unknown as Loadable,
+      standard,
+    ],
   ])("%s loads, answers and re-serializes to the same bytes", (name, Class, expected) => {
     const bytes = golden(name);
     const filter = Class.deserialize(bytes);
@@ -134,7 +148,9 @@ describe("bad headers", () => {
 
   it("refuses another kind", () => {
     const blocked = new BlockedBloomFilter({ items: 100, fpRate: 0.01 }).serialize();
-    expect(() => BloomFilter.deserialize(blocked)).toThrow(/kind 2 \(BlockedBloomFilter\) where BloomFilter was expected/);
+    expect(() => BloomFilter.deserialize(blocked)).toThrow(
+      /kind 2 \(BlockedBloomFilter\) where BloomFilter was expected/,
+    );
     expect(() => ScalableBloomFilter.deserialize(bytes())).toThrow(/where ScalableBloomFilter was expected/);
   });
 
@@ -172,14 +188,19 @@ interface KindRow {
   readonly segments?: (bytes: Uint8Array) => number[];
 }
 
-const texts = Array.from({ length: 40 }, (_, i) => `document ${i % 7} about crawling the web ${i} times with words ${i * 3} and more words`);
+const texts = Array.from(
+  { length: 40 },
+  (_, i) => `document ${i % 7} about crawling the web ${i} times with words ${i * 3} and more words`,
+);
 const instant = () => Date.UTC(2026, 0, 1, 12);
 /** A filled structure's bytes. */
-const filled = <T extends { serialize(): Uint8Array }>(make: () => T, fill: (s: T) => void) => () => {
-  const structure = make();
-  fill(structure);
-  return structure.serialize();
-};
+const filled =
+  <T extends { serialize(): Uint8Array }>(make: () => T, fill: (s: T) => void) =>
+  () => {
+    const structure = make();
+    fill(structure);
+    return structure.serialize();
+  };
 const partitionSegments = (bytes: Uint8Array) => {
   const view = new DataView(bytes.buffer, bytes.byteOffset);
   const partitions = view.getUint32(24 + 8, true);
@@ -188,23 +209,159 @@ const partitionSegments = (bytes: Uint8Array) => {
 };
 
 const rows: KindRow[] = [
-  { name: "BloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new BloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BloomFilter.deserialize(b) },
-  { name: "partitioned BloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BloomFilter.deserialize(b), segments: partitionSegments },
+  {
+    name: "BloomFilter",
+    kind: Kind.BloomFilter,
+    bytes: filled(
+      () => new BloomFilter({ items: 500, fpRate: 0.01 }),
+      (f) => f.addMany(urls(300, "t")),
+    ),
+    load: (b) => BloomFilter.deserialize(b),
+  },
+  {
+    name: "partitioned BloomFilter",
+    kind: Kind.BloomFilter,
+    bytes: filled(
+      () => new BloomFilter({ items: 5000, fpRate: 0.01, maxPartitionBytes: 1024 }),
+      (f) => f.addMany(urls(300, "t")),
+    ),
+    load: (b) => BloomFilter.deserialize(b),
+    segments: partitionSegments,
+  },
   // Shared-memory filters write and read kind 1; loading sizes a shared memory from the parameters, so it must refuse what BloomFilter refuses.
-  { name: "PartitionedBloomFilter", kind: Kind.BloomFilter, bytes: filled(() => new PartitionedBloomFilter({ items: 500, fpRate: 0.01, shards: 1 }), (f) => f.addMany(urls(300, "t"))), load: (b) => PartitionedBloomFilter.deserialize(b) },
-  { name: "PartitionedBloomFilter, 4 shards", kind: Kind.BloomFilter, bytes: filled(() => new PartitionedBloomFilter({ items: 2000, fpRate: 0.01, shards: 4 }), (f) => f.addMany(urls(300, "t"))), load: (b) => PartitionedBloomFilter.deserialize(b), segments: partitionSegments },
-  { name: "BlockedBloomFilter", kind: Kind.BlockedBloomFilter, bytes: filled(() => new BlockedBloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => BlockedBloomFilter.deserialize(b) },
-  { name: "ScalableBloomFilter", kind: Kind.ScalableBloomFilter, bytes: filled(() => new ScalableBloomFilter({ fpRate: 0.01, initialItems: 100 }), (f) => f.addMany(urls(300, "t"))), load: (b) => ScalableBloomFilter.deserialize(b) },
-  { name: "CountingBloomFilter", kind: Kind.CountingBloomFilter, bytes: filled(() => new CountingBloomFilter({ items: 500, fpRate: 0.01 }), (f) => f.addMany(urls(300, "t"))), load: (b) => CountingBloomFilter.deserialize(b), segments: partitionSegments },
-  { name: "TimeWindowFilter", kind: Kind.TimeWindowFilter, bytes: filled(() => new TimeWindowFilter({ granularity: "hour", slices: 3, itemsPerSlice: 100, fpRate: 0.01, now: instant }), (f) => f.seenMany(urls(80, "t"))), load: (b) => TimeWindowFilter.deserialize(b, instant) },
-  { name: "AgePartitionedFilter", kind: Kind.AgePartitionedFilter, bytes: filled(() => new AgePartitionedFilter({ items: 200, fpRate: 0.01 }), (f) => f.addMany(urls(150, "t"))), load: (b) => AgePartitionedFilter.deserialize(b) },
-  { name: "MultiDimBloomFilter", kind: Kind.MultiDimBloomFilter, bytes: filled(() => new MultiDimBloomFilter({ groups: 2, bits: 512, hashes: 3 }), (f) => f.addMany(urls(60, "t"))), load: (b) => MultiDimBloomFilter.deserialize(b) },
-  { name: "IdfTable", kind: Kind.IdfTable, bytes: () => IdfTable.build(texts, { shingle: 2 }).serialize(), load: (b) => IdfTable.deserialize(b) },
-  { name: "NearDupIndex", kind: Kind.NearDupIndex, bytes: filled(() => new NearDupIndex({ maxDistance: 3 }), (x) => x.addMany(texts.map((_, i) => i), simhashMany(texts))), load: (b) => NearDupIndex.deserialize(b) },
-  { name: "MinHashIndex", kind: Kind.MinHashIndex, bytes: filled(() => new MinHashIndex({ threshold: 0.8, sketchSize: 16 }), (x) => x.addMany(texts.map((_, i) => i), texts)), load: (b) => MinHashIndex.deserialize(b) },
-  { name: "NearDupFilter", kind: Kind.NearDupFilter, bytes: filled(() => new NearDupFilter({ items: 100, fpRate: 0.01 }), (x) => x.addMany(texts)), load: (b) => NearDupFilter.deserialize(b) },
-  { name: "Deduplicator", kind: Kind.Deduplicator, bytes: filled(() => new Deduplicator({ items: 100 }), (x) => x.checkMany([...urls(120, "t"), ...urls(30, "t")])), load: (b) => Deduplicator.deserialize(b) },
-  { name: "FingerprintSet", kind: Kind.FingerprintSet, bytes: filled(() => new FingerprintSet({ items: 100 }), (x) => x.addMany(urls(120, "t"))), load: (b) => FingerprintSet.deserialize(b) },
+  {
+    name: "PartitionedBloomFilter",
+    kind: Kind.BloomFilter,
+    bytes: filled(
+      () => new PartitionedBloomFilter({ items: 500, fpRate: 0.01, shards: 1 }),
+      (f) => f.addMany(urls(300, "t")),
+    ),
+    load: (b) => PartitionedBloomFilter.deserialize(b),
+  },
+  {
+    name: "PartitionedBloomFilter, 4 shards",
+    kind: Kind.BloomFilter,
+    bytes: filled(
+      () => new PartitionedBloomFilter({ items: 2000, fpRate: 0.01, shards: 4 }),
+      (f) => f.addMany(urls(300, "t")),
+    ),
+    load: (b) => PartitionedBloomFilter.deserialize(b),
+    segments: partitionSegments,
+  },
+  {
+    name: "BlockedBloomFilter",
+    kind: Kind.BlockedBloomFilter,
+    bytes: filled(
+      () => new BlockedBloomFilter({ items: 500, fpRate: 0.01 }),
+      (f) => f.addMany(urls(300, "t")),
+    ),
+    load: (b) => BlockedBloomFilter.deserialize(b),
+  },
+  {
+    name: "ScalableBloomFilter",
+    kind: Kind.ScalableBloomFilter,
+    bytes: filled(
+      () => new ScalableBloomFilter({ fpRate: 0.01, initialItems: 100 }),
+      (f) => f.addMany(urls(300, "t")),
+    ),
+    load: (b) => ScalableBloomFilter.deserialize(b),
+  },
+  {
+    name: "CountingBloomFilter",
+    kind: Kind.CountingBloomFilter,
+    bytes: filled(
+      () => new CountingBloomFilter({ items: 500, fpRate: 0.01 }),
+      (f) => f.addMany(urls(300, "t")),
+    ),
+    load: (b) => CountingBloomFilter.deserialize(b),
+    segments: partitionSegments,
+  },
+  {
+    name: "TimeWindowFilter",
+    kind: Kind.TimeWindowFilter,
+    bytes: filled(
+      () => new TimeWindowFilter({ granularity: "hour", slices: 3, itemsPerSlice: 100, fpRate: 0.01, now: instant }),
+      (f) => f.seenMany(urls(80, "t")),
+    ),
+    load: (b) => TimeWindowFilter.deserialize(b, instant),
+  },
+  {
+    name: "AgePartitionedFilter",
+    kind: Kind.AgePartitionedFilter,
+    bytes: filled(
+      () => new AgePartitionedFilter({ items: 200, fpRate: 0.01 }),
+      (f) => f.addMany(urls(150, "t")),
+    ),
+    load: (b) => AgePartitionedFilter.deserialize(b),
+  },
+  {
+    name: "MultiDimBloomFilter",
+    kind: Kind.MultiDimBloomFilter,
+    bytes: filled(
+      () => new MultiDimBloomFilter({ groups: 2, bits: 512, hashes: 3 }),
+      (f) => f.addMany(urls(60, "t")),
+    ),
+    load: (b) => MultiDimBloomFilter.deserialize(b),
+  },
+  {
+    name: "IdfTable",
+    kind: Kind.IdfTable,
+    bytes: () => IdfTable.build(texts, { shingle: 2 }).serialize(),
+    load: (b) => IdfTable.deserialize(b),
+  },
+  {
+    name: "NearDupIndex",
+    kind: Kind.NearDupIndex,
+    bytes: filled(
+      () => new NearDupIndex({ maxDistance: 3 }),
+      (x) =>
+        x.addMany(
+          texts.map((_, i) => i),
+          simhashMany(texts),
+        ),
+    ),
+    load: (b) => NearDupIndex.deserialize(b),
+  },
+  {
+    name: "MinHashIndex",
+    kind: Kind.MinHashIndex,
+    bytes: filled(
+      () => new MinHashIndex({ threshold: 0.8, sketchSize: 16 }),
+      (x) =>
+        x.addMany(
+          texts.map((_, i) => i),
+          texts,
+        ),
+    ),
+    load: (b) => MinHashIndex.deserialize(b),
+  },
+  {
+    name: "NearDupFilter",
+    kind: Kind.NearDupFilter,
+    bytes: filled(
+      () => new NearDupFilter({ items: 100, fpRate: 0.01 }),
+      (x) => x.addMany(texts),
+    ),
+    load: (b) => NearDupFilter.deserialize(b),
+  },
+  {
+    name: "Deduplicator",
+    kind: Kind.Deduplicator,
+    bytes: filled(
+      () => new Deduplicator({ items: 100 }),
+      (x) => x.checkMany([...urls(120, "t"), ...urls(30, "t")]),
+    ),
+    load: (b) => Deduplicator.deserialize(b),
+  },
+  {
+    name: "FingerprintSet",
+    kind: Kind.FingerprintSet,
+    bytes: filled(
+      () => new FingerprintSet({ items: 100 }),
+      (x) => x.addMany(urls(120, "t")),
+    ),
+    load: (b) => FingerprintSet.deserialize(b),
+  },
 ];
 
 /** Loads bytes; a structure that loads is disposed. Returns the error thrown, or undefined. */
@@ -219,14 +376,22 @@ function attempt(row: KindRow, bytes: Uint8Array): unknown {
 
 describe("every kind against bad bytes (one table)", () => {
   it("the table covers every kind of format v1", () => {
-    expect([...new Set(rows.map((r) => r.kind))].sort((a, b) => a - b)).toEqual(Object.values(Kind).sort((a, b) => a - b));
+    expect([...new Set(rows.map((r) => r.kind))].sort((a, b) => a - b)).toEqual(
+      Object.values(Kind).sort((a, b) => a - b),
+    );
   });
 
   it("every kind is read back through the one recipe (src/format/recipe.ts): no other file parses a header", () => {
     const sources = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+      );
     const src = fileURLToPath(new URL("../src/", import.meta.url));
-    const parsing = sources(src).filter((file) => !file.startsWith(join(src, "format")) && /\b(readContainer|expectParams|verifiedPayload)\b/.test(readFileSync(file, "utf8")));
+    const parsing = sources(src).filter(
+      (file) =>
+        !file.startsWith(join(src, "format")) &&
+        /\b(readContainer|expectParams|verifiedPayload)\b/.test(readFileSync(file, "utf8")),
+    );
     expect(parsing).toEqual([]);
     const recipes = sources(src).filter((file) => /\breadStored\(/.test(readFileSync(file, "utf8")));
     expect(recipes.length).toBeGreaterThanOrEqual(10);
@@ -271,7 +436,8 @@ describe("every kind against bad bytes (one table)", () => {
           new DataView(forged.buffer).setUint32(at, word, true);
           if (forged.every((b, i) => b === bytes[i])) continue;
           const error = attempt(row, resign(forged, segments));
-          if (error !== undefined && !(error instanceof FormatError)) wrong.push(`byte ${at} = 0x${word.toString(16)}: ${String(error)}`);
+          if (error !== undefined && !(error instanceof FormatError))
+            wrong.push(`byte ${at} = 0x${word.toString(16)}: ${String(error)}`);
         }
       }
       expect(wrong).toEqual([]);

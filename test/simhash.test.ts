@@ -4,7 +4,16 @@
 import fc from "fast-check";
 import xxhashWasm from "xxhash-wasm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FormatError, features, hammingDistance, IdfTable, InvalidArgumentError, segmentWords, simhash, simhashMany } from "../build/js/index.node.js";
+import {
+  FormatError,
+  features,
+  hammingDistance,
+  IdfTable,
+  InvalidArgumentError,
+  segmentWords,
+  simhash,
+  simhashMany,
+} from "../build/js/index.node.js";
 import { ready } from "./helpers.js";
 
 let h64: (bytes: Uint8Array, seed?: bigint) => bigint;
@@ -25,15 +34,30 @@ function mix64(x: bigint): bigint {
 /** Separators above U+007F, as documented in assembly/simhash.ts. */
 function isSeparator(cp: number): boolean {
   if (cp < 0x100) return (cp < 0xc0 && cp !== 0xaa && cp !== 0xb5 && cp !== 0xba) || cp === 0xd7 || cp === 0xf7;
-  return (cp >= 0x2000 && cp <= 0x2bff) || (cp >= 0x3000 && cp <= 0x303f) || (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff0f) || (cp >= 0x1f000 && cp <= 0x1faff) || cp === 0xfeff;
+  return (
+    (cp >= 0x2000 && cp <= 0x2bff) ||
+    (cp >= 0x3000 && cp <= 0x303f) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) ||
+    (cp >= 0xff00 && cp <= 0xff0f) ||
+    (cp >= 0x1f000 && cp <= 0x1faff) ||
+    cp === 0xfeff
+  );
 }
 
 /** The definition, written independently: tokens, shingles, votes. */
 function reference(text: string, w = 3, distinct = false): bigint {
   const ascii = /^[\x00-\x7f]*$/.test(text);
   let source = ascii ? text.toLowerCase() : text.normalize("NFKC").toLowerCase();
-  if (!ascii && /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u.test(source)) {
-    source = [...new Intl.Segmenter(undefined, { granularity: "word" }).segment(source)].filter((s) => s.isWordLike).map((s) => s.segment).join(" ");
+  if (
+    !ascii &&
+    /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u.test(
+      source,
+    )
+  ) {
+    source = [...new Intl.Segmenter(undefined, { granularity: "word" }).segment(source)]
+      .filter((s) => s.isWordLike)
+      .map((s) => s.segment)
+      .join(" ");
   }
   const tokens: string[] = [];
   let current = "";
@@ -41,7 +65,10 @@ function reference(text: string, w = 3, distinct = false): bigint {
     const cp = ch.codePointAt(0)!;
     const word = cp < 0x80 ? /[a-z0-9]/.test(ch) : !isSeparator(cp);
     if (word) current += ch;
-    else if (current) { tokens.push(current); current = ""; }
+    else if (current) {
+      tokens.push(current);
+      current = "";
+    }
   }
   if (current) tokens.push(current);
   const hashes = tokens.map((t) => h64(new TextEncoder().encode(t), 0n));
@@ -65,18 +92,34 @@ pages by the similarity of their text rather than by exact equality of bytes.`;
 describe("simhash against an independent reference", () => {
   it("equals the BigInt reference on random ASCII and Unicode texts, for shingle sizes 1-4", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: "binary", maxLength: 120 }), fc.string({ unit: "grapheme", maxLength: 120 }), fc.lorem({ maxCount: 40 })), fc.integer({ min: 1, max: 4 }), (text, w) => {
-        expect(simhash(text, { shingle: w })).toBe(reference(text, w));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 200 }),
+          fc.string({ unit: "binary", maxLength: 120 }),
+          fc.string({ unit: "grapheme", maxLength: 120 }),
+          fc.lorem({ maxCount: 40 }),
+        ),
+        fc.integer({ min: 1, max: 4 }),
+        (text, w) => {
+          expect(simhash(text, { shingle: w })).toBe(reference(text, w));
+        },
+      ),
       { numRuns: 600, seed: 11 },
     );
   });
 
   it("with distinct: true, equals the reference voting once per distinct shingle (simhash and simhashMany)", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.lorem({ maxCount: 60 }).map((t) => `${t} ${t} ${t.slice(0, 40)}`), fc.string({ unit: "grapheme", maxLength: 120 })), fc.integer({ min: 1, max: 4 }), (text, w) => {
-        expect(simhash(text, { shingle: w, distinct: true })).toBe(reference(text, w, true));
-      }),
+      fc.property(
+        fc.oneof(
+          fc.lorem({ maxCount: 60 }).map((t) => `${t} ${t} ${t.slice(0, 40)}`),
+          fc.string({ unit: "grapheme", maxLength: 120 }),
+        ),
+        fc.integer({ min: 1, max: 4 }),
+        (text, w) => {
+          expect(simhash(text, { shingle: w, distinct: true })).toBe(reference(text, w, true));
+        },
+      ),
       { numRuns: 300, seed: 16 },
     );
     const page = `${ARTICLE} ${"Home Docs Blog About Contact ".repeat(40)}`;
@@ -90,7 +133,14 @@ describe("simhash against an independent reference", () => {
   });
 
   it("equals the reference on real multilingual text, and simhashMany equals simhash", () => {
-    const texts = [ARTICLE, "Ünïcödé Straße — «quoted» text… with émojis 😀 and ﬁ ligatures", "我爱北京天安门。今天天气很好，我们去公园散步吧。", "สวัสดีครับ ยินดีต้อนรับสู่ประเทศไทย", "東京は日本の首都です。カタカナもひらがなも", ""];
+    const texts = [
+      ARTICLE,
+      "Ünïcödé Straße — «quoted» text… with émojis 😀 and ﬁ ligatures",
+      "我爱北京天安门。今天天气很好，我们去公园散步吧。",
+      "สวัสดีครับ ยินดีต้อนรับสู่ประเทศไทย",
+      "東京は日本の首都です。カタカナもひらがなも",
+      "",
+    ];
     for (const text of texts) expect(simhash(text)).toBe(reference(text));
     const many = Array.from({ length: 5000 }, (_, i) => `${ARTICLE} copy ${i} ${i % 7 === 0 ? "é" : ""}`);
     const batch = simhashMany(many);
@@ -113,7 +163,10 @@ describe("simhash stability", () => {
 });
 
 describe("simhash on real text", () => {
-  const edited = ARTICLE.replace("again and again", "over and over").replace("different navigation", "other navigation");
+  const edited = ARTICLE.replace("again and again", "over and over").replace(
+    "different navigation",
+    "other navigation",
+  );
   const unrelated = `The counting Bloom filter keeps a small counter per position instead of a bit, so keys can
 be removed; four bits per counter are enough for almost every workload, as Fan et al. showed.`;
 
@@ -150,18 +203,44 @@ be removed; four bits per counter are enough for almost every workload, as Fan e
 
 describe("weighted features and IDF", () => {
   it("explicit features with unit weights equal the one-token shingles of the same words", () => {
-    expect(simhash([["hello", 1], ["world", 1], ["again", 1]])).toBe(simhash("Hello, world -- again!", { shingle: 1 }));
-    expect(simhash(new Map([["a", 2], ["b", 1]]))).toBe(simhash([["a", 2], ["b", 1]]));
+    expect(
+      simhash([
+        ["hello", 1],
+        ["world", 1],
+        ["again", 1],
+      ]),
+    ).toBe(simhash("Hello, world -- again!", { shingle: 1 }));
+    expect(
+      simhash(
+        new Map([
+          ["a", 2],
+          ["b", 1],
+        ]),
+      ),
+    ).toBe(
+      simhash([
+        ["a", 2],
+        ["b", 1],
+      ]),
+    );
   });
 
   it("weights change the vote: a heavy feature pulls the fingerprint to its own hash", () => {
     const only = features("dominant", { shingle: 1 })[0];
-    const fp = simhash([["dominant", 1000], ["x", 1], ["y", 1], ["z", 1]]);
+    const fp = simhash([
+      ["dominant", 1000],
+      ["x", 1],
+      ["y", 1],
+      ["z", 1],
+    ]);
     expect(fp).toBe(only);
   });
 
   it("builds, uses and round-trips an IDF table", () => {
-    const corpus = Array.from({ length: 50 }, (_, i) => `common words everywhere in every document number ${i} and topic ${i % 5}`);
+    const corpus = Array.from(
+      { length: 50 },
+      (_, i) => `common words everywhere in every document number ${i} and topic ${i % 5}`,
+    );
     const idf = IdfTable.build(corpus, { shingle: 1 });
     expect(idf.documents).toBe(50);
     const [common] = features("common", { shingle: 1 });

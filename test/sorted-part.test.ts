@@ -33,7 +33,16 @@ function compactedFile(packed: Uint8Array): { path: string; count: number } {
       new DataView(h.buffer).setUint32(12, count, true);
       return h;
     };
-    const done = writeCompaction(log, fd, statSync(log).size, 16, head, false, new Arena(), join(dir, "fingerprints.log.1.00000000.tmp"));
+    const done = writeCompaction(
+      log,
+      fd,
+      statSync(log).size,
+      16,
+      head,
+      false,
+      new Arena(),
+      join(dir, "fingerprints.log.1.00000000.tmp"),
+    );
     writeFileSync(path, readFileSync(done.aside));
     return { path, count: done.fingerprints };
   } finally {
@@ -42,7 +51,12 @@ function compactedFile(packed: Uint8Array): { path: string; count: number } {
 }
 
 /** The fingerprints of the records read for `keys` (packed), as hex strings, and how many records were read. */
-function lookUp(path: string, count: number, keys: Uint8Array, stride = 16): { found: Set<string>; records: number; of: number } {
+function lookUp(
+  path: string,
+  count: number,
+  keys: Uint8Array,
+  stride = 16,
+): { found: Set<string>; records: number; of: number } {
   const part = SortedPart.read(openSync(path, "r"), path, 16, count, statSync(path).size);
   try {
     part.mark(keys, stride);
@@ -68,15 +82,25 @@ describe("the sorted part of a compacted seen-set file", () => {
     expect(file.count).toBe(KEYS);
     const bytes = readFileSync(file.path);
     // Each record's first fingerprint (fixed places), and the next byte-wise neighbours of it.
-    const firsts = Array.from({ length: Math.ceil(KEYS / RECORD) }, (_, r) => new Uint8Array(bytes.subarray(16 + r * (16 * RECORD + 16) + 8, 16 + r * (16 * RECORD + 16) + 24)));
+    const firsts = Array.from(
+      { length: Math.ceil(KEYS / RECORD) },
+      (_, r) => new Uint8Array(bytes.subarray(16 + r * (16 * RECORD + 16) + 8, 16 + r * (16 * RECORD + 16) + 24)),
+    );
     const nudged = firsts.map((f) => {
       const g = new Uint8Array(f);
       g[0] ^= 1;
       return g;
     });
     const absent = new Uint8Array(randomBytes(16 * 1000));
-    const present = Array.from({ length: 1000 }, () => Math.floor(Math.random() * KEYS)).map((i) => packed.subarray(16 * i, 16 * i + 16));
-    const keys = [...firsts, ...nudged, ...present, ...Array.from({ length: 1000 }, (_, i) => absent.subarray(16 * i, 16 * i + 16))];
+    const present = Array.from({ length: 1000 }, () => Math.floor(Math.random() * KEYS)).map((i) =>
+      packed.subarray(16 * i, 16 * i + 16),
+    );
+    const keys = [
+      ...firsts,
+      ...nudged,
+      ...present,
+      ...Array.from({ length: 1000 }, (_, i) => absent.subarray(16 * i, 16 * i + 16)),
+    ];
     // Spill records are longer than a fingerprint: a stride of 24 with 8 bytes of index after each.
     const entries = new Uint8Array(24 * keys.length);
     keys.forEach((k, i) => entries.set(k, 24 * i));
@@ -92,11 +116,19 @@ describe("the sorted part of a compacted seen-set file", () => {
 
   it("a damaged first fingerprint, count or record is a typed error naming the file, or an answer still right: never a key missed", () => {
     const bytes = readFileSync(file.path);
-    const probes = Array.from({ length: 400 }, (_, i) => packed.subarray(16 * ((i * 499) % KEYS), 16 * ((i * 499) % KEYS) + 16));
+    const probes = Array.from({ length: 400 }, (_, i) =>
+      packed.subarray(16 * ((i * 499) % KEYS), 16 * ((i * 499) % KEYS) + 16),
+    );
     const keys = Buffer.concat(probes);
     const damages: [string, (b: Buffer) => void][] = [
-      ["record 2's first fingerprint made larger than every key", (b) => b.fill(0xff, 16 + 2 * (16 * RECORD + 16) + 8, 16 + 2 * (16 * RECORD + 16) + 24)],
-      ["record 1's first fingerprint made smaller than every key", (b) => b.fill(0, 16 + (16 * RECORD + 16) + 8, 16 + (16 * RECORD + 16) + 24)],
+      [
+        "record 2's first fingerprint made larger than every key",
+        (b) => b.fill(0xff, 16 + 2 * (16 * RECORD + 16) + 8, 16 + 2 * (16 * RECORD + 16) + 24),
+      ],
+      [
+        "record 1's first fingerprint made smaller than every key",
+        (b) => b.fill(0, 16 + (16 * RECORD + 16) + 8, 16 + (16 * RECORD + 16) + 24),
+      ],
       ["a byte inside record 0", (b) => (b[16 + 8 + 16 * 777] ^= 4)],
       ["record 3's count", (b) => b.writeUInt32LE(5, 16 + 3 * (16 * RECORD + 16) + 4)],
     ];
@@ -119,7 +151,9 @@ describe("the sorted part of a compacted seen-set file", () => {
     // A header counting more than the file holds.
     const fd = openSync(file.path, "r");
     try {
-      expect(() => SortedPart.read(fd, file.path, 16, file.count + RECORD, statSync(file.path).size)).toThrow(/shorter than the/);
+      expect(() => SortedPart.read(fd, file.path, 16, file.count + RECORD, statSync(file.path).size)).toThrow(
+        /shorter than the/,
+      );
     } finally {
       closeSync(fd);
     }

@@ -5,7 +5,16 @@
 // one); a log removed from a store directory is an error, not an empty store; an LMDB store
 // imported by this build is retired, so the LMDB-era code stops there with an error.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -18,7 +27,8 @@ beforeAll(ready);
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const temp = () => mkdtempSync(join(tmpdir(), "cs-damage-"));
-const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `https://example.com/p/${from + i}`);
+const lines = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => `https://example.com/p/${from + i}`);
 
 function dedup(args: string[], input: string) {
   const run = spawnSync(process.execPath, [CLI, "dedup", ...args], { input, maxBuffer: 1 << 28, timeout: 120_000 });
@@ -50,7 +60,9 @@ describe("a compacted store damaged inside its sorted part", () => {
       expect(run.stderr).toMatch(/shorter than the sorted part of 300000 fingerprints its header declares/);
     }
     await expect(openSeenSet({ backend: "disk", path: store })).rejects.toMatchObject({ code: "ERR_STORE_CORRUPT" });
-    await expect(openSeenSet({ backend: "disk", path: store, memory: 16 << 20 })).rejects.toMatchObject({ code: "ERR_STORE_CORRUPT" });
+    await expect(openSeenSet({ backend: "disk", path: store, memory: 16 << 20 })).rejects.toMatchObject({
+      code: "ERR_STORE_CORRUPT",
+    });
     expect(readFileSync(log).equals(cut)).toBe(true);
   });
 
@@ -83,7 +95,9 @@ describe("a cut tail", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe("c\nf\n");
     expect(run.stderr).toMatch(/ended in a partly written batch/);
-    expect(run.stderr).toContain(`the 64 bytes cut off the end of ${log} (from byte ${whole.length - 64}) were kept in ${log}.cut-1`);
+    expect(run.stderr).toContain(
+      `the 64 bytes cut off the end of ${log} (from byte ${whole.length - 64}) were kept in ${log}.cut-1`,
+    );
     expect(readFileSync(`${log}.cut-1`).equals(damaged.subarray(whole.length - 64))).toBe(true);
     // The library: the same through onRecover, and a second cut goes to .cut-2.
     const again = readFileSync(log);
@@ -94,7 +108,11 @@ describe("a cut tail", () => {
     expect(Array.from(await seen.addMany(["a", "z"]))).toEqual([0, 1]);
     await seen.close();
     expect(told.join("\n")).toMatch(/partly written batch[\s\S]*were kept in .*fingerprints\.log\.cut-2/);
-    expect(readdirSync(store).filter((name) => name.includes(".cut-")).sort()).toEqual(["fingerprints.log.cut-1", "fingerprints.log.cut-2"]);
+    expect(
+      readdirSync(store)
+        .filter((name) => name.includes(".cut-"))
+        .sort(),
+    ).toEqual(["fingerprints.log.cut-1", "fingerprints.log.cut-2"]);
   });
 
   it("without onRecover, the library warns (process warning CrawlsieveWarning)", async () => {

@@ -14,7 +14,17 @@ import { awkFirst, randomKeys, rng } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const KILLS = 12;
-const STRACE = ["strace", "-f", "--seccomp-bpf", "-o", "/dev/null", "-e", "trace=fdatasync", "-e", "inject=fdatasync:delay_exit=40000"];
+const STRACE = [
+  "strace",
+  "-f",
+  "--seccomp-bpf",
+  "-o",
+  "/dev/null",
+  "-e",
+  "trace=fdatasync",
+  "-e",
+  "inject=fdatasync:delay_exit=40000",
+];
 
 interface Run {
   stdout: string;
@@ -27,13 +37,22 @@ interface Run {
  * time with a pause between (`pipe` true); killed with SIGKILL once `killAfterBytes` of output
  * arrived, or `killAfterMs` after it started, when either is set.
  */
-function run(args: string[], input: { file: string; text: string; pipe: boolean }, kill: { bytes?: number; ms?: number }, env: Record<string, string> = {}): Promise<Run> {
+function run(
+  args: string[],
+  input: { file: string; text: string; pipe: boolean },
+  kill: { bytes?: number; ms?: number },
+  env: Record<string, string> = {},
+): Promise<Run> {
   return new Promise((resolve) => {
     // Under strace, each fdatasync held up 40 ms: the moments between a chunk's record and its print
     // are as long as on a slow disk. The run is a process group of its own, killed whole (a tracee
     // whose strace alone dies runs on).
     const command = [...STRACE, process.execPath, CLI, "dedup", ...args, ...(input.pipe ? [] : [input.file])];
-    const child = spawn(command[0], command.slice(1), { env: { ...process.env, ...env }, stdio: [input.pipe ? "pipe" : "ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(command[0], command.slice(1), {
+      env: { ...process.env, ...env },
+      stdio: [input.pipe ? "pipe" : "ignore", "pipe", "pipe"],
+      detached: true,
+    });
     const killAll = () => {
       try {
         process.kill(-child.pid!, "SIGKILL");
@@ -80,7 +99,10 @@ function runPlain(args: string[], input: { text: string }): Promise<Run> {
 
 /** Lines of an output, the last one only when it ended in "\n" (a killed run may stop mid-line). */
 function wholeLines(out: string): string[] {
-  return out.slice(0, out.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+  return out
+    .slice(0, out.lastIndexOf("\n") + 1)
+    .split("\n")
+    .filter(Boolean);
 }
 
 describe.each([
@@ -116,13 +138,18 @@ describe.each([
     for (let k = 0; k <= KILLS; k++) {
       const last = k === KILLS;
       const left = expected.size - new Set(printed).size;
-      const kill = last ? {} : random() < 0.5 ? { bytes: Math.floor(random() * left * 30) } : { ms: 150 + Math.floor(random() * 900) };
+      const kill = last
+        ? {}
+        : random() < 0.5
+          ? { bytes: Math.floor(random() * left * 30) }
+          : { ms: 150 + Math.floor(random() * 900) };
       const result = await run(args, input, kill, env);
       if (last) expect(result.code, result.stderr).toBe(0);
       const lines = wholeLines(result.stdout);
       for (const line of lines) expect(expected.has(line), line).toBe(true);
       for (const line of lines) printed.push(line);
-      for (const match of result.stderr.matchAll(/recorded ([\d,]+) lines as seen/g)) toldAgain += Number(match[1].replace(/,/g, ""));
+      for (const match of result.stderr.matchAll(/recorded ([\d,]+) lines as seen/g))
+        toldAgain += Number(match[1].replace(/,/g, ""));
     }
     const union = new Set(printed);
     // Nothing lost.

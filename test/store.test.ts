@@ -1,4 +1,3 @@
-
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +9,6 @@ beforeAll(ready);
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-store-"));
-
 
 describe("StoreDeduplicator on LMDB", () => {
   it("equals a Set across close and reopen, reusing the saved filter", () => {

@@ -18,12 +18,21 @@ let packed: string[] = [];
 beforeAll(() => {
   const work = mkdtempSync(join(tmpdir(), "cs-tarball-"));
   // The build is already there (npm test builds first): pack what it made, without rebuilding.
-  const report = JSON.parse(execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+  const report = JSON.parse(
+    execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }),
+  );
   packed = (report[0].files as { path: string }[]).map((f) => f.path);
   app = join(work, "app");
   mkdirSync(app);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "user-app", private: true, type: "module" }));
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(work, report[0].filename)], { cwd: app, stdio: "ignore" });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(work, report[0].filename)], {
+    cwd: app,
+    stdio: "ignore",
+  });
 }, 240_000);
 
 /** Runs an ES module in the user's project; returns what it printed. */
@@ -37,12 +46,25 @@ function runInApp(source: string): string {
 
 describe("the packed package, installed from its tarball", () => {
   it("ships the modules every entry needs, its licence, and source maps that carry their sources", () => {
-    for (const file of ["LICENSE", "README.md", "package.json", "build/crawlsieve.wasm", "build/crawlsieve-shared.wasm", "build/js/index.node.js", "build/js/cli/main.js", "build/js/parallel/worker.js"]) {
+    for (const file of [
+      "LICENSE",
+      "README.md",
+      "package.json",
+      "build/crawlsieve.wasm",
+      "build/crawlsieve-shared.wasm",
+      "build/js/index.node.js",
+      "build/js/cli/main.js",
+      "build/js/parallel/worker.js",
+    ]) {
       expect(packed, file).toContain(file);
     }
     expect(packed.filter((f) => f.startsWith("src/") || f.startsWith("test/"))).toEqual([]);
     // Only what runs: no build notes, no debug build, no text formats of the modules.
-    expect(packed.filter((f) => f.startsWith("build/") && !f.startsWith("build/js/") && !/^build\/crawlsieve(-shared)?\.wasm$/.test(f))).toEqual([]);
+    expect(
+      packed.filter(
+        (f) => f.startsWith("build/") && !f.startsWith("build/js/") && !/^build\/crawlsieve(-shared)?\.wasm$/.test(f),
+      ),
+    ).toEqual([]);
     const map = JSON.parse(readFileSync(join(app, "node_modules/crawlsieve/build/js/index.node.js.map"), "utf8"));
     expect(map.sourcesContent?.length).toBe(map.sources.length);
   });
@@ -61,7 +83,18 @@ describe("the packed package, installed from its tarball", () => {
         htmlToText("<main><p>Hello <b>world</b></p></main>").trim(), typeof fromNodeRedis, typeof RedisBloomFilter.open, typeof RedisDeduplicator.open,
         WebAssembly.validate(wasm), pkg.version]));
     `);
-    expect(JSON.parse(out)).toEqual([true, false, "900150983cd24fb0d6963f7d28e17f72", "http://example.com/?a=2&b=1", "Hello world", "function", "function", "function", true, version]);
+    expect(JSON.parse(out)).toEqual([
+      true,
+      false,
+      "900150983cd24fb0d6963f7d28e17f72",
+      "http://example.com/?a=2&b=1",
+      "Hello world",
+      "function",
+      "function",
+      "function",
+      true,
+      version,
+    ]);
   });
 
   it("./durable-object, bundled for workerd from the installed package, keeps a seen-set in a Durable Object", async () => {
@@ -74,18 +107,35 @@ describe("the packed package, installed from its tarball", () => {
       bundle: true,
       format: "esm",
       conditions: ["workerd", "worker"],
-      plugins: [{ name: "wasm", setup: (b) => b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true })) }],
+      plugins: [
+        {
+          name: "wasm",
+          setup: (b) => b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true })),
+        },
+      ],
       outfile: join(dir, "worker.js"),
       logLevel: "warning",
     });
-    writeFileSync(join(dir, "crawlsieve.wasm"), readFileSync(join(app, "node_modules/crawlsieve/build/crawlsieve.wasm")));
+    writeFileSync(
+      join(dir, "crawlsieve.wasm"),
+      readFileSync(join(app, "node_modules/crawlsieve/build/crawlsieve.wasm")),
+    );
     const port = await freePort();
     writeFileSync(join(dir, "config.capnp"), config(join(dir, "storage"), port));
     mkdirSync(join(dir, "storage"));
     const server = await startWorkerd(dir, port);
     try {
-      const add = async () => (await fetch(`http://127.0.0.1:${port}/add?set=t&shards=2`, { method: "POST", body: JSON.stringify(["a", "b", "a"]) })).json();
-      expect([await add(), await add()]).toEqual([[1, 1, 0], [0, 0, 0]]);
+      const add = async () =>
+        (
+          await fetch(`http://127.0.0.1:${port}/add?set=t&shards=2`, {
+            method: "POST",
+            body: JSON.stringify(["a", "b", "a"]),
+          })
+        ).json();
+      expect([await add(), await add()]).toEqual([
+        [1, 1, 0],
+        [0, 0, 0],
+      ]);
     } finally {
       await server.stop();
     }
@@ -127,15 +177,23 @@ describe("the packed package, installed from its tarball", () => {
   it("every relative link of the README resolves inside the installed package", () => {
     const installed = join(app, "node_modules/crawlsieve");
     const readme = readFileSync(join(installed, "README.md"), "utf8");
-    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((href) => !/^[a-z]+:/.test(href) && !href.startsWith("#"));
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1])
+      .filter((href) => !/^[a-z]+:/.test(href) && !href.startsWith("#"));
     expect(links.length).toBeGreaterThan(10);
     expect(links.filter((href) => !existsSync(join(installed, href.split("#")[0])))).toEqual([]);
   });
 
-  it("require(\"crawlsieve/crawlee\") without Crawlee installed: one line naming the peer and the install command", () => {
+  it('require("crawlsieve/crawlee") without Crawlee installed: one line naming the peer and the install command', () => {
     expect(existsSync(join(app, "node_modules/@crawlee/core"))).toBe(false);
-    const result = spawnSync(process.execPath, ["-e", 'try { require("crawlsieve/crawlee") } catch (e) { console.error(e.stack); process.exit(1) }'], { cwd: app, encoding: "utf8" });
+    const result = spawnSync(
+      process.execPath,
+      ["-e", 'try { require("crawlsieve/crawlee") } catch (e) { console.error(e.stack); process.exit(1) }'],
+      { cwd: app, encoding: "utf8" },
+    );
     expect(result.status).toBe(1);
-    expect(result.stderr).toBe("CrawlsieveError: crawlsieve/crawlee needs Crawlee, an optional peer dependency that is not installed: npm install crawlee\n");
+    expect(result.stderr).toBe(
+      "CrawlsieveError: crawlsieve/crawlee needs Crawlee, an optional peer dependency that is not installed: npm install crawlee\n",
+    );
   });
 });

@@ -17,7 +17,10 @@ afterAll(() => {
 });
 const space = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))![1];
 // This host in this boot, as the names spell it: SHA-256 of "hostname\nboot_id", 12 hex digits.
-const host = createHash("sha256").update(`${hostname()}\n${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}`).digest("hex").slice(0, 12);
+const host = createHash("sha256")
+  .update(`${hostname()}\n${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}`)
+  .digest("hex")
+  .slice(0, 12);
 const otherHost = host === "0123456789ab" ? "ba9876543210" : "0123456789ab";
 
 describe("folders abandoned under --tmp", () => {
@@ -43,7 +46,15 @@ describe("folders abandoned under --tmp", () => {
       const mine = makeTempFolder(dir, "crawlsieve-spill-");
       expect(mine.startsWith(join(dir, `crawlsieve-spill-${process.pid}.${space}.${host}-`))).toBe(true);
       const left = Object.fromEntries(Object.entries(folders).map(([k, name]) => [k, existsSync(join(dir, name))]));
-      expect(left).toEqual({ deadOwner: false, livingOwner: true, otherSpace: true, otherHost: true, noHost: true, notOurs: true, otherKind: true });
+      expect(left).toEqual({
+        deadOwner: false,
+        livingOwner: true,
+        otherSpace: true,
+        otherHost: true,
+        noHost: true,
+        notOurs: true,
+        otherKind: true,
+      });
       // Our own live folder survives a sweep by a later command (here: this process again, at a new place name).
       expect(sweepAbandoned(dir, "crawlsieve-long-")).toBe(1);
       expect(existsSync(mine)).toBe(true);

@@ -1,7 +1,17 @@
 // TimeWindowFilter: the window guarantee under an injected clock, idle gaps, clocks that jump
 // backwards, the combined FP rate, and serialization.
 import { beforeAll, describe, expect, it } from "vitest";
-import { BloomFilter, FilterTooLargeError, FormatError, InvalidArgumentError, openSeenSet, sizing, TimeWindowFilter, type Granularity, type SeenSpec } from "../build/js/index.node.js";
+import {
+  BloomFilter,
+  FilterTooLargeError,
+  FormatError,
+  InvalidArgumentError,
+  openSeenSet,
+  sizing,
+  TimeWindowFilter,
+  type Granularity,
+  type SeenSpec,
+} from "../build/js/index.node.js";
 import { ready, rng, urls } from "./helpers.js";
 
 beforeAll(ready);
@@ -20,7 +30,13 @@ describe.each(["minute", "hour", "day", "month"] as const)("TimeWindowFilter by 
     const L = 7;
     for (let trial = 0; trial < 30; trial++) {
       let clock = Date.UTC(2026, 0, 1) + Math.floor(next() * 400 * 86_400_000);
-      const filter = new TimeWindowFilter({ granularity: unit, slices: L, itemsPerSlice: 100, fpRate: 1e-9, now: () => clock });
+      const filter = new TimeWindowFilter({
+        granularity: unit,
+        slices: L,
+        itemsPerSlice: 100,
+        fpRate: 1e-9,
+        now: () => clock,
+      });
       const key = `https://example.com/${trial}`;
       const t = clock;
       expect(filter.seen(key)).toBe(false);
@@ -42,7 +58,13 @@ describe.each(["minute", "hour", "day", "month"] as const)("TimeWindowFilter by 
 describe("TimeWindowFilter", () => {
   it("forgets everything after a long idle gap, without any call in between", () => {
     let clock = Date.UTC(2026, 5, 1);
-    const filter = new TimeWindowFilter({ granularity: "day", slices: 7, itemsPerSlice: 1000, fpRate: 1e-6, now: () => clock });
+    const filter = new TimeWindowFilter({
+      granularity: "day",
+      slices: 7,
+      itemsPerSlice: 1000,
+      fpRate: 1e-6,
+      now: () => clock,
+    });
     const keys = urls(500, "idle");
     filter.seenMany(keys);
     const bytes = filter.byteLength;
@@ -55,7 +77,13 @@ describe("TimeWindowFilter", () => {
 
   it("survives a clock that jumps backwards, as documented", () => {
     let clock = Date.UTC(2026, 5, 10, 12);
-    const filter = new TimeWindowFilter({ granularity: "day", slices: 3, itemsPerSlice: 1000, fpRate: 1e-6, now: () => clock });
+    const filter = new TimeWindowFilter({
+      granularity: "day",
+      slices: 3,
+      itemsPerSlice: 1000,
+      fpRate: 1e-6,
+      now: () => clock,
+    });
     filter.seen("future-key");
     clock -= 10 * 86_400_000; // ten days back: the slice stamped in this clock's future is not consulted
     expect(filter.has("future-key")).toBe(false);
@@ -68,7 +96,13 @@ describe("TimeWindowFilter", () => {
   it("keeps the combined FP rate 1 - (1 - p)^L within 1.5x on 1e6 absent keys", () => {
     let clock = Date.UTC(2026, 0, 1);
     const L = 4;
-    const filter = new TimeWindowFilter({ granularity: "hour", slices: L, itemsPerSlice: 50_000, fpRate: 0.01, now: () => clock });
+    const filter = new TimeWindowFilter({
+      granularity: "hour",
+      slices: L,
+      itemsPerSlice: 50_000,
+      fpRate: 0.01,
+      now: () => clock,
+    });
     for (let s = 0; s < L; s++) {
       filter.seenMany(urls(50_000, `slice${s}`));
       clock += 3_600_000;
@@ -93,13 +127,25 @@ describe("TimeWindowFilter", () => {
   });
 
   it("treats a repeat inside one batch as seen", () => {
-    const filter = new TimeWindowFilter({ granularity: "minute", slices: 2, itemsPerSlice: 100, fpRate: 1e-6, now: () => 0 });
+    const filter = new TimeWindowFilter({
+      granularity: "minute",
+      slices: 2,
+      itemsPerSlice: 100,
+      fpRate: 1e-6,
+      now: () => 0,
+    });
     expect(Array.from(filter.seenMany(["a", "b", "a"]))).toEqual([0, 0, 1]);
   });
 
   it("round-trips through serialization, slot times included", () => {
     let clock = Date.UTC(2026, 2, 3);
-    const filter = new TimeWindowFilter({ granularity: "day", slices: 5, itemsPerSlice: 2000, fpRate: 1e-4, now: () => clock });
+    const filter = new TimeWindowFilter({
+      granularity: "day",
+      slices: 5,
+      itemsPerSlice: 2000,
+      fpRate: 1e-4,
+      now: () => clock,
+    });
     const day1 = urls(1000, "d1");
     filter.seenMany(day1);
     clock += 86_400_000;
@@ -117,9 +163,15 @@ describe("TimeWindowFilter", () => {
   });
 
   it("rejects bad options by name", () => {
-    expect(() => new TimeWindowFilter({ granularity: "week" as never, slices: 7, itemsPerSlice: 10, fpRate: 0.01 })).toThrow(/granularity must be/);
-    expect(() => new TimeWindowFilter({ granularity: "day", slices: 0, itemsPerSlice: 10, fpRate: 0.01 })).toThrow(InvalidArgumentError);
-    expect(() => new TimeWindowFilter({ granularity: "day", slices: 7, itemsPerSlice: 10, fpRate: 1 })).toThrow(/fpRate/);
+    expect(
+      () => new TimeWindowFilter({ granularity: "week" as never, slices: 7, itemsPerSlice: 10, fpRate: 0.01 }),
+    ).toThrow(/granularity must be/);
+    expect(() => new TimeWindowFilter({ granularity: "day", slices: 0, itemsPerSlice: 10, fpRate: 0.01 })).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => new TimeWindowFilter({ granularity: "day", slices: 7, itemsPerSlice: 10, fpRate: 1 })).toThrow(
+      /fpRate/,
+    );
     const filter = new TimeWindowFilter({ granularity: "day", slices: 2, itemsPerSlice: 10, fpRate: 0.01 });
     expect(() => filter.seen("a", Number.NaN)).toThrow(/now must be a finite time/);
   });
@@ -131,7 +183,13 @@ describe("TimeWindowFilter.add / addMany", () => {
     const L = 4;
     const HOUR = 3_600_000;
     let clock = Date.UTC(2026, 2, 1);
-    const filter = new TimeWindowFilter({ granularity: "hour", slices: L, itemsPerSlice: 1000, fpRate: 1e-9, now: () => clock });
+    const filter = new TimeWindowFilter({
+      granularity: "hour",
+      slices: L,
+      itemsPerSlice: 1000,
+      fpRate: 1e-9,
+      now: () => clock,
+    });
     // The model: the hour each key was last recorded; in the window when that hour is one of the last L.
     const last = new Map<string, number>();
     const inWindow = (key: string) => {
@@ -188,7 +246,9 @@ describe("openSeenSet window rings", () => {
     expect([week.granularity, week.slices, week.itemsPerSlice]).toEqual(["day", 7, 100_000]);
     expect(week.designedFpRate()).toBeCloseTo(1e-6, 12);
     // The whole window costs what one filter of its items at a slightly lower rate costs, not L of them.
-    expect(week.slices * sizing.optimalBloom({ items: week.itemsPerSlice, fpRate: week.fpRate }).bytes).toBeLessThan(1.2 * sizing.optimalBloom({ items: 700_000, fpRate: 1e-6 }).bytes);
+    expect(week.slices * sizing.optimalBloom({ items: week.itemsPerSlice, fpRate: week.fpRate }).bytes).toBeLessThan(
+      1.2 * sizing.optimalBloom({ items: 700_000, fpRate: 1e-6 }).bytes,
+    );
   });
 
   it("opens a week of minutes at once and builds a slice only for a minute that records keys", async () => {
@@ -196,7 +256,13 @@ describe("openSeenSet window rings", () => {
     const seen = await openSeenSet({ backend: "window", window: "7d", granularity: "minute", now: () => now });
     const filter = TimeWindowFilter.deserialize((seen as unknown as { serialize(): Uint8Array }).serialize());
     expect([filter.slices, filter.itemsPerSlice, filter.byteLength]).toEqual([10_080, 100, 0]);
-    const direct = new TimeWindowFilter({ granularity: "minute", slices: 10_080, itemsPerSlice: 100, fpRate: 1e-10, now: () => now });
+    const direct = new TimeWindowFilter({
+      granularity: "minute",
+      slices: 10_080,
+      itemsPerSlice: 100,
+      fpRate: 1e-10,
+      now: () => now,
+    });
     expect(direct.byteLength).toBe(0);
     direct.seenMany(["a"]);
     now += 60_000;
@@ -214,18 +280,39 @@ describe("openSeenSet window rings", () => {
   });
 
   it("refuses up front, by name, a ring of more slices than one process holds", async () => {
-    await expect(openSeenSet({ backend: "window", window: "1000000d" })).rejects.toThrow(/window must be at most 10,080 slices; this window is 1,000,000 days/);
-    await expect(openSeenSet({ backend: "window", window: "8d", granularity: "minute" })).rejects.toThrow(InvalidArgumentError);
-    expect(() => new TimeWindowFilter({ granularity: "minute", slices: 10_081, itemsPerSlice: 10, fpRate: 0.01 })).toThrow(/slices must be/);
-    expect(() => new TimeWindowFilter({ granularity: "minute", slices: 10_000, itemsPerSlice: 1e12, fpRate: 1e-6 })).toThrow(FilterTooLargeError);
+    await expect(openSeenSet({ backend: "window", window: "1000000d" })).rejects.toThrow(
+      /window must be at most 10,080 slices; this window is 1,000,000 days/,
+    );
+    await expect(openSeenSet({ backend: "window", window: "8d", granularity: "minute" })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    expect(
+      () => new TimeWindowFilter({ granularity: "minute", slices: 10_081, itemsPerSlice: 10, fpRate: 0.01 }),
+    ).toThrow(/slices must be/);
+    expect(
+      () => new TimeWindowFilter({ granularity: "minute", slices: 10_000, itemsPerSlice: 1e12, fpRate: 1e-6 }),
+    ).toThrow(FilterTooLargeError);
   });
 
   it("refuses a window that is not a whole number of slices, and keeps a key between one slice short of the window and the window", async () => {
     for (const window of ["30s", "1s", "90s", "61s", "1.5m"] as const) {
-      await expect(openSeenSet({ backend: "window", window }), window).rejects.toThrow(/window must be a whole number of minutes/);
+      await expect(openSeenSet({ backend: "window", window }), window).rejects.toThrow(
+        /window must be a whole number of minutes/,
+      );
     }
-    await expect(openSeenSet({ backend: "window", window: "36h", granularity: "day" })).rejects.toThrow(/whole number of days/);
-    const cases: [string, Granularity, number][] = [["2m", "minute", 2], ["5m", "minute", 5], ["90m", "minute", 90], ["36h", "hour", 36], ["1d", "hour", 24], ["7d", "day", 7], ["2w", "day", 14], ["120d", "month", 4]];
+    await expect(openSeenSet({ backend: "window", window: "36h", granularity: "day" })).rejects.toThrow(
+      /whole number of days/,
+    );
+    const cases: [string, Granularity, number][] = [
+      ["2m", "minute", 2],
+      ["5m", "minute", 5],
+      ["90m", "minute", 90],
+      ["36h", "hour", 36],
+      ["1d", "hour", 24],
+      ["7d", "day", 7],
+      ["2w", "day", 14],
+      ["120d", "month", 4],
+    ];
     for (const [window, unit, slices] of cases) {
       const ring = await ringOf({ window, items: 1000 });
       expect([window, ring.granularity, ring.slices]).toEqual([window, unit, slices]);
@@ -234,7 +321,8 @@ describe("openSeenSet window rings", () => {
     // seen at t + window - slice and new at t + window.
     const next = rng(8);
     for (const [window, unit] of cases.filter(([, u]) => u !== "month")) {
-      const W = Number.parseFloat(window) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[window.slice(-1) as "m"];
+      const W =
+        Number.parseFloat(window) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[window.slice(-1) as "m"];
       const t = Date.UTC(2026, 0, 1) + Math.floor(next() * 86_400_000);
       let now = t;
       const seen = await openSeenSet({ backend: "window", window: window as never, items: 1000, now: () => now });

@@ -66,7 +66,9 @@ describe("the file of unprinted lines", () => {
       file.printed(mark);
       console.log("ready");
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.once("data", () => resolve());
       child.once("close", (code) => reject(new Error(`the child ended first (${code})`)));

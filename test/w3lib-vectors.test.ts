@@ -13,11 +13,18 @@ interface UrlVectors {
 }
 
 function load<T>(name: string): T {
-  return JSON.parse(gunzipSync(readFileSync(new URL(`./fixtures/urls/${name}`, import.meta.url))).toString("utf8")) as T;
+  return JSON.parse(
+    gunzipSync(readFileSync(new URL(`./fixtures/urls/${name}`, import.meta.url))).toString("utf8"),
+  ) as T;
 }
 
 function disagreements(vectors: UrlVectors, rules: CanonicalizeOptions["w3lib"]) {
-  const options = vectors.kwargs.map((kw) => ({ keepBlankValues: kw.keep_blank_values, keepFragments: kw.keep_fragments, encoding: kw.encoding, w3lib: rules }));
+  const options = vectors.kwargs.map((kw) => ({
+    keepBlankValues: kw.keep_blank_values,
+    keepFragments: kw.keep_fragments,
+    encoding: kw.encoding,
+    w3lib: rules,
+  }));
   const wrong: { url: string; kwargs: object; w3lib: string; crawlsieve: string }[] = [];
   let raised = 0;
   for (const [url, kw, expected] of vectors.cases) {
@@ -74,16 +81,31 @@ describe("requestFingerprint against the real Scrapy", () => {
     url: c.url,
     method: c.method,
     body: new Uint8Array(Buffer.from(c.body_hex, "hex")),
-    headers: Object.fromEntries(Object.entries(c.headers_hex).map(([name, values]) => [name, values.map((v) => new Uint8Array(Buffer.from(v, "hex")))])),
+    headers: Object.fromEntries(
+      Object.entries(c.headers_hex).map(([name, values]) => [
+        name,
+        values.map((v) => new Uint8Array(Buffer.from(v, "hex"))),
+      ]),
+    ),
   });
 
   it("has 8,000 requests from Scrapy 2.8 on w3lib 2.4.1", () => {
     expect([vectors.scrapy, vectors.w3lib, vectors.cases.length]).toEqual(["2.8.0", "2.4.1", 8000]);
   });
 
-  for (const [algorithm, field] of [["scrapy", "fingerprint"], ["scrapy-legacy", "request_fingerprint"]] as const) {
+  for (const [algorithm, field] of [
+    ["scrapy", "fingerprint"],
+    ["scrapy-legacy", "request_fingerprint"],
+  ] as const) {
     it(`${algorithm} equals Scrapy's ${field}() of the URL scrapy.Request holds`, () => {
-      const wrong = vectors.cases.filter((c) => requestFingerprint(request(c), { algorithm, includeHeaders: c.include_headers ?? undefined, keepFragments: c.keep_fragments }) !== c[field]);
+      const wrong = vectors.cases.filter(
+        (c) =>
+          requestFingerprint(request(c), {
+            algorithm,
+            includeHeaders: c.include_headers ?? undefined,
+            keepFragments: c.keep_fragments,
+          }) !== c[field],
+      );
       expect(wrong.slice(0, 3)).toEqual([]);
     });
   }

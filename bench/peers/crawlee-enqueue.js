@@ -52,7 +52,8 @@ const storage = new Proxy(inner, {
       return new Proxy(client, {
         get(c, p) {
           if (p === "addRequest") return (r, o) => (counts.addRequestCalls++, c.addRequest(r, o));
-          if (p === "batchAddRequests") return (rs, o) => (counts.batchCalls++, (counts.batchItems += rs.length), c.batchAddRequests(rs, o));
+          if (p === "batchAddRequests")
+            return (rs, o) => (counts.batchCalls++, (counts.batchItems += rs.length), c.batchAddRequests(rs, o));
           const v = Reflect.get(c, p, c);
           return typeof v === "function" ? v.bind(c) : v;
         },
@@ -69,7 +70,8 @@ let dir;
 if (contender !== "plain") {
   let seen;
   if (contender === "memory") seen = { backend: "memory" };
-  else if (contender === "lmdb") seen = { backend: "lmdb", path: join((dir = mkdtempSync(join(tmpdir(), "cs-bench-crawlee-"))), "seen") };
+  else if (contender === "lmdb")
+    seen = { backend: "lmdb", path: join((dir = mkdtempSync(join(tmpdir(), "cs-bench-crawlee-"))), "seen") };
   else if (contender === "redis") {
     client = createClient({ url: redisUrl });
     await client.connect();
@@ -99,4 +101,15 @@ const total = queue.getTotalCount();
 await sieve?.close();
 await client?.quit();
 if (dir) rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify({ seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, occurrences: pages * PER_PAGE, distinct: made, queued: total, handled, committed: sieve?.stats.committed ?? 0, ...counts }));
+console.log(
+  JSON.stringify({
+    seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    occurrences: pages * PER_PAGE,
+    distinct: made,
+    queued: total,
+    handled,
+    committed: sieve?.stats.committed ?? 0,
+    ...counts,
+  }),
+);

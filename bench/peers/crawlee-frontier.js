@@ -24,13 +24,18 @@ const held = () => {
 let add;
 let keep;
 if (contender === "crawlee") {
-  const config = new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }), persistStateIntervalMillis: 3_600_000 });
+  const config = new Configuration({
+    storageClient: new MemoryStorage({ persistStorage: false }),
+    persistStateIntervalMillis: 3_600_000,
+  });
   const queue = await RequestQueue.open(null, { config });
   add = (urls) => queue.addRequestsBatched(urls, { waitForAllRequestsToBeAdded: true });
   keep = async () => queue.getTotalCount();
 } else {
   await init();
-  const seen = await openSeenSet(contender === "bloom" ? { backend: "memory", exact: false, fpRate: 1e-6, items: n } : { backend: "memory" });
+  const seen = await openSeenSet(
+    contender === "bloom" ? { backend: "memory", exact: false, fpRate: 1e-6, items: n } : { backend: "memory" },
+  );
   add = (urls) => seen.addMany(urls);
   keep = () => seen.size();
 }

@@ -34,12 +34,20 @@ if (what === "fill") {
   const present = (i, n) => keys(i * stride, n, stride);
   const mixed = (i, n) => (i < M / 2 ? keys(count + 20 * M + i, n) : present(i - M / 2, n));
   const result = { open };
-  for (const [name, slice, call] of [["absent", absent, "hasMany"], ["present", present, "hasMany"], ["add", mixed, "addMany"]]) {
+  for (const [name, slice, call] of [
+    ["absent", absent, "hasMany"],
+    ["present", present, "hasMany"],
+    ["add", mixed, "addMany"],
+  ]) {
     const before = blocks();
     t = performance.now();
     for (let i = 0; i < M; i += 100_000) await set[call](slice(i, 100_000));
     const s = seconds(t);
-    result[name] = { seconds: s, keysPerSecond: Math.round(M / s), blocksPerKey: +((blocks() - before) / M).toFixed(4) };
+    result[name] = {
+      seconds: s,
+      keysPerSecond: Math.round(M / s),
+      blocksPerKey: +((blocks() - before) / M).toFixed(4),
+    };
   }
   for (let i = 0; i < M / 2; i += 100_000) await set.removeMany(mixed(i, 100_000));
   t = performance.now();

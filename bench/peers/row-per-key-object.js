@@ -17,7 +17,9 @@ export class RowPerKeyObject {
     const keys = await request.json();
     const now = Date.now();
     const out = new Uint8Array(keys.length);
-    for (let i = 0; i < keys.length; i++) out[i] = this.sql.exec("INSERT OR IGNORE INTO seen (key, created) VALUES (?, ?)", keys[i], now).rowsWritten > 0 ? 1 : 0;
+    for (let i = 0; i < keys.length; i++)
+      out[i] =
+        this.sql.exec("INSERT OR IGNORE INTO seen (key, created) VALUES (?, ?)", keys[i], now).rowsWritten > 0 ? 1 : 0;
     return new Response(out);
   }
 }

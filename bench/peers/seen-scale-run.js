@@ -53,4 +53,13 @@ try {
 } catch (error) {
   stopped = `${error.constructor.name}: ${error.message}`.slice(0, 160);
 }
-console.log(JSON.stringify({ contender, count, took: Math.min(done, count), seconds: +((performance.now() - begin) / 1000).toFixed(1), stopped, ...(stopped ? {} : report()) }));
+console.log(
+  JSON.stringify({
+    contender,
+    count,
+    took: Math.min(done, count),
+    seconds: +((performance.now() - begin) / 1000).toFixed(1),
+    stopped,
+    ...(stopped ? {} : report()),
+  }),
+);

@@ -32,7 +32,9 @@ const url = (i) => `https://docs.example-${i % 89}.org/section-${i % 997}/page/$
 async function contenderFor(name) {
   if (name === "crawlsieve-exact" || name === "crawlsieve-bloom") {
     await init();
-    const seen = await openSeenSet(name === "crawlsieve-exact" ? { backend: "memory" } : { backend: "memory", exact: false, fpRate: 1e-6 });
+    const seen = await openSeenSet(
+      name === "crawlsieve-exact" ? { backend: "memory" } : { backend: "memory", exact: false, fpRate: 1e-6 },
+    );
     return (links) => seen.addMany(links);
   }
   if (name === "set") {

@@ -17,7 +17,10 @@ const site = await startDocsSite(Number(process.argv[3] ?? 2000), Number(process
 log.setLevel(log.LEVELS.WARNING);
 
 // Crawlee's own storage on disk, kept between runs (a named queue is never purged at start).
-const config = new Configuration({ storageClient: new MemoryStorage({ localDataDirectory: join(dir, "storage") }), purgeOnStart: false });
+const config = new Configuration({
+  storageClient: new MemoryStorage({ localDataDirectory: join(dir, "storage") }),
+  purgeOnStart: false,
+});
 const queue = await RequestQueue.open("docs", { config });
 const sieve = await SieveRequestManager.open(queue, { config, seen: { backend: "disk", path: join(dir, "seen") } });
 
@@ -36,6 +39,8 @@ const crawler = new CheerioCrawler(
 );
 await crawler.run([site.start]);
 const fetchedTwice = [...site.hits.values()].filter((n) => n > 1).length;
-console.log(JSON.stringify({ store: dir, sitePages: site.pages, fetched: site.hits.size, fetchedTwice, ...sieve.stats }));
+console.log(
+  JSON.stringify({ store: dir, sitePages: site.pages, fetched: site.hits.size, fetchedTwice, ...sieve.stats }),
+);
 await sieve.close();
 await site.close();

@@ -19,14 +19,24 @@ const crawler = new Crawler({
   retries: 0,
   silence: true,
   callback(error, res, done) {
-    if (!error) crawler.add(res.$("a").map((_, a) => new URL(res.$(a).attr("href"), res.options.url).href).get());
+    if (!error)
+      crawler.add(
+        res
+          .$("a")
+          .map((_, a) => new URL(res.$(a).attr("href"), res.options.url).href)
+          .get(),
+      );
     done();
   },
 });
-const sieve = await sieveCrawler(crawler, { seen: process.env.MEMORY ? { backend: "memory" } : { backend: "disk", path: dir } });
+const sieve = await sieveCrawler(crawler, {
+  seen: process.env.MEMORY ? { backend: "memory" } : { backend: "disk", path: dir },
+});
 crawler.add(site.start);
 await sieve.idle();
 const fetchedTwice = [...site.hits.values()].filter((n) => n > 1).length;
-console.log(JSON.stringify({ store: dir, sitePages: site.pages, fetched: site.hits.size, fetchedTwice, ...sieve.stats }));
+console.log(
+  JSON.stringify({ store: dir, sitePages: site.pages, fetched: site.hits.size, fetchedTwice, ...sieve.stats }),
+);
 await sieve.close();
 await site.close();

@@ -41,14 +41,25 @@ export async function startDocsSite(pages = 2000, port = 0) {
     const page = index.get(req.url);
     if (page === undefined) return res.writeHead(404).end();
     // Links to pages past the site's size are left out, so the site is closed.
-    const links = stream.slice(page * perPage, (page + 1) * perPage).map(local).filter((l) => index.has(l.replace(/#.*/, "")));
+    const links = stream
+      .slice(page * perPage, (page + 1) * perPage)
+      .map(local)
+      .filter((l) => index.has(l.replace(/#.*/, "")));
     // And links down a table of contents (pages 2i + 1 and 2i + 2), as documentation sites have,
     // so every page can be reached and the frontier widens as a real crawl's does.
     for (const child of [2 * page + 1, 2 * page + 2]) if (child < order.length) links.push(order[child]);
     const body = links.map((href) => `<a href="${href}">${href}</a>`).join("\n");
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(`<!doctype html><title>${req.url}</title>\n${body}\n`);
+    res
+      .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      .end(`<!doctype html><title>${req.url}</title>\n${body}\n`);
   });
   await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${server.address().port}`;
-  return { origin, start: `${origin}${order[0]}`, pages: order.length, hits, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    origin,
+    start: `${origin}${order[0]}`,
+    pages: order.length,
+    hits,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }

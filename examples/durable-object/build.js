@@ -24,7 +24,12 @@ export async function buildDurableWorker({ out, storage, port = 8788, entry = `$
     conditions: ["workerd", "worker"],
     alias: { "crawlsieve/durable-object": `${root}/build/js/edge/index.js` },
     // The .wasm stays a module of its own, named as the config names it.
-    plugins: [{ name: "wasm", setup: (b) => b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true })) }],
+    plugins: [
+      {
+        name: "wasm",
+        setup: (b) => b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true })),
+      },
+    ],
     outfile: `${out}/worker.js`,
     logLevel: "warning",
   });

@@ -20,7 +20,10 @@ export function freePort() {
 
 /** Runs workerd on `dir`/config.capnp; resolves once http://127.0.0.1:`port` answers. */
 export async function startWorkerd(dir, port) {
-  const child = spawn(WORKERD, ["serve", "config.capnp", "--experimental"], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(WORKERD, ["serve", "config.capnp", "--experimental"], {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));

@@ -9,14 +9,26 @@ import { extname, join, normalize, sep } from "node:path";
 const root = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 // The folders a request may read from: the page and the build, never the sources or .git.
 const SERVED = ["examples/web", "build"].map((dir) => join(root, dir) + sep);
-const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".txt": "text/plain; charset=utf-8", ".svg": "image/svg+xml", ".json": "application/json", ".png": "image/png", ".map": "application/json" };
-const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript",
+  ".wasm": "application/wasm",
+  ".css": "text/css",
+  ".txt": "text/plain; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".json": "application/json",
+  ".png": "image/png",
+  ".map": "application/json",
+};
+const CSP =
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:";
 
 /** The port from PORT (default 8080), or an error naming the bad value. */
 function portFromEnv() {
   const text = process.env.PORT ?? "8080";
   const port = Number(text);
-  if (text.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number from 0 to 65535, got ${JSON.stringify(text)}`);
+  if (text.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number from 0 to 65535, got ${JSON.stringify(text)}`);
   return port;
 }
 
@@ -35,12 +47,19 @@ export function startDemo(port = portFromEnv()) {
     } catch {
       return void response.writeHead(404).end("not found");
     }
-    response.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream", "content-security-policy": CSP });
+    response.writeHead(200, {
+      "content-type": TYPES[extname(path)] ?? "application/octet-stream",
+      "content-security-policy": CSP,
+    });
     createReadStream(path).pipe(response);
   });
   return new Promise((resolve, reject) => {
     server.once("error", (error) => {
-      reject(error.code === "EADDRINUSE" ? new Error(`port ${port} on 127.0.0.1 is in use; set PORT to another (PORT=0 picks a free one)`) : error);
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(`port ${port} on 127.0.0.1 is in use; set PORT to another (PORT=0 picks a free one)`)
+          : error,
+      );
     });
     server.listen(port, "127.0.0.1", () => resolve({ server, origin: `http://127.0.0.1:${server.address().port}` }));
   });

@@ -16,10 +16,16 @@ self.onmessage = async ({ data }) => {
   if (data.type === "hello") return;
   try {
     await ready;
-    const result = await handlers[data.type](data, (done, total) => self.postMessage({ type: "progress", id: data.id, done, total }));
+    const result = await handlers[data.type](data, (done, total) =>
+      self.postMessage({ type: "progress", id: data.id, done, total }),
+    );
     self.postMessage({ type: "result", id: data.id, ...result });
   } catch (error) {
-    self.postMessage({ type: "error", id: data.id, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    self.postMessage({
+      type: "error",
+      id: data.id,
+      message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
   }
 };
 
@@ -105,9 +111,16 @@ const handlers = {
 
   near({ docs, threshold }, progress) {
     const index = new cs.MinHashIndex({ threshold });
-    index.addMany(docs.map((_, i) => i), docs.map((d) => d.text));
+    index.addMany(
+      docs.map((_, i) => i),
+      docs.map((d) => d.text),
+    );
     progress(docs.length, docs.length);
-    const groups = cs.groupPairs(index.pairs()).map((g) => g.members.map((m) => ({ name: docs[m.id].name, similarity: m.id === g.representative ? 1 : m.similarity })));
+    const groups = cs
+      .groupPairs(index.pairs())
+      .map((g) =>
+        g.members.map((m) => ({ name: docs[m.id].name, similarity: m.id === g.representative ? 1 : m.similarity })),
+      );
     index.dispose();
     return { groups };
   },

@@ -9,7 +9,9 @@ initSync();
 const here = new URL(".", import.meta.url).pathname;
 const out = process.argv[2] ?? `${here}dist`;
 mkdirSync(out, { recursive: true });
-const links = readFileSync(new URL("../nodejs-doc-links.txt", import.meta.url), "utf8").split("\n").filter(Boolean);
+const links = readFileSync(new URL("../nodejs-doc-links.txt", import.meta.url), "utf8")
+  .split("\n")
+  .filter(Boolean);
 const filter = new BloomFilter({ items: 100_000, fpRate: 1e-4 });
 filter.addMany(links.map((link) => canonicalizeUrl(link)));
 writeFileSync(`${out}/filter.bin`, filter.serialize());
@@ -20,7 +22,16 @@ await build({
   conditions: ["workerd", "worker"],
   alias: { crawlsieve: `${here}../../build/js/index.workerd.js` },
   // The .wasm and the filter stay modules of their own, named as the config names them.
-  plugins: [{ name: "modules", setup: (b) => b.onResolve({ filter: /\.(wasm|bin)$/ }, (args) => ({ path: `./${args.path.split("/").pop()}`, external: true })) }],
+  plugins: [
+    {
+      name: "modules",
+      setup: (b) =>
+        b.onResolve({ filter: /\.(wasm|bin)$/ }, (args) => ({
+          path: `./${args.path.split("/").pop()}`,
+          external: true,
+        })),
+    },
+  ],
   outfile: `${out}/worker.js`,
   logLevel: "warning",
 });

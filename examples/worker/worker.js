@@ -13,7 +13,8 @@ const filter = BloomFilter.deserialize(new Uint8Array(filterBytes));
 export default {
   async fetch(request) {
     const url = new URL(request.url);
-    if (url.pathname === "/stats") return Response.json({ keys: filter.count, bits: filter.bits, hashes: filter.hashes });
+    if (url.pathname === "/stats")
+      return Response.json({ keys: filter.count, bits: filter.bits, hashes: filter.hashes });
     if (url.pathname !== "/check") return new Response("not found", { status: 404 });
     const target = url.searchParams.get("url");
     if (target === null || target === "") return Response.json({ error: "give ?url=" }, { status: 400 });
@@ -23,7 +24,8 @@ export default {
 
   // `workerd test` runs this: the known links are seen, a new one is not (then it is).
   async test() {
-    const ask = async (u) => (await (await this.fetch(new Request(`http://worker/check?url=${encodeURIComponent(u)}`))).json()).seen;
+    const ask = async (u) =>
+      (await (await this.fetch(new Request(`http://worker/check?url=${encodeURIComponent(u)}`))).json()).seen;
     const known = "https://nodejs.org/docs/v20.20.2/api/fs.html#file-system";
     if ((await ask(known)) !== true) throw new Error(`${known} should be in the filter made by build.js`);
     const fresh = `https://example.com/fresh/${Date.now()}`;

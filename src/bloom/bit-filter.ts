@@ -108,7 +108,13 @@ export abstract class BitFilter {
 
   /** The filter in serialization format v1. */
   serialize(): Uint8Array {
-    return writeRegions(this.kind, this.params(), this.regions(), (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it; write serializeParts() to a stream instead"));
+    return writeRegions(
+      this.kind,
+      this.params(),
+      this.regions(),
+      (bytes) =>
+        new FilterTooLargeError(bytes, "one Uint8Array cannot hold it; write serializeParts() to a stream instead"),
+    );
   }
 
   /** The serialized filter as consecutive pieces (header, one per partition, checksum): for filters above 4 GiB. */
@@ -141,7 +147,14 @@ export abstract class BitFilter {
    * @internal Applies the n hash pairs staged in `source` (this filter or another that hashed the
    * batch) to this filter: a test, or a set of the pairs whose skip flag is 0. Returns the count new.
    */
-  applyStaged(source: BitFilter, n: number, add: boolean, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
+  applyStaged(
+    source: BitFilter,
+    n: number,
+    add: boolean,
+    skip: Uint8Array | undefined,
+    out: Uint8Array,
+    at: number,
+  ): number {
     this.store.adoptHashes(source.store, n);
     if (!add) {
       this.store.test(n, out, at);
@@ -156,7 +169,13 @@ export abstract class BitFilter {
    * @internal ORs into present[0 .. n) whether each of the n pairs staged in `source` is in any of
    * `filters`; `flags` is scratch of at least n bytes.
    */
-  static orPresent(source: BitFilter, n: number, filters: Iterable<BitFilter>, present: Uint8Array, flags: Uint8Array): void {
+  static orPresent(
+    source: BitFilter,
+    n: number,
+    filters: Iterable<BitFilter>,
+    present: Uint8Array,
+    flags: Uint8Array,
+  ): void {
     for (const filter of filters) {
       filter.applyStaged(source, n, false, undefined, flags, 0);
       for (let j = 0; j < n; j++) present[j] |= flags[j];
@@ -242,12 +261,20 @@ export function bitFilterRecipe(kind: KindCode, layout: Layout): Recipe<StoredBi
       const inserted = safeNumber(params.getBigUint64(32, true), "insert count");
       if (slots < 1) throw new FormatError(`slots ${slots} must be at least 1`, "ERR_BAD_PARAMS");
       if (partitions < 1) throw new FormatError(`partitions ${partitions} must be at least 1`, "ERR_BAD_PARAMS");
-      if (hashes < 1 || hashes > MAX_HASHES) throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
-      if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1))) throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
-      const geometry: BitsGeometry = counterBits === undefined ? { layout, slots, partitions, hashes } : { layout, slots, partitions, hashes, counterBits };
+      if (hashes < 1 || hashes > MAX_HASHES)
+        throw new FormatError(`hashes ${hashes} must be 1..${MAX_HASHES}`, "ERR_BAD_PARAMS");
+      if (!(fpRate === 0 || (fpRate > 0 && fpRate < 1)))
+        throw new FormatError(`planned fpRate ${fpRate} is not a probability`, "ERR_BAD_PARAMS");
+      const geometry: BitsGeometry =
+        counterBits === undefined
+          ? { layout, slots, partitions, hashes }
+          : { layout, slots, partitions, hashes, counterBits };
       const perPartition = partitionBytes(geometry);
       if (payloadBytes !== perPartition * partitions) {
-        throw new FormatError(`payload of ${payloadBytes} bytes where ${partitions} x ${perPartition} were declared`, "ERR_BAD_PARAMS");
+        throw new FormatError(
+          `payload of ${payloadBytes} bytes where ${partitions} x ${perPartition} were declared`,
+          "ERR_BAD_PARAMS",
+        );
       }
       return { geometry, planned: { items, fpRate }, inserted };
     },
@@ -255,6 +282,7 @@ export function bitFilterRecipe(kind: KindCode, layout: Layout): Recipe<StoredBi
 }
 
 function safeNumber(value: bigint, what: string): number {
-  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new FormatError(`${what} ${value} is impossible`, "ERR_BAD_PARAMS");
+  if (value > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new FormatError(`${what} ${value} is impossible`, "ERR_BAD_PARAMS");
   return Number(value);
 }

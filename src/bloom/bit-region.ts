@@ -31,7 +31,11 @@ export class BitRegion {
     this.bytes = bytes;
     const arena = new Arena();
     this.instance = arena;
-    const regions = arena.place({ bits: bytes, state: typeof extra === "number" ? extra : extra(arena.k) }, arena.base, "a filter");
+    const regions = arena.place(
+      { bits: bytes, state: typeof extra === "number" ? extra : extra(arena.k) },
+      arena.base,
+      "a filter",
+    );
     this.bitsPtr = regions.bits;
     this.statePtr = regions.state;
     this.staging = new Staging(arena, regions.end);
@@ -65,7 +69,12 @@ export class BitRegion {
 
   /** Container bytes: header with `params`, the bit region, checksum. */
   serialize(kind: KindCode, params: Uint8Array): Uint8Array {
-    return writeRegions(kind, params, [this.region()], (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it"));
+    return writeRegions(
+      kind,
+      params,
+      [this.region()],
+      (bytes) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it"),
+    );
   }
 
   /** Copies stored bytes' payload into the bit region and verifies the checksum there (the recipe checked the length). */

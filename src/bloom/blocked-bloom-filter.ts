@@ -21,7 +21,9 @@ export class BlockedBloomFilter extends BitFilter {
   /** Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. */
   static deserialize(bytes: Uint8Array): BlockedBloomFilter {
     // Built through the base constructor with this class as new.target: no sizing from options.
-    return BitFilter.load(bytes, Kind.BlockedBloomFilter, "blocked", (...args) => Reflect.construct(BitFilter, args, BlockedBloomFilter));
+    return BitFilter.load(bytes, Kind.BlockedBloomFilter, "blocked", (...args) =>
+      Reflect.construct(BitFilter, args, BlockedBloomFilter),
+    );
   }
 
   /** @internal An empty filter of an exact geometry (the shared filter copies its shards in). */

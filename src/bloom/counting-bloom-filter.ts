@@ -29,8 +29,16 @@ export class CountingBloomFilter extends BitFilter {
     const counterBits = opts.counterBits ?? 4;
     if (![2, 4, 8].includes(counterBits)) throw new InvalidArgumentError("counterBits", opts.counterBits, "2, 4 or 8");
     // `counters` is the name; `bits` its deprecated alias. Both given is ambiguous, even when equal.
-    if (opts.counters !== undefined && opts.bits !== undefined) throw new InvalidArgumentError("options", options, "counters or its deprecated alias bits, not both");
-    const sizing = opts.counters === undefined ? opts : { ...opts, bits: check.positiveInteger("counters", opts.counters, Number.MAX_SAFE_INTEGER), counters: undefined };
+    if (opts.counters !== undefined && opts.bits !== undefined)
+      throw new InvalidArgumentError("options", options, "counters or its deprecated alias bits, not both");
+    const sizing =
+      opts.counters === undefined
+        ? opts
+        : {
+            ...opts,
+            bits: check.positiveInteger("counters", opts.counters, Number.MAX_SAFE_INTEGER),
+            counters: undefined,
+          };
     const { geometry, plan } = resolveGeometry("counting", sizing, counterBits);
     super(geometry, plan);
   }
@@ -85,6 +93,8 @@ export class CountingBloomFilter extends BitFilter {
   /** Loads a filter written by serialize(); throws a FormatError subclass on bad bytes. */
   static deserialize(bytes: Uint8Array): CountingBloomFilter {
     // Built through the base constructor with this class as new.target: no sizing from options.
-    return BitFilter.load(bytes, Kind.CountingBloomFilter, "counting", (...args) => Reflect.construct(BitFilter, args, CountingBloomFilter));
+    return BitFilter.load(bytes, Kind.CountingBloomFilter, "counting", (...args) =>
+      Reflect.construct(BitFilter, args, CountingBloomFilter),
+    );
   }
 }

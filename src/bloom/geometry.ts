@@ -1,6 +1,15 @@
 // From user options to a bit-storage geometry: sizing, explicit sizes, and partitioning.
 import { InvalidArgumentError, FilterTooLargeError } from "../errors.js";
-import { BLOCK_BITS, MAX_PLANNED_BYTES, blockedBloomFpRate, bloomFpRate, optimalBloom, optimalBlockedBloom, type BloomPlan, type BloomSize } from "../sizing/bloom.js";
+import {
+  BLOCK_BITS,
+  MAX_PLANNED_BYTES,
+  blockedBloomFpRate,
+  bloomFpRate,
+  optimalBloom,
+  optimalBlockedBloom,
+  type BloomPlan,
+  type BloomSize,
+} from "../sizing/bloom.js";
 import * as check from "../validate.js";
 import { partitionBytes, type BitsGeometry, type Layout } from "./partitioned-bits.js";
 
@@ -40,7 +49,12 @@ const MAX_BITS = 2 ** 53 - 1;
 export const MAX_TOTAL_BYTES = MAX_PLANNED_BYTES;
 
 /** Resolves options into a geometry and the planned load; `sizer` replaces the layout's minimum-memory sizing of `{ items, fpRate }`. */
-export function resolveGeometry(layout: Layout, value: unknown, counterBits?: number, sizer?: (plan: BloomPlan) => BloomSize): { geometry: BitsGeometry; plan: PlannedLoad } {
+export function resolveGeometry(
+  layout: Layout,
+  value: unknown,
+  counterBits?: number,
+  sizer?: (plan: BloomPlan) => BloomSize,
+): { geometry: BitsGeometry; plan: PlannedLoad } {
   const opts = check.options<BloomFilterOptions>("options", value);
   let bits: number;
   let hashes: number;
@@ -55,16 +69,25 @@ export function resolveGeometry(layout: Layout, value: unknown, counterBits?: nu
   } else {
     const items = check.positiveInteger("items", opts.items);
     const fpRate = check.probability("fpRate", opts.fpRate);
-    const size = sizer !== undefined ? sizer({ items, fpRate }) : layout === "blocked" ? optimalBlockedBloom({ items, fpRate }) : optimalBloom({ items, fpRate });
+    const size =
+      sizer !== undefined
+        ? sizer({ items, fpRate })
+        : layout === "blocked"
+          ? optimalBlockedBloom({ items, fpRate })
+          : optimalBloom({ items, fpRate });
     if (size.bits > MAX_BITS) throw new FilterTooLargeError(size.bytes, `${size.bits} bits exceed 2^53`);
     bits = size.bits;
     hashes = Math.min(size.hashes, MAX_HASHES);
     plan = { items, fpRate };
   }
-  const maxBytes = opts.maxPartitionBytes === undefined ? DEFAULT_MAX_PARTITION_BYTES : check.positiveInteger("maxPartitionBytes", opts.maxPartitionBytes, DEFAULT_MAX_PARTITION_BYTES);
+  const maxBytes =
+    opts.maxPartitionBytes === undefined
+      ? DEFAULT_MAX_PARTITION_BYTES
+      : check.positiveInteger("maxPartitionBytes", opts.maxPartitionBytes, DEFAULT_MAX_PARTITION_BYTES);
   if (maxBytes % 64 !== 0) throw new InvalidArgumentError("maxPartitionBytes", maxBytes, "a multiple of 64");
   const bytes = (bits * (counterBits ?? 1)) / 8;
-  if (bytes > MAX_TOTAL_BYTES) throw new FilterTooLargeError(Math.ceil(bytes), "it exceeds the 1 TiB limit of one in-process filter");
+  if (bytes > MAX_TOTAL_BYTES)
+    throw new FilterTooLargeError(Math.ceil(bytes), "it exceeds the 1 TiB limit of one in-process filter");
   const geometry = split(layout, bits, hashes, maxBytes, counterBits);
   return { geometry: counterBits === undefined ? geometry : { ...geometry, counterBits }, plan };
 }

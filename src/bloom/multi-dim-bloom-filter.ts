@@ -57,7 +57,8 @@ const RECIPE: Recipe<{ options: MultiDimBloomFilterOptions; inserted: number }> 
       rule,
     };
     const { bytes: declared } = checkShape(options);
-    if (payloadBytes !== declared) throw new FormatError(`payload of ${payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
+    if (payloadBytes !== declared)
+      throw new FormatError(`payload of ${payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
     return { options, inserted: Number(view.getBigUint64(32, true)) };
   },
 };
@@ -78,32 +79,72 @@ interface Shape {
 /** Checks the options (planning a shape from items and fpRate) and computes the bit region's size, allocating nothing. */
 function checkShape(options: MultiDimBloomFilterOptions): Shape {
   const opts = check.options<MultiDimBloomFilterOptions>("options", options);
-  if (opts.bitsPerVector !== undefined && opts.bits !== undefined) throw new InvalidArgumentError("options", options, "bitsPerVector or its deprecated alias bits, not both");
+  if (opts.bitsPerVector !== undefined && opts.bits !== undefined)
+    throw new InvalidArgumentError("options", options, "bitsPerVector or its deprecated alias bits, not both");
   const explicit = opts.bitsPerVector !== undefined || opts.bits !== undefined || opts.hashes !== undefined;
-  if (explicit && (opts.items !== undefined || opts.fpRate !== undefined)) throw new InvalidArgumentError("options", options, "either { items, fpRate } or { bitsPerVector, hashes }, not both");
+  if (explicit && (opts.items !== undefined || opts.fpRate !== undefined))
+    throw new InvalidArgumentError(
+      "options",
+      options,
+      "either { items, fpRate } or { bitsPerVector, hashes }, not both",
+    );
   const groups = explicit || opts.groups !== undefined ? check.positiveInteger("groups", opts.groups, 4096) : 1;
   const rule = opts.rule === undefined ? "all" : check.oneOf("rule", opts.rule, RULES);
-  if (!explicit) return { ...checkShape({ ...planShape(opts, groups, rule), groups, rule }), planned: { items: opts.items as number, fpRate: opts.fpRate as number } };
-  const bitsPerVector = opts.bits !== undefined ? check.positiveInteger("bits", opts.bits, 2 ** 32) : check.positiveInteger("bitsPerVector", opts.bitsPerVector, 2 ** 32);
+  if (!explicit)
+    return {
+      ...checkShape({ ...planShape(opts, groups, rule), groups, rule }),
+      planned: { items: opts.items as number, fpRate: opts.fpRate as number },
+    };
+  const bitsPerVector =
+    opts.bits !== undefined
+      ? check.positiveInteger("bits", opts.bits, 2 ** 32)
+      : check.positiveInteger("bitsPerVector", opts.bitsPerVector, 2 ** 32);
   const hashes = check.positiveInteger("hashes", opts.hashes, 64);
-  const secondHashes = opts.secondHashes === undefined ? hashes : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
+  const secondHashes =
+    opts.secondHashes === undefined ? hashes : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
   const secondBits =
     secondHashes === 0
       ? check.integerInRange("secondBits", opts.secondBits ?? 0, 0, 0)
-      : opts.secondBits === undefined ? Math.max(1, Math.floor(bitsPerVector / hashes)) : check.positiveInteger("secondBits", opts.secondBits, 2 ** 32);
+      : opts.secondBits === undefined
+        ? Math.max(1, Math.floor(bitsPerVector / hashes))
+        : check.positiveInteger("secondBits", opts.secondBits, 2 ** 32);
   const totalBits = groups * (bitsPerVector + secondBits);
-  if (totalBits > MAX_TOTAL_BITS) throw new FilterTooLargeError(Math.ceil(totalBits / 8), `${totalBits} bits exceed the 2^34 bits one instance holds`);
-  return { groups, bitsPerVector, hashes, secondHashes, secondBits, rule, bytes: Math.ceil(totalBits / 512) * 64, planned: { items: 0, fpRate: 0 } };
+  if (totalBits > MAX_TOTAL_BITS)
+    throw new FilterTooLargeError(
+      Math.ceil(totalBits / 8),
+      `${totalBits} bits exceed the 2^34 bits one instance holds`,
+    );
+  return {
+    groups,
+    bitsPerVector,
+    hashes,
+    secondHashes,
+    secondBits,
+    rule,
+    bytes: Math.ceil(totalBits / 512) * 64,
+    planned: { items: 0, fpRate: 0 },
+  };
 }
 
 /** The smallest explicit shape for { items, fpRate } (refused when even 2^32 bits per vector miss the target). */
 function planShape(opts: Partial<MultiDimBloomFilterOptions>, groups: number, rule: MultiDimRule) {
   const items = check.positiveInteger("items", opts.items);
   const fpRate = check.probability("fpRate", opts.fpRate);
-  const secondHashes = opts.secondHashes === undefined ? undefined : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
+  const secondHashes =
+    opts.secondHashes === undefined ? undefined : check.integerInRange("secondHashes", opts.secondHashes, 0, 64);
   const plan = optimalMultiDim({ items, fpRate, groups, rule, secondHashes, maxBitsPerVector: 2 ** 32 });
-  if (plan === undefined) throw new InvalidArgumentError("fpRate", fpRate, `a rate ${groups} group(s) of at most 2^32 bits can reach for ${items} keys under rule "${rule}"`);
-  return { bitsPerVector: plan.bitsPerVector, hashes: plan.hashes, secondBits: plan.secondBits, secondHashes: plan.secondHashes };
+  if (plan === undefined)
+    throw new InvalidArgumentError(
+      "fpRate",
+      fpRate,
+      `a rate ${groups} group(s) of at most 2^32 bits can reach for ${items} keys under rule "${rule}"`,
+    );
+  return {
+    bitsPerVector: plan.bitsPerVector,
+    hashes: plan.hashes,
+    secondBits: plan.secondBits,
+    secondHashes: plan.secondHashes,
+  };
 }
 
 /** S groups of two Bloom vectors each, every key in every group. */
@@ -171,7 +212,15 @@ export class MultiDimBloomFilter {
   /** The FP rate the filter is designed for: the papers' formula at its planned load, or after `items` keys (NaN with neither: an explicit shape, or a deserialized filter). */
   designedFpRate(items?: number): number {
     if (items === undefined && this.planned.items === 0) return Number.NaN;
-    return multiDimFpRate({ groups: this.groups, bitsPerVector: this.bitsPerVector, hashes: this.hashes, secondBits: this.secondBits, secondHashes: this.secondHashes, items: items ?? this.planned.items, rule: this.rule });
+    return multiDimFpRate({
+      groups: this.groups,
+      bitsPerVector: this.bitsPerVector,
+      hashes: this.hashes,
+      secondBits: this.secondBits,
+      secondHashes: this.secondHashes,
+      items: items ?? this.planned.items,
+      rule: this.rule,
+    });
   }
 
   /** Estimated FP rate now, from the bits set: per group the fill of V1 to the power k1 times V2's to the power k2, combined by the rule. */
@@ -184,7 +233,10 @@ export class MultiDimBloomFilter {
     for (let g = 0; g < this.groups; g++) {
       const start = g * width;
       const v1 = k.popcountRange(bitsPtr, start, start + this.bitsPerVector) / this.bitsPerVector;
-      const v2 = this.secondHashes === 0 ? 1 : k.popcountRange(bitsPtr, start + this.bitsPerVector, start + width) / this.secondBits;
+      const v2 =
+        this.secondHashes === 0
+          ? 1
+          : k.popcountRange(bitsPtr, start + this.bitsPerVector, start + width) / this.secondBits;
       const held = Math.pow(v1, this.hashes) * Math.pow(v2, this.secondHashes);
       product *= this.rule === "all" ? held : 1 - held;
     }
@@ -228,6 +280,18 @@ export class MultiDimBloomFilter {
     const { bitsPtr } = this.region;
     const rule = this.rule === "all" ? 0 : 1;
     return (k: Kernels, h: number, n: number, out: number) =>
-      k.multiDimBatch(bitsPtr, this.groups, this.bitsPerVector, this.hashes, this.secondBits, this.secondHashes, rule, h, n, add ? 1 : 0, out);
+      k.multiDimBatch(
+        bitsPtr,
+        this.groups,
+        this.bitsPerVector,
+        this.hashes,
+        this.secondBits,
+        this.secondHashes,
+        rule,
+        h,
+        n,
+        add ? 1 : 0,
+        out,
+      );
   }
 }

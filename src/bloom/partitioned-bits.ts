@@ -70,7 +70,11 @@ export class PartitionedBits {
     const len = staging.encodeOne(key);
     const { slots, hashes } = this.geometry;
     const k = arena.k;
-    return (this.blocked ? k.blockedHasKey(bitsPtr, slots, hashes, staging.keysPtr, len) : k.bloomHasKey(bitsPtr, slots, hashes, staging.keysPtr, len)) === 1;
+    return (
+      (this.blocked
+        ? k.blockedHasKey(bitsPtr, slots, hashes, staging.keysPtr, len)
+        : k.bloomHasKey(bitsPtr, slots, hashes, staging.keysPtr, len)) === 1
+    );
   }
 
   /** Adds one key; true when it was new. */
@@ -80,7 +84,11 @@ export class PartitionedBits {
     const len = staging.encodeOne(key);
     const { slots, hashes } = this.geometry;
     const k = arena.k;
-    return (this.blocked ? k.blockedAddKey(bitsPtr, slots, hashes, staging.keysPtr, len) : k.bloomAddKey(bitsPtr, slots, hashes, staging.keysPtr, len)) === 1;
+    return (
+      (this.blocked
+        ? k.blockedAddKey(bitsPtr, slots, hashes, staging.keysPtr, len)
+        : k.bloomAddKey(bitsPtr, slots, hashes, staging.keysPtr, len)) === 1
+    );
   }
 
   /** Hashes the n keys staged in the front partition into its hash region. */
@@ -120,7 +128,9 @@ export class PartitionedBits {
   popcount(): number {
     let total = 0;
     for (const part of this.partitions) {
-      total += this.counting ? part.arena.k.countingNonzero(part.bitsPtr, this.geometry.slots, this.geometry.counterBits ?? 4) : part.popcount();
+      total += this.counting
+        ? part.arena.k.countingNonzero(part.bitsPtr, this.geometry.slots, this.geometry.counterBits ?? 4)
+        : part.popcount();
     }
     return total;
   }
@@ -145,7 +155,14 @@ export class PartitionedBits {
     return this.applyRouted(op, n, skip, out, at);
   }
 
-  private applyPart(part: BitRegion, op: Operation, n: number, skip: Uint8Array | undefined, out: Uint8Array, at: number): number {
+  private applyPart(
+    part: BitRegion,
+    op: Operation,
+    n: number,
+    skip: Uint8Array | undefined,
+    out: Uint8Array,
+    at: number,
+  ): number {
     const { arena, bitsPtr, staging } = part;
     const { slots, hashes } = this.geometry;
     const bits = this.geometry.counterBits ?? 4;

@@ -161,8 +161,14 @@ export class ScalableBloomFilter {
       const { params: stored } = readStored(part, stage);
       const plan = filter.stagePlan(i);
       // Math.pow may differ in the last bit between engines: the rate is compared to 1e-9.
-      if (stored.planned.items !== plan.items || !(Math.abs(stored.planned.fpRate - plan.fpRate) <= 1e-9 * plan.fpRate)) {
-        throw new FormatError(`stage ${i} was planned for ${stored.planned.items} items at ${stored.planned.fpRate} where the parameters give ${plan.items} at ${plan.fpRate}`, "ERR_BAD_PARAMS");
+      if (
+        stored.planned.items !== plan.items ||
+        !(Math.abs(stored.planned.fpRate - plan.fpRate) <= 1e-9 * plan.fpRate)
+      ) {
+        throw new FormatError(
+          `stage ${i} was planned for ${stored.planned.items} items at ${stored.planned.fpRate} where the parameters give ${plan.items} at ${plan.fpRate}`,
+          "ERR_BAD_PARAMS",
+        );
       }
     });
     try {
@@ -192,15 +198,20 @@ export class ScalableBloomFilter {
       const last = this.writable();
       return last.planned.items - last.count;
     };
-    eachBatch(() => this.stages[0].store.front.staging, keys, (n, i) => {
-      const last = this.writable();
-      const front = this.stages[0];
-      front.store.hashStaged(n);
-      const present = this.present.subarray(0, n).fill(0);
-      // out[i ..] is scratch until the newest stage writes the answers there.
-      BitFilter.orPresent(front, n, this.stages.slice(0, -1), present, out.subarray(i, i + n));
-      last.applyStaged(front, n, true, present, out, i);
-    }, room);
+    eachBatch(
+      () => this.stages[0].store.front.staging,
+      keys,
+      (n, i) => {
+        const last = this.writable();
+        const front = this.stages[0];
+        front.store.hashStaged(n);
+        const present = this.present.subarray(0, n).fill(0);
+        // out[i ..] is scratch until the newest stage writes the answers there.
+        BitFilter.orPresent(front, n, this.stages.slice(0, -1), present, out.subarray(i, i + n));
+        last.applyStaged(front, n, true, present, out, i);
+      },
+      room,
+    );
     return out;
   }
 

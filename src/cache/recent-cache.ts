@@ -50,9 +50,11 @@ const bytesKey = (key: string | Uint8Array): string => latin1.decode(typeof key 
 
 /** Puts a bounded cache of recently seen keys in front of `seen`. */
 export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOptions = {}): CachedSeenSet {
-  if (seen === null || typeof seen !== "object" || typeof seen.addMany !== "function") throw new TypeError("withRecentCache needs a seen-set with addMany(keys)");
+  if (seen === null || typeof seen !== "object" || typeof seen.addMany !== "function")
+    throw new TypeError("withRecentCache needs a seen-set with addMany(keys)");
   const opts = check.options<RecentCacheOptions>("options", options);
-  const entries = 2 ** Math.ceil(Math.log2(check.integerInRange("entries", opts.entries ?? DEFAULT_ENTRIES, 2, 2 ** 26)));
+  const entries =
+    2 ** Math.ceil(Math.log2(check.integerInRange("entries", opts.entries ?? DEFAULT_ENTRIES, 2, 2 ** 26)));
   const sets = entries / 2;
   let arena: Arena | undefined = new Arena();
   // Each set's two 8-byte ways, then one byte a set naming the way used last.
@@ -104,7 +106,10 @@ export function withRecentCache(seen: CheckAndInsert, options: RecentCacheOption
       // A missing answer is not "seen": taking it so would drop a key the fleet may never have had.
       if (answers === null || typeof answers !== "object" || answers.length !== sent.length) {
         const got = answers === null || typeof answers !== "object" ? String(answers) : `${answers.length} keys`;
-        throw new CrawlsieveError("ERR_SEEN_SET_ANSWERS", `the seen-set behind withRecentCache answered ${got} where it was given ${sent.length}`);
+        throw new CrawlsieveError(
+          "ERR_SEEN_SET_ANSWERS",
+          `the seen-set behind withRecentCache answered ${got} where it was given ${sent.length}`,
+        );
       }
       missed.forEach((i, j) => (fresh[i] = answerOf[j] === -1 ? 0 : answers[answerOf[j]]));
       // Acknowledged by the seen-set: new or not, the fleet has these keys now.

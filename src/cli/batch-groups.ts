@@ -31,7 +31,10 @@ export async function* batchGroups(batches: AsyncIterable<LineBatch>, maxLines: 
       const pending = next ?? iterator.next();
       next = undefined;
       let timer: NodeJS.Timeout | undefined;
-      const ready = await Promise.race([pending, new Promise<undefined>((resolve) => (timer = setTimeout(resolve, WAIT_MS, undefined)))]);
+      const ready = await Promise.race([
+        pending,
+        new Promise<undefined>((resolve) => (timer = setTimeout(resolve, WAIT_MS, undefined))),
+      ]);
       clearTimeout(timer);
       if (ready === undefined) {
         next = pending;

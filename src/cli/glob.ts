@@ -33,7 +33,11 @@ function translate(option: string, pattern: string): string {
     } else if (c === "{") {
       const end = pattern.indexOf("}", i);
       if (end < 0) throw new InvalidArgumentError(option, pattern, "a glob whose { has a closing }");
-      out += `(?:${pattern.slice(i + 1, end).split(",").map((part) => translate(option, part)).join("|")})`;
+      out += `(?:${pattern
+        .slice(i + 1, end)
+        .split(",")
+        .map((part) => translate(option, part))
+        .join("|")})`;
       i = end;
     } else out += c.replace(/[.+^$()|\\]/g, "\\$&");
   }

@@ -36,7 +36,10 @@ export interface RecordDoc {
 /** A document over the --max-bytes limit, named. */
 export function tooLarge(where: string, bytes: number | undefined, maxBytes: number): CrawlsieveError {
   const size = bytes === undefined ? "more than" : `${bytes.toLocaleString("en-US")} bytes, over`;
-  return new CrawlsieveError("ERR_DOCUMENT_TOO_LARGE", `${where} is ${size} the limit of ${maxBytes.toLocaleString("en-US")} bytes a document (--max-bytes)`);
+  return new CrawlsieveError(
+    "ERR_DOCUMENT_TOO_LARGE",
+    `${where} is ${size} the limit of ${maxBytes.toLocaleString("en-US")} bytes a document (--max-bytes)`,
+  );
 }
 
 /** Where line `n` of input `name` is, as messages say it ("stdin line 3", "a.jsonl:3"). */
@@ -48,7 +51,11 @@ export function lineName(name: string, n: number): string {
  * The lines of a byte stream, split on the bytes, with a UTF-8 byte order mark before the first
  * line dropped; a last line without "\n" is still a line.
  */
-export async function* inputLines(source: AsyncIterable<Uint8Array>, name: string, maxBytes: number): AsyncGenerator<InputLine> {
+export async function* inputLines(
+  source: AsyncIterable<Uint8Array>,
+  name: string,
+  maxBytes: number,
+): AsyncGenerator<InputLine> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let number = 0;
@@ -97,7 +104,11 @@ export function parseRecord(text: string, where: string, fields: RecordFields, l
     value = JSON.parse(text);
   } catch (error) {
     const shown = text.length > 80 ? `${text.slice(0, 80)}...` : text;
-    throw new InvalidArgumentError(where, shown, `a JSON object {"${fields.id}": ..., "${fields.text}": ...} (${(error as Error).message})`);
+    throw new InvalidArgumentError(
+      where,
+      shown,
+      `a JSON object {"${fields.id}": ..., "${fields.text}": ...} (${(error as Error).message})`,
+    );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new InvalidArgumentError(where, value, `a JSON object {"${fields.id}": ..., "${fields.text}": ...}`);
@@ -109,18 +120,39 @@ export function parseRecord(text: string, where: string, fields: RecordFields, l
   const body = textValue ?? htmlValue;
   const id = own(fields.id);
   for (const name of fields.reserved ?? []) {
-    if (own(name) !== undefined) throw new InvalidArgumentError(`${where} "${name}"`, own(name), "absent: --annotate adds it (drop it first, or use --removed)");
+    if (own(name) !== undefined)
+      throw new InvalidArgumentError(
+        `${where} "${name}"`,
+        own(name),
+        "absent: --annotate adds it (drop it first, or use --removed)",
+      );
   }
   const wanted = `an object with an "${fields.id}" (string or number) and a "${fields.text}"${fields.text === "html" ? "" : ' or "html"'} string`;
   if (fields.lenient) {
-    if (body !== undefined && body !== null && typeof body !== "string") throw new InvalidArgumentError(`${where} "${textValue === undefined ? "html" : fields.text}"`, body, "a string (or null, or no such member, for a record without text)");
-    if (id !== undefined && id !== null && typeof id !== "string" && typeof id !== "number") throw new InvalidArgumentError(`${where} "${fields.id}"`, id, "a string or a number (or no such member: \"FILE:LINE\" is its id)");
+    if (body !== undefined && body !== null && typeof body !== "string")
+      throw new InvalidArgumentError(
+        `${where} "${textValue === undefined ? "html" : fields.text}"`,
+        body,
+        "a string (or null, or no such member, for a record without text)",
+      );
+    if (id !== undefined && id !== null && typeof id !== "string" && typeof id !== "number")
+      throw new InvalidArgumentError(
+        `${where} "${fields.id}"`,
+        id,
+        'a string or a number (or no such member: "FILE:LINE" is its id)',
+      );
   } else if (typeof body !== "string" || (typeof id !== "string" && typeof id !== "number")) {
     throw new InvalidArgumentError(where, value, wanted);
   }
   // HTML is reduced to text: an "html" member, whether it stands in for an absent text member or is the one named.
   const html = typeof body === "string" && (textValue === undefined || fields.text === "html");
-  if (id === undefined || id === null) return { idJson: lineId, idText: lineId.startsWith('"') ? JSON.parse(lineId) : lineId, text: typeof body === "string" ? body : "", html };
+  if (id === undefined || id === null)
+    return {
+      idJson: lineId,
+      idText: lineId.startsWith('"') ? JSON.parse(lineId) : lineId,
+      text: typeof body === "string" ? body : "",
+      html,
+    };
   // A number keeps its source text: JSON.parse makes 1e400 Infinity and rounds past 2^53.
   const idJson = typeof id === "string" ? JSON.stringify(id) : (numberSource(text, fields.id) ?? String(id));
   return { idJson, idText: typeof id === "string" ? id : idJson, text: typeof body === "string" ? body : "", html };

@@ -10,14 +10,19 @@ import { lineBatches, type LineBatch } from "./lines.js";
 export const MAX_LINE_BYTES = 64 << 20;
 
 /** Whose limit a line of dedup past MAX_LINE_BYTES reached, for its error: a line with a key, or of a seen-set that takes keys. */
-export const DEDUP_LIMIT_OF = "a line read whole by dedup --canonicalize, --field, --json-key, --redis or --save-filter (plain dedup, dedup --store and dedup --approx take lines of any length)";
+export const DEDUP_LIMIT_OF =
+  "a line read whole by dedup --canonicalize, --field, --json-key, --redis or --save-filter (plain dedup, dedup --store and dedup --approx take lines of any length)";
 
 /**
  * lineBatches of `source` (named `name` in errors) with lines up to MAX_LINE_BYTES: a longer one
  * throws LineTooLongError naming it ("name:line"; `what` says whose limit it is). Lines are
  * counted as they are yielded, so the number is right however far ahead the caller reads.
  */
-export async function* limitedLineBatches(source: AsyncIterable<Uint8Array>, name: string, what: string): AsyncGenerator<LineBatch> {
+export async function* limitedLineBatches(
+  source: AsyncIterable<Uint8Array>,
+  name: string,
+  what: string,
+): AsyncGenerator<LineBatch> {
   let lines = 0;
   const tooLong = (line: number) => new LineTooLongError(`${name}:${line}`, MAX_LINE_BYTES, what);
   // Past the limit a partial line goes to this sink, which stops it; one byte more than the limit,
@@ -32,7 +37,8 @@ export async function* limitedLineBatches(source: AsyncIterable<Uint8Array>, nam
   for await (const batch of lineBatches(source, guard)) {
     // A line that ends in the read that takes it past the limit is joined whole, by less than a read.
     if (batch.data.length > MAX_LINE_BYTES) {
-      for (let i = 0; i < batch.count; i++) if (batch.spans[2 * i + 1] - batch.spans[2 * i] > MAX_LINE_BYTES) throw tooLong(lines + i + 1);
+      for (let i = 0; i < batch.count; i++)
+        if (batch.spans[2 * i + 1] - batch.spans[2 * i] > MAX_LINE_BYTES) throw tooLong(lines + i + 1);
     }
     lines += batch.count;
     yield batch;

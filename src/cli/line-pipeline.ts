@@ -38,7 +38,10 @@ class ByteSink {
    * chunk while the print before it may still fail. `ledger` (a store's) hears, once a flush's
    * bytes are written, the mark it gave when the flush was asked for.
    */
-  constructor(confirm = false, private readonly ledger?: Pick<ChunkGate, "mark" | "printed">) {
+  constructor(
+    confirm = false,
+    private readonly ledger?: Pick<ChunkGate, "mark" | "printed">,
+  ) {
     this.direct = !isatty(1);
     this.stream = this.direct ? undefined : new Output(stdout(), 1 << 16, confirm);
   }
@@ -149,7 +152,13 @@ async function writeAll(fd: number, pieces: readonly (Buffer | LongLineCopy)[]):
 
 /** Byte pieces to fd with writev, the rest of a short write after it piece by piece. */
 async function writeRun(fd: number, run: Buffer[]): Promise<void> {
-  let done = await whenReady(() => new Promise<number>((resolve, reject) => writev(fd, run, null, (error, n) => (error ? reject(error) : resolve(n)))), OutputError);
+  let done = await whenReady(
+    () =>
+      new Promise<number>((resolve, reject) =>
+        writev(fd, run, null, (error, n) => (error ? reject(error) : resolve(n))),
+      ),
+    OutputError,
+  );
   for (const piece of run) {
     if (done >= piece.length) {
       done -= piece.length;
@@ -162,7 +171,13 @@ async function writeRun(fd: number, run: Buffer[]): Promise<void> {
 
 async function writeBytes(fd: number, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length; ) {
-    at += await whenReady(() => new Promise<number>((resolve, reject) => write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n)))), OutputError);
+    at += await whenReady(
+      () =>
+        new Promise<number>((resolve, reject) =>
+          write(fd, bytes, at, bytes.length - at, null, (error, n) => (error ? reject(error) : resolve(n))),
+        ),
+      OutputError,
+    );
   }
 }
 
@@ -176,20 +191,29 @@ async function whenReady<T>(op: () => Promise<T>, wrap?: new (error: Error) => E
     try {
       return await op();
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw wrap === undefined ? error : new wrap(error as Error);
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN")
+        throw wrap === undefined ? error : new wrap(error as Error);
     }
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 
 /** No gate: the work runs at once. */
-const UNGATED: ChunkGate = { decide: async (work) => work(), decideAll: async (work) => work(), durable: () => Promise.resolve(), mark: () => 0, printed: () => undefined };
+const UNGATED: ChunkGate = {
+  decide: async (work) => work(),
+  decideAll: async (work) => work(),
+  durable: () => Promise.resolve(),
+  mark: () => 0,
+  printed: () => undefined,
+};
 
 /** Total bytes of the inputs when every one is a regular file (stdin when none), else undefined: sizes the approximate filter. */
 export function regularInputBytes(files: readonly string[]): number | undefined {
   try {
     let total = 0;
-    for (const stats of files.length === 0 ? [fstatSync(0)] : files.map((file) => (file === "-" ? fstatSync(0) : statSync(file)))) {
+    for (const stats of files.length === 0
+      ? [fstatSync(0)]
+      : files.map((file) => (file === "-" ? fstatSync(0) : statSync(file)))) {
       if (!stats.isFile()) return undefined;
       total += stats.size;
     }
@@ -220,7 +244,12 @@ async function peek(fd: number): Promise<{ bytes: Uint8Array; taken: boolean }> 
   if (at !== undefined) return { bytes: bytes.subarray(0, readSync(fd, bytes, 0, MAGIC_BYTES, at)), taken: false };
   let n = 0;
   while (n < MAGIC_BYTES) {
-    const got = await whenReady(() => new Promise<number>((resolve, reject) => read(fd, bytes, n, MAGIC_BYTES - n, null, (error, k) => (error ? reject(error) : resolve(k)))));
+    const got = await whenReady(
+      () =>
+        new Promise<number>((resolve, reject) =>
+          read(fd, bytes, n, MAGIC_BYTES - n, null, (error, k) => (error ? reject(error) : resolve(k))),
+        ),
+    );
     if (got === 0) break;
     n += got;
   }
@@ -228,7 +257,12 @@ async function peek(fd: number): Promise<{ bytes: Uint8Array; taken: boolean }> 
 }
 
 function readInto(fd: number, target: Uint8Array): Promise<number> {
-  const done = whenReady(() => new Promise<number>((resolve, reject) => read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n)))));
+  const done = whenReady(
+    () =>
+      new Promise<number>((resolve, reject) =>
+        read(fd, target, 0, target.length, null, (error, n) => (error ? reject(error) : resolve(n))),
+      ),
+  );
   // Awaited later; marked handled now so an error while output waits for "drain" is not unhandled.
   done.catch(() => undefined);
   return done;
@@ -239,7 +273,13 @@ function readInto(fd: number, target: Uint8Array): Promise<number> {
  * slot is worked the next read fills the other. Growing the seen-set may grow (and so move)
  * WebAssembly memory, so it waits until the read and the write under way have finished.
  */
-async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick: (bytes: number) => void, gate: ChunkGate): Promise<void> {
+async function pumpFd(
+  fd: number,
+  dedup: LineDeduplicator,
+  sink: ByteSink,
+  tick: (bytes: number) => void,
+  gate: ChunkGate,
+): Promise<void> {
   let slot: 0 | 1 = 0;
   let next = readInto(fd, dedup.slotView(slot));
   try {
@@ -252,7 +292,10 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
         dedup.begin(slot, n);
         next = readInto(fd, dedup.slotView(other));
         while (!dedup.step(sink.lend)) {
-          await next.then(() => undefined, () => undefined);
+          await next.then(
+            () => undefined,
+            () => undefined,
+          );
           await sink.settle();
           dedup.grow();
         }
@@ -275,7 +318,14 @@ async function pumpFd(fd: number, dedup: LineDeduplicator, sink: ByteSink, tick:
  * through it, and its kept lines are written only once it has resolved. `keys`, the keyed
  * dedup's (the deduplicator's own), is told which input it reads, for its errors.
  */
-export async function runLinePipeline(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate = UNGATED, keys?: LineKeys): Promise<void> {
+export async function runLinePipeline(
+  files: readonly string[],
+  dedup: LineDeduplicator,
+  tick: (bytes: number) => void,
+  tmp: string,
+  gate: ChunkGate = UNGATED,
+  keys?: LineKeys,
+): Promise<void> {
   const sink = new ByteSink(gate !== UNGATED, gate === UNGATED ? undefined : gate);
   try {
     await feed(files, dedup, tick, tmp, gate, sink, keys);
@@ -289,7 +339,15 @@ export async function runLinePipeline(files: readonly string[], dedup: LineDedup
 }
 
 /** runLinePipeline's body: every input through the deduplicator (and the gate), then what waited on disk. */
-async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (bytes: number) => void, tmp: string, gate: ChunkGate, sink: ByteSink, keys: LineKeys | undefined): Promise<void> {
+async function feed(
+  files: readonly string[],
+  dedup: LineDeduplicator,
+  tick: (bytes: number) => void,
+  tmp: string,
+  gate: ChunkGate,
+  sink: ByteSink,
+  keys: LineKeys | undefined,
+): Promise<void> {
   const visit = async (bytes: Uint8Array) => {
     // A chunk at most a decision: the engine keeps room for one chunk's new fingerprints.
     for (let at = 0; at < bytes.length; at += dedup.chunkBytes) {
@@ -312,13 +370,20 @@ async function feed(files: readonly string[], dedup: LineDeduplicator, tick: (by
       // Gzip and Zstandard input is told by its first bytes and read decompressed.
       const head = tty ? { bytes: new Uint8Array(0), taken: false } : await peek(fd);
       const coding = codingOf(head.bytes);
-      const store = coding === "plain" ? longLineStore(fd, name, folder, sink.copy) : copiedLineStore(folder, sink.copy);
+      const store =
+        coding === "plain" ? longLineStore(fd, name, folder, sink.copy) : copiedLineStore(folder, sink.copy);
       dedup.useLongLines(store);
       try {
         if (tty) {
           for await (const chunk of process.stdin) await visit(chunk as Buffer);
         } else if (coding !== "plain") {
-          for await (const chunk of decodedChunks(head.taken ? head.bytes : new Uint8Array(0), chunksOf(fd), coding, name)) await visit(chunk);
+          for await (const chunk of decodedChunks(
+            head.taken ? head.bytes : new Uint8Array(0),
+            chunksOf(fd),
+            coding,
+            name,
+          ))
+            await visit(chunk);
         } else {
           if (head.taken && head.bytes.length > 0) await visit(head.bytes);
           await pump(fd);

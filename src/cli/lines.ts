@@ -60,7 +60,14 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>, long?: Lon
     if (held !== undefined && held[0] !== CR) long!.feed(held);
     held = undefined;
     streaming = false;
-    return { data: new Uint8Array(0), spans: Uint32Array.of(0, 0), ends: Uint32Array.of(0), count: 1, unterminated: !terminated, long: true };
+    return {
+      data: new Uint8Array(0),
+      spans: Uint32Array.of(0, 0),
+      ends: Uint32Array.of(0),
+      count: 1,
+      unterminated: !terminated,
+      long: true,
+    };
   };
   for await (const chunk of source) {
     let data = chunk;
@@ -95,7 +102,13 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>, long?: Lon
     const batch = split(data);
     for (let from = 0; from < batch.count; from += MAX_BATCH_LINES) {
       const to = Math.min(batch.count, from + MAX_BATCH_LINES);
-      yield { data, spans: batch.spans.subarray(2 * from, 2 * to), ends: batch.ends.subarray(from, to), count: to - from, unterminated: false };
+      yield {
+        data,
+        spans: batch.spans.subarray(2 * from, 2 * to),
+        ends: batch.ends.subarray(from, to),
+        count: to - from,
+        unterminated: false,
+      };
     }
     const consumed = batch.count > 0 ? batch.ends[batch.count - 1] : 0;
     if (consumed < data.length) {
@@ -109,7 +122,13 @@ export async function* lineBatches(source: AsyncIterable<Uint8Array>, long?: Lon
     const carry = joinPieces(pending);
     let keyEnd = carry.length;
     if (keyEnd > 0 && carry[keyEnd - 1] === CR) keyEnd--;
-    yield { data: carry, spans: Uint32Array.of(0, keyEnd), ends: Uint32Array.of(carry.length), count: 1, unterminated: true };
+    yield {
+      data: carry,
+      spans: Uint32Array.of(0, keyEnd),
+      ends: Uint32Array.of(carry.length),
+      count: 1,
+      unterminated: true,
+    };
   }
 }
 
@@ -135,7 +154,8 @@ export async function* readInputs(files: readonly string[], decode = false): Asy
 
 /** Refuses a directory by name: its first read would fail with an EISDIR that names no path. */
 export function checkInputFile(file: string): void {
-  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new CrawlsieveError("ERR_IS_DIRECTORY", `${file} is a directory; give files (or no FILE to read stdin)`);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory())
+    throw new CrawlsieveError("ERR_IS_DIRECTORY", `${file} is a directory; give files (or no FILE to read stdin)`);
 }
 
 function split(data: Uint8Array): LineBatch {

@@ -24,7 +24,12 @@ export interface InputStore extends LongLineStore {
  * The store for input `fd` (named `name` in errors): a re-read of the file when fd is a regular
  * file whose offset is known, else copies in `folder`. `print` takes each new long line.
  */
-export function longLineStore(fd: number, name: string, folder: RunFolder, print: (copy: LongLineCopy) => void): InputStore {
+export function longLineStore(
+  fd: number,
+  name: string,
+  folder: RunFolder,
+  print: (copy: LongLineCopy) => void,
+): InputStore {
   const base = fileOffset(fd);
   return base === undefined ? new CopiedLines(folder, print) : new FileLines(fd, base, name, print);
 }
@@ -86,7 +91,11 @@ class FileLines implements InputStore {
 function* readRange(fd: number, from: number, length: number, name: string): Generator<Uint8Array> {
   for (let at = 0; at < length; ) {
     const chunk = Buffer.allocUnsafe(Math.min(BLOCK, length - at));
-    if (readAt(fd, chunk, from + at) < chunk.length) throw new CrawlsieveError("ERR_INPUT_CHANGED", `${name} changed while it was read: a line of ${length} bytes at byte ${from} is printed from the file, which now ends before it`);
+    if (readAt(fd, chunk, from + at) < chunk.length)
+      throw new CrawlsieveError(
+        "ERR_INPUT_CHANGED",
+        `${name} changed while it was read: a line of ${length} bytes at byte ${from} is printed from the file, which now ends before it`,
+      );
     at += chunk.length;
     yield chunk;
   }

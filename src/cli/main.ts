@@ -17,7 +17,8 @@ interface Command {
 // `dedup` of a file should not first load what `near-dups` needs.
 const commands: Record<string, () => Promise<Command>> = {
   dedup: () => import("./commands/dedup.js").then((m) => ({ run: m.dedup, usage: m.dedupUsage })),
-  canonicalize: () => import("./commands/canonicalize.js").then((m) => ({ run: m.canonicalizeCommand, usage: m.canonicalizeUsage })),
+  canonicalize: () =>
+    import("./commands/canonicalize.js").then((m) => ({ run: m.canonicalizeCommand, usage: m.canonicalizeUsage })),
   "near-dups": () => import("./commands/near-dups.js").then((m) => ({ run: m.nearDups, usage: m.nearDupsUsage })),
   md5: () => import("./commands/md5.js").then((m) => ({ run: m.md5Command, usage: m.md5Usage })),
   size: () => import("./commands/size.js").then((m) => ({ run: m.size, usage: m.sizeUsage })),
@@ -40,7 +41,9 @@ async function main(argv: string[]): Promise<number> {
   }
   if (name === undefined) {
     // A usage error: a few lines on stderr, not the whole reference on stdout.
-    process.stderr.write(`usage: crawlsieve <command> [options]; commands: ${Object.keys(commands).join(", ")}\nsee crawlsieve help <command>, or crawlsieve --help for all of them\n`);
+    process.stderr.write(
+      `usage: crawlsieve <command> [options]; commands: ${Object.keys(commands).join(", ")}\nsee crawlsieve help <command>, or crawlsieve --help for all of them\n`,
+    );
     return 2;
   }
   if (name === "help" && rest.length > 0 && Object.hasOwn(commands, rest[0])) {
@@ -56,7 +59,9 @@ async function main(argv: string[]): Promise<number> {
     // One line: the whole usage would bury the answer to a typo ("help TYPO" names the typo).
     const asked = name === "help" ? rest[0] : name;
     const near = nearest(asked, Object.keys(commands));
-    process.stderr.write(`crawlsieve: unknown command ${JSON.stringify(asked)}${near === undefined ? "" : ` (did you mean ${near}?)`}; commands: ${Object.keys(commands).join(", ")}; see crawlsieve --help\n`);
+    process.stderr.write(
+      `crawlsieve: unknown command ${JSON.stringify(asked)}${near === undefined ? "" : ` (did you mean ${near}?)`}; commands: ${Object.keys(commands).join(", ")}; see crawlsieve --help\n`,
+    );
     return 2;
   }
   const command = await load();
@@ -110,9 +115,13 @@ main(process.argv.slice(2)).then(
       // Node names the path in some of these and not in others (a directory read as a file).
       const path = (error as NodeJS.ErrnoException).path;
       const message = (error as Error).message;
-      process.stderr.write(`crawlsieve: ${path !== undefined && !message.includes(path) ? `${path}: ` : ""}${message}\n`);
+      process.stderr.write(
+        `crawlsieve: ${path !== undefined && !message.includes(path) ? `${path}: ` : ""}${message}\n`,
+      );
     } else {
-      process.stderr.write(`crawlsieve: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `crawlsieve: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
     }
     process.exitCode = 2;
   },

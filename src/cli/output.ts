@@ -11,7 +11,12 @@ export class Output {
   private pending: Uint8Array[] = [];
   private size = 0;
 
-  constructor(private readonly stream: Writable = stdout(), private readonly flushAt = 1 << 16, private readonly confirm = false, /** What a failed write names (OutputError): "output", or "--removed FILE". */ private readonly where = "output") {}
+  constructor(
+    private readonly stream: Writable = stdout(),
+    private readonly flushAt = 1 << 16,
+    private readonly confirm = false,
+    /** What a failed write names (OutputError): "output", or "--removed FILE". */ private readonly where = "output",
+  ) {}
 
   /** Queues bytes; call flush() (awaited) regularly. */
   push(bytes: Uint8Array): void {
@@ -32,14 +37,15 @@ export class Output {
     this.pending = [];
     this.size = 0;
     if (this.confirm) return this.written(chunk);
-    if (!this.stream.write(chunk)) await new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(new OutputError(error, this.where));
-      this.stream.once("error", onError);
-      this.stream.once("drain", () => {
-        this.stream.off("error", onError);
-        resolve();
+    if (!this.stream.write(chunk))
+      await new Promise<void>((resolve, reject) => {
+        const onError = (error: Error) => reject(new OutputError(error, this.where));
+        this.stream.once("error", onError);
+        this.stream.once("drain", () => {
+          this.stream.off("error", onError);
+          resolve();
+        });
       });
-    });
   }
 
   /** Flushes and waits until the stream has handed everything to the OS. */
@@ -49,6 +55,8 @@ export class Output {
   }
 
   private written(chunk: Uint8Array | string): Promise<void> {
-    return new Promise<void>((resolve, reject) => this.stream.write(chunk, (error) => (error ? reject(new OutputError(error, this.where)) : resolve())));
+    return new Promise<void>((resolve, reject) =>
+      this.stream.write(chunk, (error) => (error ? reject(new OutputError(error, this.where)) : resolve())),
+    );
   }
 }

@@ -23,7 +23,8 @@ export function probabilityOption(name: string, text: string | undefined, fallba
 export function thresholdOption(text: string | undefined): number {
   if (text === undefined) return 0.8;
   const value = Number(text);
-  if (text.trim() === "" || !(value > 0 && value <= 1)) throw new InvalidArgumentError("--threshold", text, "a number greater than 0 and at most 1, e.g. 0.9");
+  if (text.trim() === "" || !(value > 0 && value <= 1))
+    throw new InvalidArgumentError("--threshold", text, "a number greater than 0 and at most 1, e.g. 0.9");
   return value;
 }
 
@@ -41,16 +42,34 @@ export function integerOption(name: string, text: string | undefined, min = 1, m
 export function writableFileOption(name: string, path: string): string {
   const parent = dirname(resolve(path));
   const stat = statSync(path, { throwIfNoEntry: false });
-  if (stat?.isDirectory()) throw new CrawlsieveError("ERR_NOT_WRITABLE", `--${name} ${path} is a directory; give a file path`);
+  if (stat?.isDirectory())
+    throw new CrawlsieveError("ERR_NOT_WRITABLE", `--${name} ${path} is a directory; give a file path`);
   try {
     accessSync(stat === undefined ? parent : path, constants.W_OK);
   } catch {
-    throw new CrawlsieveError("ERR_NOT_WRITABLE", `--${name} ${path} cannot be written (${stat === undefined ? `no writable directory ${parent}` : "the file is not writable"})`);
+    throw new CrawlsieveError(
+      "ERR_NOT_WRITABLE",
+      `--${name} ${path} cannot be written (${stat === undefined ? `no writable directory ${parent}` : "the file is not writable"})`,
+    );
   }
   return path;
 }
 
-const UNITS: Record<string, number> = { b: 1, k: 2 ** 10, kb: 1e3, kib: 2 ** 10, m: 2 ** 20, mb: 1e6, mib: 2 ** 20, g: 2 ** 30, gb: 1e9, gib: 2 ** 30, t: 2 ** 40, tb: 1e12, tib: 2 ** 40 };
+const UNITS: Record<string, number> = {
+  b: 1,
+  k: 2 ** 10,
+  kb: 1e3,
+  kib: 2 ** 10,
+  m: 2 ** 20,
+  mb: 1e6,
+  mib: 2 ** 20,
+  g: 2 ** 30,
+  gb: 1e9,
+  gib: 2 ** 30,
+  t: 2 ** 40,
+  tb: 1e12,
+  tib: 2 ** 40,
+};
 
 /**
  * A byte size from option text: a number with an optional unit (512MiB, 8GiB, 1.5G, 2e9; K, M, G,
@@ -63,7 +82,12 @@ export function bytesOption(name: string, text: string, min: number): number {
   const value = match === null || unit === undefined ? NaN : Math.floor(Number(match[1]) * unit);
   if (!Number.isSafeInteger(value) || value < min) {
     const least = `${min / 2 ** 20} MiB`;
-    const range = value > Number.MAX_SAFE_INTEGER ? `a size of at most 8 PiB (2^53 - 1 bytes; from ${least} up)` : value < min ? `a size of at least ${least} (up to 8 PiB)` : `a size from ${least} to 8 PiB`;
+    const range =
+      value > Number.MAX_SAFE_INTEGER
+        ? `a size of at most 8 PiB (2^53 - 1 bytes; from ${least} up)`
+        : value < min
+          ? `a size of at least ${least} (up to 8 PiB)`
+          : `a size from ${least} to 8 PiB`;
     throw new InvalidArgumentError(`--${name}`, text, `${range}, such as 512MiB or 8GiB`);
   }
   return value;

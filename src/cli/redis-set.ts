@@ -22,12 +22,31 @@ export interface RedisSeenSet {
 }
 
 /** Connects (to one server, or to a cluster through its nodes' URLs) and opens the structure the flags ask for. */
-export async function redisSet(options: { url: string; cluster?: boolean; namespace?: string; dupefilter?: string; window?: string; durability?: Durability; exact: boolean; items?: number; fpRate: number }): Promise<RedisSeenSet> {
-  if (options.namespace === undefined && options.dupefilter === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the shared seen-set's name) or --dupefilter KEY (a Scrapy-Redis dupefilter SET)");
+export async function redisSet(options: {
+  url: string;
+  cluster?: boolean;
+  namespace?: string;
+  dupefilter?: string;
+  window?: string;
+  durability?: Durability;
+  exact: boolean;
+  items?: number;
+  fpRate: number;
+}): Promise<RedisSeenSet> {
+  if (options.namespace === undefined && options.dupefilter === undefined)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--redis needs --namespace NAME (the shared seen-set's name) or --dupefilter KEY (a Scrapy-Redis dupefilter SET)",
+    );
   const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
-  if (options.window !== undefined && window === null) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`);
+  if (options.window !== undefined && window === null)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`,
+    );
   const { commander, close, checked } = await connectRedis(options.url, options.cluster === true, "during dedup");
-  const keysOf = (data: Uint8Array, spans: ArrayLike<number>) => Array.from({ length: spans.length >>> 1 }, (_, i) => data.subarray(spans[2 * i], spans[2 * i + 1]));
+  const keysOf = (data: Uint8Array, spans: ArrayLike<number>) =>
+    Array.from({ length: spans.length >>> 1 }, (_, i) => data.subarray(spans[2 * i], spans[2 * i + 1]));
   let addMany: (keys: readonly (string | Uint8Array)[]) => Promise<Uint8Array>;
   try {
     addMany = await openStructure();
@@ -40,7 +59,11 @@ export async function redisSet(options: { url: string; cluster?: boolean; namesp
     addSpans: (data, spans) => checked(addMany(keysOf(data, spans))),
     addMany: (keys) => checked(addMany(keys)),
     byteLength: 0,
-    report: () => ({ redis: options.url, cluster: options.cluster === true, ...(options.dupefilter === undefined ? { namespace: options.namespace } : { dupefilter: options.dupefilter }) }),
+    report: () => ({
+      redis: options.url,
+      cluster: options.cluster === true,
+      ...(options.dupefilter === undefined ? { namespace: options.namespace } : { dupefilter: options.dupefilter }),
+    }),
     close,
   };
 
@@ -50,15 +73,29 @@ export async function redisSet(options: { url: string; cluster?: boolean; namesp
       // gives a GET request for it (SADD decides, as its RFPDupeFilter does).
       const filter = new ScrapyRedisDupeFilter(commander, { key: options.dupefilter });
       const text = new TextDecoder();
-      return async (keys) => (await filter.requestsSeen(keys.map((key) => ({ url: typeof key === "string" ? key : text.decode(key) })))).map((seen) => seen ^ 1);
+      return async (keys) =>
+        (await filter.requestsSeen(keys.map((key) => ({ url: typeof key === "string" ? key : text.decode(key) })))).map(
+          (seen) => seen ^ 1,
+        );
     }
     const name = options.namespace!;
     if (window !== null && window !== undefined) {
-      const filter = new RedisTimeWindowFilter(commander, { name, granularity: UNITS[window[2]], slices: Number(window[1]), itemsPerSlice: options.items ?? 1_000_000, fpRate: options.fpRate });
+      const filter = new RedisTimeWindowFilter(commander, {
+        name,
+        granularity: UNITS[window[2]],
+        slices: Number(window[1]),
+        itemsPerSlice: options.items ?? 1_000_000,
+        fpRate: options.fpRate,
+      });
       return async (keys) => (await filter.seenMany(keys)).map((seen) => seen ^ 1);
     }
     if (!options.exact) {
-      const filter = await RedisBloomFilter.open(commander, { name, items: options.items ?? 1_000_000, fpRate: options.fpRate, durability: options.durability });
+      const filter = await RedisBloomFilter.open(commander, {
+        name,
+        items: options.items ?? 1_000_000,
+        fpRate: options.fpRate,
+        durability: options.durability,
+      });
       return (keys) => filter.addMany(keys);
     }
     const dedup = new RedisDeduplicator(commander, { name, durability: options.durability });
@@ -67,11 +104,21 @@ export async function redisSet(options: { url: string; cluster?: boolean; namesp
 }
 
 /** A Redis connection for a command (one server, or a cluster through its nodes' comma-separated URLs): `checked` turns a client's failure during `what` into RedisUnavailableError. */
-export async function connectRedis(url: string, cluster: boolean, what: string): Promise<{ commander: RedisCommander; close: () => Promise<void>; checked: <T>(work: Promise<T>) => Promise<T> }> {
+export async function connectRedis(
+  url: string,
+  cluster: boolean,
+  what: string,
+): Promise<{ commander: RedisCommander; close: () => Promise<void>; checked: <T>(work: Promise<T>) => Promise<T> }> {
   const urls = cluster ? url.split(",") : [url];
   for (const url of urls) {
     if (!/^rediss?:\/\/[^\s,]+$/.test(url) || !URL.canParse(url)) {
-      throw new InvalidArgumentError("--redis", url, cluster ? "Redis URLs of cluster nodes, comma-separated, such as redis://127.0.0.1:7000,redis://127.0.0.1:7001" : "a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS)");
+      throw new InvalidArgumentError(
+        "--redis",
+        url,
+        cluster
+          ? "Redis URLs of cluster nodes, comma-separated, such as redis://127.0.0.1:7000,redis://127.0.0.1:7001"
+          : "a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS)",
+      );
     }
   }
   let redis: typeof import("redis");
@@ -81,7 +128,9 @@ export async function connectRedis(url: string, cluster: boolean, what: string):
     throw new CrawlsieveError("ERR_MISSING_DEPENDENCY", "--redis needs the node-redis package: npm install redis");
   }
   const defaults = { disableOfflineQueue: true, socket: { reconnectStrategy: false as const, connectTimeout: 5_000 } };
-  const client = cluster ? redis.createCluster({ rootNodes: urls.map((url) => ({ url })), defaults }) : redis.createClient({ url, ...defaults });
+  const client = cluster
+    ? redis.createCluster({ rootNodes: urls.map((url) => ({ url })), defaults })
+    : redis.createClient({ url, ...defaults });
   let failure: unknown;
   client.on("error", (error: unknown) => (failure ??= error));
   try {

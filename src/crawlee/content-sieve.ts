@@ -28,7 +28,10 @@ export interface NearDuplicate {
 /** A near-duplicate index shared by a fleet (RedisMinHashIndex): stores pages and answers each one's most similar earlier page, or null. */
 export interface SharedNearDupIndex {
   /** Stores pages (ids[i] for texts[i]); for each, the most similar page stored earlier, or null. */
-  addMany(ids: string[], texts: string[]): Promise<readonly ({ readonly id: string; readonly similarity: number } | null)[]>;
+  addMany(
+    ids: string[],
+    texts: string[],
+  ): Promise<readonly ({ readonly id: string; readonly similarity: number } | null)[]>;
 }
 
 /** A yes/no near-duplicate filter (NearDupFilter, or RedisNearDupFilter from `crawlsieve/redis`): per text 1 when a near-duplicate was added before; every text is recorded. */
@@ -93,14 +96,31 @@ export class ContentSieve {
   static async open(options: ContentSieveOptions = {}): Promise<ContentSieve> {
     await init();
     const opts = check.options<ContentSieveOptions>("options", options);
-    if (opts.text !== undefined && typeof opts.text !== "function") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "text must be a function of the crawling context");
-    if (opts.shared !== undefined && typeof opts.shared?.addMany !== "function") throw new InvalidArgumentError("shared", opts.shared, "an index with addMany(ids, texts), such as a RedisMinHashIndex");
-    if (opts.filter !== undefined && typeof opts.filter?.addMany !== "function") throw new InvalidArgumentError("filter", opts.filter, "a filter with addMany(texts), such as a NearDupFilter or a RedisNearDupFilter");
-    if (opts.filter !== undefined && opts.shared !== undefined) throw new InvalidArgumentError("filter", opts.filter, "given without shared (a page is kept in one of them)");
+    if (opts.text !== undefined && typeof opts.text !== "function")
+      throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "text must be a function of the crawling context");
+    if (opts.shared !== undefined && typeof opts.shared?.addMany !== "function")
+      throw new InvalidArgumentError(
+        "shared",
+        opts.shared,
+        "an index with addMany(ids, texts), such as a RedisMinHashIndex",
+      );
+    if (opts.filter !== undefined && typeof opts.filter?.addMany !== "function")
+      throw new InvalidArgumentError(
+        "filter",
+        opts.filter,
+        "a filter with addMany(texts), such as a NearDupFilter or a RedisNearDupFilter",
+      );
+    if (opts.filter !== undefined && opts.shared !== undefined)
+      throw new InvalidArgumentError("filter", opts.filter, "given without shared (a page is kept in one of them)");
     const skip = opts.skip ?? DEFAULT_SKIP;
     for (const s of skip) check.oneOf<PageEffect>("skip", s, ["pushData", "enqueueLinks", "addRequests"]);
-    const retry = retryOptions(opts, (error) => crawleeLog.warning(`crawlsieve: the shared near-duplicate index failed and is asked again: ${String(error)}`));
-    return new ContentSieve({ ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) }, retry);
+    const retry = retryOptions(opts, (error) =>
+      crawleeLog.warning(`crawlsieve: the shared near-duplicate index failed and is asked again: ${String(error)}`),
+    );
+    return new ContentSieve(
+      { ...opts, skip, minWords: check.integerInRange("minWords", opts.minWords ?? 20, 0, 1e9) },
+      retry,
+    );
   }
 
   /** Router middleware: checks the page, and mutes it when it is a near-duplicate. */
@@ -143,7 +163,10 @@ export class ContentSieve {
    */
   private async checkShared(ctx: PageContext, text: string): Promise<NearDuplicate | undefined> {
     const shared = this.opts.shared!;
-    const [match] = await retryTransient(() => shared.addMany([ctx.request.loadedUrl ?? ctx.request.url], [text]), this.retry);
+    const [match] = await retryTransient(
+      () => shared.addMany([ctx.request.loadedUrl ?? ctx.request.url], [text]),
+      this.retry,
+    );
     if (match === null || match === undefined) return undefined;
     const mark = { url: match.id, similarity: match.similarity };
     this.marks.set(ctx.request, mark);
@@ -188,5 +211,8 @@ function defaultText(ctx: PageContext): string {
   const body = ctx.body;
   if (typeof body === "string") return htmlToText(body);
   if (body instanceof Uint8Array) return htmlToText(new TextDecoder().decode(body));
-  throw new CrawlsieveError("ERR_NO_BODY", `the crawling context of ${ctx.request.url} has no body: pass options.text (e.g. for a browser crawler, (ctx) => ctx.page.content())`);
+  throw new CrawlsieveError(
+    "ERR_NO_BODY",
+    `the crawling context of ${ctx.request.url} has no body: pass options.text (e.g. for a browser crawler, (ctx) => ctx.page.content())`,
+  );
 }

@@ -11,8 +11,15 @@ function load(): typeof Core {
   try {
     return createRequire(import.meta.url)("@crawlee/core") as typeof Core;
   } catch (error) {
-    if ((error as { code?: string }).code !== "MODULE_NOT_FOUND" || !String((error as Error).message).includes("@crawlee/core")) throw error;
-    const missing = new CrawlsieveError("ERR_MISSING_PEER", "crawlsieve/crawlee needs Crawlee, an optional peer dependency that is not installed: npm install crawlee");
+    if (
+      (error as { code?: string }).code !== "MODULE_NOT_FOUND" ||
+      !String((error as Error).message).includes("@crawlee/core")
+    )
+      throw error;
+    const missing = new CrawlsieveError(
+      "ERR_MISSING_PEER",
+      "crawlsieve/crawlee needs Crawlee, an optional peer dependency that is not installed: npm install crawlee",
+    );
     missing.stack = `${missing.name}: ${missing.message}`;
     throw missing;
   }

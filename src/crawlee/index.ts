@@ -6,10 +6,22 @@
  * @module crawlsieve/crawlee
  */
 export { crawleeUniqueKey, type CrawleeKeyOptions } from "./unique-key.js";
-export { SieveRequestManager, type SieveRequestManagerOptions, type SieveStats, type CommitMode } from "./request-manager.js";
+export {
+  SieveRequestManager,
+  type SieveRequestManagerOptions,
+  type SieveStats,
+  type CommitMode,
+} from "./request-manager.js";
 export { type SieveKey, type ScrapyKeyOptions } from "./keys.js";
 export { ResumeConflictError, type ResumePolicy } from "./resume.js";
 export { sieveRequestQueue, type SievedQueue } from "./request-queue-proxy.js";
-export { ContentSieve, type ContentSieveOptions, type NearDuplicate, type NearDupTextFilter, type PageContext, type SharedNearDupIndex } from "./content-sieve.js";
+export {
+  ContentSieve,
+  type ContentSieveOptions,
+  type NearDuplicate,
+  type NearDupTextFilter,
+  type PageContext,
+  type SharedNearDupIndex,
+} from "./content-sieve.js";
 export { RedirectSieve, type RedirectSieveOptions, type RedirectContext } from "./redirect-sieve.js";
 export type { PageEffect } from "./page-effects.js";

@@ -6,7 +6,12 @@
 import type { Request, Source } from "@crawlee/core";
 import { Request as CrawleeRequest } from "./core.js";
 import { InvalidArgumentError } from "../errors.js";
-import { canonicalizeUrl, requestFingerprint, type ExtraNormalizations, type FingerprintAlgorithm } from "../index.node.js";
+import {
+  canonicalizeUrl,
+  requestFingerprint,
+  type ExtraNormalizations,
+  type FingerprintAlgorithm,
+} from "../index.node.js";
 import { crawleeUniqueKey } from "./unique-key.js";
 
 /** How requests are keyed: Crawlee's uniqueKey, a Scrapy fingerprint, or a function of the Request. */
@@ -40,7 +45,9 @@ export type Keyer = (source: Source) => Keyed;
 export function isRequest(value: unknown): value is Request {
   if (value instanceof CrawleeRequest) return true;
   const v = value as { uniqueKey?: unknown; pushErrorMessage?: unknown };
-  return v !== null && typeof v === "object" && typeof v.uniqueKey === "string" && typeof v.pushErrorMessage === "function";
+  return (
+    v !== null && typeof v === "object" && typeof v.uniqueKey === "string" && typeof v.pushErrorMessage === "function"
+  );
 }
 
 const ALGORITHMS: readonly FingerprintAlgorithm[] = ["scrapy-redis", "scrapy", "scrapy-legacy", "md5"];
@@ -50,7 +57,9 @@ export function keyer(key: SieveKey | undefined, scrapy: ScrapyKeyOptions = {}):
   if (key === undefined || key === "crawlee") return crawleeKey;
   if (typeof key === "function") {
     return (source) => {
-      const request = isRequest(source) ? source : new CrawleeRequest(checkedUrl(source) as ConstructorParameters<typeof CrawleeRequest>[0]);
+      const request = isRequest(source)
+        ? source
+        : new CrawleeRequest(checkedUrl(source) as ConstructorParameters<typeof CrawleeRequest>[0]);
       const custom = key(request);
       if (typeof custom !== "string") throw new InvalidArgumentError("key(request)", custom, "a string");
       return { source: request, key: custom, uniqueKey: request.uniqueKey };
@@ -62,7 +71,10 @@ export function keyer(key: SieveKey | undefined, scrapy: ScrapyKeyOptions = {}):
   const extras = scrapy.canonicalize;
   return (source) => {
     const { url, method, payload } = checkedUrl(source);
-    const fingerprint = requestFingerprint({ url: extras === undefined ? url : canonicalizeUrl(url, extras), method, body: payload }, { algorithm });
+    const fingerprint = requestFingerprint(
+      { url: extras === undefined ? url : canonicalizeUrl(url, extras), method, body: payload },
+      { algorithm },
+    );
     if (isRequest(source)) {
       source.uniqueKey = fingerprint;
       return { source, key: fingerprint, uniqueKey: fingerprint };
@@ -76,13 +88,28 @@ function crawleeKey(source: Source): Keyed {
   if (isRequest(source)) return { source, key: source.uniqueKey, uniqueKey: source.uniqueKey };
   const s = checkedUrl(source);
   // Request's constructor: an explicit uniqueKey wins unless empty.
-  const uniqueKey = s.uniqueKey || crawleeUniqueKey(s.url, { keepUrlFragment: s.keepUrlFragment, useExtendedUniqueKey: s.useExtendedUniqueKey, method: s.method, payload: s.payload as string | Uint8Array | undefined });
+  const uniqueKey =
+    s.uniqueKey ||
+    crawleeUniqueKey(s.url, {
+      keepUrlFragment: s.keepUrlFragment,
+      useExtendedUniqueKey: s.useExtendedUniqueKey,
+      method: s.method,
+      payload: s.payload as string | Uint8Array | undefined,
+    });
   return { source, key: uniqueKey, uniqueKey };
 }
 
 /** The source's request fields, its url checked to be a string. */
-function checkedUrl(source: Source): { url: string; uniqueKey?: string; method?: string; payload?: string | Uint8Array; keepUrlFragment?: boolean; useExtendedUniqueKey?: boolean } {
+function checkedUrl(source: Source): {
+  url: string;
+  uniqueKey?: string;
+  method?: string;
+  payload?: string | Uint8Array;
+  keepUrlFragment?: boolean;
+  useExtendedUniqueKey?: boolean;
+} {
   const s = source as { url?: unknown };
-  if (s === null || typeof s !== "object" || typeof s.url !== "string") throw new InvalidArgumentError("request.url", s?.url, "a string (Request options are not valid)");
+  if (s === null || typeof s !== "object" || typeof s.url !== "string")
+    throw new InvalidArgumentError("request.url", s?.url, "a string (Request options are not valid)");
   return source as ReturnType<typeof checkedUrl>;
 }

@@ -14,6 +14,10 @@ const EMPTY = { processedRequests: [], unprocessedRequests: [] };
 export function muteContext(ctx: Record<string, unknown>, effects: readonly PageEffect[]): void {
   for (const effect of effects) {
     if (typeof ctx[effect] !== "function") continue;
-    ctx[effect] = effect === "pushData" ? async () => undefined : async () => (effect === "enqueueLinks" ? EMPTY : { addedRequests: [], waitForAllRequestsToBeAdded: Promise.resolve([]) });
+    ctx[effect] =
+      effect === "pushData"
+        ? async () => undefined
+        : async () =>
+            effect === "enqueueLinks" ? EMPTY : { addedRequests: [], waitForAllRequestsToBeAdded: Promise.resolve([]) };
   }
 }

@@ -77,7 +77,9 @@ export class PendingKeys {
         // Kept for the next flush; meanwhile the keys stay pending here.
         this.failure = error;
         this.toCommit.unshift(...batch);
-        crawleeLog.warning(`crawlsieve: committing ${batch.length} handled keys to the ${this.seen.backend} seen-set failed (retried with the next group): ${String(error)}`);
+        crawleeLog.warning(
+          `crawlsieve: committing ${batch.length} handled keys to the ${this.seen.backend} seen-set failed (retried with the next group): ${String(error)}`,
+        );
       }
     });
     return this.flushing;

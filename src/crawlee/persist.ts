@@ -41,7 +41,11 @@ export class SeenPersistence {
   save(): Promise<void> {
     const snapshot = this.snapshot;
     if (snapshot === undefined) return this.saving;
-    this.saving = this.saving.catch(() => undefined).then(async () => this.store.setValue(this.record, Buffer.from(await snapshot()), { contentType: "application/octet-stream" }));
+    this.saving = this.saving
+      .catch(() => undefined)
+      .then(async () =>
+        this.store.setValue(this.record, Buffer.from(await snapshot()), { contentType: "application/octet-stream" }),
+      );
     return this.saving;
   }
 

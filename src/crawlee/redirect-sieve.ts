@@ -17,8 +17,16 @@ export interface RedirectSieveOptions {
 
 /** The parts of a crawling context the helper reads. */
 export interface RedirectContext {
-  readonly request: { readonly url: string; readonly loadedUrl?: string; readonly label?: string; readonly userData?: Record<string, unknown> };
-  readonly response?: { readonly statusCode?: number; readonly headers?: Record<string, string | string[] | undefined> };
+  readonly request: {
+    readonly url: string;
+    readonly loadedUrl?: string;
+    readonly label?: string;
+    readonly userData?: Record<string, unknown>;
+  };
+  readonly response?: {
+    readonly statusCode?: number;
+    readonly headers?: Record<string, string | string[] | undefined>;
+  };
   /** Crawlee's context.addRequests: the redirect's target goes back through the queue. */
   addRequests(requests: { url: string; label?: string; userData?: Record<string, unknown> }[]): Promise<unknown>;
 }

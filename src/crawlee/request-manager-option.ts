@@ -19,7 +19,8 @@ export function acceptRequestManagerOption(): number {
     for (const value of Object.values(exports)) {
       if (typeof value !== "function") continue;
       const shape = (value as { optionsShape?: unknown }).optionsShape;
-      if (shape === null || typeof shape !== "object" || !Object.prototype.hasOwnProperty.call(value, "optionsShape")) continue;
+      if (shape === null || typeof shape !== "object" || !Object.prototype.hasOwnProperty.call(value, "optionsShape"))
+        continue;
       const fields = shape as Record<string, unknown>;
       if ("requestManager" in fields || !("requestQueue" in fields)) continue;
       fields.requestManager = fields.requestQueue;

@@ -20,7 +20,18 @@
 // - A dropped duplicate is reported as { wasAlreadyPresent: true }, so Crawlee's
 //   maxRequestsPerCrawl / maxNewRequests budgets are spent only on new requests.
 import { Configuration as CrawleeConfiguration, getRequestId, log as crawleeLog, RequestQueue } from "./core.js";
-import type { AddRequestsBatchedOptions, AddRequestsBatchedResult, Configuration, Dictionary, IRequestManager, Request, RequestQueueOperationInfo, RequestQueueOperationOptions, RequestsLike, Source } from "@crawlee/core";
+import type {
+  AddRequestsBatchedOptions,
+  AddRequestsBatchedResult,
+  Configuration,
+  Dictionary,
+  IRequestManager,
+  Request,
+  RequestQueueOperationInfo,
+  RequestQueueOperationOptions,
+  RequestsLike,
+  Source,
+} from "@crawlee/core";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { init, isSeenSet, openSeenSet, type SeenSet, type SeenSpec } from "../index.node.js";
 import { retryOptions, retryTransient, type RetryOptions } from "../seen/transient.js";
@@ -99,7 +110,13 @@ class Dropped implements RequestQueueOperationInfo {
   }
 
   toJSON() {
-    return { wasAlreadyPresent: true, wasAlreadyHandled: false, uniqueKey: this.uniqueKey, forefront: this.forefront, requestId: this.requestId };
+    return {
+      wasAlreadyPresent: true,
+      wasAlreadyHandled: false,
+      uniqueKey: this.uniqueKey,
+      forefront: this.forefront,
+      requestId: this.requestId,
+    };
   }
 }
 
@@ -133,27 +150,46 @@ export class SieveRequestManager implements IRequestManager {
    * Wraps `queue` (a RequestQueue, or any request manager; the default queue when null) in a
    * sieve over `options.seen`; pass the result as the crawler's `requestManager`.
    */
-  static async open(queue: IRequestManager | null | undefined, options: SieveRequestManagerOptions = {}): Promise<SieveRequestManager> {
+  static async open(
+    queue: IRequestManager | null | undefined,
+    options: SieveRequestManagerOptions = {},
+  ): Promise<SieveRequestManager> {
     await init();
     acceptRequestManagerOption();
     const opts = check.options<SieveRequestManagerOptions>("options", options);
     const commit = check.oneOf<CommitMode>("commit", opts.commit ?? "after-enqueue", ["after-enqueue", "on-check"]);
     const resume = check.oneOf<ResumePolicy>("resume", opts.resume ?? "auto", ["auto", "keep", "clear"]);
     const keyOf = keyer(opts.key, opts.scrapy);
-    const retry = retryOptions(opts, (error) => crawleeLog.warning(`crawlsieve: a seen-set call failed and is asked again: ${String(error)}`));
+    const retry = retryOptions(opts, (error) =>
+      crawleeLog.warning(`crawlsieve: a seen-set call failed and is asked again: ${String(error)}`),
+    );
     const config = opts.config;
     const inner = queue ?? (await RequestQueue.open(null, config === undefined ? {} : { config }));
-    for (const method of ["addRequest", "addRequestsBatched", "fetchNextRequest", "markRequestHandled", "isFinished"] as const) {
-      if (typeof (inner as unknown as Record<string, unknown>)?.[method] !== "function") throw new InvalidArgumentError("queue", queue, `a Crawlee RequestQueue or request manager (it has no ${method}())`);
+    for (const method of [
+      "addRequest",
+      "addRequestsBatched",
+      "fetchNextRequest",
+      "markRequestHandled",
+      "isFinished",
+    ] as const) {
+      if (typeof (inner as unknown as Record<string, unknown>)?.[method] !== "function")
+        throw new InvalidArgumentError(
+          "queue",
+          queue,
+          `a Crawlee RequestQueue or request manager (it has no ${method}())`,
+        );
     }
     const given = opts.seen ?? { backend: "memory" };
-    if (!isSeenSet(given) && (given === null || typeof given !== "object")) throw new InvalidArgumentError("seen", given, "a SeenSet or a spec such as { backend: \"memory\" }");
+    if (!isSeenSet(given) && (given === null || typeof given !== "object"))
+      throw new InvalidArgumentError("seen", given, 'a SeenSet or a spec such as { backend: "memory" }');
 
     // In-memory sets are saved into (and read back from) Crawlee's key-value store.
     let spec: SeenSet | SeenSpec = given;
     let persistence: SeenPersistence | undefined;
     const persist = opts.persist ?? true;
-    const inMemory = isSeenSet(given) ? typeof given.serialize === "function" : given.backend === "memory" || given.backend === "window";
+    const inMemory = isSeenSet(given)
+      ? typeof given.serialize === "function"
+      : given.backend === "memory" || given.backend === "window";
     if (persist !== false && inMemory) {
       const where = typeof persist === "object" ? persist : {};
       const cfg = config ?? CrawleeConfiguration.getGlobalConfig();
@@ -168,12 +204,31 @@ export class SieveRequestManager implements IRequestManager {
     if (outcome === "cleared") {
       // Forgetting what a persistent seen-set held is what a user must not miss (Crawlee's default level hides INFO in many setups).
       const message = `crawlsieve: the request queue is empty, so the ${seen.backend} seen-set was cleared (resume: "${resume}")`;
-      if (persistence !== undefined || (seen.backend !== "memory" && seen.backend !== "window")) crawleeLog.warning(message);
+      if (persistence !== undefined || (seen.backend !== "memory" && seen.backend !== "window"))
+        crawleeLog.warning(message);
       else crawleeLog.info(message);
     }
-    const stats: SieveStats = { checked: 0, dropped: 0, forwarded: 0, accepted: 0, committed: 0, lost: 0, uncertain: 0 };
+    const stats: SieveStats = {
+      checked: 0,
+      dropped: 0,
+      forwarded: 0,
+      accepted: 0,
+      committed: 0,
+      lost: 0,
+      uncertain: 0,
+    };
     const pending = await PendingKeys.open(seen, (n) => (stats.committed += n));
-    const manager = new SieveRequestManager(inner, seen, keyOf, commit, !isSeenSet(given), persistence, pending, stats, retry);
+    const manager = new SieveRequestManager(
+      inner,
+      seen,
+      keyOf,
+      commit,
+      !isSeenSet(given),
+      persistence,
+      pending,
+      stats,
+      retry,
+    );
     // The handled keys waiting for their group commit go in first, so a saved set has them all.
     persistence?.attach(async () => {
       await manager.pending.flush();
@@ -185,12 +240,20 @@ export class SieveRequestManager implements IRequestManager {
   // ---- the add paths: filtered ----
 
   /** Adds one request unless its key was seen; a dropped one is reported as already present. */
-  async addRequest(requestLike: Source, options: RequestQueueOperationOptions = {}): Promise<RequestQueueOperationInfo> {
+  async addRequest(
+    requestLike: Source,
+    options: RequestQueueOperationOptions = {},
+  ): Promise<RequestQueueOperationInfo> {
     this.live();
     const forefront = options.forefront ?? false;
-    if (requestLike !== null && typeof requestLike === "object" && "requestsFromUrl" in requestLike) return this.queue.addRequest(requestLike, options);
-    const { processed } = await this.sieve([requestLike], forefront, Infinity, async ([source]) => ({ added: [await this.queue.addRequest(source, { forefront })], overLimit: [] }));
-    if (processed.length === 0) throw new CrawlsieveError("ERR_NOT_ADDED", `the queue did not accept ${describe(requestLike)}`);
+    if (requestLike !== null && typeof requestLike === "object" && "requestsFromUrl" in requestLike)
+      return this.queue.addRequest(requestLike, options);
+    const { processed } = await this.sieve([requestLike], forefront, Infinity, async ([source]) => ({
+      added: [await this.queue.addRequest(source, { forefront })],
+      overLimit: [],
+    }));
+    if (processed.length === 0)
+      throw new CrawlsieveError("ERR_NOT_ADDED", `the queue did not accept ${describe(requestLike)}`);
     const info = processed[0] as RequestQueueOperationInfo;
     return info instanceof Dropped ? info : { ...info, forefront };
   }
@@ -200,15 +263,23 @@ export class SieveRequestManager implements IRequestManager {
    * addMany; the first chunk is awaited, the rest are added in the background (all awaited with
    * waitForAllRequestsToBeAdded or maxNewRequests), as Crawlee's own addRequestsBatched does.
    */
-  async addRequestsBatched(requests: RequestsLike, options: AddRequestsBatchedOptions = {}): Promise<AddRequestsBatchedResult> {
+  async addRequestsBatched(
+    requests: RequestsLike,
+    options: AddRequestsBatchedOptions = {},
+  ): Promise<AddRequestsBatchedResult> {
     this.live();
-    if (!isIterable(requests)) throw new InvalidArgumentError("requests", requests, "an iterable or async iterable of requests");
+    if (!isIterable(requests))
+      throw new InvalidArgumentError("requests", requests, "an iterable or async iterable of requests");
     const opts = options as AddRequestsBatchedOptions & { maxNewRequests?: number };
     const forefront = opts.forefront ?? false;
     const batchSize = check.positiveInteger("batchSize", opts.batchSize ?? 1000);
     const pause = opts.waitBetweenBatchesMillis ?? 1000;
     const limited = opts.maxNewRequests !== undefined;
-    const budget = { left: limited ? check.integerInRange("maxNewRequests", opts.maxNewRequests, 0, Number.MAX_SAFE_INTEGER) : Infinity };
+    const budget = {
+      left: limited
+        ? check.integerInRange("maxNewRequests", opts.maxNewRequests, 0, Number.MAX_SAFE_INTEGER)
+        : Infinity,
+    };
     const reader = chunkReader(requests as Iterable<Source | string>);
     const overLimit: Source[] = [];
     const send = (sources: Source[]) => this.forwardBatch(sources, forefront, pause, limited ? budget.left : undefined);
@@ -233,7 +304,8 @@ export class SieveRequestManager implements IRequestManager {
         // The pause spaces out storage writes; a chunk of duplicates wrote nothing.
         if (forwarded > 0 && pause > 0) await sleep(pause);
       }
-      if (limited) for (const item of await reader.rest()) overLimit.push(typeof item === "string" ? { url: item } : item);
+      if (limited)
+        for (const item of await reader.rest()) overLimit.push(typeof item === "string" ? { url: item } : item);
       return added;
     };
 
@@ -248,13 +320,22 @@ export class SieveRequestManager implements IRequestManager {
       return { addedRequests, waitForAllRequestsToBeAdded: Promise.resolve([]), requestsOverLimit: overLimit };
     }
     // Like Crawlee's, a background failure rejects this promise; it is also logged, as nobody may await it.
-    rest.catch((error: unknown) => crawleeLog.exception(error as Error, "crawlsieve: adding requests in the background failed"));
+    rest.catch((error: unknown) =>
+      crawleeLog.exception(error as Error, "crawlsieve: adding requests in the background failed"),
+    );
     return { addedRequests, waitForAllRequestsToBeAdded: rest, requestsOverLimit: overLimit };
   }
 
   /** RequestQueue.addRequests, for code written against a queue: every request awaited. */
-  async addRequests(requests: RequestsLike, options: RequestQueueOperationOptions = {}): Promise<{ processedRequests: ProcessedRequest[]; unprocessedRequests: never[] }> {
-    const { addedRequests } = await this.addRequestsBatched(requests, { forefront: options.forefront, waitForAllRequestsToBeAdded: true, waitBetweenBatchesMillis: 0 });
+  async addRequests(
+    requests: RequestsLike,
+    options: RequestQueueOperationOptions = {},
+  ): Promise<{ processedRequests: ProcessedRequest[]; unprocessedRequests: never[] }> {
+    const { addedRequests } = await this.addRequestsBatched(requests, {
+      forefront: options.forefront,
+      waitForAllRequestsToBeAdded: true,
+      waitBetweenBatchesMillis: 0,
+    });
     return { processedRequests: addedRequests, unprocessedRequests: [] };
   }
 
@@ -298,14 +379,17 @@ export class SieveRequestManager implements IRequestManager {
       } else {
         // A fleet member claims only what it may enqueue now: no more than the budget.
         const candidates = await retryTransient(() => this.seen.hasMany(keys), this.retry);
-        const wanted = keys.filter((k, i) => candidates[i] === 0 || this.unsure.has(k)).slice(0, Number.isFinite(budgetLeft) ? Math.max(0, budgetLeft) : undefined);
+        const wanted = keys
+          .filter((k, i) => candidates[i] === 0 || this.unsure.has(k))
+          .slice(0, Number.isFinite(budgetLeft) ? Math.max(0, budgetLeft) : undefined);
         const fresh = wanted.length === 0 ? new Uint8Array(0) : await this.claim(wanted);
         claimed = wanted.filter((_, i) => fresh[i] === 1);
         const mine = new Set(claimed);
         forward = Uint8Array.from(keys, (k) => (mine.has(k) ? 1 : 0));
       }
       const sending = keys.flatMap((k, i) => (forward[i] === 1 ? [keyed[firstOf.get(k)!]] : []));
-      const { added, overLimit } = sending.length > 0 ? await send(sending.map((k) => k.source)) : { added: [], overLimit: [] };
+      const { added, overLimit } =
+        sending.length > 0 ? await send(sending.map((k) => k.source)) : { added: [], overLimit: [] };
       this.stats.forwarded += sending.length;
 
       // What the queue holds now (new or already present) is committed; the rest is not.
@@ -354,7 +438,10 @@ export class SieveRequestManager implements IRequestManager {
       // Crawlee 3.15 rejects options it does not know: passed only when the crawler sets it.
       ...(maxNewRequests === undefined ? {} : { maxNewRequests: Math.max(0, maxNewRequests) }),
     } as AddRequestsBatchedOptions);
-    return { added: result.addedRequests, overLimit: (result as { requestsOverLimit?: Source[] }).requestsOverLimit ?? [] };
+    return {
+      added: result.addedRequests,
+      overLimit: (result as { requestsOverLimit?: Source[] }).requestsOverLimit ?? [],
+    };
   }
 
   /** The chunks now holding any of `keys` in flight (their completion promises). */
@@ -400,7 +487,9 @@ export class SieveRequestManager implements IRequestManager {
       return;
     }
     this.stats.lost += keys.length;
-    crawleeLog.warning(`crawlsieve: ${keys.length} keys were claimed in the ${this.seen.backend} Bloom seen-set but refused by the queue; a Bloom filter cannot forget them`);
+    crawleeLog.warning(
+      `crawlsieve: ${keys.length} keys were claimed in the ${this.seen.backend} Bloom seen-set but refused by the queue; a Bloom filter cannot forget them`,
+    );
   }
 
   // ---- everything else: the queue's own ----
@@ -491,7 +580,12 @@ export class SieveRequestManager implements IRequestManager {
    */
   async close(): Promise<void> {
     if (this.closed) return;
-    for (let pending = this.holders(this.inflight.keys()); pending.size > 0; pending = this.holders(this.inflight.keys())) await Promise.all(pending);
+    for (
+      let pending = this.holders(this.inflight.keys());
+      pending.size > 0;
+      pending = this.holders(this.inflight.keys())
+    )
+      await Promise.all(pending);
     this.closed = true;
     try {
       await this.pending.close(this.retry);

@@ -9,10 +9,20 @@ import { SieveRequestManager, type SieveRequestManagerOptions } from "./request-
 /** A queue seen through the sieve; `sieve` is the manager behind it. */
 export type SievedQueue<Q> = Q & { readonly sieve: SieveRequestManager };
 
-const INTERCEPTED = ["addRequest", "addRequests", "addRequestsBatched", "markRequestHandled", "isFinished", "drop"] as const;
+const INTERCEPTED = [
+  "addRequest",
+  "addRequests",
+  "addRequestsBatched",
+  "markRequestHandled",
+  "isFinished",
+  "drop",
+] as const;
 
 /** Wraps a RequestQueue (any 3.x) so that every request added to it is filtered by a SeenSet. */
-export async function sieveRequestQueue<Q extends object>(queue: Q, options: SieveRequestManagerOptions = {}): Promise<SievedQueue<Q>> {
+export async function sieveRequestQueue<Q extends object>(
+  queue: Q,
+  options: SieveRequestManagerOptions = {},
+): Promise<SievedQueue<Q>> {
   const sieve = await SieveRequestManager.open(queue as unknown as IRequestManager, options);
   const own: Record<string | symbol, unknown> = { sieve };
   for (const name of INTERCEPTED) own[name] = (sieve[name] as (...args: unknown[]) => unknown).bind(sieve);

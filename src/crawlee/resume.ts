@@ -25,7 +25,11 @@ export class ResumeConflictError extends CrawlsieveError {
 }
 
 /** Applies the policy; returns what it did, for the log. */
-export async function applyResume(policy: ResumePolicy, queue: IRequestManager, seen: SeenSet): Promise<"kept" | "cleared"> {
+export async function applyResume(
+  policy: ResumePolicy,
+  queue: IRequestManager,
+  seen: SeenSet,
+): Promise<"kept" | "cleared"> {
   if (policy === "keep") return "kept";
   if (policy === "clear") {
     await seen.clear();

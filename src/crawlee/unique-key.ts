@@ -28,15 +28,24 @@ export interface CrawleeKeyOptions {
 export function crawleeUniqueKey(url: string, options?: CrawleeKeyOptions): string {
   if (typeof url !== "string") throw new InvalidArgumentError("url", url, "a string");
   if (options === undefined) return normalizeUrl(url, false) ?? url;
-  if (options === null || typeof options !== "object") throw new InvalidArgumentError("options", options, "an options object");
+  if (options === null || typeof options !== "object")
+    throw new InvalidArgumentError("options", options, "an options object");
   const { keepUrlFragment = false, useExtendedUniqueKey = false, method = "GET", payload } = options;
-  if (typeof keepUrlFragment !== "boolean") throw new InvalidArgumentError("keepUrlFragment", keepUrlFragment, "a boolean");
-  if (typeof useExtendedUniqueKey !== "boolean") throw new InvalidArgumentError("useExtendedUniqueKey", useExtendedUniqueKey, "a boolean");
+  if (typeof keepUrlFragment !== "boolean")
+    throw new InvalidArgumentError("keepUrlFragment", keepUrlFragment, "a boolean");
+  if (typeof useExtendedUniqueKey !== "boolean")
+    throw new InvalidArgumentError("useExtendedUniqueKey", useExtendedUniqueKey, "a boolean");
   if (typeof method !== "string") throw new InvalidArgumentError("method", method, "a string");
-  if (payload !== undefined && typeof payload !== "string" && !(payload instanceof Uint8Array)) throw new InvalidArgumentError("payload", payload, "a string or a Uint8Array");
+  if (payload !== undefined && typeof payload !== "string" && !(payload instanceof Uint8Array))
+    throw new InvalidArgumentError("payload", payload, "a string or a Uint8Array");
   const upper = method.toUpperCase();
   // Crawlee's Request throws here too; an empty string payload is falsy there and allowed.
-  if (upper === "GET" && payload) throw new InvalidArgumentError("payload", payload, "absent on a GET request (Crawlee's Request rejects a GET with a payload)");
+  if (upper === "GET" && payload)
+    throw new InvalidArgumentError(
+      "payload",
+      payload,
+      "absent on a GET request (Crawlee's Request rejects a GET with a payload)",
+    );
   const normalized = normalizeUrl(url, keepUrlFragment) ?? url;
   if (!useExtendedUniqueKey) return normalized;
   return `${upper}(${payload ? hashPayload(payload) : ""}):${normalized}`;

@@ -3,5 +3,12 @@
  * `crawlsieve/crawler`: node-crawler 2.x with an atomic, optionally persistent seen-set.
  * @module crawlsieve/crawler
  */
-export { sieveCrawler, type CrawlerLike, type CrawlerSieve, type CrawlerSieveStats, type PendingSpec, type SieveCrawlerOptions } from "./sieve-crawler.js";
+export {
+  sieveCrawler,
+  type CrawlerLike,
+  type CrawlerSieve,
+  type CrawlerSieveStats,
+  type PendingSpec,
+  type SieveCrawlerOptions,
+} from "./sieve-crawler.js";
 export type { CrawlerKey, CrawlerRequestLike } from "./request-key.js";

@@ -59,8 +59,16 @@ export function filePendingLog(path: string): PendingLog {
     // A "+" must reach the disk before its key is committed as seen; a "-" lost to a power cut
     // only makes a finished request run again, so removals are written without waiting for the
     // disk (a killed process loses nothing written: the kernel has it).
-    add: async (entries) => append([...entries].map(([key, request]) => `${JSON.stringify(["+", key, request])}\n`), true),
-    remove: async (keys) => append(keys.map((key) => `${JSON.stringify(["-", key])}\n`), false),
+    add: async (entries) =>
+      append(
+        [...entries].map(([key, request]) => `${JSON.stringify(["+", key, request])}\n`),
+        true,
+      ),
+    remove: async (keys) =>
+      append(
+        keys.map((key) => `${JSON.stringify(["-", key])}\n`),
+        false,
+      ),
     entries: async () => new Map(live),
     close: async () => closeSync(fd),
   };

@@ -20,7 +20,8 @@ export interface CrawlerRequestLike {
 /** A key function for the `key` option (checked once, when the sieve is attached). */
 export function keyFunction(key: CrawlerKey | undefined): (request: CrawlerRequestLike) => string | undefined {
   if (typeof key === "function") return key;
-  if (key !== undefined && key !== "request" && key !== "scrapy") throw new InvalidArgumentError("key", key, '"request", "scrapy" or a function (request) => string');
+  if (key !== undefined && key !== "request" && key !== "scrapy")
+    throw new InvalidArgumentError("key", key, '"request", "scrapy" or a function (request) => string');
   const algorithm = key === "scrapy" ? "scrapy-redis" : "md5";
   return (request) => {
     const url = request.url ?? request.uri;

@@ -103,24 +103,41 @@ type Callback = (error: unknown, response: unknown, done?: unknown) => unknown;
 
 /** Replaces node-crawler's duplicate check with an atomic check-and-insert over a SeenSet; initializes crawlsieve itself. */
 export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOptions = {}): Promise<CrawlerSieve> {
-  if (crawler === null || typeof crawler !== "object" || typeof crawler.add !== "function" || typeof crawler.options !== "object") {
+  if (
+    crawler === null ||
+    typeof crawler !== "object" ||
+    typeof crawler.add !== "function" ||
+    typeof crawler.options !== "object"
+  ) {
     throw new InvalidArgumentError("crawler", crawler, "a node-crawler 2.x Crawler (new Crawler({...}))");
   }
   await init();
   const keyOf = keyFunction(options.key);
   const worker = options.worker ?? "main";
-  if (typeof worker !== "string" || !/^[\w.-]{1,64}$/.test(worker)) throw new InvalidArgumentError("worker", worker, "a name of letters, digits, '_', '.', '-'");
+  if (typeof worker !== "string" || !/^[\w.-]{1,64}$/.test(worker))
+    throw new InvalidArgumentError("worker", worker, "a name of letters, digits, '_', '.', '-'");
   const spec = options.seen ?? { backend: "memory" };
   const seen = await openSeenSet(spec);
   const forget = options.forgetOnFailure ?? false;
   if (typeof forget !== "boolean") throw new InvalidArgumentError("forgetOnFailure", forget, "true or false");
-  if (forget && seen.removeMany === undefined) throw new InvalidArgumentError("forgetOnFailure", forget, `false with a seen-set that cannot forget a key (${seen.backend}, exact: ${seen.exact})`);
+  if (forget && seen.removeMany === undefined)
+    throw new InvalidArgumentError(
+      "forgetOnFailure",
+      forget,
+      `false with a seen-set that cannot forget a key (${seen.backend}, exact: ${seen.exact})`,
+    );
   const pending = pendingLog(options.pending, spec, worker);
   const stats: CrawlerSieveStats = { checked: 0, scheduled: 0, dropped: 0, resumed: 0, forgotten: 0, retries: 0 };
-  const onError = options.onError ?? ((error: unknown) => process.stderr.write(`crawlsieve/crawler: a write to the ${seen.backend} seen-set failed, retrying: ${String(error)}\n`));
+  const onError =
+    options.onError ??
+    ((error: unknown) =>
+      process.stderr.write(
+        `crawlsieve/crawler: a write to the ${seen.backend} seen-set failed, retrying: ${String(error)}\n`,
+      ));
   if (typeof onError !== "function") throw new InvalidArgumentError("onError", onError, "a function (error) => void");
   const retryForMs = options.retryForMs ?? 300_000;
-  if (!Number.isSafeInteger(retryForMs) || retryForMs < 0) throw new InvalidArgumentError("retryForMs", retryForMs, "a whole number of milliseconds, 0 or more");
+  if (!Number.isSafeInteger(retryForMs) || retryForMs < 0)
+    throw new InvalidArgumentError("retryForMs", retryForMs, "a whole number of milliseconds, 0 or more");
 
   // All writes of the sieve happen in one flush at a time (group commit): adds and finished
   // requests that arrive while a flush runs wait for the next one, so under load one flush (one
@@ -140,7 +157,8 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
   const checkIdle = () => {
-    if (inFlight === 0 && !busy && !scheduled && waiting.length === 0 && ending.length === 0 && carried.length === 0) for (const wake of idleWaiters.splice(0)) wake();
+    if (inFlight === 0 && !busy && !scheduled && waiting.length === 0 && ending.length === 0 && carried.length === 0)
+      for (const wake of idleWaiters.splice(0)) wake();
   };
   const schedule = () => {
     if (busy || scheduled) return;
@@ -175,11 +193,17 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
         // scheduled (the flush, then a macrotask): node-crawler emits "drain" when a release
         // finds its queues empty, and links still being checked are not in them yet.
         // Settled either way (a rejection only after retryForMs of failed writes): the slot is freed.
-        void finished(key, failed).then(() => setImmediate(release), () => setImmediate(release));
+        void finished(key, failed).then(
+          () => setImmediate(release),
+          () => setImmediate(release),
+        );
       };
       // A failed request is forgotten before the user's callback runs, so that callback may add it again.
       if (failed && forget) {
-        const proceed = () => (typeof original === "function" ? original(error, response, () => setImmediate(release)) : setImmediate(release));
+        const proceed = () =>
+          typeof original === "function"
+            ? original(error, response, () => setImmediate(release))
+            : setImmediate(release);
         void finished(key, true).then(proceed, proceed);
         return;
       }
@@ -189,7 +213,11 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
   };
 
   /** Records and commits the waiting adds; returns which were new. */
-  const commit = async (batch: readonly Waiting[], unrecord: string[], attempt: { absent?: Uint8Array; addSent: boolean }): Promise<Uint8Array> => {
+  const commit = async (
+    batch: readonly Waiting[],
+    unrecord: string[],
+    attempt: { absent?: Uint8Array; addSent: boolean },
+  ): Promise<Uint8Array> => {
     if (batch.length === 0) return new Uint8Array(0);
     const keys = batch.map((w) => w.key);
     const entries = new Map<string, PendingRequest>();
@@ -197,7 +225,12 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
       // Recorded before a key can be reported new: a crash after the commit leaves it pending.
       const maybeNew = await seen.hasMany(keys);
       attempt.absent = maybeNew.map((present) => present ^ 1);
-      batch.forEach((w, i) => (maybeNew[i] === 0 || w.mayHaveAdded === true) && !entries.has(w.key) && entries.set(w.key, keptFields(w.request)));
+      batch.forEach(
+        (w, i) =>
+          (maybeNew[i] === 0 || w.mayHaveAdded === true) &&
+          !entries.has(w.key) &&
+          entries.set(w.key, keptFields(w.request)),
+      );
       await pending.add(entries);
     }
     attempt.addSent = true;
@@ -266,7 +299,8 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
           }
           if (!committed) {
             // Known absent before the add that failed (unknown without a pending record's check): that add may have inserted it.
-            if (attempt.addSent) batch.forEach((w, i) => (w.mayHaveAdded ||= attempt.absent === undefined || attempt.absent[i] === 1));
+            if (attempt.addSent)
+              batch.forEach((w, i) => (w.mayHaveAdded ||= attempt.absent === undefined || attempt.absent[i] === 1));
             waiting = [...batch, ...waiting];
           }
           ending = [...ends, ...ending];
@@ -284,7 +318,10 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
         if (backoff === 0) setImmediate(next);
         else setTimeout(next, backoff);
       });
-    lastFlush = work.then(() => undefined, () => undefined);
+    lastFlush = work.then(
+      () => undefined,
+      () => undefined,
+    );
   };
   let lastFlush: Promise<void> = Promise.resolve();
 
@@ -346,8 +383,10 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
 function pendingLog(given: PendingSpec | undefined, spec: SeenSet | SeenSpec, worker: string): PendingLog | undefined {
   if (given === false) return undefined;
   if (given !== undefined) {
-    if (given !== null && typeof given === "object" && "file" in given && typeof given.file === "string") return filePendingLog(given.file);
-    if (given !== null && typeof given === "object" && "key" in given) return redisPendingLog(asCommander(given.client), given.key);
+    if (given !== null && typeof given === "object" && "file" in given && typeof given.file === "string")
+      return filePendingLog(given.file);
+    if (given !== null && typeof given === "object" && "key" in given)
+      return redisPendingLog(asCommander(given.client), given.key);
     throw new InvalidArgumentError("pending", given, "false, { file } or { client, key }");
   }
   if (!("backend" in spec) || "addMany" in spec) return undefined;
@@ -359,8 +398,20 @@ function pendingLog(given: PendingSpec | undefined, spec: SeenSet | SeenSpec, wo
   return undefined;
 }
 
-
-const KEPT = ["url", "uri", "method", "body", "form", "json", "headers", "userParams", "priority", "jQuery", "isJson", "encoding"];
+const KEPT = [
+  "url",
+  "uri",
+  "method",
+  "body",
+  "form",
+  "json",
+  "headers",
+  "userParams",
+  "priority",
+  "jQuery",
+  "isJson",
+  "encoding",
+];
 
 /** The JSON-able fields of a request that schedule it again (callbacks cannot be kept: the crawler's own runs). */
 function keptFields(request: Record<string, unknown>): PendingRequest {

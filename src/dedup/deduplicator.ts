@@ -72,14 +72,16 @@ const RECIPE: Recipe<{ options: DeduplicatorOptions; entries: number }> = {
   paramBytes: DEDUP_PARAM_BYTES,
   read(params, payloadBytes) {
     const scheme = params.getUint32(0, true);
-    if (scheme !== SCHEME_MD5 && scheme !== SCHEME_XXH64X2) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = MD5, 2 = XXH64x2)`, "ERR_BAD_PARAMS");
+    if (scheme !== SCHEME_MD5 && scheme !== SCHEME_XXH64X2)
+      throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = MD5, 2 = XXH64x2)`, "ERR_BAD_PARAMS");
     const entries = params.getFloat64(24, true);
     if (!Number.isSafeInteger(entries) || entries < 0 || ENTRY_BYTES * entries !== payloadBytes) {
       throw new FormatError(`${entries} entries do not fit a payload of ${payloadBytes} bytes`, "ERR_BAD_PARAMS");
     }
     const counterBits = params.getUint32(4, true);
     const counters = params.getFloat64(16, true);
-    if (!Number.isSafeInteger(counters) || counters < 1 || counters > 2 ** 32) throw new FormatError(`counters must be an integer from 1 to 2^32, got ${counters}`, "ERR_BAD_PARAMS");
+    if (!Number.isSafeInteger(counters) || counters < 1 || counters > 2 ** 32)
+      throw new FormatError(`counters must be an integer from 1 to 2^32, got ${counters}`, "ERR_BAD_PARAMS");
     const options: DeduplicatorOptions = {
       items: Math.max(1, entries),
       counters: Math.min(counters, rebuiltCounters(payloadBytes, counterBits)),
@@ -129,7 +131,8 @@ export class Deduplicator {
   constructor(options: DeduplicatorOptions) {
     const opts = check.options<DeduplicatorOptions>("options", options);
     const fingerprint = opts.fingerprint ?? "md5";
-    if (fingerprint !== "md5" && fingerprint !== "xxh64x2") throw new InvalidArgumentError("fingerprint", opts.fingerprint, '"md5" or "xxh64x2"');
+    if (fingerprint !== "md5" && fingerprint !== "xxh64x2")
+      throw new InvalidArgumentError("fingerprint", opts.fingerprint, '"md5" or "xxh64x2"');
     this.xxh = fingerprint === "xxh64x2";
     const items = check.positiveInteger("items", opts.items);
     this.bits = opts.counterBits ?? 4;
@@ -146,7 +149,14 @@ export class Deduplicator {
     const arena = new Arena();
     // The table lies last: it is the region that grows.
     const regions = arena.place(
-      { counters: Math.ceil((this.m * this.bits) / 8), digests: array(16, BATCH), out: array(1, BATCH), refs: array(4, BATCH), stats: arena.k.DEDUP_STATS_BYTES.value, table: this.capacity * arena.k.TABLE_SLOT_BYTES.value },
+      {
+        counters: Math.ceil((this.m * this.bits) / 8),
+        digests: array(16, BATCH),
+        out: array(1, BATCH),
+        refs: array(4, BATCH),
+        stats: arena.k.DEDUP_STATS_BYTES.value,
+        table: this.capacity * arena.k.TABLE_SLOT_BYTES.value,
+      },
       arena.base,
       "the deduplicator",
     );
@@ -154,7 +164,12 @@ export class Deduplicator {
     this.digests = regions.digests;
     this.out = regions.out;
     this.refs = regions.refs;
-    this.statsBlock = new KernelRecord(regions.stats, { lookups: u64(arena.k.DEDUP_LOOKUPS), avoided: u64(arena.k.DEDUP_AVOIDED), entries: u64(arena.k.DEDUP_ENTRIES), lookupsNew: u64(arena.k.DEDUP_LOOKUPS_NEW) });
+    this.statsBlock = new KernelRecord(regions.stats, {
+      lookups: u64(arena.k.DEDUP_LOOKUPS),
+      avoided: u64(arena.k.DEDUP_AVOIDED),
+      entries: u64(arena.k.DEDUP_ENTRIES),
+      lookupsNew: u64(arena.k.DEDUP_LOOKUPS_NEW),
+    });
     this.tablePtr = regions.table;
     this.arena = arena;
   }
@@ -209,7 +224,8 @@ export class Deduplicator {
     if (ENTRY_BYTES * entries > MAX_BYTE_ARRAY) throw tooLarge(ENTRY_BYTES * entries);
     // A table slot (TABLE_SLOT_BYTES, as the module says) is the entry: fingerprint, then its count (0: empty).
     const slots = new ArrayRegion(this.tablePtr, arena.k.TABLE_SLOT_BYTES.value, this.capacity);
-    if (slots.size !== ENTRY_BYTES) throw new Error(`a table slot of ${slots.size} bytes is not a format v1 entry of ${ENTRY_BYTES}`);
+    if (slots.size !== ENTRY_BYTES)
+      throw new Error(`a table slot of ${slots.size} bytes is not a format v1 entry of ${ENTRY_BYTES}`);
     return writeContainer(Kind.Deduplicator, params, slots.packed(arena.u8, entries, COUNT_AT), tooLarge);
   }
 
@@ -234,7 +250,8 @@ export class Deduplicator {
         dedup.checkDigests(n);
         u8 = dedup.live().u8;
         const added = dedup.out.bytes(u8, 0, n);
-        for (let j = 0; j < n; j++) if (added[j] !== 1) throw new FormatError(`entry ${i + j} repeats an earlier fingerprint`, "ERR_BAD_PARAMS");
+        for (let j = 0; j < n; j++)
+          if (added[j] !== 1) throw new FormatError(`entry ${i + j} repeats an earlier fingerprint`, "ERR_BAD_PARAMS");
         dedup.refs.copyIn(u8, counts.subarray(0, n));
         dedup.live().k.dedupCounts(dedup.tablePtr, dedup.capacity, dedup.digests.ptr, n, dedup.refs.ptr, 1);
       });
@@ -269,7 +286,14 @@ export class Deduplicator {
 
   /** Counts of keys seen, new and duplicate, and of table look-ups made and avoided. */
   get stats(): DedupStats {
-    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.stat("lookups"), lookupsAvoided: this.stat("avoided"), lookupsForNew: this.stat("lookupsNew") };
+    return {
+      seen: this.seen,
+      new: this.fresh,
+      duplicates: this.seen - this.fresh,
+      lookups: this.stat("lookups"),
+      lookupsAvoided: this.stat("avoided"),
+      lookupsForNew: this.stat("lookupsNew"),
+    };
   }
 
   /** Counters (m), hashes (k) and bits per counter of the front filter. */
@@ -294,10 +318,15 @@ export class Deduplicator {
 
   /** Fingerprints keys in the shared engine batch by batch, copies each batch's digests into the digest region, and visits it. */
   private eachFingerprinted(keys: Keys, visit: (n: number, at: number) => void): void {
-    eachDigestBatch(() => sharedEngine().staging, keys, this.xxh ? "xxh64x2" : "md5", (digests, n, at) => {
-      this.digests.copyIn(this.live().u8, digests);
-      visit(n, at);
-    });
+    eachDigestBatch(
+      () => sharedEngine().staging,
+      keys,
+      this.xxh ? "xxh64x2" : "md5",
+      (digests, n, at) => {
+        this.digests.copyIn(this.live().u8, digests);
+        visit(n, at);
+      },
+    );
   }
 
   /** One count of the kernels' stats block. */
@@ -312,7 +341,19 @@ export class Deduplicator {
     const counts = new Uint32Array(flags.length);
     this.eachFingerprinted(keys, (n, i) => {
       if (removing) {
-        arena.k.dedupRemove(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, this.digests.ptr, n, this.out.ptr, this.refs.ptr, this.statsBlock.ptr);
+        arena.k.dedupRemove(
+          this.countersPtr,
+          this.m,
+          this.k,
+          this.bits,
+          this.tablePtr,
+          this.capacity,
+          this.digests.ptr,
+          n,
+          this.out.ptr,
+          this.refs.ptr,
+          this.statsBlock.ptr,
+        );
       } else {
         this.checkDigests(n);
       }
@@ -331,7 +372,20 @@ export class Deduplicator {
   private checkDigests(n: number): void {
     eachRun(n, n, (left, done) => {
       const limit = Math.floor(this.capacity * MAX_LOAD);
-      const took = this.live().k.dedupCheck(this.countersPtr, this.m, this.k, this.bits, this.tablePtr, this.capacity, limit, this.digests.at(done), left, this.out.at(done), this.refs.at(done), this.statsBlock.ptr);
+      const took = this.live().k.dedupCheck(
+        this.countersPtr,
+        this.m,
+        this.k,
+        this.bits,
+        this.tablePtr,
+        this.capacity,
+        limit,
+        this.digests.at(done),
+        left,
+        this.out.at(done),
+        this.refs.at(done),
+        this.statsBlock.ptr,
+      );
       if (took < left) this.grow();
       return took;
     });
@@ -342,7 +396,11 @@ export class Deduplicator {
     const arena = this.live();
     const capacity = this.capacity * 2;
     const slotBytes: number = arena.k.TABLE_SLOT_BYTES.value;
-    const { fresh, end } = arena.place({ table: this.capacity * slotBytes, fresh: capacity * slotBytes }, this.tablePtr, "the fingerprint table");
+    const { fresh, end } = arena.place(
+      { table: this.capacity * slotBytes, fresh: capacity * slotBytes },
+      this.tablePtr,
+      "the fingerprint table",
+    );
     arena.k.tableRehash(this.tablePtr, this.capacity, fresh, capacity);
     arena.u8.copyWithin(this.tablePtr, fresh, end);
     this.capacity = capacity;

@@ -13,7 +13,15 @@ export const ROUTING_BITS = 32 - LOG_PARTS;
 export function checkPlannedKeys(items: number): void {
   const bytes = shardTableBytes(items);
   const most = 2 ** ROUTING_BITS * shardCapacity();
-  if (items > most) throw new FilterTooLargeError(bytes, `items ${items} is past the ${most} keys a fingerprint set holds (2^${ROUTING_BITS} WebAssembly memories of ${shardCapacity()} keys)`);
+  if (items > most)
+    throw new FilterTooLargeError(
+      bytes,
+      `items ${items} is past the ${most} keys a fingerprint set holds (2^${ROUTING_BITS} WebAssembly memories of ${shardCapacity()} keys)`,
+    );
   const machine = machineMemory();
-  if (bytes > machine) throw new FilterTooLargeError(bytes, `items ${items} needs that many bytes of fingerprint tables at their fullest, past this machine's memory (${machine} bytes, ${(machine / 2 ** 30).toFixed(1)} GiB)`);
+  if (bytes > machine)
+    throw new FilterTooLargeError(
+      bytes,
+      `items ${items} needs that many bytes of fingerprint tables at their fullest, past this machine's memory (${machine} bytes, ${(machine / 2 ** 30).toFixed(1)} GiB)`,
+    );
 }

@@ -50,10 +50,14 @@ const RECIPE: Recipe<number> = {
   paramBytes: PARAM_BYTES,
   read(params, payloadBytes) {
     const scheme = params.getUint32(0, true);
-    if (scheme !== SCHEME_XXH3_128) throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = XXH3-128)`, "ERR_BAD_PARAMS");
+    if (scheme !== SCHEME_XXH3_128)
+      throw new FormatError(`fingerprint scheme ${scheme} is not known (1 = XXH3-128)`, "ERR_BAD_PARAMS");
     const size = params.getFloat64(8, true);
     if (!Number.isSafeInteger(size) || size < 0 || 16 * size !== payloadBytes) {
-      throw new FormatError(`a set of ${size} fingerprints does not fit a payload of ${payloadBytes} bytes`, "ERR_BAD_PARAMS");
+      throw new FormatError(
+        `a set of ${size} fingerprints does not fit a payload of ${payloadBytes} bytes`,
+        "ERR_BAD_PARAMS",
+      );
     }
     return size;
   },
@@ -188,7 +192,8 @@ export class FingerprintSet {
       const flags = set.addFingerprints(payload.subarray(0, 16 * size));
       let added = 0;
       for (let i = 0; i < size; i++) added += flags[i];
-      if (added !== size) throw new FormatError(`${size - added} of ${size} stored fingerprints are repeated`, "ERR_BAD_PARAMS");
+      if (added !== size)
+        throw new FormatError(`${size - added} of ${size} stored fingerprints are repeated`, "ERR_BAD_PARAMS");
     } catch (error) {
       set.dispose();
       throw error;
@@ -221,7 +226,9 @@ export class FingerprintSet {
   private each(keys: Keys, op: Op): Uint8Array {
     this.parts();
     const out = new Uint8Array(countOf(keys));
-    eachDigestBatch(sharedEngine().staging, keys, "xxh128", (digests, n, at) => this.run(op, digests.subarray(0, 16 * n), null, out, at));
+    eachDigestBatch(sharedEngine().staging, keys, "xxh128", (digests, n, at) =>
+      this.run(op, digests.subarray(0, 16 * n), null, out, at),
+    );
     return out;
   }
 
@@ -265,7 +272,14 @@ export class FingerprintSet {
   }
 
   /** Runs `op` on packed fingerprints all of one shard, a batch at a time; a shard that outgrows its memory is split, and the rest routed again. */
-  private runOn(shard: FingerprintShard, op: Op, packed: Uint8Array, positions: Int32Array | null, out: Uint8Array, at: number): void {
+  private runOn(
+    shard: FingerprintShard,
+    op: Op,
+    packed: Uint8Array,
+    positions: Int32Array | null,
+    out: Uint8Array,
+    at: number,
+  ): void {
     const n = packed.length / 16;
     for (let done = 0; done < n; ) {
       const m = Math.min(BATCH, n - done);
@@ -280,7 +294,10 @@ export class FingerprintSet {
       done += took;
       if (took < m) {
         this.split(shard);
-        const rest = positions === null ? Int32Array.from({ length: n - done }, (_, j) => at + done + j) : positions.subarray(done);
+        const rest =
+          positions === null
+            ? Int32Array.from({ length: n - done }, (_, j) => at + done + j)
+            : positions.subarray(done);
         this.run(op, packed.subarray(16 * done), rest, out, 0);
         return;
       }
@@ -291,13 +308,18 @@ export class FingerprintSet {
   private split(full: FingerprintShard): void {
     const d = full.depth;
     if (d === this.depth) {
-      if (d >= ROUTING_BITS) throw new FilterTooLargeError(2 ** 32 * 2 ** d, "the fingerprint set has more shards than its routing bits tell apart");
+      if (d >= ROUTING_BITS)
+        throw new FilterTooLargeError(
+          2 ** 32 * 2 ** d,
+          "the fingerprint set has more shards than its routing bits tell apart",
+        );
       this.shards = this.shards.flatMap((s) => [s, s]);
       this.depth += 1;
     }
     const items = Math.ceil(full.size * SPLIT_ROOM);
     const halves = [new FingerprintShard(items, d + 1), new FingerprintShard(items, d + 1)];
-    for (let i = 0; i < this.shards.length; i++) if (this.shards[i] === full) this.shards[i] = halves[(i >>> (this.depth - d - 1)) & 1];
+    for (let i = 0; i < this.shards.length; i++)
+      if (this.shards[i] === full) this.shards[i] = halves[(i >>> (this.depth - d - 1)) & 1];
     full.eachPacked((packed) => this.run("add", packed, null, new Uint8Array(packed.length / 16), 0));
     full.dispose();
   }

@@ -16,7 +16,8 @@ const MAX_TABLE_BYTES = 2 ** 32 - 2 ** 24;
 
 /** The largest table a shard may hold (tests set less: CRAWLSIEVE_TEST_PER_MEMORY, as for the line tables). */
 export function maxTableBytes(): number {
-  const forced = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.CRAWLSIEVE_TEST_PER_MEMORY;
+  const forced = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
+    ?.CRAWLSIEVE_TEST_PER_MEMORY;
   return forced === undefined ? MAX_TABLE_BYTES : Math.min(MAX_TABLE_BYTES, Number(forced));
 }
 
@@ -55,7 +56,11 @@ export class FingerprintShard {
     this.buckets = Math.min(maxBuckets(), Math.max(MIN_BUCKETS, bucketsFor(items, WIDE)));
     const arena = new Arena();
     // The table lies last: it grows in place.
-    const regions = arena.place({ counts: array(4, PARTS), digests: array(16, BATCH), out: array(1, BATCH), table: this.tableBytes }, arena.base, "the fingerprint set");
+    const regions = arena.place(
+      { counts: array(4, PARTS), digests: array(16, BATCH), out: array(1, BATCH), table: this.tableBytes },
+      arena.base,
+      "the fingerprint set",
+    );
     this.counts = regions.counts;
     this.digests = regions.digests;
     this.out = regions.out;
@@ -72,7 +77,17 @@ export class FingerprintShard {
     let taken = 0;
     eachRun(n, n, (left, done) => {
       const limit = partitionLimit(this.buckets, WIDE);
-      const took = this.live().k.setAddMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, limit, this.digests.at(done), left, this.out.at(done), WIDE.bytes);
+      const took = this.live().k.setAddMany(
+        this.tablePtr,
+        LOG_PARTS,
+        this.buckets,
+        this.counts.ptr,
+        limit,
+        this.digests.at(done),
+        left,
+        this.out.at(done),
+        WIDE.bytes,
+      );
       taken += took;
       if (took === left) return took;
       if (!this.grow()) return n - done;
@@ -88,7 +103,16 @@ export class FingerprintShard {
 
   /** Removes the staged fingerprints in order; out[i] = 1 where one was here. */
   removeStaged(n: number): void {
-    this.live().k.setRemoveMany(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
+    this.live().k.setRemoveMany(
+      this.tablePtr,
+      LOG_PARTS,
+      this.buckets,
+      this.counts.ptr,
+      this.digests.ptr,
+      n,
+      this.out.ptr,
+      WIDE.bytes,
+    );
   }
 
   /** The flags of the last batch, n of them (a view: valid until the next batch). */

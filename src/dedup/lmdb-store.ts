@@ -38,7 +38,10 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
   try {
     lmdb = createRequire(import.meta.url)("lmdb");
   } catch (error) {
-    throw new CrawlsieveError("ERR_NO_LMDB", `the on-disk store needs the lmdb package (npm install lmdb): ${String(error)}`);
+    throw new CrawlsieveError(
+      "ERR_NO_LMDB",
+      `the on-disk store needs the lmdb package (npm install lmdb): ${String(error)}`,
+    );
   }
   const durable = options.durable ?? true;
   if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", options.durable, "true or false");
@@ -47,7 +50,13 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
   checkDataFile(file);
   let db: LmdbDatabase;
   try {
-    db = lmdb.open({ path: file, keyEncoding: "binary", encoding: "msgpack", overlappingSync: false, noSync: !durable });
+    db = lmdb.open({
+      path: file,
+      keyEncoding: "binary",
+      encoding: "msgpack",
+      overlappingSync: false,
+      noSync: !durable,
+    });
   } catch (error) {
     throw new CrawlsieveError("ERR_STORE", `cannot open the fingerprint store ${file}: ${String(error)}`);
   }
@@ -73,25 +82,27 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
       return typeof value === "number" ? value : 0;
     },
     update(decide) {
-      return writing(dir, () => db.transactionSync(() => {
-        // Read inside the write transaction: no other process can commit until this one ends.
-        const epoch = readEpoch();
-        const changes = decide({
-          epoch,
-          get: (fingerprint) => {
-            const value = db.get(Buffer.from(fingerprint.buffer, fingerprint.byteOffset, 16));
-            return typeof value === "number" ? value : 0;
-          },
-        });
-        if (changes.size === 0) return epoch;
-        for (const { fingerprint, count } of changes.values()) {
-          const key = Buffer.from(fingerprint);
-          if (count === 0) db.removeSync(key);
-          else db.putSync(key, count);
-        }
-        db.putSync(EPOCH, epoch + 1);
-        return epoch + 1;
-      }));
+      return writing(dir, () =>
+        db.transactionSync(() => {
+          // Read inside the write transaction: no other process can commit until this one ends.
+          const epoch = readEpoch();
+          const changes = decide({
+            epoch,
+            get: (fingerprint) => {
+              const value = db.get(Buffer.from(fingerprint.buffer, fingerprint.byteOffset, 16));
+              return typeof value === "number" ? value : 0;
+            },
+          });
+          if (changes.size === 0) return epoch;
+          for (const { fingerprint, count } of changes.values()) {
+            const key = Buffer.from(fingerprint);
+            if (count === 0) db.removeSync(key);
+            else db.putSync(key, count);
+          }
+          db.putSync(EPOCH, epoch + 1);
+          return epoch + 1;
+        }),
+      );
     },
     get epoch() {
       return readEpoch();
@@ -159,6 +170,9 @@ function checkDataFile(file: string): void {
   if (read === 0 || header.subarray(0, read).every((b) => b === 0)) return;
   const magicAt = [16, 24].find((offset) => read >= offset + 4 && header.readUInt32LE(offset) === LMDB_MAGIC);
   if (magicAt === undefined) {
-    throw new CrawlsieveError("ERR_STORE_CORRUPT", `${file} is not an LMDB fingerprint store (no LMDB magic in its meta page); move it away or use another --store directory`);
+    throw new CrawlsieveError(
+      "ERR_STORE_CORRUPT",
+      `${file} is not an LMDB fingerprint store (no LMDB magic in its meta page); move it away or use another --store directory`,
+    );
   }
 }

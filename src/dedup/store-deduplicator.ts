@@ -45,7 +45,10 @@ export class StoreDeduplicator {
   /** The store epoch the filter holds every fingerprint of; undefined once another process wrote. */
   private coveredEpoch: number | undefined;
 
-  constructor(private readonly store: FingerprintStore, options: StoreDeduplicatorOptions) {
+  constructor(
+    private readonly store: FingerprintStore,
+    options: StoreDeduplicatorOptions,
+  ) {
     const opts = check.options<StoreDeduplicatorOptions>("options", options);
     const saved = loadSaved(store);
     if (saved !== undefined) {
@@ -56,7 +59,11 @@ export class StoreDeduplicator {
       this.filter =
         opts.counters !== undefined || opts.hashes !== undefined
           ? new CountingBloomFilter({ counters: opts.counters, hashes: opts.hashes, counterBits: opts.counterBits })
-          : new CountingBloomFilter({ items: opts.items ?? 1, fpRate: opts.fpRate ?? 0.01, counterBits: opts.counterBits });
+          : new CountingBloomFilter({
+              items: opts.items ?? 1,
+              fpRate: opts.fpRate ?? 0.01,
+              counterBits: opts.counterBits,
+            });
       this.rebuilt = store.size > 0;
       this.coveredEpoch = this.rebuild();
     }
@@ -107,7 +114,10 @@ export class StoreDeduplicator {
    * transaction per batch; at the last reference the key is forgotten and its counters go down.
    * removed[i] = 1 when keys[i] was there; counts[i] = references left.
    */
-  removeMany(keys: readonly (string | Uint8Array)[], options: { all?: boolean } = {}): { removed: Uint8Array; counts: Uint32Array } {
+  removeMany(
+    keys: readonly (string | Uint8Array)[],
+    options: { all?: boolean } = {},
+  ): { removed: Uint8Array; counts: Uint32Array } {
     check.keyList("keys", keys);
     const all = check.options<{ all: boolean }>("options", options).all ?? false;
     if (typeof all !== "boolean") throw new InvalidArgumentError("all", all, "true or false");
@@ -146,7 +156,14 @@ export class StoreDeduplicator {
 
   /** Counts of keys and of store look-ups made and avoided. */
   get stats(): DedupStats {
-    return { seen: this.seen, new: this.fresh, duplicates: this.seen - this.fresh, lookups: this.lookups, lookupsAvoided: this.avoided, lookupsForNew: this.missed };
+    return {
+      seen: this.seen,
+      new: this.fresh,
+      duplicates: this.seen - this.fresh,
+      lookups: this.lookups,
+      lookupsAvoided: this.avoided,
+      lookupsForNew: this.missed,
+    };
   }
 
   /** Distinct keys in the store. */
@@ -233,7 +250,12 @@ export class StoreDeduplicator {
 
   /** MD5s (already checked) keys batch by batch on the one batch loop and visits each batch's digests (a copy, 16 bytes a key). */
   private eachDigestCopy(keys: Keys, visit: (digests: Uint8Array, n: number, at: number) => void): void {
-    eachDigestBatch(() => sharedEngine().staging, keys, "md5", (digests, n, at) => visit(digests.slice(), n, at));
+    eachDigestBatch(
+      () => sharedEngine().staging,
+      keys,
+      "md5",
+      (digests, n, at) => visit(digests.slice(), n, at),
+    );
   }
 
   /** Puts digests into the filter's hash-pair region (h2 forced odd, as the in-memory Deduplicator does). */
@@ -288,7 +310,8 @@ function loadSaved(store: FingerprintStore): { filter: CountingBloomFilter; epoc
   if (side === undefined || side.length < SIDE_HEAD) return undefined;
   const view = new DataView(side.buffer, side.byteOffset, SIDE_HEAD);
   if (view.getUint32(0, true) !== SIDE_MAGIC || view.getUint32(4, true) !== SIDE_VERSION) return undefined;
-  if (new TextDecoder().decode(side.subarray(8, 8 + ID_BYTES)) !== store.id.padEnd(ID_BYTES).slice(0, ID_BYTES)) return undefined;
+  if (new TextDecoder().decode(side.subarray(8, 8 + ID_BYTES)) !== store.id.padEnd(ID_BYTES).slice(0, ID_BYTES))
+    return undefined;
   const epoch = view.getFloat64(8 + ID_BYTES, true);
   if (epoch !== store.epoch) return undefined;
   try {

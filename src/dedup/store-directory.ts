@@ -26,16 +26,22 @@ export function prepareDirectory(dir: string): void {
     writeFileSync(probe, "");
     rmSync(probe, { force: true });
   } catch (error) {
-    throw new CrawlsieveError("ERR_STORE", `the store directory ${JSON.stringify(dir)} cannot be used: ${(error as Error).message}`);
+    throw new CrawlsieveError(
+      "ERR_STORE",
+      `the store directory ${JSON.stringify(dir)} cannot be used: ${(error as Error).message}`,
+    );
   }
 }
-
 
 /** True when the store's file `path` exists and is a regular file; a typed error naming it when it is something else. */
 export function isStoreFile(path: string): boolean {
   const stat = statSync(path, { throwIfNoEntry: false });
   if (stat === undefined) return false;
-  if (!stat.isFile()) throw new CrawlsieveError("ERR_STORE", `${path} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory`);
+  if (!stat.isFile())
+    throw new CrawlsieveError(
+      "ERR_STORE",
+      `${path} is not a file (a directory or a device where the store keeps its fingerprints); move it away or use another --store directory`,
+    );
   return true;
 }
 

@@ -2,9 +2,26 @@
 // 128-bit fingerprints as the in-memory set) and sent, one call per shard per batch, to the
 // objects named `${name}/${i}`. A key always goes to the same shard, so each key's
 // check-and-insert is atomic in that object even when a batch spans shards.
-import { DisposedError, FingerprintSet, initSync, InvalidArgumentError, type Duration, type SeenKey, type SeenSet } from "../index.workerd.js";
+import {
+  DisposedError,
+  FingerprintSet,
+  initSync,
+  InvalidArgumentError,
+  type Duration,
+  type SeenKey,
+  type SeenSet,
+} from "../index.workerd.js";
 import { durationMs } from "../seen/duration.js";
-import { errorFromWire, ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, shardOf, WINDOW_HEADER, type Operation, type WireError } from "./protocol.js";
+import {
+  errorFromWire,
+  ROW_FINGERPRINTS,
+  SHARD_HEADER,
+  SHARDS_HEADER,
+  shardOf,
+  WINDOW_HEADER,
+  type Operation,
+  type WireError,
+} from "./protocol.js";
 import type { DurableObjectNamespaceLike, DurableObjectStubLike } from "./workers-types.js";
 
 /** Options of durableSeenSet. */
@@ -25,12 +42,16 @@ const MAX_SHARDS = 4096;
 
 /** A SeenSet kept in SeenSetDurableObject objects of `namespace` (call from a Worker). */
 export function durableSeenSet(namespace: DurableObjectNamespaceLike, options: DurableSeenSetOptions): SeenSet {
-  if (typeof options?.name !== "string" || options.name.length === 0) throw new InvalidArgumentError("name", options?.name, "a non-empty string");
+  if (typeof options?.name !== "string" || options.name.length === 0)
+    throw new InvalidArgumentError("name", options?.name, "a non-empty string");
   const shards = options.shards ?? 1;
-  if (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_SHARDS) throw new InvalidArgumentError("shards", shards, `an integer from 1 to ${MAX_SHARDS}`);
+  if (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_SHARDS)
+    throw new InvalidArgumentError("shards", shards, `an integer from 1 to ${MAX_SHARDS}`);
   const window = options.window === undefined ? 0 : Math.round(durationMs("window", options.window));
   initSync();
-  const stubs = Array.from({ length: shards }, (_, i) => namespace.get(namespace.idFromName(`${options.name}/${i}`) as never));
+  const stubs = Array.from({ length: shards }, (_, i) =>
+    namespace.get(namespace.idFromName(`${options.name}/${i}`) as never),
+  );
   return new DurableSeenSet(stubs, window);
 }
 
@@ -45,7 +66,10 @@ class DurableSeenSet implements SeenSet {
    */
   private checked: Promise<unknown> | undefined;
 
-  constructor(private readonly stubs: readonly DurableObjectStubLike[], private readonly window: number) {}
+  constructor(
+    private readonly stubs: readonly DurableObjectStubLike[],
+    private readonly window: number,
+  ) {}
 
   addMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
     return this.scatter("add", keys);
@@ -56,7 +80,9 @@ class DurableSeenSet implements SeenSet {
   }
 
   async size(): Promise<number> {
-    const sizes = await Promise.all(this.stubs.map(async (_, i) => ((await (await this.call(i, "size")).json()) as { size: number }).size));
+    const sizes = await Promise.all(
+      this.stubs.map(async (_, i) => ((await (await this.call(i, "size")).json()) as { size: number }).size),
+    );
     return sizes.reduce((a, b) => a + b, 0);
   }
 
@@ -76,16 +102,18 @@ class DurableSeenSet implements SeenSet {
     const members: number[][] = Array.from({ length: shards }, () => []);
     for (let i = 0; i < keys.length; i++) members[shardOf(fingerprints, 16 * i, shards)].push(i);
     const out = new Uint8Array(keys.length);
-    await Promise.all(members.map(async (indexes, shard) => {
-      // Calls to one shard go one after another, so a repeat of a key later in the batch finds it.
-      for (let from = 0; from < indexes.length; from += ROW_FINGERPRINTS) {
-        const part = indexes.slice(from, from + ROW_FINGERPRINTS);
-        const body = new Uint8Array(16 * part.length);
-        part.forEach((key, j) => body.set(fingerprints.subarray(16 * key, 16 * key + 16), 16 * j));
-        const flags = new Uint8Array(await (await this.call(shard, operation, body)).arrayBuffer());
-        part.forEach((key, j) => (out[key] = flags[j]));
-      }
-    }));
+    await Promise.all(
+      members.map(async (indexes, shard) => {
+        // Calls to one shard go one after another, so a repeat of a key later in the batch finds it.
+        for (let from = 0; from < indexes.length; from += ROW_FINGERPRINTS) {
+          const part = indexes.slice(from, from + ROW_FINGERPRINTS);
+          const body = new Uint8Array(16 * part.length);
+          part.forEach((key, j) => body.set(fingerprints.subarray(16 * key, 16 * key + 16), 16 * j));
+          const flags = new Uint8Array(await (await this.call(shard, operation, body)).arrayBuffer());
+          part.forEach((key, j) => (out[key] = flags[j]));
+        }
+      }),
+    );
     return out;
   }
 
@@ -103,7 +131,11 @@ class DurableSeenSet implements SeenSet {
     }
     const response = await this.stubs[shard].fetch(`https://crawlsieve/${operation}`, {
       method: "POST",
-      headers: { [SHARDS_HEADER]: String(this.stubs.length), [SHARD_HEADER]: String(shard), [WINDOW_HEADER]: String(this.window) },
+      headers: {
+        [SHARDS_HEADER]: String(this.stubs.length),
+        [SHARD_HEADER]: String(shard),
+        [WINDOW_HEADER]: String(this.window),
+      },
       body: body as Uint8Array<ArrayBuffer> | undefined,
     });
     if (!response.ok) throw errorFromWire((await response.json()) as WireError);

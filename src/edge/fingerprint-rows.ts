@@ -18,9 +18,14 @@ export class FingerprintRows {
   /** The "shard/shards/window" already checked against the record (one read per object life, not per call). */
   private claimed: string | undefined;
 
-  constructor(private readonly sql: SqlStorage, private readonly transaction: <T>(body: () => T) => T) {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly transaction: <T>(body: () => T) => T,
+  ) {
     sql.exec("CREATE TABLE IF NOT EXISTS crawlsieve_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS crawlsieve_fingerprints (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, fps BLOB NOT NULL, epoch INTEGER NOT NULL DEFAULT 0)");
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS crawlsieve_fingerprints (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, fps BLOB NOT NULL, epoch INTEGER NOT NULL DEFAULT 0)",
+    );
   }
 
   /** Fingerprints stored (the sum of every row's count). */
@@ -40,7 +45,12 @@ export class FingerprintRows {
   /** Appends one row of packed fingerprints (at most ROW_FINGERPRINTS) added in `epoch`; merges small rows when they have piled up. */
   append(packed: Uint8Array, epoch = 0): void {
     if (packed.length === 0) return;
-    this.sql.exec("INSERT INTO crawlsieve_fingerprints (n, fps, epoch) VALUES (?, ?, ?)", packed.length / 16, blob(packed), epoch);
+    this.sql.exec(
+      "INSERT INTO crawlsieve_fingerprints (n, fps, epoch) VALUES (?, ?, ?)",
+      packed.length / 16,
+      blob(packed),
+      epoch,
+    );
     if (packed.length / 16 < ROW_FINGERPRINTS) this.partial++;
     if (this.partial > MERGE_AFTER) this.merge();
   }
@@ -60,7 +70,10 @@ export class FingerprintRows {
   /** Rewrites the partial rows of each epoch as full rows and one remainder, in one transaction. */
   merge(): void {
     this.transaction(() => {
-      const epochs = this.sql.exec("SELECT DISTINCT epoch FROM crawlsieve_fingerprints WHERE n < ?", ROW_FINGERPRINTS).toArray().map((row) => Number(row.epoch));
+      const epochs = this.sql
+        .exec("SELECT DISTINCT epoch FROM crawlsieve_fingerprints WHERE n < ?", ROW_FINGERPRINTS)
+        .toArray()
+        .map((row) => Number(row.epoch));
       this.partial = 0;
       for (const epoch of epochs) this.mergeEpoch(epoch);
     });
@@ -69,25 +82,41 @@ export class FingerprintRows {
   /** Merges one epoch's partial rows, holding one row being filled and one being read. */
   private mergeEpoch(epoch: number): void {
     // Ids first, then one row at a time: no statement runs while a cursor is still open.
-    const ids = this.sql.exec("SELECT id FROM crawlsieve_fingerprints WHERE n < ? AND epoch = ? ORDER BY id", ROW_FINGERPRINTS, epoch).toArray().map((row) => Number(row.id));
+    const ids = this.sql
+      .exec("SELECT id FROM crawlsieve_fingerprints WHERE n < ? AND epoch = ? ORDER BY id", ROW_FINGERPRINTS, epoch)
+      .toArray()
+      .map((row) => Number(row.id));
     let buffer = new Uint8Array(16 * ROW_FINGERPRINTS);
     let filled = 0;
     for (const id of ids) {
-      const packed = new Uint8Array(this.sql.exec("SELECT fps FROM crawlsieve_fingerprints WHERE id = ?", id).one().fps as ArrayBuffer);
+      const packed = new Uint8Array(
+        this.sql.exec("SELECT fps FROM crawlsieve_fingerprints WHERE id = ?", id).one().fps as ArrayBuffer,
+      );
       for (let at = 0; at < packed.length; ) {
         const take = Math.min(packed.length - at, buffer.length - filled);
         buffer.set(packed.subarray(at, at + take), filled);
         filled += take;
         at += take;
         if (filled === buffer.length) {
-          this.sql.exec("INSERT INTO crawlsieve_fingerprints (n, fps, epoch) VALUES (?, ?, ?)", ROW_FINGERPRINTS, blob(buffer), epoch);
+          this.sql.exec(
+            "INSERT INTO crawlsieve_fingerprints (n, fps, epoch) VALUES (?, ?, ?)",
+            ROW_FINGERPRINTS,
+            blob(buffer),
+            epoch,
+          );
           buffer = new Uint8Array(16 * ROW_FINGERPRINTS);
           filled = 0;
         }
       }
     }
     for (const id of ids) this.sql.exec("DELETE FROM crawlsieve_fingerprints WHERE id = ?", id);
-    if (filled > 0) this.sql.exec("INSERT INTO crawlsieve_fingerprints (n, fps, epoch) VALUES (?, ?, ?)", filled / 16, blob(buffer.subarray(0, filled)), epoch);
+    if (filled > 0)
+      this.sql.exec(
+        "INSERT INTO crawlsieve_fingerprints (n, fps, epoch) VALUES (?, ?, ?)",
+        filled / 16,
+        blob(buffer.subarray(0, filled)),
+        epoch,
+      );
     if (filled > 0) this.partial++;
   }
 
@@ -110,18 +139,31 @@ export class FingerprintRows {
   claim(shard: number, shards: number, window = 0): void {
     if (this.claimed === `${shard}/${shards}/${window}`) return;
     const recorded = new Map<string, number>();
-    for (const row of this.sql.exec("SELECT key, value FROM crawlsieve_meta")) recorded.set(String(row.key), Number(row.value));
+    for (const row of this.sql.exec("SELECT key, value FROM crawlsieve_meta"))
+      recorded.set(String(row.key), Number(row.value));
     const count = recorded.get("shards");
     const index = recorded.get("shard");
     const recordedWindow = recorded.get("window") ?? 0;
     if (count === undefined || index === undefined) {
-      this.sql.exec("INSERT OR REPLACE INTO crawlsieve_meta (key, value) VALUES ('shards', ?), ('shard', ?), ('window', ?)", shards, shard, window);
+      this.sql.exec(
+        "INSERT OR REPLACE INTO crawlsieve_meta (key, value) VALUES ('shards', ?), ('shard', ?), ('window', ?)",
+        shards,
+        shard,
+        window,
+      );
     } else if (count !== shards) {
-      throw new ShardCountError(`this seen-set was created with ${count} shards; it cannot be opened with ${shards} (a changed count would lose keys)`, count, shards);
+      throw new ShardCountError(
+        `this seen-set was created with ${count} shards; it cannot be opened with ${shards} (a changed count would lose keys)`,
+        count,
+        shards,
+      );
     } else if (index !== shard) {
       throw new ShardCountError(`this object is shard ${index}, not shard ${shard}`, index, shard);
     } else if (recordedWindow !== window) {
-      throw new CrawlsieveError("ERR_WINDOW_CHANGED", `this seen-set was created with a window of ${recordedWindow} ms; it cannot be opened with ${window} ms`);
+      throw new CrawlsieveError(
+        "ERR_WINDOW_CHANGED",
+        `this seen-set was created with a window of ${recordedWindow} ms; it cannot be opened with ${window} ms`,
+      );
     }
     this.claimed = `${shard}/${shards}/${window}`;
   }
@@ -129,5 +171,7 @@ export class FingerprintRows {
 
 /** The exact bytes of a view as an ArrayBuffer, the type SQLite bindings take for a BLOB. */
 function blob(bytes: Uint8Array): ArrayBuffer {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? (bytes.buffer as ArrayBuffer)
+    : (bytes.slice().buffer as ArrayBuffer);
 }

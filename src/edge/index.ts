@@ -9,4 +9,10 @@
 export { SeenSetDurableObject, MAX_KEYS_PER_OBJECT } from "./seen-set-durable-object.js";
 export { durableSeenSet, type DurableSeenSetOptions } from "./durable-seen-set.js";
 export { ShardCountError, ROW_FINGERPRINTS } from "./protocol.js";
-export type { DurableObjectContext, DurableObjectNamespaceLike, DurableObjectStubLike, SqlCursor, SqlStorage } from "./workers-types.js";
+export type {
+  DurableObjectContext,
+  DurableObjectNamespaceLike,
+  DurableObjectStubLike,
+  SqlCursor,
+  SqlStorage,
+} from "./workers-types.js";

@@ -24,7 +24,12 @@ export type Operation = "add" | "has" | "size" | "clear" | "claim";
  * from the top bits of the low word, so sharding on these bits leaves both uniform.
  */
 export function shardOf(fingerprints: Uint8Array, offset: number, shards: number): number {
-  const word = (fingerprints[offset + 8] | (fingerprints[offset + 9] << 8) | (fingerprints[offset + 10] << 16) | (fingerprints[offset + 11] << 24)) >>> 0;
+  const word =
+    (fingerprints[offset + 8] |
+      (fingerprints[offset + 9] << 8) |
+      (fingerprints[offset + 10] << 16) |
+      (fingerprints[offset + 11] << 24)) >>>
+    0;
   return word % shards;
 }
 
@@ -51,6 +56,7 @@ export interface WireError {
 
 /** The typed error a refused request's body stands for. */
 export function errorFromWire(wire: WireError): CrawlsieveError {
-  if (wire.code === "ERR_SHARD_COUNT") return new ShardCountError(wire.message, wire.recorded ?? -1, wire.requested ?? -1);
+  if (wire.code === "ERR_SHARD_COUNT")
+    return new ShardCountError(wire.message, wire.recorded ?? -1, wire.requested ?? -1);
   return new CrawlsieveError(wire.code, wire.message);
 }

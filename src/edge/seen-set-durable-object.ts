@@ -6,7 +6,15 @@
 import { CrawlsieveError, FingerprintSet, initSync } from "../index.workerd.js";
 import { addFresh } from "../seen/fingerprint-batches.js";
 import { FingerprintRows } from "./fingerprint-rows.js";
-import { ROW_FINGERPRINTS, SHARD_HEADER, SHARDS_HEADER, WINDOW_EPOCHS, WINDOW_HEADER, type Operation, type WireError } from "./protocol.js";
+import {
+  ROW_FINGERPRINTS,
+  SHARD_HEADER,
+  SHARDS_HEADER,
+  WINDOW_EPOCHS,
+  WINDOW_HEADER,
+  type Operation,
+  type WireError,
+} from "./protocol.js";
 import type { DurableObjectContext } from "./workers-types.js";
 
 /**
@@ -62,9 +70,15 @@ export class SeenSetDurableObject {
           throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `unknown operation ${JSON.stringify(operation)}`);
       }
     } catch (error) {
-      const wire: WireError = error instanceof CrawlsieveError
-        ? { code: error.code, message: error.message, recorded: (error as { recorded?: number }).recorded, requested: (error as { requested?: number }).requested }
-        : { code: "ERR_DURABLE_OBJECT", message: String(error) };
+      const wire: WireError =
+        error instanceof CrawlsieveError
+          ? {
+              code: error.code,
+              message: error.message,
+              recorded: (error as { recorded?: number }).recorded,
+              requested: (error as { requested?: number }).requested,
+            }
+          : { code: "ERR_DURABLE_OBJECT", message: String(error) };
       return Response.json(wire, { status: error instanceof CrawlsieveError ? 409 : 500 });
     }
   }
@@ -72,10 +86,20 @@ export class SeenSetDurableObject {
   /** Inserts a batch and writes its new fingerprints as one row (of `epoch`) before answering. */
   private add(packed: Uint8Array, epoch: number): Uint8Array {
     const count = packed.length / 16;
-    if (count > ROW_FINGERPRINTS) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `a call carries at most ${ROW_FINGERPRINTS} fingerprints, got ${count}`);
+    if (count > ROW_FINGERPRINTS)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `a call carries at most ${ROW_FINGERPRINTS} fingerprints, got ${count}`,
+      );
     // Near the cap, count only the fingerprints not there yet, so a full shard still answers repeats.
-    if (this.set.size + count > MAX_KEYS_PER_OBJECT && this.set.size + absent(this.set.hasFingerprints(packed)) > MAX_KEYS_PER_OBJECT) {
-      throw new CrawlsieveError("ERR_TOO_LARGE", `this shard holds ${this.set.size} keys and may hold ${MAX_KEYS_PER_OBJECT}; open the set under a new name with more shards`);
+    if (
+      this.set.size + count > MAX_KEYS_PER_OBJECT &&
+      this.set.size + absent(this.set.hasFingerprints(packed)) > MAX_KEYS_PER_OBJECT
+    ) {
+      throw new CrawlsieveError(
+        "ERR_TOO_LARGE",
+        `this shard holds ${this.set.size} keys and may hold ${MAX_KEYS_PER_OBJECT}; open the set under a new name with more shards`,
+      );
     }
     const { flags, fresh } = addFresh(this.set, packed);
     try {
@@ -123,6 +147,7 @@ function epochMs(window: number): number {
 /** A non-negative integer header the client always sends. */
 function header(request: Request, name: string): number {
   const value = Number(request.headers.get(name) ?? 0);
-  if (!Number.isSafeInteger(value) || value < 0) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `header ${name} must be a non-negative integer`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `header ${name} must be a non-negative integer`);
   return value;
 }

@@ -25,7 +25,10 @@ export function codingOf(head: Uint8Array): InputCoding {
 /** Compressed input that cannot be decoded: names the input, the coding and the compressed byte where it failed. */
 export class DamagedInputError extends CrawlsieveError {
   constructor(name: string, coding: InputCoding, at: number, why: string) {
-    super("ERR_INPUT_DAMAGED", `${name}: the ${coding === "gzip" ? "gzip" : "Zstandard"} data is damaged or cut off (${why}), found after ${at} of its bytes`);
+    super(
+      "ERR_INPUT_DAMAGED",
+      `${name}: the ${coding === "gzip" ? "gzip" : "Zstandard"} data is damaged or cut off (${why}), found after ${at} of its bytes`,
+    );
   }
 }
 
@@ -33,7 +36,12 @@ export class DamagedInputError extends CrawlsieveError {
  * The decoded bytes of `source` (named `name` in errors), whose first bytes are `head` (already
  * read from it, and not in `source`), as `coding` says.
  */
-export async function* decodedChunks(head: Uint8Array, source: AsyncIterable<Uint8Array>, coding: InputCoding, name: string): AsyncGenerator<Uint8Array> {
+export async function* decodedChunks(
+  head: Uint8Array,
+  source: AsyncIterable<Uint8Array>,
+  coding: InputCoding,
+  name: string,
+): AsyncGenerator<Uint8Array> {
   if (coding === "plain") {
     if (head.length > 0) yield head;
     yield* source;
@@ -72,13 +80,18 @@ export async function* decodedChunks(head: Uint8Array, source: AsyncIterable<Uin
 
 /** A Zstandard decoding stream: node:zlib's, or fzstd's wrapped as one. */
 async function zstdStream(name: string): Promise<NodeJS.ReadWriteStream & { destroy(error?: Error): void }> {
-  const native = (zlib as unknown as { createZstdDecompress?: () => NodeJS.ReadWriteStream & { destroy(error?: Error): void } }).createZstdDecompress;
+  const native = (
+    zlib as unknown as { createZstdDecompress?: () => NodeJS.ReadWriteStream & { destroy(error?: Error): void } }
+  ).createZstdDecompress;
   if (native !== undefined) return native();
   let fzstd: typeof import("fzstd");
   try {
     fzstd = await import("fzstd");
   } catch {
-    throw new CrawlsieveError("ERR_MISSING_DEPENDENCY", `${name} is Zstandard data, which this Node reads with the fzstd package: npm install fzstd (or Node 22.15 or later)`);
+    throw new CrawlsieveError(
+      "ERR_MISSING_DEPENDENCY",
+      `${name} is Zstandard data, which this Node reads with the fzstd package: npm install fzstd (or Node 22.15 or later)`,
+    );
   }
   let ended = false;
   let out: ((chunk: Uint8Array) => void) | undefined;

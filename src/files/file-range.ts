@@ -17,5 +17,6 @@ export function readAt(fd: number, into: Uint8Array, position: number): number {
 
 /** Writes all of `bytes` to `fd` at byte `position`, or where the file's offset is when there is none (an append). */
 export function writeAt(fd: number, bytes: Uint8Array, position?: number): void {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, position === undefined ? null : position + at);
+  for (let at = 0; at < bytes.length; )
+    at += writeSync(fd, bytes, at, bytes.length - at, position === undefined ? null : position + at);
 }

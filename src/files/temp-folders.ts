@@ -80,7 +80,14 @@ export function sweepAbandoned(dir: string, prefix: string): number {
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const owner = /^(\d+)\.([A-Za-z0-9]+)\.([0-9a-f]{12})-[A-Za-z0-9]{6}$/.exec(name.slice(prefix.length));
-    if (owner === null || owner[2] !== SPACE || owner[3] !== HOST || Number(owner[1]) === process.pid || !gone(Number(owner[1]))) continue;
+    if (
+      owner === null ||
+      owner[2] !== SPACE ||
+      owner[3] !== HOST ||
+      Number(owner[1]) === process.pid ||
+      !gone(Number(owner[1]))
+    )
+      continue;
     try {
       rmSync(join(dir, name), { recursive: true, force: true });
       removed += 1;
@@ -100,7 +107,10 @@ export function removeTempFolder(folder: string): void {
 /** Removes the folders still registered when the process exits, or ends on SIGINT (exit 130) or SIGTERM (143). */
 export function removeTempFoldersAtExit(): void {
   process.once("exit", removeTempFolders);
-  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const) {
     process.once(signal, () => {
       removeTempFolders();
       process.exit(code);

@@ -80,19 +80,26 @@ export function writeTrailer(checksum: bigint): Uint8Array {
 
 /** Validates the header of `bytes` (magic, version, kind, scheme, lengths) before anything is allocated. */
 export function readContainer(bytes: unknown, expected: readonly KindCode[]): Container {
-  if (!(bytes instanceof Uint8Array)) throw new FormatError(`serialized input must be a Uint8Array, got ${typeof bytes}`, "ERR_INVALID_ARGUMENT");
+  if (!(bytes instanceof Uint8Array))
+    throw new FormatError(`serialized input must be a Uint8Array, got ${typeof bytes}`, "ERR_INVALID_ARGUMENT");
   if (bytes.length < HEADER_BYTES) throw new TruncatedInputError(HEADER_BYTES, bytes.length);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const magic = view.getUint32(0, true);
   if (magic !== MAGIC) {
-    throw new FormatError(`not a crawlsieve structure: magic 0x${magic.toString(16).padStart(8, "0")} (expected "CSIV")`, "ERR_BAD_MAGIC");
+    throw new FormatError(
+      `not a crawlsieve structure: magic 0x${magic.toString(16).padStart(8, "0")} (expected "CSIV")`,
+      "ERR_BAD_MAGIC",
+    );
   }
   const version = view.getUint16(4, true);
   if (version !== FORMAT_VERSION) throw new UnsupportedVersionError(version, FORMAT_VERSION);
   const kind = view.getUint16(6, true) as KindCode;
   if (!expected.includes(kind)) {
     const want = expected.map((code) => KIND_NAMES.get(code)).join(" or ");
-    throw new FormatError(`serialized kind ${kind} (${KIND_NAMES.get(kind) ?? "unknown"}) where ${want} was expected`, "ERR_WRONG_KIND");
+    throw new FormatError(
+      `serialized kind ${kind} (${KIND_NAMES.get(kind) ?? "unknown"}) where ${want} was expected`,
+      "ERR_WRONG_KIND",
+    );
   }
   const scheme = view.getUint16(8, true);
   if (scheme !== HASH_SCHEME) throw new FormatError(`unknown hash scheme ${scheme}`, "ERR_BAD_PARAMS");
@@ -100,12 +107,16 @@ export function readContainer(bytes: unknown, expected: readonly KindCode[]): Co
   if (flags !== 0) throw new FormatError(`unknown flags 0x${flags.toString(16)}`, "ERR_BAD_PARAMS");
   const paramBytes = view.getUint32(12, true);
   const payloadBig = view.getBigUint64(16, true);
-  if (payloadBig > BigInt(Number.MAX_SAFE_INTEGER)) throw new FormatError(`payload length ${payloadBig} is impossible`, "ERR_BAD_PARAMS");
+  if (payloadBig > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new FormatError(`payload length ${payloadBig} is impossible`, "ERR_BAD_PARAMS");
   const payloadBytes = Number(payloadBig);
   const total = HEADER_BYTES + paramBytes + payloadBytes + TRAILER_BYTES;
   if (bytes.length < total) throw new TruncatedInputError(total, bytes.length);
   if (bytes.length > total) {
-    throw new FormatError(`serialized input has ${bytes.length - total} bytes after its end (declared ${total} bytes)`, "ERR_TRAILING_BYTES");
+    throw new FormatError(
+      `serialized input has ${bytes.length - total} bytes after its end (declared ${total} bytes)`,
+      "ERR_TRAILING_BYTES",
+    );
   }
   const payloadStart = HEADER_BYTES + paramBytes;
   return {
@@ -121,7 +132,10 @@ export function readContainer(bytes: unknown, expected: readonly KindCode[]): Co
 /** Reads the parameter block, checking its length first. */
 export function expectParams(container: Container, bytes: number): DataView {
   if (container.params.byteLength !== bytes) {
-    throw new FormatError(`parameter block of ${container.params.byteLength} bytes where ${bytes} were expected`, "ERR_BAD_PARAMS");
+    throw new FormatError(
+      `parameter block of ${container.params.byteLength} bytes where ${bytes} were expected`,
+      "ERR_BAD_PARAMS",
+    );
   }
   return container.params;
 }
@@ -132,7 +146,12 @@ export function headChecksum(head: Uint8Array): bigint {
 }
 
 /** A whole serialized structure whose payload is in caller bytes: header, payload, checksum over both. */
-export function writeContainer(kind: KindCode, params: Uint8Array, payload: Uint8Array, tooLarge: (bytes: number) => Error): Uint8Array {
+export function writeContainer(
+  kind: KindCode,
+  params: Uint8Array,
+  payload: Uint8Array,
+  tooLarge: (bytes: number) => Error,
+): Uint8Array {
   const head = writeHead(kind, params, payload.length);
   return concat([head, payload, writeTrailer(checksumBytes(headChecksum(head), payload))], tooLarge);
 }
@@ -181,10 +200,12 @@ export function unnestParts(payload: Uint8Array, count: number, what: string): U
   for (let i = 0; i < count; i++) {
     if (at + 8 > payload.length) throw new FormatError(`${what} ${i} of ${count} is missing`, "ERR_BAD_PARAMS");
     const length = Number(view.getBigUint64(at, true));
-    if (at + 8 + length > payload.length) throw new FormatError(`${what} ${i} declares ${length} bytes past the payload`, "ERR_BAD_PARAMS");
+    if (at + 8 + length > payload.length)
+      throw new FormatError(`${what} ${i} declares ${length} bytes past the payload`, "ERR_BAD_PARAMS");
     parts.push(payload.subarray(at + 8, at + 8 + length));
     at += 8 + length;
   }
-  if (at !== payload.length) throw new FormatError(`${payload.length - at} stray bytes after the last ${what}`, "ERR_BAD_PARAMS");
+  if (at !== payload.length)
+    throw new FormatError(`${payload.length - at} stray bytes after the last ${what}`, "ERR_BAD_PARAMS");
   return parts;
 }

@@ -9,7 +9,17 @@
 import { ChecksumMismatchError, FormatError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
 import { checksumRegion } from "./checksum.js";
-import { concat, expectParams, headChecksum, readContainer, verifiedPayload, writeHead, writeTrailer, type Container, type KindCode } from "./container.js";
+import {
+  concat,
+  expectParams,
+  headChecksum,
+  readContainer,
+  verifiedPayload,
+  writeHead,
+  writeTrailer,
+  type Container,
+  type KindCode,
+} from "./container.js";
 
 /** How one kind is read back. */
 export interface Recipe<P> {
@@ -45,7 +55,10 @@ export function readStored<P>(bytes: unknown, recipe: Recipe<P>): Stored<P> {
   const container = readContainer(bytes, [recipe.kind]);
   const { paramBytes } = recipe;
   if (typeof paramBytes !== "number" && container.params.byteLength < paramBytes.minimum) {
-    throw new FormatError(`parameter block of ${container.params.byteLength} bytes where at least ${paramBytes.minimum} were expected`, "ERR_BAD_PARAMS");
+    throw new FormatError(
+      `parameter block of ${container.params.byteLength} bytes where at least ${paramBytes.minimum} were expected`,
+      "ERR_BAD_PARAMS",
+    );
   }
   const view = expectParams(container, typeof paramBytes === "number" ? paramBytes : paramBytes.of(container.params));
   const params = fromStoredParams(recipe.what, () => recipe.read(view, container.payloadBytes));
@@ -71,7 +84,11 @@ export function loadRegions(stored: Stored<unknown>, regions: Iterable<Region>):
     at += region.bytes;
   }
   const end = container.payloadStart + container.payloadBytes;
-  if (at !== end) throw new FormatError(`regions of ${at - container.payloadStart} bytes for a payload of ${container.payloadBytes}`, "ERR_BAD_PARAMS");
+  if (at !== end)
+    throw new FormatError(
+      `regions of ${at - container.payloadStart} bytes for a payload of ${container.payloadBytes}`,
+      "ERR_BAD_PARAMS",
+    );
   if (sum !== container.storedChecksum) throw new ChecksumMismatchError(container.storedChecksum, sum);
 }
 
@@ -84,7 +101,12 @@ export function* regionParts(kind: KindCode, params: Uint8Array, regions: readon
 }
 
 /** The same bytes as one array, copying each region once; `tooLarge` names the error where no array can hold it. */
-export function writeRegions(kind: KindCode, params: Uint8Array, regions: readonly Region[], tooLarge: (bytes: number) => Error): Uint8Array {
+export function writeRegions(
+  kind: KindCode,
+  params: Uint8Array,
+  regions: readonly Region[],
+  tooLarge: (bytes: number) => Error,
+): Uint8Array {
   const head = regionsHead(kind, params, regions);
   const trailer = writeTrailer(regionsChecksum(head, regions));
   return concat([head, ...regions.map((r) => r.arena.bytes(r.ptr, r.bytes)), trailer], tooLarge);

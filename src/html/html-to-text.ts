@@ -10,10 +10,66 @@
  */
 import { Parser } from "htmlparser2";
 
-const SKIP = new Set(["script", "style", "noscript", "template", "svg", "math", "nav", "header", "footer", "aside", "form", "iframe", "button", "select", "textarea", "head", "object", "canvas", "dialog"]);
+const SKIP = new Set([
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "svg",
+  "math",
+  "nav",
+  "header",
+  "footer",
+  "aside",
+  "form",
+  "iframe",
+  "button",
+  "select",
+  "textarea",
+  "head",
+  "object",
+  "canvas",
+  "dialog",
+]);
 const SKIP_ROLES = new Set(["navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar"]);
 const PRIMARY = new Set(["main", "article"]);
-const BLOCK = new Set(["address", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol", "p", "pre", "section", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul", "main", "article", "body", "title", "summary", "details"]);
+const BLOCK = new Set([
+  "address",
+  "blockquote",
+  "br",
+  "dd",
+  "div",
+  "dl",
+  "dt",
+  "figcaption",
+  "figure",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "hr",
+  "li",
+  "ol",
+  "p",
+  "pre",
+  "section",
+  "table",
+  "tbody",
+  "td",
+  "tfoot",
+  "th",
+  "thead",
+  "tr",
+  "ul",
+  "main",
+  "article",
+  "body",
+  "title",
+  "summary",
+  "details",
+]);
 
 /** The visible main text of an HTML document, boilerplate removed. */
 export function htmlToText(html: string): string {
@@ -33,7 +89,11 @@ export function htmlToText(html: string): string {
     {
       onopentag(name, attributes) {
         const role = attributes.role?.toLowerCase();
-        const skip = SKIP.has(name) || (role !== undefined && SKIP_ROLES.has(role)) || "hidden" in attributes || attributes["aria-hidden"] === "true";
+        const skip =
+          SKIP.has(name) ||
+          (role !== undefined && SKIP_ROLES.has(role)) ||
+          "hidden" in attributes ||
+          attributes["aria-hidden"] === "true";
         const isPrimary = PRIMARY.has(name) || role === "main";
         stack.push({ skip, primary: isPrimary });
         if (skip) skipDepth++;
@@ -55,5 +115,9 @@ export function htmlToText(html: string): string {
   parser.write(html);
   parser.end();
   const chosen = primary.some((part) => part.trim() !== "") ? primary : all;
-  return chosen.join("").replace(/[ \t\f\v\r\u00a0]+/g, " ").replace(/ *\n[\s]*/g, "\n").trim();
+  return chosen
+    .join("")
+    .replace(/[ \t\f\v\r\u00a0]+/g, " ")
+    .replace(/ *\n[\s]*/g, "\n")
+    .trim();
 }

@@ -19,4 +19,3 @@ export interface ChunkGate {
   /** The output handed over with `mark` (Infinity: everything) is written: those lines are printed. */
   printed(mark: number): void;
 }
-

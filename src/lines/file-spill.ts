@@ -127,7 +127,10 @@ export class FileSpill implements LineSpill {
   ) {
     this.partBuffer = Math.max(MIN_PART_BUFFER, Math.min(MAX_PART_BUFFER, 2 ** Math.floor(Math.log2(memory / 4096))));
     // Writing (partition buffers, the log's) and reading back (kept lists, log, bitmap, output) never overlap.
-    this.bufferBytes = Math.max(PARTITIONS * this.partBuffer + LOG_BUFFER, 2 * PARTITIONS * READ_BUFFER + 2 * LOG_BUFFER + 2 * (WINDOW / 8));
+    this.bufferBytes = Math.max(
+      PARTITIONS * this.partBuffer + LOG_BUFFER,
+      2 * PARTITIONS * READ_BUFFER + 2 * LOG_BUFFER + 2 * (WINDOW / 8),
+    );
   }
 
   append(lines: Uint8Array, records: Uint8Array, starts: Uint32Array): void {
@@ -161,7 +164,8 @@ export class FileSpill implements LineSpill {
       this.keeping?.close();
       this.keepingFingerprints?.close();
       this.keeping = new Appender(join(this.folder, `k${p}`), MIN_PART_BUFFER, this.fail);
-      this.keepingFingerprints = fingerprints === undefined ? undefined : new Appender(join(this.folder, `f${p}`), MIN_PART_BUFFER, this.fail);
+      this.keepingFingerprints =
+        fingerprints === undefined ? undefined : new Appender(join(this.folder, `f${p}`), MIN_PART_BUFFER, this.fail);
       this.kept[p] = this.keeping.path;
       this.keptFingerprints[p] = this.keepingFingerprints?.path;
     }
@@ -175,7 +179,9 @@ export class FileSpill implements LineSpill {
     this.keeping?.close();
     this.keepingFingerprints?.close();
     // Every partition, those that kept nothing or had no records too (holes of `kept`, which map() would keep as holes).
-    const readers = Array.from({ length: PARTITIONS }, (_, p) => indexReader(this.kept[p], before === undefined ? undefined : this.keptFingerprints[p], this.fail));
+    const readers = Array.from({ length: PARTITIONS }, (_, p) =>
+      indexReader(this.kept[p], before === undefined ? undefined : this.keptFingerprints[p], this.fail),
+    );
     const bits = new Uint8Array(WINDOW / 8);
     // A new output buffer after each one handed out: a chunk stays valid for as long as it is held.
     let out = new Uint8Array(LOG_BUFFER);
@@ -258,20 +264,31 @@ export class FileSpill implements LineSpill {
     }
     this.folder = folder;
     this.log = new Appender(join(folder, "log"), LOG_BUFFER, this.fail);
-    for (let p = 0; p < PARTITIONS; p++) this.parts.push(new Appender(join(folder, `p${p}`), this.partBuffer, this.fail));
+    for (let p = 0; p < PARTITIONS; p++)
+      this.parts.push(new Appender(join(folder, `p${p}`), this.partBuffer, this.fail));
     return this.log;
   }
 
   /** A file error as one line for the command line: where, and the system's reason. */
   private readonly fail = (error: unknown): never => {
-    throw new CrawlsieveError("ERR_SPILL", `cannot spill lines to disk in ${this.dir} (${diskReason(error)}); the memory budget (--memory) was reached, so give a writable --tmp with room, or more --memory`);
+    throw new CrawlsieveError(
+      "ERR_SPILL",
+      `cannot spill lines to disk in ${this.dir} (${diskReason(error)}); the memory budget (--memory) was reached, so give a writable --tmp with room, or more --memory`,
+    );
   };
 }
 
 /** A file error of a temporary folder in words, with its code: "no space left on the device, ENOSPC". */
 export function diskReason(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
-  const reason = e.code === "ENOSPC" ? "no space left on the device" : e.code === "EACCES" || e.code === "EROFS" || e.code === "EPERM" ? "not writable" : e.code === "ENOTDIR" || e.code === "ENOENT" ? "not a folder" : (e.message ?? String(error));
+  const reason =
+    e.code === "ENOSPC"
+      ? "no space left on the device"
+      : e.code === "EACCES" || e.code === "EROFS" || e.code === "EPERM"
+        ? "not writable"
+        : e.code === "ENOTDIR" || e.code === "ENOENT"
+          ? "not a folder"
+          : (e.message ?? String(error));
   return `${reason}${e.code !== undefined ? `, ${e.code}` : ""}`;
 }
 
@@ -279,10 +296,15 @@ export function diskReason(error: unknown): string {
  * Reads a kept list (ascending f64 spill indexes) window by window, and with `fingerprintsPath`
  * the list's fingerprints beside it (16 bytes an index), handing those of each window over.
  */
-function indexReader(path: string | undefined, fingerprintsPath: string | undefined, fail: (error: unknown) => never): { mark(bits: Uint8Array, from: number, to: number, fingerprints: Uint8Array[]): void } {
+function indexReader(
+  path: string | undefined,
+  fingerprintsPath: string | undefined,
+  fail: (error: unknown) => never,
+): { mark(bits: Uint8Array, from: number, to: number, fingerprints: Uint8Array[]): void } {
   if (path === undefined) return { mark() {} };
   const source = chunks(path, READ_BUFFER, fail)[Symbol.iterator]();
-  const prints = fingerprintsPath === undefined ? undefined : chunks(fingerprintsPath, 2 * READ_BUFFER, fail)[Symbol.iterator]();
+  const prints =
+    fingerprintsPath === undefined ? undefined : chunks(fingerprintsPath, 2 * READ_BUFFER, fail)[Symbol.iterator]();
   let values = new Float64Array(0);
   let at = 0;
   let done = false;
@@ -294,7 +316,8 @@ function indexReader(path: string | undefined, fingerprintsPath: string | undefi
       let first = at;
       const hand = () => {
         // A copy (Buffer's slice() would be a view of the read buffer, which the next read overwrites).
-        if (prints !== undefined && at > first) fingerprints.push(new Uint8Array(chunkPrints.subarray(16 * first, 16 * at)));
+        if (prints !== undefined && at > first)
+          fingerprints.push(new Uint8Array(chunkPrints.subarray(16 * first, 16 * at)));
       };
       for (;;) {
         if (at === values.length) {
@@ -312,7 +335,8 @@ function indexReader(path: string | undefined, fingerprintsPath: string | undefi
           if (prints !== undefined) {
             const got = prints.next();
             chunkPrints = got.done === true ? new Uint8Array(0) : got.value;
-            if (chunkPrints.length !== 16 * values.length) throw new CrawlsieveError("ERR_SPILL", `the kept fingerprints beside ${path} do not match its indexes`);
+            if (chunkPrints.length !== 16 * values.length)
+              throw new CrawlsieveError("ERR_SPILL", `the kept fingerprints beside ${path} do not match its indexes`);
           }
           continue;
         }

@@ -26,7 +26,13 @@ export interface FreeMemory {
 
 /** A batch's staging (spill records or packed keys), the keys' answers, those let through and their places, then the filter's bits. */
 function sieveLayout(ptr: number, batch: number, recordBytes: number) {
-  return layOut(ptr, { staging: array(Math.max(16, recordBytes), batch), flags: array(1, batch), passed: array(16, batch), places: array(4, batch), bits: 0 });
+  return layOut(ptr, {
+    staging: array(Math.max(16, recordBytes), batch),
+    flags: array(1, batch),
+    passed: array(16, batch),
+    places: array(4, batch),
+    bits: 0,
+  });
 }
 
 /** A filter of the spilled lines' fingerprints that a store's keys pass through before they are set aside. */
@@ -55,19 +61,25 @@ export class KeySieve {
     this.passed = r.passed;
     this.places = r.places;
     this.bits = r.bits;
-    this.blocks = Math.min(Math.floor((memory.ptr + memory.bytes - r.bits) / BLOCK_BYTES), Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)));
+    this.blocks = Math.min(
+      Math.floor((memory.ptr + memory.bytes - r.bits) / BLOCK_BYTES),
+      Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)),
+    );
     memory.arena.u8.fill(0, this.bits, this.bits + this.blocks * BLOCK_BYTES);
   }
 
   /** Bytes a sieve of `lines` lines takes at its full 16 bits a line. */
   static bytesFor(lines: number, batch: number, recordBytes: number): number {
-    return sieveLayout(0, batch, recordBytes).bits + Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)) * BLOCK_BYTES;
+    return (
+      sieveLayout(0, batch, recordBytes).bits + Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)) * BLOCK_BYTES
+    );
   }
 
   /** A sieve for `lines` spilled lines in `memory`, or undefined when it has too little room for them. */
   static over(memory: FreeMemory, lines: number, batch: number, recordBytes: number): KeySieve | undefined {
     const fixed = sieveLayout(0, batch, recordBytes).bits;
-    if (Math.floor((memory.bytes - fixed) / BLOCK_BYTES) < Math.ceil((lines * MIN_BITS_PER_LINE) / (8 * BLOCK_BYTES))) return undefined;
+    if (Math.floor((memory.bytes - fixed) / BLOCK_BYTES) < Math.ceil((lines * MIN_BITS_PER_LINE) / (8 * BLOCK_BYTES)))
+      return undefined;
     return new KeySieve(memory, lines, batch, recordBytes);
   }
 

@@ -135,6 +135,10 @@ export class KeyedBatch {
 
   /** The error of the line being gathered, past the limit of a line read whole for its key. */
   tooLong(): LineTooLongError {
-    return new LineTooLongError(`${this.keys.source}:${this.line + 1}`, this.keys.spec.maxLineBytes, this.keys.spec.limitOf);
+    return new LineTooLongError(
+      `${this.keys.source}:${this.line + 1}`,
+      this.keys.spec.maxLineBytes,
+      this.keys.spec.limitOf,
+    );
   }
 }

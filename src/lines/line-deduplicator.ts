@@ -56,7 +56,24 @@ export interface LineDeduplicatorOptions {
 }
 
 /** Every option LineDeduplicator knows: any other is a mistake (a misspelling), not a default. */
-const KNOWN_OPTIONS = new Set(["hash", "approx", "fpRate", "items", "inputBytes", "chunkBytes", "carryBytes", "scalar", "stageItems", "memory", "spill", "perMemory", "fresh", "tableItems", "deferNew", "keys"]);
+const KNOWN_OPTIONS = new Set([
+  "hash",
+  "approx",
+  "fpRate",
+  "items",
+  "inputBytes",
+  "chunkBytes",
+  "carryBytes",
+  "scalar",
+  "stageItems",
+  "memory",
+  "spill",
+  "perMemory",
+  "fresh",
+  "tableItems",
+  "deferNew",
+  "keys",
+]);
 /** Options for crawlsieve's own callers, left out of the list an unknown option's error gives. */
 const INTERNAL_OPTIONS = new Set(["perMemory", "stageItems", "fresh", "tableItems", "deferNew", "keys"]);
 
@@ -113,9 +130,18 @@ export class LineDeduplicator {
 
   constructor(options: LineDeduplicatorOptions = {}) {
     const opts = check.options<LineDeduplicatorOptions>("options", options);
-    const unknown = Object.keys(opts).filter((key) => !KNOWN_OPTIONS.has(key) && (opts as Record<string, unknown>)[key] !== undefined);
-    if (unknown.length > 0) throw new InvalidArgumentError(unknown[0], (opts as Record<string, unknown>)[unknown[0]], `no such option: LineDeduplicator takes ${[...KNOWN_OPTIONS].filter((k) => !INTERNAL_OPTIONS.has(k)).join(", ")}`);
-    for (const flag of ["approx", "scalar", "fresh"] as const) if (opts[flag] !== undefined && typeof opts[flag] !== "boolean") throw new InvalidArgumentError(flag, opts[flag], "true or false");
+    const unknown = Object.keys(opts).filter(
+      (key) => !KNOWN_OPTIONS.has(key) && (opts as Record<string, unknown>)[key] !== undefined,
+    );
+    if (unknown.length > 0)
+      throw new InvalidArgumentError(
+        unknown[0],
+        (opts as Record<string, unknown>)[unknown[0]],
+        `no such option: LineDeduplicator takes ${[...KNOWN_OPTIONS].filter((k) => !INTERNAL_OPTIONS.has(k)).join(", ")}`,
+      );
+    for (const flag of ["approx", "scalar", "fresh"] as const)
+      if (opts[flag] !== undefined && typeof opts[flag] !== "boolean")
+        throw new InvalidArgumentError(flag, opts[flag], "true or false");
     const hash = opts.hash ?? "xxh128";
     if (hash !== "xxh128" && hash !== "md5") throw new InvalidArgumentError("hash", opts.hash, '"xxh128" or "md5"');
     const approx = opts.approx === true;
@@ -123,12 +149,40 @@ export class LineDeduplicator {
     const items = opts.items === undefined ? undefined : check.positiveInteger("items", opts.items);
     this.chunk = check.integerInRange("chunkBytes", opts.chunkBytes ?? 1 << 20, 16, 1 << 28);
     this.head = check.integerInRange("carryBytes", opts.carryBytes ?? 1 << 16, 1, 1 << 28);
-    this.inputBytes = opts.inputBytes === undefined ? undefined : check.integerInRange("inputBytes", opts.inputBytes, 0, Number.MAX_SAFE_INTEGER);
-    const memory = opts.memory === undefined ? undefined : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
-    const perMemory = opts.perMemory === undefined ? undefined : check.integerInRange("perMemory", opts.perMemory, 1 << 20, 2 ** 32);
-    if (opts.spill !== undefined && typeof opts.spill !== "function") throw new InvalidArgumentError("spill", opts.spill, "a spill factory such as fileSpill(dir)");
-    if (opts.keys !== undefined && !(opts.keys instanceof LineKeys)) throw new InvalidArgumentError("keys", opts.keys, "a LineKeys");
-    this.engine = new LineEngine({ mode: approx ? "approx" : "exact", hash, fpRate, items, chunkBytes: this.chunk, headBytes: this.head, scalar: opts.scalar === true, stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems), memory, perMemory, spill: opts.spill, fresh: opts.fresh === true, tableItems: opts.tableItems === undefined ? undefined : check.integerInRange("tableItems", opts.tableItems, 0, Number.MAX_SAFE_INTEGER), deferNew: opts.deferNew === true, keys: opts.keys });
+    this.inputBytes =
+      opts.inputBytes === undefined
+        ? undefined
+        : check.integerInRange("inputBytes", opts.inputBytes, 0, Number.MAX_SAFE_INTEGER);
+    const memory =
+      opts.memory === undefined
+        ? undefined
+        : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
+    const perMemory =
+      opts.perMemory === undefined ? undefined : check.integerInRange("perMemory", opts.perMemory, 1 << 20, 2 ** 32);
+    if (opts.spill !== undefined && typeof opts.spill !== "function")
+      throw new InvalidArgumentError("spill", opts.spill, "a spill factory such as fileSpill(dir)");
+    if (opts.keys !== undefined && !(opts.keys instanceof LineKeys))
+      throw new InvalidArgumentError("keys", opts.keys, "a LineKeys");
+    this.engine = new LineEngine({
+      mode: approx ? "approx" : "exact",
+      hash,
+      fpRate,
+      items,
+      chunkBytes: this.chunk,
+      headBytes: this.head,
+      scalar: opts.scalar === true,
+      stageItems: opts.stageItems === undefined ? undefined : check.positiveInteger("stageItems", opts.stageItems),
+      memory,
+      perMemory,
+      spill: opts.spill,
+      fresh: opts.fresh === true,
+      tableItems:
+        opts.tableItems === undefined
+          ? undefined
+          : check.integerInRange("tableItems", opts.tableItems, 0, Number.MAX_SAFE_INTEGER),
+      deferNew: opts.deferNew === true,
+      keys: opts.keys,
+    });
   }
 
   /** @internal Bytes worked per WebAssembly call (a slot's size). */
@@ -191,7 +245,11 @@ export class LineDeduplicator {
 
   /** Throws when the input already ended: lines after end() would be deduplicated against a finished stream. */
   private open(call: string): void {
-    if (this.ended) throw new CrawlsieveError("ERR_ENDED", `LineDeduplicator.${call}() after end(): the input is over; make a new LineDeduplicator for another input`);
+    if (this.ended)
+      throw new CrawlsieveError(
+        "ERR_ENDED",
+        `LineDeduplicator.${call}() after end(): the input is over; make a new LineDeduplicator for another input`,
+      );
   }
 
   /** Releases the memory and removes the spill's files; later calls throw DisposedError. */
@@ -494,7 +552,6 @@ function bytesArgument(value: unknown, name = "chunk"): Uint8Array {
   if (!(value instanceof Uint8Array)) throw new InvalidArgumentError(name, value, "a Uint8Array");
   return value;
 }
-
 
 /** Dedups newline-separated bytes in one call: the first occurrence of every line, in order. */
 export function dedupLines(bytes: Uint8Array, options?: LineDeduplicatorOptions): Uint8Array {

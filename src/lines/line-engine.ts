@@ -165,9 +165,32 @@ export class LineEngine {
     this.outs = [r.out0, r.out1];
     this.seenPtr = r.seen;
     this.seenEnd = r.seen;
-    this.split = { records: r.records, digests: r.digests, grouped: r.grouped, perm: r.perm, starts: r.starts, gflags: r.gflags, flags: r.flags, absent: r.absent, absentAt: r.absentAt, spillLen: r.spillLen, scanEnd: r.scanEnd, kept: r.kept, spillBytes: r.spillBytes, spillRecords: r.spillRecords, spillGrouped: r.spillGrouped };
+    this.split = {
+      records: r.records,
+      digests: r.digests,
+      grouped: r.grouped,
+      perm: r.perm,
+      starts: r.starts,
+      gflags: r.gflags,
+      flags: r.flags,
+      absent: r.absent,
+      absentAt: r.absentAt,
+      spillLen: r.spillLen,
+      scanEnd: r.scanEnd,
+      kept: r.kept,
+      spillBytes: r.spillBytes,
+      spillRecords: r.spillRecords,
+      spillGrouped: r.spillGrouped,
+    };
     this.spill = exact ? options.spill?.(arena.k.SPILL_RECORD_BYTES.value, options.memory ?? Infinity) : undefined;
-    if (options.keys !== undefined) this.keyed = new KeyedBatch(arena, this.ctx.ptr, options.keys, { records: r.records, digests: r.digests, flags: r.flags, keySpans: r.keySpans, keyBytes: r.keyBytes }, () => this.longHasher);
+    if (options.keys !== undefined)
+      this.keyed = new KeyedBatch(
+        arena,
+        this.ctx.ptr,
+        options.keys,
+        { records: r.records, digests: r.digests, flags: r.flags, keySpans: r.keySpans, keyBytes: r.keyBytes },
+        () => this.longHasher,
+      );
     this.set("mode", options.mode === "exact" ? 0 : 1);
     this.set("hash", options.hash === "xxh128" ? 1 : 0);
     this.set("out", r.out0.ptr);
@@ -182,7 +205,10 @@ export class LineEngine {
     }
     if (options.mode === "exact" || options.items === undefined) {
       // Approx: the exact phase's table is sized once, for the lines it holds before the first stage.
-      const buckets = options.mode === "exact" ? this.firstBuckets() : Math.max(FIRST_BUCKETS, bucketsFor(options.stageItems ?? FIRST_STAGE_ITEMS, WIDE));
+      const buckets =
+        options.mode === "exact"
+          ? this.firstBuckets()
+          : Math.max(FIRST_BUCKETS, bucketsFor(options.stageItems ?? FIRST_STAGE_ITEMS, WIDE));
       this.seenEnd = arena.place({ seen: PARTS * buckets * 64 }, this.seenPtr, "the line table").end;
       this.set("table", this.seenPtr);
       this.set("logParts", LOG_PARTS);
@@ -216,12 +242,27 @@ export class LineEngine {
    * out (lineEmit). When the seen-set must grow, the lines decided so far are emitted and the rest
    * are scanned again after the growth.
    */
-  private workKeyed(keyed: KeyedBatch, ptr: number, len: number, final: boolean): { consumed: number; mustGrow: boolean } {
+  private workKeyed(
+    keyed: KeyedBatch,
+    ptr: number,
+    len: number,
+    final: boolean,
+  ): { consumed: number; mustGrow: boolean } {
     const k = this.arena.k;
     const s = this.split;
     let done = 0;
     for (;;) {
-      const n = k.lineScan(this.ctx.ptr, ptr + done, len - done, final ? 1 : 0, SPLIT_BATCH, s.records.ptr, 0, s.scanEnd.ptr) >>> 0;
+      const n =
+        k.lineScan(
+          this.ctx.ptr,
+          ptr + done,
+          len - done,
+          final ? 1 : 0,
+          SPLIT_BATCH,
+          s.records.ptr,
+          0,
+          s.scanEnd.ptr,
+        ) >>> 0;
       if (n === 0) return { consumed: done, mustGrow: false };
       const consumed = s.scanEnd.view(this.arena.u8, Uint32Array)[0];
       keyed.prepare(n);
@@ -262,10 +303,14 @@ export class LineEngine {
     if (key === "keep" && this.path !== undefined) {
       // Past the budget it may have to wait with the spilled lines, to keep its place in the output.
       this.split.digests.fill(this.arena.u8, 0, 0, 1);
-      fresh = this.path.long(() => (terminated ? pieces : [...pieces, NEWLINE]), (unique) => {
-        this.set("lines", this.get("lines") + 1);
-        this.set("unique", this.get("unique") + unique);
-      }, true);
+      fresh = this.path.long(
+        () => (terminated ? pieces : [...pieces, NEWLINE]),
+        (unique) => {
+          this.set("lines", this.get("lines") + 1);
+          this.set("unique", this.get("unique") + unique);
+        },
+        true,
+      );
     } else if (typeof key === "string") {
       fresh = key === "keep" ? 1 : 0;
       this.set("lines", this.get("lines") + 1);
@@ -342,7 +387,18 @@ export class LineEngine {
       for (let rest = piece; ; ) {
         const n = rest.length / 16;
         if (this.path !== undefined) return !this.path.tables.frozen && this.path.tables.probe(n, "dedup") === n;
-        const done = this.arena.k.setAddMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), partitionLimit(this.buckets, COMPACT), this.split.digests.ptr, n, this.split.flags.ptr, COMPACT.bytes) >>> 0;
+        const done =
+          this.arena.k.setAddMany(
+            this.seenPtr,
+            LOG_PARTS,
+            this.buckets,
+            this.get("counts"),
+            partitionLimit(this.buckets, COMPACT),
+            this.split.digests.ptr,
+            n,
+            this.split.flags.ptr,
+            COMPACT.bytes,
+          ) >>> 0;
         if (done === n) return true;
         rest = rest.subarray(16 * done);
         this.growTable();
@@ -356,7 +412,17 @@ export class LineEngine {
   removeFingerprints(packed: Uint8Array): void {
     this.eachBatch(packed, (_, n) => {
       if (this.path !== undefined) this.path.tables.remove(n);
-      else this.arena.k.setRemoveMany(this.seenPtr, LOG_PARTS, this.buckets, this.get("counts"), this.split.digests.ptr, n, this.split.flags.ptr, COMPACT.bytes);
+      else
+        this.arena.k.setRemoveMany(
+          this.seenPtr,
+          LOG_PARTS,
+          this.buckets,
+          this.get("counts"),
+          this.split.digests.ptr,
+          n,
+          this.split.flags.ptr,
+          COMPACT.bytes,
+        );
       return true;
     });
   }
@@ -386,7 +452,8 @@ export class LineEngine {
    * lines to be resolved against at the end: past the budget they cannot all be in the tables.
    */
   spillStoreKeys(packed: Uint8Array, forget: boolean): void {
-    if (this.path === undefined) throw new CrawlsieveError("ERR_INTERNAL", "a store's keys are set aside only once lines were spilled");
+    if (this.path === undefined)
+      throw new CrawlsieveError("ERR_INTERNAL", "a store's keys are set aside only once lines were spilled");
     this.path.spillKeys(packed, forget);
   }
 
@@ -404,7 +471,8 @@ export class LineEngine {
 
   /** Copies packed fingerprints into the batch's digest region a batch at a time, calling `each` with each batch until it returns false; returns whether all went. */
   private eachBatch(packed: Uint8Array, each: (piece: Uint8Array, n: number) => boolean): boolean {
-    if (this.options.mode !== "exact") throw new CrawlsieveError("ERR_INTERNAL", "fingerprints go into the exact table only");
+    if (this.options.mode !== "exact")
+      throw new CrawlsieveError("ERR_INTERNAL", "fingerprints go into the exact table only");
     for (let at = 0; at < packed.length; at += 16 * SPLIT_BATCH) {
       const piece = packed.subarray(at, Math.min(packed.length, at + 16 * SPLIT_BATCH));
       this.split.digests.copyIn(this.arena.u8, piece);
@@ -417,7 +485,10 @@ export class LineEngine {
   private firstBuckets(): number {
     const items = this.options.tableItems ?? 0;
     const wanted = bucketsFor(items * 1.05, COMPACT);
-    const room = Math.min(Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES) - this.seenPtr, (this.options.memory ?? Infinity) / 2);
+    const room = Math.min(
+      Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES) - this.seenPtr,
+      (this.options.memory ?? Infinity) / 2,
+    );
     // At most room / 1.6: the table can still grow once in place (at most 1.5x, and a partition's scratch).
     return Math.max(FIRST_BUCKETS, Math.min(wanted, Math.floor(room / (1.6 * PARTS * 64))));
   }
@@ -481,13 +552,34 @@ export class LineEngine {
       const keys = this.counts.unique;
       const tables = this.path?.tables;
       const path = this.path;
-      const spread = path === undefined ? {} : { memories: path.tables.count, frozen: path.tables.frozen, spilledLines: path.spilled, spilledKept: path.keptSpilled };
+      const spread =
+        path === undefined
+          ? {}
+          : {
+              memories: path.tables.count,
+              frozen: path.tables.frozen,
+              spilledLines: path.spilled,
+              spilledKept: path.keptSpilled,
+            };
       // A store too large for the budget: its keys read at the end, and those that could equal a spilled line.
-      const store = path === undefined || path.keysRead === 0 ? {} : { storeKeysRead: path.keysRead, storeKeysSetAside: path.keysSetAside };
+      const store =
+        path === undefined || path.keysRead === 0
+          ? {}
+          : { storeKeysRead: path.keysRead, storeKeysSetAside: path.keysSetAside };
       // Over several memories: the shards' memories count as table; with lines spilled, not every distinct line is in it.
       const tableBytes = this.seenBytes + (tables?.shardBytes ?? 0);
       const bytesPerKey = keys > 0 && (this.path?.spilled ?? 0) === 0 ? Number((tableBytes / keys).toFixed(2)) : null;
-      return { table: "buckets", hash: this.options.hash, slots: PARTS * this.buckets * COMPACT.perBucket, slotBytes: COMPACT.bytes, tableBytes, bytesPerKey, ...spread, ...(this.defersNew ? { deferred: true } : {}), ...store };
+      return {
+        table: "buckets",
+        hash: this.options.hash,
+        slots: PARTS * this.buckets * COMPACT.perBucket,
+        slotBytes: COMPACT.bytes,
+        tableBytes,
+        bytesPerKey,
+        ...spread,
+        ...(this.defersNew ? { deferred: true } : {}),
+        ...store,
+      };
     }
     if (this.stages === 0) return { filter: "blocked", stages: 0, table: "buckets", tableBytes: this.seenBytes };
     return { filter: "blocked", stages: this.stages, filterBytes: this.seenEnd - this.filtersPtr };
@@ -528,7 +620,11 @@ export class LineEngine {
       return;
     }
     // Growth works through a scratch copy of one old partition placed after the new table.
-    const { scratch } = this.arena.place({ table: PARTS * next * 64, scratch: this.buckets * 64 }, this.seenPtr, "the line table");
+    const { scratch } = this.arena.place(
+      { table: PARTS * next * 64, scratch: this.buckets * 64 },
+      this.seenPtr,
+      "the line table",
+    );
     this.arena.k.bucketsGrow(this.seenPtr, LOG_PARTS, this.buckets, next, scratch, COMPACT.bytes);
     this.seenEnd = scratch; // the table ends where its scratch begins
     this.setBuckets(next);
@@ -541,20 +637,49 @@ export class LineEngine {
 
   /** Moves to the split path: the table is sealed and shards take new keys if the budget allows, else the table freezes. */
   private leaveKernel(): void {
-    const own = () => ({ arena: this.arena, ptr: this.seenPtr, counts: this.get("counts"), buckets: this.buckets, limit: partitionLimit(this.buckets, COMPACT) });
+    const own = () => ({
+      arena: this.arena,
+      ptr: this.seenPtr,
+      counts: this.get("counts"),
+      buckets: this.buckets,
+      limit: partitionLimit(this.buckets, COMPACT),
+    });
     const perMemory = Math.min(MAX_ARENA_BYTES, this.options.perMemory ?? MAX_ARENA_BYTES);
     const tables = new LineTables(own, this.split, { perMemory, available: () => this.available() }, SPLIT_BATCH);
-    const keySpill = this.options.spill === undefined ? undefined : () => this.options.spill!(this.arena.k.SPILL_RECORD_BYTES.value, this.options.memory ?? Infinity);
-    this.path = new SplitPath(this.arena, this.ctx.ptr, this.split, tables, this.spill, SPLIT_BATCH, (n) => this.freshRoom(n), keySpill, this.options.deferNew === true, this.keyed);
+    const keySpill =
+      this.options.spill === undefined
+        ? undefined
+        : () => this.options.spill!(this.arena.k.SPILL_RECORD_BYTES.value, this.options.memory ?? Infinity);
+    this.path = new SplitPath(
+      this.arena,
+      this.ctx.ptr,
+      this.split,
+      tables,
+      this.spill,
+      SPLIT_BATCH,
+      (n) => this.freshRoom(n),
+      keySpill,
+      this.options.deferNew === true,
+      this.keyed,
+    );
     tables.spread();
   }
 
   private addStage(remainingLines?: number): void {
     const { items, fpRate } = this.options;
-    if (this.stages === MAX_STAGES) throw new FilterTooLargeError(this.seenEnd, `the filter has reached ${MAX_STAGES} stages`);
+    if (this.stages === MAX_STAGES)
+      throw new FilterTooLargeError(this.seenEnd, `the filter has reached ${MAX_STAGES} stages`);
     const i = this.stages;
     // With items given there is one stage that never fills.
-    const plan = items !== undefined ? { items, fpRate } : planStage(i, { fpRate, firstItems: this.options.stageItems ?? FIRST_STAGE_ITEMS, unique: this.counts.unique, remainingLines });
+    const plan =
+      items !== undefined
+        ? { items, fpRate }
+        : planStage(i, {
+            fpRate,
+            firstItems: this.options.stageItems ?? FIRST_STAGE_ITEMS,
+            unique: this.counts.unique,
+            remainingLines,
+          });
     const planned = plan.items;
     const size = optimalSplitBlockBloom(plan);
     const blocks = Math.ceil(size.bits / 512);

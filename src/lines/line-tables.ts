@@ -114,7 +114,22 @@ export class LineTables {
     const u8 = own.arena.u8;
     if (this.shards.length === 0) {
       if (mode === "resolve") {
-        if (k.setAddMany(own.ptr, LOG_PARTS, own.buckets, own.counts, own.limit, r.digests.ptr, n, r.flags.ptr, COMPACT.bytes) >>> 0 < n) throw tooLarge();
+        if (
+          k.setAddMany(
+            own.ptr,
+            LOG_PARTS,
+            own.buckets,
+            own.counts,
+            own.limit,
+            r.digests.ptr,
+            n,
+            r.flags.ptr,
+            COMPACT.bytes,
+          ) >>>
+            0 <
+          n
+        )
+          throw tooLarge();
         return n;
       }
       // Frozen with the own table alone: looked up only.
@@ -134,7 +149,13 @@ export class LineTables {
    * flags at their places in the batch of n (`places`; none: they are the batch). Returns the
    * place from which lines not seen must be spilled (n: none).
    */
-  private probeShards(source: ArrayRegion, places: ArrayRegion | undefined, m: number, n: number, mode: "dedup" | "resolve"): number {
+  private probeShards(
+    source: ArrayRegion,
+    places: ArrayRegion | undefined,
+    m: number,
+    n: number,
+    mode: "dedup" | "resolve",
+  ): number {
     const r = this.regions;
     const own = this.own();
     const k = own.arena.k;
@@ -262,5 +283,8 @@ function flip(flags: Uint8Array): void {
 }
 
 function tooLarge(): CrawlsieveError {
-  return new CrawlsieveError("ERR_SPILL_TOO_LARGE", "a partition of the lines spilled to disk holds more distinct lines than the memory budget can; raise --memory");
+  return new CrawlsieveError(
+    "ERR_SPILL_TOO_LARGE",
+    "a partition of the lines spilled to disk holds more distinct lines than the memory budget can; raise --memory",
+  );
 }

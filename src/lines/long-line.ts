@@ -38,7 +38,17 @@ export class LongLineHasher {
   constructor(approx: boolean, xxh128: boolean) {
     const arena = this.arena;
     const sizes = lineSizes(arena.k);
-    const r = arena.place({ ctx: sizes.context, scratch: sizes.scratch, digest: 16, state: arena.k.LINE_STREAM_STATE_BYTES.value, window: array(1, BACK + WINDOW) }, arena.base, "a long line");
+    const r = arena.place(
+      {
+        ctx: sizes.context,
+        scratch: sizes.scratch,
+        digest: 16,
+        state: arena.k.LINE_STREAM_STATE_BYTES.value,
+        window: array(1, BACK + WINDOW),
+      },
+      arena.base,
+      "a long line",
+    );
     this.ctx = lineContext(arena.k, r.ctx);
     this.digestPtr = r.digest;
     this.statePtr = r.state;

@@ -96,7 +96,11 @@ export class RunFile {
       } catch (error) {
         failOn(this.dir, error);
       }
-      if (n < size) throw new CrawlsieveError("ERR_SPILL", `the copy of a long line in ${this.dir} is shorter than written (${this.path}): was it removed or truncated?`);
+      if (n < size)
+        throw new CrawlsieveError(
+          "ERR_SPILL",
+          `the copy of a long line in ${this.dir} is shorter than written (${this.path}): was it removed or truncated?`,
+        );
       for (let r = 0; r < this.runs[i]; r++) yield chunk;
     }
     if (this.block !== undefined && this.used > 0) yield Buffer.from(this.block.subarray(0, this.used));
@@ -140,5 +144,8 @@ export class RunFile {
 
 /** A disk error as one line for the command line: where, why, and what to do. */
 function failOn(dir: string, error: unknown): never {
-  throw new CrawlsieveError("ERR_SPILL", `cannot keep a long line on disk in ${dir} (${diskReason(error)}); a line past ${LONG_LINE_BYTES >> 20} MiB read from a pipe waits there until it ends: give a writable --tmp with room, or read the input from a file`);
+  throw new CrawlsieveError(
+    "ERR_SPILL",
+    `cannot keep a long line on disk in ${dir} (${diskReason(error)}); a line past ${LONG_LINE_BYTES >> 20} MiB read from a pipe waits there until it ends: give a writable --tmp with room, or read the input from a file`,
+  );
 }

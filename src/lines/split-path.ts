@@ -90,10 +90,15 @@ export class SplitPath {
       k.gather(r.digests.ptr, n, 16, r.spillRecords.ptr, size, 16);
       const indexes = r.spillRecords.view(this.arena.u8, Float64Array, 0, n);
       const step = size / 8;
-      for (let i = k.SPILL_RECORD_INDEX.value / 8; i < indexes.length; i += step) indexes[i] = forget ? FORGOTTEN : STORED;
+      for (let i = k.SPILL_RECORD_INDEX.value / 8; i < indexes.length; i += step)
+        indexes[i] = forget ? FORGOTTEN : STORED;
       k.groupBy(r.spillRecords.ptr, n, size, 0, 0, SPILL_BITS, r.spillGrouped.ptr, r.perm.ptr, r.starts.ptr);
       const u8 = this.arena.u8;
-      this.keys.append(new Uint8Array(0), r.spillGrouped.bytes(u8, 0, n), r.starts.view(u8, Uint32Array, 0, this.keys.partitions + 1));
+      this.keys.append(
+        new Uint8Array(0),
+        r.spillGrouped.bytes(u8, 0, n),
+        r.starts.view(u8, Uint32Array, 0, this.keys.partitions + 1),
+      );
     }
   }
 
@@ -107,7 +112,12 @@ export class SplitPath {
     const spill = this.spill;
     if (spill === undefined || this.spilled === 0) return false;
     const size = this.r.spillRecords.size;
-    const sieve = KeySieve.over(this.tables.spareMemory(KeySieve.bytesFor(this.spilled, this.batch, size)), this.spilled, this.batch, size);
+    const sieve = KeySieve.over(
+      this.tables.spareMemory(KeySieve.bytesFor(this.spilled, this.batch, size)),
+      this.spilled,
+      this.batch,
+      size,
+    );
     if (sieve === undefined) return false;
     this.eachSpilled((chunk) => sieve.add(chunk, size));
     this.sieve = sieve;
@@ -160,7 +170,17 @@ export class SplitPath {
     const r = this.r;
     let done = 0;
     for (;;) {
-      const n = k.lineScan(this.ctx, ptr + done, len - done, final ? 1 : 0, this.batch, r.records.ptr, this.keyed === undefined ? r.digests.ptr : 0, r.scanEnd.ptr) >>> 0;
+      const n =
+        k.lineScan(
+          this.ctx,
+          ptr + done,
+          len - done,
+          final ? 1 : 0,
+          this.batch,
+          r.records.ptr,
+          this.keyed === undefined ? r.digests.ptr : 0,
+          r.scanEnd.ptr,
+        ) >>> 0;
       if (n === 0) return done;
       const consumed = r.scanEnd.view(this.arena.u8, Uint32Array)[0];
       const has = this.keyed?.prepare(n);
@@ -169,7 +189,19 @@ export class SplitPath {
       if (spillFrom < n && this.spill === undefined) throw noSpill();
       r.spillLen.fill(this.arena.u8);
       this.freshRoom(n);
-      const spilled = k.lineEmit(this.ctx, r.records.ptr, r.digests.ptr, r.flags.ptr, n, spillFrom, r.spillBytes.ptr, r.spillRecords.ptr, this.spilled, r.spillLen.ptr) >>> 0;
+      const spilled =
+        k.lineEmit(
+          this.ctx,
+          r.records.ptr,
+          r.digests.ptr,
+          r.flags.ptr,
+          n,
+          spillFrom,
+          r.spillBytes.ptr,
+          r.spillRecords.ptr,
+          this.spilled,
+          r.spillLen.ptr,
+        ) >>> 0;
       if (spilled > 0) this.hand(spilled, r.spillLen.view(this.arena.u8, Uint32Array)[0]);
       if (this.keyed !== undefined) this.keyed.line += n;
       done += consumed;
@@ -214,8 +246,8 @@ export class SplitPath {
     const probed = pass ? (this.tables.frozen ? 0 : 1) : this.tables.probe(1, "dedup");
     const spillFrom = this.defer ? 0 : probed;
     const flag = pass ? 1 : this.arena.u8[this.r.flags.ptr];
-    if (flag === 0) return count(0), 0;
-    if (spillFrom > 0) return count(1), 1;
+    if (flag === 0) return (count(0), 0);
+    if (spillFrom > 0) return (count(1), 1);
     if (this.spill === undefined) throw noSpill();
     count(0);
     const record = new Uint8Array(this.r.spillRecords.size);
@@ -259,7 +291,10 @@ export class SplitPath {
             if (has === undefined) this.tables.probe(n, "resolve");
             else this.probeKeyed(n, has, "resolve");
             // A store's: the kept lines' fingerprints beside their indexes, in the same order, told to it as they are given back.
-            const fingerprints = this.onKept === undefined ? undefined : selectFlagged(r.digests.bytes(this.arena.u8, 0, n), r.flags.bytes(this.arena.u8, 0, n));
+            const fingerprints =
+              this.onKept === undefined
+                ? undefined
+                : selectFlagged(r.digests.bytes(this.arena.u8, 0, n), r.flags.bytes(this.arena.u8, 0, n));
             const m = k.spillKept(r.spillRecords.ptr, r.flags.ptr, n, r.kept.ptr) >>> 0;
             spill.keep(p, r.kept.view(this.arena.u8, Float64Array, 0, m).slice(), first, fingerprints);
             first = false;
@@ -267,14 +302,17 @@ export class SplitPath {
           }
           break;
         } catch (error) {
-          if (!(error instanceof CrawlsieveError && error.code === "ERR_SPILL_TOO_LARGE") || planned === Infinity) throw error;
+          if (!(error instanceof CrawlsieveError && error.code === "ERR_SPILL_TOO_LARGE") || planned === Infinity)
+            throw error;
         }
       }
       this.keptSpilled += kept;
     }
     // The store hears only keys: a line kept without its key is not recorded.
     const onKept = this.onKept;
-    yield* spill.output(onKept === undefined || this.keyed === undefined ? onKept : (pieces) => onKept(pieces.map(keyedOnly)));
+    yield* spill.output(
+      onKept === undefined || this.keyed === undefined ? onKept : (pieces) => onKept(pieces.map(keyedOnly)),
+    );
   }
 
   /** Groups a batch's spill records by partition and hands them and the spilled lines' bytes over. */
@@ -282,9 +320,23 @@ export class SplitPath {
     const k = this.arena.k;
     const r = this.r;
     const spill = this.spill!;
-    k.groupBy(r.spillRecords.ptr, spilled, r.spillRecords.size, 0, 0, SPILL_BITS, r.spillGrouped.ptr, r.perm.ptr, r.starts.ptr);
+    k.groupBy(
+      r.spillRecords.ptr,
+      spilled,
+      r.spillRecords.size,
+      0,
+      0,
+      SPILL_BITS,
+      r.spillGrouped.ptr,
+      r.perm.ptr,
+      r.starts.ptr,
+    );
     const u8 = this.arena.u8;
-    spill.append(r.spillBytes.bytes(u8, 0, bytes), r.spillGrouped.bytes(u8, 0, spilled), r.starts.view(u8, Uint32Array, 0, spill.partitions + 1));
+    spill.append(
+      r.spillBytes.bytes(u8, 0, bytes),
+      r.spillGrouped.bytes(u8, 0, spilled),
+      r.starts.view(u8, Uint32Array, 0, spill.partitions + 1),
+    );
     this.spilled += spilled;
   }
 }
@@ -312,5 +364,8 @@ function keyedOnly(packed: Uint8Array): Uint8Array {
 }
 
 function noSpill(): FilterTooLargeError {
-  return new FilterTooLargeError(0, "the exact line table reached its memory budget and there is no spill to disk (give more memory, or in Node a spill: fileSpill())");
+  return new FilterTooLargeError(
+    0,
+    "the exact line table reached its memory budget and there is no spill to disk (give more memory, or in Node a spill: fileSpill())",
+  );
 }

@@ -31,6 +31,9 @@ export function planStage(i: number, facts: StageFacts): { items: number; fpRate
   const geometric = facts.firstItems * STAGE_GROWTH ** (i + 1);
   // Every line still to come counted as new: an upper bound on the distinct lines, as far as the
   // estimate of line length holds (when it does not, a further stage follows).
-  const estimate = facts.remainingLines === undefined ? 0 : Math.min(MAX_ESTIMATED_ITEMS, Math.ceil(facts.unique + facts.remainingLines));
+  const estimate =
+    facts.remainingLines === undefined
+      ? 0
+      : Math.min(MAX_ESTIMATED_ITEMS, Math.ceil(facts.unique + facts.remainingLines));
   return { items: Math.max(geometric, estimate), fpRate: facts.fpRate / 2 ** (i + 1) };
 }

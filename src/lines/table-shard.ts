@@ -43,7 +43,11 @@ export class TableShard {
     private readonly layout: SlotLayout,
   ) {
     // The table lies last: it grows in place.
-    const r = this.arena.place({ counts: array(4, PARTS), staging: array(16, batch), flags: array(1, batch), table: PARTS * buckets * 64 }, this.arena.base, "a line table shard");
+    const r = this.arena.place(
+      { counts: array(4, PARTS), staging: array(16, batch), flags: array(1, batch), table: PARTS * buckets * 64 },
+      this.arena.base,
+      "a line table shard",
+    );
     this.staging = r.staging;
     this.flags = r.flags;
     this.counts = r.counts;
@@ -55,29 +59,68 @@ export class TableShard {
   /** Adds staged fingerprints [from, n): flags 1 new, 0 seen; returns where it stopped (n when done; less when a partition is full). */
   add(from: number, n: number): number {
     const k = this.arena.k;
-    return from + (k.setAddMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, partitionLimit(this.active, this.layout), this.staging.at(from), n - from, this.flags.at(from), this.layout.bytes) >>> 0);
+    return (
+      from +
+      (k.setAddMany(
+        this.tablePtr,
+        LOG_PARTS,
+        this.active,
+        this.counts.ptr,
+        partitionLimit(this.active, this.layout),
+        this.staging.at(from),
+        n - from,
+        this.flags.at(from),
+        this.layout.bytes,
+      ) >>>
+        0)
+    );
   }
 
   /** Tests staged fingerprints [from, n): flags 1 present, 0 absent. */
   has(from: number, n: number): void {
-    if (from < n) this.arena.k.setHasMany(this.tablePtr, LOG_PARTS, this.active, this.staging.at(from), n - from, this.flags.at(from), this.layout.bytes);
+    if (from < n)
+      this.arena.k.setHasMany(
+        this.tablePtr,
+        LOG_PARTS,
+        this.active,
+        this.staging.at(from),
+        n - from,
+        this.flags.at(from),
+        this.layout.bytes,
+      );
   }
 
   /** Removes staged fingerprints [0, n) where present. */
   remove(n: number): void {
-    this.arena.k.setRemoveMany(this.tablePtr, LOG_PARTS, this.active, this.counts.ptr, this.staging.ptr, n, this.flags.ptr, this.layout.bytes);
+    this.arena.k.setRemoveMany(
+      this.tablePtr,
+      LOG_PARTS,
+      this.active,
+      this.counts.ptr,
+      this.staging.ptr,
+      n,
+      this.flags.ptr,
+      this.layout.bytes,
+    );
   }
 
   /** Bytes of memory after the next growth (the scratch included): for the budget. */
   get grownBytes(): number {
     const next = grownBuckets(this.buckets);
-    return Math.max(this.byteLength, layOut(this.tablePtr, { table: PARTS * next * 64, scratch: this.buckets * 64 }).end);
+    return Math.max(
+      this.byteLength,
+      layOut(this.tablePtr, { table: PARTS * next * 64, scratch: this.buckets * 64 }).end,
+    );
   }
 
   /** Grows the table in place (grownBuckets) through a scratch of one old partition. */
   grow(): void {
     const next = grownBuckets(this.buckets);
-    const { scratch } = this.arena.place({ table: PARTS * next * 64, scratch: this.buckets * 64 }, this.tablePtr, "a line table shard");
+    const { scratch } = this.arena.place(
+      { table: PARTS * next * 64, scratch: this.buckets * 64 },
+      this.tablePtr,
+      "a line table shard",
+    );
     this.arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, this.buckets, next, scratch, this.layout.bytes);
     this.buckets = next;
     this.active = next;

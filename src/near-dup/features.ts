@@ -27,8 +27,12 @@ export function maxShingle(): number {
 export function shingleOf(options: FeatureOptions | undefined): number {
   const opts = check.options<FeatureOptions>("options", options);
   const fromIdf = opts.idf?.shingle;
-  const shingle = opts.shingle === undefined ? (fromIdf ?? DEFAULT_SHINGLE) : check.integerInRange("shingle", opts.shingle, 1, maxShingle());
-  if (fromIdf !== undefined && fromIdf !== shingle) throw new InvalidArgumentError("shingle", shingle, `${fromIdf}, the shingle size the IDF table was built with`);
+  const shingle =
+    opts.shingle === undefined
+      ? (fromIdf ?? DEFAULT_SHINGLE)
+      : check.integerInRange("shingle", opts.shingle, 1, maxShingle());
+  if (fromIdf !== undefined && fromIdf !== shingle)
+    throw new InvalidArgumentError("shingle", shingle, `${fromIdf}, the shingle size the IDF table was built with`);
   return shingle;
 }
 

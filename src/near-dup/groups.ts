@@ -89,7 +89,11 @@ export function leaderClusters(order: ArrayLike<number>, pairs: readonly ScoredP
     for (const { a, b, similarity } of partners.get(id) ?? []) {
       const other = a === id ? b : a;
       if (other === id || !leads.has(other)) continue;
-      if (best === undefined || similarity > similarities[i] || (similarity === similarities[i] && position.get(other)! < position.get(best)!)) {
+      if (
+        best === undefined ||
+        similarity > similarities[i] ||
+        (similarity === similarities[i] && position.get(other)! < position.get(best)!)
+      ) {
         best = other;
         similarities[i] = similarity;
       }
@@ -113,5 +117,11 @@ export function clusterGroups(clustering: Clustering): SimilarGroup[] {
   }
   return [...members]
     .sort(([x], [y]) => x - y)
-    .map(([representative, list]) => ({ representative, members: [{ id: representative, similarity: 1 }, ...list.sort((x, y) => y.similarity - x.similarity || x.id - y.id)] }));
+    .map(([representative, list]) => ({
+      representative,
+      members: [
+        { id: representative, similarity: 1 },
+        ...list.sort((x, y) => y.similarity - x.similarity || x.id - y.id),
+      ],
+    }));
 }

@@ -15,9 +15,14 @@ const RECIPE: Recipe<{ documents: number; shingle: number }> = {
   what: "an IDF table",
   paramBytes: PARAM_BYTES,
   read(params, payloadBytes) {
-    if (payloadBytes % ENTRY_BYTES !== 0) throw new FormatError(`payload of ${payloadBytes} bytes is not whole ${ENTRY_BYTES}-byte entries`, "ERR_BAD_PARAMS");
+    if (payloadBytes % ENTRY_BYTES !== 0)
+      throw new FormatError(
+        `payload of ${payloadBytes} bytes is not whole ${ENTRY_BYTES}-byte entries`,
+        "ERR_BAD_PARAMS",
+      );
     const shingle = params.getUint32(8, true);
-    if (!(shingle >= 1 && shingle <= maxShingle())) throw new FormatError(`shingle size ${shingle} must be 1 to ${maxShingle()}`, "ERR_BAD_PARAMS");
+    if (!(shingle >= 1 && shingle <= maxShingle()))
+      throw new FormatError(`shingle size ${shingle} must be 1 to ${maxShingle()}`, "ERR_BAD_PARAMS");
     return { documents: Number(params.getBigUint64(0, true)), shingle };
   },
 };
@@ -72,7 +77,12 @@ export class IdfTable {
     const pv = new DataView(params.buffer);
     pv.setBigUint64(0, BigInt(this.documents), true);
     pv.setUint32(8, this.shingle, true);
-    return writeContainer(Kind.IdfTable, params, payload, () => new FormatError("IDF table too large", "ERR_TOO_LARGE"));
+    return writeContainer(
+      Kind.IdfTable,
+      params,
+      payload,
+      () => new FormatError("IDF table too large", "ERR_TOO_LARGE"),
+    );
   }
 
   /** Loads a table written by serialize(). */
@@ -87,7 +97,8 @@ export class IdfTable {
       const key = view.getBigUint64(at, true);
       const count = view.getUint32(at + 8, true);
       if (key <= previous) throw new FormatError(`feature entries out of order at byte ${at}`, "ERR_BAD_PARAMS");
-      if (count < 1 || count > documents) throw new FormatError(`document frequency ${count} outside 1..${documents}`, "ERR_BAD_PARAMS");
+      if (count < 1 || count > documents)
+        throw new FormatError(`document frequency ${count} outside 1..${documents}`, "ERR_BAD_PARAMS");
       df.set(key, count);
       previous = key;
     }

@@ -30,7 +30,8 @@ function cut(positions: readonly number[], count: number): number[][] {
 function subsets(n: number, r: number): number[][] {
   if (r === 0) return [[]];
   const out: number[][] = [];
-  for (let first = 0; first <= n - r; first++) for (const rest of subsets(n - first - 1, r - 1)) out.push([first, ...rest.map((x) => x + first + 1)]);
+  for (let first = 0; first <= n - r; first++)
+    for (const rest of subsets(n - first - 1, r - 1)) out.push([first, ...rest.map((x) => x + first + 1)]);
   return out;
 }
 
@@ -80,7 +81,11 @@ export function layout(k: number, tables: number): TableSpec[] {
     const parts = cut(all, blocks);
     return subsets(blocks, blocks - k).map((chosen) => toSpec(chosen.flatMap((i) => parts[i])));
   }
-  throw new InvalidArgumentError("layout", tables, `a table count for maxDistance ${k}: ${layoutChoices(k).join(", ")}`);
+  throw new InvalidArgumentError(
+    "layout",
+    tables,
+    `a table count for maxDistance ${k}: ${layoutChoices(k).join(", ")}`,
+  );
 }
 
 /** The default table count for n fingerprints: the fewest tables that keep a query's buckets small. */

@@ -58,11 +58,21 @@ const RECIPE: Recipe<{ options: MinHashIndexOptions; count: number }> = {
   paramBytes: MINHASH_PARAM_BYTES,
   read(params, payloadBytes) {
     const threshold = params.getFloat64(0, true);
-    if (!(threshold > 0 && threshold <= 1)) throw new FormatError(`threshold ${threshold} is not in (0, 1]`, "ERR_BAD_PARAMS");
-    const { shingle, k, bands, rows } = checkSketchParams({ shingle: params.getUint32(8, true), k: params.getUint32(12, true), bands: params.getUint32(16, true), rows: params.getUint32(20, true) });
+    if (!(threshold > 0 && threshold <= 1))
+      throw new FormatError(`threshold ${threshold} is not in (0, 1]`, "ERR_BAD_PARAMS");
+    const { shingle, k, bands, rows } = checkSketchParams({
+      shingle: params.getUint32(8, true),
+      k: params.getUint32(12, true),
+      bands: params.getUint32(16, true),
+      rows: params.getUint32(20, true),
+    });
     const count = Number(params.getBigUint64(24, true));
     const perDoc = 4 * (1 + (k + 1) + bands);
-    if (payloadBytes !== perDoc * count) throw new FormatError(`payload of ${payloadBytes} bytes where ${count} documents need ${perDoc * count}`, "ERR_BAD_PARAMS");
+    if (payloadBytes !== perDoc * count)
+      throw new FormatError(
+        `payload of ${payloadBytes} bytes where ${count} documents need ${perDoc * count}`,
+        "ERR_BAD_PARAMS",
+      );
     return { options: { threshold, shingle, sketchSize: k, bands, rows }, count };
   },
 };
@@ -91,7 +101,8 @@ export class MinHashIndex {
   constructor(options: MinHashIndexOptions = {}) {
     const opts = check.options<MinHashIndexOptions>("options", options);
     const threshold = opts.threshold ?? 0.8;
-    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
+    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1))
+      throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
     this.threshold = threshold;
     const layout = lshLayout(threshold);
     this.params = checkSketchParams({
@@ -101,7 +112,11 @@ export class MinHashIndex {
       rows: opts.rows ?? layout.rows,
     });
     this.arena = new Arena();
-    const regions = this.arena.place({ ...PAIR_REGIONS, sketches: array(4 * (this.params.k + 1), 0) }, this.arena.base, "the MinHash index");
+    const regions = this.arena.place(
+      { ...PAIR_REGIONS, sketches: array(4 * (this.params.k + 1), 0) },
+      this.arena.base,
+      "the MinHash index",
+    );
     this.pairRegions = regions;
     this.sketches = regions.sketches;
     this.grow(1024);
@@ -159,7 +174,8 @@ export class MinHashIndex {
 
   /** Removes the document stored under `id`; false when there was none. */
   remove(id: number): boolean {
-    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError("id", id, "an integer from 0 to 2^32 - 1");
+    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff)
+      throw new InvalidArgumentError("id", id, "an integer from 0 to 2^32 - 1");
     const slot = this.slotOf.get(id);
     if (slot === undefined) return false;
     const { bands } = this.params;
@@ -286,7 +302,10 @@ export class MinHashIndex {
    * `onProgress` hears now and then how many documents are done and candidates verified.
    */
   cluster(order?: ArrayLike<number>, onProgress?: (done: number, verified: number) => void): Clustering {
-    const ids = order === undefined ? Uint32Array.from(this.slotOf.keys()).sort() : Uint32Array.from(checkOrder(order, this.slotOf));
+    const ids =
+      order === undefined
+        ? Uint32Array.from(this.slotOf.keys()).sort()
+        : Uint32Array.from(checkOrder(order, this.slotOf));
     const { bands } = this.params;
     const representatives = new Uint32Array(ids.length);
     const similarities = new Float64Array(ids.length).fill(1);
@@ -387,9 +406,15 @@ export class MinHashIndex {
     view.setUint32(16, bands, true);
     view.setUint32(20, rows, true);
     view.setBigUint64(24, BigInt(n), true);
-    const tooLarge = (bytes: number) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE");
+    const tooLarge = (bytes: number) =>
+      new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE");
     const bytes = (a: Uint32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-    return writeContainer(Kind.MinHashIndex, params, concat([bytes(ids), bytes(values), bytes(keys)], tooLarge), tooLarge);
+    return writeContainer(
+      Kind.MinHashIndex,
+      params,
+      concat([bytes(ids), bytes(values), bytes(keys)], tooLarge),
+      tooLarge,
+    );
   }
 
   /** Loads an index written by serialize(). */
@@ -404,8 +429,13 @@ export class MinHashIndex {
     const values = new Uint32Array(payload.buffer, 4 * count, count * (k + 1));
     const keys = new Uint32Array(payload.buffer, 4 * count * (k + 2), count * bands);
     for (let i = 0; i < count; i++) {
-      if (i > 0 && ids[i] <= ids[i - 1]) throw new FormatError(`document ids out of order at entry ${i}`, "ERR_BAD_PARAMS");
-      if (values[i * (k + 1)] > k) throw new FormatError(`sketch ${i} claims ${values[i * (k + 1)]} values where at most ${k} fit`, "ERR_BAD_PARAMS");
+      if (i > 0 && ids[i] <= ids[i - 1])
+        throw new FormatError(`document ids out of order at entry ${i}`, "ERR_BAD_PARAMS");
+      if (values[i * (k + 1)] > k)
+        throw new FormatError(
+          `sketch ${i} claims ${values[i * (k + 1)]} values where at most ${k} fit`,
+          "ERR_BAD_PARAMS",
+        );
     }
     index.addSketches(ids, { params: index.params, count, values, keys });
     return index;
@@ -421,7 +451,10 @@ export class MinHashIndex {
    * the threshold (all with filter false) as (tag, y - QUERY_BATCH, similarity, x - QUERY_BATCH):
    * stored slots.
    */
-  private pairBatch(keep: (tag: number, slot: number, similarity: number, other: number) => void, filter = true): PairBatch {
+  private pairBatch(
+    keep: (tag: number, slot: number, similarity: number, other: number) => void,
+    filter = true,
+  ): PairBatch {
     const sketches = () => ({ arena: this.live(), ptr: this.sketches.ptr, k: this.params.k });
     return new PairBatch(this.pairRegions, sketches, (tag, x, y, similarity) => {
       if (!filter || reaches(similarity, this.threshold)) keep(tag, y - QUERY_BATCH, similarity, x - QUERY_BATCH);
@@ -434,7 +467,11 @@ export class MinHashIndex {
   }
 
   private grow(capacity: number): void {
-    this.sketches = this.live().place({ sketches: array(this.sketches.size, QUERY_BATCH + capacity) }, this.sketches.ptr, "the MinHash index").sketches;
+    this.sketches = this.live().place(
+      { sketches: array(this.sketches.size, QUERY_BATCH + capacity) },
+      this.sketches.ptr,
+      "the MinHash index",
+    ).sketches;
     const idOf = new Uint32Array(capacity).fill(NO_SLOT);
     idOf.set(this.idOf);
     this.idOf = idOf;
@@ -465,25 +502,32 @@ function sorted(batches: Iterable<SimilarPair[]>): SimilarPair[] {
 
 /** The ids of `order`, checked: each stored, each once. */
 function checkOrder(order: ArrayLike<number>, slotOf: ReadonlyMap<number, number>): ArrayLike<number> {
-  if (order === null || typeof order !== "object" || typeof order.length !== "number") throw new InvalidArgumentError("order", order, "an array of stored ids");
+  if (order === null || typeof order !== "object" || typeof order.length !== "number")
+    throw new InvalidArgumentError("order", order, "an array of stored ids");
   const seen = new Set<number>();
   for (let i = 0; i < order.length; i++) {
     const id = order[i];
     if (!slotOf.has(id)) throw new InvalidArgumentError(`order[${i}]`, id, "the id of a stored document");
-    if (seen.has(id)) throw new InvalidArgumentError(`order[${i}]`, id, "an id not given before in order (each stored id once)");
+    if (seen.has(id))
+      throw new InvalidArgumentError(`order[${i}]`, id, "an id not given before in order (each stored id once)");
     seen.add(id);
   }
   return order;
 }
 
 function checkIds(ids: ArrayLike<number>, count: number): void {
-  if (ids === null || typeof ids !== "object" || typeof ids.length !== "number") throw new InvalidArgumentError("ids", ids, "an array of u32 ids");
+  if (ids === null || typeof ids !== "object" || typeof ids.length !== "number")
+    throw new InvalidArgumentError("ids", ids, "an array of u32 ids");
   if (ids.length !== count) throw new InvalidArgumentError("ids", ids.length, `${count} ids, one per document`);
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) {
       // JSON lines carry string ids: say how to store them.
-      throw new InvalidArgumentError(`ids[${i}]`, id, `an integer from 0 to 2^32 - 1${typeof id === "string" ? " (for string ids, store each one's position in an array of them)" : ""}`);
+      throw new InvalidArgumentError(
+        `ids[${i}]`,
+        id,
+        `an integer from 0 to 2^32 - 1${typeof id === "string" ? " (for string ids, store each one's position in an array of them)" : ""}`,
+      );
     }
   }
 }

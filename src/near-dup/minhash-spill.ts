@@ -55,10 +55,16 @@ export class MinHashSpill {
     if (options.cacheBytes !== undefined) check.integerInRange("cacheBytes", options.cacheBytes, 0, 2 ** 31);
     this.cacheBytes = options.cacheBytes;
     const threshold = options.threshold ?? 0.8;
-    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
+    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1))
+      throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
     this.threshold = threshold;
     const layout = lshLayout(threshold);
-    this.params = checkSketchParams({ shingle: options.shingle ?? 3, k: options.sketchSize ?? DEFAULT_SPILL_SKETCH_SIZE, bands: options.bands ?? layout.bands, rows: options.rows ?? layout.rows });
+    this.params = checkSketchParams({
+      shingle: options.shingle ?? 3,
+      k: options.sketchSize ?? DEFAULT_SPILL_SKETCH_SIZE,
+      bands: options.bands ?? layout.bands,
+      rows: options.rows ?? layout.rows,
+    });
     this.keys = new Column(Uint32Array, this.params.bands);
     this.file = new SketchFile(options.tmp ?? tmpdir(), this.params.k);
   }
@@ -85,7 +91,12 @@ export class MinHashSpill {
     if (p === undefined || p.shingle !== q.shingle || p.k !== q.k || p.bands !== q.bands || p.rows !== q.rows) {
       throw new InvalidArgumentError("sketches", p, `sketches made with this index's params ${JSON.stringify(q)}`);
     }
-    if (this.bucketCount >= 0) throw new InvalidArgumentError("sketches", sketches.count, "no more documents: the collection was clustered or listed already");
+    if (this.bucketCount >= 0)
+      throw new InvalidArgumentError(
+        "sketches",
+        sketches.count,
+        "no more documents: the collection was clustered or listed already",
+      );
     const first = this.size;
     const none: number[] = [];
     this.file.append(sketches.values, sketches.count);
@@ -249,13 +260,16 @@ export class MinHashSpill {
 
 /** The documents of `order`, checked: each a number below n, each once. */
 function checkOrder(order: ArrayLike<number>, n: number): Uint32Array {
-  if (order === null || typeof order !== "object" || typeof order.length !== "number") throw new InvalidArgumentError("order", order, "an array of document numbers");
+  if (order === null || typeof order !== "object" || typeof order.length !== "number")
+    throw new InvalidArgumentError("order", order, "an array of document numbers");
   const seen = new Uint8Array(n);
   const ids = new Uint32Array(order.length);
   for (let i = 0; i < order.length; i++) {
     const id = order[i];
-    if (!Number.isInteger(id) || id < 0 || id >= n) throw new InvalidArgumentError(`order[${i}]`, id, `the number of an added document (0 to ${n - 1})`);
-    if (seen[id] === 1) throw new InvalidArgumentError(`order[${i}]`, id, "a number not given before in order (each document once)");
+    if (!Number.isInteger(id) || id < 0 || id >= n)
+      throw new InvalidArgumentError(`order[${i}]`, id, `the number of an added document (0 to ${n - 1})`);
+    if (seen[id] === 1)
+      throw new InvalidArgumentError(`order[${i}]`, id, "a number not given before in order (each document once)");
     seen[id] = 1;
     ids[i] = id;
   }

@@ -43,7 +43,12 @@ export function checkSketchParams(params: SketchParams): SketchParams {
   check.integerInRange("sketchSize", params.k, 8, MAX_SKETCH);
   check.integerInRange("bands", params.bands, 1, MAX_BINS);
   check.integerInRange("rows", params.rows, 1, MAX_BINS);
-  if (params.bands * params.rows > MAX_BINS) throw new InvalidArgumentError("bands", params.bands, `at most ${MAX_BINS} bins in all (bands x rows; rows is ${params.rows})`);
+  if (params.bands * params.rows > MAX_BINS)
+    throw new InvalidArgumentError(
+      "bands",
+      params.bands,
+      `at most ${MAX_BINS} bins in all (bands x rows; rows is ${params.rows})`,
+    );
   return params;
 }
 
@@ -67,7 +72,11 @@ export function wideBandKeys(texts: readonly string[], params: SketchParams): { 
 }
 
 /** Sketches and band keys of `keyWords` u32 each (1 or 2), checked and re-made for unspaced scripts. */
-function sketchWith(texts: readonly string[], params: SketchParams, keyWords: number): { values: Uint32Array; keys: Uint32Array } {
+function sketchWith(
+  texts: readonly string[],
+  params: SketchParams,
+  keyWords: number,
+): { values: Uint32Array; keys: Uint32Array } {
   if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
   checkSketchParams(params);
   texts.forEach((text, i) => {
@@ -93,7 +102,13 @@ function sketchWith(texts: readonly string[], params: SketchParams, keyWords: nu
 }
 
 /** Sketches the texts batch by batch into values/keys; returns the indexes of texts that hold unspaced scripts. */
-function sketchBatches(texts: readonly string[], params: SketchParams, values: Uint32Array, keys: Uint32Array, keyWords: number): number[] {
+function sketchBatches(
+  texts: readonly string[],
+  params: SketchParams,
+  values: Uint32Array,
+  keys: Uint32Array,
+  keyWords: number,
+): number[] {
   const { k, bands, rows, shingle } = params;
   const stride = k + 1;
   const { arena, staging, scratchPtr } = sharedEngine();
@@ -101,12 +116,39 @@ function sketchBatches(texts: readonly string[], params: SketchParams, values: U
   eachBatch(staging, { list: texts }, (n, at) => {
     const longest = staging.longestKey(n);
     // Past the staged text: the shingle hashes of one document, the bins, the sketches, keys and flags.
-    const { work, bins, out, keys: keysAt, flags } = arena.place(
-      { work: 8 * arena.k.shingleCapacity(longest), bins: 4 * bands * rows, out: array(4 * stride, n), keys: array(4 * bands * keyWords, n), flags: array(1, n) },
+    const {
+      work,
+      bins,
+      out,
+      keys: keysAt,
+      flags,
+    } = arena.place(
+      {
+        work: 8 * arena.k.shingleCapacity(longest),
+        bins: 4 * bands * rows,
+        out: array(4 * stride, n),
+        keys: array(4 * bands * keyWords, n),
+        flags: array(1, n),
+      },
       staging.end,
       "a batch of sketches",
     );
-    const found = arena.k.sketchDocs(staging.keysPtr, staging.spansPtr, n, shingle, k, bands, rows, scratchPtr, work, bins, out.ptr, keysAt.ptr, flags.ptr, keyWords);
+    const found = arena.k.sketchDocs(
+      staging.keysPtr,
+      staging.spansPtr,
+      n,
+      shingle,
+      k,
+      bands,
+      rows,
+      scratchPtr,
+      work,
+      bins,
+      out.ptr,
+      keysAt.ptr,
+      flags.ptr,
+      keyWords,
+    );
     out.copyOut(arena.u8, values, at, n);
     keysAt.copyOut(arena.u8, keys, at, n);
     const flagged = flags.bytes(arena.u8);
@@ -114,4 +156,3 @@ function sketchBatches(texts: readonly string[], params: SketchParams, values: U
   });
   return unspaced;
 }
-

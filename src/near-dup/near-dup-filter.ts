@@ -63,7 +63,10 @@ const RECIPE: Recipe<{ options: NearDupFilterOptions; added: number }> = {
 };
 
 /** @internal The sketch parameters of a filter's band keys (the bottom-k is unused: the least allowed). */
-export function filterSketchParams(shingle: number, layout: { readonly bands: number; readonly rows: number }): SketchParams {
+export function filterSketchParams(
+  shingle: number,
+  layout: { readonly bands: number; readonly rows: number },
+): SketchParams {
   return checkSketchParams({ shingle, k: UNUSED_SKETCH, bands: layout.bands, rows: layout.rows });
 }
 
@@ -79,13 +82,25 @@ export class NearDupFilter {
   private added = 0;
 
   /** Sizes the filter from { items, fpRate, threshold } (see sizing.optimalNearDupFilter); `loaded` is deserialize's. */
-  constructor(options: NearDupFilterOptions, loaded?: { readonly parts: readonly Uint8Array[]; readonly added: number }) {
+  constructor(
+    options: NearDupFilterOptions,
+    loaded?: { readonly parts: readonly Uint8Array[]; readonly added: number },
+  ) {
     const opts = check.options<NearDupFilterOptions>("options", options);
-    this.plan = optimalNearDupFilter({ items: opts.items as number, fpRate: opts.fpRate as number, threshold: opts.threshold ?? 0.8, bands: opts.bands, rows: opts.rows });
+    this.plan = optimalNearDupFilter({
+      items: opts.items as number,
+      fpRate: opts.fpRate as number,
+      threshold: opts.threshold ?? 0.8,
+      bands: opts.bands,
+      rows: opts.rows,
+    });
     this.threshold = this.plan.threshold;
     this.params = filterSketchParams(opts.shingle ?? DEFAULT_SHINGLE, this.plan);
     if (loaded === undefined) {
-      this.filters = Array.from({ length: this.plan.bands }, () => new BlockedBloomFilter({ items: this.plan.items, fpRate: this.plan.bandFpRate }));
+      this.filters = Array.from(
+        { length: this.plan.bands },
+        () => new BlockedBloomFilter({ items: this.plan.items, fpRate: this.plan.bandFpRate }),
+      );
       return;
     }
     this.filters = [];
@@ -183,7 +198,12 @@ export class NearDupFilter {
     view.setUint32(32, rows, true);
     view.setBigUint64(40, BigInt(this.added), true);
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
-    return writeContainer(Kind.NearDupFilter, params, concat(nestParts(this.live().map((f) => f.serialize())), tooLarge), tooLarge);
+    return writeContainer(
+      Kind.NearDupFilter,
+      params,
+      concat(nestParts(this.live().map((f) => f.serialize())), tooLarge),
+      tooLarge,
+    );
   }
 
   /** Loads a filter written by serialize(); every band's header is checked against the plan before any band is built. */
@@ -191,17 +211,25 @@ export class NearDupFilter {
     const stored = readStored(bytes, RECIPE);
     const payload = payloadOf(stored);
     const { options, added } = stored.params;
-    const plan = fromStoredParams(RECIPE.what, () => optimalNearDupFilter({ ...options, threshold: options.threshold as number }));
+    const plan = fromStoredParams(RECIPE.what, () =>
+      optimalNearDupFilter({ ...options, threshold: options.threshold as number }),
+    );
     const parts = unnestParts(payload, plan.bands, "band");
     const band = bitFilterRecipe(Kind.BlockedBloomFilter, "blocked");
     parts.forEach((part, b) => {
       const { geometry, planned } = readStored(part, band).params;
       // Math.log1p may differ in the last bit between engines: the rate is compared to 1e-9.
       if (planned.items !== plan.items || !(Math.abs(planned.fpRate - plan.bandFpRate) <= 1e-9 * plan.bandFpRate)) {
-        throw new FormatError(`band ${b} was planned for ${planned.items} items at ${planned.fpRate} where the parameters give ${plan.items} at ${plan.bandFpRate}`, "ERR_BAD_PARAMS");
+        throw new FormatError(
+          `band ${b} was planned for ${planned.items} items at ${planned.fpRate} where the parameters give ${plan.items} at ${plan.bandFpRate}`,
+          "ERR_BAD_PARAMS",
+        );
       }
       if (geometry.slots * geometry.partitions * 512 !== plan.band.bits || geometry.hashes !== plan.band.hashes) {
-        throw new FormatError(`band ${b} holds ${geometry.slots * geometry.partitions * 512} bits and ${geometry.hashes} hashes where the plan gives ${plan.band.bits} and ${plan.band.hashes}`, "ERR_BAD_PARAMS");
+        throw new FormatError(
+          `band ${b} holds ${geometry.slots * geometry.partitions * 512} bits and ${geometry.hashes} hashes where the plan gives ${plan.band.bits} and ${plan.band.hashes}`,
+          "ERR_BAD_PARAMS",
+        );
       }
     });
     return fromStoredParams(RECIPE.what, () => new NearDupFilter(options, { parts, added }));
@@ -218,12 +246,20 @@ export class NearDupFilter {
    * the keys' bytes, in text order, so a text meets the keys of earlier texts of the batch), and
    * ORs per text the band's answer equal to `hit` (0 from an add: the key was there; 1 from a test).
    */
-  private eachBand(keys: BandKeys, op: (filter: BlockedBloomFilter, data: Uint8Array, spans: Float64Array) => Uint8Array, hit: number): Uint8Array {
+  private eachBand(
+    keys: BandKeys,
+    op: (filter: BlockedBloomFilter, data: Uint8Array, spans: Float64Array) => Uint8Array,
+    hit: number,
+  ): Uint8Array {
     const filters = this.live();
     const { count, empty } = keys;
     const bands = this.plan.bands;
     if (keys.keys.length !== 2 * bands * count || empty.length !== count) {
-      throw new InvalidArgumentError("keys", keys.keys.length, `${2 * bands * count} words for ${count} texts of ${bands} bands (band keys made by bandKeys() of a filter with these params)`);
+      throw new InvalidArgumentError(
+        "keys",
+        keys.keys.length,
+        `${2 * bands * count} words for ${count} texts of ${bands} bands (band keys made by bandKeys() of a filter with these params)`,
+      );
     }
     const data = new Uint8Array(keys.keys.buffer, keys.keys.byteOffset, keys.keys.byteLength);
     const texts: number[] = [];

@@ -44,7 +44,11 @@ const RECIPE: Recipe<{ options: NearDupIndexOptions; count: number }> = {
   paramBytes: PARAM_BYTES,
   read(params, payloadBytes) {
     const count = Number(params.getBigUint64(8, true));
-    if (payloadBytes !== 12 * count) throw new FormatError(`payload of ${payloadBytes} bytes where ${count} entries need ${12 * count}`, "ERR_BAD_PARAMS");
+    if (payloadBytes !== 12 * count)
+      throw new FormatError(
+        `payload of ${payloadBytes} bytes where ${count} entries need ${12 * count}`,
+        "ERR_BAD_PARAMS",
+      );
     const tables = params.getUint32(4, true);
     return { options: { maxDistance: params.getUint32(0, true), layout: tables === 0 ? undefined : tables }, count };
   },
@@ -82,7 +86,11 @@ export class NearDupIndex {
     const opts = check.options<NearDupIndexOptions>("options", options);
     this.maxDistance = opts.maxDistance === undefined ? 3 : check.integerInRange("maxDistance", opts.maxDistance, 0, 8);
     if (opts.layout !== undefined && !layoutChoices(this.maxDistance).includes(opts.layout)) {
-      throw new InvalidArgumentError("layout", opts.layout, `a table count for maxDistance ${this.maxDistance}: ${layoutChoices(this.maxDistance).join(", ")}`);
+      throw new InvalidArgumentError(
+        "layout",
+        opts.layout,
+        `a table count for maxDistance ${this.maxDistance}: ${layoutChoices(this.maxDistance).join(", ")}`,
+      );
     }
     this.fixedTables = opts.layout;
     this.arena = new Arena();
@@ -111,13 +119,16 @@ export class NearDupIndex {
 
   /** Stores many fingerprints: ids[i] for fps[i]. */
   addMany(ids: ArrayLike<number>, fps: BigUint64Array | readonly bigint[]): void {
-    if (ids === null || typeof ids !== "object" || typeof ids.length !== "number") throw new InvalidArgumentError("ids", ids, "an array of u32 ids");
-    if (fps === null || typeof fps !== "object" || fps.length !== ids.length) throw new InvalidArgumentError("fps", fps, `${ids.length} fingerprints, one per id`);
+    if (ids === null || typeof ids !== "object" || typeof ids.length !== "number")
+      throw new InvalidArgumentError("ids", ids, "an array of u32 ids");
+    if (fps === null || typeof fps !== "object" || fps.length !== ids.length)
+      throw new InvalidArgumentError("fps", fps, `${ids.length} fingerprints, one per id`);
     const newIds = new Uint32Array(ids.length);
     let revived = false;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
-      if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError(`ids[${i}]`, id, "an integer from 0 to 2^32 - 1");
+      if (!Number.isInteger(id) || id < 0 || id > 0xffffffff)
+        throw new InvalidArgumentError(`ids[${i}]`, id, "an integer from 0 to 2^32 - 1");
       newIds[i] = id;
       if (this.removed.has(id)) revived = true;
     }
@@ -146,11 +157,15 @@ export class NearDupIndex {
 
   /** Removes every entry stored under `id`; false when there was none. */
   remove(id: number): boolean {
-    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff) throw new InvalidArgumentError("id", id, "an integer from 0 to 2^32 - 1");
+    if (!Number.isInteger(id) || id < 0 || id > 0xffffffff)
+      throw new InvalidArgumentError("id", id, "an integer from 0 to 2^32 - 1");
     if (this.removed.has(id)) return false;
     const u8 = this.live().u8;
     let found = 0;
-    for (const [region, count] of [[this.place.ids, this.committed], [this.place.pendingIds, this.pending]] as const) {
+    for (const [region, count] of [
+      [this.place.ids, this.committed],
+      [this.place.pendingIds, this.pending],
+    ] as const) {
       for (const stored of region.view(u8, Uint32Array, 0, count)) if (stored === id) found++;
     }
     if (found === 0) return false;
@@ -184,13 +199,17 @@ export class NearDupIndex {
     // copies together), so the work is the answer's size, not the copies' count times it.
     const starts: number[] = [];
     for (let i = 0; i < fps.length; i++) if (i === 0 || fps[i] !== fps[i - 1]) starts.push(i);
-    const results = this.run(BigUint64Array.from(starts, (i) => fps[i]), false);
+    const results = this.run(
+      BigUint64Array.from(starts, (i) => fps[i]),
+      false,
+    );
     const out: NearPair[] = [];
     // Entry i's own position is i: keep each pair from its lower end.
     starts.forEach((start, r) => {
       const end = r + 1 < starts.length ? starts[r + 1] : fps.length;
       for (let i = start; i < end; i++) {
-        for (const match of results[r]) if (match.position > i) out.push({ a: ids[i], b: match.id, distance: match.distance });
+        for (const match of results[r])
+          if (match.position > i) out.push({ a: ids[i], b: match.id, distance: match.distance });
       }
     });
     return out;
@@ -204,7 +223,11 @@ export class NearDupIndex {
   /** The index in serialization format v1: (fingerprint, id) entries sorted by id then fingerprint, so equal contents give equal bytes; tables are rebuilt on load. */
   serialize(): Uint8Array {
     const snapshot = this.snapshot();
-    const order = Uint32Array.from(snapshot.ids.keys()).sort((x, y) => snapshot.ids[x] - snapshot.ids[y] || (snapshot.fps[x] < snapshot.fps[y] ? -1 : snapshot.fps[x] > snapshot.fps[y] ? 1 : 0));
+    const order = Uint32Array.from(snapshot.ids.keys()).sort(
+      (x, y) =>
+        snapshot.ids[x] - snapshot.ids[y] ||
+        (snapshot.fps[x] < snapshot.fps[y] ? -1 : snapshot.fps[x] > snapshot.fps[y] ? 1 : 0),
+    );
     const fps = BigUint64Array.from(order, (i) => snapshot.fps[i]);
     const ids = Uint32Array.from(order, (i) => snapshot.ids[i]);
     const params = new Uint8Array(PARAM_BYTES);
@@ -212,8 +235,15 @@ export class NearDupIndex {
     view.setUint32(0, this.maxDistance, true);
     view.setUint32(4, this.fixedTables ?? 0, true);
     view.setBigUint64(8, BigInt(fps.length), true);
-    const tooLarge = (bytes: number) => new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE");
-    const payload = concat([new Uint8Array(fps.buffer, fps.byteOffset, fps.byteLength), new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength)], tooLarge);
+    const tooLarge = (bytes: number) =>
+      new FormatError(`index of ${bytes} bytes is too large for one array`, "ERR_TOO_LARGE");
+    const payload = concat(
+      [
+        new Uint8Array(fps.buffer, fps.byteOffset, fps.byteLength),
+        new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength),
+      ],
+      tooLarge,
+    );
     return writeContainer(Kind.NearDupIndex, params, payload, tooLarge);
   }
 
@@ -281,7 +311,9 @@ export class NearDupIndex {
     const pendingCapacity = Math.max(MIN_PENDING, Math.ceil(n / 16));
     // The descriptors: ND_TABLE_BYTES each, as the module says.
     const tableBytes: number = arena.k.ND_TABLE_BYTES.value;
-    const bits = this.specs.map((spec) => Math.min(spec.leadingBits, 24, Math.max(0, Math.floor(Math.log2(Math.max(1, n / 8))))));
+    const bits = this.specs.map((spec) =>
+      Math.min(spec.leadingBits, 24, Math.max(0, Math.floor(Math.log2(Math.max(1, n / 8))))),
+    );
     // The input (fingerprints, then ids) goes where tables 1.. will be (free until table 0 is built), or after the rest.
     const inputInside = 8 * n * (tables - 1) >= 12 * n;
     const what = "the near-duplicate index";
@@ -318,7 +350,13 @@ export class NearDupIndex {
     r.state.fill(u8);
     // Each descriptor's fields where the module says the kernels read them.
     const m = arena.k;
-    const fields = { entries: m.ND_ENTRIES, dir: m.ND_DIR, bits: m.ND_BITS, count: m.ND_PIECE_COUNT, pieces: m.ND_PIECES };
+    const fields = {
+      entries: m.ND_ENTRIES,
+      dir: m.ND_DIR,
+      bits: m.ND_BITS,
+      count: m.ND_PIECE_COUNT,
+      pieces: m.ND_PIECES,
+    };
     this.specs.forEach((spec, t) => {
       const desc = new KernelRecord(descs.at(t), fields);
       desc.set(u8, "entries", entries.at(n * t));
@@ -338,29 +376,85 @@ export class NearDupIndex {
   }
 
   /** Queries (or scans) a batch; per query, its matches with table positions, nearest first. */
-  private run(fps: BigUint64Array | readonly bigint[], exhaustive: boolean): { id: number; distance: number; position: number }[][] {
-    if (fps === null || typeof fps !== "object" || typeof fps.length !== "number") throw new InvalidArgumentError("fps", fps, "an array of 64-bit fingerprints");
+  private run(
+    fps: BigUint64Array | readonly bigint[],
+    exhaustive: boolean,
+  ): { id: number; distance: number; position: number }[][] {
+    if (fps === null || typeof fps !== "object" || typeof fps.length !== "number")
+      throw new InvalidArgumentError("fps", fps, "an array of 64-bit fingerprints");
     const queries = fps instanceof BigUint64Array ? fps : checkedFingerprints(fps, "fps");
     const arena = this.live();
-    const results: { id: number; distance: number; position: number }[][] = Array.from({ length: queries.length }, () => []);
+    const results: { id: number; distance: number; position: number }[][] = Array.from(
+      { length: queries.length },
+      () => [],
+    );
     let cap = 4096;
     eachRun(queries.length, BATCH, (nq, q) => {
       // After the index: the queries, their match records and distances, `cap` of them.
       const k = arena.k;
-      const { qs, out, dists } = arena.place({ qs: array(8, BATCH), out: array(k.ND_MATCH_BYTES.value, cap), dists: array(1, cap) }, this.place.end, "the near-duplicate index");
+      const { qs, out, dists } = arena.place(
+        { qs: array(8, BATCH), out: array(k.ND_MATCH_BYTES.value, cap), dists: array(1, cap) },
+        this.place.end,
+        "the near-duplicate index",
+      );
       qs.copyIn(arena.u8, queries.subarray(q, q + nq));
-      const [descs, state, ids, pendingFps, pendingIds] = [this.place.descs.ptr, this.place.state.ptr, this.place.ids.ptr, this.place.pendingFps.ptr, this.place.pendingIds.ptr];
+      const [descs, state, ids, pendingFps, pendingIds] = [
+        this.place.descs.ptr,
+        this.place.state.ptr,
+        this.place.ids.ptr,
+        this.place.pendingFps.ptr,
+        this.place.pendingIds.ptr,
+      ];
       const done = exhaustive
-        ? arena.k.ndScan(descs, this.committed, ids, pendingFps, pendingIds, this.pending, qs.ptr, nq, this.maxDistance, out.ptr, dists.ptr, cap, state)
-        : arena.k.ndQuery(descs, this.specs.length, this.committed, ids, pendingFps, pendingIds, this.pending, qs.ptr, nq, this.maxDistance, out.ptr, dists.ptr, cap, state);
+        ? arena.k.ndScan(
+            descs,
+            this.committed,
+            ids,
+            pendingFps,
+            pendingIds,
+            this.pending,
+            qs.ptr,
+            nq,
+            this.maxDistance,
+            out.ptr,
+            dists.ptr,
+            cap,
+            state,
+          )
+        : arena.k.ndQuery(
+            descs,
+            this.specs.length,
+            this.committed,
+            ids,
+            pendingFps,
+            pendingIds,
+            this.pending,
+            qs.ptr,
+            nq,
+            this.maxDistance,
+            out.ptr,
+            dists.ptr,
+            cap,
+            state,
+          );
       const count = this.place.state.view(arena.u8, Uint32Array)[0];
-      const matches = new RecordArray(arena.u8, out, { query: k.ND_MATCH_QUERY, id: k.ND_MATCH_ID, position: k.ND_MATCH_POSITION }, 0, count);
+      const matches = new RecordArray(
+        arena.u8,
+        out,
+        { query: k.ND_MATCH_QUERY, id: k.ND_MATCH_ID, position: k.ND_MATCH_POSITION },
+        0,
+        count,
+      );
       const [queryAt, idAt, positionAt] = [matches.low("query"), matches.low("id"), matches.low("position")];
       const distances = dists.bytes(arena.u8, 0, count);
       for (let e = 0; e < count; e++) {
         const id = matches.word(e, idAt);
         if (this.removed.has(id)) continue;
-        results[q + matches.word(e, queryAt)].push({ id, distance: distances[e], position: matches.word(e, positionAt) });
+        results[q + matches.word(e, queryAt)].push({
+          id,
+          distance: distances[e],
+          position: matches.word(e, positionAt),
+        });
       }
       if (done === 0) cap *= 4; // one query alone overflowed: grow and retry it
       return done;
@@ -395,13 +489,17 @@ export function nearDupGroups(pairs: readonly NearPair[]): number[][] {
     if (!groups.has(root)) groups.set(root, []);
     groups.get(root)!.push(id);
   }
-  return [...groups.entries()].sort(([x], [y]) => x - y).map(([, members]) => members).filter((members) => members.length > 1);
+  return [...groups.entries()]
+    .sort(([x], [y]) => x - y)
+    .map(([, members]) => members)
+    .filter((members) => members.length > 1);
 }
 
 /** Fingerprints as a BigUint64Array, each checked to be a 64-bit non-negative bigint. */
 function checkedFingerprints(fps: readonly bigint[], name: string): BigUint64Array {
   return BigUint64Array.from(fps, (fp, i) => {
-    if (typeof fp !== "bigint" || fp < 0n || fp >= 1n << 64n) throw new InvalidArgumentError(`${name}[${i}]`, fp, "a 64-bit fingerprint as a non-negative bigint");
+    if (typeof fp !== "bigint" || fp < 0n || fp >= 1n << 64n)
+      throw new InvalidArgumentError(`${name}[${i}]`, fp, "a 64-bit fingerprint as a non-negative bigint");
     return fp;
   });
 }

@@ -29,14 +29,21 @@ const BATCH_TEXT = 1 << 18;
  * The 64-bit SimHash of a text (tf-weighted word shingles; tf x idf with `idf`), or of explicit
  * weighted features ([feature, weight] pairs or a Map). A text without a word gives 0n.
  */
-export function simhash(input: string | Iterable<WeightedFeature> | ReadonlyMap<string, number>, options?: SimHashOptions): bigint {
+export function simhash(
+  input: string | Iterable<WeightedFeature> | ReadonlyMap<string, number>,
+  options?: SimHashOptions,
+): bigint {
   if (typeof input === "string") {
     const shingle = shingleOf(options);
     const distinct = distinctOf(options);
     if (options?.idf !== undefined) return weighted(aggregate(features(input, options), options.idf));
     return simhashOfText(input, shingle, distinct);
   }
-  if (input === null || typeof input !== "object" || typeof (input as Iterable<unknown>)[Symbol.iterator] !== "function") {
+  if (
+    input === null ||
+    typeof input !== "object" ||
+    typeof (input as Iterable<unknown>)[Symbol.iterator] !== "function"
+  ) {
     throw new InvalidArgumentError("input", input, "a string, [feature, weight] pairs or a Map of feature to weight");
   }
   const pairs = [...(input as Iterable<WeightedFeature>)];
@@ -68,32 +75,50 @@ export function simhashMany(texts: readonly string[], options?: SimHashOptions):
   const room = (at: number): number => {
     let n = 0;
     let chars = 0;
-    while (at + n < texts.length && n < BATCH && texts[at + n].length <= SHORT_TEXT && chars + texts[at + n].length <= BATCH_TEXT) chars += texts[at + n++].length;
+    while (
+      at + n < texts.length &&
+      n < BATCH &&
+      texts[at + n].length <= SHORT_TEXT &&
+      chars + texts[at + n].length <= BATCH_TEXT
+    )
+      chars += texts[at + n++].length;
     return Math.max(1, n);
   };
-  eachBatch(staging, { list: texts }, (n, at) => {
-    const bytes = staging.stagedBytes(n);
-    let chars = 0;
-    for (let j = 0; j < n; j++) chars += texts[at + j].length;
-    if (bytes !== chars) {
-      // Some text was not ASCII: those need the platform's normalization, so take them one by one.
-      for (let j = 0; j < n; j++) out[at + j] = simhashOfText(texts[at + j], shingle, distinct);
-      return;
-    }
-    // After the staged texts: the shingle hashes of one text for the distinct vote, then the fingerprints.
-    const longest = n === 1 ? bytes : SHORT_TEXT;
-    const { work, fps } = arena.place({ work: distinct ? 8 * arena.k.shingleCapacity(longest) : 0, fps: array(8, n) }, staging.end, "a batch of texts");
-    if (distinct) arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps.ptr);
-    else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps.ptr);
-    fps.copyOut(arena.u8, out, at, n);
-  }, room);
+  eachBatch(
+    staging,
+    { list: texts },
+    (n, at) => {
+      const bytes = staging.stagedBytes(n);
+      let chars = 0;
+      for (let j = 0; j < n; j++) chars += texts[at + j].length;
+      if (bytes !== chars) {
+        // Some text was not ASCII: those need the platform's normalization, so take them one by one.
+        for (let j = 0; j < n; j++) out[at + j] = simhashOfText(texts[at + j], shingle, distinct);
+        return;
+      }
+      // After the staged texts: the shingle hashes of one text for the distinct vote, then the fingerprints.
+      const longest = n === 1 ? bytes : SHORT_TEXT;
+      const { work, fps } = arena.place(
+        { work: distinct ? 8 * arena.k.shingleCapacity(longest) : 0, fps: array(8, n) },
+        staging.end,
+        "a batch of texts",
+      );
+      if (distinct)
+        arena.k.simhashDistinctDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, work, fps.ptr);
+      else arena.k.simhashDocs(staging.keysPtr, staging.spansPtr, n, shingle, scratchPtr, fps.ptr);
+      fps.copyOut(arena.u8, out, at, n);
+    },
+    room,
+  );
   return out;
 }
 
 /** Hamming distance between two 64-bit fingerprints (popcount in WASM). */
 export function hammingDistance(a: bigint, b: bigint): number {
-  if (typeof a !== "bigint" || a < 0n || a >= 1n << 64n) throw new InvalidArgumentError("a", a, "a 64-bit fingerprint as a non-negative bigint");
-  if (typeof b !== "bigint" || b < 0n || b >= 1n << 64n) throw new InvalidArgumentError("b", b, "a 64-bit fingerprint as a non-negative bigint");
+  if (typeof a !== "bigint" || a < 0n || a >= 1n << 64n)
+    throw new InvalidArgumentError("a", a, "a 64-bit fingerprint as a non-negative bigint");
+  if (typeof b !== "bigint" || b < 0n || b >= 1n << 64n)
+    throw new InvalidArgumentError("b", b, "a 64-bit fingerprint as a non-negative bigint");
   return sharedEngine().arena.k.hamming(a, b);
 }
 
@@ -108,7 +133,8 @@ function simhashOfText(text: string, shingle: number, distinct = false): bigint 
 function distinctOf(options: SimHashOptions | undefined): boolean {
   const distinct = options?.distinct ?? false;
   if (typeof distinct !== "boolean") throw new InvalidArgumentError("distinct", distinct, "true or false");
-  if (distinct && options?.idf !== undefined) throw new InvalidArgumentError("distinct", distinct, "false when idf is given (idf weights per occurrence)");
+  if (distinct && options?.idf !== undefined)
+    throw new InvalidArgumentError("distinct", distinct, "false when idf is given (idf weights per occurrence)");
   return distinct;
 }
 

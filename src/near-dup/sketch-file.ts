@@ -96,6 +96,9 @@ export class SketchFile {
   }
 
   private failed(error: unknown): CrawlsieveError {
-    return new CrawlsieveError("ERR_SPILL", `cannot keep the documents' sketches on disk in ${this.dir} (${diskReason(error)}); give a writable --tmp with room (about 4 bytes per distinct shingle, at most ${4 * (this.k + 1)} bytes a document)`);
+    return new CrawlsieveError(
+      "ERR_SPILL",
+      `cannot keep the documents' sketches on disk in ${this.dir} (${diskReason(error)}); give a writable --tmp with room (about 4 bytes per distinct shingle, at most ${4 * (this.k + 1)} bytes a document)`,
+    );
   }
 }

@@ -33,7 +33,11 @@ export class SketchVerifier {
     const slotBytes = 4 * (file.k + 1);
     this.maxSlots = Math.max(256, Math.floor((cacheBytes ?? CACHE_BYTES) / slotBytes));
     this.arena = new Arena();
-    const regions = this.arena.place({ ...PAIR_REGIONS, slots: array(slotBytes, 64) }, this.arena.base, "the sketch cache");
+    const regions = this.arena.place(
+      { ...PAIR_REGIONS, slots: array(slotBytes, 64) },
+      this.arena.base,
+      "the sketch cache",
+    );
     this.slots = regions.slots;
     const sketches = () => ({ arena: this.live(), ptr: this.slots.ptr, k: file.k });
     this.batch = new PairBatch(regions, sketches, (tag, _x, _y, similarity) => done(tag, similarity));
@@ -71,7 +75,11 @@ export class SketchVerifier {
     const slot = this.nextSlot++;
     if (slot >= this.slots.length) {
       const arena = this.live();
-      this.slots = arena.place({ slots: array(this.slots.size, Math.min(this.maxSlots, 2 * this.slots.length)) }, this.slots.ptr, "the sketch cache").slots;
+      this.slots = arena.place(
+        { slots: array(this.slots.size, Math.min(this.maxSlots, 2 * this.slots.length)) },
+        this.slots.ptr,
+        "the sketch cache",
+      ).slots;
     }
     this.file.read(doc, this.slots.bytes(this.live().u8, slot, 1));
     this.slotOf.set(doc, slot);

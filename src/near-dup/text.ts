@@ -9,7 +9,8 @@
 const PIECE = 1024;
 const BOUNDARY = /[\s\p{P}]/u;
 /** Scripts written without spaces between words: their texts need Intl.Segmenter. */
-export const UNSPACED_SCRIPTS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+export const UNSPACED_SCRIPTS =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 let segmenter: Intl.Segmenter | undefined;
 
 /** The text to tokenize for a non-ASCII document (normalized, folded, unspaced scripts segmented). */

@@ -60,8 +60,11 @@ export class PartitionedBloomFilter {
     const shards = opts.shards === undefined ? 8 : check.positiveInteger("shards", opts.shards, 65536);
     const maxThreads = opts.maxThreads === undefined ? 64 : check.positiveInteger("maxThreads", opts.maxThreads, 1024);
     const { bits, hashes, items, fpRate } = opts;
-    const { geometry, plan } = resolveGeometry("standard", bits !== undefined || hashes !== undefined ? { bits, hashes } : { items, fpRate });
-    const slots = Math.ceil(geometry.slots * geometry.partitions / shards);
+    const { geometry, plan } = resolveGeometry(
+      "standard",
+      bits !== undefined || hashes !== undefined ? { bits, hashes } : { items, fpRate },
+    );
+    const slots = Math.ceil((geometry.slots * geometry.partitions) / shards);
     const sharded: BitsGeometry = { layout: "standard", slots, partitions: shards, hashes: geometry.hashes };
     const memory = PartitionedBloomFilter.allocate(sharded, maxThreads);
     this.geometry = sharded;
@@ -77,7 +80,11 @@ export class PartitionedBloomFilter {
   /** A filter over the bits of `handle`, for use in this thread (typically a worker). */
   static attach(handle: PartitionedBloomFilterHandle): PartitionedBloomFilter {
     if (handle === null || typeof handle !== "object" || !(handle.memory instanceof WebAssembly.Memory)) {
-      throw new InvalidArgumentError("handle", handle, "the value of PartitionedBloomFilter.handle() from another thread");
+      throw new InvalidArgumentError(
+        "handle",
+        handle,
+        "the value of PartitionedBloomFilter.handle() from another thread",
+      );
     }
     const filter = Object.create(PartitionedBloomFilter.prototype) as PartitionedBloomFilter;
     const k = instantiateShared(handle.memory);
@@ -96,7 +103,12 @@ export class PartitionedBloomFilter {
 
   /** The shared memory and shape, to post to a worker that will attach(). */
   handle(): PartitionedBloomFilterHandle {
-    return { memory: this.memory, geometry: this.geometry, planned: this.planned, maxThreads: this.layout.claims.length };
+    return {
+      memory: this.memory,
+      geometry: this.geometry,
+      planned: this.planned,
+      maxThreads: this.layout.claims.length,
+    };
   }
 
   /** Shards (= partitions of the equivalent BloomFilter). */
@@ -190,7 +202,12 @@ export class PartitionedBloomFilter {
     const source = BloomFilter.deserialize(bytes);
     try {
       const { slots, partitions, hashes } = source.store.geometry;
-      const filter = new PartitionedBloomFilter({ bits: slots * partitions, hashes, shards: partitions, maxThreads: options.maxThreads });
+      const filter = new PartitionedBloomFilter({
+        bits: slots * partitions,
+        hashes,
+        shards: partitions,
+        maxThreads: options.maxThreads,
+      });
       const { shards } = filter.layout;
       source.store.partitions.forEach((part, p) => shards.copyIn(filter.u8, part.view(), p));
       Atomics.store(filter.header.count, 0, BigInt(source.count));
@@ -219,7 +236,8 @@ export class PartitionedBloomFilter {
     eachBatch(staging, keys, (n, at) => {
       staging.hashStaged(n);
       pairs.copyIn(this.u8, staging.hashes.bytes(arena.u8, 0, n));
-      if (add) added += this.k.sharedSet(shards.ptr, shards.length, shards.size, slots, hashes, pairs.ptr, n, flags.ptr);
+      if (add)
+        added += this.k.sharedSet(shards.ptr, shards.length, shards.size, slots, hashes, pairs.ptr, n, flags.ptr);
       else this.k.sharedTest(shards.ptr, shards.length, shards.size, slots, hashes, pairs.ptr, n, flags.ptr);
       flags.copyOut(this.u8, out, at, n);
     });
@@ -233,25 +251,34 @@ export class PartitionedBloomFilter {
   }
 
   private headerViews(): { count: BigInt64Array; slots: Int32Array } {
-    return { count: this.layout.count.view(this.u8, BigInt64Array), slots: this.layout.claims.view(this.u8, Int32Array) };
+    return {
+      count: this.layout.count.view(this.u8, BigInt64Array),
+      slots: this.layout.claims.view(this.u8, Int32Array),
+    };
   }
 
   private claimSlot(): number {
     for (let s = 0; s < this.layout.claims.length; s++) {
       if (Atomics.compareExchange(this.header.slots, s, 0, 1) === 0) return s;
     }
-    throw new InvalidArgumentError("maxThreads", this.layout.claims.length, "more slots: every thread slot of this filter is taken");
+    throw new InvalidArgumentError(
+      "maxThreads",
+      this.layout.claims.length,
+      "more slots: every thread slot of this filter is taken",
+    );
   }
 
   private static layoutOf(k: SharedKernels, geometry: BitsGeometry, maxThreads: number): SharedLayout {
-    if (k.sharedHeapBase() > BASE) throw new Error(`shared module static data ends at ${k.sharedHeapBase()}, past ${BASE}`);
+    if (k.sharedHeapBase() > BASE)
+      throw new Error(`shared module static data ends at ${k.sharedHeapBase()}, past ${BASE}`);
     return sharedRegions(geometry, maxThreads);
   }
 
   private static allocate(geometry: BitsGeometry, maxThreads: number): WebAssembly.Memory {
     // A shared memory cannot grow under running threads: it is made at its full size once.
     const { end } = sharedRegions(geometry, maxThreads);
-    if (end > MAX_ARENA_BYTES) throw new FilterTooLargeError(end, `one shared WebAssembly memory holds at most ${MAX_ARENA_BYTES} bytes`);
+    if (end > MAX_ARENA_BYTES)
+      throw new FilterTooLargeError(end, `one shared WebAssembly memory holds at most ${MAX_ARENA_BYTES} bytes`);
     const pages = Math.ceil(end / PAGE);
     try {
       return new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
@@ -263,7 +290,12 @@ export class PartitionedBloomFilter {
 
 /** The shared memory's regions: the insert count, a claim word a thread, every shard's bits, one batch slot a thread. */
 function sharedRegions(geometry: BitsGeometry, maxThreads: number) {
-  return layOut(BASE, { count: array(8, 1), claims: array(4, maxThreads), shards: array(partitionBytes(geometry), geometry.partitions), slots: array(SLOT_BYTES, maxThreads) });
+  return layOut(BASE, {
+    count: array(8, 1),
+    claims: array(4, maxThreads),
+    shards: array(partitionBytes(geometry), geometry.partitions),
+    slots: array(SLOT_BYTES, maxThreads),
+  });
 }
 
 /** Where the shared memory's regions lie (the same in every thread). */

@@ -20,7 +20,9 @@ export interface Job {
 }
 
 /** @internal A worker's answer to a job. */
-export type JobResult = { readonly id: number; readonly ok: true } | { readonly id: number; readonly ok: false; readonly message: string };
+export type JobResult =
+  | { readonly id: number; readonly ok: true }
+  | { readonly id: number; readonly ok: false; readonly message: string };
 
 /** A job failed in a worker (its message says why). */
 export class WorkerJobError extends CrawlsieveError {
@@ -50,10 +52,15 @@ export class BloomWorkerPool {
   static async start(workers: number): Promise<BloomWorkerPool> {
     const count = check.positiveInteger("workers", workers, 1024);
     const threads = Array.from({ length: count }, () => new Worker(workerUrl));
-    await Promise.all(threads.map((worker) => new Promise<void>((resolve, reject) => {
-      worker.once("online", resolve);
-      worker.once("error", reject);
-    })));
+    await Promise.all(
+      threads.map(
+        (worker) =>
+          new Promise<void>((resolve, reject) => {
+            worker.once("online", resolve);
+            worker.once("error", reject);
+          }),
+      ),
+    );
     return new BloomWorkerPool(threads);
   }
 
@@ -92,7 +99,12 @@ export class BloomWorkerPool {
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
-  private async dispatch(filter: PartitionedBloomFilter, op: "add" | "has", data: Uint8Array, spans: ArrayLike<number>): Promise<Uint8Array> {
+  private async dispatch(
+    filter: PartitionedBloomFilter,
+    op: "add" | "has",
+    data: Uint8Array,
+    spans: ArrayLike<number>,
+  ): Promise<Uint8Array> {
     if (this.workers.length === 0) throw new DisposedError("BloomWorkerPool");
     check.spans(data, spans);
     const count = spans.length >>> 1;
@@ -107,7 +119,16 @@ export class BloomWorkerPool {
       const from = Math.min(count, w * per);
       const to = Math.min(count, from + per);
       if (from === to) return;
-      const job: Job = { id: this.nextId++, filter: id, op, data: sharedData, spans: sharedSpans.buffer as SharedArrayBuffer, from, to, out };
+      const job: Job = {
+        id: this.nextId++,
+        filter: id,
+        op,
+        data: sharedData,
+        spans: sharedSpans.buffer as SharedArrayBuffer,
+        from,
+        to,
+        out,
+      };
       jobs.push(new Promise((resolve, reject) => this.pending.set(job.id, { resolve, reject })));
       worker.postMessage({ job });
     });
@@ -142,7 +163,8 @@ export class BloomWorkerPool {
 }
 
 function toShared(data: Uint8Array): SharedArrayBuffer {
-  if (data.buffer instanceof SharedArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) return data.buffer;
+  if (data.buffer instanceof SharedArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength)
+    return data.buffer;
   const shared = new SharedArrayBuffer(data.byteLength);
   new Uint8Array(shared).set(data);
   return shared;
@@ -150,7 +172,9 @@ function toShared(data: Uint8Array): SharedArrayBuffer {
 
 function encodeShared(keys: readonly (string | Uint8Array)[]): { data: Uint8Array; spans: Uint32Array } {
   const encoder = new TextEncoder();
-  const parts = keys.map((key, i) => (typeof key === "string" ? encoder.encode(key) : check.key(`keys[${i}]`, key) as Uint8Array));
+  const parts = keys.map((key, i) =>
+    typeof key === "string" ? encoder.encode(key) : (check.key(`keys[${i}]`, key) as Uint8Array),
+  );
   const spans = new Uint32Array(2 * parts.length);
   let bytes = 0;
   parts.forEach((part, i) => {

@@ -14,9 +14,16 @@ import type { RedisCommander, SendOptions } from "./send.js";
 /** What a node-redis 5 cluster (createCluster) offers. */
 export interface NodeRedisClusterLike {
   /** Sends one command, routed by `firstKey`'s slot. */
-  sendCommand(firstKey: string | Buffer | undefined, isReadonly: boolean | undefined, args: (string | Buffer)[], options?: { typeMapping?: Record<number, unknown> }): Promise<unknown>;
+  sendCommand(
+    firstKey: string | Buffer | undefined,
+    isReadonly: boolean | undefined,
+    args: (string | Buffer)[],
+    options?: { typeMapping?: Record<number, unknown> },
+  ): Promise<unknown>;
   readonly masters: readonly NodeRedisClusterNode[];
-  readonly slots: readonly { readonly master: { readonly address?: string; readonly host?: string; readonly port?: number } }[];
+  readonly slots: readonly {
+    readonly master: { readonly address?: string; readonly host?: string; readonly port?: number };
+  }[];
   readonly _slots?: {
     /** Re-reads the slot map from a live node. */
     rediscover(startWith: unknown): Promise<void>;
@@ -31,14 +38,22 @@ export interface NodeRedisClusterNode {
 
 /** True when `client` is a node-redis cluster rather than a single connection. */
 export function isNodeRedisCluster(client: unknown): client is NodeRedisClusterLike {
-  return client !== null && typeof client === "object" && "masters" in client && typeof (client as NodeRedisClusterLike).sendCommand === "function";
+  return (
+    client !== null &&
+    typeof client === "object" &&
+    "masters" in client &&
+    typeof (client as NodeRedisClusterLike).sendCommand === "function"
+  );
 }
 
 // Answers of a cluster in motion: the command did not run, and will once the cluster settles.
 const NOT_RUN = /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING|READONLY)/;
 
 /** Wraps a node-redis cluster; every command may take up to `timeoutMs` in all, retries included. */
-export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { timeoutMs?: number } = {}): RedisCommander {
+export function fromNodeRedisCluster(
+  cluster: NodeRedisClusterLike,
+  options: { timeoutMs?: number } = {},
+): RedisCommander {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const typeMapping = { [BLOB_STRING]: Buffer };
   const rediscover = async () => {
@@ -53,7 +68,11 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await withDeadline(() => cluster.sendCommand(route, false, toBuffers(args), { typeMapping }), Math.max(1, deadline - Date.now()), command);
+        return await withDeadline(
+          () => cluster.sendCommand(route, false, toBuffers(args), { typeMapping }),
+          Math.max(1, deadline - Date.now()),
+          command,
+        );
       } catch (error) {
         const notRun = error instanceof RedisReplyError && NOT_RUN.test(replyText(error));
         const connection = error instanceof RedisUnavailableError;
@@ -62,7 +81,8 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
         // replica. node-redis reports such commands as "Socket closed unexpectedly" and also as
         // "The client is closed" (measured: keys counted twice after both), so only a refused
         // connection or the offline queue prove it never left.
-        if (connection && !/offline|ECONNREFUSED/i.test(String((error as Error).cause ?? error))) sendOptions.ambiguous?.();
+        if (connection && !/offline|ECONNREFUSED/i.test(String((error as Error).cause ?? error)))
+          sendOptions.ambiguous?.();
         await backoff(attempt);
         await rediscover();
       }
@@ -88,14 +108,20 @@ export function fromNodeRedisCluster(cluster: NodeRedisClusterLike, options: { t
  * deadline (measured: 30 s of such answers after a failover, under load).
  */
 function forgetClosedConnections(masters: readonly NodeRedisClusterNode[]): void {
-  for (const node of masters) if (node.client !== undefined && node.client.isOpen === false && node.connectPromise === undefined) node.client = undefined;
+  for (const node of masters)
+    if (node.client !== undefined && node.client.isOpen === false && node.connectPromise === undefined)
+      node.client = undefined;
 }
 
 /** The key a command is routed by: a script's first key, else the first argument. */
 function routeOf(args: readonly (string | Uint8Array)[]): string | Buffer | undefined {
   const name = String(args[0]).toUpperCase();
   const key = name === "EVALSHA" || name === "EVAL" ? (Number(args[2]) > 0 ? args[3] : undefined) : args[1];
-  return key === undefined ? undefined : typeof key === "string" ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+  return key === undefined
+    ? undefined
+    : typeof key === "string"
+      ? key
+      : Buffer.from(key.buffer, key.byteOffset, key.byteLength);
 }
 
 /** The server's own words in a RedisReplyError ("Redis refused X: TRYAGAIN ..."). */

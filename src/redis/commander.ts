@@ -21,21 +21,30 @@ export interface NodeRedisLike {
  * RedisUnavailableError instead of hanging; a reply error (wrong type, script error) is a
  * CrawlsieveError naming the command.
  */
-export function fromNodeRedis(client: NodeRedisLike | NodeRedisClusterLike, options: { timeoutMs?: number } = {}): RedisCommander {
+export function fromNodeRedis(
+  client: NodeRedisLike | NodeRedisClusterLike,
+  options: { timeoutMs?: number } = {},
+): RedisCommander {
   if (isNodeRedisCluster(client)) return fromNodeRedisCluster(client, options);
   if (client === null || typeof client !== "object" || typeof client.sendCommand !== "function") {
-    throw new InvalidArgumentError("client", client, "a node-redis client (createClient() after connect()) or cluster (createCluster())");
+    throw new InvalidArgumentError(
+      "client",
+      client,
+      "a node-redis client (createClient() after connect()) or cluster (createCluster())",
+    );
   }
   const timeoutMs = options.timeoutMs ?? 10_000;
   const typeMapping = { [BLOB_STRING]: Buffer };
   return {
-    send: (args) => withDeadline(() => client.sendCommand(toBuffers(args), { typeMapping }), timeoutMs, String(args[0])),
+    send: (args) =>
+      withDeadline(() => client.sendCommand(toBuffers(args), { typeMapping }), timeoutMs, String(args[0])),
   };
 }
 
 /** A RedisCommander as it is, or a node-redis client or cluster wrapped by fromNodeRedis. */
 export function asCommander(client: unknown): RedisCommander {
-  if (client !== null && typeof client === "object" && typeof (client as RedisCommander).send === "function") return client as RedisCommander;
+  if (client !== null && typeof client === "object" && typeof (client as RedisCommander).send === "function")
+    return client as RedisCommander;
   return fromNodeRedis(client as Parameters<typeof fromNodeRedis>[0]);
 }
 

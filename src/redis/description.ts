@@ -23,11 +23,19 @@ export interface Adopted<T> {
  * description they are read by (a later open would record a new, empty geometry). A description
  * of another `version` than this build writes is refused (FormatError ERR_VERSION), never read.
  */
-export async function adoptDescription<T>(redis: RedisCommander, key: string, proposed: Record<string, unknown>, parse: (fields: Fields) => T, durability: Durability = "local", version = DESCRIPTION_VERSION): Promise<Adopted<T>> {
+export async function adoptDescription<T>(
+  redis: RedisCommander,
+  key: string,
+  proposed: Record<string, unknown>,
+  parse: (fields: Fields) => T,
+  durability: Durability = "local",
+  version = DESCRIPTION_VERSION,
+): Promise<Adopted<T>> {
   const record = () => redis.send(["SET", key, JSON.stringify({ v: version, ...proposed }), "NX"]);
   await durableBatch(redis, durability, [key], record, (first) => first);
   const raw = await redis.send(["GET", key]);
-  if (raw === null || raw === undefined) throw new FormatError(`Redis key ${key} vanished while it was being opened`, "ERR_BAD_PARAMS");
+  if (raw === null || raw === undefined)
+    throw new FormatError(`Redis key ${key} vanished while it was being opened`, "ERR_BAD_PARAMS");
   const text = String(raw);
   return { value: parseDescription(key, text, parse, version), raw: text };
 }
@@ -46,23 +54,36 @@ export function once<T>(open: () => Promise<T>): () => Promise<T> {
 }
 
 /** Parses and checks a description's text, refusing any other version than `version`. */
-export function parseDescription<T>(key: string, text: string, parse: (fields: Fields) => T, version = DESCRIPTION_VERSION): T {
+export function parseDescription<T>(
+  key: string,
+  text: string,
+  parse: (fields: Fields) => T,
+  version = DESCRIPTION_VERSION,
+): T {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
     throw new FormatError(`Redis key ${key} does not hold a crawlsieve description (not JSON)`, "ERR_BAD_PARAMS");
   }
-  if (json === null || typeof json !== "object" || Array.isArray(json)) throw new FormatError(`Redis key ${key} does not hold a crawlsieve description (not an object)`, "ERR_BAD_PARAMS");
+  if (json === null || typeof json !== "object" || Array.isArray(json))
+    throw new FormatError(`Redis key ${key} does not hold a crawlsieve description (not an object)`, "ERR_BAD_PARAMS");
   const fields = new Fields(key, json as Record<string, unknown>);
   const stored = (json as Record<string, unknown>).v ?? 1;
-  if (stored !== version) throw new FormatError(`Redis key ${key} has description version ${JSON.stringify(stored)}; this crawlsieve reads version ${version}`, "ERR_VERSION");
+  if (stored !== version)
+    throw new FormatError(
+      `Redis key ${key} has description version ${JSON.stringify(stored)}; this crawlsieve reads version ${version}`,
+      "ERR_VERSION",
+    );
   return parse(fields);
 }
 
 /** Typed, bounded reads of a description's fields; a bad one is a FormatError naming it. */
 export class Fields {
-  constructor(private readonly key: string, /** The parsed JSON, for fields checked by hand. */ readonly json: Record<string, unknown>) {}
+  constructor(
+    private readonly key: string,
+    /** The parsed JSON, for fields checked by hand. */ readonly json: Record<string, unknown>,
+  ) {}
 
   /** A string field that must equal `expected`. */
   kind(expected: string): void {
@@ -72,7 +93,8 @@ export class Fields {
   /** An integer field within [min, max]. */
   integer(name: string, min: number, max: number): number {
     const value = this.json[name];
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) this.fail(name, `an integer from ${min} to ${max}`);
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max)
+      this.fail(name, `an integer from ${min} to ${max}`);
     return value as number;
   }
 
@@ -86,6 +108,9 @@ export class Fields {
 
   /** Throws a FormatError naming the field, its value and what was expected. */
   fail(name: string, expected: string): never {
-    throw new FormatError(`Redis key ${this.key}: field "${name}" must be ${expected}, got ${JSON.stringify(this.json[name]) ?? "nothing"}`, "ERR_BAD_PARAMS");
+    throw new FormatError(
+      `Redis key ${this.key}: field "${name}" must be ${expected}, got ${JSON.stringify(this.json[name]) ?? "nothing"}`,
+      "ERR_BAD_PARAMS",
+    );
   }
 }

@@ -20,7 +20,8 @@ export type Durability = "local" | "replicated";
 /** Checks a durability option ("local" when absent). */
 export function durabilityOption(value: unknown): Durability {
   if (value === undefined) return "local";
-  if (value !== "local" && value !== "replicated") throw new InvalidArgumentError("durability", value, '"local" or "replicated"');
+  if (value !== "local" && value !== "replicated")
+    throw new InvalidArgumentError("durability", value, '"local" or "replicated"');
   return value;
 }
 
@@ -58,7 +59,12 @@ export async function durableBatch<T>(
     if (Date.now() > deadline) break;
     await backoff(attempt);
   }
-  throw new RedisUnavailableError("WAIT for a replica of every master written to", lastFault instanceof Error ? lastFault : new Error(`no replica acknowledged the writes within ${REPLICATION_DEADLINE_MS} ms`));
+  throw new RedisUnavailableError(
+    "WAIT for a replica of every master written to",
+    lastFault instanceof Error
+      ? lastFault
+      : new Error(`no replica acknowledged the writes within ${REPLICATION_DEADLINE_MS} ms`),
+  );
 }
 
 /** durableBatch's merge for new-key flags: a key new in either run is reported new. */
@@ -67,7 +73,12 @@ export function orFlags(first: Uint8Array, again: Uint8Array): Uint8Array {
 }
 
 /** Waits on every route; undefined when each WAIT was answered on the connection that wrote, else the fault. */
-async function replicatedOn(redis: RedisCommander, routes: readonly string[], before: readonly Promise<string | Error>[], deadline: number): Promise<unknown> {
+async function replicatedOn(
+  redis: RedisCommander,
+  routes: readonly string[],
+  before: readonly Promise<string | Error>[],
+  deadline: number,
+): Promise<unknown> {
   const faults = await Promise.all(
     routes.map(async (route, i) => {
       const writer = await before[i];
@@ -77,14 +88,19 @@ async function replicatedOn(redis: RedisCommander, routes: readonly string[], be
         let after: string | Error;
         try {
           // Pipelined on one connection: CLIENT INFO answers for the connection the WAIT took.
-          [replicas, after] = await Promise.all([redis.send(["WAIT", "1", String(WAIT_STEP_MS)], { route, once: true }).then(Number), connectionOf(redis, route)]);
+          [replicas, after] = await Promise.all([
+            redis.send(["WAIT", "1", String(WAIT_STEP_MS)], { route, once: true }).then(Number),
+            connectionOf(redis, route),
+          ]);
         } catch (error) {
           return error;
         }
         if (after instanceof Error) return after;
-        if (after !== writer) return new Error(`the connection to ${route}'s master changed between the writes and WAIT`);
+        if (after !== writer)
+          return new Error(`the connection to ${route}'s master changed between the writes and WAIT`);
         if (replicas >= 1) return undefined;
-        if (Date.now() > deadline) return new Error(`no replica acknowledged the writes within ${REPLICATION_DEADLINE_MS} ms`);
+        if (Date.now() > deadline)
+          return new Error(`no replica acknowledged the writes within ${REPLICATION_DEADLINE_MS} ms`);
       }
     }),
   );
@@ -95,7 +111,10 @@ async function replicatedOn(redis: RedisCommander, routes: readonly string[], be
 function connectionOf(redis: RedisCommander, route: string): Promise<string | Error> {
   return redis.send(["CLIENT", "INFO"], { route, once: true }).then(
     (reply) => {
-      const who = String(reply).split(" ").filter((field) => /^(id|addr|laddr)=/.test(field)).join(" ");
+      const who = String(reply)
+        .split(" ")
+        .filter((field) => /^(id|addr|laddr)=/.test(field))
+        .join(" ");
       return who.startsWith("id=") ? who : new Error(`CLIENT INFO named no connection: ${String(reply).slice(0, 80)}`);
     },
     (error: unknown) => (error instanceof Error ? error : new Error(String(error))),

@@ -4,7 +4,14 @@
  * `crawlsieve/redis`: structures shared by many processes through one Redis or a Redis Cluster.
  * @module crawlsieve/redis
  */
-export { fromNodeRedis, fromSend, RedisReplyError, type RedisCommander, type RedisSend, type SendOptions } from "./commander.js";
+export {
+  fromNodeRedis,
+  fromSend,
+  RedisReplyError,
+  type RedisCommander,
+  type RedisSend,
+  type SendOptions,
+} from "./commander.js";
 export { fromNodeRedisCluster, type NodeRedisClusterLike, type NodeRedisClusterNode } from "./cluster-commander.js";
 export type { NodeRedisLike } from "./commander.js";
 export type { Durability } from "./durability.js";

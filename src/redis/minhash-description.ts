@@ -39,21 +39,28 @@ export function parseMinHashDescription(ask: MinHashAsk) {
   return (fields: Fields): MinHashGeometry => {
     fields.kind("minhash");
     const threshold = fields.json.threshold;
-    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) fields.fail("threshold", "a number in (0, 1]");
+    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1))
+      fields.fail("threshold", "a number in (0, 1]");
     const params = {
       shingle: fields.integer("shingle", 1, maxShingle()),
       k: fields.integer("k", 8, MAX_SKETCH),
       bands: fields.integer("bands", 1, MAX_BINS),
       rows: fields.integer("rows", 1, MAX_BINS),
     };
-    if (params.bands * params.rows > MAX_BINS) fields.fail("bands", `at most ${MAX_BINS} bins with rows (bands x rows)`);
+    if (params.bands * params.rows > MAX_BINS)
+      fields.fail("bands", `at most ${MAX_BINS} bins with rows (bands x rows)`);
     const layout = fields.json.layout;
     if (layout !== "spread" && layout !== "tagged") fields.fail("layout", '"spread" or "tagged"');
     const shards = fields.integer("shards", 1, 2 ** 16);
     const representatives = fields.integer("representatives", 1, MAX_REPRESENTATIVES);
-    if (threshold !== ask.threshold) fields.fail("threshold", `${ask.threshold}, as this process asked (the index was created with another threshold)`);
+    if (threshold !== ask.threshold)
+      fields.fail(
+        "threshold",
+        `${ask.threshold}, as this process asked (the index was created with another threshold)`,
+      );
     for (const name of ["shingle", "k", "bands", "rows"] as const) {
-      if (ask[name] !== undefined && ask[name] !== params[name]) fields.fail(name, `${ask[name]}, as this process asked (the index was created with other sketches)`);
+      if (ask[name] !== undefined && ask[name] !== params[name])
+        fields.fail(name, `${ask[name]}, as this process asked (the index was created with other sketches)`);
     }
     return { threshold: threshold as number, params, spread: layout === "spread", shards, representatives };
   };

@@ -78,7 +78,8 @@ export function bestOf(hashes: readonly string[], estimates: ArrayLike<number>, 
   let found: Found | null = null;
   hashes.forEach((hash, j) => {
     const similarity = estimates[j];
-    if (reaches(similarity, threshold) && (found === null || similarity > found.similarity)) found = { hash, similarity };
+    if (reaches(similarity, threshold) && (found === null || similarity > found.similarity))
+      found = { hash, similarity };
   });
   return found;
 }

@@ -41,9 +41,18 @@ export class PositionMapper {
   /** u32 words a key's answer takes: the partition, a block for the blocked layout, then k positions. */
   readonly words: number;
 
-  constructor(readonly slots: number, readonly partitions: number, readonly hashes: number, private readonly blocked = false) {
+  constructor(
+    readonly slots: number,
+    readonly partitions: number,
+    readonly hashes: number,
+    private readonly blocked = false,
+  ) {
     this.words = hashes + (blocked ? 2 : 1);
-    const { out, end } = this.arena.place({ out: array(4 * this.words, BATCH) }, this.arena.base, "a batch of bit positions");
+    const { out, end } = this.arena.place(
+      { out: array(4 * this.words, BATCH) },
+      this.arena.base,
+      "a batch of bit positions",
+    );
     this.out = out;
     this.staging = new Staging(this.arena, end);
   }
@@ -57,14 +66,17 @@ export class PositionMapper {
 
   /** Maps every key and groups each batch's keys by shard, in chunks of at most `chunk` keys (one command or script call each). */
   byShard(keys: readonly (string | Uint8Array)[], chunk: number): ShardChunk[] {
-    return this.batches(keys).flatMap((batch) => byPartition(batch.n, (j) => batch.partitions[j], chunk).map(([shard, members]) => ({ ...batch, shard, members })));
+    return this.batches(keys).flatMap((batch) =>
+      byPartition(batch.n, (j) => batch.partitions[j], chunk).map(([shard, members]) => ({ ...batch, shard, members })),
+    );
   }
 
   /** Positions of the n staged keys (`words` u32 a key) and their partitions. */
   private mapStaged(n: number): { positions: Uint32Array; partitions: Uint32Array } {
     const { arena, staging } = this;
     staging.hashStaged(n);
-    if (this.blocked) arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.out.ptr);
+    if (this.blocked)
+      arena.k.blockedPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.out.ptr);
     else arena.k.bloomPositions(this.slots, this.partitions, this.hashes, staging.hashesPtr, n, this.out.ptr);
     const answers = new RecordArray(arena.u8, this.out, { partition: 0 }, 0, n);
     const partitions = Uint32Array.from({ length: n }, (_, j) => answers.get(j, "partition"));
@@ -121,17 +133,19 @@ export async function bitfieldPerKey(
     // Sent twice after a lost reply (a failover), the second reply may show bits the first run
     // set: then `ambiguous` answers instead (an add reports its keys new: at least once, never lost).
     let twice = false;
-    pending.push(redis.send(args, { ambiguous: () => (twice = true) }).then((reply) => {
-      const values = reply as unknown[];
-      for (let at = 0; at < chunk.length; at++) {
-        if (twice && command.ambiguous !== undefined) {
-          out[base + chunk[at]] = command.ambiguous;
-          continue;
+    pending.push(
+      redis.send(args, { ambiguous: () => (twice = true) }).then((reply) => {
+        const values = reply as unknown[];
+        for (let at = 0; at < chunk.length; at++) {
+          if (twice && command.ambiguous !== undefined) {
+            out[base + chunk[at]] = command.ambiguous;
+            continue;
+          }
+          for (let b = 0; b < k; b++) scratch[b] = Number(values[at * k + b]);
+          out[base + chunk[at]] = answer(scratch);
         }
-        for (let b = 0; b < k; b++) scratch[b] = Number(values[at * k + b]);
-        out[base + chunk[at]] = answer(scratch);
-      }
-    }));
+      }),
+    );
   }
   await Promise.all(pending);
   return out;

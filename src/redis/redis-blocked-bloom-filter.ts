@@ -14,7 +14,14 @@ import { PositionMapper } from "./positions.js";
 import { ShardedFilter } from "./sharded-filter.js";
 import { BLOCKED_BATCH } from "./scripts.js";
 import type { RedisCommander } from "./send.js";
-import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, preallocate, readShards, shardKeys } from "./sharded-bits.js";
+import {
+  adoptShardedGeometry,
+  MAX_SHARD_BYTES,
+  parseShardedDescription,
+  preallocate,
+  readShards,
+  shardKeys,
+} from "./sharded-bits.js";
 
 /** Options of RedisBlockedBloomFilter.open. */
 export interface RedisBlockedBloomFilterOptions {
@@ -54,8 +61,22 @@ export class RedisBlockedBloomFilter extends ShardedFilter {
 
   /** Opens the filter `name`, recording its geometry if no process has, else adopting the recorded one. */
   static async open(redis: RedisCommander, options: RedisBlockedBloomFilterOptions): Promise<RedisBlockedBloomFilter> {
-    const value = await adoptShardedGeometry(redis, options, "blocked", optimalBlockedBloom, "blocked-bloom", parseDescription);
-    const filter = new RedisBlockedBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
+    const value = await adoptShardedGeometry(
+      redis,
+      options,
+      "blocked",
+      optimalBlockedBloom,
+      "blocked-bloom",
+      parseDescription,
+    );
+    const filter = new RedisBlockedBloomFilter(
+      redis,
+      options.name,
+      value.geometry,
+      value.planned,
+      value.spread,
+      durabilityOption(options.durability),
+    );
     await preallocate(redis, filter.shardKeys, partitionBytes(value.geometry));
     return filter;
   }
@@ -91,11 +112,26 @@ export class RedisBlockedBloomFilter extends ShardedFilter {
       });
       // Sent twice after a lost reply (a failover), a second run sees the first one's bits: an add then reports its keys new.
       let twice = false;
-      const reply = BLOCKED_BATCH.run(this.redis, [this.shardKey(shard)], [String(k), add ? "1" : "0", payload], { ambiguous: () => (twice = true) });
-      calls.push(reply.then((flags) => {
-        const text = String(flags);
-        chunk.forEach((j, at) => (out[from + j] = add ? (twice ? 1 : text.charCodeAt(at) === 0x31 ? 0 : 1) : text.charCodeAt(at) === 0x31 ? 1 : 0));
-      }));
+      const reply = BLOCKED_BATCH.run(this.redis, [this.shardKey(shard)], [String(k), add ? "1" : "0", payload], {
+        ambiguous: () => (twice = true),
+      });
+      calls.push(
+        reply.then((flags) => {
+          const text = String(flags);
+          chunk.forEach(
+            (j, at) =>
+              (out[from + j] = add
+                ? twice
+                  ? 1
+                  : text.charCodeAt(at) === 0x31
+                    ? 0
+                    : 1
+                : text.charCodeAt(at) === 0x31
+                  ? 1
+                  : 0),
+          );
+        }),
+      );
     }
     await Promise.all(calls);
     return out;

@@ -15,7 +15,14 @@ import type { RedisCommander } from "./commander.js";
 import { DESCRIPTION_VERSION, parseDescription } from "./description.js";
 import { durabilityOption, durableBatch, orFlags, type Durability } from "./durability.js";
 import { keyPrefix } from "./keys.js";
-import { adoptShardedGeometry, MAX_SHARD_BYTES, parseShardedDescription, preallocate, readShards, shardKeys } from "./sharded-bits.js";
+import {
+  adoptShardedGeometry,
+  MAX_SHARD_BYTES,
+  parseShardedDescription,
+  preallocate,
+  readShards,
+  shardKeys,
+} from "./sharded-bits.js";
 import { ShardedFilter } from "./sharded-filter.js";
 import { bitfieldPerKey, PositionMapper, redisBitOffset } from "./positions.js";
 
@@ -72,13 +79,19 @@ export class RedisBloomFilter extends ShardedFilter {
     this.shardKeys = shardKeys(name, geometry.partitions, spread, "b");
   }
 
-
   /** Opens the filter `name`, creating its description if no process has; an existing one keeps its own geometry. */
   static async open(redis: RedisCommander, options: RedisBloomFilterOptions): Promise<RedisBloomFilter> {
     const hashes = check.options<RedisBloomFilterOptions>("options", options).hashes;
     const size = hashes === undefined ? probeThriftyBloom : (load: BloomPlan) => bloomForHashes({ ...load, hashes });
     const value = await adoptShardedGeometry(redis, options, "standard", size, "bloom", parseBloomDescription);
-    const filter = new RedisBloomFilter(redis, options.name, value.geometry, value.planned, value.spread, durabilityOption(options.durability));
+    const filter = new RedisBloomFilter(
+      redis,
+      options.name,
+      value.geometry,
+      value.planned,
+      value.spread,
+      durabilityOption(options.durability),
+    );
     await preallocate(redis, filter.shardKeys, partitionBytes(value.geometry));
     return filter;
   }
@@ -89,10 +102,25 @@ export class RedisBloomFilter extends ShardedFilter {
     const source = BloomFilter.deserialize(bytes);
     try {
       const { slots, partitions, hashes } = source.store.geometry;
-      if (source.store.bytesPerPartition > MAX_SHARD_BYTES) throw new InvalidArgumentError("bytes", `${source.store.bytesPerPartition}-byte partitions`, `a filter with partitions of at most ${MAX_SHARD_BYTES} bytes`);
-      const meta = JSON.stringify({ v: DESCRIPTION_VERSION, kind: "bloom", slots, partitions, hashes, items: source.planned.items, fpRate: source.planned.fpRate });
+      if (source.store.bytesPerPartition > MAX_SHARD_BYTES)
+        throw new InvalidArgumentError(
+          "bytes",
+          `${source.store.bytesPerPartition}-byte partitions`,
+          `a filter with partitions of at most ${MAX_SHARD_BYTES} bytes`,
+        );
+      const meta = JSON.stringify({
+        v: DESCRIPTION_VERSION,
+        kind: "bloom",
+        slots,
+        partitions,
+        hashes,
+        items: source.planned.items,
+        fpRate: source.planned.fpRate,
+      });
       const writes: Promise<unknown>[] = [redis.send(["SET", `${prefix}meta`, meta])];
-      source.store.partitions.forEach((part, p) => writes.push(redis.send(["SET", `${prefix}b:${p}`, part.view().slice()])));
+      source.store.partitions.forEach((part, p) =>
+        writes.push(redis.send(["SET", `${prefix}b:${p}`, part.view().slice()])),
+      );
       await Promise.all(writes);
       const { geometry, planned } = parseDescription(`${prefix}meta`, meta, parseBloomDescription);
       return new RedisBloomFilter(redis, name, geometry, planned);
@@ -125,8 +153,20 @@ export class RedisBloomFilter extends ShardedFilter {
 
   private async run(keys: readonly (string | Uint8Array)[], add: boolean): Promise<Uint8Array> {
     const all = (values: readonly number[]) => (values.every((v) => v === 1) ? 1 : 0);
-    const test = { name: "BITFIELD_RO", shardKey: (p: number) => this.shardKey(p), field: GET_BIT, offset: redisOffsetText };
-    const set = { name: "BITFIELD", shardKey: (p: number) => this.shardKey(p), field: SET_BIT, offset: redisOffsetText, value: ONE, ambiguous: 1 };
+    const test = {
+      name: "BITFIELD_RO",
+      shardKey: (p: number) => this.shardKey(p),
+      field: GET_BIT,
+      offset: redisOffsetText,
+    };
+    const set = {
+      name: "BITFIELD",
+      shardKey: (p: number) => this.shardKey(p),
+      field: SET_BIT,
+      offset: redisOffsetText,
+      value: ONE,
+      ambiguous: 1,
+    };
     if (!add) return bitfieldPerKey(this.redis, this.mapper, keys, test, all);
     // All k bits of a key go in one BITFIELD whose SET replies are the old bits, so the add is
     // atomic per key: exactly one writer sees a 0. Bits are only ever set, so a key whose k bits

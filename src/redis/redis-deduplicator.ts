@@ -61,7 +61,10 @@ export class RedisDeduplicator {
    */
   readonly stats = { lookups: 0, lookupsAvoided: 0, staleFilter: 0 };
 
-  constructor(private readonly redis: RedisCommander, options: RedisDeduplicatorOptions) {
+  constructor(
+    private readonly redis: RedisCommander,
+    options: RedisDeduplicatorOptions,
+  ) {
     const opts = check.options<RedisDeduplicatorOptions>("options", options);
     this.prefix = keyPrefix(opts.name as string);
     this.name = opts.name as string;
@@ -69,8 +72,13 @@ export class RedisDeduplicator {
     this.proposeSpread = redis.cluster === true && opts.countingFilter === undefined;
     if (opts.countingFilter !== undefined) {
       const plan = check.options<{ items: number; fpRate: number }>("countingFilter", opts.countingFilter);
-      const { geometry } = resolveGeometry("counting", { items: plan.items, fpRate: plan.fpRate, maxPartitionBytes: MAX_FILTER_BYTES }, 4);
-      if (geometry.partitions !== 1) throw new InvalidArgumentError("countingFilter", plan, "a load whose counters fit one 64 MiB key");
+      const { geometry } = resolveGeometry(
+        "counting",
+        { items: plan.items, fpRate: plan.fpRate, maxPartitionBytes: MAX_FILTER_BYTES },
+        4,
+      );
+      if (geometry.partitions !== 1)
+        throw new InvalidArgumentError("countingFilter", plan, "a load whose counters fit one 64 MiB key");
       this.proposed = { kind: "counting", slots: geometry.slots, hashes: geometry.hashes, counterBits: 4 };
     }
   }
@@ -98,10 +106,17 @@ export class RedisDeduplicator {
     const digests = md5Many(check.keyList("keys", keys));
     await this.storeLayout();
     const count = keys.length;
-    const written = this.durability === "replicated" ? [...new Set(Array.from({ length: count }, (_, i) => this.bucketKey(digests.subarray(16 * i, 16 * i + 2))))] : [];
+    const written =
+      this.durability === "replicated"
+        ? [...new Set(Array.from({ length: count }, (_, i) => this.bucketKey(digests.subarray(16 * i, 16 * i + 2))))]
+        : [];
     // Sent again (a WAIT that could not confirm them), a key new either time is reported new.
-    const write = () => (this.proposed !== undefined ? this.checkImpCb(digests, count) : this.increment(digests, count));
-    return durableBatch(this.redis, this.durability, written, write, (first, again) => ({ isNew: orFlags(first.isNew, again.isNew), counts: again.counts }));
+    const write = () =>
+      this.proposed !== undefined ? this.checkImpCb(digests, count) : this.increment(digests, count);
+    return durableBatch(this.redis, this.durability, written, write, (first, again) => ({
+      isNew: orFlags(first.isNew, again.isNew),
+      counts: again.counts,
+    }));
   }
 
   /** One HINCRBY a key: the plain store's check-and-insert. */
@@ -109,10 +124,14 @@ export class RedisDeduplicator {
     // A HINCRBY sent again after its reply was lost (a failover) may have run twice: its key is
     // reported new, so a key is never lost (at least once), and its count may be one too high.
     const twice = new Uint8Array(count);
-    const replies = await Promise.all(Array.from({ length: count }, (_, i) => {
-      const fp = digests.subarray(16 * i, 16 * i + 16);
-      return this.redis.send(["HINCRBY", this.bucketKey(fp), fp.subarray(2), "1"], { ambiguous: () => (twice[i] = 1) });
-    }));
+    const replies = await Promise.all(
+      Array.from({ length: count }, (_, i) => {
+        const fp = digests.subarray(16 * i, 16 * i + 16);
+        return this.redis.send(["HINCRBY", this.bucketKey(fp), fp.subarray(2), "1"], {
+          ambiguous: () => (twice[i] = 1),
+        });
+      }),
+    );
     const counts = Uint32Array.from(replies, (reply) => Number(reply));
     return { isNew: Uint8Array.from(counts, (c, i) => (c === 1 || twice[i] === 1 ? 1 : 0)), counts };
   }
@@ -137,11 +156,14 @@ export class RedisDeduplicator {
     const all = check.options<{ all: boolean }>("options", options).all ?? false;
     if (typeof all !== "boolean") throw new InvalidArgumentError("all", all, "true or false");
     await this.storeLayout();
-    const replies = await Promise.all(keys.map((_, i) => {
-      const fp = digests.subarray(16 * i, 16 * i + 16);
-      if (all) return this.redis.send(["HDEL", this.bucketKey(fp), fp.subarray(2)]).then((n) => [Number(n) === 1 ? 0 : -1]);
-      return STORE_REMOVE.run(this.redis, [this.bucketKey(fp)], [fp.subarray(2)]);
-    }));
+    const replies = await Promise.all(
+      keys.map((_, i) => {
+        const fp = digests.subarray(16 * i, 16 * i + 16);
+        if (all)
+          return this.redis.send(["HDEL", this.bucketKey(fp), fp.subarray(2)]).then((n) => [Number(n) === 1 ? 0 : -1]);
+        return STORE_REMOVE.run(this.redis, [this.bucketKey(fp)], [fp.subarray(2)]);
+      }),
+    );
     return Int32Array.from(replies, (reply) => Number((reply as number[])[0]));
   }
 
@@ -149,10 +171,12 @@ export class RedisDeduplicator {
   async hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     const digests = md5Many(check.keyList("keys", keys));
     await this.storeLayout();
-    const replies = await Promise.all(keys.map((_, i) => {
-      const fp = digests.subarray(16 * i, 16 * i + 16);
-      return this.redis.send(["HEXISTS", this.bucketKey(fp), fp.subarray(2)]);
-    }));
+    const replies = await Promise.all(
+      keys.map((_, i) => {
+        const fp = digests.subarray(16 * i, 16 * i + 16);
+        return this.redis.send(["HEXISTS", this.bucketKey(fp), fp.subarray(2)]);
+      }),
+    );
     return Uint8Array.from(replies, (reply) => (Number(reply) === 1 ? 1 : 0));
   }
 
@@ -178,7 +202,10 @@ export class RedisDeduplicator {
     const others = [`${this.prefix}cf`, `${this.prefix}cf:meta`];
     // Tagged: one script, as in size(). Spread: one DEL a key, since a DEL may not cross slots.
     if (this.adoptedSpread !== true) await DEL_ALL.run(this.redis, [...(await this.taggedBuckets()), ...others], []);
-    else await Promise.all([...BUCKETS.map((b) => this.bucketKeyOf(b)), ...others].map((key) => this.redis.send(["DEL", key])));
+    else
+      await Promise.all(
+        [...BUCKETS.map((b) => this.bucketKeyOf(b)), ...others].map((key) => this.redis.send(["DEL", key])),
+      );
     // Last: a process opening meanwhile still finds the layout of the buckets being deleted.
     await this.redis.send(["DEL", `${this.prefix}fp:meta`]);
     this.storeLayout = once(() => this.adoptStoreLayout());
@@ -196,7 +223,10 @@ export class RedisDeduplicator {
       const found: string[] = [];
       let cursor = "0";
       for (let round = 0; round < SCAN_ROUNDS; round++) {
-        const [next, batch] = (await this.redis.send(["SCAN", cursor, "MATCH", pattern, "COUNT", String(Math.max(keys, 100))], route)) as [unknown, unknown[]];
+        const [next, batch] = (await this.redis.send(
+          ["SCAN", cursor, "MATCH", pattern, "COUNT", String(Math.max(keys, 100))],
+          route,
+        )) as [unknown, unknown[]];
         for (const key of batch) found.push(String(key));
         cursor = String(next);
         if (cursor === "0") return found;
@@ -217,16 +247,32 @@ export class RedisDeduplicator {
 
   private async adoptStoreLayout(): Promise<void> {
     const proposed = { kind: "store", layout: this.proposeSpread ? "spread" : "tagged" };
-    const { value } = await adoptDescription(this.redis, `${this.prefix}fp:meta`, proposed, parseStoreDescription, this.durability);
+    const { value } = await adoptDescription(
+      this.redis,
+      `${this.prefix}fp:meta`,
+      proposed,
+      parseStoreDescription,
+      this.durability,
+    );
     if (value.spread && this.proposed !== undefined) {
-      throw new InvalidArgumentError("countingFilter", this.proposed, `no countingFilter: the store "${this.name}" was made spread over the cluster's masters, and the IMP-CB script needs its filter and buckets in one slot`);
+      throw new InvalidArgumentError(
+        "countingFilter",
+        this.proposed,
+        `no countingFilter: the store "${this.name}" was made spread over the cluster's masters, and the IMP-CB script needs its filter and buckets in one slot`,
+      );
     }
     this.adoptedSpread = value.spread;
   }
 
   /** The counting filter's mapper, from the geometry recorded in Redis (recorded now if absent). */
   private readonly filterFront = once(async () => {
-    const { value, raw } = await adoptDescription(this.redis, `${this.prefix}cf:meta`, this.proposed!, parseCountingDescription, this.durability);
+    const { value, raw } = await adoptDescription(
+      this.redis,
+      `${this.prefix}cf:meta`,
+      this.proposed!,
+      parseCountingDescription,
+      this.durability,
+    );
     return { mapper: new PositionMapper(value.slots, 1, value.hashes), description: raw };
   });
 
@@ -240,7 +286,13 @@ export class RedisDeduplicator {
       for (let j = 0; j < n; j++) {
         const fp = fingerprints[at + j];
         const offsets = Array.from({ length: k }, (_, b) => `#${positions[(k + 1) * j + 1 + b]}`);
-        calls.push(IMPCB_CHECK.run(this.redis, [`${this.prefix}cf`, this.bucketKey(fp), `${this.prefix}cf:meta`], [fp.subarray(2), description, ...offsets]));
+        calls.push(
+          IMPCB_CHECK.run(
+            this.redis,
+            [`${this.prefix}cf`, this.bucketKey(fp), `${this.prefix}cf:meta`],
+            [fp.subarray(2), description, ...offsets],
+          ),
+        );
       }
     }
     const replies = (await Promise.all(calls)) as [number, number, number][];

@@ -23,7 +23,15 @@ import { FormatError, InvalidArgumentError } from "../errors.js";
 import { md5Many } from "../hash/md5.js";
 import { DEFAULT_SKETCH_SIZE, MinHashIndex } from "../near-dup/minhash-index.js";
 import { DEFAULT_SHINGLE, maxShingle } from "../near-dup/features.js";
-import { checkSketchParams, lshLayout, MAX_BINS, MAX_SKETCH, sketchMany, type SketchParams, type Sketches } from "../near-dup/minhash.js";
+import {
+  checkSketchParams,
+  lshLayout,
+  MAX_BINS,
+  MAX_SKETCH,
+  sketchMany,
+  type SketchParams,
+  type Sketches,
+} from "../near-dup/minhash.js";
 import * as check from "../validate.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription } from "./description.js";
@@ -77,7 +85,12 @@ export class RedisMinHashIndex {
   /** Verifies candidates with the in-memory index's estimate kernel (its sketches, reused per batch). */
   private readonly scratch: MinHashIndex;
 
-  private constructor(private readonly redis: RedisCommander, readonly name: string, geometry: MinHashGeometry, private readonly durability: Durability) {
+  private constructor(
+    private readonly redis: RedisCommander,
+    readonly name: string,
+    geometry: MinHashGeometry,
+    private readonly durability: Durability,
+  ) {
     this.params = geometry.params;
     this.threshold = geometry.threshold;
     this.spread = geometry.spread;
@@ -93,7 +106,8 @@ export class RedisMinHashIndex {
     const opts = check.options<RedisMinHashIndexOptions>("options", options);
     const prefix = keyPrefix(opts.name as string);
     const threshold = opts.threshold;
-    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
+    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1))
+      throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
     const durability = durabilityOption(opts.durability);
     const layout = lshLayout(threshold);
     const ask = {
@@ -104,10 +118,29 @@ export class RedisMinHashIndex {
       rows: opts.rows === undefined ? undefined : check.integerInRange("rows", opts.rows, 1, MAX_BINS),
     };
     // Checked in full (bands x rows) before anything is recorded.
-    const proposedParams = checkSketchParams({ shingle: ask.shingle ?? DEFAULT_SHINGLE, k: ask.k ?? DEFAULT_SKETCH_SIZE, bands: ask.bands ?? layout.bands, rows: ask.rows ?? layout.rows });
+    const proposedParams = checkSketchParams({
+      shingle: ask.shingle ?? DEFAULT_SHINGLE,
+      k: ask.k ?? DEFAULT_SKETCH_SIZE,
+      bands: ask.bands ?? layout.bands,
+      rows: ask.rows ?? layout.rows,
+    });
     const spread = redis.cluster === true;
-    const proposed = { kind: "minhash", threshold, ...proposedParams, layout: spread ? "spread" : "tagged", shards: spread ? SPREAD_SHARDS : 1, representatives: REPRESENTATIVES };
-    const { value } = await adoptDescription(redis, `${prefix}mh:meta`, proposed, parseMinHashDescription(ask), durability, MINHASH_VERSION);
+    const proposed = {
+      kind: "minhash",
+      threshold,
+      ...proposedParams,
+      layout: spread ? "spread" : "tagged",
+      shards: spread ? SPREAD_SHARDS : 1,
+      representatives: REPRESENTATIVES,
+    };
+    const { value } = await adoptDescription(
+      redis,
+      `${prefix}mh:meta`,
+      proposed,
+      parseMinHashDescription(ask),
+      durability,
+      MINHASH_VERSION,
+    );
     return new RedisMinHashIndex(redis, opts.name as string, value, durability);
   }
 
@@ -128,17 +161,32 @@ export class RedisMinHashIndex {
   async addMany(ids: readonly string[], texts: readonly string[]): Promise<(RedisMinHashMatch | null)[]> {
     checkIds(ids);
     if (!Array.isArray(texts)) throw new InvalidArgumentError("texts", texts, "an array of strings");
-    if (texts.length !== ids.length) throw new InvalidArgumentError("texts", texts.length, `${ids.length} texts, one per id`);
+    if (texts.length !== ids.length)
+      throw new InvalidArgumentError("texts", texts.length, `${ids.length} texts, one per id`);
     const sketches = sketchMany(texts, this.params);
     const hashes = md5Many(ids);
     const docs = Array.from({ length: ids.length }, (_, i) => hashes.subarray(16 * i, 16 * i + ID_HASH));
-    const written = this.durability === "replicated" ? [...new Set([...docs.map((h) => this.docKeys[this.shardOfId(h)]), ...this.bandKeys])] : [];
+    const written =
+      this.durability === "replicated"
+        ? [...new Set([...docs.map((h) => this.docKeys[this.shardOfId(h)]), ...this.bandKeys])]
+        : [];
     // Sent again (a WAIT that could not confirm it), every step answers as before: keep the better answer.
-    const better = (a: RedisMinHashMatch | null, b: RedisMinHashMatch | null) => (b !== null && (a === null || b.similarity > a.similarity) ? b : a);
-    return durableBatch(this.redis, this.durability, written, () => this.run(ids, docs, sketches), (first, again) => first.map((a, i) => better(a, again[i])));
+    const better = (a: RedisMinHashMatch | null, b: RedisMinHashMatch | null) =>
+      b !== null && (a === null || b.similarity > a.similarity) ? b : a;
+    return durableBatch(
+      this.redis,
+      this.durability,
+      written,
+      () => this.run(ids, docs, sketches),
+      (first, again) => first.map((a, i) => better(a, again[i])),
+    );
   }
 
-  private async run(ids: readonly string[], docs: readonly Uint8Array[], sketches: Sketches): Promise<(RedisMinHashMatch | null)[]> {
+  private async run(
+    ids: readonly string[],
+    docs: readonly Uint8Array[],
+    sketches: Sketches,
+  ): Promise<(RedisMinHashMatch | null)[]> {
     const { k, bands } = this.params;
     const stride = k + 1;
     const n = ids.length;
@@ -147,7 +195,9 @@ export class RedisMinHashIndex {
     const out: (RedisMinHashMatch | null)[] = stored.map((s) => (typeof s === "object" ? s.answer : null));
     const self = docs.map((h) => Buffer.from(h).toString("latin1"));
     const own = (i: number) => stored[i] === STORED || stored[i] === AGAIN;
-    const pending = Array.from({ length: n }, (_, i) => i).filter((i) => typeof stored[i] !== "object" && sketches.values[i * stride] !== 0);
+    const pending = Array.from({ length: n }, (_, i) => i).filter(
+      (i) => typeof stored[i] !== "object" && sketches.values[i * stride] !== 0,
+    );
     if (pending.length === 0) return out;
     // 2. The representatives of every band bucket the pending documents fall in (HMGET), and their sketches.
     const fields = Array.from({ length: n * bands }, (_, at) => bandField(at % bands, sketches.keys[at]));
@@ -159,7 +209,17 @@ export class RedisMinHashIndex {
     const first = this.estimator(sketches, n, inBatch, fetched);
     const chosen = (() => {
       try {
-        return chooseRepresentatives({ bands, fields, self, pending, canLead: own, read, room: this.representatives, threshold: this.threshold, estimate: first.estimate });
+        return chooseRepresentatives({
+          bands,
+          fields,
+          self,
+          pending,
+          canLead: own,
+          read,
+          room: this.representatives,
+          threshold: this.threshold,
+          estimate: first.estimate,
+        });
       } finally {
         first.release();
       }
@@ -167,17 +227,29 @@ export class RedisMinHashIndex {
     // 4. The appends, each checked against what the bucket gained since it was read: others' representatives met there are verified too.
     const since = await this.append(chosen.appends, fields, docs);
     const later = new Map<number, string[]>();
-    since.forEach((hashes, i) => later.set(i, [...new Set(hashes)].filter((h) => !inBatch.has(h))));
+    since.forEach((hashes, i) =>
+      later.set(
+        i,
+        [...new Set(hashes)].filter((h) => !inBatch.has(h)),
+      ),
+    );
     const more = await this.fetch([...new Set([...later.values()].flat())]);
     const second = this.estimator(sketches, n, inBatch, more);
     try {
-      for (const [i, hashes] of later) if (hashes.length > 0) chosen.best[i] ??= bestOf(hashes, second.estimate(i, hashes), this.threshold);
+      for (const [i, hashes] of later)
+        if (hashes.length > 0) chosen.best[i] ??= bestOf(hashes, second.estimate(i, hashes), this.threshold);
     } finally {
       second.release();
     }
     for (const i of pending) {
       const found = chosen.best[i];
-      if (found !== null) out[i] = { id: inBatch.has(found.hash) ? ids[inBatch.get(found.hash)!] : (fetched.get(found.hash) ?? more.get(found.hash))!.id, similarity: found.similarity };
+      if (found !== null)
+        out[i] = {
+          id: inBatch.has(found.hash)
+            ? ids[inBatch.get(found.hash)!]
+            : (fetched.get(found.hash) ?? more.get(found.hash))!.id,
+          similarity: found.similarity,
+        };
     }
     // 5. Each answer recorded with its document, so a batch sent again answers as the first time.
     await this.recordAnswers(pending.filter(own), docs, out);
@@ -191,54 +263,92 @@ export class RedisMinHashIndex {
    */
   private async store(ids: readonly string[], docs: readonly Uint8Array[], sketches: Sketches): Promise<Stored[]> {
     const stride = this.params.k + 1;
-    const records = ids.map((id, i) => Buffer.concat([new Uint8Array(sketches.values.buffer, sketches.values.byteOffset + 4 * stride * i, 4 * stride), Buffer.from(id, "utf8")]));
+    const records = ids.map((id, i) =>
+      Buffer.concat([
+        new Uint8Array(sketches.values.buffer, sketches.values.byteOffset + 4 * stride * i, 4 * stride),
+        Buffer.from(id, "utf8"),
+      ]),
+    );
     const key = (i: number) => this.docKeys[this.shardOfId(docs[i])];
     const fresh = await Promise.all(ids.map((_, i) => this.redis.send(["HSETNX", key(i), docs[i], records[i]])));
-    return Promise.all(ids.map(async (_, i): Promise<Stored> => {
-      if (Number(fresh[i]) === 1) return STORED;
-      const [record, answer] = (await this.redis.send(["HMGET", key(i), docs[i], Buffer.concat([docs[i], ANSWER])])) as (Uint8Array | null)[];
-      if (record === null || record === undefined || !Buffer.from(record).equals(records[i])) return OTHER;
-      return answer === null || answer === undefined ? AGAIN : { answer: answerOf(answer, key(i)) };
-    }));
+    return Promise.all(
+      ids.map(async (_, i): Promise<Stored> => {
+        if (Number(fresh[i]) === 1) return STORED;
+        const [record, answer] = (await this.redis.send([
+          "HMGET",
+          key(i),
+          docs[i],
+          Buffer.concat([docs[i], ANSWER]),
+        ])) as (Uint8Array | null)[];
+        if (record === null || record === undefined || !Buffer.from(record).equals(records[i])) return OTHER;
+        return answer === null || answer === undefined ? AGAIN : { answer: answerOf(answer, key(i)) };
+      }),
+    );
   }
 
   /** The representatives each band field holds (HMGET per shard), as id hashes in order. */
   private async readBuckets(fields: readonly string[]): Promise<Map<string, string[]>> {
     const read = new Map<string, string[]>();
-    await Promise.all(this.byShard(fields.length, (j) => this.shardOfField(fields[j])).map(async ([shard, members]) => {
-      const reply = (await this.redis.send(["HMGET", this.bandKeys[shard], ...members.map((j) => Buffer.from(fields[j], "latin1"))])) as (Uint8Array | null)[];
-      members.forEach((j, at) => read.set(fields[j], idHashes(reply[at])));
-    }));
+    await Promise.all(
+      this.byShard(fields.length, (j) => this.shardOfField(fields[j])).map(async ([shard, members]) => {
+        const reply = (await this.redis.send([
+          "HMGET",
+          this.bandKeys[shard],
+          ...members.map((j) => Buffer.from(fields[j], "latin1")),
+        ])) as (Uint8Array | null)[];
+        members.forEach((j, at) => read.set(fields[j], idHashes(reply[at])));
+      }),
+    );
     return read;
   }
 
   /** Appends the new representatives (MINHASH_APPEND per shard); per document, the ids its buckets gained since they were read. */
-  private async append(appends: readonly Append[], fields: readonly string[], docs: readonly Uint8Array[]): Promise<Map<number, string[]>> {
+  private async append(
+    appends: readonly Append[],
+    fields: readonly string[],
+    docs: readonly Uint8Array[],
+  ): Promise<Map<number, string[]>> {
     const { bands } = this.params;
     const since = new Map<number, string[]>();
-    await Promise.all(this.byShard(appends.length, (c) => this.shardOfField(fields[appends[c].doc * bands + appends[c].band])).map(async ([shard, members]) => {
-      const packed = Buffer.alloc(BAND_RECORD * members.length);
-      members.forEach((c, j) => {
-        const { doc, band, read } = appends[c];
-        packed.write(fields[doc * bands + band], BAND_RECORD * j, "latin1");
-        packed.set(docs[doc], BAND_RECORD * j + 6);
-        packed[BAND_RECORD * j + 14] = read;
-      });
-      const reply = (await MINHASH_APPEND.run(this.redis, [this.bandKeys[shard]], [packed, String(this.representatives)])) as Uint8Array[];
-      members.forEach((c, j) => since.set(appends[c].doc, [...(since.get(appends[c].doc) ?? []), ...idHashes(reply[j])]));
-    }));
+    await Promise.all(
+      this.byShard(appends.length, (c) => this.shardOfField(fields[appends[c].doc * bands + appends[c].band])).map(
+        async ([shard, members]) => {
+          const packed = Buffer.alloc(BAND_RECORD * members.length);
+          members.forEach((c, j) => {
+            const { doc, band, read } = appends[c];
+            packed.write(fields[doc * bands + band], BAND_RECORD * j, "latin1");
+            packed.set(docs[doc], BAND_RECORD * j + 6);
+            packed[BAND_RECORD * j + 14] = read;
+          });
+          const reply = (await MINHASH_APPEND.run(
+            this.redis,
+            [this.bandKeys[shard]],
+            [packed, String(this.representatives)],
+          )) as Uint8Array[];
+          members.forEach((c, j) =>
+            since.set(appends[c].doc, [...(since.get(appends[c].doc) ?? []), ...idHashes(reply[j])]),
+          );
+        },
+      ),
+    );
     return since;
   }
 
   /** Records each document's answer beside its record (field: id hash and "a"; value: "" or the similarity, a newline, the id). */
-  private async recordAnswers(which: readonly number[], docs: readonly Uint8Array[], answers: readonly (RedisMinHashMatch | null)[]): Promise<void> {
-    await Promise.all(this.byShard(which.length, (j) => this.shardOfId(docs[which[j]])).map(async ([shard, members]) => {
-      const pairs = members.flatMap((j) => {
-        const answer = answers[which[j]];
-        return [Buffer.concat([docs[which[j]], ANSWER]), answer === null ? "" : `${answer.similarity}\n${answer.id}`];
-      });
-      await this.redis.send(["HSET", this.docKeys[shard], ...pairs]);
-    }));
+  private async recordAnswers(
+    which: readonly number[],
+    docs: readonly Uint8Array[],
+    answers: readonly (RedisMinHashMatch | null)[],
+  ): Promise<void> {
+    await Promise.all(
+      this.byShard(which.length, (j) => this.shardOfId(docs[which[j]])).map(async ([shard, members]) => {
+        const pairs = members.flatMap((j) => {
+          const answer = answers[which[j]];
+          return [Buffer.concat([docs[which[j]], ANSWER]), answer === null ? "" : `${answer.similarity}\n${answer.id}`];
+        });
+        await this.redis.send(["HSET", this.docKeys[shard], ...pairs]);
+      }),
+    );
   }
 
   /** The stored records of id hashes (latin1 strings), by hash; HMGET per shard, pipelined. */
@@ -246,18 +356,32 @@ export class RedisMinHashIndex {
     const out = new Map<string, { id: string; sketch: Uint32Array }>();
     const bytes = hashes.map((h) => Buffer.from(h, "latin1"));
     const sketchBytes = 4 * (this.params.k + 1);
-    await Promise.all(this.byShard(hashes.length, (j) => this.shardOfId(bytes[j])).map(async ([shard, members]) => {
-      const reply = (await this.redis.send(["HMGET", this.docKeys[shard], ...members.map((j) => bytes[j])])) as (Uint8Array | null)[];
-      members.forEach((j, at) => {
-        const record = reply[at];
-        if (record === null || record === undefined) return; // its master lost it (a failover under "local" durability)
-        if (!(record instanceof Uint8Array) || record.length < sketchBytes) throw new FormatError(`Redis key ${this.docKeys[shard]} holds a record of ${record?.length ?? typeof record} bytes where a sketch needs ${sketchBytes}`, "ERR_BAD_PARAMS");
-        const sketch = new Uint32Array(this.params.k + 1);
-        new Uint8Array(sketch.buffer).set(record.subarray(0, sketchBytes));
-        if (sketch[0] > this.params.k) throw new FormatError(`Redis key ${this.docKeys[shard]} holds a sketch claiming ${sketch[0]} values where at most ${this.params.k} fit`, "ERR_BAD_PARAMS");
-        out.set(hashes[j], { id: Buffer.from(record.subarray(sketchBytes)).toString("utf8"), sketch });
-      });
-    }));
+    await Promise.all(
+      this.byShard(hashes.length, (j) => this.shardOfId(bytes[j])).map(async ([shard, members]) => {
+        const reply = (await this.redis.send([
+          "HMGET",
+          this.docKeys[shard],
+          ...members.map((j) => bytes[j]),
+        ])) as (Uint8Array | null)[];
+        members.forEach((j, at) => {
+          const record = reply[at];
+          if (record === null || record === undefined) return; // its master lost it (a failover under "local" durability)
+          if (!(record instanceof Uint8Array) || record.length < sketchBytes)
+            throw new FormatError(
+              `Redis key ${this.docKeys[shard]} holds a record of ${record?.length ?? typeof record} bytes where a sketch needs ${sketchBytes}`,
+              "ERR_BAD_PARAMS",
+            );
+          const sketch = new Uint32Array(this.params.k + 1);
+          new Uint8Array(sketch.buffer).set(record.subarray(0, sketchBytes));
+          if (sketch[0] > this.params.k)
+            throw new FormatError(
+              `Redis key ${this.docKeys[shard]} holds a sketch claiming ${sketch[0]} values where at most ${this.params.k} fit`,
+              "ERR_BAD_PARAMS",
+            );
+          out.set(hashes[j], { id: Buffer.from(record.subarray(sketchBytes)).toString("utf8"), sketch });
+        });
+      }),
+    );
     return out;
   }
 
@@ -266,7 +390,12 @@ export class RedisMinHashIndex {
    * document j, slot n + m fetched sketch m. Band keys are the slot numbers, so no two scratch
    * documents share a bucket (the scratch index only estimates). `release` frees the slots.
    */
-  private estimator(sketches: Sketches, n: number, inBatch: ReadonlyMap<string, number>, fetched: ReadonlyMap<string, { sketch: Uint32Array }>): { estimate: (doc: number, hashes: readonly string[]) => Float64Array; release: () => void } {
+  private estimator(
+    sketches: Sketches,
+    n: number,
+    inBatch: ReadonlyMap<string, number>,
+    fetched: ReadonlyMap<string, { sketch: Uint32Array }>,
+  ): { estimate: (doc: number, hashes: readonly string[]) => Float64Array; release: () => void } {
     const { k, bands } = this.params;
     const stride = k + 1;
     const others = [...fetched.keys()];
@@ -278,7 +407,10 @@ export class RedisMinHashIndex {
     for (let j = 0; j < count; j++) keys.fill(j, j * bands, (j + 1) * bands);
     const slotOf = new Map<string, number>(inBatch);
     others.forEach((h, m) => slotOf.set(h, n + m));
-    this.scratch.addSketches(Uint32Array.from({ length: count }, (_, j) => j), { params: this.params, count, values, keys });
+    this.scratch.addSketches(
+      Uint32Array.from({ length: count }, (_, j) => j),
+      { params: this.params, count, values, keys },
+    );
     return {
       // An unknown hash (its record lost) pairs with no stored slot: NaN, never an answer.
       estimate: (doc, hashes) => this.scratch.similarityMany(hashes.map((h) => [doc, slotOf.get(h) ?? count])),
@@ -307,7 +439,9 @@ export class RedisMinHashIndex {
   private shardOfField(field: string): number {
     // Band keys are hashes already; the band number is mixed in so one key value spreads over bands.
     const band = field.charCodeAt(0) | (field.charCodeAt(1) << 8);
-    const key = (field.charCodeAt(2) | (field.charCodeAt(3) << 8) | (field.charCodeAt(4) << 16) | (field.charCodeAt(5) << 24)) >>> 0;
+    const key =
+      (field.charCodeAt(2) | (field.charCodeAt(3) << 8) | (field.charCodeAt(4) << 16) | (field.charCodeAt(5) << 24)) >>>
+      0;
     const h = Math.imul(key ^ Math.imul(band + 1, 0x9e3779b9), 0x85ebca6b) >>> 0;
     return ((h ^ (h >>> 13)) >>> 0) % this.bandKeys.length;
   }
@@ -332,7 +466,11 @@ function answerOf(bytes: Uint8Array, key: string): RedisMinHashMatch | null {
   if (text.length === 0) return null;
   const cut = text.indexOf("\n");
   const similarity = Number(text.slice(0, cut));
-  if (cut < 0 || !(similarity >= 0 && similarity <= 1)) throw new FormatError(`Redis key ${key} holds a recorded answer ${JSON.stringify(text)} that is not a similarity and an id`, "ERR_BAD_PARAMS");
+  if (cut < 0 || !(similarity >= 0 && similarity <= 1))
+    throw new FormatError(
+      `Redis key ${key} holds a recorded answer ${JSON.stringify(text)} that is not a similarity and an id`,
+      "ERR_BAD_PARAMS",
+    );
   return { id: text.slice(cut + 1), similarity };
 }
 
@@ -348,7 +486,8 @@ function bandField(band: number, key: number): string {
 function idHashes(value: Uint8Array | null | undefined): string[] {
   const out: string[] = [];
   if (value === null || value === undefined) return out;
-  for (let at = 0; at + ID_HASH <= value.length; at += ID_HASH) out.push(Buffer.from(value.subarray(at, at + ID_HASH)).toString("latin1"));
+  for (let at = 0; at + ID_HASH <= value.length; at += ID_HASH)
+    out.push(Buffer.from(value.subarray(at, at + ID_HASH)).toString("latin1"));
   return out;
 }
 
@@ -356,7 +495,8 @@ function checkIds(ids: readonly string[]): void {
   if (!Array.isArray(ids)) throw new InvalidArgumentError("ids", ids, "an array of strings");
   const seen = new Set<string>();
   ids.forEach((id, i) => {
-    if (typeof id !== "string" || id.length === 0) throw new InvalidArgumentError(`ids[${i}]`, id, "a non-empty string");
+    if (typeof id !== "string" || id.length === 0)
+      throw new InvalidArgumentError(`ids[${i}]`, id, "a non-empty string");
     if (seen.has(id)) throw new InvalidArgumentError(`ids[${i}]`, id, "an id not given before in this batch");
     seen.add(id);
   });

@@ -11,7 +11,12 @@
 // in-memory filter, so the band shards hold NearDupFilter's bits for the same adds: exportBytes()
 // is a NearDupFilter (format v1, kind 13).
 import { InvalidArgumentError } from "../errors.js";
-import { filterSketchParams, NearDupFilter, type BandKeys, type NearDupFilterOptions } from "../near-dup/near-dup-filter.js";
+import {
+  filterSketchParams,
+  NearDupFilter,
+  type BandKeys,
+  type NearDupFilterOptions,
+} from "../near-dup/near-dup-filter.js";
 import { wideBandKeys, type SketchParams } from "../near-dup/minhash.js";
 import { optimalNearDupFilter, type NearDupSize } from "../sizing/near-dup.js";
 import { DEFAULT_SHINGLE, maxShingle } from "../near-dup/features.js";
@@ -63,13 +68,44 @@ export class RedisNearDupFilter {
     const name = opts.name;
     if (typeof name !== "string" || name === "") throw new InvalidArgumentError("name", name, "a non-empty string");
     const durability = durabilityOption(opts.durability);
-    const asked = optimalNearDupFilter({ items: opts.items as number, fpRate: opts.fpRate as number, threshold: opts.threshold ?? 0.8, bands: opts.bands, rows: opts.rows });
-    const shingle = opts.shingle === undefined ? DEFAULT_SHINGLE : check.integerInRange("shingle", opts.shingle, 1, maxShingle());
-    const proposed = { kind: "near-dup-filter", threshold: asked.threshold, shingle, bands: asked.bands, rows: asked.rows, items: asked.items, fpRate: asked.fpRate };
-    const { value } = await adoptDescription(redis, `${keyPrefix(name)}nd:meta`, proposed, parseNearDupDescription(opts), durability);
+    const asked = optimalNearDupFilter({
+      items: opts.items as number,
+      fpRate: opts.fpRate as number,
+      threshold: opts.threshold ?? 0.8,
+      bands: opts.bands,
+      rows: opts.rows,
+    });
+    const shingle =
+      opts.shingle === undefined ? DEFAULT_SHINGLE : check.integerInRange("shingle", opts.shingle, 1, maxShingle());
+    const proposed = {
+      kind: "near-dup-filter",
+      threshold: asked.threshold,
+      shingle,
+      bands: asked.bands,
+      rows: asked.rows,
+      items: asked.items,
+      fpRate: asked.fpRate,
+    };
+    const { value } = await adoptDescription(
+      redis,
+      `${keyPrefix(name)}nd:meta`,
+      proposed,
+      parseNearDupDescription(opts),
+      durability,
+    );
     const { plan } = value;
-    const open = (part: string) => RedisBlockedBloomFilter.open(redis, { name: `${name}/nd/${part}`, items: plan.items, fpRate: plan.bandFpRate, maxShardBytes: opts.maxShardBytes, durability });
-    const [signatures, ...bandFilters] = await Promise.all([open("signatures"), ...Array.from({ length: plan.bands }, (_, b) => open(`band/${b}`))]);
+    const open = (part: string) =>
+      RedisBlockedBloomFilter.open(redis, {
+        name: `${name}/nd/${part}`,
+        items: plan.items,
+        fpRate: plan.bandFpRate,
+        maxShardBytes: opts.maxShardBytes,
+        durability,
+      });
+    const [signatures, ...bandFilters] = await Promise.all([
+      open("signatures"),
+      ...Array.from({ length: plan.bands }, (_, b) => open(`band/${b}`)),
+    ]);
     return new RedisNearDupFilter(name, value, signatures, bandFilters);
   }
 
@@ -98,7 +134,9 @@ export class RedisNearDupFilter {
       out[i] = 1; // the whole text was added before: its bands are set
       return false;
     });
-    const answers = await Promise.all(this.bandFilters.map((filter, b) => filter.addMany(winners.map((i) => bandKey(keys, i, b, this.plan.bands)))));
+    const answers = await Promise.all(
+      this.bandFilters.map((filter, b) => filter.addMany(winners.map((i) => bandKey(keys, i, b, this.plan.bands)))),
+    );
     for (const flags of answers) winners.forEach((i, j) => (out[i] |= flags[j] === 0 ? 1 : 0));
     return out;
   }
@@ -138,7 +176,10 @@ export class RedisNearDupFilter {
   async exportBytes(): Promise<Uint8Array> {
     const parts = await Promise.all(this.bandFilters.map((filter) => filter.exportBytes()));
     const { items, fpRate, threshold, bands, rows } = this.plan;
-    const filter = new NearDupFilter({ items, fpRate, threshold, shingle: this.params.shingle, bands, rows }, { parts, added: 0 });
+    const filter = new NearDupFilter(
+      { items, fpRate, threshold, shingle: this.params.shingle, bands, rows },
+      { parts, added: 0 },
+    );
     try {
       return filter.serialize();
     } finally {
@@ -169,17 +210,31 @@ function parseNearDupDescription(ask: Partial<RedisNearDupFilterOptions>) {
   return (fields: Fields): Recorded => {
     fields.kind("near-dup-filter");
     const threshold = fields.json.threshold;
-    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) fields.fail("threshold", "a number in (0, 1]");
+    if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1))
+      fields.fail("threshold", "a number in (0, 1]");
     const shingle = fields.integer("shingle", 1, maxShingle());
     const bands = fields.integer("bands", 1, MAX_BINS);
     const rows = fields.integer("rows", 1, Math.floor(MAX_BINS / bands));
     const items = fields.integer("items", 1, Number.MAX_SAFE_INTEGER);
     const fpRate = fields.json.fpRate;
-    if (typeof fpRate !== "number" || !(fpRate > 0 && fpRate < 1)) fields.fail("fpRate", "a number strictly between 0 and 1");
-    if (threshold !== (ask.threshold ?? 0.8)) fields.fail("threshold", `${ask.threshold ?? 0.8}, as this process asked (the filter was created with another threshold)`);
-    for (const [name, value] of [["shingle", shingle], ["bands", bands], ["rows", rows]] as const) {
-      if (ask[name] !== undefined && ask[name] !== value) fields.fail(name, `${ask[name]}, as this process asked (the filter was created with other band keys)`);
+    if (typeof fpRate !== "number" || !(fpRate > 0 && fpRate < 1))
+      fields.fail("fpRate", "a number strictly between 0 and 1");
+    if (threshold !== (ask.threshold ?? 0.8))
+      fields.fail(
+        "threshold",
+        `${ask.threshold ?? 0.8}, as this process asked (the filter was created with another threshold)`,
+      );
+    for (const [name, value] of [
+      ["shingle", shingle],
+      ["bands", bands],
+      ["rows", rows],
+    ] as const) {
+      if (ask[name] !== undefined && ask[name] !== value)
+        fields.fail(name, `${ask[name]}, as this process asked (the filter was created with other band keys)`);
     }
-    return { plan: optimalNearDupFilter({ items, fpRate: fpRate as number, threshold: threshold as number, bands, rows }), shingle };
+    return {
+      plan: optimalNearDupFilter({ items, fpRate: fpRate as number, threshold: threshold as number, bands, rows }),
+      shingle,
+    };
   };
 }

@@ -43,22 +43,43 @@ export class RedisTimeWindowFilter {
   private readonly clock: () => number;
   private readonly prefix: string;
 
-  constructor(private readonly redis: RedisCommander, options: RedisTimeWindowFilterOptions) {
+  constructor(
+    private readonly redis: RedisCommander,
+    options: RedisTimeWindowFilterOptions,
+  ) {
     const opts = check.options<RedisTimeWindowFilterOptions>("options", options);
     this.prefix = keyPrefix(opts.name as string);
     this.name = opts.name as string;
     this.granularity = granularity(opts.granularity);
     this.slices = check.positiveInteger("slices", opts.slices, 100_000);
-    const size = optimalBloom({ items: check.positiveInteger("itemsPerSlice", opts.itemsPerSlice), fpRate: check.probability("fpRate", opts.fpRate) });
-    if (size.bytes > MAX_SLICE_BYTES) throw new InvalidArgumentError("itemsPerSlice", opts.itemsPerSlice, `a slice of at most ${MAX_SLICE_BYTES} bytes (this one needs ${size.bytes})`);
-    if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
+    const size = optimalBloom({
+      items: check.positiveInteger("itemsPerSlice", opts.itemsPerSlice),
+      fpRate: check.probability("fpRate", opts.fpRate),
+    });
+    if (size.bytes > MAX_SLICE_BYTES)
+      throw new InvalidArgumentError(
+        "itemsPerSlice",
+        opts.itemsPerSlice,
+        `a slice of at most ${MAX_SLICE_BYTES} bytes (this one needs ${size.bytes})`,
+      );
+    if (opts.now !== undefined && typeof opts.now !== "function")
+      throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
     this.clock = opts.now ?? Date.now;
     // On a cluster each slice is cut into SPREAD_SHARDS shards, each with its own tag: a key's
     // shard is chosen from its hash, and one script call checks a batch of a shard's keys
     // against that shard's live slices (all under one tag, so the script may touch them all).
-    this.proposed = redis.cluster === true
-      ? { kind: "window", granularity: this.granularity, slices: this.slices, bits: Math.ceil(size.bits / SPREAD_SHARDS), hashes: size.hashes, shards: SPREAD_SHARDS, layout: "spread" }
-      : { kind: "window", granularity: this.granularity, slices: this.slices, bits: size.bits, hashes: size.hashes };
+    this.proposed =
+      redis.cluster === true
+        ? {
+            kind: "window",
+            granularity: this.granularity,
+            slices: this.slices,
+            bits: Math.ceil(size.bits / SPREAD_SHARDS),
+            hashes: size.hashes,
+            shards: SPREAD_SHARDS,
+            layout: "spread",
+          }
+        : { kind: "window", granularity: this.granularity, slices: this.slices, bits: size.bits, hashes: size.hashes };
   }
 
   /** Opens the window, recording its description or adopting the one another process recorded, before returning. */
@@ -104,7 +125,8 @@ export class RedisTimeWindowFilter {
     const { mapper } = await this.slicesMapper();
     const g = granuleOf(this.granularity, t);
     const keys = [`${this.prefix}w:meta`];
-    for (let shard = 0; shard < mapper.partitions; shard++) for (let i = -1; i < this.slices; i++) keys.push(this.sliceKey(g - i, shard));
+    for (let shard = 0; shard < mapper.partitions; shard++)
+      for (let i = -1; i < this.slices; i++) keys.push(this.sliceKey(g - i, shard));
     // One DEL a key: spread shards live in different slots.
     await Promise.all(keys.map((key) => this.redis.send(["DEL", key])));
   }
@@ -120,19 +142,34 @@ export class RedisTimeWindowFilter {
       fields.kind("window");
       const bits = fields.integer("bits", 1, MAX_SLICE_BYTES * 8);
       const hashes = fields.integer("hashes", 1, MAX_HASHES);
-      if (fields.integer("slices", 1, 100_000) !== this.slices) fields.fail("slices", `${this.slices}, as this process asked (the window was created with another length)`);
-      if ((fields.json.granularity as unknown) !== this.granularity) fields.fail("granularity", `"${this.granularity}", as this process asked`);
-      const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
+      if (fields.integer("slices", 1, 100_000) !== this.slices)
+        fields.fail("slices", `${this.slices}, as this process asked (the window was created with another length)`);
+      if ((fields.json.granularity as unknown) !== this.granularity)
+        fields.fail("granularity", `"${this.granularity}", as this process asked`);
+      const spread =
+        fields.json.layout === undefined
+          ? false
+          : fields.json.layout === "spread"
+            ? true
+            : fields.fail("layout", '"spread" or absent');
       const shards = spread ? fields.integer("shards", 1, 2 ** 16) : 1;
-      return { mapper: new PositionMapper(bits, shards, hashes), tags: spread ? spreadTags(this.name, shards) : undefined };
+      return {
+        mapper: new PositionMapper(bits, shards, hashes),
+        tags: spread ? spreadTags(this.name, shards) : undefined,
+      };
     });
     this.tags = value.tags;
     return value;
   });
 
-  private async run(keys: readonly (string | Uint8Array)[], now: number | undefined, mode: "test" | "seen" | "add"): Promise<Uint8Array> {
+  private async run(
+    keys: readonly (string | Uint8Array)[],
+    now: number | undefined,
+    mode: "test" | "seen" | "add",
+  ): Promise<Uint8Array> {
     const t = now ?? this.clock();
-    if (typeof t !== "number" || !Number.isFinite(t)) throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
+    if (typeof t !== "number" || !Number.isFinite(t))
+      throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
     const { mapper } = await this.slicesMapper();
     const g = granuleOf(this.granularity, t);
     // The live slices of one shard, newest (the current granule) first.
@@ -145,7 +182,11 @@ export class RedisTimeWindowFilter {
     for (const { at, positions, shard, members: chunk } of mapper.byShard(keys, KEYS_PER_CALL)) {
       const args: string[] = [String(k), String(chunk.length), expireAt, MODES[mode], sliceBytes];
       for (const j of chunk) for (let b = 1; b <= k; b++) args.push(String(redisBitOffset(positions[(k + 1) * j + b])));
-      calls.push(WINDOW_SEEN.run(this.redis, live(shard), args).then((reply) => (reply as number[]).forEach((flag, x) => (out[at + chunk[x]] = Number(flag)))));
+      calls.push(
+        WINDOW_SEEN.run(this.redis, live(shard), args).then((reply) =>
+          (reply as number[]).forEach((flag, x) => (out[at + chunk[x]] = Number(flag))),
+        ),
+      );
     }
     // One connection runs the calls in the order they were sent, so a key repeated across batches
     // sees its first insert. All are awaited together: awaiting them one by one would leave a

@@ -29,7 +29,10 @@ export function withDeadline(call: () => Promise<unknown>, timeoutMs: number, co
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisUnavailableError(`${command} got no reply in ${timeoutMs} ms`, "timeout")), timeoutMs);
+    timer = setTimeout(
+      () => reject(new RedisUnavailableError(`${command} got no reply in ${timeoutMs} ms`, "timeout")),
+      timeoutMs,
+    );
   });
   return Promise.race([reply, deadline]).then(
     (value) => {
@@ -49,7 +52,8 @@ export function mapReplyError(command: string, error: unknown): Error {
   if (error instanceof CrawlsieveError || error instanceof RangeError || error instanceof TypeError) return error;
   const name = (error as Error)?.constructor?.name ?? "";
   // Server replies ("ERR ...", "WRONGTYPE ...") arrive as ErrorReply; anything else is the connection.
-  if (name === "ErrorReply" || name === "SimpleError" || name === "BlobError") return new RedisReplyError(command, (error as Error).message);
+  if (name === "ErrorReply" || name === "SimpleError" || name === "BlobError")
+    return new RedisReplyError(command, (error as Error).message);
   return new RedisUnavailableError(command, error);
 }
 

@@ -24,9 +24,13 @@ export class ScrapyRedisDupeFilter {
   readonly key: string;
   private readonly algorithm: FingerprintAlgorithm;
 
-  constructor(private readonly redis: RedisCommander, options: ScrapyRedisOptions) {
+  constructor(
+    private readonly redis: RedisCommander,
+    options: ScrapyRedisOptions,
+  ) {
     const opts = check.options<ScrapyRedisOptions>("options", options);
-    if (typeof opts.key !== "string" || opts.key === "") throw new InvalidArgumentError("key", opts.key, "the dupefilter key, e.g. \"spider:dupefilter\"");
+    if (typeof opts.key !== "string" || opts.key === "")
+      throw new InvalidArgumentError("key", opts.key, 'the dupefilter key, e.g. "spider:dupefilter"');
     this.key = opts.key;
     this.algorithm = opts.algorithm ?? "scrapy-redis";
   }
@@ -38,7 +42,11 @@ export class ScrapyRedisDupeFilter {
 
   /** requestSeen for many requests (pipelined). */
   async requestsSeen(requests: readonly RequestLike[]): Promise<Uint8Array> {
-    const replies = await Promise.all(requests.map((request) => this.redis.send(["SADD", this.key, requestFingerprint(request, { algorithm: this.algorithm })])));
+    const replies = await Promise.all(
+      requests.map((request) =>
+        this.redis.send(["SADD", this.key, requestFingerprint(request, { algorithm: this.algorithm })]),
+      ),
+    );
     return Uint8Array.from(replies, (added) => (Number(added) === 1 ? 0 : 1));
   }
 }
@@ -50,9 +58,13 @@ export class ScrapyRedisBloomFilter {
   readonly hashNumber: number;
   private readonly algorithm: FingerprintAlgorithm;
 
-  constructor(private readonly redis: RedisCommander, options: ScrapyRedisOptions & { bit?: number; hashNumber?: number }) {
+  constructor(
+    private readonly redis: RedisCommander,
+    options: ScrapyRedisOptions & { bit?: number; hashNumber?: number },
+  ) {
     const opts = check.options<ScrapyRedisOptions & { bit?: number; hashNumber?: number }>("options", options);
-    if (typeof opts.key !== "string" || opts.key === "") throw new InvalidArgumentError("key", opts.key, "the dupefilter key");
+    if (typeof opts.key !== "string" || opts.key === "")
+      throw new InvalidArgumentError("key", opts.key, "the dupefilter key");
     this.key = opts.key;
     this.bit = opts.bit === undefined ? 30 : check.integerInRange("bit", opts.bit, 1, 32);
     this.hashNumber = opts.hashNumber === undefined ? 6 : check.integerInRange("hashNumber", opts.hashNumber, 1, 64);

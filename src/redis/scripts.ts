@@ -9,7 +9,12 @@ export class Script {
   constructor(private readonly source: string) {}
 
   /** Runs the script with `keys` and `args`. */
-  async run(redis: RedisCommander, keys: readonly string[], args: readonly (string | Uint8Array)[], options: SendOptions = {}): Promise<unknown> {
+  async run(
+    redis: RedisCommander,
+    keys: readonly string[],
+    args: readonly (string | Uint8Array)[],
+    options: SendOptions = {},
+  ): Promise<unknown> {
     // On a cluster each master has its own script cache: the load goes where the keys live.
     const route = { route: keys[0] };
     this.sha ??= String(await redis.send(["SCRIPT", "LOAD", this.source], route));

@@ -24,7 +24,9 @@ const MAX_SHARDS = 2 ** 16;
 
 /** Shard keys of structure `name`: "cs:{name}:<suffix>:<p>" in one slot, or "cs:{<tag p>}:<suffix>" spread. */
 export function shardKeys(name: string, partitions: number, spread: boolean, suffix: string): string[] {
-  return spread ? spreadTags(name, partitions).map((tag) => `cs:{${tag}}:${suffix}`) : Array.from({ length: partitions }, (_, p) => `${keyPrefix(name)}${suffix}:${p}`);
+  return spread
+    ? spreadTags(name, partitions).map((tag) => `cs:{${tag}}:${suffix}`)
+    : Array.from({ length: partitions }, (_, p) => `${keyPrefix(name)}${suffix}:${p}`);
 }
 
 /** The largest shard for a structure of `totalBytes`: on a cluster small enough to make SPREAD_SHARDS shards. */
@@ -62,16 +64,40 @@ export async function adoptShardedGeometry(
 ): Promise<{ geometry: BitsGeometry; planned: PlannedLoad; spread: boolean }> {
   const opts = check.options<ShardedOptions>("options", options);
   const prefix = keyPrefix(opts.name as string);
-  const maxShardBytes = opts.maxShardBytes === undefined ? DEFAULT_SHARD_BYTES : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
-  const shardBytes = shardBytesFor(redis, size({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes, maxShardBytes);
-  const { geometry, plan } = resolveGeometry(layout, { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes }, undefined, size);
-  const proposed = { kind, slots: geometry.slots, partitions: geometry.partitions, hashes: geometry.hashes, items: plan.items, fpRate: plan.fpRate, ...layoutField(redis) };
+  const maxShardBytes =
+    opts.maxShardBytes === undefined
+      ? DEFAULT_SHARD_BYTES
+      : check.integerInRange("maxShardBytes", opts.maxShardBytes, 64, MAX_SHARD_BYTES);
+  const shardBytes = shardBytesFor(
+    redis,
+    size({ items: opts.items as number, fpRate: opts.fpRate as number }).bytes,
+    maxShardBytes,
+  );
+  const { geometry, plan } = resolveGeometry(
+    layout,
+    { items: opts.items, fpRate: opts.fpRate, maxPartitionBytes: shardBytes },
+    undefined,
+    size,
+  );
+  const proposed = {
+    kind,
+    slots: geometry.slots,
+    partitions: geometry.partitions,
+    hashes: geometry.hashes,
+    items: plan.items,
+    fpRate: plan.fpRate,
+    ...layoutField(redis),
+  };
   return (await adoptDescription(redis, `${prefix}meta`, proposed, parse, durabilityOption(opts.durability))).value;
 }
 
 /** Refuses a description whose fields, each in range, multiply past 1 TiB (the bound of a filter in memory). */
 export function boundTotal(fields: Fields, shardBytes: number, partitions: number): void {
-  if (shardBytes * partitions > MAX_PLANNED_BYTES) fields.fail("partitions", `a count whose shards of ${shardBytes} bytes hold at most ${MAX_PLANNED_BYTES} bytes in all (1 TiB, as a filter in memory)`);
+  if (shardBytes * partitions > MAX_PLANNED_BYTES)
+    fields.fail(
+      "partitions",
+      `a count whose shards of ${shardBytes} bytes hold at most ${MAX_PLANNED_BYTES} bytes in all (1 TiB, as a filter in memory)`,
+    );
 }
 
 /** Checks a sharded filter's description of `kind` (slots per shard bounded by `maxSlots`) before anything is sized from it. */
@@ -85,7 +111,12 @@ export function parseShardedDescription(kind: string, layout: Layout, maxSlots: 
     const fpRate = fields.optionalNumber("fpRate", 0, 1);
     if (!Number.isInteger(items)) fields.fail("items", "an integer");
     boundTotal(fields, partitionBytes({ layout, slots }), partitions);
-    const spread = fields.json.layout === undefined ? false : fields.json.layout === "spread" ? true : fields.fail("layout", '"spread" or absent');
+    const spread =
+      fields.json.layout === undefined
+        ? false
+        : fields.json.layout === "spread"
+          ? true
+          : fields.fail("layout", '"spread" or absent');
     return { geometry: { layout, slots, partitions, hashes }, planned: { items, fpRate }, spread };
   };
 }
@@ -104,7 +135,10 @@ export async function preallocate(redis: RedisCommander, keys: readonly string[]
   const needed = missing.length * bytes;
   const free = await freeBytes(redis, missing);
   if (free !== undefined && needed > free) {
-    throw new FilterTooLargeError(needed, `its ${missing.length} shards of ${bytes} bytes need more than the ${free} bytes Redis has free (maxmemory, or the machine's memory, less used_memory, over its masters); plan fewer items or a higher fpRate, or give Redis more memory`);
+    throw new FilterTooLargeError(
+      needed,
+      `its ${missing.length} shards of ${bytes} bytes need more than the ${free} bytes Redis has free (maxmemory, or the machine's memory, less used_memory, over its masters); plan fewer items or a higher fpRate, or give Redis more memory`,
+    );
   }
   await Promise.all(missing.map((key) => PREALLOCATE.run(redis, [key], [String(bytes)])));
 }
@@ -125,14 +159,22 @@ async function freeBytes(redis: RedisCommander, keys: readonly string[]): Promis
 }
 
 /** Reads every shard into `filter` (an empty in-memory filter of the same geometry) and returns its serialized form. */
-export async function readShards(redis: RedisCommander, keys: readonly string[], filter: BitFilter): Promise<Uint8Array> {
+export async function readShards(
+  redis: RedisCommander,
+  keys: readonly string[],
+  filter: BitFilter,
+): Promise<Uint8Array> {
   try {
     const bytes = partitionBytes(filter.store.geometry);
     const shards = await Promise.all(keys.map((key) => redis.send(["GET", key])));
     filter.store.partitions.forEach((part, p) => {
       const value = shards[p];
       if (value === null || value === undefined) return;
-      if (!(value instanceof Uint8Array)) throw new FormatError(`shard ${p} came back as ${typeof value}, not bytes: the client must return bulk strings as Buffers (fromNodeRedis does)`, "ERR_BAD_PARAMS");
+      if (!(value instanceof Uint8Array))
+        throw new FormatError(
+          `shard ${p} came back as ${typeof value}, not bytes: the client must return bulk strings as Buffers (fromNodeRedis does)`,
+          "ERR_BAD_PARAMS",
+        );
       part.arena.u8.set(value.subarray(0, bytes), part.bitsPtr);
     });
     return filter.serialize();

@@ -94,11 +94,13 @@ export function decodeRecords(bytes: Uint8Array, where: string, piece = false): 
     const magic = left < RECORD_HEAD + RECORD_TAIL ? 0 : view.getUint32(at, true);
     if (magic !== RECORD_MAGIC && magic !== FORGET_MAGIC) {
       // In a piece, zeros up to its end may be a torn tail that goes on: decided on the last piece.
-      if (bytes.subarray(at).every((b) => b === 0) || left < RECORD_HEAD + RECORD_TAIL) return { batches, goodBytes: at, torn: !piece };
+      if (bytes.subarray(at).every((b) => b === 0) || left < RECORD_HEAD + RECORD_TAIL)
+        return { batches, goodBytes: at, torn: !piece };
       throw new FormatError(`${where}: no record at byte ${at} (bad magic), with ${left} bytes after it`, "ERR_FORMAT");
     }
     const count = view.getUint32(at + 4, true);
-    if (count > RECORD_FINGERPRINTS) throw new FormatError(`${where}: the record at byte ${at} declares ${count} fingerprints`, "ERR_FORMAT");
+    if (count > RECORD_FINGERPRINTS)
+      throw new FormatError(`${where}: the record at byte ${at} declares ${count} fingerprints`, "ERR_FORMAT");
     const end = at + RECORD_HEAD + 16 * count + RECORD_TAIL;
     if (end > bytes.length) return { batches, goodBytes: at, torn: !piece };
     const stored = view.getBigUint64(end - RECORD_TAIL, true);

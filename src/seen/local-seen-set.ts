@@ -87,7 +87,12 @@ export function memorySeenSet(spec: MemorySeenSpec): SeenSet {
   if (typeof exact !== "boolean") throw new InvalidArgumentError("exact", spec.exact, "true or false");
   const items = check.positiveInteger("items", spec.items ?? (exact ? 4096 : DEFAULT_ITEMS));
   if (exact) {
-    if (spec.fpRate !== undefined) throw new InvalidArgumentError("fpRate", spec.fpRate, "no fpRate: an exact set has no false positives (use exact: false for a Bloom filter)");
+    if (spec.fpRate !== undefined)
+      throw new InvalidArgumentError(
+        "fpRate",
+        spec.fpRate,
+        "no fpRate: an exact set has no false positives (use exact: false for a Bloom filter)",
+      );
     const make = () => new FingerprintSet({ items });
     const set = spec.bytes === undefined ? make() : FingerprintSet.deserialize(spec.bytes);
     return new LocalSeenSet("memory", true, set, make, (s) => s.size);
@@ -95,7 +100,13 @@ export function memorySeenSet(spec: MemorySeenSpec): SeenSet {
   const fpRate = check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE);
   const make = () => new ScalableBloomFilter({ fpRate, initialItems: items });
   const filter = spec.bytes === undefined ? make() : ScalableBloomFilter.deserialize(spec.bytes);
-  return new LocalSeenSet("memory", false, bloomAdapter(filter), () => bloomAdapter(make()), (s) => s.filter.count);
+  return new LocalSeenSet(
+    "memory",
+    false,
+    bloomAdapter(filter),
+    () => bloomAdapter(make()),
+    (s) => s.filter.count,
+  );
 }
 
 /** A scalable Bloom filter as a local structure (it has no removeMany). */

@@ -29,7 +29,11 @@ export interface CaughtUp {
  * deciding anything. A torn tail (a write stopped part way, never acknowledged) is told to
  * `onRecover` and left to be cut off; in a log that never tears a write it is corruption.
  */
-export async function catchUp(log: BatchLog, table: LogFollower, onRecover?: (message: string) => void): Promise<CaughtUp> {
+export async function catchUp(
+  log: BatchLog,
+  table: LogFollower,
+  onRecover?: (message: string) => void,
+): Promise<CaughtUp> {
   let reset = false;
   let changed = 0;
   // In pieces where the log gives them: a record cut at a piece's end is read again with the next.
@@ -50,10 +54,13 @@ export async function catchUp(log: BatchLog, table: LogFollower, onRecover?: (me
       log.unread!(read.records.length - decoded.goodBytes);
       continue;
     }
-    if (decoded.torn && log.atomicWrites) throw new FormatError(`a record of ${log.name} is cut short`, "ERR_TRUNCATED");
+    if (decoded.torn && log.atomicWrites)
+      throw new FormatError(`a record of ${log.name} is cut short`, "ERR_TRUNCATED");
     if (!decoded.torn) return { changed: reset ? 0 : changed, reset };
     const keep = decoded.goodBytes;
-    onRecover?.(`${log.name} ended in a partly written batch (${read.records.length - keep} bytes from a write that stopped before it was acknowledged, or a damaged last batch); it was cut off, and its keys count as new again`);
+    onRecover?.(
+      `${log.name} ended in a partly written batch (${read.records.length - keep} bytes from a write that stopped before it was acknowledged, or a damaged last batch); it was cut off, and its keys count as new again`,
+    );
     return { keep, changed: reset ? 0 : changed, reset };
   }
 }

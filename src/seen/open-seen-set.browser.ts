@@ -5,7 +5,9 @@ import type { ForgettingSeenSet, LocalSeenSet, SeenSet } from "./seen-set.js";
 import type { BrowserSeenSpec, MemorySeenSpec, SeenSpec, WindowSeenSpec } from "./seen-spec.js";
 
 /** Opens an exact in-memory SeenSet: it can be saved (serialize) and forget keys (removeMany). */
-export function openSeenSet(spec: MemorySeenSpec & { readonly exact?: true }): Promise<LocalSeenSet & ForgettingSeenSet>;
+export function openSeenSet(
+  spec: MemorySeenSpec & { readonly exact?: true },
+): Promise<LocalSeenSet & ForgettingSeenSet>;
 /** Opens an in-memory or windowed SeenSet: it can be saved (serialize). */
 export function openSeenSet(spec: MemorySeenSpec | WindowSeenSpec): Promise<LocalSeenSet>;
 /** Opens (or creates) the exact seen-set kept in this origin's OPFS (IndexedDB where OPFS is missing). */
@@ -15,6 +17,7 @@ export function openSeenSet<T extends SeenSet>(spec: T): Promise<T>;
 /** Opens the SeenSet a spec describes (memory, window or browser); a SeenSet is returned as it is. */
 export function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet>;
 export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
-  if (!isSeenSet(spec) && spec !== null && typeof spec === "object" && spec.backend === "browser") return browserSeenSet(spec);
+  if (!isSeenSet(spec) && spec !== null && typeof spec === "object" && spec.backend === "browser")
+    return browserSeenSet(spec);
   return openInMemory(spec);
 }

@@ -7,7 +7,9 @@ import type { ForgettingSeenSet, LocalSeenSet, SeenSet } from "./seen-set.js";
 import type { DiskSeenSpec, MemorySeenSpec, SeenSpec, WindowSeenSpec } from "./seen-spec.js";
 
 /** Opens an exact in-memory SeenSet: it can be saved (serialize) and forget keys (removeMany). */
-export function openSeenSet(spec: MemorySeenSpec & { readonly exact?: true }): Promise<LocalSeenSet & ForgettingSeenSet>;
+export function openSeenSet(
+  spec: MemorySeenSpec & { readonly exact?: true },
+): Promise<LocalSeenSet & ForgettingSeenSet>;
 /** Opens an in-memory or windowed SeenSet: it can be saved (serialize). */
 export function openSeenSet(spec: MemorySeenSpec | WindowSeenSpec): Promise<LocalSeenSet>;
 /** Opens the on-disk SeenSet (exact): it can forget keys (removeMany). */
@@ -20,7 +22,13 @@ export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
   // An async entry point: it initialises the module itself (init() is idempotent).
   await init();
   if (isSeenSet(spec) || spec === null || typeof spec !== "object") return openInMemory(spec);
-  if (spec.backend === "disk" || spec.backend === "lmdb") return openDiskSeenSet(spec.path, { items: plannedInMemory(spec), durable: spec.durable, memory: spec.memory, onRecover: spec.onRecover ?? warn });
+  if (spec.backend === "disk" || spec.backend === "lmdb")
+    return openDiskSeenSet(spec.path, {
+      items: plannedInMemory(spec),
+      durable: spec.durable,
+      memory: spec.memory,
+      onRecover: spec.onRecover ?? warn,
+    });
   if (spec.backend === "redis") return redisSeenSet(spec);
   return openInMemory(spec);
 }

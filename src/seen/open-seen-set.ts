@@ -12,11 +12,16 @@ const BACKENDS = '"memory", "window", "disk" (Node; "lmdb" is its old name), "re
 export function isSeenSet(value: unknown): value is SeenSet {
   if (value === null || typeof value !== "object") return false;
   const v = value as Record<string, unknown>;
-  return ["addMany", "hasMany", "size", "clear", "close"].every((m) => typeof v[m] === "function") && typeof v.exact === "boolean";
+  return (
+    ["addMany", "hasMany", "size", "clear", "close"].every((m) => typeof v[m] === "function") &&
+    typeof v.exact === "boolean"
+  );
 }
 
 /** Opens an exact in-memory SeenSet: it can be saved (serialize) and forget keys (removeMany). */
-export function openSeenSet(spec: MemorySeenSpec & { readonly exact?: true }): Promise<LocalSeenSet & ForgettingSeenSet>;
+export function openSeenSet(
+  spec: MemorySeenSpec & { readonly exact?: true },
+): Promise<LocalSeenSet & ForgettingSeenSet>;
 /** Opens an in-memory or windowed SeenSet: it can be saved (serialize). */
 export function openSeenSet(spec: MemorySeenSpec | WindowSeenSpec): Promise<LocalSeenSet>;
 /** Returns a ready SeenSet as it is. */
@@ -25,7 +30,8 @@ export function openSeenSet<T extends SeenSet>(spec: T): Promise<T>;
 export function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet>;
 export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
   if (isSeenSet(spec)) return spec;
-  if (spec === null || typeof spec !== "object") throw new InvalidArgumentError("seen", spec, `a SeenSet or a spec { backend: ${BACKENDS}, ... }`);
+  if (spec === null || typeof spec !== "object")
+    throw new InvalidArgumentError("seen", spec, `a SeenSet or a spec { backend: ${BACKENDS}, ... }`);
   switch (spec.backend) {
     case "memory":
       return memorySeenSet(spec);
@@ -34,9 +40,15 @@ export async function openSeenSet(spec: SeenSpec | SeenSet): Promise<SeenSet> {
     case "redis":
     case "disk":
     case "lmdb":
-      throw new CrawlsieveError("ERR_NODE_ONLY", `the "${spec.backend}" backend needs Node: openSeenSet from "crawlsieve" in Node (its node entry) opens it; elsewhere use the memory and window backends`);
+      throw new CrawlsieveError(
+        "ERR_NODE_ONLY",
+        `the "${spec.backend}" backend needs Node: openSeenSet from "crawlsieve" in Node (its node entry) opens it; elsewhere use the memory and window backends`,
+      );
     case "browser":
-      throw new CrawlsieveError("ERR_BROWSER_ONLY", 'the "browser" backend needs a browser: openSeenSet from "crawlsieve" in a page or worker (its browser entry) opens it; in Node use "disk"');
+      throw new CrawlsieveError(
+        "ERR_BROWSER_ONLY",
+        'the "browser" backend needs a browser: openSeenSet from "crawlsieve" in a page or worker (its browser entry) opens it; in Node use "disk"',
+      );
     default:
       throw new InvalidArgumentError("backend", (spec as { backend?: unknown }).backend, BACKENDS);
   }

@@ -81,7 +81,11 @@ export class PersistedSeenSet implements ForgettingSeenSet {
    */
   get stats(): { keys: number; fromOthers: number; diskLookups?: number; diskBlocksRead?: number } {
     const disk = this.table?.diskLookups;
-    return { keys: this.held, fromOthers: this.others, ...(disk === undefined ? {} : { diskLookups: disk.asked, diskBlocksRead: disk.blocksRead }) };
+    return {
+      keys: this.held,
+      fromOthers: this.others,
+      ...(disk === undefined ? {} : { diskLookups: disk.asked, diskBlocksRead: disk.blocksRead }),
+    };
   }
 
   /** Adds keys given as spans of one buffer (key i = data[spans[2i] .. spans[2i + 1])); 1 where new. */
@@ -155,14 +159,15 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     return packedDigests(sharedEngine().staging, keys, this.parts.digest);
   }
 
-
   /**
    * Runs `body` under the lock on a table brought up to date with the log; writes its change
    * (with the cut of a torn tail) durably before resolving. When the write fails, the log forgets
    * what it read, so the next call empties the table and reloads it whole: the keys of the failed
    * batch, changed by `body`, never count as changed.
    */
-  private async locked<T>(body: (table: SeenTable) => Promise<{ result: T; change?: LogWrite; after?: () => void }>): Promise<T> {
+  private async locked<T>(
+    body: (table: SeenTable) => Promise<{ result: T; change?: LogWrite; after?: () => void }>,
+  ): Promise<T> {
     this.live();
     const { log, storageError } = this.parts;
     return this.parts.lock(async () => {
@@ -171,7 +176,15 @@ export class PersistedSeenSet implements ForgettingSeenSet {
       try {
         this.parts.follow?.();
         // A table still empty needs no clearing when the log is read whole.
-        const caught = await catchUp(log, { clear: () => (table.size > 0 ? table.clear() : undefined), add: (f) => void table.addFingerprints(f), remove: (f) => void table.removeFingerprints(f) }, this.parts.onRecover);
+        const caught = await catchUp(
+          log,
+          {
+            clear: () => (table.size > 0 ? table.clear() : undefined),
+            add: (f) => void table.addFingerprints(f),
+            remove: (f) => void table.removeFingerprints(f),
+          },
+          this.parts.onRecover,
+        );
         if (this.loaded) this.others += caught.changed;
         keep = caught.keep;
         this.loaded = true;

@@ -15,13 +15,12 @@ import type { RedisSeenSpec } from "./seen-spec.js";
 
 const DEFAULT_FP_RATE = 1e-6;
 
-
 /** Opens the Redis seen-set the spec describes (its description is adopted or recorded first). */
 export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
   const redis = asCommander(spec.client);
   if (spec.dupefilter !== undefined) return dupefilterSeenSet(redis, spec);
   keyPrefix(spec.name as string);
-  const exact = spec.exact ?? (spec.window === undefined);
+  const exact = spec.exact ?? spec.window === undefined;
   if (typeof exact !== "boolean") throw new InvalidArgumentError("exact", spec.exact, "true or false");
   // A count of keys reported new, kept beside the structure (one INCRBY a batch), for size().
   const counter = `${keyPrefix(spec.name as string)}seen:count`;
@@ -32,9 +31,20 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
     return fresh;
   };
   if (spec.window !== undefined) {
-    if (exact) throw new InvalidArgumentError("exact", spec.exact, "false or absent with window (a windowed set is a Bloom filter)");
+    if (exact)
+      throw new InvalidArgumentError(
+        "exact",
+        spec.exact,
+        "false or absent with window (a windowed set is a Bloom filter)",
+      );
     const { granularity, slices } = windowRing(durationMs("window", spec.window), undefined, undefined, spec.window);
-    const options = { name: spec.name as string, granularity, slices, itemsPerSlice: check.positiveInteger("items", spec.items ?? 1e6), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE) };
+    const options = {
+      name: spec.name as string,
+      granularity,
+      slices,
+      itemsPerSlice: check.positiveInteger("items", spec.items ?? 1e6),
+      fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE),
+    };
     const filter = await RedisTimeWindowFilter.open(redis, options);
     return {
       backend: "redis",
@@ -50,8 +60,14 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
     };
   }
   if (!exact) {
-    if (spec.items === undefined) throw new InvalidArgumentError("items", spec.items, "the keys planned: a Bloom filter in Redis has a fixed size");
-    const options = { name: spec.name as string, items: check.positiveInteger("items", spec.items), fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE), durability: spec.durability };
+    if (spec.items === undefined)
+      throw new InvalidArgumentError("items", spec.items, "the keys planned: a Bloom filter in Redis has a fixed size");
+    const options = {
+      name: spec.name as string,
+      items: check.positiveInteger("items", spec.items),
+      fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE),
+      durability: spec.durability,
+    };
     let filter = await RedisBloomFilter.open(redis, options);
     return {
       backend: "redis",
@@ -67,14 +83,20 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
       close: async () => undefined,
     };
   }
-  if (spec.fpRate !== undefined) throw new InvalidArgumentError("fpRate", spec.fpRate, "no fpRate: an exact set has no false positives (use exact: false for a Bloom filter)");
+  if (spec.fpRate !== undefined)
+    throw new InvalidArgumentError(
+      "fpRate",
+      spec.fpRate,
+      "no fpRate: an exact set has no false positives (use exact: false for a Bloom filter)",
+    );
   const dedup = await RedisDeduplicator.open(redis, { name: spec.name as string, durability: spec.durability });
   return {
     backend: "redis",
     exact: true,
     addMany: (keys: readonly SeenKey[]) => dedup.addMany(keys),
     hasMany: (keys: readonly SeenKey[]) => dedup.hasMany(keys),
-    removeMany: async (keys: readonly SeenKey[]) => Uint8Array.from(await dedup.removeMany(keys, { all: true }), (left) => (left >= 0 ? 1 : 0)),
+    removeMany: async (keys: readonly SeenKey[]) =>
+      Uint8Array.from(await dedup.removeMany(keys, { all: true }), (left) => (left >= 0 ? 1 : 0)),
     size: () => dedup.size(),
     clear: () => dedup.destroy(),
     close: async () => undefined,
@@ -84,7 +106,8 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
 /** A Scrapy-Redis dupefilter SET as a SeenSet: SADD decides atomically, as Scrapy's own RFPDupeFilter does. */
 function dupefilterSeenSet(redis: RedisCommander, spec: RedisSeenSpec): SeenSet {
   const key = spec.dupefilter;
-  if (typeof key !== "string" || key === "") throw new InvalidArgumentError("dupefilter", key, 'the dupefilter key, e.g. "spider:dupefilter"');
+  if (typeof key !== "string" || key === "")
+    throw new InvalidArgumentError("dupefilter", key, 'the dupefilter key, e.g. "spider:dupefilter"');
   if (spec.name !== undefined || spec.window !== undefined || spec.exact === false) {
     throw new InvalidArgumentError("dupefilter", key, "a dupefilter alone: no name, window or exact: false beside it");
   }

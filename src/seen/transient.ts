@@ -20,9 +20,13 @@ export interface RetryOptions {
 }
 
 /** RetryOptions from an integration's options, checked: `retryForMs` (default 300,000) and `onError` (default `warn`). */
-export function retryOptions(given: { readonly retryForMs?: number; readonly onError?: (error: unknown) => void }, warn: (error: unknown) => void): RetryOptions {
+export function retryOptions(
+  given: { readonly retryForMs?: number; readonly onError?: (error: unknown) => void },
+  warn: (error: unknown) => void,
+): RetryOptions {
   const retryForMs = check.integerInRange("retryForMs", given.retryForMs ?? 300_000, 0, Number.MAX_SAFE_INTEGER);
-  if (given.onError !== undefined && typeof given.onError !== "function") throw new InvalidArgumentError("onError", given.onError, "a function of the error");
+  if (given.onError !== undefined && typeof given.onError !== "function")
+    throw new InvalidArgumentError("onError", given.onError, "a function of the error");
   return { retryForMs, onError: given.onError ?? warn };
 }
 

@@ -35,7 +35,10 @@ export interface AgePartitionedSize extends AgePartitionedShape {
 /** FP rate of an age-partitioned filter when its current generation is full. */
 export function agePartitionedFpRate(shape: AgePartitionedShape): number {
   const { hashes: k, slack: l, generation: g, sliceBits: m } = shape;
-  return windowPositiveRate(k, Array.from({ length: k + l }, (_, age) => -Math.expm1((-g * Math.min(age + 1, k)) / m)));
+  return windowPositiveRate(
+    k,
+    Array.from({ length: k + l }, (_, age) => -Math.expm1((-g * Math.min(age + 1, k)) / m)),
+  );
 }
 
 /**
@@ -67,7 +70,12 @@ export function windowPositiveRate(k: number, rates: ArrayLike<number>): number 
  * live at most (1 + 1/k) times the window. Without `hashes` every k from 1 to log2(1/p) + 8 is
  * tried and the one needing the fewest bits kept.
  */
-export function optimalAgePartitioned(plan: { items: number; fpRate: number; hashes?: number; slack?: number }): AgePartitionedSize {
+export function optimalAgePartitioned(plan: {
+  items: number;
+  fpRate: number;
+  hashes?: number;
+  slack?: number;
+}): AgePartitionedSize {
   const opts = check.options<{ items: number; fpRate: number; hashes?: number; slack?: number }>("plan", plan);
   const items = check.positiveInteger("items", opts.items);
   const fpRate = check.probability("fpRate", opts.fpRate);

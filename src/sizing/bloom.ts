@@ -69,7 +69,8 @@ export function probeThriftyBloom(plan: BloomPlan & { readonly memoryFactor?: nu
   const opts = check.options<BloomPlan & { memoryFactor?: number }>("plan", plan);
   const least = optimalBloom({ items: opts.items as number, fpRate: opts.fpRate as number });
   const factor = opts.memoryFactor ?? PROBE_THRIFTY_MEMORY;
-  if (typeof factor !== "number" || !Number.isFinite(factor) || factor < 1) throw new InvalidArgumentError("memoryFactor", factor, "a finite number of at least 1");
+  if (typeof factor !== "number" || !Number.isFinite(factor) || factor < 1)
+    throw new InvalidArgumentError("memoryFactor", factor, "a finite number of at least 1");
   for (let hashes = 1; hashes < least.hashes; hashes++) {
     const size = bloomForHashes({ items: opts.items as number, fpRate: opts.fpRate as number, hashes });
     if (size.bits <= least.bits * factor) return size;
@@ -103,7 +104,9 @@ export const SPLIT_BLOCK_HASHES = 16;
  */
 export function splitBlockBloomFpRate(size: { bits: number; items: number }): number {
   const perWord = Math.log1p(-1 / 32);
-  return overBlockLoads((size.items * BLOCK_BITS) / size.bits, (j) => Math.pow(-Math.expm1(j * perWord), SPLIT_BLOCK_HASHES));
+  return overBlockLoads((size.items * BLOCK_BITS) / size.bits, (j) =>
+    Math.pow(-Math.expm1(j * perWord), SPLIT_BLOCK_HASHES),
+  );
 }
 
 /** The mean of `rateWith(j)` over a Poisson number j of keys per block (mean lambda). */
@@ -129,7 +132,14 @@ export function optimalBlockedBloom(plan: BloomPlan): BloomSize {
   const fpRate = check.probability("fpRate", opts.fpRate);
   const base = optimalBloom({ items, fpRate });
   // Blocking costs memory at equal p: search the smallest block count (and its best k) that meets p.
-  const blocks = fewestBlocks(items, fpRate, base, (b) => bestK(b * BLOCK_BITS, items).fpRate, "a blocked filter", "BloomFilter");
+  const blocks = fewestBlocks(
+    items,
+    fpRate,
+    base,
+    (b) => bestK(b * BLOCK_BITS, items).fpRate,
+    "a blocked filter",
+    "BloomFilter",
+  );
   const best = bestK(blocks * BLOCK_BITS, items);
   return describe(blocks * BLOCK_BITS, best.hashes, items, best.fpRate);
 }
@@ -140,7 +150,14 @@ export function optimalSplitBlockBloom(plan: BloomPlan): BloomSize {
   const items = check.positiveInteger("items", opts.items);
   const fpRate = check.probability("fpRate", opts.fpRate);
   const base = optimalBloom({ items, fpRate });
-  const blocks = fewestBlocks(items, fpRate, base, (b) => splitBlockBloomFpRate({ bits: b * BLOCK_BITS, items }), "a split-block filter", "a standard filter");
+  const blocks = fewestBlocks(
+    items,
+    fpRate,
+    base,
+    (b) => splitBlockBloomFpRate({ bits: b * BLOCK_BITS, items }),
+    "a split-block filter",
+    "a standard filter",
+  );
   const bits = blocks * BLOCK_BITS;
   return describe(bits, SPLIT_BLOCK_HASHES, items, splitBlockBloomFpRate({ bits, items }));
 }
@@ -149,16 +166,30 @@ export function optimalSplitBlockBloom(plan: BloomPlan): BloomSize {
  * The fewest 512-bit blocks whose rate (`rateAt(blocks)`, falling as blocks grow) meets fpRate,
  * searched from the standard filter's size up; FilterTooLargeError past the in-process limit.
  */
-function fewestBlocks(items: number, fpRate: number, base: BloomSize, rateAt: (blocks: number) => number, what: string, instead: string): number {
+function fewestBlocks(
+  items: number,
+  fpRate: number,
+  base: BloomSize,
+  rateAt: (blocks: number) => number,
+  what: string,
+  instead: string,
+): number {
   let lo = Math.max(1, Math.floor(base.bits / BLOCK_BITS));
   // A block holds at most 64 of its 512 bits per key, so very small rates need nearly empty
   // blocks: the search stops at the in-process limit instead of doubling without end.
   const maxBlocks = MAX_PLANNED_BYTES / 64;
-  if (lo > maxBlocks) throw new FilterTooLargeError(lo * 64, `${what} for ${items} items at fpRate ${fpRate} exceeds the ${MAX_PLANNED_BYTES}-byte limit of one in-process filter`);
+  if (lo > maxBlocks)
+    throw new FilterTooLargeError(
+      lo * 64,
+      `${what} for ${items} items at fpRate ${fpRate} exceeds the ${MAX_PLANNED_BYTES}-byte limit of one in-process filter`,
+    );
   let hi = lo;
   while (rateAt(hi) > fpRate) {
     if (hi === maxBlocks) {
-      throw new FilterTooLargeError(maxBlocks * 64, `${what} cannot reach fpRate ${fpRate} for ${items} items within ${MAX_PLANNED_BYTES} bytes (at most 64 bits per key in a 512-bit block); use ${instead}, which needs ${base.bytes} bytes`);
+      throw new FilterTooLargeError(
+        maxBlocks * 64,
+        `${what} cannot reach fpRate ${fpRate} for ${items} items within ${MAX_PLANNED_BYTES} bytes (at most 64 bits per key in a 512-bit block); use ${instead}, which needs ${base.bytes} bytes`,
+      );
     }
     hi = Math.min(hi * 2, maxBlocks);
   }
@@ -213,7 +244,9 @@ export function timeWindowSize(plan: { slices: number; itemsPerSlice: number; fp
 } {
   const opts = check.options<{ slices: number; itemsPerSlice: number; fpRate: number }>("plan", plan);
   const slices = check.positiveInteger("slices", opts.slices);
-  const slice = optimalBloom({ items: check.positiveInteger("itemsPerSlice", opts.itemsPerSlice), fpRate: check.probability("fpRate", opts.fpRate) });
+  const slice = optimalBloom({
+    items: check.positiveInteger("itemsPerSlice", opts.itemsPerSlice),
+    fpRate: check.probability("fpRate", opts.fpRate),
+  });
   return { slice, bytes: slice.bytes * slices, combinedFpRate: -Math.expm1(slices * Math.log1p(-slice.fpRate)) };
 }
-

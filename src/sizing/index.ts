@@ -5,7 +5,19 @@
  * @module
  */
 export * from "./bloom.js";
-export { agePartitionedFpRate, optimalAgePartitioned, type AgePartitionedShape, type AgePartitionedSize } from "./age-partitioned.js";
-export { multiDimFpRate, bestStandardBloom, optimalMultiDim, type MultiDimPlan, type MultiDimShape, type MultiDimRule } from "./multi-dim.js";
+export {
+  agePartitionedFpRate,
+  optimalAgePartitioned,
+  type AgePartitionedShape,
+  type AgePartitionedSize,
+} from "./age-partitioned.js";
+export {
+  multiDimFpRate,
+  bestStandardBloom,
+  optimalMultiDim,
+  type MultiDimPlan,
+  type MultiDimShape,
+  type MultiDimRule,
+} from "./multi-dim.js";
 export { lshLayout, filterLayout, bandHitRate, MAX_BINS, MAX_FILTER_BANDS } from "./lsh.js";
 export { optimalNearDupFilter, type NearDupPlan, type NearDupSize } from "./near-dup.js";

@@ -35,7 +35,8 @@ export function filterLayout(threshold: number, maxBands = MAX_FILTER_BANDS): { 
   const key = `${threshold}/${maxBands}`;
   const known = layouts.get(key);
   if (known !== undefined) return known;
-  const errorOf = (layout: { bands: number; rows: number }) => integral((s) => bandHitRate(s, layout), 0, threshold) + integral((s) => 1 - bandHitRate(s, layout), threshold, 1);
+  const errorOf = (layout: { bands: number; rows: number }) =>
+    integral((s) => bandHitRate(s, layout), 0, threshold) + integral((s) => 1 - bandHitRate(s, layout), threshold, 1);
   let best = { bands: 1, rows: 1, error: Infinity };
   for (let bands = 1; bands <= maxBands; bands++) {
     // More rows move the curve right: the error falls to one least value and rises after it.

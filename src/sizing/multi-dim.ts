@@ -35,8 +35,12 @@ export interface MultiDimShape {
 export function multiDimFpRate(shape: MultiDimShape): number {
   const { groups, hashes, secondBits, secondHashes, items, rule } = shape;
   check.positiveInteger("groups", groups);
-  if (shape.bitsPerVector !== undefined && shape.bits !== undefined) throw new InvalidArgumentError("shape", shape, "bitsPerVector or its deprecated alias bits, not both");
-  const bits = shape.bits !== undefined ? check.positiveInteger("bits", shape.bits) : check.positiveInteger("bitsPerVector", shape.bitsPerVector);
+  if (shape.bitsPerVector !== undefined && shape.bits !== undefined)
+    throw new InvalidArgumentError("shape", shape, "bitsPerVector or its deprecated alias bits, not both");
+  const bits =
+    shape.bits !== undefined
+      ? check.positiveInteger("bits", shape.bits)
+      : check.positiveInteger("bitsPerVector", shape.bitsPerVector);
   const vector = (b: number, k: number) => (k === 0 ? 1 : Math.pow(-Math.expm1(k * items * Math.log1p(-1 / b)), k));
   const group = vector(bits, hashes) * vector(secondBits, secondHashes);
   if (rule === "all") return Math.pow(group, groups);
@@ -70,7 +74,14 @@ export interface MultiDimPlan {
  * number of groups and rule; V2 is N / k1 bits with k2 = k1 (the papers' choice) unless
  * `secondHashes` is 0. For each k1 the FP rate falls as N grows, so N is found by bisection.
  */
-export function optimalMultiDim(load: { items: number; fpRate: number; groups: number; rule: MultiDimRule; secondHashes?: number; maxBitsPerVector: number }): MultiDimPlan | undefined {
+export function optimalMultiDim(load: {
+  items: number;
+  fpRate: number;
+  groups: number;
+  rule: MultiDimRule;
+  secondHashes?: number;
+  maxBitsPerVector: number;
+}): MultiDimPlan | undefined {
   const { items, fpRate, groups, rule, maxBitsPerVector } = load;
   let best: (MultiDimPlan & { total: number }) | undefined;
   for (let hashes = 1; hashes <= 64; hashes++) {
@@ -89,7 +100,15 @@ export function optimalMultiDim(load: { items: number; fpRate: number; groups: n
     }
     const shape = shapeOf(lo);
     const total = groups * (shape.bitsPerVector + shape.secondBits);
-    if (best === undefined || total < best.total) best = { bitsPerVector: lo, hashes, secondBits: shape.secondBits, secondHashes, fpRate: multiDimFpRate(shape), total };
+    if (best === undefined || total < best.total)
+      best = {
+        bitsPerVector: lo,
+        hashes,
+        secondBits: shape.secondBits,
+        secondHashes,
+        fpRate: multiDimFpRate(shape),
+        total,
+      };
   }
   if (best === undefined) return undefined;
   const { total: _total, ...plan } = best;

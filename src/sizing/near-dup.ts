@@ -50,10 +50,12 @@ export function optimalNearDupFilter(plan: NearDupPlan): NearDupSize {
   const items = check.positiveInteger("items", opts.items);
   const fpRate = check.probability("fpRate", opts.fpRate);
   const threshold = opts.threshold;
-  if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1)) throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
+  if (typeof threshold !== "number" || !(threshold > 0 && threshold <= 1))
+    throw new InvalidArgumentError("threshold", threshold, "a number in (0, 1]");
   const layout = filterLayout(threshold);
   const bands = opts.bands === undefined ? layout.bands : check.integerInRange("bands", opts.bands, 1, MAX_BINS);
-  const rows = opts.rows === undefined ? layout.rows : check.integerInRange("rows", opts.rows, 1, Math.floor(MAX_BINS / bands));
+  const rows =
+    opts.rows === undefined ? layout.rows : check.integerInRange("rows", opts.rows, 1, Math.floor(MAX_BINS / bands));
   const bandFpRate = -Math.expm1(Math.log1p(-fpRate) / bands);
   const band = optimalBlockedBloom({ items, fpRate: bandFpRate });
   const bits = band.bits * bands;

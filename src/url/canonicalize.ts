@@ -38,7 +38,33 @@ const NO_OPTIONS: CanonicalizeOptions = Object.freeze({});
 const ASCII = /^[\x00-\x7f]*$/;
 const RULES = new Set<W3libRules>(["2.4.1", "head"]);
 // urllib.parse.uses_netloc of Python 3.11: schemes whose empty authority is still written "//".
-const USES_NETLOC = new Set(["", "ftp", "http", "gopher", "nntp", "telnet", "imap", "wais", "file", "mms", "https", "shttp", "snews", "prospero", "rtsp", "rtspu", "rsync", "svn", "svn+ssh", "sftp", "nfs", "git", "git+ssh", "ws", "wss"]);
+const USES_NETLOC = new Set([
+  "",
+  "ftp",
+  "http",
+  "gopher",
+  "nntp",
+  "telnet",
+  "imap",
+  "wais",
+  "file",
+  "mms",
+  "https",
+  "shttp",
+  "snews",
+  "prospero",
+  "rtsp",
+  "rtspu",
+  "rsync",
+  "svn",
+  "svn+ssh",
+  "sftp",
+  "nfs",
+  "git",
+  "git+ssh",
+  "ws",
+  "wss",
+]);
 
 /**
  * The canonical form of `url`: IDNA 2003 host in lowercase, query arguments sorted (blank values
@@ -53,9 +79,11 @@ export function canonicalizeUrl(url: string | Uint8Array, options?: Canonicalize
   const text = typeof url === "string" ? url : url instanceof Uint8Array ? decodeBytes(url) : invalid(url);
   const keepBlank = opts.keepBlankValues ?? true;
   const head = opts.w3lib === "head";
-  if (opts.w3lib !== undefined && !RULES.has(opts.w3lib)) throw new InvalidArgumentError("w3lib", opts.w3lib, '"2.4.1" or "head"');
+  if (opts.w3lib !== undefined && !RULES.has(opts.w3lib))
+    throw new InvalidArgumentError("w3lib", opts.w3lib, '"2.4.1" or "head"');
   const separator = opts.querySeparator;
-  if (separator !== undefined && (typeof separator !== "string" || separator.length === 0)) throw new InvalidArgumentError("querySeparator", separator, "a non-empty string");
+  if (separator !== undefined && (typeof separator !== "string" || separator.length === 0))
+    throw new InvalidArgumentError("querySeparator", separator, "a non-empty string");
   const requested = opts.encoding === undefined ? "utf8" : encodingName(opts.encoding);
 
   const parts = splitUrl(strip(text), head);
@@ -80,7 +108,13 @@ export function canonicalizeUrl(url: string | Uint8Array, options?: Canonicalize
   const query = canonicalQuery(quotedQuery, keepBlank, separator ?? "&");
   const fragment = opts.keepFragments ? quote(fragmentBytes, head ? FRAGMENT_SAFE_HEAD : SAFE) : "";
 
-  const canonical = { scheme: parts.scheme, netloc: netloc ?? headNetloc(parts.netloc, true)!, path: params === "" ? path : path + ";" + params, query, fragment };
+  const canonical = {
+    scheme: parts.scheme,
+    netloc: netloc ?? headNetloc(parts.netloc, true)!,
+    path: params === "" ? path : path + ";" + params,
+    query,
+    fragment,
+  };
   return join(hasExtras(opts) ? applyExtras(canonical, opts, separator ?? "&") : canonical, head);
 }
 
@@ -132,13 +166,20 @@ function headNetloc(raw: string, utf8 = false): string | undefined {
  * (an empty authority of a uses_netloc scheme is written "//", so "file:///x" keeps its slashes),
  * w3lib's own for the main branch.
  */
-function join(parts: { scheme: string; netloc: string; path: string; query: string; fragment: string }, head: boolean): string {
+function join(
+  parts: { scheme: string; netloc: string; path: string; query: string; fragment: string },
+  head: boolean,
+): string {
   let url = parts.scheme ? parts.scheme + ":" : "";
   let path = parts.path;
   if (parts.netloc) {
     if (path && !path.startsWith("/")) path = "/" + path;
     url += "//" + parts.netloc;
-  } else if (head ? path.startsWith("//") || (parts.scheme && USES_NETLOC.has(parts.scheme) && (!path || path.startsWith("/"))) : parts.scheme && USES_NETLOC.has(parts.scheme) && !path.startsWith("//")) {
+  } else if (
+    head
+      ? path.startsWith("//") || (parts.scheme && USES_NETLOC.has(parts.scheme) && (!path || path.startsWith("/")))
+      : parts.scheme && USES_NETLOC.has(parts.scheme) && !path.startsWith("//")
+  ) {
     if (!head && path && !path.startsWith("/")) path = "/" + path;
     url += "//";
   }
@@ -201,7 +242,9 @@ function canonicalQuery(query: string, keepBlank: boolean, separator: string): s
 function sortedOrder(names: string[], values: string[]): number[] {
   if (names.length > 32) {
     const order = Array.from(names, (_, i) => i);
-    return order.sort((a, b) => (names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : 0));
+    return order.sort((a, b) =>
+      names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : values[a] < values[b] ? -1 : values[a] > values[b] ? 1 : 0,
+    );
   }
   const order = new Array<number>(names.length);
   for (let i = 0; i < names.length; i++) {
@@ -229,7 +272,8 @@ function decodeBytes(bytes: Uint8Array): string {
   } catch {
     // Not UTF-8: keep the ASCII bytes and percent-encode the rest, so nothing is lost or replaced.
     let out = "";
-    for (const b of bytes) out += b < 0x80 ? String.fromCharCode(b) : "%" + b.toString(16).toUpperCase().padStart(2, "0");
+    for (const b of bytes)
+      out += b < 0x80 ? String.fromCharCode(b) : "%" + b.toString(16).toUpperCase().padStart(2, "0");
     return out;
   }
 }

@@ -43,7 +43,9 @@ type Parts = { scheme: string; netloc: string; path: string; query: string; frag
 
 /** True when `options` turns any extra on. */
 export function hasExtras(options: ExtraNormalizations): boolean {
-  return Boolean(options.removeDefaultPort || options.removeDotSegments || options.removeTrackingParams || options.foldWww);
+  return Boolean(
+    options.removeDefaultPort || options.removeDotSegments || options.removeTrackingParams || options.foldWww,
+  );
 }
 
 /** Applies the extras that `options` turns on to canonical parts. */
@@ -54,7 +56,8 @@ export function applyExtras(parts: Parts, options: ExtraNormalizations, separato
     const userinfo = netloc.slice(0, at + 1);
     let hostPort = netloc.slice(at + 1);
     const port = DEFAULT_PORTS[parts.scheme];
-    if (options.removeDefaultPort && port !== undefined && hostPort.endsWith(port)) hostPort = hostPort.slice(0, -port.length);
+    if (options.removeDefaultPort && port !== undefined && hostPort.endsWith(port))
+      hostPort = hostPort.slice(0, -port.length);
     if (options.foldWww && hostPort.startsWith("www.") && hostPort.length > 4) hostPort = hostPort.slice(4);
     netloc = userinfo + hostPort;
   }

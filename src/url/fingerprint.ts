@@ -8,7 +8,11 @@ import { canonicalizeUrl, type W3libRules } from "./canonicalize.js";
 import { utf8Bytes } from "./text-encoding.js";
 import { concat as concatChecked } from "../format/container.js";
 
-const concat = (parts: readonly Uint8Array[]) => concatChecked(parts, (bytes) => new FilterTooLargeError(bytes, "a request body that large cannot be fingerprinted in one piece"));
+const concat = (parts: readonly Uint8Array[]) =>
+  concatChecked(
+    parts,
+    (bytes) => new FilterTooLargeError(bytes, "a request body that large cannot be fingerprinted in one piece"),
+  );
 
 /** A request as fingerprints see it. */
 export interface RequestLike {
@@ -53,7 +57,12 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
   if (typeof req.url !== "string") throw new InvalidArgumentError("request.url", req.url, "a string");
   const method = (req.method ?? "GET").toUpperCase();
   if (!TOKEN.test(method)) throw new InvalidArgumentError("request.method", req.method, "an HTTP method token");
-  const body = req.body === undefined || req.body === null ? new Uint8Array(0) : typeof req.body === "string" ? utf8Bytes(req.body) : check.key("request.body", req.body) as Uint8Array;
+  const body =
+    req.body === undefined || req.body === null
+      ? new Uint8Array(0)
+      : typeof req.body === "string"
+        ? utf8Bytes(req.body)
+        : (check.key("request.body", req.body) as Uint8Array);
   const url = canonicalizeUrl(req.url, { keepFragments: opts.keepFragments === true, w3lib: opts.w3lib });
 
   switch (algorithm) {
@@ -64,8 +73,14 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
     }
     case "scrapy": {
       const headers = selectedHeaders(req, opts.includeHeaders, true);
-      const headerJson = headers.map(([name, values]) => `${pyString(toHex(name))}: [${values.map((v) => pyString(toHex(v))).join(", ")}]`).join(", ");
-      return toHex(sha1(`{"body": ${pyString(toHex(body))}, "headers": {${headerJson}}, "method": ${pyString(method)}, "url": ${pyString(url)}}`));
+      const headerJson = headers
+        .map(([name, values]) => `${pyString(toHex(name))}: [${values.map((v) => pyString(toHex(v))).join(", ")}]`)
+        .join(", ");
+      return toHex(
+        sha1(
+          `{"body": ${pyString(toHex(body))}, "headers": {${headerJson}}, "method": ${pyString(method)}, "url": ${pyString(url)}}`,
+        ),
+      );
     }
     case "scrapy-redis":
       return toHex(sha1(`{"body": ${pyString(toHex(body))}, "method": ${pyString(method)}, "url": ${pyString(url)}}`));
@@ -85,7 +100,11 @@ export function requestFingerprint(request: RequestLike, options?: FingerprintOp
  * The legacy form hashes each occurrence; the JSON form keys on the name, so it keeps one of
  * each, in the order of their hex (the order of the lower-cased names).
  */
-function selectedHeaders(req: Partial<RequestLike>, include: readonly string[] | undefined, unique: boolean): [Uint8Array, Uint8Array[]][] {
+function selectedHeaders(
+  req: Partial<RequestLike>,
+  include: readonly string[] | undefined,
+  unique: boolean,
+): [Uint8Array, Uint8Array[]][] {
   if (include === undefined || include.length === 0) return [];
   if (!Array.isArray(include)) throw new InvalidArgumentError("includeHeaders", include, "an array of header names");
   const present = new Map<string, readonly (string | Uint8Array)[]>();
@@ -93,7 +112,10 @@ function selectedHeaders(req: Partial<RequestLike>, include: readonly string[] |
     present.set(name.toLowerCase(), Array.isArray(value) ? value : [value as string | Uint8Array]);
   }
   // Python compares code points, not UTF-16 units: the same order for header names (ASCII tokens).
-  const sorted = include.map(String).sort().map((name) => name.toLowerCase());
+  const sorted = include
+    .map(String)
+    .sort()
+    .map((name) => name.toLowerCase());
   const names = unique ? [...new Set(sorted)].sort() : sorted;
   const out: [Uint8Array, Uint8Array[]][] = [];
   for (const name of names) {

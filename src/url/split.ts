@@ -15,7 +15,23 @@ export interface UrlParts {
 const SCHEME = /^[A-Za-z][A-Za-z0-9+\-.]*$/;
 const NETLOC_ENDS = ["/", "?", "#"];
 // urllib.parse.uses_params of Python 3.11.
-const USES_PARAMS = new Set(["", "ftp", "hdl", "prospero", "http", "imap", "https", "shttp", "rtsp", "rtspu", "sip", "sips", "mms", "sftp", "tel"]);
+const USES_PARAMS = new Set([
+  "",
+  "ftp",
+  "hdl",
+  "prospero",
+  "http",
+  "imap",
+  "https",
+  "shttp",
+  "rtsp",
+  "rtspu",
+  "sip",
+  "sips",
+  "mms",
+  "sftp",
+  "tel",
+]);
 
 /** The path without its params, and the params (after the ";" of the last segment, for schemes that have them). */
 export function splitParams(scheme: string, path: string): [string, string] {

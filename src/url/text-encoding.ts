@@ -14,10 +14,16 @@ const ASCII = /^[\x00-\x7f]*$/;
 
 const UTF8_NAMES = new Set(["utf8", "utf-8"]);
 const LATIN1_NAMES = new Set(["latin1", "latin-1", "iso-8859-1", "iso8859-1", "l1"]);
-const ALIASES: Record<string, string> = { cp1251: "windows-1251", cp1252: "windows-1252", cp1250: "windows-1250", koi8r: "koi8-r" };
+const ALIASES: Record<string, string> = {
+  cp1251: "windows-1251",
+  cp1252: "windows-1252",
+  cp1250: "windows-1250",
+  koi8r: "koi8-r",
+};
 
 // Python's cp1252 for 0x80-0x9F; "\0" where the codec has no character.
-const CP1252_HIGH = "\u20ac\0\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\0\u017d\0\0\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\0\u017e\u0178";
+const CP1252_HIGH =
+  "\u20ac\0\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\0\u017d\0\0\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\0\u017e\u0178";
 
 function singleByteTable(label: string): Map<number, number> {
   let table = tables.get(label);
@@ -26,7 +32,11 @@ function singleByteTable(label: string): Map<number, number> {
   try {
     decoder = new TextDecoder(label);
   } catch {
-    throw new InvalidArgumentError("encoding", label, "utf8, latin1 or a single-byte encoding TextDecoder knows (e.g. cp1251)");
+    throw new InvalidArgumentError(
+      "encoding",
+      label,
+      "utf8, latin1 or a single-byte encoding TextDecoder knows (e.g. cp1251)",
+    );
   }
   let chars = decoder.decode(new Uint8Array(256).map((_, i) => i));
   if (chars.length !== 256) throw new InvalidArgumentError("encoding", label, "a single-byte encoding");
@@ -45,7 +55,8 @@ function singleByteTable(label: string): Map<number, number> {
 
 /** Checks an encoding name and returns its canonical form. */
 export function encodingName(name: unknown): string {
-  if (typeof name !== "string" || name.length === 0) throw new InvalidArgumentError("encoding", name, "an encoding name such as utf8, latin1 or cp1251");
+  if (typeof name !== "string" || name.length === 0)
+    throw new InvalidArgumentError("encoding", name, "an encoding name such as utf8, latin1 or cp1251");
   const key = name.toLowerCase().replace(/[_\s]/g, "-");
   if (UTF8_NAMES.has(key)) return "utf8";
   if (LATIN1_NAMES.has(key)) return "latin1";

@@ -12,7 +12,11 @@ export interface ViewType<T> {
 }
 
 /** A typed array as this file reads and writes it. */
-type Typed = ArrayBufferView & { readonly length: number; readonly BYTES_PER_ELEMENT: number; set(from: ArrayLike<number> | ArrayLike<bigint>, at?: number): void };
+type Typed = ArrayBufferView & {
+  readonly length: number;
+  readonly BYTES_PER_ELEMENT: number;
+  set(from: ArrayLike<number> | ArrayLike<bigint>, at?: number): void;
+};
 
 /**
  * The class to view memory as for elements like `a`'s. A Node Buffer is a Uint8Array whose own
@@ -68,7 +72,8 @@ export class ArrayRegion {
   view<T>(memory: Uint8Array, type: ViewType<T>, from = 0, n = this.length - from): T {
     this.check(from, n);
     const bytes = n * this.size;
-    if (bytes % type.BYTES_PER_ELEMENT !== 0) throw new RangeError(`${n} elements of ${this.size} bytes are not whole ${type.BYTES_PER_ELEMENT}-byte words`);
+    if (bytes % type.BYTES_PER_ELEMENT !== 0)
+      throw new RangeError(`${n} elements of ${this.size} bytes are not whole ${type.BYTES_PER_ELEMENT}-byte words`);
     return new type(memory.buffer, memory.byteOffset + this.ptr + from * this.size, bytes / type.BYTES_PER_ELEMENT);
   }
 
@@ -79,12 +84,16 @@ export class ArrayRegion {
 
   /** Copies elements [0, n) into `into` (a typed array of any width) from its element `at` counted in this region's elements. */
   copyOut(memory: Uint8Array, into: Typed, at: number, n: number): void {
-    into.set(this.view(memory, viewTypeOf(into), 0, n) as unknown as ArrayLike<number>, (at * this.size) / into.BYTES_PER_ELEMENT);
+    into.set(
+      this.view(memory, viewTypeOf(into), 0, n) as unknown as ArrayLike<number>,
+      (at * this.size) / into.BYTES_PER_ELEMENT,
+    );
   }
 
   /** Writes `from` (whole elements, a typed array of any width) into the region from element `at`. */
   copyIn(memory: Uint8Array, from: Typed, at = 0): void {
-    if (from.byteLength % this.size !== 0) throw new RangeError(`${from.byteLength} bytes are not whole elements of ${this.size} bytes`);
+    if (from.byteLength % this.size !== 0)
+      throw new RangeError(`${from.byteLength} bytes are not whole elements of ${this.size} bytes`);
     this.view(memory, viewTypeOf(from), at, from.byteLength / this.size).set(from as unknown as ArrayLike<number>);
   }
 

@@ -8,7 +8,9 @@ import * as check from "../validate.js";
 import { BATCH, type Digest, type Staging } from "./staging.js";
 
 /** Keys as a batch takes them: a checked list, or checked spans of one buffer. */
-export type Keys = { readonly list: readonly (string | Uint8Array)[] } | { readonly data: Uint8Array; readonly spans: ArrayLike<number> };
+export type Keys =
+  | { readonly list: readonly (string | Uint8Array)[] }
+  | { readonly data: Uint8Array; readonly spans: ArrayLike<number> };
 
 /** A key list, checked (named `name` in errors). */
 export function keyList(keys: unknown, name = "keys"): Keys {
@@ -31,7 +33,12 @@ export function countOf(keys: Keys): number {
  * `at`. `staging` is read before every batch (a structure may add the region it stages into);
  * `room(at)`, when given, caps the next batch.
  */
-export function eachBatch(staging: Staging | (() => Staging), keys: Keys, visit: (n: number, at: number) => void, room?: (at: number) => number): void {
+export function eachBatch(
+  staging: Staging | (() => Staging),
+  keys: Keys,
+  visit: (n: number, at: number) => void,
+  room?: (at: number) => number,
+): void {
   const count = countOf(keys);
   for (let at = 0; at < count; ) {
     const limit = room === undefined ? BATCH : room(at);
@@ -47,8 +54,15 @@ export function eachBatch(staging: Staging | (() => Staging), keys: Keys, visit:
  * region, and calls `visit(digests, n, at)`: the n digests are a view of the staging's memory,
  * valid until that memory grows, so a visit that may grow it copies them first.
  */
-export function eachDigestBatch(staging: Staging | (() => Staging), keys: Keys, digest: Digest, visit: (digests: Uint8Array, n: number, at: number) => void): void {
-  eachBatch(staging, keys, (n, at) => visit((typeof staging === "function" ? staging() : staging).digestStaged(n, digest), n, at));
+export function eachDigestBatch(
+  staging: Staging | (() => Staging),
+  keys: Keys,
+  digest: Digest,
+  visit: (digests: Uint8Array, n: number, at: number) => void,
+): void {
+  eachBatch(staging, keys, (n, at) =>
+    visit((typeof staging === "function" ? staging() : staging).digestStaged(n, digest), n, at),
+  );
 }
 
 /** The keys' 16-byte `digest`s packed in key order, in a new array (made batch by batch in `staging`). */
@@ -79,7 +93,11 @@ export function eachRun(count: number, size: number, visit: (n: number, at: numb
  * The common case: per batch, `kernel(n)` writes one flag byte per key at the staging's out
  * region and returns a count; the flags are gathered into one array and the counts summed.
  */
-export function batchFlags(staging: Staging, keys: Keys, kernel: (n: number) => number): { flags: Uint8Array; total: number } {
+export function batchFlags(
+  staging: Staging,
+  keys: Keys,
+  kernel: (n: number) => number,
+): { flags: Uint8Array; total: number } {
   const flags = new Uint8Array(countOf(keys));
   let total = 0;
   eachBatch(staging, keys, (n, at) => {

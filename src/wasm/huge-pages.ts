@@ -37,7 +37,8 @@ let asked = false;
 export function hugePagesOff(): string | undefined {
   const setting = process.env.CRAWLSIEVE_HUGE_PAGES;
   if (setting === "0" || setting === "false") return "turned off by CRAWLSIEVE_HUGE_PAGES";
-  if (!asked && setting !== "1" && setting !== "true") return "not asked for (the command line asks; elsewhere CRAWLSIEVE_HUGE_PAGES=1)";
+  if (!asked && setting !== "1" && setting !== "true")
+    return "not asked for (the command line asks; elsewhere CRAWLSIEVE_HUGE_PAGES=1)";
   if (process.platform !== "linux") return `not Linux (${process.platform})`;
   const loaded = load();
   return typeof loaded === "string" ? loaded : undefined;
@@ -81,7 +82,11 @@ function load(): Libc | string {
       errno(): number;
     };
     const c = koffi.load("libc.so.6");
-    libc = { madvise: c.func("int madvise(void *addr, size_t length, int advice)"), dup2: c.func("int dup2(int oldfd, int newfd)"), errno: () => koffi.errno() };
+    libc = {
+      madvise: c.func("int madvise(void *addr, size_t length, int advice)"),
+      dup2: c.func("int dup2(int oldfd, int newfd)"),
+      errno: () => koffi.errno(),
+    };
   } catch (error) {
     libc = `madvise is out of reach (the optional koffi package, and glibc): ${(error as Error).message}`;
   }

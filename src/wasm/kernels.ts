@@ -138,11 +138,53 @@ export interface Kernels {
   md5Batch(scratch: number, keys: number, spans: number, count: number, out: number): void;
   sha1(scratch: number, ptr: number, len: number, out: number): void;
   countingMin(counters: number, m: number, k: number, bits: number, hashes: number, count: number, out: number): void;
-  countingAdd(counters: number, m: number, k: number, bits: number, hashes: number, count: number, skip: number, out: number): number;
-  countingRemove(counters: number, m: number, k: number, bits: number, hashes: number, count: number, out: number): number;
+  countingAdd(
+    counters: number,
+    m: number,
+    k: number,
+    bits: number,
+    hashes: number,
+    count: number,
+    skip: number,
+    out: number,
+  ): number;
+  countingRemove(
+    counters: number,
+    m: number,
+    k: number,
+    bits: number,
+    hashes: number,
+    count: number,
+    out: number,
+  ): number;
   countingNonzero(counters: number, m: number, bits: number): number;
-  dedupCheck(counters: number, m: number, k: number, bits: number, table: number, capacity: number, limit: number, digests: number, count: number, out: number, refs: number, stats: number): number;
-  dedupRemove(counters: number, m: number, k: number, bits: number, table: number, capacity: number, digests: number, count: number, out: number, refs: number, stats: number): void;
+  dedupCheck(
+    counters: number,
+    m: number,
+    k: number,
+    bits: number,
+    table: number,
+    capacity: number,
+    limit: number,
+    digests: number,
+    count: number,
+    out: number,
+    refs: number,
+    stats: number,
+  ): number;
+  dedupRemove(
+    counters: number,
+    m: number,
+    k: number,
+    bits: number,
+    table: number,
+    capacity: number,
+    digests: number,
+    count: number,
+    out: number,
+    refs: number,
+    stats: number,
+  ): void;
   tableRehash(oldTable: number, oldCapacity: number, newTable: number, newCapacity: number): void;
   dedupCounts(table: number, capacity: number, digests: number, count: number, refs: number, write: number): void;
   simhashText(text: number, len: number, w: number, state: number): bigint;
@@ -153,13 +195,74 @@ export interface Kernels {
   hamming(a: bigint, b: bigint): number;
   /** Most shingle hashes a text of `len` UTF-8 bytes gives: the u64 count of a `work` or `out` region. */
   shingleCapacity(len: number): number;
-  ndBuildTable(desc: number, fps: number, srcDesc: number, ids: number, n: number, tableIds: number, cursor: number): void;
+  ndBuildTable(
+    desc: number,
+    fps: number,
+    srcDesc: number,
+    ids: number,
+    n: number,
+    tableIds: number,
+    cursor: number,
+  ): void;
   ndOriginals(desc: number, from: number, n: number, out: number): void;
-  ndQuery(descs: number, tables: number, n: number, ids: number, pfps: number, pids: number, pn: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
-  ndScan(desc0: number, n: number, ids: number, pfps: number, pids: number, pn: number, qs: number, nq: number, k: number, out: number, dists: number, cap: number, state: number): number;
-  agedBatch(bits: number, sliceBytes: number, m: number, k: number, total: number, generation: number, state: number, hashes: number, count: number, mode: number, out: number): number;
+  ndQuery(
+    descs: number,
+    tables: number,
+    n: number,
+    ids: number,
+    pfps: number,
+    pids: number,
+    pn: number,
+    qs: number,
+    nq: number,
+    k: number,
+    out: number,
+    dists: number,
+    cap: number,
+    state: number,
+  ): number;
+  ndScan(
+    desc0: number,
+    n: number,
+    ids: number,
+    pfps: number,
+    pids: number,
+    pn: number,
+    qs: number,
+    nq: number,
+    k: number,
+    out: number,
+    dists: number,
+    cap: number,
+    state: number,
+  ): number;
+  agedBatch(
+    bits: number,
+    sliceBytes: number,
+    m: number,
+    k: number,
+    total: number,
+    generation: number,
+    state: number,
+    hashes: number,
+    count: number,
+    mode: number,
+    out: number,
+  ): number;
   agedShift(bits: number, sliceBytes: number, total: number, state: number): void;
-  multiDimBatch(bits: number, groups: number, n1: number, k1: number, n2: number, k2: number, rule: number, hashes: number, count: number, add: number, out: number): number;
+  multiDimBatch(
+    bits: number,
+    groups: number,
+    n1: number,
+    k1: number,
+    n2: number,
+    k2: number,
+    rule: number,
+    hashes: number,
+    count: number,
+    add: number,
+    out: number,
+  ): number;
   xxh128(ptr: number, len: number, out: number): void;
   xxh128Batch(keys: number, spans: number, count: number, out: number): void;
   lineDedup(ctx: number, buf: number, len: number, final: number): number;
@@ -172,7 +275,16 @@ export interface Kernels {
   lineStreamFinal(ctx: number, st: number, p: number, len: number, total: number, out: number): void;
   digestDedup(ctx: number, digest: number): number;
   /** Finds and fingerprints up to `max` lines into records and digests; returns the count. */
-  lineScan(ctx: number, buf: number, len: number, final: number, max: number, records: number, digests: number, endAt: number): number;
+  lineScan(
+    ctx: number,
+    buf: number,
+    len: number,
+    final: number,
+    max: number,
+    records: number,
+    digests: number,
+    endAt: number,
+  ): number;
   /** Fingerprints n key spans (u32 start, end; (0, 0): no key, an all-zero fingerprint) as the context hashes lines. */
   keyDigests(ctx: number, spans: number, n: number, digests: number): void;
   /** Tests-and-sets fingerprints [from, n) in the engine's own seen-set (zero ones passed by); returns where it stopped (status 1: grow first). */
@@ -180,7 +292,17 @@ export interface Kernels {
   /** The f64 spill indexes of the flagged spill records; returns their count. */
   spillKept(records: number, flags: number, n: number, out: number): number;
   /** Stable counting sort of fixed-size records by some bits of one of their u64 words. */
-  groupBy(src: number, n: number, size: number, word: number, shift: number, bits: number, dst: number, perm: number, starts: number): void;
+  groupBy(
+    src: number,
+    n: number,
+    size: number,
+    word: number,
+    shift: number,
+    bits: number,
+    dst: number,
+    perm: number,
+    starts: number,
+  ): void;
   /** Grouped answers back into line order. */
   scatterFlags(grouped: number, perm: number, n: number, flags: number): void;
   /** Packs the fingerprints whose flag is 0 with their indices and clears every flag; returns how many. */
@@ -188,29 +310,106 @@ export interface Kernels {
   /** Puts the answers of a gathered subset back at their places in the batch. */
   scatterFlagsAt(grouped: number, perm: number, places: number, n: number, flags: number): void;
   /** Emits kept lines and spills the undecided ones; returns the lines spilled. */
-  lineEmit(ctx: number, records: number, digests: number, flags: number, n: number, spillFrom: number, spill: number, spillRecords: number, first: number, spillLenAt: number): number;
+  lineEmit(
+    ctx: number,
+    records: number,
+    digests: number,
+    flags: number,
+    n: number,
+    spillFrom: number,
+    spill: number,
+    spillRecords: number,
+    first: number,
+    spillLenAt: number,
+  ): number;
   /** Copies a field of fixed-size records from one stride to another. */
   gather(src: number, n: number, srcStride: number, dst: number, dstStride: number, bytes: number): void;
-  bucketsGrow(table: number, logParts: number, oldBuckets: number, newBuckets: number, scratch: number, slot: number): void;
+  bucketsGrow(
+    table: number,
+    logParts: number,
+    oldBuckets: number,
+    newBuckets: number,
+    scratch: number,
+    slot: number,
+  ): void;
   /** Sets every fingerprint of a bucket table in a blocked Bloom filter (approximate line dedup leaving its table phase). */
   bucketsToBlocked(table: number, bytes: number, bits: number, blocks: number): void;
   /** Sets n fingerprints, `stride` bytes apart, in a split-block filter (a store's keys are sieved against spilled lines). */
   splitBlockAddFingerprints(bits: number, blocks: number, src: number, n: number, stride: number): void;
   /** flags[i] = 1 when packed fingerprint i is surely not in a split-block filter, 0 when it may be. */
   splitBlockMissFingerprints(bits: number, blocks: number, src: number, n: number, flags: number): void;
-  setAddMany(table: number, logParts: number, buckets: number, counts: number, limit: number, digests: number, n: number, out: number, slot: number): number;
-  setHasMany(table: number, logParts: number, buckets: number, digests: number, n: number, out: number, slot: number): void;
-  setRemoveMany(table: number, logParts: number, buckets: number, counts: number, digests: number, n: number, out: number, slot: number): number;
+  setAddMany(
+    table: number,
+    logParts: number,
+    buckets: number,
+    counts: number,
+    limit: number,
+    digests: number,
+    n: number,
+    out: number,
+    slot: number,
+  ): number;
+  setHasMany(
+    table: number,
+    logParts: number,
+    buckets: number,
+    digests: number,
+    n: number,
+    out: number,
+    slot: number,
+  ): void;
+  setRemoveMany(
+    table: number,
+    logParts: number,
+    buckets: number,
+    counts: number,
+    digests: number,
+    n: number,
+    out: number,
+    slot: number,
+  ): number;
   /** counts[p] += the fingerprints of partition p (log compaction). */
   fpPartitionCounts(digests: number, n: number, logParts: number, counts: number): void;
   /** Copies the fingerprints of partitions [from, to) to their partition's cursor, flagged when forgotten (log compaction). */
-  fpScatter(digests: number, n: number, logParts: number, from: number, to: number, cursors: number, out: number, forget: number): void;
+  fpScatter(
+    digests: number,
+    n: number,
+    logParts: number,
+    from: number,
+    to: number,
+    cursors: number,
+    out: number,
+    forget: number,
+  ): void;
   /** One partition's live fingerprints from its entries in log order, sorted, each once; returns how many. */
   fpCompactPartition(p: number, logParts: number, tail: number, nTail: number, scratch: number, out: number): number;
-  sketchDocs(text: number, spans: number, count: number, w: number, k: number, bands: number, rows: number, state: number, work: number, bins: number, sketches: number, keys: number, unspaced: number, keyWords: number): number;
+  sketchDocs(
+    text: number,
+    spans: number,
+    count: number,
+    w: number,
+    k: number,
+    bands: number,
+    rows: number,
+    state: number,
+    work: number,
+    bins: number,
+    sketches: number,
+    keys: number,
+    unspaced: number,
+    keyWords: number,
+  ): number;
   estimatePairs(base: number, k: number, pairs: number, count: number, out: number): void;
   simhashDistinctText(text: number, len: number, w: number, state: number, work: number): bigint;
-  simhashDistinctDocs(text: number, spans: number, count: number, w: number, state: number, work: number, out: number): void;
+  simhashDistinctDocs(
+    text: number,
+    spans: number,
+    count: number,
+    w: number,
+    state: number,
+    work: number,
+    out: number,
+  ): void;
   recentProbe(table: number, setMask: number, hashes: number, count: number, out: number): number;
   recentInsert(table: number, setMask: number, hashes: number, count: number, skip: number): void;
 }
@@ -219,8 +418,26 @@ export interface Kernels {
 export interface SharedKernels {
   /** The imported shared memory, exported again. */
   readonly memory: WebAssembly.Memory;
-  sharedSet(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): number;
-  sharedTest(bits: number, shards: number, shardBytes: number, m: number, k: number, hashes: number, count: number, out: number): void;
+  sharedSet(
+    bits: number,
+    shards: number,
+    shardBytes: number,
+    m: number,
+    k: number,
+    hashes: number,
+    count: number,
+    out: number,
+  ): number;
+  sharedTest(
+    bits: number,
+    shards: number,
+    shardBytes: number,
+    m: number,
+    k: number,
+    hashes: number,
+    count: number,
+    out: number,
+  ): void;
   sharedPopcount(bits: number, bytes: number): number;
   sharedHeapBase(): number;
 }

@@ -11,7 +11,8 @@ export function setMachineMemory(bytes: number | undefined): void {
 
 /** The machine's physical memory in bytes, or Infinity where unknown (tests set less: CRAWLSIEVE_TEST_MACHINE_MEMORY). */
 export function machineMemory(): number {
-  const forced = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.CRAWLSIEVE_TEST_MACHINE_MEMORY;
+  const forced = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
+    ?.CRAWLSIEVE_TEST_MACHINE_MEMORY;
   if (forced !== undefined) return Number(forced);
   return known ?? Infinity;
 }

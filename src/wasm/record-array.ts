@@ -15,7 +15,13 @@ export class RecordArray<F extends string> {
   private readonly stride: number;
   private readonly offsets: { [K in F]: number };
 
-  constructor(memory: Uint8Array, region: ArrayRegion, fields: { readonly [K in F]: WordOffset }, from = 0, n = region.length - from) {
+  constructor(
+    memory: Uint8Array,
+    region: ArrayRegion,
+    fields: { readonly [K in F]: WordOffset },
+    from = 0,
+    n = region.length - from,
+  ) {
     if (region.size % 4 !== 0) throw new RangeError(`elements of ${region.size} bytes are not whole u32 words`);
     this.words = region.view(memory, Uint32Array, from, n);
     this.stride = region.size / 4;
@@ -23,7 +29,8 @@ export class RecordArray<F extends string> {
     for (const name of Object.keys(fields) as F[]) {
       const spec = fields[name];
       const bytes = spec === 0 ? 0 : (spec.value as number);
-      if (!(bytes % 4 === 0 && bytes >= 0 && bytes < region.size)) throw new RangeError(`field ${name} at byte ${bytes} is not a u32 word of a ${region.size}-byte element`);
+      if (!(bytes % 4 === 0 && bytes >= 0 && bytes < region.size))
+        throw new RangeError(`field ${name} at byte ${bytes} is not a u32 word of a ${region.size}-byte element`);
       offsets[name] = bytes / 4;
     }
     this.offsets = offsets;

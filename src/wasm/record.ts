@@ -75,7 +75,8 @@ export class KernelRecord<F extends string> {
 
   /** A DataView of the whole memory, made again only when memory grew (a new buffer). */
   private dataView(memory: Uint8Array): DataView {
-    if (this.view === undefined || this.view.buffer !== memory.buffer) this.view = new DataView(memory.buffer, memory.byteOffset);
+    if (this.view === undefined || this.view.buffer !== memory.buffer)
+      this.view = new DataView(memory.buffer, memory.byteOffset);
     return this.view;
   }
 }

@@ -15,7 +15,9 @@ export const REGION_ALIGN = 64;
 export type RegionSize = number | ArraySpec;
 
 /** Where each named region starts (an ArrayRegion for an array), and where the last one ends. */
-export type Regions<S> = { readonly [K in keyof S]: [S[K]] extends [number] ? number : ArrayRegion } & { readonly end: number };
+export type Regions<S> = { readonly [K in keyof S]: [S[K]] extends [number] ? number : ArrayRegion } & {
+  readonly end: number;
+};
 
 /** Rounds `n` up to a multiple of `to` (a power of two). */
 export function alignUp(n: number, to: number): number {

@@ -6,7 +6,11 @@
 import type { ArrayRegion } from "./array-region.js";
 
 /** Indices [0, n) grouped by `partitionOf(i)`, each group in order and cut into runs of at most `chunk`; groups in order of first appearance. */
-export function byPartition(n: number, partitionOf: (i: number) => number, chunk = Math.max(n, 1)): [number, number[]][] {
+export function byPartition(
+  n: number,
+  partitionOf: (i: number) => number,
+  chunk = Math.max(n, 1),
+): [number, number[]][] {
   const groups = new Map<number, number[]>();
   for (let i = 0; i < n; i++) {
     const p = partitionOf(i);
@@ -56,7 +60,8 @@ export function routeBatch(
   for (const [p, members] of groups) {
     const m = members.length;
     const dst = into(p);
-    if (dst.region.size !== from.size) throw new RangeError(`partition ${p} stages elements of ${dst.region.size} bytes, not ${from.size}`);
+    if (dst.region.size !== from.size)
+      throw new RangeError(`partition ${p} stages elements of ${dst.region.size} bytes, not ${from.size}`);
     const words = dst.region.view(dst.memory, Uint32Array, 0, m);
     for (let j = 0; j < m; j++) {
       const s = members[j] * w;

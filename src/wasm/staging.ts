@@ -50,9 +50,22 @@ export class Staging {
   private keyView: Uint8Array | undefined;
   private keyViewGeneration = -1;
 
-  constructor(private readonly arena: Arena, start: number) {
+  constructor(
+    private readonly arena: Arena,
+    start: number,
+  ) {
     // The key bytes lie last: they are the one region of the batch that grows.
-    const regions = arena.place({ spans: array(8, BATCH), hashes: array(16, BATCH), out: array(1, BATCH), skip: array(1, BATCH), state: Math.max(arena.k.MD5_STATE_BYTES.value, arena.k.MD5_LANES_SCRATCH_BYTES.value), keys: 0 }, start);
+    const regions = arena.place(
+      {
+        spans: array(8, BATCH),
+        hashes: array(16, BATCH),
+        out: array(1, BATCH),
+        skip: array(1, BATCH),
+        state: Math.max(arena.k.MD5_STATE_BYTES.value, arena.k.MD5_LANES_SCRATCH_BYTES.value),
+        keys: 0,
+      },
+      start,
+    );
     this.spans = regions.spans;
     this.spansPtr = regions.spans.ptr;
     this.hashes = regions.hashes;
@@ -120,7 +133,11 @@ export class Staging {
       const s = spans[2 * i];
       const e = spans[2 * i + 1];
       if (!(s >= end && e >= s && e <= data.length && Number.isInteger(s) && Number.isInteger(e))) {
-        throw new InvalidArgumentError(`spans[${2 * i}..${2 * i + 1}]`, [s, e], `an ascending, non-overlapping span within the data (0..${data.length})`);
+        throw new InvalidArgumentError(
+          `spans[${2 * i}..${2 * i + 1}]`,
+          [s, e],
+          `an ascending, non-overlapping span within the data (0..${data.length})`,
+        );
       }
       if (n > 0 && e - first > this.keyCapacity) break;
       spanScratch[2 * n] = s - first;
@@ -178,7 +195,15 @@ export class Staging {
    * `first` on were written as if it were ASCII from byte `at`) into `view` at `at`; when it was
    * not ASCII, encodes its keys one by one and rewrites their spans. Returns the end.
    */
-  private encodePiece(piece: string, keys: readonly (string | Uint8Array)[], from: number, first: number, count: number, view: Uint8Array, at: number): number {
+  private encodePiece(
+    piece: string,
+    keys: readonly (string | Uint8Array)[],
+    from: number,
+    first: number,
+    count: number,
+    view: Uint8Array,
+    at: number,
+  ): number {
     const { written } = encoder.encodeInto(piece, at === 0 ? view : view.subarray(at));
     if (written === piece.length) return at + written;
     // Each key is encoded alone: a key is hashed as its own UTF-8, and a surrogate pair split

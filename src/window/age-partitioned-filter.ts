@@ -8,7 +8,13 @@ import { BitRegion } from "../bloom/bit-region.js";
 import { FormatError, InvalidArgumentError } from "../errors.js";
 import { Kind } from "../format/container.js";
 import { fromStoredParams, readStored, type Recipe } from "../format/recipe.js";
-import { agePartitionedFpRate, optimalAgePartitioned, windowPositiveRate, type AgePartitionedShape, type AgePartitionedSize } from "../sizing/age-partitioned.js";
+import {
+  agePartitionedFpRate,
+  optimalAgePartitioned,
+  windowPositiveRate,
+  type AgePartitionedShape,
+  type AgePartitionedSize,
+} from "../sizing/age-partitioned.js";
 import * as check from "../validate.js";
 import { ArrayRegion } from "../wasm/array-region.js";
 import type { Kernels } from "../wasm/kernels.js";
@@ -46,7 +52,10 @@ const RECIPE: Recipe<{ planned: AgePartitionedFilterOptions; front: number; fill
   paramBytes: PARAM_BYTES,
   read(view, payloadBytes) {
     const code = view.getUint32(24, true);
-    const interval = code === 0 ? undefined : (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
+    const interval =
+      code === 0
+        ? undefined
+        : (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
     if (code !== 0 && interval === undefined) throw new FormatError(`unknown interval code ${code}`, "ERR_BAD_PARAMS");
     const shape = {
       hashes: view.getUint32(0, true),
@@ -54,13 +63,39 @@ const RECIPE: Recipe<{ planned: AgePartitionedFilterOptions; front: number; fill
       generation: Number(view.getBigUint64(8, true)),
       sliceBits: Number(view.getBigUint64(16, true)),
     };
-    if (!(shape.hashes >= 1 && shape.hashes <= 64 && shape.slack >= 1 && shape.slack <= 1024 && shape.generation >= 1 && Number.isSafeInteger(shape.generation) && shape.sliceBits >= 1 && shape.sliceBits <= 2 ** 32)) {
-      throw new FormatError(`k = ${shape.hashes}, l = ${shape.slack}, g = ${shape.generation}, m = ${shape.sliceBits} is not a filter this version can hold`, "ERR_BAD_PARAMS");
+    if (
+      !(
+        shape.hashes >= 1 &&
+        shape.hashes <= 64 &&
+        shape.slack >= 1 &&
+        shape.slack <= 1024 &&
+        shape.generation >= 1 &&
+        Number.isSafeInteger(shape.generation) &&
+        shape.sliceBits >= 1 &&
+        shape.sliceBits <= 2 ** 32
+      )
+    ) {
+      throw new FormatError(
+        `k = ${shape.hashes}, l = ${shape.slack}, g = ${shape.generation}, m = ${shape.sliceBits} is not a filter this version can hold`,
+        "ERR_BAD_PARAMS",
+      );
     }
     const declared = describeShape(shape).bytes;
-    if (payloadBytes !== declared) throw new FormatError(`payload of ${payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
-    const planned = { items: Number(view.getBigUint64(48, true)), fpRate: view.getFloat64(56, true), slack: shape.slack, interval, [STORED_SHAPE]: shape };
-    return { planned, front: view.getUint32(28, true), fill: view.getUint32(32, true), granule: view.getFloat64(40, true) };
+    if (payloadBytes !== declared)
+      throw new FormatError(`payload of ${payloadBytes} bytes where ${declared} were declared`, "ERR_BAD_PARAMS");
+    const planned = {
+      items: Number(view.getBigUint64(48, true)),
+      fpRate: view.getFloat64(56, true),
+      slack: shape.slack,
+      interval,
+      [STORED_SHAPE]: shape,
+    };
+    return {
+      planned,
+      front: view.getUint32(28, true),
+      fill: view.getUint32(32, true),
+      granule: view.getFloat64(40, true),
+    };
   },
 };
 const NO_GRANULE = -Number.MAX_SAFE_INTEGER;
@@ -92,14 +127,24 @@ export class AgePartitionedFilter {
     const items = check.positiveInteger("items", opts.items);
     const fpRate = check.probability("fpRate", opts.fpRate);
     this.interval = opts.interval === undefined ? undefined : granularity(opts.interval);
-    if (this.interval !== undefined && opts.slack === undefined) throw new InvalidArgumentError("slack", opts.slack, "the window in intervals (required with interval)");
-    if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
+    if (this.interval !== undefined && opts.slack === undefined)
+      throw new InvalidArgumentError("slack", opts.slack, "the window in intervals (required with interval)");
+    if (opts.now !== undefined && typeof opts.now !== "function")
+      throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
     this.clock = opts.now ?? Date.now;
     this.planned = { items, fpRate };
     const slack = opts.slack === undefined ? undefined : check.positiveInteger("slack", opts.slack, 1024);
     const stored = (options as { [STORED_SHAPE]?: AgePartitionedShape })[STORED_SHAPE];
     // Interval mode plans one generation per interval: the window holds `slack` of them.
-    this.size = stored === undefined ? optimalAgePartitioned({ items: this.interval === undefined ? items : items * slack!, fpRate, hashes: opts.hashes, slack }) : describeShape(stored);
+    this.size =
+      stored === undefined
+        ? optimalAgePartitioned({
+            items: this.interval === undefined ? items : items * slack!,
+            fpRate,
+            hashes: opts.hashes,
+            slack,
+          })
+        : describeShape(stored);
     const sliceBytes = Math.ceil(this.size.sliceBits / 512) * 64;
     this.region = new BitRegion(sliceBytes * this.slices, (k) => k.AGED_STATE_BYTES.value);
     this.ring = new ArrayRegion(this.region.bitsPtr, sliceBytes, this.slices);
@@ -170,7 +215,11 @@ export class AgePartitionedFilter {
     const { arena } = this.region;
     const front = this.state.get(arena.u8, "front");
     // A slice's padding past sliceBits is never set, so its popcount over sliceBits is its fill.
-    const fills = Array.from({ length: this.slices }, (_, age) => arena.k.popcountBytes(this.ring.at((front + age) % this.slices), this.ring.size) / this.size.sliceBits);
+    const fills = Array.from(
+      { length: this.slices },
+      (_, age) =>
+        arena.k.popcountBytes(this.ring.at((front + age) % this.slices), this.ring.size) / this.size.sliceBits,
+    );
     return windowPositiveRate(this.size.hashes, fills);
   }
 
@@ -223,17 +272,24 @@ export class AgePartitionedFilter {
     const statePtr = this.state.ptr;
     const { sliceBits, hashes } = this.size;
     const generation = this.interval === undefined ? this.size.generation : 0;
-    return (k: Kernels, h: number, n: number, out: number) => k.agedBatch(ptr, size, sliceBits, hashes, this.slices, generation, statePtr, h, n, mode, out);
+    return (k: Kernels, h: number, n: number, out: number) =>
+      k.agedBatch(ptr, size, sliceBits, hashes, this.slices, generation, statePtr, h, n, mode, out);
   }
 
   /** Interval mode: shifts once per interval boundary passed since the last call (at most a full ring). */
   private advance(now: number | undefined): void {
     if (this.interval === undefined) {
-      if (now !== undefined) throw new InvalidArgumentError("now", now, "no time (this filter shifts by count; give `interval` to shift by time)");
+      if (now !== undefined)
+        throw new InvalidArgumentError(
+          "now",
+          now,
+          "no time (this filter shifts by count; give `interval` to shift by time)",
+        );
       return;
     }
     const t = now ?? this.clock();
-    if (typeof t !== "number" || !Number.isFinite(t)) throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
+    if (typeof t !== "number" || !Number.isFinite(t))
+      throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
     const g = granuleOf(this.interval, t);
     if (this.granule === NO_GRANULE) this.granule = g;
     if (g <= this.granule) return;

@@ -46,11 +46,16 @@ function checkOptions(options: TimeWindowFilterOptions): TimeWindowFilterOptions
   const slices = check.positiveInteger("slices", opts.slices, MAX_WINDOW_SLICES);
   const itemsPerSlice = check.positiveInteger("itemsPerSlice", opts.itemsPerSlice);
   const fpRate = check.probability("fpRate", opts.fpRate);
-  if (opts.now !== undefined && typeof opts.now !== "function") throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
+  if (opts.now !== undefined && typeof opts.now !== "function")
+    throw new InvalidArgumentError("now", opts.now, "a function returning milliseconds");
   // Every slice may come to exist: refuse a ring whose slices together outgrow an in-process filter.
   const { geometry } = resolveGeometry("standard", { items: itemsPerSlice, fpRate });
   const bytes = slices * ((geometry.slots * geometry.partitions) / 8);
-  if (bytes > MAX_TOTAL_BYTES) throw new FilterTooLargeError(Math.ceil(bytes), `${slices} slices of ${itemsPerSlice} keys exceed the 1 TiB limit of one in-process filter`);
+  if (bytes > MAX_TOTAL_BYTES)
+    throw new FilterTooLargeError(
+      Math.ceil(bytes),
+      `${slices} slices of ${itemsPerSlice} keys exceed the 1 TiB limit of one in-process filter`,
+    );
   return { granularity: unit, slices, itemsPerSlice, fpRate, now: opts.now };
 }
 
@@ -71,7 +76,12 @@ const RECIPE: Recipe<{ options: TimeWindowFilterOptions; slice: BitsGeometry; gr
     const code = params.getUint32(0, true);
     const unit = (Object.keys(GRANULARITY_CODES) as Granularity[]).find((name) => GRANULARITY_CODES[name] === code);
     if (unit === undefined) throw new FormatError(`unknown granularity code ${code}`, "ERR_BAD_PARAMS");
-    const options = checkOptions({ granularity: unit, slices: params.getUint32(4, true), itemsPerSlice: Number(params.getBigUint64(8, true)), fpRate: params.getFloat64(16, true) });
+    const options = checkOptions({
+      granularity: unit,
+      slices: params.getUint32(4, true),
+      itemsPerSlice: Number(params.getBigUint64(8, true)),
+      fpRate: params.getFloat64(16, true),
+    });
     const { geometry: slice } = resolveGeometry("standard", { items: options.itemsPerSlice, fpRate: options.fpRate });
     const granules = Array.from({ length: options.slices }, (_, i) => params.getFloat64(PARAM_BYTES + 8 * i, true));
     return { options, slice, granules };
@@ -164,7 +174,6 @@ export class TimeWindowFilter {
     return 1 - keep;
   }
 
-
   /** The window in serialization format v1: parameters with each slot's granule, then each slice. */
   serialize(): Uint8Array {
     const params = new Uint8Array(PARAM_BYTES + 8 * this.slices);
@@ -202,13 +211,25 @@ export class TimeWindowFilter {
     const sliceRecipe = bitFilterRecipe(Kind.BloomFilter, "standard");
     parts.forEach((part, i) => {
       const { geometry } = readStored(part, sliceRecipe).params;
-      if (geometry.slots !== expected.slots || geometry.partitions !== expected.partitions || geometry.hashes !== expected.hashes) {
-        throw new FormatError(`slice ${i} is ${describeGeometry(geometry)} where the window's parameters make ${describeGeometry(expected)}`, "ERR_BAD_PARAMS");
+      if (
+        geometry.slots !== expected.slots ||
+        geometry.partitions !== expected.partitions ||
+        geometry.hashes !== expected.hashes
+      ) {
+        throw new FormatError(
+          `slice ${i} is ${describeGeometry(geometry)} where the window's parameters make ${describeGeometry(expected)}`,
+          "ERR_BAD_PARAMS",
+        );
       }
     });
     const ring: (BloomFilter | undefined)[] = [];
     try {
-      for (const part of parts) ring.push(payloadOf(readStored(part, sliceRecipe)).some((byte) => byte !== 0) ? BloomFilter.deserialize(part) : undefined);
+      for (const part of parts)
+        ring.push(
+          payloadOf(readStored(part, sliceRecipe)).some((byte) => byte !== 0)
+            ? BloomFilter.deserialize(part)
+            : undefined,
+        );
     } catch (error) {
       for (const slice of ring) slice?.dispose();
       throw error;
@@ -236,7 +257,8 @@ export class TimeWindowFilter {
 
   private instant(now: number | undefined): number {
     const t = now ?? this.clock();
-    if (typeof t !== "number" || !Number.isFinite(t)) throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
+    if (typeof t !== "number" || !Number.isFinite(t))
+      throw new InvalidArgumentError("now", t, "a finite time in milliseconds");
     return t;
   }
 

@@ -56,7 +56,8 @@ function run<T>(page: Page, code: string, arg?: unknown): Promise<T> {
   ) as Promise<T>;
 }
 
-const keys = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `https://persist.example/${from + i}`);
+const keys = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => `https://persist.example/${from + i}`);
 
 beforeAll(async () => {
   ({ server, origin } = await serve(root));
@@ -74,43 +75,65 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
   it("keeps its keys across a reload and a browser restart", async () => {
     const name = `restart-${storage}`;
     let page = await tab();
-    const first = await run<{ storage: string; fresh: number; again: number; size: number }>(page, `
+    const first = await run<{ storage: string; fresh: number; again: number; size: number }>(
+      page,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });
       const fresh = (await seen.addMany(arg.keys)).reduce((a, b) => a + b, 0);
       const again = (await seen.addMany(arg.keys)).reduce((a, b) => a + b, 0);
       const out = { storage: seen.storage, fresh, again, size: await seen.size() };
       await seen.close();
-      return out;`, { name, storage, keys: keys(0, 3000) });
+      return out;`,
+      { name, storage, keys: keys(0, 3000) },
+    );
     expect(first).toEqual({ storage, fresh: 3000, again: 0, size: 3000 });
 
     await page.reload();
-    await page.evaluate(`(async () => { const cs = await import("/build/js/index.browser.js"); await cs.init(); window.cs = cs; })()`);
-    const afterReload = await run<number[]>(page, `
+    await page.evaluate(
+      `(async () => { const cs = await import("/build/js/index.browser.js"); await cs.init(); window.cs = cs; })()`,
+    );
+    const afterReload = await run<number[]>(
+      page,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });
       const flags = await seen.addMany(arg.keys);
       await seen.close();
-      return [flags.slice(0, 3000).reduce((a, b) => a + b, 0), flags.slice(3000).reduce((a, b) => a + b, 0)];`, { name, storage, keys: keys(0, 4000) });
+      return [flags.slice(0, 3000).reduce((a, b) => a + b, 0), flags.slice(3000).reduce((a, b) => a + b, 0)];`,
+      { name, storage, keys: keys(0, 4000) },
+    );
     expect(afterReload).toEqual([0, 1000]);
 
     // A browser restart on the same profile directory.
     await context.close();
     context = await launchPersistent(profile);
     page = await tab();
-    const afterRestart = await run<{ has: number; fresh: number; size: number; storage: string }>(page, `
+    const afterRestart = await run<{ has: number; fresh: number; size: number; storage: string }>(
+      page,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: arg.name });
       const has = (await seen.hasMany(arg.keys)).reduce((a, b) => a + b, 0);
       const fresh = (await seen.addMany(arg.keys)).reduce((a, b) => a + b, 0);
       const out = { has, fresh, size: await seen.size(), storage: seen.storage };
       await seen.close();
-      return out;`, { name, keys: keys(0, 4500) });
+      return out;`,
+      { name, keys: keys(0, 4500) },
+    );
     // "auto" finds the store the set was made in (IndexedDB here is refused to OPFS, see below).
-    expect(afterRestart).toEqual(storage === "opfs" ? { has: 4000, fresh: 500, size: 4500, storage } : { error: expect.objectContaining({ code: "ERR_STORAGE_MISMATCH" }) });
+    expect(afterRestart).toEqual(
+      storage === "opfs"
+        ? { has: 4000, fresh: 500, size: 4500, storage }
+        : { error: expect.objectContaining({ code: "ERR_STORAGE_MISMATCH" }) },
+    );
     if (storage === "indexeddb") {
-      const named = await run(page, `
+      const named = await run(
+        page,
+        `
         const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: "indexeddb" });
         const out = { has: (await seen.hasMany(arg.keys)).reduce((a, b) => a + b, 0), size: await seen.size() };
         await seen.close();
-        return out;`, { name, keys: keys(0, 4500) });
+        return out;`,
+        { name, keys: keys(0, 4500) },
+      );
       expect(named).toEqual({ has: 4000, size: 4000 });
     }
   }, 120_000);
@@ -121,12 +144,16 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     const acknowledged: number[] = [];
     await page.exposeFunction("acknowledged", (batch: number) => void acknowledged.push(batch));
     // Batches of 2,000 keys, each acknowledged to this process once addMany resolved, until the browser dies.
-    void run(page, `
+    void run(
+      page,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });
       for (let batch = 0; ; batch++) {
         await seen.addMany(Array.from({ length: 2000 }, (_, i) => "https://killed.example/" + batch + "/" + i));
         await window.acknowledged(batch);
-      }`, { name, storage }).catch(() => undefined);
+      }`,
+      { name, storage },
+    ).catch(() => undefined);
     while (acknowledged.length < 15) await new Promise((resolve) => setTimeout(resolve, 20));
     // The browser's main process, found by this test's own profile directory, killed by its id.
     const browserProcesses = () => {
@@ -144,12 +171,16 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     const seenBefore = [...acknowledged];
     context = await launchPersistent(profile);
     const again = await tab();
-    const result = await run<{ has: number; size: number }>(again, `
+    const result = await run<{ has: number; size: number }>(
+      again,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });
       const keys = arg.batches.flatMap((batch) => Array.from({ length: 2000 }, (_, i) => "https://killed.example/" + batch + "/" + i));
       const out = { has: (await seen.hasMany(keys)).reduce((a, b) => a + b, 0), size: await seen.size() };
       await seen.close();
-      return out;`, { name, storage, batches: seenBefore });
+      return out;`,
+      { name, storage, batches: seenBefore },
+    );
     expect(result.has).toBe(2000 * seenBefore.length);
     // Whole batches only: at most the one in flight when the browser died besides those acknowledged.
     expect(result.size % 2000).toBe(0);
@@ -175,7 +206,10 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
       const size = await seen.size();
       await seen.close();
       return { counts, size };`;
-    const [ra, rb] = await Promise.all([run<{ counts: Record<string, number>; size: number }>(a, script, { name, storage, seed: 7 }), run<{ counts: Record<string, number>; size: number }>(b, script, { name, storage, seed: 11 })]);
+    const [ra, rb] = await Promise.all([
+      run<{ counts: Record<string, number>; size: number }>(a, script, { name, storage, seed: 7 }),
+      run<{ counts: Record<string, number>; size: number }>(b, script, { name, storage, seed: 11 }),
+    ]);
     const total = new Map<string, number>();
     for (const r of [ra, rb]) for (const [k, n] of Object.entries(r.counts)) total.set(k, (total.get(k) ?? 0) + n);
     expect([...total.values()].filter((n) => n !== 1)).toEqual([]);
@@ -192,14 +226,26 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     const open = `window.seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });`;
     await run(a, open, { name, storage });
     await run(b, open, { name, storage });
-    expect(await run(a, `return Array.from(await window.seen.addMany(arg.keys));`, { keys: ["p", "q", "r"] })).toEqual([1, 1, 1]);
-    expect(await run(b, `return Array.from(await window.seen.removeMany(arg.keys));`, { keys: ["q", "nope"] })).toEqual([1, 0]);
-    expect(await run(a, `return Array.from(await window.seen.hasMany(arg.keys));`, { keys: ["p", "q", "r"] })).toEqual([1, 0, 1]);
+    expect(await run(a, `return Array.from(await window.seen.addMany(arg.keys));`, { keys: ["p", "q", "r"] })).toEqual([
+      1, 1, 1,
+    ]);
+    expect(await run(b, `return Array.from(await window.seen.removeMany(arg.keys));`, { keys: ["q", "nope"] })).toEqual(
+      [1, 0],
+    );
+    expect(await run(a, `return Array.from(await window.seen.hasMany(arg.keys));`, { keys: ["p", "q", "r"] })).toEqual([
+      1, 0, 1,
+    ]);
     await run(a, `await window.seen.close();`);
     await a.reload();
-    await a.evaluate(`(async () => { const cs = await import("/build/js/index.browser.js"); await cs.init(); window.cs = cs; })()`);
+    await a.evaluate(
+      `(async () => { const cs = await import("/build/js/index.browser.js"); await cs.init(); window.cs = cs; })()`,
+    );
     await run(a, open, { name, storage });
-    expect(await run(a, `return [await window.seen.size(), ...(await window.seen.addMany(arg.keys))];`, { keys: ["q", "p"] })).toEqual([2, 1, 0]);
+    expect(
+      await run(a, `return [await window.seen.size(), ...(await window.seen.addMany(arg.keys))];`, {
+        keys: ["q", "p"],
+      }),
+    ).toEqual([2, 1, 0]);
     await Promise.all([run(a, `await window.seen.close();`), run(b, `await window.seen.close();`)]);
     await Promise.all([a.close(), b.close()]);
   }, 180_000);
@@ -214,7 +260,11 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     expect(await run(a, add, { keys: ["x", "y"] })).toEqual([1, 1]);
     expect(await run(b, add, { keys: ["x", "z"] })).toEqual([0, 1]);
     await run(a, `await window.seen.clear();`);
-    expect(await run(b, `return [await window.seen.size(), ...(await window.seen.addMany(arg.keys))];`, { keys: ["x", "y", "z"] })).toEqual([0, 1, 1, 1]);
+    expect(
+      await run(b, `return [await window.seen.size(), ...(await window.seen.addMany(arg.keys))];`, {
+        keys: ["x", "y", "z"],
+      }),
+    ).toEqual([0, 1, 1, 1]);
     expect(await run(a, add, { keys: ["x", "w"] })).toEqual([0, 1]);
     await Promise.all([run(a, `await window.seen.close();`), run(b, `await window.seen.close();`)]);
     await Promise.all([a.close(), b.close()]);
@@ -231,7 +281,16 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
     // Room for about 250,000 more fingerprints (16 bytes each) before the quota is full.
     await cdp.send("Storage.overrideQuotaForOrigin", { origin: fresh.origin, quotaSize: used + 4_000_000 });
     try {
-      const result = await run<{ error?: { name: string; code: string }; batches: number; refusedSeen: number; keptSeen: number; size: number; after: number }>(page, `
+      const result = await run<{
+        error?: { name: string; code: string };
+        batches: number;
+        refusedSeen: number;
+        keptSeen: number;
+        size: number;
+        after: number;
+      }>(
+        page,
+        `
         const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage });
         let batches = 0;
         let error;
@@ -260,8 +319,15 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
         out.after = await again.size();
         await again.clear();
         await again.close();
-        return out;`, { name, storage });
-      expect(result.error, JSON.stringify({ ...result, used })).toEqual({ name: "StorageQuotaError", code: "ERR_QUOTA", isQuota: true, base: true });
+        return out;`,
+        { name, storage },
+      );
+      expect(result.error, JSON.stringify({ ...result, used })).toEqual({
+        name: "StorageQuotaError",
+        code: "ERR_QUOTA",
+        isQuota: true,
+        base: true,
+      });
       expect(result.batches).toBeGreaterThan(0);
       expect(result.refusedSeen).toBe(0);
       expect(result.keptSeen).toBe(10000);
@@ -278,7 +344,9 @@ describe.each(["opfs", "indexeddb"] as const)("the browser seen-set in %s", (sto
 describe("the OPFS file", () => {
   it("loses a torn tail (half a record), keeping every key written before it", async () => {
     const page = await tab();
-    const result = await run<{ before: number; after: number; fresh: number; sizes: number[] }>(page, `
+    const result = await run<{ before: number; after: number; fresh: number; sizes: number[] }>(
+      page,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: "torn", storage: "opfs" });
       await seen.addMany(arg.a);
       await seen.close();
@@ -298,7 +366,9 @@ describe("the OPFS file", () => {
       const fresh = (await again.addMany(arg.b)).reduce((x, y) => x + y, 0);
       const after = await again.size();
       await again.close();
-      return { before, after, fresh, sizes: [torn - good, (await handle.getFile()).size - good] };`, { a: keys(0, 500), b: keys(400, 600) });
+      return { before, after, fresh, sizes: [torn - good, (await handle.getFile()).size - good] };`,
+      { a: keys(0, 500), b: keys(400, 600) },
+    );
     expect(result.before).toBe(500);
     expect(result.fresh).toBe(100);
     expect(result.after).toBe(600);
@@ -309,7 +379,9 @@ describe("the OPFS file", () => {
 
   it("refuses a changed byte inside an acknowledged record with a typed error", async () => {
     const page = await tab();
-    const result = await run<{ error: { name: string; code: string } }>(page, `
+    const result = await run<{ error: { name: string; code: string } }>(
+      page,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: "flipped", storage: "opfs" });
       await seen.addMany(arg.a);
       await seen.addMany(arg.b);
@@ -319,7 +391,9 @@ describe("the OPFS file", () => {
       await writable.write({ type: "write", position: 16 + 8 + 5, data: new Uint8Array([0xff]) });
       await writable.close();
       await cs.openSeenSet({ backend: "browser", name: "flipped", storage: "opfs" });
-      return "opened";`, { a: keys(0, 50), b: keys(50, 100) });
+      return "opened";`,
+      { a: keys(0, 50), b: keys(50, 100) },
+    );
     expect(result).toEqual({ error: expect.objectContaining({ name: "ChecksumMismatchError", code: "ERR_CHECKSUM" }) });
     await page.close();
   }, 180_000);
@@ -330,24 +404,42 @@ describe("shipping", () => {
     const app = mkdtempSync(join(tmpdir(), "cs-seen-app-"));
     mkdirSync(join(app, "node_modules"));
     symlinkSync(root, join(app, "node_modules", "crawlsieve"));
-    writeFileSync(join(app, "app.js"), `import { init, openSeenSet } from "crawlsieve";
+    writeFileSync(
+      join(app, "app.js"),
+      `import { init, openSeenSet } from "crawlsieve";
 import wasm from "crawlsieve/crawlsieve.wasm";
 await init(wasm);
 const seen = await openSeenSet({ backend: "browser", name: "bundled" });
 const flags = await seen.addMany(["a", "b", "a"]);
 document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Array.from(flags) });
-`);
+`,
+    );
     mkdirSync(join(app, "dist"));
-    writeFileSync(join(app, "dist", "index.html"), '<!doctype html><html><body><script type="module" src="app.js"></script></body></html>');
-    await build({ entryPoints: [join(app, "app.js")], bundle: true, minify: true, format: "esm", platform: "browser", conditions: ["browser"], loader: { ".wasm": "binary" }, outfile: join(app, "dist", "app.js"), logLevel: "silent" });
+    writeFileSync(
+      join(app, "dist", "index.html"),
+      '<!doctype html><html><body><script type="module" src="app.js"></script></body></html>',
+    );
+    await build({
+      entryPoints: [join(app, "app.js")],
+      bundle: true,
+      minify: true,
+      format: "esm",
+      platform: "browser",
+      conditions: ["browser"],
+      loader: { ".wasm": "binary" },
+      outfile: join(app, "dist", "app.js"),
+      logLevel: "silent",
+    });
     const built = await serve(join(app, "dist"));
     try {
       const page = await context.newPage();
       const problems = watchProblems(page);
       await page.goto(`${built.origin}/index.html`);
-      const handle = await page.waitForSelector("body[data-result]", { state: "attached", timeout: 120_000 }).catch((error) => {
-        throw new Error(`${error.message}\n${problems.join("\n")}`);
-      });
+      const handle = await page
+        .waitForSelector("body[data-result]", { state: "attached", timeout: 120_000 })
+        .catch((error) => {
+          throw new Error(`${error.message}\n${problems.join("\n")}`);
+        });
       expect(JSON.parse((await handle.getAttribute("data-result"))!)).toEqual({ storage: "opfs", flags: [1, 1, 0] });
       await page.close();
     } finally {
@@ -357,7 +449,9 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
 
   it("falls back to IndexedDB in a page whose Content-Security-Policy forbids blob: workers, and keeps its keys there", async () => {
     // A policy that allows the package's scripts and WebAssembly, and workers from the origin only.
-    const strict = await serve(root, { "content-security-policy": "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'" });
+    const strict = await serve(root, {
+      "content-security-policy": "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'",
+    });
     try {
       const page = await context.newPage();
       const violations: string[] = [];
@@ -386,8 +480,17 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
 
   it("a service worker (an extension's background) opens the set in IndexedDB, shared with a page that asks for IndexedDB", async () => {
     const page = await tab();
-    const keysOf = (prefix: string) => Array.from({ length: 20 }, (_, b) => Array.from({ length: 100 }, (_, i) => `${prefix}${(b * 37 + i * 11) % 1500}`));
-    const result = await run<{ sw: { flags: number[]; storage: string }; page: { flags: number[]; storage: string }; first: { flags: number[] } }>(page, `
+    const keysOf = (prefix: string) =>
+      Array.from({ length: 20 }, (_, b) =>
+        Array.from({ length: 100 }, (_, i) => `${prefix}${(b * 37 + i * 11) % 1500}`),
+      );
+    const result = await run<{
+      sw: { flags: number[]; storage: string };
+      page: { flags: number[]; storage: string };
+      first: { flags: number[] };
+    }>(
+      page,
+      `
       const registration = await navigator.serviceWorker.register("/test/browser/seen-sw.js", { type: "module", scope: "/test/browser/" });
       await navigator.serviceWorker.ready;
       while (navigator.serviceWorker.controller === null) await new Promise((r) => setTimeout(r, 20));
@@ -404,11 +507,14 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
       const mine = (async () => { const flags = []; for (const batch of arg.page) flags.push(...(await seen.addMany(batch))); return { flags, storage: seen.storage }; })();
       const [sw, pageResult] = await Promise.all([ask({ name: "sw-shared", batches: arg.sw }), mine]);
       await seen.close();
-      return { first, sw, page: pageResult };`, { sw: keysOf("key-"), page: keysOf("key-").reverse() });
+      return { first, sw, page: pageResult };`,
+      { sw: keysOf("key-"), page: keysOf("key-").reverse() },
+    );
     expect(result.first).toMatchObject({ flags: [1, 1, 0], storage: "indexeddb" });
     expect(result.sw.storage).toBe("indexeddb");
     const counts = new Map<string, number>();
-    const credit = (batches: string[][], flags: number[]) => batches.flat().forEach((key, i) => flags[i] === 1 && counts.set(key, (counts.get(key) ?? 0) + 1));
+    const credit = (batches: string[][], flags: number[]) =>
+      batches.flat().forEach((key, i) => flags[i] === 1 && counts.set(key, (counts.get(key) ?? 0) + 1));
     credit(keysOf("key-"), result.sw.flags);
     credit(keysOf("key-").reverse(), result.page.flags);
     expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
@@ -421,7 +527,9 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
 
   it("refuses to open a set in IndexedDB that this origin keeps in OPFS (and the other way round)", async () => {
     const page = await tab();
-    const result = await run(page, `
+    const result = await run(
+      page,
+      `
       const seen = await cs.openSeenSet({ backend: "browser", name: "kept", storage: "opfs" });
       await seen.addMany(["x"]);
       await seen.close();
@@ -430,7 +538,8 @@ document.body.dataset.result = JSON.stringify({ storage: seen.storage, flags: Ar
         return "opened";
       } catch (e) {
         return e.code;
-      }`);
+      }`,
+    );
     expect(result).toBe("ERR_STORAGE_MISMATCH");
     await page.close();
   }, 180_000);

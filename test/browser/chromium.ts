@@ -4,10 +4,18 @@ import { createServer, type Server } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 
-const TYPES: Record<string, string> = { ".js": "text/javascript", ".wasm": "application/wasm", ".json": "application/json", ".html": "text/html" };
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+  ".html": "text/html",
+};
 
 /** Serves files under `root` on 127.0.0.1 (a free port), with `headers` on every file, and returns the server and its origin. */
-export async function serve(root: string, headers: Record<string, string> = {}): Promise<{ server: Server; origin: string }> {
+export async function serve(
+  root: string,
+  headers: Record<string, string> = {},
+): Promise<{ server: Server; origin: string }> {
   const server = createServer((request, response) => {
     const path = normalize(join(root, decodeURIComponent(new URL(request.url ?? "/", "http://x").pathname)));
     if (!path.startsWith(root + sep) && path !== root) return void response.writeHead(403).end();
@@ -55,7 +63,10 @@ export function watchProblems(page: Page): string[] {
   page.on("pageerror", (error) => problems.push(error.message));
   page.on("console", (message) => message.type() === "error" && problems.push(message.text()));
   page.on("requestfailed", (request) => problems.push(`failed: ${request.url()}`));
-  page.on("response", (response) => response.status() >= 400 && problems.push(`${response.status()}: ${response.url()}`));
+  page.on(
+    "response",
+    (response) => response.status() >= 400 && problems.push(`${response.status()}: ${response.url()}`),
+  );
   return problems;
 }
 

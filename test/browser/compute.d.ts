@@ -1,5 +1,8 @@
 // Types of compute.js for the TypeScript tests.
-export declare function compute(cs: unknown, f: unknown): {
+export declare function compute(
+  cs: unknown,
+  f: unknown,
+): {
   canonical: string[];
   fingerprints: string[][];
   md5s: string[];

@@ -11,7 +11,8 @@ import { compute } from "./compute.js";
 import { fixture, fixtureWithBytes } from "./fixture.js";
 
 const root = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const shared = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}`, import.meta.url), "utf8"));
+const shared = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}`, import.meta.url), "utf8"));
 
 type Api = typeof node;
 
@@ -46,9 +47,12 @@ describe("Chromium and Node agree", () => {
     expect(inBrowser.bloom).toEqual(inNode.bloom);
     expect(inBrowser.blocked).toEqual(inNode.blocked);
     expect(inBrowser.answers).toEqual(inNode.answers);
-    for (const key of ["counting", "multiplicity", "window", "simhash", "index", "near"] as const) expect(inBrowser[key], key).toEqual(inNode[key]);
+    for (const key of ["counting", "multiplicity", "window", "simhash", "index", "near"] as const)
+      expect(inBrowser[key], key).toEqual(inNode[key]);
     // And the browser really ran the vectors: its canonical forms are w3lib's expected ones.
-    expect(inBrowser.canonical).toEqual(shared("w3lib_canonicalize_url.json").cases.map((c: { expected: string }) => c.expected));
+    expect(inBrowser.canonical).toEqual(
+      shared("w3lib_canonicalize_url.json").cases.map((c: { expected: string }) => c.expected),
+    );
   });
 
   it("loads in Chromium the counting filter, time window and SimHash index Node serialized, with Node's answers", async () => {

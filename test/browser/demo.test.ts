@@ -59,7 +59,9 @@ describe("the demo page", () => {
     // The page shows the first 2,000 lines and says how many more the download holds.
     const shown = (await page.locator("#result").innerText()).split("\n");
     expect(shown.slice(0, 2000)).toEqual(expected.slice(0, 2000));
-    expect(shown.slice(2000)).toEqual([`… and ${(expected.length - 2000).toLocaleString("en-US")} more lines: download the list for all of them`]);
+    expect(shown.slice(2000)).toEqual([
+      `… and ${(expected.length - 2000).toLocaleString("en-US")} more lines: download the list for all of them`,
+    ]);
     const download = page.waitForEvent("download");
     await page.click("#download");
     const file = await (await download).path();
@@ -72,13 +74,21 @@ describe("the demo page", () => {
 
   it("remembers across visits: after a reload, only lines no earlier visit kept are listed (screenshot)", async () => {
     const first = ["https://a.example/1", "https://a.example/2", "https://a.example/1", "https://a.example/3"];
-    const second = ["https://a.example/2", "https://b.example/1", "https://a.example/3", "https://b.example/1", "https://b.example/2"];
+    const second = [
+      "https://a.example/2",
+      "https://b.example/1",
+      "https://a.example/3",
+      "https://b.example/1",
+      "https://b.example/2",
+    ];
     await page.click("#clearInput");
     await page.check("#remember");
     await page.fill("#paste", first.join("\n"));
     await page.click("#dedup");
     expect(await numberAttribute("kept")).toBe(3);
-    expect(await page.locator("#result").innerText()).toBe("https://a.example/1\nhttps://a.example/2\nhttps://a.example/3");
+    expect(await page.locator("#result").innerText()).toBe(
+      "https://a.example/1\nhttps://a.example/2\nhttps://a.example/3",
+    );
     // Another visit: the page and its worker start again and find what the first one kept.
     await page.reload();
     await page.waitForSelector("body[data-ready=true]");
@@ -106,12 +116,22 @@ describe("the demo page", () => {
   it("checks lines against a filter saved by the Node CLI, with Node's answers", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cs-demo-"));
     const filterPath = join(dir, "filter.bin");
-    const saved = spawnSync(process.execPath, [CLI, "dedup", "--approx", "--items", "20000", "--save-filter", filterPath], { input: "https://a.example/\nhttps://b.example/\n" });
+    const saved = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--approx", "--items", "20000", "--save-filter", filterPath],
+      { input: "https://a.example/\nhttps://b.example/\n" },
+    );
     expect(saved.status).toBe(0);
     const probe = join(dir, "probe.txt");
-    const probeLines = ["https://a.example/", "https://b.example/", ...Array.from({ length: 500 }, (_, i) => `https://c.example/${i}`)];
+    const probeLines = [
+      "https://a.example/",
+      "https://b.example/",
+      ...Array.from({ length: 500 }, (_, i) => `https://c.example/${i}`),
+    ];
     (await import("node:fs")).writeFileSync(probe, probeLines.join("\n") + "\n");
-    const inNode = node.BloomFilter.deserialize(new Uint8Array(readFileSync(filterPath))).hasMany(probeLines).reduce((a, b) => a + b, 0);
+    const inNode = node.BloomFilter.deserialize(new Uint8Array(readFileSync(filterPath)))
+      .hasMany(probeLines)
+      .reduce((a, b) => a + b, 0);
     await page.setInputFiles("#files", probe);
     await page.setInputFiles("#filterFile", filterPath);
     expect(await numberAttribute("present")).toBe(inNode);
@@ -121,9 +141,19 @@ describe("the demo page", () => {
   it("finds the near-duplicate groups the CLI finds (MinHash)", async () => {
     const folder = join(root, "examples/near-dups");
     const cli = spawnSync(process.execPath, [CLI, "near-dups", "--json", folder], { encoding: "utf8" });
-    const expected = cli.stdout.trim().split("\n").map((line) => JSON.parse(line).members.map((m: { id: string }) => m.id.split("/").pop()).sort());
+    const expected = cli.stdout
+      .trim()
+      .split("\n")
+      .map((line) =>
+        JSON.parse(line)
+          .members.map((m: { id: string }) => m.id.split("/").pop())
+          .sort(),
+      );
     expect(expected.length).toBeGreaterThanOrEqual(2);
-    await page.setInputFiles("#files", readdirSync(folder).map((name) => join(folder, name)));
+    await page.setInputFiles(
+      "#files",
+      readdirSync(folder).map((name) => join(folder, name)),
+    );
     await page.click("#near");
     const handle = await page.waitForSelector("#groups[data-groups]");
     expect(JSON.parse((await handle.getAttribute("data-groups"))!)).toEqual(expected);
@@ -146,7 +176,9 @@ describe("the demo page", () => {
     const nodeRate = urls.length / ((performance.now() - started) / 1000);
     const { unique } = dedup.stats;
     dedup.dispose();
-    console.log(`demo bench: browser ${Math.round(browserRate)} URLs/s, Node ${Math.round(nodeRate)} URLs/s, ratio ${(browserRate / nodeRate).toFixed(2)}`);
+    console.log(
+      `demo bench: browser ${Math.round(browserRate)} URLs/s, Node ${Math.round(nodeRate)} URLs/s, ratio ${(browserRate / nodeRate).toFixed(2)}`,
+    );
     expect(unique).toBe(750_000);
     expect(browserRate).toBeGreaterThan(0);
   }, 120_000);

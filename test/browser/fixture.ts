@@ -4,14 +4,26 @@ import { readFileSync } from "node:fs";
 import * as node from "../../build/js/index.node.js";
 import { compute } from "./compute.js";
 
-const shared = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}`, import.meta.url), "utf8"));
+const shared = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../fixtures/vectors/${name}`, import.meta.url), "utf8"));
 
-interface UrlCase { input: string | null; bytes: number[] | null; options: Record<string, unknown> }
+interface UrlCase {
+  input: string | null;
+  bytes: number[] | null;
+  options: Record<string, unknown>;
+}
 export interface Fixture {
   texts: string[];
   fromNode?: { counting: number[]; window: number[]; index: number[] };
   urls: UrlCase[];
-  requests: { url: string; method?: string; body?: number[]; headers?: Record<string, string>; includeHeaders?: string[]; keepFragments?: boolean }[];
+  requests: {
+    url: string;
+    method?: string;
+    body?: number[];
+    headers?: Record<string, string>;
+    includeHeaders?: string[];
+    keepFragments?: boolean;
+  }[];
   keys: string[];
 }
 
@@ -23,22 +35,42 @@ export function fixtureWithBytes(): Fixture {
 }
 
 export function fixture(): Fixture {
-  const urls: UrlCase[] = shared("w3lib_canonicalize_url.json").cases.map((c: { input_kind: string; input?: string; input_bytes_hex?: string; kwargs: Record<string, unknown> }) => ({
-    input: c.input_kind === "bytes" ? null : c.input_bytes_hex ? Buffer.from(c.input_bytes_hex, "hex").toString("latin1") : c.input!,
-    bytes: c.input_kind === "bytes" ? [...Buffer.from(c.input_bytes_hex!, "hex")] : null,
-    options: { keepBlankValues: c.kwargs.keep_blank_values, keepFragments: c.kwargs.keep_fragments, encoding: c.kwargs.encoding, querySeparator: c.kwargs.query_separator },
-  }));
-  const requests = shared("scrapy_request_fingerprint.json").cases.map((c: { request: { url: string; method?: string; body_hex?: string; headers?: Record<string, string> }; kwargs: { include_headers?: string[]; keep_fragments?: boolean } }) => ({
-    url: c.request.url,
-    method: c.request.method,
-    body: c.request.body_hex ? [...Buffer.from(c.request.body_hex, "hex")] : undefined,
-    headers: c.request.headers,
-    includeHeaders: c.kwargs.include_headers,
-    keepFragments: c.kwargs.keep_fragments,
-  }));
+  const urls: UrlCase[] = shared("w3lib_canonicalize_url.json").cases.map(
+    (c: { input_kind: string; input?: string; input_bytes_hex?: string; kwargs: Record<string, unknown> }) => ({
+      input:
+        c.input_kind === "bytes"
+          ? null
+          : c.input_bytes_hex
+            ? Buffer.from(c.input_bytes_hex, "hex").toString("latin1")
+            : c.input!,
+      bytes: c.input_kind === "bytes" ? [...Buffer.from(c.input_bytes_hex!, "hex")] : null,
+      options: {
+        keepBlankValues: c.kwargs.keep_blank_values,
+        keepFragments: c.kwargs.keep_fragments,
+        encoding: c.kwargs.encoding,
+        querySeparator: c.kwargs.query_separator,
+      },
+    }),
+  );
+  const requests = shared("scrapy_request_fingerprint.json").cases.map(
+    (c: {
+      request: { url: string; method?: string; body_hex?: string; headers?: Record<string, string> };
+      kwargs: { include_headers?: string[]; keep_fragments?: boolean };
+    }) => ({
+      url: c.request.url,
+      method: c.request.method,
+      body: c.request.body_hex ? [...Buffer.from(c.request.body_hex, "hex")] : undefined,
+      headers: c.request.headers,
+      includeHeaders: c.kwargs.include_headers,
+      keepFragments: c.kwargs.keep_fragments,
+    }),
+  );
   const keys = Array.from({ length: 2000 }, (_, i) => `https://cross.example/${i}?q=${i % 3 === 0 ? "日本語" : "x"}`);
   const story = "crawlers meet the same page again and again and keep one copy of each page they fetch from the web";
-  const texts = Array.from({ length: 300 }, (_, i) => `${story} ${i % 50 === 0 ? "日本語のテキスト" : ""} item ${i} ${"word".repeat(i % 7)} ${i % 3 === 0 ? story : ""}`);
+  const texts = Array.from(
+    { length: 300 },
+    (_, i) =>
+      `${story} ${i % 50 === 0 ? "日本語のテキスト" : ""} item ${i} ${"word".repeat(i % 7)} ${i % 3 === 0 ? story : ""}`,
+  );
   return { urls, requests, keys, texts };
 }
-

@@ -31,12 +31,23 @@ async function start(): Promise<Running> {
 }
 
 /** POSTs keys to the example worker; the JSON answer (flags, a size, or an error). */
-async function call(path: string, set: string, shards: number, keys?: string[], window?: string, extra = ""): Promise<{ status: number; body: any }> {
-  const response = await fetch(`http://127.0.0.1:${port}${path}?set=${set}&shards=${shards}${window === undefined ? "" : `&window=${window}`}${extra}`, { method: "POST", body: keys === undefined ? undefined : JSON.stringify(keys) });
+async function call(
+  path: string,
+  set: string,
+  shards: number,
+  keys?: string[],
+  window?: string,
+  extra = "",
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(
+    `http://127.0.0.1:${port}${path}?set=${set}&shards=${shards}${window === undefined ? "" : `&window=${window}`}${extra}`,
+    { method: "POST", body: keys === undefined ? undefined : JSON.stringify(keys) },
+  );
   return { status: response.status, body: await response.json() };
 }
 
-const urls = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `https://example.com/page/${from + i}?q=${(from + i) % 7}`);
+const urls = (from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => `https://example.com/page/${from + i}?q=${(from + i) % 7}`);
 
 afterEach(async () => {
   for (const server of running.splice(0)) await server.stop("SIGKILL");
@@ -73,18 +84,20 @@ describe("Durable Object seen-set in workerd", () => {
     const pool = urls(0, 8000);
     const news = new Map<string, number>();
     // Each client takes a window of the pool overlapping its neighbours', shuffled, in batches of 250.
-    await Promise.all([0, 1, 2, 3].map(async (client) => {
-      const mine = pool.slice(client * 1500, client * 1500 + 3500);
-      for (let i = mine.length - 1; i > 0; i--) {
-        const j = (i * 7919 + client * 31) % (i + 1);
-        [mine[i], mine[j]] = [mine[j], mine[i]];
-      }
-      for (let at = 0; at < mine.length; at += 250) {
-        const batch = mine.slice(at, at + 250);
-        const { body } = await call("/add", "race", 3, batch);
-        batch.forEach((key, i) => news.set(key, (news.get(key) ?? 0) + body[i]));
-      }
-    }));
+    await Promise.all(
+      [0, 1, 2, 3].map(async (client) => {
+        const mine = pool.slice(client * 1500, client * 1500 + 3500);
+        for (let i = mine.length - 1; i > 0; i--) {
+          const j = (i * 7919 + client * 31) % (i + 1);
+          [mine[i], mine[j]] = [mine[j], mine[i]];
+        }
+        for (let at = 0; at < mine.length; at += 250) {
+          const batch = mine.slice(at, at + 250);
+          const { body } = await call("/add", "race", 3, batch);
+          batch.forEach((key, i) => news.set(key, (news.get(key) ?? 0) + body[i]));
+        }
+      }),
+    );
     const offered = new Set(pool.slice(0, 3 * 1500 + 3500));
     expect(news.size).toBe(offered.size);
     expect([...news.values()].filter((n) => n !== 1)).toEqual([]);
@@ -148,16 +161,23 @@ describe("Durable Object seen-set in workerd", () => {
     const early = urls(0, 500);
     const late = urls(500, 1000);
     const t0 = 1_700_000_000_000;
-    const clock = async (t: number) => expect((await call(`/clock`, "x", 1, undefined, undefined, `&t=${t}`)).body).toBe(true);
+    const clock = async (t: number) =>
+      expect((await call(`/clock`, "x", 1, undefined, undefined, `&t=${t}`)).body).toBe(true);
     await clock(t0);
     expect((await call("/add", "recent", 2, early, "4s")).body).toEqual(early.map(() => 1));
     await clock(t0 + 1500);
-    expect((await call("/add", "recent", 2, [...early, ...late], "4s")).body).toEqual([...early.map(() => 0), ...late.map(() => 1)]);
+    expect((await call("/add", "recent", 2, [...early, ...late], "4s")).body).toEqual([
+      ...early.map(() => 0),
+      ...late.map(() => 1),
+    ]);
     await server.stop();
     server = await start();
     // Past 17/16 of the 4 s window for the early keys (epochs of 250 ms), 2.85 s for the late ones.
     await clock(t0 + 4350);
-    expect((await call("/has", "recent", 2, [...early, ...late], "4s")).body).toEqual([...early.map(() => 0), ...late.map(() => 1)]);
+    expect((await call("/has", "recent", 2, [...early, ...late], "4s")).body).toEqual([
+      ...early.map(() => 0),
+      ...late.map(() => 1),
+    ]);
     expect((await call("/add", "recent", 2, early, "4s")).body).toEqual(early.map(() => 1));
     expect((await call("/size", "recent", 2, undefined, "4s")).body).toBe(1000);
     // The late keys' window has passed too (they were added at t0 + 1500).

@@ -46,26 +46,33 @@ describe("workerd", () => {
       bundle: true,
       format: "esm",
       alias: { crawlsieve: join(root, "build/js/index.workerd.js") },
-      plugins: [{
-        name: "fixtures",
-        setup: (b) => {
-          b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true }));
-          b.onResolve({ filter: /^\.\/(fixture|expected)\.json$/ }, (args) => ({ path: join(dir, args.path) }));
+      plugins: [
+        {
+          name: "fixtures",
+          setup: (b) => {
+            b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./crawlsieve.wasm", external: true }));
+            b.onResolve({ filter: /^\.\/(fixture|expected)\.json$/ }, (args) => ({ path: join(dir, args.path) }));
+          },
         },
-      }],
+      ],
       outfile: join(dir, "worker.js"),
       logLevel: "warning",
     });
     copyFileSync(join(root, "build/crawlsieve.wasm"), join(dir, "crawlsieve.wasm"));
-    writeFileSync(join(dir, "config.capnp"), `using Workerd = import "/workerd/workerd.capnp";
+    writeFileSync(
+      join(dir, "config.capnp"),
+      `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = ( services = [ (name = "main", worker = .w) ] );
 const w :Workerd.Worker = (
   modules = [ (name = "worker.js", esModule = embed "worker.js"), (name = "crawlsieve.wasm", wasm = embed "crawlsieve.wasm") ],
   compatibilityDate = "2024-09-23",
 );
-`);
+`,
+    );
     const { code, output } = workerdTest(dir);
-    expect(output).toMatch(/workerd agrees with Node on: canonical, fingerprints, md5s, bloom, blocked, answers, counting, multiplicity, window, simhash, index, near, loaded/);
+    expect(output).toMatch(
+      /workerd agrees with Node on: canonical, fingerprints, md5s, bloom, blocked, answers, counting, multiplicity, window, simhash, index, near, loaded/,
+    );
     expect(code).toBe(0);
   }, 180_000);
 });

@@ -5,11 +5,19 @@ import { spawnSync } from "node:child_process";
 import { expect } from "vitest";
 
 /** Runs `script` (sh) with a tmpfs of `size` at env.FULL; returns its exit code and output. */
-export function onFullDisk(size: string, script: string, env: Record<string, string>): { code: number | null; stdout: string; stderr: string } {
-  const run = spawnSync("unshare", ["-m", "sh", "-c", `set -e; mkdir -p "$FULL"; mount -t tmpfs -o size=${size} tmpfs "$FULL"; ${script}`], {
-    env: { ...process.env, ...env },
-    timeout: 120_000,
-  });
+export function onFullDisk(
+  size: string,
+  script: string,
+  env: Record<string, string>,
+): { code: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(
+    "unshare",
+    ["-m", "sh", "-c", `set -e; mkdir -p "$FULL"; mount -t tmpfs -o size=${size} tmpfs "$FULL"; ${script}`],
+    {
+      env: { ...process.env, ...env },
+      timeout: 120_000,
+    },
+  );
   expect(run.error).toBeUndefined();
   return { code: run.status, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }

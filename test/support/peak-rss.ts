@@ -5,7 +5,10 @@ import { readFileSync } from "node:fs";
 import type { ChildProcess } from "node:child_process";
 
 /** Watches `child`'s peak RSS every 50 ms until stop(); kills it (SIGKILL) past killAbove bytes. */
-export function watchPeakRss(child: ChildProcess, killAbove = 2 ** 31): { readonly peak: number; readonly killed: boolean; stop(): void } {
+export function watchPeakRss(
+  child: ChildProcess,
+  killAbove = 2 ** 31,
+): { readonly peak: number; readonly killed: boolean; stop(): void } {
   let peak = 0;
   let killed = false;
   const poll = setInterval(() => {

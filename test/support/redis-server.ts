@@ -25,7 +25,27 @@ export interface RedisServer {
 }
 
 function launch(port: number, dir: string, extra: string[]): Promise<ChildProcess> {
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "no", ...extra], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--protected-mode",
+      "no",
+      ...extra,
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   return untilReady(child, "redis-server");
 }
 
@@ -34,7 +54,10 @@ export async function startRedis(extra: string[] = []): Promise<RedisServer> {
   const port = (await freePorts(1))[0];
   const dir = mkdtempSync(join(tmpdir(), "cs-redis-"));
   let child = await launch(port, dir, extra);
-  const exited = (c: ChildProcess) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once("exit", () => resolve())));
+  const exited = (c: ChildProcess) =>
+    new Promise<void>((resolve) =>
+      c.exitCode !== null || c.signalCode !== null ? resolve() : c.once("exit", () => resolve()),
+    );
   return {
     port,
     url: `redis://127.0.0.1:${port}`,

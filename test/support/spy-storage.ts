@@ -21,10 +21,19 @@ export interface SpyFaults {
   readonly unprocessed?: (uniqueKey: string, call: number) => boolean;
 }
 
-type Client = { addRequest: (r: { uniqueKey: string }, o?: unknown) => Promise<unknown>; batchAddRequests: (r: { uniqueKey: string }[], o?: unknown) => Promise<{ processedRequests: unknown[]; unprocessedRequests: unknown[] }> };
+type Client = {
+  addRequest: (r: { uniqueKey: string }, o?: unknown) => Promise<unknown>;
+  batchAddRequests: (
+    r: { uniqueKey: string }[],
+    o?: unknown,
+  ) => Promise<{ processedRequests: unknown[]; unprocessedRequests: unknown[] }>;
+};
 
 /** The spying storage client and its counts. */
-export function spyStorage(inner: MemoryStorage, faults: SpyFaults = {}): { storage: MemoryStorage; counts: SpyCounts } {
+export function spyStorage(
+  inner: MemoryStorage,
+  faults: SpyFaults = {},
+): { storage: MemoryStorage; counts: SpyCounts } {
   const counts: SpyCounts = { addRequestCalls: 0, batchCalls: 0, sent: [], accepted: [] };
   const wrapQueue = (client: Client) =>
     new Proxy(client, {
@@ -45,9 +54,18 @@ export function spyStorage(inner: MemoryStorage, faults: SpyFaults = {}): { stor
             if (faults.throwOnBatch?.(call)) throw new Error(`injected failure of batchAddRequests call ${call}`);
             const left = requests.filter((r) => faults.unprocessed?.(r.uniqueKey, call));
             const taken = requests.filter((r) => !left.includes(r));
-            const result = taken.length > 0 ? await target.batchAddRequests(taken, options) : { processedRequests: [], unprocessedRequests: [] };
+            const result =
+              taken.length > 0
+                ? await target.batchAddRequests(taken, options)
+                : { processedRequests: [], unprocessedRequests: [] };
             counts.accepted.push(...taken.map((r) => r.uniqueKey));
-            return { ...result, unprocessedRequests: [...result.unprocessedRequests, ...left.map((r) => ({ uniqueKey: r.uniqueKey, url: (r as { url?: string }).url, method: "GET" }))] };
+            return {
+              ...result,
+              unprocessedRequests: [
+                ...result.unprocessedRequests,
+                ...left.map((r) => ({ uniqueKey: r.uniqueKey, url: (r as { url?: string }).url, method: "GET" })),
+              ],
+            };
           };
         }
         const value = Reflect.get(target, prop, target);
@@ -56,7 +74,9 @@ export function spyStorage(inner: MemoryStorage, faults: SpyFaults = {}): { stor
     });
   const storage = new Proxy(inner, {
     get(target, prop) {
-      if (prop === "requestQueue") return (...args: unknown[]) => wrapQueue((target.requestQueue as unknown as (...a: unknown[]) => Client)(...args));
+      if (prop === "requestQueue")
+        return (...args: unknown[]) =>
+          wrapQueue((target.requestQueue as unknown as (...a: unknown[]) => Client)(...args));
       const value = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;
     },

@@ -25,7 +25,8 @@ export async function canonicalizeCommand(argv: string[]): Promise<number> {
     input++;
     for await (const batch of limitedLineBatches(source, file, "a line read whole by canonicalize")) {
       let text = "";
-      for (let i = 0; i < batch.count; i++) text += canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), options) + "\n";
+      for (let i = 0; i < batch.count; i++)
+        text += canonicalizeUrl(batch.data.subarray(batch.spans[2 * i], batch.spans[2 * i + 1]), options) + "\n";
       out.push(encoder.encode(text));
       if (out.full) await out.flush();
     }

@@ -63,17 +63,36 @@ function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilte
 }
 
 /** `dedup` through a keyed seen-set; returns the exit code. */
-export async function keyedDedup(positionals: string[], values: KeyedValues, { exact, fpRate, items, keys }: { exact: boolean; fpRate: number; items: number | undefined; keys?: LineKeys }): Promise<number> {
-  if (values.redis === undefined && exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter");
-  const filter: SeenSet & { close?(): void | Promise<void> } = values.redis !== undefined
-    ? await redisSet({ url: values.redis, cluster: values.cluster === true, namespace: values.namespace, dupefilter: values.dupefilter as string | undefined, window: values.window, durability: values.durability as Durability | undefined, exact, items, fpRate })
-    : approxSet(
-        items === undefined
-          ? new ScalableBloomFilter({ fpRate })
-          : values.blocked
-            ? new BlockedBloomFilter({ items, fpRate })
-            : new BloomFilter({ items, fpRate }),
-      );
+export async function keyedDedup(
+  positionals: string[],
+  values: KeyedValues,
+  { exact, fpRate, items, keys }: { exact: boolean; fpRate: number; items: number | undefined; keys?: LineKeys },
+): Promise<number> {
+  if (values.redis === undefined && exact)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter",
+    );
+  const filter: SeenSet & { close?(): void | Promise<void> } =
+    values.redis !== undefined
+      ? await redisSet({
+          url: values.redis,
+          cluster: values.cluster === true,
+          namespace: values.namespace,
+          dupefilter: values.dupefilter as string | undefined,
+          window: values.window,
+          durability: values.durability as Durability | undefined,
+          exact,
+          items,
+          fpRate,
+        })
+      : approxSet(
+          items === undefined
+            ? new ScalableBloomFilter({ fpRate })
+            : values.blocked
+              ? new BlockedBloomFilter({ items, fpRate })
+              : new BloomFilter({ items, fpRate }),
+        );
 
   let lineBase = 0;
   /** The answers (1: print) for a group of batches, one array a batch; lineBase is the first batch's. */
@@ -82,17 +101,25 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
       if (keys === undefined) return { batch, keys: { data: batch.data, spans: batch.spans } };
       const base = lineBase + group.slice(0, g).reduce((n, b) => n + b.count, 0);
       const cut = keys.cut(batch.data, batch.spans, 2, batch.count, base + 1);
-      return { batch, keys: cut.count === 0 ? undefined : ({ data: cut.data, spans: cut.spans }), has: cut.count === batch.count ? undefined : cut.has };
+      return {
+        batch,
+        keys: cut.count === 0 ? undefined : { data: cut.data, spans: cut.spans },
+        has: cut.count === batch.count ? undefined : cut.has,
+      };
     });
     const keyed = prepared.flatMap((p) => (p.keys === undefined ? [] : [p.keys]));
-    const answers = filter.addGroup !== undefined ? await filter.addGroup(keyed) : await Promise.all(keyed.map((k) => filter.addSpans(k.data, k.spans)));
+    const answers =
+      filter.addGroup !== undefined
+        ? await filter.addGroup(keyed)
+        : await Promise.all(keyed.map((k) => filter.addSpans(k.data, k.spans)));
     let j = 0;
     return prepared.map(({ batch, keys: batchKeys, has }) => {
       const fresh = batchKeys === undefined ? new Uint8Array(0) : answers[j++];
       if (has === undefined) return fresh;
       // Records without the key: printed as they are with --missing keep, left out with drop.
       const flags = new Uint8Array(batch.count);
-      for (let i = 0, k = 0; i < batch.count; i++) flags[i] = has[i] === 1 ? fresh[k++] : keys!.missing === "keep" ? 1 : 0;
+      for (let i = 0, k = 0; i < batch.count; i++)
+        flags[i] = has[i] === 1 ? fresh[k++] : keys!.missing === "keep" ? 1 : 0;
       return flags;
     });
   };
@@ -144,7 +171,10 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
         if (out.full || durable) await out.flush();
         // Confirmed written (a durable set's output waits for that): nothing recorded waits unprinted.
         if (durable) filter.printed?.();
-        progress.update(() => `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`);
+        progress.update(
+          () =>
+            `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`,
+        );
       }
     }
     await out.end();
@@ -160,7 +190,8 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
     const path = values["save-filter"];
     const file = await open(path, "w");
     try {
-      for (const part of filter.serializeParts!()) for (let at = 0; at < part.length; ) at += (await file.write(part, at)).bytesWritten;
+      for (const part of filter.serializeParts!())
+        for (let at = 0; at < part.length; ) at += (await file.write(part, at)).bytesWritten;
       await file.close();
     } catch (error) {
       // A part of a filter is no filter: nothing is left behind to be loaded later.
@@ -175,7 +206,20 @@ export async function keyedDedup(positionals: string[], values: KeyedValues, { e
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter: values.redis !== undefined ? (values.dupefilter !== undefined ? "scrapy-redis-dupefilter" : values.window !== undefined ? "redis-window" : exact ? "redis-fingerprints" : "redis-bloom") : items === undefined ? "scalable" : values.blocked ? "blocked" : "standard",
+      filter:
+        values.redis !== undefined
+          ? values.dupefilter !== undefined
+            ? "scrapy-redis-dupefilter"
+            : values.window !== undefined
+              ? "redis-window"
+              : exact
+                ? "redis-fingerprints"
+                : "redis-bloom"
+          : items === undefined
+            ? "scalable"
+            : values.blocked
+              ? "blocked"
+              : "standard",
       // A rate only where something can be dropped by chance.
       ...(exact ? {} : { fpRate }),
       canonicalize: keys?.spec.canonicalize !== undefined,

@@ -129,63 +129,178 @@ export async function dedup(argv: string[]): Promise<number> {
   const items = values.items === undefined ? undefined : integerOption("items", values.items);
   if (values.blocked && exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--blocked needs --approx");
   const hash = values.hash ?? "xxh128";
-  if (hash !== "xxh128" && hash !== "md5") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--hash must be md5 or xxh128, got ${JSON.stringify(values.hash)}`);
-  if (values.hash !== undefined && values.redis !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for dedup in memory; --redis keeps MD5 fingerprints");
-  if (values.hash !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash does not apply to --store: a store keeps the fingerprint it was created with (XXH3-128)");
-  if (values["fp-rate"] !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--fp-rate does not apply to --store: it is exact, every line is looked up in memory");
-  if (values.store !== undefined && !exact) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
-  if (values.redis === undefined && (values.namespace !== undefined || values.dupefilter !== undefined || values.window !== undefined || values.cluster || values.durability !== undefined)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace, --dupefilter, --window, --cluster and --durability need --redis");
-  if (values.dupefilter !== undefined && (values.namespace !== undefined || values.window !== undefined || values.durability !== undefined || values.approx || values.canonicalize)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--dupefilter is a Scrapy-Redis SET of request fingerprints (exact, the URL canonicalized by the fingerprint): leave out --namespace, --window, --durability, --approx and --canonicalize");
-  if (values.durability !== undefined && values.durability !== "local" && values.durability !== "replicated") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--durability must be local or replicated, got ${JSON.stringify(values.durability)}`);
-  if (values.durability === "replicated" && values.window !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--durability replicated is for the exact seen-set and --approx; a --window filter acknowledges once its master has a batch");
-  if (values.redis !== undefined && values.store !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
+  if (hash !== "xxh128" && hash !== "md5")
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      `--hash must be md5 or xxh128, got ${JSON.stringify(values.hash)}`,
+    );
+  if (values.hash !== undefined && values.redis !== undefined)
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for dedup in memory; --redis keeps MD5 fingerprints");
+  if (values.hash !== undefined && values.store !== undefined)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--hash does not apply to --store: a store keeps the fingerprint it was created with (XXH3-128)",
+    );
+  if (values["fp-rate"] !== undefined && values.store !== undefined)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--fp-rate does not apply to --store: it is exact, every line is looked up in memory",
+    );
+  if (values.store !== undefined && !exact)
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
+  if (
+    values.redis === undefined &&
+    (values.namespace !== undefined ||
+      values.dupefilter !== undefined ||
+      values.window !== undefined ||
+      values.cluster ||
+      values.durability !== undefined)
+  )
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--namespace, --dupefilter, --window, --cluster and --durability need --redis",
+    );
+  if (
+    values.dupefilter !== undefined &&
+    (values.namespace !== undefined ||
+      values.window !== undefined ||
+      values.durability !== undefined ||
+      values.approx ||
+      values.canonicalize)
+  )
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--dupefilter is a Scrapy-Redis SET of request fingerprints (exact, the URL canonicalized by the fingerprint): leave out --namespace, --window, --durability, --approx and --canonicalize",
+    );
+  if (values.durability !== undefined && values.durability !== "local" && values.durability !== "replicated")
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      `--durability must be local or replicated, got ${JSON.stringify(values.durability)}`,
+    );
+  if (values.durability === "replicated" && values.window !== undefined)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--durability replicated is for the exact seen-set and --approx; a --window filter acknowledges once its master has a batch",
+    );
+  if (values.redis !== undefined && values.store !== undefined)
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");
   if (values["save-filter"] !== undefined) writableFileOption("save-filter", values["save-filter"]);
   const { key, missing } = keyOptions(values);
   // A field, a JSON value or a canonical URL is the key that is fingerprinted; the line is printed as it came.
-  const keys = key === undefined && !values.canonicalize ? undefined : new LineKeys({ record: key, missing, canonicalize: values.canonicalize ? urlOptions(values) : undefined, maxLineBytes: MAX_LINE_BYTES, limitOf: DEDUP_LIMIT_OF });
+  const keys =
+    key === undefined && !values.canonicalize
+      ? undefined
+      : new LineKeys({
+          record: key,
+          missing,
+          canonicalize: values.canonicalize ? urlOptions(values) : undefined,
+          maxLineBytes: MAX_LINE_BYTES,
+          limitOf: DEDUP_LIMIT_OF,
+        });
   // Every key, in memory or with a store, goes through the byte pipeline in WebAssembly; a seen-set
   // in Redis or a Bloom filter to save goes through the keyed path, loaded only then.
   const pipeline = values.redis === undefined && values["save-filter"] === undefined;
-  if (values.memory !== undefined && !(pipeline && exact)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--memory is for exact dedup (in memory or with --store): leave out --approx, --redis and --save-filter");
-  if (values.tmp !== undefined && !pipeline) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--tmp is for dedup in memory or with --store: leave out --redis and --save-filter");
+  if (values.memory !== undefined && !(pipeline && exact))
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--memory is for exact dedup (in memory or with --store): leave out --approx, --redis and --save-filter",
+    );
+  if (values.tmp !== undefined && !pipeline)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--tmp is for dedup in memory or with --store: leave out --redis and --save-filter",
+    );
   if (pipeline) {
-    const memory = values.memory === undefined ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2)) : bytesOption("memory", values.memory, MIN_MEMORY);
-    return pipelineDedup(positionals, { exact, fpRate, items, hash, stats: values.stats === true, memory, tmp: values.tmp ?? tmpdir(), store: values.store, keys });
+    const memory =
+      values.memory === undefined
+        ? Math.max(MIN_MEMORY, Math.floor(totalmem() / 2))
+        : bytesOption("memory", values.memory, MIN_MEMORY);
+    return pipelineDedup(positionals, {
+      exact,
+      fpRate,
+      items,
+      hash,
+      stats: values.stats === true,
+      memory,
+      tmp: values.tmp ?? tmpdir(),
+      store: values.store,
+      keys,
+    });
   }
   const { keyedDedup } = await import("./dedup-keyed.js");
   return keyedDedup(positionals, values, { exact, fpRate, items, keys });
 }
 
 /** The record key options (--field, --delimiter, --csv, --json-key, --missing), checked. */
-function keyOptions(values: { field?: string; delimiter?: string; csv?: boolean; "json-key"?: string; missing?: string }): { key?: KeySpec; missing: MissingPolicy } {
+function keyOptions(values: {
+  field?: string;
+  delimiter?: string;
+  csv?: boolean;
+  "json-key"?: string;
+  missing?: string;
+}): { key?: KeySpec; missing: MissingPolicy } {
   const missing = values.missing ?? "error";
-  if (missing !== "error" && missing !== "keep" && missing !== "drop") throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--missing must be keep, drop or error, got ${JSON.stringify(values.missing)}`);
+  if (missing !== "error" && missing !== "keep" && missing !== "drop")
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      `--missing must be keep, drop or error, got ${JSON.stringify(values.missing)}`,
+    );
   if (values["json-key"] !== undefined) {
-    if (values.field !== undefined || values.delimiter !== undefined || values.csv) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--json-key compares a JSON value; leave out --field, --delimiter and --csv");
+    if (values.field !== undefined || values.delimiter !== undefined || values.csv)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        "--json-key compares a JSON value; leave out --field, --delimiter and --csv",
+      );
     const path = values["json-key"].split(".");
-    if (path.some((name) => name.length === 0)) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--json-key must be a key or a dotted path of keys (url, page.url), got ${JSON.stringify(values["json-key"])}`);
+    if (path.some((name) => name.length === 0))
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `--json-key must be a key or a dotted path of keys (url, page.url), got ${JSON.stringify(values["json-key"])}`,
+      );
     return { key: { kind: "json", path }, missing };
   }
   if (values.field === undefined) {
-    if (values.delimiter !== undefined || values.csv || values.missing !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--delimiter, --csv and --missing need --field N (or --json-key for --missing)");
+    if (values.delimiter !== undefined || values.csv || values.missing !== undefined)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        "--delimiter, --csv and --missing need --field N (or --json-key for --missing)",
+      );
     return { missing };
   }
   const field = integerOption("field", values.field, 1, 2 ** 31);
-  const text = values.delimiter === "\\t" ? "\t" : values.delimiter ?? (values.csv ? "," : "\t");
+  const text = values.delimiter === "\\t" ? "\t" : (values.delimiter ?? (values.csv ? "," : "\t"));
   const bytes = new TextEncoder().encode(text);
-  if (bytes.length !== 1 || (values.csv && (bytes[0] === 0x22 || bytes[0] === 0x0a || bytes[0] === 0x0d))) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--delimiter must be one single-byte character (or \\t for a tab)${values.csv ? ", not a quote or a line break," : ""} got ${JSON.stringify(values.delimiter)}`);
+  if (bytes.length !== 1 || (values.csv && (bytes[0] === 0x22 || bytes[0] === 0x0a || bytes[0] === 0x0d)))
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      `--delimiter must be one single-byte character (or \\t for a tab)${values.csv ? ", not a quote or a line break," : ""} got ${JSON.stringify(values.delimiter)}`,
+    );
   return { key: { kind: "field", field, delimiter: bytes[0], csv: values.csv === true }, missing };
 }
 
 /** `dedup` of raw lines: the byte pipeline (src/lines/), in memory or under a store (--store). */
-async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: number; items?: number; hash: "xxh128" | "md5"; stats: boolean; memory: number; tmp: string; store?: string; keys?: LineKeys }): Promise<number> {
+async function pipelineDedup(
+  files: string[],
+  opts: {
+    exact: boolean;
+    fpRate: number;
+    items?: number;
+    hash: "xxh128" | "md5";
+    stats: boolean;
+    memory: number;
+    tmp: string;
+    store?: string;
+    keys?: LineKeys;
+  },
+): Promise<number> {
   const started = performance.now();
   // Without --items, a regular file's size sizes the filter (see src/lines/stage-plan.ts).
   const inputBytes = opts.exact || opts.items !== undefined ? undefined : regularInputBytes(files);
   // Spilled lines' files go at exit, on an error, and on the signals that end a long run.
   removeTempFoldersAtExit();
   // Test-only: a small memory per instance, so tests spread over several with little input.
-  const perMemory = process.env.CRAWLSIEVE_TEST_PER_MEMORY === undefined ? undefined : Number(process.env.CRAWLSIEVE_TEST_PER_MEMORY);
+  const perMemory =
+    process.env.CRAWLSIEVE_TEST_PER_MEMORY === undefined ? undefined : Number(process.env.CRAWLSIEVE_TEST_PER_MEMORY);
   let gate: StoreGate | undefined;
   let dedup: LineDeduplicator;
   if (opts.store !== undefined) {
@@ -196,15 +311,33 @@ async function pipelineDedup(files: string[], opts: { exact: boolean; fpRate: nu
       opts.store,
       (hash, stored) => {
         const deferNew = defersStore(stored, opts.memory);
-        return new LineDeduplicator({ hash, memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, fresh: true, tableItems: deferNew ? (opts.items ?? 0) : Math.max(opts.items ?? 0, stored), deferNew, keys: opts.keys });
+        return new LineDeduplicator({
+          hash,
+          memory: opts.memory,
+          spill: fileSpill(opts.tmp),
+          perMemory,
+          fresh: true,
+          tableItems: deferNew ? (opts.items ?? 0) : Math.max(opts.items ?? 0, stored),
+          deferNew,
+          keys: opts.keys,
+        });
       },
       (message) => process.stderr.write(`crawlsieve: ${message}\n`),
     );
     dedup = gate.dedup;
   } else {
     // Exact: --items sizes the first table (within --memory and one memory); approx: the filter.
-    const exactOptions = opts.exact ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, tableItems: opts.items } : { items: opts.items };
-    dedup = new LineDeduplicator({ approx: !opts.exact, fpRate: opts.fpRate, hash: opts.hash, inputBytes, keys: opts.keys, ...exactOptions });
+    const exactOptions = opts.exact
+      ? { memory: opts.memory, spill: fileSpill(opts.tmp), perMemory, tableItems: opts.items }
+      : { items: opts.items };
+    dedup = new LineDeduplicator({
+      approx: !opts.exact,
+      fpRate: opts.fpRate,
+      hash: opts.hash,
+      inputBytes,
+      keys: opts.keys,
+      ...exactOptions,
+    });
   }
   const progress = new Progress();
   let bytesIn = 0;

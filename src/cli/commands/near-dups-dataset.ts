@@ -46,12 +46,23 @@ const NEWLINE = Buffer.from("\n");
  * still written and ended, then stdout's OutputError is thrown. The --removed stream is destroyed
  * at the end, failed or not, so its FileHandle can close.
  */
-export async function writeDataset(sources: readonly Source[], plan: DatasetPlan, output: DatasetOutput): Promise<{ kept: number; removed: number }> {
+export async function writeDataset(
+  sources: readonly Source[],
+  plan: DatasetPlan,
+  output: DatasetOutput,
+): Promise<{ kept: number; removed: number }> {
   // Errors are heard through each confirmed write; the listeners only keep them from being uncaught.
-  const out = new Output(ownStdout(() => undefined), 1 << 16, true);
+  const out = new Output(
+    ownStdout(() => undefined),
+    1 << 16,
+    true,
+  );
   const removedStream = output.removed?.createWriteStream({ autoClose: false });
   removedStream?.on("error", () => undefined);
-  const removedOut = removedStream === undefined ? undefined : new Output(removedStream, 1 << 16, true, `--removed ${output.removedPath}`);
+  const removedOut =
+    removedStream === undefined
+      ? undefined
+      : new Output(removedStream, 1 << 16, true, `--removed ${output.removedPath}`);
   const progress = new Progress();
   const total = plan.representative.length;
   const key = JSON.stringify(plan.field);
@@ -67,7 +78,9 @@ export async function writeDataset(sources: readonly Source[], plan: DatasetPlan
         const r = record++;
         const rep = plan.representative[r];
         if (output.annotate) {
-          out.push(annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.ids.json(rep)));
+          out.push(
+            annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.ids.json(rep)),
+          );
           out.push(NEWLINE);
           kept++;
         } else if (rep === r) {
@@ -77,7 +90,11 @@ export async function writeDataset(sources: readonly Source[], plan: DatasetPlan
           kept++;
         } else {
           const score = plan.field === "distance" ? -plan.score[r] : plan.score[r];
-          removedOut?.push(Buffer.from(`{"id":${plan.ids.json(r)},"duplicate_of":${plan.ids.json(rep)},${key}:${JSON.stringify(score)}}\n`));
+          removedOut?.push(
+            Buffer.from(
+              `{"id":${plan.ids.json(r)},"duplicate_of":${plan.ids.json(rep)},${key}:${JSON.stringify(score)}}\n`,
+            ),
+          );
           if (removedOut?.full) await removedOut.flush();
         }
         if (out.full) await toStdout(out.flush());
@@ -90,7 +107,11 @@ export async function writeDataset(sources: readonly Source[], plan: DatasetPlan
     if (stopped === undefined) await toStdout(out.end());
     if (removedOut !== undefined) {
       await removedOut.end();
-      await new Promise<void>((resolve, reject) => removedStream!.end((error?: Error | null) => (error ? reject(new OutputError(error, `--removed ${output.removedPath}`)) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        removedStream!.end((error?: Error | null) =>
+          error ? reject(new OutputError(error, `--removed ${output.removedPath}`)) : resolve(),
+        ),
+      );
     }
   } finally {
     // Ended or failed, the stream lets go of the FileHandle (autoClose: false keeps the fd open
@@ -107,12 +128,19 @@ function annotated(bytes: Buffer, cluster: number, duplicateOf: string): Buffer 
   while (end > 0 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09 || bytes[end - 1] === 0x0d)) end--;
   // The first pass parsed the line as an object, so bytes[end - 1] is its "}".
   let before = end - 2;
-  while (before >= 0 && (bytes[before] === 0x20 || bytes[before] === 0x09 || bytes[before] === 0x0d || bytes[before] === 0x0a)) before--;
+  while (
+    before >= 0 &&
+    (bytes[before] === 0x20 || bytes[before] === 0x09 || bytes[before] === 0x0d || bytes[before] === 0x0a)
+  )
+    before--;
   const comma = before >= 0 && bytes[before] === 0x7b ? "" : ",";
   const added = Buffer.from(`${comma}"cluster":${cluster === 0 ? "null" : cluster},"duplicate_of":${duplicateOf}`);
   return Buffer.concat([bytes.subarray(0, end - 1), added, bytes.subarray(end - 1, end)]);
 }
 
 function changed(name: string): CrawlsieveError {
-  return new CrawlsieveError("ERR_INPUT_CHANGED", `${name} changed between the two readings of --dedup (a different number of records); give files that stay as they are while the command runs`);
+  return new CrawlsieveError(
+    "ERR_INPUT_CHANGED",
+    `${name} changed between the two readings of --dedup (a different number of records); give files that stay as they are while the command runs`,
+  );
 }

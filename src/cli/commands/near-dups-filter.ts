@@ -21,7 +21,12 @@ const BATCH_RECORDS = 512;
 const BATCH_CHARS = 1 << 21;
 
 /** Prints the records of `sources` with no near-duplicate before them; returns how many were read and left out. */
-export async function filterRecords(sources: readonly Source[], fields: RecordFields, maxBytes: number, filter: TextFilter): Promise<{ read: number; left: number }> {
+export async function filterRecords(
+  sources: readonly Source[],
+  fields: RecordFields,
+  maxBytes: number,
+  filter: TextFilter,
+): Promise<{ read: number; left: number }> {
   const out = new Output();
   const progress = new Progress();
   let texts: string[] = [];
@@ -56,7 +61,9 @@ export async function filterRecords(sources: readonly Source[], fields: RecordFi
   progress.done();
   await out.end();
   if (filter.count > filter.planned) {
-    process.stderr.write(`crawlsieve: the filter was planned for ${count(filter.planned)} texts and holds ${count(filter.count)}: its false-positive rate is past --fp-rate; give --items of at least the records of a run\n`);
+    process.stderr.write(
+      `crawlsieve: the filter was planned for ${count(filter.planned)} texts and holds ${count(filter.count)}: its false-positive rate is past --fp-rate; give --items of at least the records of a run\n`,
+    );
   }
   return { read, left };
 }
@@ -77,6 +84,10 @@ export function checkFilterFlags(values: Record<string, unknown>): void {
     ["tmp", "--filter writes no temporary file"],
   ];
   for (const [flag, why] of others) {
-    if (values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} does not apply to --filter (${why}); drop it`);
+    if (values[flag] !== undefined)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: --${flag} does not apply to --filter (${why}); drop it`,
+      );
   }
 }

@@ -74,7 +74,10 @@ export function simhashFinder(maxDistance: number, shingle: number): Finder {
           fps[numbers[i]] = sketched[i];
         } else empty.push(numbers[i]);
       });
-      index.addMany(kept.map((i) => numbers[i]), BigUint64Array.from(kept, (i) => sketched[i]));
+      index.addMany(
+        kept.map((i) => numbers[i]),
+        BigUint64Array.from(kept, (i) => sketched[i]),
+      );
       return empty;
     },
     // Larger is closer for grouping: the score is minus the distance.

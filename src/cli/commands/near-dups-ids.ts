@@ -24,7 +24,11 @@ export class IdList {
   json(i: number): string {
     const ends = this.ends.values;
     const values = this.bytes.values;
-    return Buffer.from(values.buffer, values.byteOffset + (i === 0 ? 0 : ends[i - 1]), ends[i] - (i === 0 ? 0 : ends[i - 1])).toString("utf8");
+    return Buffer.from(
+      values.buffer,
+      values.byteOffset + (i === 0 ? 0 : ends[i - 1]),
+      ends[i] - (i === 0 ? 0 : ends[i - 1]),
+    ).toString("utf8");
   }
 
   /** Document `i`'s id as text: a string unquoted (a file path), a number as it came. */

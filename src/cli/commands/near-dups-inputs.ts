@@ -8,7 +8,15 @@ import { dirname, join, relative, sep } from "node:path";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import { diskReason } from "../../lines/file-spill.js";
 import { checkInputFile } from "../lines.js";
-import { inputLines, isBlank, lineName, parseRecord, tooLarge, type RecordDoc, type RecordFields } from "../json-records.js";
+import {
+  inputLines,
+  isBlank,
+  lineName,
+  parseRecord,
+  tooLarge,
+  type RecordDoc,
+  type RecordFields,
+} from "../json-records.js";
 
 /** An input that can be read more than once: its name in messages and a way to open its bytes. */
 export interface Source {
@@ -23,7 +31,12 @@ type Doc = RecordDoc;
  * that match an include glob and no exclude glob (an excluded folder is not entered), sorted.
  * One file is read at a time.
  */
-async function* filesIn(paths: readonly string[], include: ((path: string) => boolean)[], exclude: ((path: string) => boolean)[], maxBytes: number): AsyncGenerator<Doc> {
+async function* filesIn(
+  paths: readonly string[],
+  include: ((path: string) => boolean)[],
+  exclude: ((path: string) => boolean)[],
+  maxBytes: number,
+): AsyncGenerator<Doc> {
   const files: string[] = [];
   for (const path of paths) {
     if ((await stat(path)).isDirectory()) await walk(path, path, include, exclude, files);
@@ -34,11 +47,22 @@ async function* filesIn(paths: readonly string[], include: ((path: string) => bo
     const { size } = await stat(file);
     if (size > maxBytes) throw tooLarge(file, size, maxBytes);
     const text = await readFile(file, "utf8");
-    yield { idJson: JSON.stringify(file), idText: file, text, html: /\.x?html?$/i.test(file) || /^\s*<(!doctype html|html[\s>])/i.test(text) };
+    yield {
+      idJson: JSON.stringify(file),
+      idText: file,
+      text,
+      html: /\.x?html?$/i.test(file) || /^\s*<(!doctype html|html[\s>])/i.test(text),
+    };
   }
 }
 
-async function walk(root: string, dir: string, include: ((path: string) => boolean)[], exclude: ((path: string) => boolean)[], out: string[]): Promise<void> {
+async function walk(
+  root: string,
+  dir: string,
+  include: ((path: string) => boolean)[],
+  exclude: ((path: string) => boolean)[],
+  out: string[],
+): Promise<void> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     const rel = relative(root, path).split(sep).join("/");
@@ -58,7 +82,13 @@ function isJsonLines(path: string): boolean {
  * The documents of `near-dups` without --dedup: JSON lines from stdin when no path is given;
  * else each path in turn, "-" and .jsonl/.ndjson files as JSON lines, the others as documents.
  */
-export async function* documents(paths: readonly string[], include: ((path: string) => boolean)[], exclude: ((path: string) => boolean)[], fields: RecordFields, maxBytes: number): AsyncGenerator<Doc> {
+export async function* documents(
+  paths: readonly string[],
+  include: ((path: string) => boolean)[],
+  exclude: ((path: string) => boolean)[],
+  fields: RecordFields,
+  maxBytes: number,
+): AsyncGenerator<Doc> {
   if (paths.length === 0) {
     yield* jsonLines([stdinSource(undefined)], fields, maxBytes);
     return;
@@ -66,14 +96,23 @@ export async function* documents(paths: readonly string[], include: ((path: stri
   const plain = paths.filter((path) => !isJsonLines(path));
   yield* filesIn(plain, include, exclude, maxBytes);
   const lines = paths.filter(isJsonLines);
-  yield* jsonLines(lines.map((path) => (path === "-" ? stdinSource(undefined) : fileSource(path))), fields, maxBytes);
+  yield* jsonLines(
+    lines.map((path) => (path === "-" ? stdinSource(undefined) : fileSource(path))),
+    fields,
+    maxBytes,
+  );
 }
 
 /** The inputs of --dedup and --filter: each FILE, "-" (or none) for stdin, which is spooled under `spool` to be read twice (--dedup) or read once without one. */
 export function datasetSources(paths: readonly string[], spool: string | undefined): Source[] {
   const list = paths.length === 0 ? ["-"] : paths;
-  if (list.filter((path) => path === "-").length > 1) throw new InvalidArgumentError("FILE", "-", "given once: stdin can be read only once");
-  return list.map((path) => (path === "-" ? stdinSource(spool === undefined ? undefined : join(spool, "stdin.jsonl")) : (checkInputFile(path), fileSource(path))));
+  if (list.filter((path) => path === "-").length > 1)
+    throw new InvalidArgumentError("FILE", "-", "given once: stdin can be read only once");
+  return list.map((path) =>
+    path === "-"
+      ? stdinSource(spool === undefined ? undefined : join(spool, "stdin.jsonl"))
+      : (checkInputFile(path), fileSource(path)),
+  );
 }
 
 function fileSource(path: string): Source {
@@ -89,7 +128,10 @@ function stdinSource(spool: string | undefined): Source {
     open() {
       if (copied) return decodedInput(createReadStream(spool!, { highWaterMark: 1 << 20 }), "stdin");
       copied = true;
-      return decodedInput(spool === undefined ? (process.stdin as AsyncIterable<Uint8Array>) : tee(process.stdin, spool), "stdin");
+      return decodedInput(
+        spool === undefined ? (process.stdin as AsyncIterable<Uint8Array>) : tee(process.stdin, spool),
+        "stdin",
+      );
     },
   };
 }
@@ -99,7 +141,11 @@ function stdinSource(spool: string | undefined): Source {
  * (a full --tmp) is a typed line naming the --tmp folder, the spool folder's parent.
  */
 async function* tee(source: AsyncIterable<Uint8Array>, path: string): AsyncGenerator<Uint8Array> {
-  const failed = (error: unknown) => new CrawlsieveError("ERR_SPILL", `cannot keep the copy of stdin that --dedup reads twice in ${dirname(dirname(path))} (${diskReason(error)}); give a writable --tmp with room for the whole input`);
+  const failed = (error: unknown) =>
+    new CrawlsieveError(
+      "ERR_SPILL",
+      `cannot keep the copy of stdin that --dedup reads twice in ${dirname(dirname(path))} (${diskReason(error)}); give a writable --tmp with room for the whole input`,
+    );
   const handle: FileHandle = await open(path, "w").catch((error: unknown) => {
     throw failed(error);
   });
@@ -116,12 +162,20 @@ async function* tee(source: AsyncIterable<Uint8Array>, path: string): AsyncGener
 }
 
 /** The record of each non-blank JSON line of the sources, in order. */
-export async function* jsonLines(sources: readonly Source[], fields: RecordFields, maxBytes: number): AsyncGenerator<Doc> {
+export async function* jsonLines(
+  sources: readonly Source[],
+  fields: RecordFields,
+  maxBytes: number,
+): AsyncGenerator<Doc> {
   for await (const { doc } of jsonRecords(sources, fields, maxBytes)) yield doc;
 }
 
 /** Each non-blank JSON line of the sources with its record, in order (for commands that print lines as they came). */
-export async function* jsonRecords(sources: readonly Source[], fields: RecordFields, maxBytes: number): AsyncGenerator<{ readonly doc: Doc; readonly bytes: Buffer }> {
+export async function* jsonRecords(
+  sources: readonly Source[],
+  fields: RecordFields,
+  maxBytes: number,
+): AsyncGenerator<{ readonly doc: Doc; readonly bytes: Buffer }> {
   for (const source of sources) {
     for await (const line of inputLines(source.open(), source.name, maxBytes)) {
       if (isBlank(line.bytes)) continue;

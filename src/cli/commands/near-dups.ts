@@ -139,18 +139,44 @@ export async function nearDups(argv: string[]): Promise<number> {
   const maxBytes = integerOption("--max-bytes", values["max-bytes"], DEFAULT_MAX_BYTES, 1, DEFAULT_MAX_BYTES);
   if (values.filter) {
     checkFilterFlags(values);
-    const fields: RecordFields = { text: fieldOption("--text-field", values["text-field"], "text"), id: fieldOption("--id-field", values["id-field"], "id"), lenient: true };
-    const items = values.items === undefined ? DEFAULT_FILTER_ITEMS : integerOption("--items", values.items, 0, 1, Number.MAX_SAFE_INTEGER);
-    const plan = { items, fpRate: probabilityOption("fp-rate", values["fp-rate"], DEFAULT_FILTER_FP_RATE), threshold: thresholdOption(values.threshold), shingle };
+    const fields: RecordFields = {
+      text: fieldOption("--text-field", values["text-field"], "text"),
+      id: fieldOption("--id-field", values["id-field"], "id"),
+      lenient: true,
+    };
+    const items =
+      values.items === undefined
+        ? DEFAULT_FILTER_ITEMS
+        : integerOption("--items", values.items, 0, 1, Number.MAX_SAFE_INTEGER);
+    const plan = {
+      items,
+      fpRate: probabilityOption("fp-rate", values["fp-rate"], DEFAULT_FILTER_FP_RATE),
+      threshold: thresholdOption(values.threshold),
+      shingle,
+    };
     const sources = datasetSources(positionals, undefined);
     if (values.redis !== undefined) {
-      if (values.namespace === undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --redis needs --namespace NAME (the shared filter's name)");
+      if (values.namespace === undefined)
+        throw new CrawlsieveError(
+          "ERR_INVALID_ARGUMENT",
+          "near-dups: --redis needs --namespace NAME (the shared filter's name)",
+        );
       const durability = values.durability === undefined ? undefined : durabilityOption(values.durability);
-      const { commander, close, checked } = await connectRedis(values.redis, values.cluster === true, "during near-dups --filter");
+      const { commander, close, checked } = await connectRedis(
+        values.redis,
+        values.cluster === true,
+        "during near-dups --filter",
+      );
       try {
-        const filter = await checked(RedisNearDupFilter.open(commander, { name: values.namespace, ...plan, durability }));
+        const filter = await checked(
+          RedisNearDupFilter.open(commander, { name: values.namespace, ...plan, durability }),
+        );
         // The shared filter keeps no count: no warning past --items.
-        await filterRecords(sources, fields, maxBytes, { addMany: (texts) => checked(filter.addMany(texts)), count: 0, planned: items });
+        await filterRecords(sources, fields, maxBytes, {
+          addMany: (texts) => checked(filter.addMany(texts)),
+          count: 0,
+          planned: items,
+        });
       } finally {
         await close();
       }
@@ -158,30 +184,57 @@ export async function nearDups(argv: string[]): Promise<number> {
     }
     const filter = new NearDupFilter(plan);
     try {
-      await filterRecords(sources, fields, maxBytes, { addMany: (texts) => filter.addMany(texts), get count() { return filter.count; }, planned: items });
+      await filterRecords(sources, fields, maxBytes, {
+        addMany: (texts) => filter.addMany(texts),
+        get count() {
+          return filter.count;
+        },
+        planned: items,
+      });
     } finally {
       filter.dispose();
     }
     return 0;
   }
   for (const flag of ["items", "fp-rate", "redis", "cluster", "namespace", "durability"] as const) {
-    if (values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} applies to --filter; add --filter`);
+    if (values[flag] !== undefined)
+      throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} applies to --filter; add --filter`);
   }
   if (values["max-distance"] !== undefined && values.threshold !== undefined) {
-    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --max-distance (SimHash) and --threshold (MinHash) choose different measures; give one of them");
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "near-dups: --max-distance (SimHash) and --threshold (MinHash) choose different measures; give one of them",
+    );
   }
   const dedup = values.dedup === true;
   for (const flag of ["keep", "removed", "annotate"] as const) {
-    if (!dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} applies to --dedup (dataset mode); add --dedup`);
+    if (!dedup && values[flag] !== undefined)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: --${flag} applies to --dedup (dataset mode); add --dedup`,
+      );
   }
   for (const flag of ["pairs", "json"] as const) {
-    if (dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --dedup writes the records kept, --${flag} near-duplicates found; give one of them`);
+    if (dedup && values[flag] !== undefined)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: --dedup writes the records kept, --${flag} near-duplicates found; give one of them`,
+      );
   }
   for (const flag of ["include", "exclude"] as const) {
-    if (dedup && values[flag] !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `near-dups: --${flag} chooses files in folders, and --dedup reads JSON-lines files only; drop --${flag}`);
+    if (dedup && values[flag] !== undefined)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: --${flag} chooses files in folders, and --dedup reads JSON-lines files only; drop --${flag}`,
+      );
   }
-  if (values.annotate && values.removed !== undefined) throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "near-dups: --annotate keeps every record, so --removed would stay empty; give one of them");
-  if (values.keep !== undefined && values.keep !== "first" && values.keep !== "longest") throw new InvalidArgumentError("--keep", values.keep, "first or longest");
+  if (values.annotate && values.removed !== undefined)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "near-dups: --annotate keeps every record, so --removed would stay empty; give one of them",
+    );
+  if (values.keep !== undefined && values.keep !== "first" && values.keep !== "longest")
+    throw new InvalidArgumentError("--keep", values.keep, "first or longest");
   const fields: RecordFields = {
     text: fieldOption("--text-field", values["text-field"], "text"),
     id: fieldOption("--id-field", values["id-field"], "id"),
@@ -189,9 +242,15 @@ export async function nearDups(argv: string[]): Promise<number> {
     reserved: values.annotate ? ["cluster", "duplicate_of"] : undefined,
   };
   if (values.removed !== undefined) await checkNotAnInput(values.removed, positionals);
-  const finder = values["max-distance"] !== undefined
-    ? simhashFinder(integerOption("--max-distance", values["max-distance"], 3, 0, 8), shingle)
-    : minhashFinder(thresholdOption(values.threshold), shingle, integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096), values.tmp);
+  const finder =
+    values["max-distance"] !== undefined
+      ? simhashFinder(integerOption("--max-distance", values["max-distance"], 3, 0, 8), shingle)
+      : minhashFinder(
+          thresholdOption(values.threshold),
+          shingle,
+          integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096),
+          values.tmp,
+        );
   let removed: FileHandle | undefined;
   let spool: string | undefined;
   // The sketch file goes at exit, on an error, and on the signals that end a long run.
@@ -201,16 +260,24 @@ export async function nearDups(argv: string[]): Promise<number> {
     // after the whole input), and after every option is checked: a bad one must not leave it open.
     if (values.removed !== undefined) removed = await open(values.removed, "w");
     // Stdin is read twice in dataset mode: the first reading copies it here.
-    if (dedup && (positionals.length === 0 || positionals.includes("-"))) spool = makeTempFolder(values.tmp ?? tmpdir(), "crawlsieve-near-dups-");
+    if (dedup && (positionals.length === 0 || positionals.includes("-")))
+      spool = makeTempFolder(values.tmp ?? tmpdir(), "crawlsieve-near-dups-");
     const sources = dedup ? datasetSources(positionals, spool) : [];
     const include = (values.include ?? DEFAULT_INCLUDE).map((glob) => globMatcher("--include", glob));
     const exclude = (values.exclude ?? []).map((glob) => globMatcher("--exclude", glob));
-    const docs = dedup ? jsonLines(sources, fields, maxBytes) : documents(positionals, include, exclude, fields, maxBytes);
+    const docs = dedup
+      ? jsonLines(sources, fields, maxBytes)
+      : documents(positionals, include, exclude, fields, maxBytes);
     const read = await readAll(docs, finder, values.keep === "longest");
     const { ids } = read;
     const n = ids.count;
     const progress = new Progress();
-    const phase = (what: string): OnProgress => (done, verified) => progress.update(() => `${what}: ${count(done)} of ${count(n)} documents, ${count(verified)} candidates verified`);
+    const phase =
+      (what: string): OnProgress =>
+      (done, verified) =>
+        progress.update(
+          () => `${what}: ${count(done)} of ${count(n)} documents, ${count(verified)} candidates verified`,
+        );
     const field = finder.field;
     if (dedup) {
       const order = Uint32Array.from({ length: n }, (_, i) => i);
@@ -239,7 +306,11 @@ export async function nearDups(argv: string[]): Promise<number> {
         if (cluster[rep] === 0) cluster[rep] = ++clusters;
         cluster[r] = cluster[rep];
       }
-      await writeDataset(sources, { representative, score, cluster, ids, field }, { annotate: values.annotate === true, removed, removedPath: values.removed, maxBytes });
+      await writeDataset(
+        sources,
+        { representative, score, cluster, ids, field },
+        { annotate: values.annotate === true, removed, removedPath: values.removed, maxBytes },
+      );
     } else {
       const out = new Output();
       const score = (s: number) => (field === "distance" ? -s : s);
@@ -247,7 +318,12 @@ export async function nearDups(argv: string[]): Promise<number> {
       const key = JSON.stringify(field);
       if (values.pairs) {
         for (const batch of finder.pairBatches(phase("pairs"))) {
-          for (const p of batch) out.push(Buffer.from(`{"a":${ids.json(p.a)},"b":${ids.json(p.b)},${key}:${JSON.stringify(score(p.similarity))}}\n`));
+          for (const p of batch)
+            out.push(
+              Buffer.from(
+                `{"a":${ids.json(p.a)},"b":${ids.json(p.b)},${key}:${JSON.stringify(score(p.similarity))}}\n`,
+              ),
+            );
           if (out.full) {
             progress.done();
             await out.flush();
@@ -255,22 +331,37 @@ export async function nearDups(argv: string[]): Promise<number> {
         }
         progress.done();
       } else {
-        const clustering = finder.cluster(Uint32Array.from({ length: n }, (_, i) => i), phase("grouping"));
+        const clustering = finder.cluster(
+          Uint32Array.from({ length: n }, (_, i) => i),
+          phase("grouping"),
+        );
         progress.done();
         for (const [g, group] of clusterGroups(clustering).entries()) {
-          const members = group.members.map((m) => ({ id: m.id, score: m.id === group.representative ? (field === "distance" ? 0 : 1) : score(m.similarity) }));
+          const members = group.members.map((m) => ({
+            id: m.id,
+            score: m.id === group.representative ? (field === "distance" ? 0 : 1) : score(m.similarity),
+          }));
           if (values.json) {
             const list = members.map((m) => `{"id":${ids.json(m.id)},${key}:${JSON.stringify(m.score)}}`).join(",");
-            out.push(Buffer.from(`{"group":${g + 1},"representative":${ids.json(group.representative)},"members":[${list}]}\n`));
+            out.push(
+              Buffer.from(
+                `{"group":${g + 1},"representative":${ids.json(group.representative)},"members":[${list}]}\n`,
+              ),
+            );
           } else {
             const shown = (v: number) => (field === "distance" ? String(v) : v.toFixed(3));
-            out.push(Buffer.from(`group ${g + 1} (${members.length} documents)\n${members.map((m) => `  ${shown(m.score)}\t${ids.text(m.id)}`).join("\n")}\n`));
+            out.push(
+              Buffer.from(
+                `group ${g + 1} (${members.length} documents)\n${members.map((m) => `  ${shown(m.score)}\t${ids.text(m.id)}`).join("\n")}\n`,
+              ),
+            );
           }
           if (out.full) await out.flush();
         }
       }
       await out.end();
-      if (read.wordlessCount > 0) process.stderr.write(`crawlsieve: ${count(read.wordlessCount)} document(s) without a word were left out\n`);
+      if (read.wordlessCount > 0)
+        process.stderr.write(`crawlsieve: ${count(read.wordlessCount)} document(s) without a word were left out\n`);
     }
   } finally {
     finder.dispose();
@@ -287,7 +378,11 @@ async function checkNotAnInput(removed: string, inputs: readonly string[]): Prom
   for (const input of inputs) {
     const source = input === "-" ? undefined : await stat(input).catch(() => undefined);
     if (source !== undefined && source.dev === target.dev && source.ino === target.ino) {
-      throw new InvalidArgumentError("--removed", removed, `a file other than the input ${input} (writing it would empty the input before it is read)`);
+      throw new InvalidArgumentError(
+        "--removed",
+        removed,
+        `a file other than the input ${input} (writing it would empty the input before it is read)`,
+      );
     }
   }
 }
@@ -331,7 +426,8 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keepLengths: bo
 function integerOption(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(flag, value, `an integer from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new InvalidArgumentError(flag, value, `an integer from ${min} to ${max}`);
   return n;
 }
 

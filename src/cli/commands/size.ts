@@ -20,15 +20,29 @@ crawlsieve size --near-dup --items N --fp-rate P [--threshold J] [--json]
 export function size(argv: string[]): number {
   const { values } = parseArgs({
     args: argv,
-    options: { items: { type: "string" }, "fp-rate": { type: "string" }, "counter-bits": { type: "string" }, json: { type: "boolean" }, "near-dup": { type: "boolean" }, threshold: { type: "string" } },
+    options: {
+      items: { type: "string" },
+      "fp-rate": { type: "string" },
+      "counter-bits": { type: "string" },
+      json: { type: "boolean" },
+      "near-dup": { type: "boolean" },
+      threshold: { type: "string" },
+    },
     strict: true,
   });
   const items = integerOption("items", values.items);
   const fpRate = probabilityOption("fp-rate", values["fp-rate"]);
   if (values["near-dup"]) return nearDupSize(items, fpRate, thresholdOption(values.threshold), values.json === true);
-  if (values.threshold !== undefined) throw new InvalidArgumentError("--threshold", values.threshold, "given with --near-dup (a Bloom filter has no threshold)");
-  const counterBits = values["counter-bits"] === undefined ? 4 : integerOption("counter-bits", values["counter-bits"], 2, 8);
-  if (![2, 4, 8].includes(counterBits)) throw new InvalidArgumentError("--counter-bits", values["counter-bits"], "2, 4 or 8");
+  if (values.threshold !== undefined)
+    throw new InvalidArgumentError(
+      "--threshold",
+      values.threshold,
+      "given with --near-dup (a Bloom filter has no threshold)",
+    );
+  const counterBits =
+    values["counter-bits"] === undefined ? 4 : integerOption("counter-bits", values["counter-bits"], 2, 8);
+  if (![2, 4, 8].includes(counterBits))
+    throw new InvalidArgumentError("--counter-bits", values["counter-bits"], "2, 4 or 8");
   const standard = optimalBloom({ items, fpRate });
   // A blocked filter cannot reach every rate a standard one can: then its row says why.
   let blocked: ReturnType<typeof optimalBlockedBloom> | { error: string };
@@ -39,8 +53,14 @@ export function size(argv: string[]): number {
     blocked = { error: error.message };
   }
   // Nor can a counting filter have more than 2^53 - 1 counters (one per bit of the standard filter).
-  const counting: { counterBits: number; bytes: number; overflowBound: number } | { counterBits: number; error: string } = Number.isSafeInteger(standard.bits)
-    ? { counterBits, bytes: Math.ceil((standard.bits * counterBits) / 8), overflowBound: counterOverflowBound({ counters: standard.bits, counterBits }) }
+  const counting:
+    | { counterBits: number; bytes: number; overflowBound: number }
+    | { counterBits: number; error: string } = Number.isSafeInteger(standard.bits)
+    ? {
+        counterBits,
+        bytes: Math.ceil((standard.bits * counterBits) / 8),
+        overflowBound: counterOverflowBound({ counters: standard.bits, counterBits }),
+      }
     : { counterBits, error: `${standard.bits} counters exceed 2^53 - 1` };
   const report = { items, fpRate, standard, blocked, counting };
   if (values.json) {
@@ -55,9 +75,22 @@ export function size(argv: string[]): number {
     ["bytes", `${standard.bytes} (${human(standard.bytes)})`],
     ["bits per item", standard.bitsPerItem.toFixed(3)],
     ["fp rate at n", standard.fpRate.toPrecision(4)],
-    ["blocked: bits, k", "error" in blocked ? `not planned: ${blocked.error}` : `${blocked.bits}, ${blocked.hashes} (${human(blocked.bytes)}, ${blocked.bitsPerItem.toFixed(3)} bits/item, fp ${blocked.fpRate.toPrecision(4)})`],
-    [`counting (${counterBits}-bit)`, "error" in counting ? `not planned: ${counting.error}` : `${counting.bytes} bytes (${human(counting.bytes)})`],
-    ["overflow bound", "error" in counting ? "not planned" : `P(max c >= ${2 ** counterBits}) <= ${counting.overflowBound.toPrecision(3)}`],
+    [
+      "blocked: bits, k",
+      "error" in blocked
+        ? `not planned: ${blocked.error}`
+        : `${blocked.bits}, ${blocked.hashes} (${human(blocked.bytes)}, ${blocked.bitsPerItem.toFixed(3)} bits/item, fp ${blocked.fpRate.toPrecision(4)})`,
+    ],
+    [
+      `counting (${counterBits}-bit)`,
+      "error" in counting ? `not planned: ${counting.error}` : `${counting.bytes} bytes (${human(counting.bytes)})`,
+    ],
+    [
+      "overflow bound",
+      "error" in counting
+        ? "not planned"
+        : `P(max c >= ${2 ** counterBits}) <= ${counting.overflowBound.toPrecision(3)}`,
+    ],
   ];
   for (const [label, value] of rows) stdout().write(`${label.padEnd(20)}${value}\n`);
   return 0;
@@ -91,7 +124,10 @@ function nearDupSize(items: number, fpRate: number, threshold: number, json: boo
     ["target fp rate (P)", String(fpRate)],
     ["threshold (J)", String(threshold)],
     ["bands x rows", `${plan.bands} x ${plan.rows}`],
-    ["per band", `blocked filter of ${band.bits} bits, k = ${band.hashes}, fp ${plan.bandFpRate.toPrecision(4)} (1 - (1 - P)^(1/b))`],
+    [
+      "per band",
+      `blocked filter of ${band.bits} bits, k = ${band.hashes}, fp ${plan.bandFpRate.toPrecision(4)} (1 - (1 - P)^(1/b))`,
+    ],
     ["bytes", `${plan.bytes} (${human(plan.bytes)})`],
     ["bytes per item", plan.bytesPerItem.toFixed(3)],
     ["fp rate at n", plan.designedFpRate.toPrecision(4)],

@@ -17,7 +17,15 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEX = "0123456789abcdef";
 /** JSON.stringify's two-character escapes, by byte. */
-const SHORT_ESCAPE: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72, 0x22: 0x22, 0x5c: 0x5c };
+const SHORT_ESCAPE: Record<number, number> = {
+  0x08: 0x62,
+  0x09: 0x74,
+  0x0a: 0x6e,
+  0x0c: 0x66,
+  0x0d: 0x72,
+  0x22: 0x22,
+  0x5c: 0x5c,
+};
 
 /** Why a line has no key: thrown inside the scan, turned into the record's message. */
 class NoKey extends Error {}
@@ -101,9 +109,11 @@ export class JsonKeyReader {
   }
 
   private fail(what: string): never {
-    if (this.at >= this.end) throw new NoKey(`not JSON (${what}: the line ends at byte ${this.at - this.lineStart() + 1})`);
+    if (this.at >= this.end)
+      throw new NoKey(`not JSON (${what}: the line ends at byte ${this.at - this.lineStart() + 1})`);
     const byte = this.data[this.at];
-    const shown = byte >= 0x20 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `0x${byte.toString(16).padStart(2, "0")}`;
+    const shown =
+      byte >= 0x20 && byte < 0x7f ? `'${String.fromCharCode(byte)}'` : `0x${byte.toString(16).padStart(2, "0")}`;
     throw new NoKey(`not JSON (${what}: ${shown} at byte ${this.at - this.lineStart() + 1})`);
   }
 
@@ -324,20 +334,44 @@ export class JsonKeyReader {
     this.at++;
     let unit: number;
     switch (code) {
-      case 0x22: unit = 0x22; break;
-      case 0x5c: unit = 0x5c; break;
-      case 0x2f: unit = 0x2f; break;
-      case 0x62: unit = 0x08; break;
-      case 0x66: unit = 0x0c; break;
-      case 0x6e: unit = 0x0a; break;
-      case 0x72: unit = 0x0d; break;
-      case 0x74: unit = 0x09; break;
-      case 0x75: unit = this.hex4(); break;
+      case 0x22:
+        unit = 0x22;
+        break;
+      case 0x5c:
+        unit = 0x5c;
+        break;
+      case 0x2f:
+        unit = 0x2f;
+        break;
+      case 0x62:
+        unit = 0x08;
+        break;
+      case 0x66:
+        unit = 0x0c;
+        break;
+      case 0x6e:
+        unit = 0x0a;
+        break;
+      case 0x72:
+        unit = 0x0d;
+        break;
+      case 0x74:
+        unit = 0x09;
+        break;
+      case 0x75:
+        unit = this.hex4();
+        break;
       default:
         this.at--;
         this.fail("an unknown escape");
     }
-    if (unit >= 0xd800 && unit <= 0xdbff && this.peek() === BACKSLASH && this.at + 1 < this.end && this.data[this.at + 1] === 0x75) {
+    if (
+      unit >= 0xd800 &&
+      unit <= 0xdbff &&
+      this.peek() === BACKSLASH &&
+      this.at + 1 < this.end &&
+      this.data[this.at + 1] === 0x75
+    ) {
       const save = this.at;
       this.at += 2;
       const low = this.hex4();
@@ -352,7 +386,14 @@ export class JsonKeyReader {
     let unit = 0;
     for (let i = 0; i < 4; i++) {
       const byte = this.peek();
-      const digit = byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : -1;
+      const digit =
+        byte >= 0x30 && byte <= 0x39
+          ? byte - 0x30
+          : byte >= 0x61 && byte <= 0x66
+            ? byte - 0x57
+            : byte >= 0x41 && byte <= 0x46
+              ? byte - 0x37
+              : -1;
       if (digit === -1) this.fail("expected four hex digits after \\u");
       unit = unit * 16 + digit;
       this.at++;

@@ -37,7 +37,10 @@ export class LineKeys {
    */
   cut(data: Uint8Array, lines: ArrayLike<number>, stride: number, count: number, first: number): RecordKeys {
     const record = this.spec.record;
-    const cut = record === undefined ? wholeLines(data, lines, stride, count) : recordKeys(data, lines, stride, count, record, this.missing, (i) => `${this.source}:${first + i}`);
+    const cut =
+      record === undefined
+        ? wholeLines(data, lines, stride, count)
+        : recordKeys(data, lines, stride, count, record, this.missing, (i) => `${this.source}:${first + i}`);
     return this.spec.canonicalize === undefined ? cut : canonical(cut, this.spec.canonicalize);
   }
 }

@@ -6,7 +6,9 @@ import { CrawlsieveError } from "../../errors.js";
 import { JsonKeyReader } from "./json-key.js";
 
 /** What to compare: a delimited field (1-based) or a JSON value at a dotted path. */
-export type KeySpec = { readonly kind: "field"; readonly field: number; readonly delimiter: number; readonly csv: boolean } | { readonly kind: "json"; readonly path: readonly string[] };
+export type KeySpec =
+  | { readonly kind: "field"; readonly field: number; readonly delimiter: number; readonly csv: boolean }
+  | { readonly kind: "json"; readonly path: readonly string[] };
 
 /** What happens to a record without the key: an error naming it (default), kept as it is, or dropped. */
 export type MissingPolicy = "error" | "keep" | "drop";
@@ -32,13 +34,26 @@ export class RecordKeyError extends CrawlsieveError {
  * Cuts the key of `count` records of `data`, record i being data[lines[stride i], lines[stride i + 1])
  * (its line ending left out); `where(i)` names record i ("file:line") in errors.
  */
-export function recordKeys(data: Uint8Array, lines: ArrayLike<number>, stride: number, count: number, spec: KeySpec, missing: MissingPolicy, where: (i: number) => string): RecordKeys {
+export function recordKeys(
+  data: Uint8Array,
+  lines: ArrayLike<number>,
+  stride: number,
+  count: number,
+  spec: KeySpec,
+  missing: MissingPolicy,
+  where: (i: number) => string,
+): RecordKeys {
   const keys = new KeyList(data, count);
   const has = new Uint8Array(count);
   for (let i = 0; i < count; i++) {
     const start = lines[stride * i];
     const end = lines[stride * i + 1];
-    const why = spec.kind === "json" ? jsonKey(data, start, end, spec.path, keys) : spec.csv ? csvField(data, start, end, spec, keys) : plainField(data, start, end, spec, keys);
+    const why =
+      spec.kind === "json"
+        ? jsonKey(data, start, end, spec.path, keys)
+        : spec.csv
+          ? csvField(data, start, end, spec, keys)
+          : plainField(data, start, end, spec, keys);
     if (why === undefined) has[i] = 1;
     else if (missing === "error") throw new RecordKeyError(where(i), why);
   }
@@ -60,7 +75,13 @@ function find(data: Uint8Array, byte: number, from: number, end: number): number
 }
 
 /** Field `field` between single-byte delimiters, no quoting (cut, awk -F). */
-function plainField(data: Uint8Array, start: number, end: number, spec: { field: number; delimiter: number }, keys: KeyList): string | undefined {
+function plainField(
+  data: Uint8Array,
+  start: number,
+  end: number,
+  spec: { field: number; delimiter: number },
+  keys: KeyList,
+): string | undefined {
   let from = start;
   for (let n = 1; n < spec.field; n++) {
     const at = find(data, spec.delimiter, from, end);
@@ -73,7 +94,13 @@ function plainField(data: Uint8Array, start: number, end: number, spec: { field:
 }
 
 /** Field `field` of an RFC 4180 record: a quoted field's value without its quotes, "" read as ". */
-function csvField(data: Uint8Array, start: number, end: number, spec: { field: number; delimiter: number }, keys: KeyList): string | undefined {
+function csvField(
+  data: Uint8Array,
+  start: number,
+  end: number,
+  spec: { field: number; delimiter: number },
+  keys: KeyList,
+): string | undefined {
   let at = start;
   for (let n = 1; ; n++) {
     const wanted = n === spec.field;
@@ -83,7 +110,8 @@ function csvField(data: Uint8Array, start: number, end: number, spec: { field: n
       let doubled = false;
       for (;;) {
         close = find(data, QUOTE, close, end);
-        if (close === -1) return `field ${n} opens a quote that the line does not close (a quoted line break is not read)`;
+        if (close === -1)
+          return `field ${n} opens a quote that the line does not close (a quoted line break is not read)`;
         if (close + 1 < end && data[close + 1] === QUOTE) {
           doubled = true;
           close += 2;
@@ -127,13 +155,20 @@ function undoubled(inner: Uint8Array): Uint8Array {
 const readers = new WeakMap<readonly string[], JsonKeyReader>();
 
 /** The JSON value at `path` of a JSON line, compared as its own JSON text (json-key.ts says how). */
-function jsonKey(data: Uint8Array, start: number, end: number, path: readonly string[], keys: KeyList): string | undefined {
+function jsonKey(
+  data: Uint8Array,
+  start: number,
+  end: number,
+  path: readonly string[],
+  keys: KeyList,
+): string | undefined {
   let reader = readers.get(path);
   if (reader === undefined) readers.set(path, (reader = new JsonKeyReader(path)));
   const read = reader.read(data, start, end);
   if (typeof read === "string") return read;
   const { key, rawStart, rawEnd } = read;
-  if (rawEnd - rawStart === key.length && Buffer.compare(key, data.subarray(rawStart, rawEnd)) === 0) keys.span(rawStart, rawEnd);
+  if (rawEnd - rawStart === key.length && Buffer.compare(key, data.subarray(rawStart, rawEnd)) === 0)
+    keys.span(rawStart, rawEnd);
   else keys.bytes(key.slice());
   return undefined;
 }
@@ -145,7 +180,10 @@ class KeyList {
   /** Decoded keys, by index; a key without one is a span of `data`. */
   private decoded: (Uint8Array | undefined)[] | undefined;
 
-  constructor(private readonly data: Uint8Array, capacity: number) {
+  constructor(
+    private readonly data: Uint8Array,
+    capacity: number,
+  ) {
     this.spans = new Uint32Array(2 * capacity);
   }
 
@@ -161,7 +199,8 @@ class KeyList {
   }
 
   finish(): { data: Uint8Array; spans: Uint32Array; count: number } {
-    if (this.decoded === undefined) return { data: this.data, spans: this.spans.subarray(0, 2 * this.n), count: this.n };
+    if (this.decoded === undefined)
+      return { data: this.data, spans: this.spans.subarray(0, 2 * this.n), count: this.n };
     let total = 0;
     for (let j = 0; j < this.n; j++) total += this.decoded[j]?.length ?? this.spans[2 * j + 1] - this.spans[2 * j];
     const data = new Uint8Array(total);

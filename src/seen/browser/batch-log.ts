@@ -11,6 +11,10 @@ export function storageError(error: unknown, what: string): Error {
   if (error instanceof CrawlsieveError) return error;
   const e = error as { name?: string; message?: string; code?: string } | undefined;
   if (e?.name === "QuotaExceededError") return new StorageQuotaError(what, error);
-  if (typeof e?.code === "string" && e.code.startsWith("ERR_")) return new CrawlsieveError(e.code, `${what}: ${e.message}`);
-  return new CrawlsieveError("ERR_BROWSER_STORAGE", `${what} failed: ${e?.name ?? "Error"}: ${e?.message ?? String(error)}`);
+  if (typeof e?.code === "string" && e.code.startsWith("ERR_"))
+    return new CrawlsieveError(e.code, `${what}: ${e.message}`);
+  return new CrawlsieveError(
+    "ERR_BROWSER_STORAGE",
+    `${what} failed: ${e?.name ?? "Error"}: ${e?.message ?? String(error)}`,
+  );
 }

@@ -30,12 +30,17 @@ function opfsFile(name: string): string {
 /** Opens (or creates) the browser seen-set `spec.name`. */
 export async function browserSeenSet(spec: BrowserSeenSpec): Promise<BrowserSeenSet> {
   // The OPFS file name is the name URI-encoded: kept under the 255 bytes file systems allow.
-  if (typeof spec.name !== "string" || spec.name === "" || encodeURIComponent(spec.name).length > 200) throw new InvalidArgumentError("name", spec.name, "a non-empty string of at most 200 characters once URI-encoded");
+  if (typeof spec.name !== "string" || spec.name === "" || encodeURIComponent(spec.name).length > 200)
+    throw new InvalidArgumentError("name", spec.name, "a non-empty string of at most 200 characters once URI-encoded");
   const wanted = spec.storage ?? "auto";
-  if (!["auto", "opfs", "indexeddb"].includes(wanted)) throw new InvalidArgumentError("storage", spec.storage, '"auto", "opfs" or "indexeddb"');
+  if (!["auto", "opfs", "indexeddb"].includes(wanted))
+    throw new InvalidArgumentError("storage", spec.storage, '"auto", "opfs" or "indexeddb"');
   const items = check.positiveInteger("items", spec.items ?? 4096);
   if (typeof navigator === "undefined" || navigator.locks === undefined) {
-    throw new CrawlsieveError("ERR_UNSUPPORTED", 'the "browser" seen-set needs Web Locks (navigator.locks): a browser page or worker in a secure context (https, or http on localhost/127.0.0.1)');
+    throw new CrawlsieveError(
+      "ERR_UNSUPPORTED",
+      'the "browser" seen-set needs Web Locks (navigator.locks): a browser page or worker in a secure context (https, or http on localhost/127.0.0.1)',
+    );
   }
   const log = await openLog(spec.name, wanted);
   const lock = `crawlsieve:seen:${spec.name}`;
@@ -67,9 +72,14 @@ async function openLog(name: string, wanted: "auto" | BrowserStorage): Promise<B
       }
       return new OpfsLog(opfsFile(name), started.server, started.stop);
     }
-    if (wanted === "opfs") throw new CrawlsieveError("ERR_UNSUPPORTED", "this context cannot use OPFS sync access handles (a dedicated worker, or a page that may start one from a blob: URL, is needed)");
+    if (wanted === "opfs")
+      throw new CrawlsieveError(
+        "ERR_UNSUPPORTED",
+        "this context cannot use OPFS sync access handles (a dedicated worker, or a page that may start one from a blob: URL, is needed)",
+      );
   }
-  if (typeof indexedDB === "undefined") throw new CrawlsieveError("ERR_UNSUPPORTED", "this context has neither OPFS nor IndexedDB");
+  if (typeof indexedDB === "undefined")
+    throw new CrawlsieveError("ERR_UNSUPPORTED", "this context has neither OPFS nor IndexedDB");
   if (await opfsFileExists(name)) throw mismatch(name, "opfs");
   return openIdbLog(name).catch((error) => {
     throw storageError(error, `opening IndexedDB ${idbName(name)}`);

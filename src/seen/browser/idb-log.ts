@@ -30,7 +30,12 @@ export function openIdbLog(name: string): Promise<IdbLog> {
     };
     request.onsuccess = () => resolve(new IdbLog(request.result));
     request.onerror = () => reject(request.error);
-    request.onblocked = () => reject(Object.assign(new Error(`IndexedDB ${idbName(name)} is blocked by another connection`), { name: "BlockedError" }));
+    request.onblocked = () =>
+      reject(
+        Object.assign(new Error(`IndexedDB ${idbName(name)} is blocked by another connection`), {
+          name: "BlockedError",
+        }),
+      );
   });
 }
 
@@ -53,7 +58,14 @@ export class IdbLog implements BatchLog {
       metaRequest.onsuccess = () => {
         const meta = metaRequest.result as Meta | undefined;
         if (meta !== undefined && (meta.version !== VERSION || meta.scheme !== SCHEME)) {
-          return reject(Object.assign(new Error(`IndexedDB ${this.db.name} holds format ${meta.version}, scheme ${meta.scheme}; this build reads ${VERSION}, ${SCHEME}`), { code: "ERR_UNSUPPORTED_VERSION" }));
+          return reject(
+            Object.assign(
+              new Error(
+                `IndexedDB ${this.db.name} holds format ${meta.version}, scheme ${meta.scheme}; this build reads ${VERSION}, ${SCHEME}`,
+              ),
+              { code: "ERR_UNSUPPORTED_VERSION" },
+            ),
+          );
         }
         const epoch = meta?.epoch ?? 0;
         const reset = epoch !== this.epoch;
@@ -74,9 +86,11 @@ export class IdbLog implements BatchLog {
   }
 
   write(change: LogWrite): Promise<void> {
-    if (change.keep !== undefined) return Promise.reject(Object.assign(new Error("an IndexedDB row cannot be torn"), { code: "ERR_FORMAT" }));
+    if (change.keep !== undefined)
+      return Promise.reject(Object.assign(new Error("an IndexedDB row cannot be torn"), { code: "ERR_FORMAT" }));
     // A read-only call (hasMany, size, a batch of repeats) writes nothing: no transaction to wait for.
-    if (change.clear !== true && (change.append === undefined || change.append.length === 0) && this.epoch > 0) return Promise.resolve();
+    if (change.clear !== true && (change.append === undefined || change.append.length === 0) && this.epoch > 0)
+      return Promise.resolve();
     return new Promise((resolve, reject) => {
       const tx = this.db.transaction(["meta", "batches"], "readwrite", { durability: "strict" });
       let epoch = this.epoch;

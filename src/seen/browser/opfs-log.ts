@@ -8,7 +8,12 @@ import type { BatchLog, LogRead, LogWrite } from "./batch-log.js";
 export async function startOpfsServer(): Promise<{ server: OpfsServer; stop(): void } | undefined> {
   const here = opfsServer();
   if (await here.probe()) return { server: here, stop: () => undefined };
-  if (typeof Worker !== "function" || typeof URL.createObjectURL !== "function" || typeof navigator.storage?.getDirectory !== "function") return undefined;
+  if (
+    typeof Worker !== "function" ||
+    typeof URL.createObjectURL !== "function" ||
+    typeof navigator.storage?.getDirectory !== "function"
+  )
+    return undefined;
   const url = URL.createObjectURL(new Blob([opfsWorkerSource()], { type: "text/javascript" }));
   let worker: Worker;
   try {
@@ -43,7 +48,8 @@ class WorkerServer implements OpfsServer {
     // The worker did not start (refused by a policy, or its script failed): every call fails.
     worker.onerror = (event) => {
       event.preventDefault?.();
-      for (const waiter of this.waiting.values()) waiter.reject({ name: "WorkerError", message: event.message || "the OPFS worker did not start" });
+      for (const waiter of this.waiting.values())
+        waiter.reject({ name: "WorkerError", message: event.message || "the OPFS worker did not start" });
       this.waiting.clear();
     };
   }
@@ -84,7 +90,11 @@ export class OpfsLog implements BatchLog {
   /** Where the bytes of the last read began. */
   private readFrom = 0;
 
-  constructor(private readonly file: string, private readonly server: OpfsServer, private readonly stop: () => void) {}
+  constructor(
+    private readonly file: string,
+    private readonly server: OpfsServer,
+    private readonly stop: () => void,
+  ) {}
 
   async read(): Promise<LogRead> {
     const got = await this.server.begin(this.file, this.epoch, this.offset);
@@ -98,7 +108,11 @@ export class OpfsLog implements BatchLog {
   async write(change: LogWrite): Promise<void> {
     let done: { size: number; epoch: number };
     try {
-      done = await this.server.commit({ truncate: change.keep === undefined ? undefined : this.readFrom + change.keep, reset: change.clear, append: change.append });
+      done = await this.server.commit({
+        truncate: change.keep === undefined ? undefined : this.readFrom + change.keep,
+        reset: change.clear,
+        append: change.append,
+      });
     } catch (error) {
       // What this context knows of the file is unsure now: the next read takes it whole.
       this.epoch = 0;

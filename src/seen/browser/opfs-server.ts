@@ -39,7 +39,9 @@ interface SyncHandle {
 }
 
 /** A file handle that can open a sync access handle (in a dedicated worker). */
-type SyncableFile = FileSystemFileHandle & { createSyncAccessHandle(options?: { mode: "readwrite-unsafe" }): Promise<SyncHandle> };
+type SyncableFile = FileSystemFileHandle & {
+  createSyncAccessHandle(options?: { mode: "readwrite-unsafe" }): Promise<SyncHandle>;
+};
 
 /** The operations on one set's file. */
 export interface OpfsServer {
@@ -71,7 +73,8 @@ export function opfsServer(): OpfsServer {
   let shared = false;
   /** The epoch of the file open. */
   let epoch = 0;
-  const fail = (code: string, message: string) => Object.assign(new Error(message), { name: "CrawlsieveStorageError", code });
+  const fail = (code: string, message: string) =>
+    Object.assign(new Error(message), { name: "CrawlsieveStorageError", code });
   const writeHeader = (h: SyncHandle, value: number) => {
     const head = new DataView(new ArrayBuffer(HEADER));
     head.setUint32(0, MAGIC, true);
@@ -93,7 +96,11 @@ export function opfsServer(): OpfsServer {
   };
   return {
     async probe() {
-      return typeof navigator.storage?.getDirectory === "function" && typeof FileSystemFileHandle !== "undefined" && typeof (FileSystemFileHandle.prototype as Partial<SyncableFile>).createSyncAccessHandle === "function";
+      return (
+        typeof navigator.storage?.getDirectory === "function" &&
+        typeof FileSystemFileHandle !== "undefined" &&
+        typeof (FileSystemFileHandle.prototype as Partial<SyncableFile>).createSyncAccessHandle === "function"
+      );
     },
     async close() {
       close();
@@ -121,9 +128,18 @@ export function opfsServer(): OpfsServer {
         }
         const head = new DataView(new ArrayBuffer(HEADER));
         h.read(new Uint8Array(head.buffer), { at: 0 });
-        if (head.getUint32(0, true) !== MAGIC) throw fail("ERR_FORMAT", `OPFS file crawlsieve/${file} is not a crawlsieve seen-set (bad magic)`);
-        if (head.getUint16(4, true) !== VERSION) throw fail("ERR_UNSUPPORTED_VERSION", `OPFS file crawlsieve/${file} has format version ${head.getUint16(4, true)}; this build reads ${VERSION}`);
-        if (head.getUint16(6, true) !== SCHEME) throw fail("ERR_BAD_PARAMS", `OPFS file crawlsieve/${file} uses fingerprint scheme ${head.getUint16(6, true)}; this build knows ${SCHEME}`);
+        if (head.getUint32(0, true) !== MAGIC)
+          throw fail("ERR_FORMAT", `OPFS file crawlsieve/${file} is not a crawlsieve seen-set (bad magic)`);
+        if (head.getUint16(4, true) !== VERSION)
+          throw fail(
+            "ERR_UNSUPPORTED_VERSION",
+            `OPFS file crawlsieve/${file} has format version ${head.getUint16(4, true)}; this build reads ${VERSION}`,
+          );
+        if (head.getUint16(6, true) !== SCHEME)
+          throw fail(
+            "ERR_BAD_PARAMS",
+            `OPFS file crawlsieve/${file} uses fingerprint scheme ${head.getUint16(6, true)}; this build knows ${SCHEME}`,
+          );
         epoch = head.getUint32(8, true);
         const start = epoch === known && from >= HEADER && from <= size ? from : HEADER;
         const bytes = new Uint8Array(size - start);
@@ -147,7 +163,8 @@ export function opfsServer(): OpfsServer {
           const at = h.getSize();
           try {
             const wrote = h.write(change.append, { at });
-            if (wrote !== change.append.length) throw fail("ERR_SHORT_WRITE", `wrote ${wrote} of ${change.append.length} bytes`);
+            if (wrote !== change.append.length)
+              throw fail("ERR_SHORT_WRITE", `wrote ${wrote} of ${change.append.length} bytes`);
             h.flush();
           } catch (error) {
             // Nothing of a failed batch may stay behind to be read as keys later.
@@ -167,7 +184,10 @@ export function opfsServer(): OpfsServer {
 }
 
 /** The worker's message loop around opfsServer (self-contained, stringified with it): requests { id, op, args }, answers { id, result } or { id, error }. */
-export function serveOpfs(scope: { onmessage: ((event: MessageEvent) => void) | null; postMessage(message: unknown): void }, server: OpfsServer): void {
+export function serveOpfs(
+  scope: { onmessage: ((event: MessageEvent) => void) | null; postMessage(message: unknown): void },
+  server: OpfsServer,
+): void {
   let queue: Promise<unknown> = Promise.resolve();
   scope.onmessage = ({ data }) => {
     // One operation at a time, in the order they came.
@@ -177,7 +197,10 @@ export function serveOpfs(scope: { onmessage: ((event: MessageEvent) => void) | 
         scope.postMessage({ id: data.id, result: await ops[data.op](...data.args) });
       } catch (error) {
         const e = error as { name?: string; message?: string; code?: string };
-        scope.postMessage({ id: data.id, error: { name: e?.name ?? "Error", message: e?.message ?? String(error), code: e?.code } });
+        scope.postMessage({
+          id: data.id,
+          error: { name: e?.name ?? "Error", message: e?.message ?? String(error), code: e?.code },
+        });
       }
     });
   };

@@ -31,7 +31,10 @@ export function coldBytes(count: number, budget: number): number {
 
 /** The filter's bytes: half the budget, between 8 and 16 bits a key, and within one WebAssembly memory (less room for its batch). */
 function filterBytes(count: number, budget: number): number {
-  return Math.min(Math.ceil(Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget)) / 8), MAX_ARENA_BYTES - (64 << 20));
+  return Math.min(
+    Math.ceil(Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget)) / 8),
+    MAX_ARENA_BYTES - (64 << 20),
+  );
 }
 
 /** The on-disk keys of a disk seen-set, answered through a filter and a block index. */
@@ -59,7 +62,11 @@ export class ColdKeys {
     const bytes = KeySieve.bytesFor(0, BATCH, 16) + filterBytes(part.count, budget);
     const r = this.arena.place({ sieve: bytes }, this.arena.base, "the filter of a disk seen-set's keys");
     const sieve = KeySieve.over({ arena: this.arena, ptr: r.sieve, bytes }, part.count, BATCH, 16);
-    if (sieve === undefined) throw new FilterTooLargeError(MIN_FILTER_BITS * part.count / 8, `the filter of ${part.count} keys on disk (8 bits a key at least) outgrows one WebAssembly memory; open the set without a memory budget`);
+    if (sieve === undefined)
+      throw new FilterTooLargeError(
+        (MIN_FILTER_BITS * part.count) / 8,
+        `the filter of ${part.count} keys on disk (8 bits a key at least) outgrows one WebAssembly memory; open the set without a memory budget`,
+      );
     this.sieve = sieve;
   }
 
@@ -69,7 +76,8 @@ export class ColdKeys {
     let block = 0;
     part.markAll();
     part.eachMarked((fingerprints) => {
-      for (let at = 0; at < fingerprints.length; at += 16 * BATCH) cold.sieve.add(fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BATCH)), 16);
+      for (let at = 0; at < fingerprints.length; at += 16 * BATCH)
+        cold.sieve.add(fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BATCH)), 16);
       const view = new DataView(fingerprints.buffer, fingerprints.byteOffset, fingerprints.byteLength);
       for (let at = 0; at < fingerprints.length; at += 16 * BLOCK, block++) {
         orderWords(view, at, cold.firsts, ORDER_WORDS * block);
@@ -115,13 +123,25 @@ export class ColdKeys {
       const first = wanted[i].block;
       const record = Math.floor(first / BLOCKS_A_RECORD);
       let j = i + 1;
-      while (j < wanted.length && wanted[j].block - wanted[j - 1].block <= GAP_BLOCKS && Math.floor(wanted[j].block / BLOCKS_A_RECORD) === record) j++;
+      while (
+        j < wanted.length &&
+        wanted[j].block - wanted[j - 1].block <= GAP_BLOCKS &&
+        Math.floor(wanted[j].block / BLOCKS_A_RECORD) === record
+      )
+        j++;
       const last = wanted[j - 1].block;
-      const span = this.part.readFingerprints(first * BLOCK, Math.min((last + 1) * BLOCK, this.part.count) - first * BLOCK, this.span);
+      const span = this.part.readFingerprints(
+        first * BLOCK,
+        Math.min((last + 1) * BLOCK, this.part.count) - first * BLOCK,
+        this.span,
+      );
       let verified = -1;
       for (let w = i; w < j; w++) {
         const { block, key, place, keys } = wanted[w];
-        const bytes = span.subarray(16 * (block - first) * BLOCK, Math.min(span.length, 16 * (block - first + 1) * BLOCK));
+        const bytes = span.subarray(
+          16 * (block - first) * BLOCK,
+          Math.min(span.length, 16 * (block - first + 1) * BLOCK),
+        );
         if (block !== verified) {
           this.verify(block, bytes);
           verified = block;
@@ -147,7 +167,11 @@ export class ColdKeys {
   /** Checks block b's bytes as read now against its checksum made at open. */
   private verify(b: number, bytes: Uint8Array): void {
     this.blocksRead++;
-    if (checksumBytes(0n, bytes) !== this.sums[b]) throw new FormatError(`${this.part.where}: block ${b} of its sorted part (fingerprints ${b * BLOCK} to ${b * BLOCK + bytes.length / 16}) changed since it was read at open: the file was damaged`, "ERR_STORE_CORRUPT");
+    if (checksumBytes(0n, bytes) !== this.sums[b])
+      throw new FormatError(
+        `${this.part.where}: block ${b} of its sorted part (fingerprints ${b * BLOCK} to ${b * BLOCK + bytes.length / 16}) changed since it was read at open: the file was damaged`,
+        "ERR_STORE_CORRUPT",
+      );
   }
 
   /** Whether the fingerprint at `at` of `keys` is among a block's (sorted) fingerprints. */

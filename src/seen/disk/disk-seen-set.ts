@@ -56,8 +56,12 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   const opts = check.options<DiskSeenSetOptions>("options", options);
   const durable = opts.durable ?? true;
   if (typeof durable !== "boolean") throw new InvalidArgumentError("durable", opts.durable, "true or false");
-  if (opts.onRecover !== undefined && typeof opts.onRecover !== "function") throw new InvalidArgumentError("onRecover", opts.onRecover, "a function");
-  const memory = opts.memory === undefined ? undefined : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
+  if (opts.onRecover !== undefined && typeof opts.onRecover !== "function")
+    throw new InvalidArgumentError("onRecover", opts.onRecover, "a function");
+  const memory =
+    opts.memory === undefined
+      ? undefined
+      : check.integerInRange("memory", opts.memory, MIN_MEMORY, Number.MAX_SAFE_INTEGER);
   const planned = check.positiveInteger("items", opts.items ?? 4096);
   const { log, lock, digest, stored } = await openStoreLog(dir, durable, opts.onRecover);
   try {
@@ -70,7 +74,12 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       let mergeFrom = 0;
       follow = () => {
         if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
-        else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes)) && !mergeInto(log, tiered, memory, opts.onRecover)) mergeFrom = 2 * tiered.inMemory;
+        else if (
+          tiered.inMemory >= mergeFrom &&
+          exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes)) &&
+          !mergeInto(log, tiered, memory, opts.onRecover)
+        )
+          mergeFrom = 2 * tiered.inMemory;
       };
     } else {
       // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
@@ -128,7 +137,9 @@ function mergeInto(log: FileLog, tiered: TieredTable, memory: number, told?: (me
   try {
     log.compact(new Arena());
   } catch (error) {
-    told?.(`merging ${tiered.inMemory} keys held in memory into ${log.name} failed, and they stay in memory: ${(error as Error).message}`);
+    told?.(
+      `merging ${tiered.inMemory} keys held in memory into ${log.name} failed, and they stay in memory: ${(error as Error).message}`,
+    );
     return false;
   }
   tiered.replaceCold(coldKeysOf(log, memory, false));
@@ -161,7 +172,11 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
       let justImported = false;
       if (!isStoreFile(path)) {
         // The lock file says a log was made here once: a log gone since is a store lost, not a new one.
-        if (statSync(lockPath).size > 0) throw new CrawlsieveError("ERR_STORE_CORRUPT", `${path} is missing, though ${dir} held a store (its lock file says one was made there): it was removed or moved; restore it, or empty ${lockPath} to start an empty store`);
+        if (statSync(lockPath).size > 0)
+          throw new CrawlsieveError(
+            "ERR_STORE_CORRUPT",
+            `${path} is missing, though ${dir} held a store (its lock file says one was made there): it was removed or moved; restore it, or empty ${lockPath} to start an empty store`,
+          );
         try {
           createLogFile(path, ...startingRecords(dir));
           justImported = true;
@@ -196,12 +211,19 @@ async function retireLmdb(dir: string, path: string, justImported: boolean): Pro
   const lockFile = `${mdb}-lock`;
   if (statSync(lockFile, { throwIfNoEntry: false }) !== undefined) renameSync(lockFile, `${mdb}.imported-lock`);
   mkdirSync(mdb);
-  writeFileSync(join(mdb, "README"), `This LMDB store was imported into ../${LOG_FILE} by crawlsieve and moved to ../${LMDB_FILE}.imported.\nThis directory stands in its place so that an older crawlsieve stops here instead of using the old store.\n`);
+  writeFileSync(
+    join(mdb, "README"),
+    `This LMDB store was imported into ../${LOG_FILE} by crawlsieve and moved to ../${LMDB_FILE}.imported.\nThis directory stands in its place so that an older crawlsieve stops here instead of using the old store.\n`,
+  );
 }
 
 /** The fingerprints of an LMDB store left beside the log by an earlier import, appended to the log once more (what an older build added since). */
 async function takeInLmdb(dir: string, path: string, mdb: string): Promise<void> {
-  if (readScheme(path) !== "md5") throw new CrawlsieveError("ERR_STORE_CORRUPT", `${dir} holds an LMDB store (${LMDB_FILE}) beside a log of XXH3-128 fingerprints: they cannot be one store; move one away`);
+  if (readScheme(path) !== "md5")
+    throw new CrawlsieveError(
+      "ERR_STORE_CORRUPT",
+      `${dir} holds an LMDB store (${LMDB_FILE}) beside a log of XXH3-128 fingerprints: they cannot be one store; move one away`,
+    );
   const [, records] = startingRecords(dir);
   const log = new FileLog(path, true);
   try {
@@ -241,7 +263,11 @@ function startingRecords(dir: string): [digest: "xxh128" | "md5", records?: Iter
 
 /** A store's error as a typed one naming the file (`what` says what was being done): damage is ERR_STORE_CORRUPT. */
 export function diskError(error: unknown, what: string): Error {
-  if (error instanceof FormatError) return new CrawlsieveError("ERR_STORE_CORRUPT", `${what}: ${error.message}; the store is damaged: move it away (or restore it) and run again`);
+  if (error instanceof FormatError)
+    return new CrawlsieveError(
+      "ERR_STORE_CORRUPT",
+      `${what}: ${error.message}; the store is damaged: move it away (or restore it) and run again`,
+    );
   if (error instanceof CrawlsieveError) return error;
   return new CrawlsieveError("ERR_STORE", `${what}: ${(error as Error).message}`);
 }

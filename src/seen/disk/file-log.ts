@@ -8,7 +8,19 @@
 // processes notice the new file (another inode at the path) at their next batch and read it whole;
 // the old one is cut to nothing, so a build older than compaction, which cannot notice, stops
 // with an error instead of writing where no one reads.
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { FormatError } from "../../errors.js";
@@ -39,7 +51,8 @@ export function asideName(path: string): string {
 export function removeAsideFiles(path: string): void {
   const prefix = `${basename(path)}.`;
   for (const name of readdirSync(dirname(path))) {
-    if (name.startsWith(prefix) && /^\d+\.[0-9a-f]{8}(\.[0-9a-f]{2})?\.tmp$/.test(name.slice(prefix.length))) rmSync(join(dirname(path), name), { force: true });
+    if (name.startsWith(prefix) && /^\d+\.[0-9a-f]{8}(\.[0-9a-f]{2})?\.tmp$/.test(name.slice(prefix.length)))
+      rmSync(join(dirname(path), name), { force: true });
   }
 }
 
@@ -121,10 +134,12 @@ export class FileLog implements BatchLog {
     const reset = from !== this.offset || epoch !== this.epoch;
     const length = this.whole ? size - from : Math.min(size - from, PIECE);
     this.whole = false;
-    if (this.buffer === undefined || this.buffer.length < length) this.buffer = new Uint8Array(Math.max(length, Math.min(PIECE, 1 << 20)));
+    if (this.buffer === undefined || this.buffer.length < length)
+      this.buffer = new Uint8Array(Math.max(length, Math.min(PIECE, 1 << 20)));
     const records = this.buffer.subarray(0, length);
     const got = readAt(fd, records, from);
-    if (got < records.length) throw new FormatError(`${this.path} ended at ${from + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
+    if (got < records.length)
+      throw new FormatError(`${this.path} ended at ${from + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
     this.epoch = epoch;
     // The first read only: a later one whole (dedup --store past its budget reads its store again) finds this process's own writes.
     if (reset && this.found === 0) this.found = size;
@@ -147,7 +162,11 @@ export class FileLog implements BatchLog {
         const cut = this.readFrom + change.keep;
         // A sorted part is written aside and renamed in, never torn: damage there is not a partial write.
         const { sorted } = checkHeader(this.path, readHeader(fd));
-        if (sorted !== 0xffffffff && cut < HEADER + recordBytes(sorted)) throw new FormatError(`${this.path} is damaged inside its sorted part (at byte ${cut}; the part is written whole and renamed in, so this is no partly written batch)`, "ERR_STORE_CORRUPT");
+        if (sorted !== 0xffffffff && cut < HEADER + recordBytes(sorted))
+          throw new FormatError(
+            `${this.path} is damaged inside its sorted part (at byte ${cut}; the part is written whole and renamed in, so this is no partly written batch)`,
+            "ERR_STORE_CORRUPT",
+          );
         this.keepAside(fd, cut, size);
         size = cut;
         ftruncateSync(fd, size);
@@ -220,7 +239,8 @@ export class FileLog implements BatchLog {
     let part: SortedPart;
     try {
       const { dev, ino } = fstatSync(own);
-      if (dev !== this.inode?.dev || ino !== this.inode?.ino) throw new FormatError(`${this.path} was replaced while its lock was held`, "ERR_STORE_CORRUPT");
+      if (dev !== this.inode?.dev || ino !== this.inode?.ino)
+        throw new FormatError(`${this.path} was replaced while its lock was held`, "ERR_STORE_CORRUPT");
       part = SortedPart.read(own, this.path, HEADER, sorted, size);
     } catch (error) {
       closeSync(own);
@@ -273,7 +293,9 @@ export class FileLog implements BatchLog {
   flushAsync(): Promise<void> {
     if (!this.durable) return Promise.resolve();
     const fd = this.open();
-    return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(storeWriteError(this.path, dirname(this.path), error)) : resolve())));
+    return new Promise((resolve, reject) =>
+      fdatasync(fd, (error) => (error ? reject(storeWriteError(this.path, dirname(this.path), error)) : resolve())),
+    );
   }
 
   /** Cuts the file back to `size` bytes (appends that were never acknowledged), durably. */
@@ -331,7 +353,10 @@ export class FileLog implements BatchLog {
     const fd = this.open();
     const { sorted } = checkHeader(this.path, readHeader(fd));
     const size = fstatSync(fd).size;
-    return { stored: Math.max(0, Math.floor((size - HEADER) / 16)), unsorted: Math.max(0, Math.floor((size - HEADER - recordBytes(sorted)) / 16)) };
+    return {
+      stored: Math.max(0, Math.floor((size - HEADER) / 16)),
+      unsorted: Math.max(0, Math.floor((size - HEADER - recordBytes(sorted)) / 16)),
+    };
   }
 
   /** Whether the file was cleared or another put in its place since this process last read it. Called under the set's lock. */
@@ -355,7 +380,16 @@ export class FileLog implements BatchLog {
     const { scheme } = checkHeader(this.path, readHeader(fd));
     try {
       const epoch = newEpoch(this.epoch);
-      const compacted = writeCompaction(this.path, fd, size, HEADER, (count) => header(scheme, epoch, Math.min(count, 0xffffffff)), this.durable, arena, asideName(this.path));
+      const compacted = writeCompaction(
+        this.path,
+        fd,
+        size,
+        HEADER,
+        (count) => header(scheme, epoch, Math.min(count, 0xffffffff)),
+        this.durable,
+        arena,
+        asideName(this.path),
+      );
       installCompaction(compacted, this.path);
       if (this.durable) syncDirectory(dirname(this.path));
       ftruncateSync(fd, 0);
@@ -407,15 +441,34 @@ function readHeader(fd: number): Uint8Array {
   return head.subarray(0, readAt(fd, head, 0));
 }
 
-function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: Digest; epoch: number; sorted: number } {
-  if (head.length < HEADER) throw new FormatError(`${path} is cut short: ${head.length} bytes, less than its 16-byte header; move it away or use another --store directory`, "ERR_STORE_CORRUPT");
+function checkHeader(
+  path: string,
+  head: Uint8Array,
+): { scheme: number; digest: Digest; epoch: number; sorted: number } {
+  if (head.length < HEADER)
+    throw new FormatError(
+      `${path} is cut short: ${head.length} bytes, less than its 16-byte header; move it away or use another --store directory`,
+      "ERR_STORE_CORRUPT",
+    );
   const view = new DataView(head.buffer, head.byteOffset, HEADER);
-  if (view.getUint32(0, true) !== MAGIC) throw new FormatError(`${path} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory`, "ERR_STORE_CORRUPT");
+  if (view.getUint32(0, true) !== MAGIC)
+    throw new FormatError(
+      `${path} is not a crawlsieve seen-set file (bad magic); move it away or use another --store directory`,
+      "ERR_STORE_CORRUPT",
+    );
   const version = view.getUint16(4, true);
-  if (version !== VERSION) throw new FormatError(`${path} has format version ${version}; this build reads ${VERSION}`, "ERR_UNSUPPORTED_VERSION");
+  if (version !== VERSION)
+    throw new FormatError(
+      `${path} has format version ${version}; this build reads ${VERSION}`,
+      "ERR_UNSUPPORTED_VERSION",
+    );
   const scheme = view.getUint16(6, true);
   const digest = SCHEMES[scheme];
-  if (digest === undefined) throw new FormatError(`${path} uses fingerprint scheme ${scheme}; this build knows 1 (XXH3-128) and 2 (MD5)`, "ERR_STORE_CORRUPT");
+  if (digest === undefined)
+    throw new FormatError(
+      `${path} uses fingerprint scheme ${scheme}; this build knows 1 (XXH3-128) and 2 (MD5)`,
+      "ERR_STORE_CORRUPT",
+    );
   return { scheme, digest, epoch: view.getUint32(8, true), sorted: view.getUint32(12, true) };
 }
 
@@ -423,7 +476,11 @@ function checkHeader(path: string, head: Uint8Array): { scheme: number; digest: 
 function checkSortedPart(path: string, sorted: number, size: number): void {
   if (sorted === 0 || sorted === 0xffffffff) return;
   const end = HEADER + recordBytes(sorted);
-  if (size < end) throw new FormatError(`${path} is ${size} bytes, shorter than the sorted part of ${sorted} fingerprints its header declares (${end} bytes): it was cut; restore it or move it away`, "ERR_STORE_CORRUPT");
+  if (size < end)
+    throw new FormatError(
+      `${path} is ${size} bytes, shorter than the sorted part of ${sorted} fingerprints its header declares (${end} bytes): it was cut; restore it or move it away`,
+      "ERR_STORE_CORRUPT",
+    );
 }
 
 function newEpoch(old: number): number {

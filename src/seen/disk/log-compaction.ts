@@ -80,7 +80,16 @@ interface Group {
  * back a group at a time. A torn last record is left out: it was never acknowledged. The caller
  * renames the file into place.
  */
-export function writeCompaction(path: string, fd: number, size: number, header: number, head: (fingerprints: number) => Uint8Array, durable: boolean, arena: Arena, aside: string): Compacted {
+export function writeCompaction(
+  path: string,
+  fd: number,
+  size: number,
+  header: number,
+  head: (fingerprints: number) => Uint8Array,
+  durable: boolean,
+  arena: Arena,
+  aside: string,
+): Compacted {
   const k = arena.k;
   const budget = compactionRoom(arena);
   const out = openSync(aside, "w", 0o644);
@@ -88,7 +97,10 @@ export function writeCompaction(path: string, fd: number, size: number, header: 
     // The header's count is known at the end: its place is kept, then written.
     const records = new SortedRecords(out, head(0).length);
     const source = { arena, fd, size, header, where: path };
-    const groups = ((size - header) / 16) * ENTRY_BYTES <= passesInMemory() * budget ? passGroups(source, budget) : fileGroups(source, budget, aside);
+    const groups =
+      ((size - header) / 16) * ENTRY_BYTES <= passesInMemory() * budget
+        ? passGroups(source, budget)
+        : fileGroups(source, budget, aside);
     for (const group of groups) {
       for (let p = group.from, start = 0; p < group.to; start += group.counts[p - group.from], p++) {
         const count = group.counts[p - group.from];
@@ -163,7 +175,10 @@ class SortedRecords {
 }
 
 /** Groups of partitions that fit `budget` (at least one partition, whatever it needs), given each partition's count. */
-function* partitionGroups(counts: Uint32Array, budget: number): Generator<{ from: number; to: number; entries: number; largest: number }> {
+function* partitionGroups(
+  counts: Uint32Array,
+  budget: number,
+): Generator<{ from: number; to: number; entries: number; largest: number }> {
   for (let from = 0; from < PARTS; ) {
     let to = from + 1;
     let entries = counts[from];
@@ -193,16 +208,28 @@ function* passGroups(source: Source, budget: number): Generator<Group> {
     counts.set(r.counts.view(arena.u8, Uint32Array));
   }
   for (const group of partitionGroups(counts, budget)) {
-    const r = arena.place({ cursors: array(4, PARTS), piece: array(1, PIECE), tail: array(16, group.entries), scratch: scratchBytes(group.largest) });
+    const r = arena.place({
+      cursors: array(4, PARTS),
+      piece: array(1, PIECE),
+      tail: array(16, group.entries),
+      scratch: scratchBytes(group.largest),
+    });
     const cursors = r.cursors.view(arena.u8, Uint32Array);
     for (let p = group.from, sum = 0; p < group.to; p++) {
       cursors[p - group.from] = sum;
       sum += counts[p];
     }
     eachPiece(source, r.piece, (batches) => {
-      for (const { at, n, forget } of batches) k.fpScatter(at, n, LOG_PARTS, group.from, group.to, r.cursors.ptr, r.tail.ptr, forget ? 1 : 0);
+      for (const { at, n, forget } of batches)
+        k.fpScatter(at, n, LOG_PARTS, group.from, group.to, r.cursors.ptr, r.tail.ptr, forget ? 1 : 0);
     });
-    yield { from: group.from, to: group.to, counts: counts.subarray(group.from, group.to), tail: r.tail, scratch: r.scratch };
+    yield {
+      from: group.from,
+      to: group.to,
+      counts: counts.subarray(group.from, group.to),
+      tail: r.tail,
+      scratch: r.scratch,
+    };
   }
 }
 
@@ -215,13 +242,21 @@ function* passGroups(source: Source, budget: number): Generator<Group> {
 function* fileGroups(source: Source, budget: number, aside: string): Generator<Group> {
   const { arena } = source;
   const k = arena.k;
-  const paths = Array.from({ length: PARTS }, (_, p) => `${aside.slice(0, -".tmp".length)}.${p.toString(16).padStart(2, "0")}.tmp`);
+  const paths = Array.from(
+    { length: PARTS },
+    (_, p) => `${aside.slice(0, -".tmp".length)}.${p.toString(16).padStart(2, "0")}.tmp`,
+  );
   const fds: number[] = [];
   try {
     for (const path of paths) fds.push(openSync(path, "w+", 0o600));
     const counts = new Uint32Array(PARTS);
     {
-      const r = arena.place({ counts: array(4, PARTS), cursors: array(4, PARTS), piece: array(1, PIECE), entries: array(16, PIECE / 16) });
+      const r = arena.place({
+        counts: array(4, PARTS),
+        cursors: array(4, PARTS),
+        piece: array(1, PIECE),
+        entries: array(16, PIECE / 16),
+      });
       eachPiece(source, r.piece, (batches) => {
         const u8 = arena.u8;
         r.counts.fill(u8);
@@ -230,7 +265,8 @@ function* fileGroups(source: Source, budget: number, aside: string): Generator<G
         const cursors = r.cursors.view(u8, Uint32Array);
         for (let p = 0, sum = 0; p < PARTS; sum += piece[p], p++) cursors[p] = sum;
         // Every batch of the piece in one scatter a batch: the entries of one partition stay in log order.
-        for (const { at, n, forget } of batches) k.fpScatter(at, n, LOG_PARTS, 0, PARTS, r.cursors.ptr, r.entries.ptr, forget ? 1 : 0);
+        for (const { at, n, forget } of batches)
+          k.fpScatter(at, n, LOG_PARTS, 0, PARTS, r.cursors.ptr, r.entries.ptr, forget ? 1 : 0);
         for (let p = 0, start = 0; p < PARTS; start += piece[p], p++) {
           if (piece[p] === 0) continue;
           writeAt(fds[p], r.entries.bytes(u8, start, piece[p]), 16 * counts[p]);
@@ -242,9 +278,16 @@ function* fileGroups(source: Source, budget: number, aside: string): Generator<G
       const r = arena.place({ tail: array(16, group.entries), scratch: scratchBytes(group.largest) });
       for (let p = group.from, start = 0; p < group.to; start += counts[p], p++) {
         const into = r.tail.bytes(arena.u8, start, counts[p]);
-        if (readAt(fds[p], into, 0) < into.length) throw new FormatError(`${paths[p]} was cut short while ${source.where} was compacted`, "ERR_TRUNCATED");
+        if (readAt(fds[p], into, 0) < into.length)
+          throw new FormatError(`${paths[p]} was cut short while ${source.where} was compacted`, "ERR_TRUNCATED");
       }
-      yield { from: group.from, to: group.to, counts: counts.subarray(group.from, group.to), tail: r.tail, scratch: r.scratch };
+      yield {
+        from: group.from,
+        to: group.to,
+        counts: counts.subarray(group.from, group.to),
+        tail: r.tail,
+        scratch: r.scratch,
+      };
     }
   } finally {
     for (const fd of fds) closeSync(fd);
@@ -284,12 +327,20 @@ function eachPiece(source: Source, piece: ArrayRegion, visit: (batches: PieceBat
   for (let at = header; at < size; ) {
     const into = piece.bytes(arena.u8, 0, Math.min(PIECE, size - at));
     const got = readAt(fd, into, at);
-    if (got < into.length) throw new FormatError(`${where} ended at ${at + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
+    if (got < into.length)
+      throw new FormatError(`${where} ended at ${at + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
     const more = at + into.length < size;
     const decoded = decodeRecords(into, where, more);
-    visit(decoded.batches.map((batch) => ({ at: piece.at(batch.fingerprints.byteOffset - into.byteOffset), n: batch.fingerprints.length / 16, forget: batch.forget })));
+    visit(
+      decoded.batches.map((batch) => ({
+        at: piece.at(batch.fingerprints.byteOffset - into.byteOffset),
+        n: batch.fingerprints.length / 16,
+        forget: batch.forget,
+      })),
+    );
     if (!more) return;
-    if (decoded.goodBytes === 0) throw new FormatError(`${where}: a record at byte ${at} is larger than a piece`, "ERR_FORMAT");
+    if (decoded.goodBytes === 0)
+      throw new FormatError(`${where}: a record at byte ${at} is larger than a piece`, "ERR_FORMAT");
     at += decoded.goodBytes;
   }
 }

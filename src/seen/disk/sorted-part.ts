@@ -81,11 +81,16 @@ export class SortedPart {
   /** The sorted part of the file open as `fd` (`size` bytes), `count` fingerprints from byte `start` on; a typed error naming `where` when the file is shorter than that. */
   static read(fd: number, where: string, start: number, count: number, size: number): SortedPart {
     const part = new SortedPart(fd, where, start, count);
-    if (part.end > size) throw new FormatError(`${where} is ${size} bytes, shorter than the ${count} sorted fingerprints its header counts (${part.end} bytes): it was damaged`, "ERR_STORE_CORRUPT");
+    if (part.end > size)
+      throw new FormatError(
+        `${where} is ${size} bytes, shorter than the ${count} sorted fingerprints its header counts (${part.end} bytes): it was damaged`,
+        "ERR_STORE_CORRUPT",
+      );
     const view = new DataView(part.firsts.buffer);
     for (let i = 0; i < part.marks.length; i++) {
       const into = part.firsts.subarray(16 * i, 16 * i + 16);
-      if (readAt(fd, into, start + i * RECORD_BYTES + 8) < 16) throw new FormatError(`${where} ended inside its sorted part`, "ERR_TRUNCATED");
+      if (readAt(fd, into, start + i * RECORD_BYTES + 8) < 16)
+        throw new FormatError(`${where} ended inside its sorted part`, "ERR_TRUNCATED");
       orderWords(view, 16 * i, part.order, ORDER_WORDS * i);
     }
     return part;
@@ -131,13 +136,15 @@ export class SortedPart {
       const bytes = Math.min(this.end, this.start + to * RECORD_BYTES) - from;
       if (buffer.length < bytes) buffer = new Uint8Array(READ_RECORDS * RECORD_BYTES);
       const into = buffer.subarray(0, bytes);
-      if (readAt(this.fd, into, from) < bytes) throw new FormatError(`${this.where} ended inside its sorted part`, "ERR_TRUNCATED");
+      if (readAt(this.fd, into, from) < bytes)
+        throw new FormatError(`${this.where} ended inside its sorted part`, "ERR_TRUNCATED");
       const { batches, torn } = this.decode(into, i);
       if (torn || batches.length !== to - i) throw this.damaged(i);
       batches.forEach((batch, j) => {
         const r = i + j;
         const expected = Math.min(RECORD_FINGERPRINTS, this.count - r * RECORD_FINGERPRINTS);
-        if (batch.forget || batch.fingerprints.length !== 16 * expected || !this.startsWithFirst(batch.fingerprints, r)) throw this.damaged(r);
+        if (batch.forget || batch.fingerprints.length !== 16 * expected || !this.startsWithFirst(batch.fingerprints, r))
+          throw this.damaged(r);
         visit(batch.fingerprints);
         this.recordsRead++;
         this.keysRead += expected;
@@ -155,9 +162,13 @@ export class SortedPart {
   /** Reads the sorted fingerprints [from, from + n), all in one record, into `into` as they are on disk (unverified: the caller checks them against what it verified). */
   readFingerprints(from: number, n: number, into: Uint8Array): Uint8Array {
     const record = Math.floor(from / RECORD_FINGERPRINTS);
-    if (n < 1 || from + n > this.count || Math.floor((from + n - 1) / RECORD_FINGERPRINTS) !== record) throw new RangeError(`fingerprints ${from} to ${from + n} are not in one record of ${this.count}`);
+    if (n < 1 || from + n > this.count || Math.floor((from + n - 1) / RECORD_FINGERPRINTS) !== record)
+      throw new RangeError(`fingerprints ${from} to ${from + n} are not in one record of ${this.count}`);
     const bytes = into.subarray(0, 16 * n);
-    if (readAt(this.fd, bytes, this.start + record * RECORD_BYTES + 8 + 16 * (from % RECORD_FINGERPRINTS)) < bytes.length) throw new FormatError(`${this.where} ended inside its sorted part`, "ERR_TRUNCATED");
+    if (
+      readAt(this.fd, bytes, this.start + record * RECORD_BYTES + 8 + 16 * (from % RECORD_FINGERPRINTS)) < bytes.length
+    )
+      throw new FormatError(`${this.where} ended inside its sorted part`, "ERR_TRUNCATED");
     return bytes;
   }
 
@@ -182,6 +193,9 @@ export class SortedPart {
   }
 
   private damaged(record: number): FormatError {
-    return new FormatError(`${this.where}: record ${record} of its sorted part (byte ${this.start + record * RECORD_BYTES}) is not the record its compaction wrote: the file was damaged`, "ERR_STORE_CORRUPT");
+    return new FormatError(
+      `${this.where}: record ${record} of its sorted part (byte ${this.start + record * RECORD_BYTES}) is not the record its compaction wrote: the file was damaged`,
+      "ERR_STORE_CORRUPT",
+    );
   }
 }

@@ -65,7 +65,11 @@ export class StoreGate implements ChunkGate {
    * Opens the store in `dir` and makes the deduplicator with `make`, given the store's fingerprint
    * and its size (for the first table); the store's keys are read in by the first decide().
    */
-  static async open(dir: string, make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator, onRecover: (message: string) => void): Promise<StoreGate> {
+  static async open(
+    dir: string,
+    make: (hash: "xxh128" | "md5", stored: number) => LineDeduplicator,
+    onRecover: (message: string) => void,
+  ): Promise<StoreGate> {
     const store = await openStoreLog(dir, true, onRecover);
     let unprinted: UnprintedFile | undefined;
     try {
@@ -87,9 +91,23 @@ export class StoreGate implements ChunkGate {
   private sortedRead: { records: number; of: number } | undefined;
 
   /** Keys in the store (as found at the start when it was never read: a deferred run with no new line), keys other processes added while this one ran, lines of killed runs found new again, and the sorted part's records read at the end. */
-  get stats(): { stored: number; fromOthers: number; unprintedByKilledRuns: number; sortedRecordsRead?: number; sortedRecords?: number } {
-    const sorted = this.sortedRead === undefined ? {} : { sortedRecordsRead: this.sortedRead.records, sortedRecords: this.sortedRead.of };
-    return { stored: this.loaded ? this.held : this.store.stored, fromOthers: this.others, unprintedByKilledRuns: this.forgottenForDead, ...sorted };
+  get stats(): {
+    stored: number;
+    fromOthers: number;
+    unprintedByKilledRuns: number;
+    sortedRecordsRead?: number;
+    sortedRecords?: number;
+  } {
+    const sorted =
+      this.sortedRead === undefined
+        ? {}
+        : { sortedRecordsRead: this.sortedRead.records, sortedRecords: this.sortedRead.of };
+    return {
+      stored: this.loaded ? this.held : this.store.stored,
+      fromOthers: this.others,
+      unprintedByKilledRuns: this.forgottenForDead,
+      ...sorted,
+    };
   }
 
   /** Where the output handed over so far stands (see UnprintedFile.mark): printed(mark) once it is written. */
@@ -132,78 +150,82 @@ export class StoreGate implements ChunkGate {
 
   readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> =>
     // Every new line waits for decideAll: nothing is printed, so there is nothing to decide now.
-    this.dedup.defersNew ? Promise.resolve().then(work) : this.store.lock.run(async () => {
-      const { log } = this.store;
-      const dedup = this.dedup;
-      let keep: number | undefined;
-      let dead: { runs: DeadRun[]; records: Uint8Array[] } | undefined;
-      try {
-        // Taking keys may grow the table and so move memory: the write under way must end first.
-        let settled = false;
-        const caught = await catchUp(
-          log,
-          {
-            clear: () => {
-              if (this.loaded) dedup.clearSeen();
-              this.held = 0;
-            },
-            add: async (fingerprints) => {
-              if (!settled) await settle();
-              settled = true;
-              // Past the budget the tables are frozen: keys they cannot take are read again at the end (decideAll).
-              dedup.addFingerprints(fingerprints);
-              this.held += fingerprints.length / 16;
-            },
-            remove: (fingerprints) => {
-              dedup.removeFingerprints(fingerprints);
-              this.held -= fingerprints.length / 16;
-            },
-          },
-          this.onRecover,
-        );
-        if (this.loaded) this.others += caught.changed;
-        this.loaded = true;
-        keep = caught.keep;
-        dead = this.forgetDead((fingerprints) => dedup.removeFingerprints(fingerprints));
-      } catch (error) {
-        await log.abort();
-        dead?.runs.forEach((run) => run.release());
-        throw diskError(error, `reading ${log.name}`);
-      }
-      dedup.clearFresh();
-      const { runs, records: forgottenRecords } = dead!;
-      const result = await Promise.resolve()
-        .then(work)
-        .catch(async (error) => {
-          await log.abort();
-          runs.forEach((run) => run.release());
-          throw error;
+    this.dedup.defersNew
+      ? Promise.resolve().then(work)
+      : this.store.lock.run(async () => {
+          const { log } = this.store;
+          const dedup = this.dedup;
+          let keep: number | undefined;
+          let dead: { runs: DeadRun[]; records: Uint8Array[] } | undefined;
+          try {
+            // Taking keys may grow the table and so move memory: the write under way must end first.
+            let settled = false;
+            const caught = await catchUp(
+              log,
+              {
+                clear: () => {
+                  if (this.loaded) dedup.clearSeen();
+                  this.held = 0;
+                },
+                add: async (fingerprints) => {
+                  if (!settled) await settle();
+                  settled = true;
+                  // Past the budget the tables are frozen: keys they cannot take are read again at the end (decideAll).
+                  dedup.addFingerprints(fingerprints);
+                  this.held += fingerprints.length / 16;
+                },
+                remove: (fingerprints) => {
+                  dedup.removeFingerprints(fingerprints);
+                  this.held -= fingerprints.length / 16;
+                },
+              },
+              this.onRecover,
+            );
+            if (this.loaded) this.others += caught.changed;
+            this.loaded = true;
+            keep = caught.keep;
+            dead = this.forgetDead((fingerprints) => dedup.removeFingerprints(fingerprints));
+          } catch (error) {
+            await log.abort();
+            dead?.runs.forEach((run) => run.release());
+            throw diskError(error, `reading ${log.name}`);
+          }
+          dedup.clearFresh();
+          const { runs, records: forgottenRecords } = dead!;
+          const result = await Promise.resolve()
+            .then(work)
+            .catch(async (error) => {
+              await log.abort();
+              runs.forEach((run) => run.release());
+              throw error;
+            });
+          // Encoded at once: the fingerprints are a view of WebAssembly memory.
+          const digests = dedup.freshDigests();
+          const fresh = digests.length / 16;
+          try {
+            // Recorded as unprinted before the log has them: a kill after the append finds them there.
+            if (fresh > 0) this.unprinted.record(digests, true);
+            const records = fresh > 0 ? this.encode(digests) : undefined;
+            // A torn tail is cut off before anything is appended after it.
+            if (keep !== undefined) await log.write({ keep });
+            for (const forgotten of forgottenRecords) log.appendUnsynced(forgotten);
+            if (records !== undefined) log.appendUnsynced(records);
+            if (records !== undefined || runs.length > 0) {
+              // Flushed on the thread pool while the next chunk is worked: the chunk's lines are written once it is done (durable()).
+              const flushed = Promise.all([log.flushAsync(), this.unprinted.flushAsync()]).then(() =>
+                this.settleDead(runs),
+              );
+              flushed.catch(() => runs.forEach((run) => run.release()));
+              this.flushed = flushed;
+            }
+          } catch (error) {
+            runs.forEach((run) => run.release());
+            throw diskError(error, `writing ${log.name}`);
+          }
+          this.held += fresh;
+          dedup.clearFresh();
+          return result;
         });
-      // Encoded at once: the fingerprints are a view of WebAssembly memory.
-      const digests = dedup.freshDigests();
-      const fresh = digests.length / 16;
-      try {
-        // Recorded as unprinted before the log has them: a kill after the append finds them there.
-        if (fresh > 0) this.unprinted.record(digests, true);
-        const records = fresh > 0 ? this.encode(digests) : undefined;
-        // A torn tail is cut off before anything is appended after it.
-        if (keep !== undefined) await log.write({ keep });
-        for (const forgotten of forgottenRecords) log.appendUnsynced(forgotten);
-        if (records !== undefined) log.appendUnsynced(records);
-        if (records !== undefined || runs.length > 0) {
-          // Flushed on the thread pool while the next chunk is worked: the chunk's lines are written once it is done (durable()).
-          const flushed = Promise.all([log.flushAsync(), this.unprinted.flushAsync()]).then(() => this.settleDead(runs));
-          flushed.catch(() => runs.forEach((run) => run.release()));
-          this.flushed = flushed;
-        }
-      } catch (error) {
-        runs.forEach((run) => run.release());
-        throw diskError(error, `writing ${log.name}`);
-      }
-      this.held += fresh;
-      dedup.clearFresh();
-      return result;
-    });
 
   /** Packed fingerprints as records, in the reused scratch when it holds them (grown for the next time when not); valid until the next call. */
   private encode(fingerprints: Uint8Array): Uint8Array {
@@ -253,7 +275,11 @@ export class StoreGate implements ChunkGate {
           log,
           {
             clear: () => {
-              if (sorted !== undefined) throw new CrawlsieveError("ERR_INTERNAL", `${log.name} was read again from its start after its sorted part, under the lock`);
+              if (sorted !== undefined)
+                throw new CrawlsieveError(
+                  "ERR_INTERNAL",
+                  `${log.name} was read again from its start after its sorted part, under the lock`,
+                );
               this.held = 0;
             },
             add: (fingerprints) => {
@@ -356,7 +382,9 @@ export class StoreGate implements ChunkGate {
     } catch (error) {
       dead.forEach((run) => run.release());
       await log.abort();
-      this.onRecover(`the lines this run recorded and did not print could not be forgotten in ${log.name} (${(error as Error).message}); the next run forgets them`);
+      this.onRecover(
+        `the lines this run recorded and did not print could not be forgotten in ${log.name} (${(error as Error).message}); the next run forgets them`,
+      );
       return;
     }
     for (const run of dead) run.take();

@@ -118,7 +118,10 @@ export class TieredTable {
     const asked = selectFlagged(packed, ask);
     if (asked.length === 0) return out;
     const found = this.cold.has(asked);
-    const kept = scatter(found, this.forgotten.hasFingerprints(selectFlagged(asked, found)).map((f) => 1 - f));
+    const kept = scatter(
+      found,
+      this.forgotten.hasFingerprints(selectFlagged(asked, found)).map((f) => 1 - f),
+    );
     return scatter(ask, kept, out);
   }
 }

@@ -13,7 +13,20 @@
 // header's end moves after a batch is written and its start once the batch's lines are out; when
 // nothing waits the file is cut back to its header, and when dead bytes outweigh live ones the
 // live ones are moved to the front, so the file stays about the size of what is in flight.
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { CrawlsieveError } from "../../errors.js";
@@ -64,7 +77,8 @@ export class UnprintedFile {
       throw storeWriteError(where, dir, error);
     }
     try {
-      if (!nativeLocks().tryLock(fd)) throw new CrawlsieveError("ERR_STORE", `${making} was locked by another process as soon as it was made`);
+      if (!nativeLocks().tryLock(fd))
+        throw new CrawlsieveError("ERR_STORE", `${making} was locked by another process as soon as it was made`);
       const file = new UnprintedFile(fd, path, durable, where, dir);
       file.writeHeader();
       renameSync(making, path);
@@ -98,7 +112,9 @@ export class UnprintedFile {
   /** Makes what was recorded durable (fdatasync on the thread pool; nothing when not durable), beside the log's own flush. */
   flushAsync(): Promise<void> {
     if (!this.durable) return Promise.resolve();
-    return new Promise((resolve, reject) => fdatasync(this.fd, (error) => (error ? reject(storeWriteError(this.where, this.dir, error)) : resolve())));
+    return new Promise((resolve, reject) =>
+      fdatasync(this.fd, (error) => (error ? reject(storeWriteError(this.where, this.dir, error)) : resolve())),
+    );
   }
 
   /** flushAsync() at once, for a caller that prints right after. */
@@ -128,7 +144,10 @@ export class UnprintedFile {
         this.moved = this.end - HEADER;
         this.writeHeader();
         ftruncateSync(this.fd, HEADER);
-      } else if (this.start - this.moved - HEADER > this.end - this.start && this.start - this.moved - HEADER >= 1 << 20) {
+      } else if (
+        this.start - this.moved - HEADER > this.end - this.start &&
+        this.start - this.moved - HEADER >= 1 << 20
+      ) {
         this.moveToFront();
       } else {
         this.writeHeader();
@@ -264,7 +283,10 @@ function readDead(fd: number, path: string): Uint8Array[] {
   if (readAt(fd, head, 0) < HEADER) return [];
   const view = new DataView(head.buffer);
   if (view.getUint32(0, true) !== MAGIC || view.getUint16(4, true) !== VERSION) {
-    throw new CrawlsieveError("ERR_STORE_CORRUPT", `${path} is not a file of unprinted lines this build reads (bad magic or version); move it away to run on (its lines may then never be printed)`);
+    throw new CrawlsieveError(
+      "ERR_STORE_CORRUPT",
+      `${path} is not a file of unprinted lines this build reads (bad magic or version); move it away to run on (its lines may then never be printed)`,
+    );
   }
   const start = Number(view.getBigUint64(8, true));
   const end = Math.min(Number(view.getBigUint64(16, true)), fstatSync(fd).size);
