@@ -197,6 +197,23 @@ describe("crawlsieve near-dups", () => {
 
   // Issue 30 item 12: a 600 MB document crashed with "Invalid string length" naming nothing; a BOM
   // failed line 1; {"id":1e400} printed null and ids past 2^53 came back rounded.
+  it("says so when a .json file it reads as one document holds JSON lines, and not for one JSON document", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cs-nd-json-"));
+    const lines = join(dir, "pages.json");
+    writeFileSync(
+      lines,
+      [JSON.stringify({ id: 1, text: STORY }), JSON.stringify({ id: 2, text: STORY })].join("\n") + "\n",
+    );
+    const one = join(dir, "one.json");
+    writeFileSync(one, JSON.stringify({ id: 1, text: STORY }, null, 2));
+    const hinted = run(["near-dups", lines]);
+    expect(hinted.code).toBe(0);
+    expect(hinted.stderr).toBe(
+      `crawlsieve: near-dups: ${lines} is read as one document, but its lines look like JSON records; name it .jsonl (or give it on stdin) to read a record a line\n`,
+    );
+    expect(run(["near-dups", one]).stderr).toBe("");
+  });
+
   it("refuses a document over --max-bytes by file or stdin line, with the limit, in one line", () => {
     const dir = mkdtempSync(join(tmpdir(), "cs-nd-big-"));
     writeFileSync(join(dir, "a.txt"), "a short one");

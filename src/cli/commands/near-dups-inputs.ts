@@ -47,6 +47,10 @@ async function* filesIn(
     const { size } = await stat(file);
     if (size > maxBytes) throw tooLarge(file, size, maxBytes);
     const text = await readFile(file, "utf8");
+    if (looksLikeJsonLines(file, text))
+      process.stderr.write(
+        `crawlsieve: near-dups: ${file} is read as one document, but its lines look like JSON records; name it .jsonl (or give it on stdin) to read a record a line\n`,
+      );
     yield {
       idJson: JSON.stringify(file),
       idText: file,
@@ -54,6 +58,21 @@ async function* filesIn(
       html: /\.x?html?$/i.test(file) || /^\s*<(!doctype html|html[\s>])/i.test(text),
     };
   }
+}
+
+/** A .json file whose first two lines are each a JSON object: JSON lines given the name of one JSON document. */
+function looksLikeJsonLines(file: string, text: string): boolean {
+  if (!/\.json$/i.test(file)) return false;
+  const [first, second] = text.split("\n", 2);
+  const record = (line: string | undefined) => {
+    if (line === undefined || !line.trimStart().startsWith("{")) return false;
+    try {
+      return typeof JSON.parse(line) === "object";
+    } catch {
+      return false;
+    }
+  };
+  return record(first) && record(second);
 }
 
 async function walk(
