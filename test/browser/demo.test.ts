@@ -182,4 +182,21 @@ describe("the demo page", () => {
     expect(unique).toBe(750_000);
     expect(browserRate).toBeGreaterThan(0);
   }, 120_000);
+  it("stays 1,280 pixels wide after a dedup of long URLs, and asks for no icon it lacks", async () => {
+    const asked: string[] = [];
+    page.on("request", (request) => asked.push(new URL(request.url()).pathname));
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.reload();
+    await page.waitForSelector("body[data-ready=true]");
+    const long = Array.from({ length: 3 }, (_, i) => `https://long.example/${i}/${"segment/".repeat(400)}end`);
+    await page.fill("#paste", [...long, long[0]].join("\n"));
+    await page.click("#dedup");
+    expect(await numberAttribute("unique")).toBe(3);
+    const { scroll, inner } = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      inner: window.innerWidth,
+    }));
+    expect(scroll).toBeLessThanOrEqual(inner);
+    expect(asked.filter((path) => path.endsWith("favicon.ico"))).toEqual([]);
+  }, 120_000);
 });
