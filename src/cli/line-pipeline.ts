@@ -279,9 +279,14 @@ async function pumpFd(
   sink: ByteSink,
   tick: (bytes: number) => void,
   gate: ChunkGate,
+  prefix: Uint8Array,
 ): Promise<void> {
   let slot: 0 | 1 = 0;
-  let next = readInto(fd, dedup.slotView(slot));
+  // Bytes already taken from fd (its first, to tell its coding) start the first slot, so they
+  // are worked with what follows them as one chunk.
+  const first = dedup.slotView(slot);
+  first.set(prefix);
+  let next = readInto(fd, first.subarray(prefix.length)).then((n) => n + prefix.length);
   try {
     for (;;) {
       const n = await next;
@@ -357,7 +362,7 @@ async function feed(
     }
     tick(bytes.length);
   };
-  const pump = (fd: number) => pumpFd(fd, dedup, sink, tick, gate);
+  const pump = (fd: number, prefix: Uint8Array) => pumpFd(fd, dedup, sink, tick, gate, prefix);
   const folder = new RunFolder(tmp);
   const sources = files.length === 0 ? [undefined] : files.map((file) => (file === "-" ? undefined : file));
   try {
@@ -385,8 +390,7 @@ async function feed(
           ))
             await visit(chunk);
         } else {
-          if (head.taken && head.bytes.length > 0) await visit(head.bytes);
-          await pump(fd);
+          await pump(fd, head.taken ? head.bytes : new Uint8Array(0));
         }
         // finish() may grow memory: no write from WebAssembly memory may be under way then.
         await sink.settle();
