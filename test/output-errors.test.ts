@@ -14,7 +14,7 @@ import { startRedis } from "./support/redis-server.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
 const BATCH = 4096;
-/** Lines of one --store commit group at most (src/cli/commands/dedup-keyed.ts). */
+/** Lines of one --store commit at most: a chunk of the byte pipeline (src/seen/disk/store-gate.ts decides a chunk at a time). */
 const GROUP = 1 << 16;
 const dir = mkdtempSync(join(tmpdir(), "cs-output-"));
 const LINES = Array.from({ length: 100_000 }, (_, i) => `https://example.com/item/${i}?ref=${i % 7}`);

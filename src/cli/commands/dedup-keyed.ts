@@ -7,7 +7,6 @@ import { BloomFilter } from "../../bloom/bloom-filter.js";
 import { BlockedBloomFilter } from "../../bloom/blocked-bloom-filter.js";
 import { ScalableBloomFilter } from "../../bloom/scalable-bloom-filter.js";
 import { CrawlsieveError } from "../../errors.js";
-import { batchGroups } from "../batch-groups.js";
 import { readInputs, type LineBatch } from "../lines.js";
 import { DEDUP_LIMIT_OF, limitedLineBatches } from "../line-limit.js";
 import type { LineKeys } from "../../lines/keys/line-keys.js";
@@ -31,28 +30,19 @@ export interface KeyedValues {
   readonly [flag: string]: string | boolean | undefined;
 }
 
-/** One batch's keys: spans of a buffer. */
-type BatchKeys = { readonly data: Uint8Array; readonly spans: ArrayLike<number> };
-
 /** What dedup needs of its seen-set: add keys, learn which were new. */
 interface SeenSet {
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array | Promise<Uint8Array>;
-  addMany(keys: readonly (string | Uint8Array)[]): Uint8Array | Promise<Uint8Array>;
-  /** Several batches' keys in one call (one durable commit), for a set that pays per call; the answers per batch. */
-  addGroup?(batches: readonly BatchKeys[]): Promise<Uint8Array[]>;
   readonly byteLength: number;
   /** Extra numbers for --stats. */
   report(): Record<string, unknown>;
   /** The filter in format v1 as consecutive pieces (approximate in-memory sets only), for --save-filter. */
   serializeParts?(): Iterable<Uint8Array>;
-  /** Everything added so far is printed (a store that keeps what it has not printed). */
-  printed?(): void;
 }
 
 function approxSet(filter: BloomFilter | BlockedBloomFilter | ScalableBloomFilter): SeenSet {
   return {
     addSpans: (data, spans) => filter.addSpans(data, spans),
-    addMany: (keys) => filter.addMany(keys),
     get byteLength() {
       return filter.byteLength;
     },
@@ -95,36 +85,18 @@ export async function keyedDedup(
         );
 
   let lineBase = 0;
-  /** The answers (1: print) for a group of batches, one array a batch; lineBase is the first batch's. */
-  const addGroup = async (group: readonly LineBatch[]): Promise<Uint8Array[]> => {
-    const prepared = group.map((batch, g) => {
-      if (keys === undefined) return { batch, keys: { data: batch.data, spans: batch.spans } };
-      const base = lineBase + group.slice(0, g).reduce((n, b) => n + b.count, 0);
-      const cut = keys.cut(batch.data, batch.spans, 2, batch.count, base + 1);
-      return {
-        batch,
-        keys: cut.count === 0 ? undefined : { data: cut.data, spans: cut.spans },
-        has: cut.count === batch.count ? undefined : cut.has,
-      };
-    });
-    const keyed = prepared.flatMap((p) => (p.keys === undefined ? [] : [p.keys]));
-    const answers =
-      filter.addGroup !== undefined
-        ? await filter.addGroup(keyed)
-        : await Promise.all(keyed.map((k) => filter.addSpans(k.data, k.spans)));
-    let j = 0;
-    return prepared.map(({ batch, keys: batchKeys, has }) => {
-      const fresh = batchKeys === undefined ? new Uint8Array(0) : answers[j++];
-      if (has === undefined) return fresh;
-      // Records without the key: printed as they are with --missing keep, left out with drop.
-      const flags = new Uint8Array(batch.count);
-      for (let i = 0, k = 0; i < batch.count; i++)
-        flags[i] = has[i] === 1 ? fresh[k++] : keys!.missing === "keep" ? 1 : 0;
-      return flags;
-    });
+  /** The answers (1: print) for a batch of lines. */
+  const add = async (batch: LineBatch): Promise<Uint8Array> => {
+    if (keys === undefined) return filter.addSpans(batch.data, batch.spans);
+    const cut = keys.cut(batch.data, batch.spans, 2, batch.count, lineBase + 1);
+    const fresh = cut.count === 0 ? new Uint8Array(0) : await filter.addSpans(cut.data, cut.spans);
+    if (cut.count === batch.count) return fresh;
+    // Records without the key: printed as they are with --missing keep, left out with drop.
+    const flags = new Uint8Array(batch.count);
+    for (let i = 0, k = 0; i < batch.count; i++)
+      flags[i] = cut.has[i] === 1 ? fresh[k++] : keys.missing === "keep" ? 1 : 0;
+    return flags;
   };
-  // A set that pays per call takes groups of batches; the others one batch at a time.
-  const groupLines = filter.addGroup !== undefined ? 1 << 16 : 1;
 
   const durable = values.redis !== undefined;
   const started = performance.now();
@@ -144,33 +116,28 @@ export async function keyedDedup(
       input++;
       lineBase = 0;
       // A line is read whole as a key: past the limit it is an error, before it is gathered.
-      for await (const group of batchGroups(limitedLineBatches(source, file, DEDUP_LIMIT_OF), groupLines)) {
-        const answers = await addGroup(group);
-        group.forEach((batch, g) => {
-          const fresh = answers[g];
-          lineBase += batch.count;
-          // Consecutive new lines are written as one piece of the input buffer.
-          let runStart = -1;
-          let runEnd = -1;
-          for (let i = 0; i < batch.count; i++) {
-            if (fresh[i] === 0) continue;
-            unique++;
-            const start = batch.spans[2 * i];
-            if (start !== runEnd) {
-              if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-              runStart = start;
-            }
-            runEnd = batch.ends[i];
+      for await (const batch of limitedLineBatches(source, file, DEDUP_LIMIT_OF)) {
+        const fresh = await add(batch);
+        lineBase += batch.count;
+        // Consecutive new lines are written as one piece of the input buffer.
+        let runStart = -1;
+        let runEnd = -1;
+        for (let i = 0; i < batch.count; i++) {
+          if (fresh[i] === 0) continue;
+          unique++;
+          const start = batch.spans[2 * i];
+          if (start !== runEnd) {
+            if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+            runStart = start;
           }
-          if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
-          if (batch.unterminated && fresh[0] === 1) out.push(newline);
-          lines += batch.count;
-          bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
-        });
-        // With a durable store the group is committed: print it now, so little is committed unprinted.
+          runEnd = batch.ends[i];
+        }
+        if (runStart >= 0) out.push(batch.data.subarray(runStart, runEnd));
+        if (batch.unterminated && fresh[0] === 1) out.push(newline);
+        lines += batch.count;
+        bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
+        // With Redis the batch is committed: print it now, so at most one batch is committed unprinted.
         if (out.full || durable) await out.flush();
-        // Confirmed written (a durable set's output waits for that): nothing recorded waits unprinted.
-        if (durable) filter.printed?.();
         progress.update(
           () =>
             `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`,
@@ -178,7 +145,6 @@ export async function keyedDedup(
       }
     }
     await out.end();
-    filter.printed?.();
   } catch (error) {
     // Also on errors: an open Redis connection would otherwise keep the process alive. The first
     // error is the one reported; closing may fail for the same cause (a full disk) and says less.
