@@ -151,6 +151,13 @@ function undoubled(inner: Uint8Array): Uint8Array {
   return out.subarray(0, n);
 }
 
+/** Whether `key` is data[start, end) byte for byte (no Buffer: this runs in browsers and workers too). */
+function sameBytes(key: Uint8Array, data: Uint8Array, start: number, end: number): boolean {
+  if (end - start !== key.length) return false;
+  for (let i = 0; i < key.length; i++) if (key[i] !== data[start + i]) return false;
+  return true;
+}
+
 /** One reader a key spec: it holds the path's names as bytes and reuses its buffers. */
 const readers = new WeakMap<readonly string[], JsonKeyReader>();
 
@@ -167,8 +174,7 @@ function jsonKey(
   const read = reader.read(data, start, end);
   if (typeof read === "string") return read;
   const { key, rawStart, rawEnd } = read;
-  if (rawEnd - rawStart === key.length && Buffer.compare(key, data.subarray(rawStart, rawEnd)) === 0)
-    keys.span(rawStart, rawEnd);
+  if (sameBytes(key, data, rawStart, rawEnd)) keys.span(rawStart, rawEnd);
   else keys.bytes(key.slice());
   return undefined;
 }
