@@ -73,7 +73,9 @@ export class StoreGate implements ChunkGate {
     const store = await openStoreLog(dir, true, onRecover);
     let unprinted: UnprintedFile | undefined;
     try {
-      unprinted = UnprintedFile.create(dir, true, store.log.path);
+      // Under the store's lock, as deadRuns() looks: a file in the making, not yet locked by its
+      // maker, would otherwise look dead to another run and be removed under it.
+      unprinted = await store.lock.run(async () => UnprintedFile.create(dir, true, store.log.path));
       return new StoreGate(store, make(store.digest, store.stored), onRecover, dir, unprinted);
     } catch (error) {
       unprinted?.close();

@@ -64,11 +64,12 @@ export class UnprintedFile {
     private readonly dir: string,
   ) {}
 
-  /** Creates this run's file in the store directory `dir` (named `where` in errors), locked for the life of the process. */
+  /** Creates this run's file in the store directory `dir` (named `where` in errors), locked for the life of the process; the caller holds the store's lock, as deadRuns()'s callers do. */
   static create(dir: string, durable: boolean, where: string): UnprintedFile {
     const name = `unprinted.${process.pid}.${randomBytes(4).toString("hex")}`;
     const path = join(dir, name);
-    // Made and locked under a name no run looks for, then renamed: another run never finds it unlocked (and so "dead").
+    // Made and locked under a name no run takes for a run's, then renamed, under the store's lock
+    // (the caller's), as deadRuns() runs: another run never finds it unlocked, and so dead.
     const making = join(dir, `.${name}.new`);
     let fd: number;
     try {
