@@ -69,6 +69,11 @@ export interface LineEngineOptions {
 
 const NEWLINE = Uint8Array.of(0x0a);
 
+/** A long line's bytes, "\n"-terminated (one is added to a last line without it), for the spill. */
+function lineBytes(pieces: readonly Uint8Array[], terminated: boolean): readonly Uint8Array[] {
+  return terminated ? pieces : [...pieces, NEWLINE];
+}
+
 /** Lines of one batch of the split path. */
 const SPLIT_BATCH = 8192;
 /** Fingerprints the fresh region holds (dedup --store): a split batch's, and more than a kernel group's. */
@@ -293,7 +298,7 @@ export class LineEngine {
   dedupLong(pieces: readonly Uint8Array[], terminated: boolean): number {
     if (this.keyed !== undefined) return this.dedupLongKeyed(this.keyed, pieces, terminated);
     const digest = this.longHasher.digest(pieces, terminated);
-    return this.dedupDigest(digest, () => (terminated ? pieces : [...pieces, NEWLINE]));
+    return this.dedupDigest(digest, () => lineBytes(pieces, terminated));
   }
 
   /** dedupLong by the line's key; a line without one is printed (keep, not recorded) or dropped. */
@@ -303,25 +308,23 @@ export class LineEngine {
     if (key === "keep" && this.path !== undefined) {
       // Past the budget it may have to wait with the spilled lines, to keep its place in the output.
       this.split.digests.fill(this.arena.u8, 0, 0, 1);
-      fresh = this.path.long(
-        () => (terminated ? pieces : [...pieces, NEWLINE]),
-        (unique) => {
-          this.set("lines", this.get("lines") + 1);
-          this.set("unique", this.get("unique") + unique);
-        },
-        true,
-      );
+      fresh = this.path.long(() => lineBytes(pieces, terminated), this.countLine, true);
     } else if (typeof key === "string") {
       fresh = key === "keep" ? 1 : 0;
-      this.set("lines", this.get("lines") + 1);
-      this.set("unique", this.get("unique") + fresh);
+      this.countLine(fresh);
     } else {
       // A copy: the hasher's view is reused, and the retry after growth tests the same key.
-      fresh = this.dedupDigest(key.slice(), () => (terminated ? pieces : [...pieces, NEWLINE]));
+      fresh = this.dedupDigest(key.slice(), () => lineBytes(pieces, terminated));
     }
     if (fresh !== 2) keyed.line++;
     return fresh;
   }
+
+  /** Counts a long line decided outside the kernels (it counts the others): one line, `unique` of it new. */
+  private readonly countLine = (unique: number): void => {
+    this.set("lines", this.get("lines") + 1);
+    this.set("unique", this.get("unique") + unique);
+  };
 
   /** The next input begins: its lines are counted from 1 in errors. */
   endInput(): void {
@@ -336,10 +339,7 @@ export class LineEngine {
     let fresh: number;
     if (this.path !== undefined) {
       this.arena.u8.set(digest, this.split.digests.ptr);
-      fresh = this.path.long(bytes, (unique) => {
-        this.set("lines", this.get("lines") + 1);
-        this.set("unique", this.get("unique") + unique);
-      });
+      fresh = this.path.long(bytes, this.countLine);
     } else {
       this.arena.u8.set(digest, this.digestPtr);
       fresh = this.arena.k.digestDedup(this.ctx.ptr, this.digestPtr);
