@@ -9,7 +9,8 @@ export { fileSpill } from "./lines/file-spill.js";
 export { MinHashSpill, type MinHashSpillOptions } from "./near-dup/minhash-spill.js";
 export type { LmdbStoreOptions } from "./dedup/lmdb-store.js";
 export type { DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
-export type { PersistedParts, LockRunner, SeenTable } from "./seen/persisted-seen-set.js";
+export type { PersistedParts, SeenTable } from "./seen/persisted-seen-set.js";
+export type { LockRunner } from "./seen/log-driver.js";
 export type { BatchLog, LogRead, LogWrite } from "./seen/batch-log.js";
 export type {
   PartitionedBloomFilterOptions,

@@ -4,7 +4,8 @@
  * MD5 of keys given as spans of one buffer, hex, and whether the module is loaded.
  * @module
  */
-export { PersistedSeenSet, type PersistedParts, type LockRunner, type SeenTable } from "./persisted-seen-set.js";
+export { PersistedSeenSet, type PersistedParts, type SeenTable } from "./persisted-seen-set.js";
+export type { LockRunner } from "./log-driver.js";
 export type { BatchLog, LogRead, LogWrite } from "./batch-log.js";
 export { md5Spans, toHex } from "../hash/md5.js";
 export { isInitialized } from "../wasm/module.js";

@@ -8,13 +8,10 @@ import { DisposedError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
 import { keyList, keySpans, packedDigests, selectFlagged, type Keys } from "../wasm/batch.js";
 import { sharedEngine } from "../wasm/engine.js";
-import type { BatchLog, LogWrite } from "./batch-log.js";
+import type { BatchLog } from "./batch-log.js";
 import { addFresh, encodeRecords } from "./fingerprint-batches.js";
-import { catchUp } from "./log-catch-up.js";
+import { type Decision, type DriverParts, LogDriver } from "./log-driver.js";
 import type { ForgettingSeenSet, SeenBackend, SeenKey } from "./seen-set.js";
-
-/** Runs `body` holding the set's lock (across processes or contexts, and within this one). */
-export type LockRunner = <T>(body: () => Promise<T>) => Promise<T>;
 
 /** Where a persisted seen-set holds its keys: a FingerprintSet, or a table that leaves part of them in the log's file (disk/tiered-table.ts). */
 export interface SeenTable {
@@ -35,21 +32,16 @@ export interface SeenTable {
 }
 
 /** What a persisted seen-set is made of. */
-export interface PersistedParts {
+export interface PersistedParts extends DriverParts {
   readonly backend: SeenBackend;
   readonly log: BatchLog;
-  readonly lock: LockRunner;
   readonly table: SeenTable;
   /** Run under the lock before the log is read: a table that leaves keys in the log's file follows a file put in its place. */
   readonly follow?: () => void;
   /** The fingerprint of a key: XXH3-128 (new sets), or MD5 (a set imported from an LMDB store). */
   readonly digest: "xxh128" | "md5";
-  /** A store's error as crawlsieve's typed error; `what` says what was being done. */
-  readonly storageError: (error: unknown, what: string) => Error;
   /** Called after the log is closed (to release the lock). */
   readonly release?: () => Promise<void>;
-  /** Told when a torn tail (a write stopped part way, never acknowledged) is cut off. */
-  readonly onRecover?: (message: string) => void;
 }
 
 /** An exact seen-set over a FingerprintSet and a BatchLog, shared through a lock. */
@@ -59,15 +51,14 @@ export class PersistedSeenSet implements ForgettingSeenSet {
   /** Where the batches are kept ("disk", "opfs", "indexeddb"). */
   readonly storage: string;
   private table: SeenTable | undefined;
-  /** The log was read once (what is read after is others' writes). */
-  private loaded = false;
-  private others = 0;
+  private readonly driver: LogDriver;
   private held = 0;
 
   constructor(private readonly parts: PersistedParts) {
     this.backend = parts.backend;
     this.storage = parts.log.storage;
     this.table = parts.table;
+    this.driver = new LogDriver(parts);
   }
 
   async addMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
@@ -83,7 +74,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     const disk = this.table?.diskLookups;
     return {
       keys: this.held,
-      fromOthers: this.others,
+      fromOthers: this.driver.others,
       ...(disk === undefined ? {} : { diskLookups: disk.asked, diskBlocksRead: disk.blocksRead }),
     };
   }
@@ -108,7 +99,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     return this.locked(async (table) => {
       const { flags, fresh } = addFresh(table, packed);
       if (fresh.length === 0) return { result: flags };
-      return { result: flags, change: { append: encodeRecords(fresh) } };
+      return { result: flags, change: { append: [encodeRecords(fresh)] } };
     });
   }
 
@@ -122,7 +113,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     return this.locked(async (table) => {
       const flags = table.removeFingerprints(packed);
       const gone = selectFlagged(packed, flags);
-      return gone.length === 0 ? { result: flags } : { result: flags, change: { append: encodeRecords(gone, true) } };
+      return gone.length === 0 ? { result: flags } : { result: flags, change: { append: [encodeRecords(gone, true)] } };
     });
   }
 
@@ -160,51 +151,30 @@ export class PersistedSeenSet implements ForgettingSeenSet {
   }
 
   /**
-   * Runs `body` under the lock on a table brought up to date with the log; writes its change
-   * (with the cut of a torn tail) durably before resolving. When the write fails, the log forgets
-   * what it read, so the next call empties the table and reloads it whole: the keys of the failed
-   * batch, changed by `body`, never count as changed.
+   * Runs `body` under the lock on a table brought up to date with the log (log-driver.ts). When
+   * the write fails, the log forgets what it read, so the next call empties the table and reloads
+   * it whole: the keys of the failed batch, changed by `body`, never count as changed.
    */
-  private async locked<T>(
-    body: (table: SeenTable) => Promise<{ result: T; change?: LogWrite; after?: () => void }>,
-  ): Promise<T> {
-    this.live();
-    const { log, storageError } = this.parts;
-    return this.parts.lock(async () => {
-      const table = this.live();
-      let keep: number | undefined;
-      try {
-        this.parts.follow?.();
+  private async locked<T>(body: (table: SeenTable) => Promise<Decision<T>>): Promise<T> {
+    const table = this.live();
+    const result = await this.driver.run(
+      {
         // A table still empty needs no clearing when the log is read whole.
-        const caught = await catchUp(
-          log,
-          {
-            clear: () => (table.size > 0 ? table.clear() : undefined),
-            add: (f) => void table.addFingerprints(f),
-            remove: (f) => void table.removeFingerprints(f),
-          },
-          this.parts.onRecover,
-        );
-        if (this.loaded) this.others += caught.changed;
-        keep = caught.keep;
-        this.loaded = true;
-      } catch (error) {
-        await log.abort();
-        throw storageError(error, `reading ${log.name}`);
-      }
-      const { result, change, after } = await body(table).catch(async (error) => {
-        await log.abort();
-        throw error;
-      });
-      try {
-        await log.write({ ...change, keep });
-      } catch (error) {
-        throw storageError(error, `writing ${log.name}`);
-      }
-      after?.();
-      this.held = table.size;
-      return result;
-    });
+        clear: () => (table.size > 0 ? table.clear() : undefined),
+        add: (f) => void table.addFingerprints(f),
+        remove: (f) => void table.removeFingerprints(f),
+      },
+      () => body(table),
+      {
+        before: () => {
+          // Closed while this call waited for the lock.
+          this.live();
+          this.parts.follow?.();
+        },
+      },
+    );
+    this.held = table.size;
+    return result;
   }
 
   private live(): SeenTable {

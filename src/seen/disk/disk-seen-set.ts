@@ -12,9 +12,9 @@ import { isStoreFile, prepareDirectory, storeWriteError } from "../../dedup/stor
 import { CrawlsieveError, FormatError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
-import { concatRecords, encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
+import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
-import { catchUp } from "../log-catch-up.js";
+import { LogDriver } from "../log-driver.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
 import { exceedsBudget, roomLeft, TieredTable } from "./tiered-table.js";
@@ -226,11 +226,13 @@ async function takeInLmdb(dir: string, path: string, mdb: string): Promise<void>
     );
   const [, records] = startingRecords(dir);
   const log = new FileLog(path, true);
+  const driver = new LogDriver({ log, lock: (body) => body(), storageError: diskError });
   try {
     // Appended after what the log holds, a torn tail cut first: read to its end.
-    const caught = await catchUp(log, { clear: () => undefined, add: () => undefined, remove: () => undefined });
-    const append = concatRecords(records ?? []);
-    await log.write({ keep: caught.keep, append });
+    const ignore = { clear: () => undefined, add: () => undefined, remove: () => undefined };
+    await driver.run(ignore, async () => ({ result: undefined, change: { append: [...(records ?? [])] } }), {
+      held: true,
+    });
   } catch (error) {
     throw diskError(error, `taking in the LMDB store ${mdb}`);
   } finally {

@@ -5,7 +5,7 @@
 import { closeSync, constants, openSync } from "node:fs";
 import { createRequire } from "node:module";
 import { CrawlsieveError } from "../../errors.js";
-import type { LockRunner } from "../persisted-seen-set.js";
+import type { LockRunner } from "../log-driver.js";
 
 interface NativeLocks {
   tryLock(fd: number): boolean;

@@ -22,7 +22,7 @@ import { CrawlsieveError } from "../../errors.js";
 import { diskError, openStoreLog, type StoreLog } from "./disk-seen-set.js";
 import { encodeRecords } from "../fingerprint-batches.js";
 import { exceedsBudget } from "./tiered-table.js";
-import { catchUp } from "../log-catch-up.js";
+import { LogDriver } from "../log-driver.js";
 import type { LineDeduplicator } from "../../lines/line-deduplicator.js";
 import type { Arena } from "../../wasm/arena.js";
 import type { ChunkGate } from "../../lines/chunk-gate.js";
@@ -38,12 +38,11 @@ export function defersStore(stored: number, memory: number): boolean {
 
 /** The store a line pipeline decides its chunks under (see ChunkGate). */
 export class StoreGate implements ChunkGate {
-  /** Keys the store holds (as this process last saw it), and those that other processes appended meanwhile. */
+  /** Keys the store holds (as this process last saw it). */
   private held = 0;
-  private others = 0;
-  /** The file was read once: what is read after came from other writers. */
-  private loaded = false;
-  /** The flush of the last batch appended. */
+  /** Catches up, decides and writes under the store's lock, as the library's disk seen-set does. */
+  private readonly driver: LogDriver;
+  /** The flush of the last batch appended (with this run's file of unprinted lines). */
   private flushed: Promise<void> = Promise.resolve();
   /** Reused for each batch's records (grown when a batch needs more). */
   private scratch = new Uint8Array(1 << 20);
@@ -56,7 +55,9 @@ export class StoreGate implements ChunkGate {
     private readonly dir: string,
     /** What this run recorded in the store and has not printed yet (unprinted-file.ts). */
     private readonly unprinted: UnprintedFile,
-  ) {}
+  ) {
+    this.driver = new LogDriver({ log: store.log, lock: store.lock.run, storageError: diskError, onRecover });
+  }
 
   /** Lines that runs killed before printing them had recorded, found new again by this run. */
   private forgottenForDead = 0;
@@ -105,8 +106,8 @@ export class StoreGate implements ChunkGate {
         ? {}
         : { sortedRecordsRead: this.sortedRead.records, sortedRecords: this.sortedRead.of };
     return {
-      stored: this.loaded ? this.held : this.store.stored,
-      fromOthers: this.others,
+      stored: this.driver.read ? this.held : this.store.stored,
+      fromOthers: this.driver.others,
       unprintedByKilledRuns: this.forgottenForDead,
       ...sorted,
     };
@@ -150,84 +151,71 @@ export class StoreGate implements ChunkGate {
     }
   }
 
-  readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> =>
+  readonly decide = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> => {
     // Every new line waits for decideAll: nothing is printed, so there is nothing to decide now.
-    this.dedup.defersNew
-      ? Promise.resolve().then(work)
-      : this.store.lock.run(async () => {
-          const { log } = this.store;
-          const dedup = this.dedup;
-          let keep: number | undefined;
-          let dead: { runs: DeadRun[]; records: Uint8Array[] } | undefined;
-          try {
-            // Taking keys may grow the table and so move memory: the write under way must end first.
-            let settled = false;
-            const caught = await catchUp(
-              log,
-              {
-                clear: () => {
-                  if (this.loaded) dedup.clearSeen();
-                  this.held = 0;
-                },
-                add: async (fingerprints) => {
-                  if (!settled) await settle();
-                  settled = true;
-                  // Past the budget the tables are frozen: keys they cannot take are read again at the end (decideAll).
-                  dedup.addFingerprints(fingerprints);
-                  this.held += fingerprints.length / 16;
-                },
-                remove: (fingerprints) => {
-                  dedup.removeFingerprints(fingerprints);
-                  this.held -= fingerprints.length / 16;
-                },
-              },
-              this.onRecover,
+    if (this.dedup.defersNew) return Promise.resolve().then(work);
+    const dedup = this.dedup;
+    // Taking keys may grow the table and so move memory: the write under way must end first.
+    let settled = false;
+    let dead: DeadRun[] = [];
+    const decided = this.driver.run(
+      {
+        clear: () => {
+          if (this.driver.read) dedup.clearSeen();
+          this.held = 0;
+        },
+        add: async (fingerprints) => {
+          if (!settled) await settle();
+          settled = true;
+          // Past the budget the tables are frozen: keys they cannot take are read again at the end (decideAll).
+          dedup.addFingerprints(fingerprints);
+          this.held += fingerprints.length / 16;
+        },
+        remove: (fingerprints) => {
+          dedup.removeFingerprints(fingerprints);
+          this.held -= fingerprints.length / 16;
+        },
+      },
+      async () => {
+        let forgotten: { runs: DeadRun[]; records: Uint8Array[] };
+        try {
+          forgotten = this.forgetDead((fingerprints) => dedup.removeFingerprints(fingerprints));
+        } catch (error) {
+          throw diskError(error, `reading ${this.store.log.name}`);
+        }
+        dead = forgotten.runs;
+        dedup.clearFresh();
+        const result = await work();
+        // Encoded at once: the fingerprints are a view of WebAssembly memory.
+        const digests = dedup.freshDigests();
+        const fresh = digests.length / 16;
+        // Recorded as unprinted before the log has them: a kill after the append finds them there.
+        if (fresh > 0) this.unprinted.record(digests, true);
+        const append = fresh > 0 ? [...forgotten.records, this.encode(digests)] : forgotten.records;
+        return {
+          result,
+          change: { append },
+          // Flushed on the thread pool while the next chunk is worked: the chunk's lines are written once it is done (durable()).
+          later: true,
+          after: () => {
+            this.held += fresh;
+            dedup.clearFresh();
+            const runs = dead;
+            if (append.length === 0 && runs.length === 0) return;
+            const flushed = Promise.all([this.driver.flushed(), this.unprinted.flushAsync()]).then(() =>
+              this.settleDead(runs),
             );
-            if (this.loaded) this.others += caught.changed;
-            this.loaded = true;
-            keep = caught.keep;
-            dead = this.forgetDead((fingerprints) => dedup.removeFingerprints(fingerprints));
-          } catch (error) {
-            await log.abort();
-            dead?.runs.forEach((run) => run.release());
-            throw diskError(error, `reading ${log.name}`);
-          }
-          dedup.clearFresh();
-          const { runs, records: forgottenRecords } = dead!;
-          const result = await Promise.resolve()
-            .then(work)
-            .catch(async (error) => {
-              await log.abort();
-              runs.forEach((run) => run.release());
-              throw error;
-            });
-          // Encoded at once: the fingerprints are a view of WebAssembly memory.
-          const digests = dedup.freshDigests();
-          const fresh = digests.length / 16;
-          try {
-            // Recorded as unprinted before the log has them: a kill after the append finds them there.
-            if (fresh > 0) this.unprinted.record(digests, true);
-            const records = fresh > 0 ? this.encode(digests) : undefined;
-            // A torn tail is cut off before anything is appended after it.
-            if (keep !== undefined) await log.write({ keep });
-            for (const forgotten of forgottenRecords) log.appendUnsynced(forgotten);
-            if (records !== undefined) log.appendUnsynced(records);
-            if (records !== undefined || runs.length > 0) {
-              // Flushed on the thread pool while the next chunk is worked: the chunk's lines are written once it is done (durable()).
-              const flushed = Promise.all([log.flushAsync(), this.unprinted.flushAsync()]).then(() =>
-                this.settleDead(runs),
-              );
-              flushed.catch(() => runs.forEach((run) => run.release()));
-              this.flushed = flushed;
-            }
-          } catch (error) {
-            runs.forEach((run) => run.release());
-            throw diskError(error, `writing ${log.name}`);
-          }
-          this.held += fresh;
-          dedup.clearFresh();
-          return result;
-        });
+            flushed.catch(() => runs.forEach((run) => run.release()));
+            this.flushed = flushed;
+          },
+        };
+      },
+    );
+    return decided.catch((error) => {
+      dead.forEach((run) => run.release());
+      throw error;
+    });
+  };
 
   /** Packed fingerprints as records, in the reused scratch when it holds them (grown for the next time when not); valid until the next call. */
   private encode(fingerprints: Uint8Array): Uint8Array {
@@ -252,64 +240,57 @@ export class StoreGate implements ChunkGate {
   readonly decideAll = <T>(work: () => T | Promise<T>, settle: () => Promise<void>): Promise<T> => {
     const dedup = this.dedup;
     if (dedup.spilledLines === 0) return this.decide(work, settle);
-    return this.store.lock.run(async () => {
-      const { log } = this.store;
-      // Read from the start: the frozen tables hold only part of the store.
-      await log.abort();
+    const { log } = this.store;
+    let sorted = false;
+    const readSorted = () => {
       // Worth its reading (every spill record once) when the store is not much smaller than the spill.
       if (2 * Math.max(this.store.stored, this.held) >= dedup.spilledLines) dedup.sieveStoreKeys();
+      // A compacted store's sorted part is read only where a waiting line may be in it; then what came after it, whole.
+      const part = log.sortedPart();
+      if (part === undefined) return;
+      sorted = true;
       try {
-        // A compacted store's sorted part is read only where a waiting line may be in it; then what came after it, whole.
-        const sorted = log.sortedPart();
-        if (sorted !== undefined) {
-          try {
-            // So many lines waited that every record would be marked: no need to ask which.
-            if (dedup.spilledLines >= DENSE_LINES_A_RECORD * sorted.records) sorted.markAll();
-            else dedup.eachSpilled((records, size) => sorted.mark(records, size));
-            sorted.eachMarked((fingerprints) => dedup.spillStoreKeys(fingerprints, false));
-          } finally {
-            sorted.close();
-          }
-          this.held = sorted.count;
-          this.sortedRead = { records: sorted.recordsRead, of: sorted.records };
-        }
-        const caught = await catchUp(
-          log,
-          {
-            clear: () => {
-              if (sorted !== undefined)
-                throw new CrawlsieveError(
-                  "ERR_INTERNAL",
-                  `${log.name} was read again from its start after its sorted part, under the lock`,
-                );
-              this.held = 0;
-            },
-            add: (fingerprints) => {
-              dedup.spillStoreKeys(fingerprints, false);
-              this.held += fingerprints.length / 16;
-            },
-            remove: (fingerprints) => {
-              dedup.spillStoreKeys(fingerprints, true);
-              this.held -= fingerprints.length / 16;
-            },
-          },
-          this.onRecover,
-        );
-        this.loaded = true;
+        // So many lines waited that every record would be marked: no need to ask which.
+        if (dedup.spilledLines >= DENSE_LINES_A_RECORD * part.records) part.markAll();
+        else dedup.eachSpilled((records, size) => part.mark(records, size));
+        part.eachMarked((fingerprints) => dedup.spillStoreKeys(fingerprints, false));
+      } finally {
+        part.close();
+      }
+      this.held = part.count;
+      this.sortedRead = { records: part.recordsRead, of: part.records };
+    };
+    const follower = {
+      clear: () => {
+        if (sorted)
+          throw new CrawlsieveError(
+            "ERR_INTERNAL",
+            `${log.name} was read again from its start after its sorted part, under the lock`,
+          );
+        this.held = 0;
+      },
+      add: (fingerprints: Uint8Array) => {
+        dedup.spillStoreKeys(fingerprints, false);
+        this.held += fingerprints.length / 16;
+      },
+      remove: (fingerprints: Uint8Array) => {
+        dedup.spillStoreKeys(fingerprints, true);
+        this.held -= fingerprints.length / 16;
+      },
+    };
+    const decided = async (cut: () => Promise<void>) => {
+      let dead: DeadRun[] = [];
+      try {
         // A torn tail goes before anything is appended after it.
-        if (caught.keep !== undefined) await log.write({ keep: caught.keep });
+        await cut();
         // What runs killed before printing it recorded is new again: forgotten, durably, before anything is decided.
-        const dead = this.forgetDead((fingerprints) => dedup.spillStoreKeys(fingerprints, true));
-        try {
-          for (const forgotten of dead.records) log.appendUnsynced(forgotten);
-          if (dead.runs.length > 0) log.flush();
-        } catch (error) {
-          dead.runs.forEach((run) => run.release());
-          throw error;
-        }
-        this.settleDead(dead.runs);
+        const forgotten = this.forgetDead((fingerprints) => dedup.spillStoreKeys(fingerprints, true));
+        dead = forgotten.runs;
+        for (const records of forgotten.records) log.appendUnsynced(records);
+        if (dead.length > 0) log.flush();
+        this.settleDead(dead);
       } catch (error) {
-        await log.abort();
+        dead.forEach((run) => run.release());
         throw diskError(error, `reading ${log.name}`);
       }
       // Each window of kept lines is appended and flushed before its first line is given back, so a
@@ -328,19 +309,20 @@ export class StoreGate implements ChunkGate {
         durable = log.end;
       };
       try {
-        return await work();
+        return { result: await work() };
       } catch (error) {
         try {
           log.cutTo(durable);
         } catch {
           // The next run finds the unflushed records or a torn tail: neither was printed.
         }
-        await log.abort();
         throw error;
       } finally {
         dedup.onKept = undefined;
       }
-    });
+    };
+    // Read from the start: the frozen tables hold only part of the store.
+    return this.driver.run(follower, decided, { fromStart: true, before: readSorted });
   };
 
   /**
@@ -367,25 +349,23 @@ export class StoreGate implements ChunkGate {
    * forget them. Under the lock.
    */
   private async forgetUnprinted(): Promise<void> {
-    const { log } = this.store;
     const batches = this.unprinted.unprinted();
     // Runs killed since this one last looked (or that it never looked for: a run whose lines all waited and none was new).
     let dead: DeadRun[] = [];
     try {
       dead = deadRuns(this.dir, this.unprinted.path);
       for (const run of dead) batches.push(...run.batches);
-      if (batches.length > 0) {
-        // Up to date first: the append goes after every record, a torn tail cut off.
-        const caught = await catchUp(log, { clear: () => undefined, add: () => undefined, remove: () => undefined });
-        if (caught.keep !== undefined) await log.write({ keep: caught.keep });
-        for (const batch of batches) log.appendUnsynced(encodeRecords(batch, true));
-        log.flush();
-      }
+      // Up to date first: the append goes after every record, a torn tail cut off (a store never read in is not read for nothing).
+      if (batches.length > 0)
+        await this.driver.run(
+          IGNORE,
+          async () => ({ result: undefined, change: { append: batches.map((batch) => encodeRecords(batch, true)) } }),
+          { held: true },
+        );
     } catch (error) {
       dead.forEach((run) => run.release());
-      await log.abort();
       this.onRecover(
-        `the lines this run recorded and did not print could not be forgotten in ${log.name} (${(error as Error).message}); the next run forgets them`,
+        `the lines this run recorded and did not print could not be forgotten in ${this.store.log.name} (${(error as Error).message}); the next run forgets them`,
       );
       return;
     }
@@ -393,3 +373,6 @@ export class StoreGate implements ChunkGate {
     this.unprinted.close();
   }
 }
+
+/** A follower for a catch-up that only finds the log's end. */
+const IGNORE = { clear: () => undefined, add: () => undefined, remove: () => undefined };
