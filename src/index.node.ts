@@ -9,6 +9,11 @@ export { fileSpill } from "./lines/file-spill.js";
 export { MinHashSpill, type MinHashSpillOptions } from "./near-dup/minhash-spill.js";
 export type { LmdbStoreOptions } from "./dedup/lmdb-store.js";
 export type { DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
+export {
+  openDiskDeduplicator,
+  type DiskDeduplicator,
+  type DiskDeduplicatorOptions,
+} from "./seen/disk/disk-deduplicator.js";
 export type { PersistedParts, SeenTable } from "./seen/persisted-seen-set.js";
 export type { LockRunner } from "./seen/log-driver.js";
 export type { BatchLog, LogRead, LogWrite } from "./seen/batch-log.js";

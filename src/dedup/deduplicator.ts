@@ -336,36 +336,73 @@ export class Deduplicator {
 
   /** Fingerprints the (already checked) keys in the shared engine batch by batch, then checks or removes them here. */
   private run(keys: Keys, removing: boolean): { isNew: Uint8Array; counts: Uint32Array } {
-    const arena = this.live();
     const flags = new Uint8Array(countOf(keys));
     const counts = new Uint32Array(flags.length);
-    this.eachFingerprinted(keys, (n, i) => {
-      if (removing) {
-        arena.k.dedupRemove(
-          this.countersPtr,
-          this.m,
-          this.k,
-          this.bits,
-          this.tablePtr,
-          this.capacity,
-          this.digests.ptr,
-          n,
-          this.out.ptr,
-          this.refs.ptr,
-          this.statsBlock.ptr,
-        );
-      } else {
-        this.checkDigests(n);
-      }
-      const u8 = this.live().u8;
-      this.out.copyOut(u8, flags, i, n);
-      this.refs.copyOut(u8, counts, i, n);
-      if (!removing) {
-        this.seen += n;
-        for (let j = 0; j < n; j++) this.fresh += flags[i + j];
-      }
-    });
+    this.eachFingerprinted(keys, (n, i) => this.decideStaged(n, i, removing, true, flags, counts));
     return { isNew: flags, counts };
+  }
+
+  /** The packed fingerprints of keys as this deduplicator makes them. @internal */
+  fingerprintsOf(keys: readonly (string | Uint8Array)[]): Uint8Array {
+    check.keyList("keys", keys);
+    const packed = new Uint8Array(16 * keys.length);
+    eachDigestBatch(
+      () => sharedEngine().staging,
+      { list: keys },
+      this.xxh ? "xxh64x2" : "md5",
+      (digests, n, at) => packed.set(digests.subarray(0, 16 * n), 16 * at),
+    );
+    return packed;
+  }
+
+  /**
+   * Checks (or drops one reference of) keys given by their packed fingerprints (fingerprintsOf),
+   * counted in `stats` when `tally` (not for a store's records taken back in). @internal
+   */
+  applyFingerprints(packed: Uint8Array, removing: boolean, tally: boolean): { isNew: Uint8Array; counts: Uint32Array } {
+    const flags = new Uint8Array(packed.length / 16);
+    const counts = new Uint32Array(flags.length);
+    for (let i = 0; i < flags.length; i += BATCH) {
+      const n = Math.min(BATCH, flags.length - i);
+      this.digests.copyIn(this.live().u8, packed.subarray(16 * i, 16 * (i + n)));
+      this.decideStaged(n, i, removing, tally, flags, counts);
+    }
+    return { isNew: flags, counts };
+  }
+
+  /** Checks or removes the n staged fingerprints, their answers going to flags and counts from `i`. */
+  private decideStaged(
+    n: number,
+    i: number,
+    removing: boolean,
+    tally: boolean,
+    flags: Uint8Array,
+    counts: Uint32Array,
+  ): void {
+    if (removing) {
+      this.live().k.dedupRemove(
+        this.countersPtr,
+        this.m,
+        this.k,
+        this.bits,
+        this.tablePtr,
+        this.capacity,
+        this.digests.ptr,
+        n,
+        this.out.ptr,
+        this.refs.ptr,
+        this.statsBlock.ptr,
+      );
+    } else {
+      this.checkDigests(n);
+    }
+    const u8 = this.live().u8;
+    this.out.copyOut(u8, flags, i, n);
+    this.refs.copyOut(u8, counts, i, n);
+    if (!removing && tally) {
+      this.seen += n;
+      for (let j = 0; j < n; j++) this.fresh += flags[i + j];
+    }
   }
 
   /** dedupCheck of the n digests in the digest region, growing the table whenever it must. */

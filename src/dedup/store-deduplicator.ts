@@ -31,7 +31,7 @@ const SIDE = "counting-filter.csiv";
 
 /**
  * Exact dedup by MD5 fingerprint against a FingerprintStore, fronted by a counting filter.
- * @deprecated Since 0.3.0: use `openSeenSet({ backend: "disk", dir })`, which imports an LMDB store in `dir` once; removed in 0.4.0.
+ * @deprecated Since 0.3.0: use `openDiskDeduplicator(dir)` (IMP-CB with reference counts on the disk engine), or `openSeenSet({ backend: "disk", dir })`, which imports an LMDB store in `dir` once; removed in 0.4.0.
  */
 export class StoreDeduplicator {
   private readonly filter: CountingBloomFilter;
