@@ -2,11 +2,11 @@
 // equal, across reopening, two writers sharing the directory, removals (one reference, and all)
 // and saturated counters; the file holds node:crypto's MD5 of every key checked, once a check.
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CrawlsieveError, openDiskDeduplicator } from "../build/js/index.node.js";
+import { CrawlsieveError, openDiskDeduplicator, openLmdbStore, StoreDeduplicator } from "../build/js/index.node.js";
 import { ready, rng } from "./helpers.js";
 
 beforeAll(ready);
@@ -161,5 +161,29 @@ describe("openDiskDeduplicator", () => {
     const closed = await openDiskDeduplicator(dir());
     await closed.close();
     await expect(closed.checkMany(["x"])).rejects.toThrow(/used after dispose/);
+  });
+
+  it("imports a StoreDeduplicator's LMDB store once, counts and all, and retires it", async () => {
+    const where = dir();
+    const old = new StoreDeduplicator(openLmdbStore(where), { items: 1000 });
+    const refs = new Map<string, number>();
+    const earlier = keysOf(5, 500, 200);
+    reference(earlier, refs);
+    old.checkMany(earlier);
+    old.close();
+    const dedup = await openDiskDeduplicator(where);
+    expect(dedup.size).toBe(refs.size);
+    expect(statSync(join(where, "fingerprints.mdb")).isDirectory()).toBe(true);
+    expect(statSync(join(where, "fingerprints.mdb.imported")).isFile()).toBe(true);
+    const later = keysOf(6, 300, 300);
+    const want = reference(later, refs);
+    const got = await dedup.checkMany(later);
+    expect(Array.from(got.counts)).toEqual(want.map((w) => w.count));
+    await dedup.close();
+    // Opened again: the store is not taken in twice.
+    const again = await openDiskDeduplicator(where);
+    const probe = [...refs.keys()].slice(0, 50);
+    expect(Array.from((await again.checkMany(probe)).counts)).toEqual(reference(probe, refs).map((w) => w.count));
+    await again.close();
   });
 });

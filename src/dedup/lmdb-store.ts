@@ -1,9 +1,9 @@
 // The embedded on-disk fingerprint store for Node: LMDB (memory-mapped B+tree, ACID
 // transactions), through the lmdb package. Loaded on demand so the core never requires it.
-import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { isStoreFile, prepareDirectory, storeWriteError } from "./store-directory.js";
+import { checkDataFile, prepareDirectory, storeWriteError } from "./store-directory.js";
 import { randomBytes } from "node:crypto";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
@@ -114,7 +114,8 @@ export function openLmdbStore(dir: string, options: LmdbStoreOptions = {}): Fing
       return lastSize;
     },
     *fingerprints() {
-      for (const key of db.getKeys()) if (key.length === 16) yield new Uint8Array(key);
+      // "crawlsieve:epoch" is 16 bytes too, and no fingerprint.
+      for (const key of db.getKeys()) if (key.length === 16 && !EPOCH.equals(key)) yield new Uint8Array(key);
     },
     readSide: (name) => {
       const path = join(dir, name);
@@ -149,30 +150,5 @@ function writing<T>(dir: string, write: () => T): T {
     return write();
   } catch (error) {
     throw storeWriteError(dir, dir, error);
-  }
-}
-
-// LMDB maps its file into memory and trusts it: a file that is not an LMDB environment would
-// crash the process, so its meta page is checked first (magic 0xBEEFC0DE after the page header).
-const LMDB_MAGIC = 0xbeefc0de;
-
-function checkDataFile(file: string): void {
-  if (!isStoreFile(file)) return;
-  const header = Buffer.alloc(32);
-  const fd = openSync(file, "r");
-  let read: number;
-  try {
-    read = readSync(fd, header, 0, 32, 0);
-  } finally {
-    closeSync(fd);
-  }
-  // Empty, or not written yet by a process creating it right now: LMDB's own lock serializes that.
-  if (read === 0 || header.subarray(0, read).every((b) => b === 0)) return;
-  const magicAt = [16, 24].find((offset) => read >= offset + 4 && header.readUInt32LE(offset) === LMDB_MAGIC);
-  if (magicAt === undefined) {
-    throw new CrawlsieveError(
-      "ERR_STORE_CORRUPT",
-      `${file} is not an LMDB fingerprint store (no LMDB magic in its meta page); move it away or use another --store directory`,
-    );
   }
 }

@@ -1,6 +1,16 @@
 // A store's directory and files (the disk seen-set's log, an LMDB store): made ready before
 // anything is opened in them, and their failed writes told as typed errors, the same way for both.
-import { existsSync, mkdirSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { CrawlsieveError, StoreFullError } from "../errors.js";
 
@@ -63,5 +73,31 @@ function diskFull(dir: string): boolean {
     return fs.bavail * fs.bsize < 1 << 20;
   } catch {
     return false;
+  }
+}
+
+// LMDB maps its file into memory and trusts it: a file that is not an LMDB environment would
+// crash the process, so its meta page is checked first (magic 0xBEEFC0DE after the page header).
+const LMDB_MAGIC = 0xbeefc0de;
+
+/** Refuses, by name, a file where an LMDB store should be that has no LMDB meta page. */
+export function checkDataFile(file: string): void {
+  if (!isStoreFile(file)) return;
+  const header = Buffer.alloc(32);
+  const fd = openSync(file, "r");
+  let read: number;
+  try {
+    read = readSync(fd, header, 0, 32, 0);
+  } finally {
+    closeSync(fd);
+  }
+  // Empty, or not written yet by a process creating it right now: LMDB's own lock serializes that.
+  if (read === 0 || header.subarray(0, read).every((b) => b === 0)) return;
+  const magicAt = [16, 24].find((offset) => read >= offset + 4 && header.readUInt32LE(offset) === LMDB_MAGIC);
+  if (magicAt === undefined) {
+    throw new CrawlsieveError(
+      "ERR_STORE_CORRUPT",
+      `${file} is not an LMDB fingerprint store (no LMDB magic in its meta page); move it away or use another --store directory`,
+    );
   }
 }

@@ -6,7 +6,8 @@
 // the file read from its start gives every count back, and processes sharing the directory each
 // take the others' batches before deciding: exactly one of them sees a key as new. The counting
 // filter is rebuilt from the file at open, so no saved counter can hide a key. The file keeps one
-// record a reference and is never compacted (a compaction keeps each key once).
+// record a reference and is never compacted (a compaction keeps each key once). A directory
+// holding a StoreDeduplicator's LMDB store is imported once, counts and all (lmdb-import.ts).
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type DedupStats, Deduplicator } from "../../dedup/deduplicator.js";
@@ -21,6 +22,7 @@ import { LogDriver } from "../log-driver.js";
 import { diskError, LOG_FILE } from "./disk-seen-set.js";
 import { FileLock } from "./file-lock.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
+import { retireLmdb, startingRecords } from "./lmdb-import.js";
 
 /** The file of a disk deduplicator's references, in its directory. */
 export const REFERENCES_FILE = "references.log";
@@ -69,7 +71,10 @@ export async function openDiskDeduplicator(
     try {
       await lock.run(async () => {
         removeAsideFiles(path);
-        if (!isStoreFile(path)) createLogFile(path, "md5");
+        // A StoreDeduplicator's LMDB store is taken in once, with its counts, then retired.
+        const made = !isStoreFile(path);
+        if (made) createLogFile(path, "md5", startingRecords(dir, true)[1]);
+        await retireLmdb(dir, path, made, true);
       });
       if (readScheme(path) !== "md5")
         throw new CrawlsieveError("ERR_STORE_CORRUPT", `${path} holds other fingerprints than MD5`);

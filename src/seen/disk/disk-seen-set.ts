@@ -4,18 +4,16 @@
 // holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept as they
 // are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops there. The
 // lock file says a log was made: a log removed later is an error, not an empty store.
-import { mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openLmdbStore } from "../../dedup/lmdb-store.js";
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
 import { isStoreFile, prepareDirectory, storeWriteError } from "../../dedup/store-directory.js";
 import { CrawlsieveError, FormatError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
-import { encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
-import { LogDriver } from "../log-driver.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
+import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
 import { exceedsBudget, roomLeft, TieredTable } from "./tiered-table.js";
 import { Arena } from "../../wasm/arena.js";
@@ -44,7 +42,6 @@ const MIN_MEMORY = 16 << 20;
 
 /** The file of a store's batches, in its directory. */
 export const LOG_FILE = "fingerprints.log";
-const LMDB_FILE = "fingerprints.mdb";
 const LOCK_FILE = "lock";
 /** Written into the lock file once the store's log exists (old builds leave the lock file's bytes alone). */
 const MADE = "a crawlsieve store: fingerprints.log was made in this directory\n";
@@ -170,6 +167,11 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
       removeAsideFiles(path);
       const lockPath = join(dir, LOCK_FILE);
       let justImported = false;
+      if (statSync(join(dir, "references.log"), { throwIfNoEntry: false }) !== undefined)
+        throw new CrawlsieveError(
+          "ERR_STORE",
+          `${dir} holds a disk deduplicator's references (references.log), not a seen-set: open it with openDiskDeduplicator, or use another directory`,
+        );
       if (!isStoreFile(path)) {
         // The lock file says a log was made here once: a log gone since is a store lost, not a new one.
         if (statSync(lockPath).size > 0)
@@ -178,14 +180,14 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
             `${path} is missing, though ${dir} held a store (its lock file says one was made there): it was removed or moved; restore it, or empty ${lockPath} to start an empty store`,
           );
         try {
-          createLogFile(path, ...startingRecords(dir));
+          createLogFile(path, ...startingRecords(dir, false));
           justImported = true;
         } catch (error) {
           throw storeWriteError(path, dir, error);
         }
       }
       if (statSync(lockPath).size === 0) writeFileSync(lockPath, MADE);
-      await retireLmdb(dir, path, justImported);
+      await retireLmdb(dir, path, justImported, false);
     });
     const digest = readScheme(path);
     const stored = Math.max(0, Math.floor((statSync(path).size - 16) / 16));
@@ -194,73 +196,6 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
     await lock.close().catch(() => undefined);
     throw error;
   }
-}
-
-/**
- * An LMDB store beside the log (imported now, or by a build that left it in place) is taken in
- * once more (keys an older build added after the import; a repeat is harmless) and retired: it
- * moves to `fingerprints.mdb.imported` and a directory takes its name, which every LMDB-era build
- * refuses ("is not a file"), so a rollback or a rolling upgrade stops with an error instead of
- * printing again what this build printed. Under the lock.
- */
-async function retireLmdb(dir: string, path: string, justImported: boolean): Promise<void> {
-  const mdb = join(dir, LMDB_FILE);
-  if (!statSync(mdb, { throwIfNoEntry: false })?.isFile()) return;
-  if (!justImported) await takeInLmdb(dir, path, mdb);
-  renameSync(mdb, `${mdb}.imported`);
-  const lockFile = `${mdb}-lock`;
-  if (statSync(lockFile, { throwIfNoEntry: false }) !== undefined) renameSync(lockFile, `${mdb}.imported-lock`);
-  mkdirSync(mdb);
-  writeFileSync(
-    join(mdb, "README"),
-    `This LMDB store was imported into ../${LOG_FILE} by crawlsieve and moved to ../${LMDB_FILE}.imported.\nThis directory stands in its place so that an older crawlsieve stops here instead of using the old store.\n`,
-  );
-}
-
-/** The fingerprints of an LMDB store left beside the log by an earlier import, appended to the log once more (what an older build added since). */
-async function takeInLmdb(dir: string, path: string, mdb: string): Promise<void> {
-  if (readScheme(path) !== "md5")
-    throw new CrawlsieveError(
-      "ERR_STORE_CORRUPT",
-      `${dir} holds an LMDB store (${LMDB_FILE}) beside a log of XXH3-128 fingerprints: they cannot be one store; move one away`,
-    );
-  const [, records] = startingRecords(dir);
-  const log = new FileLog(path, true);
-  const driver = new LogDriver({ log, lock: (body) => body(), storageError: diskError });
-  try {
-    // Appended after what the log holds, a torn tail cut first: read to its end.
-    const ignore = { clear: () => undefined, add: () => undefined, remove: () => undefined };
-    await driver.run(ignore, async () => ({ result: undefined, change: { append: [...(records ?? [])] } }), {
-      held: true,
-    });
-  } catch (error) {
-    throw diskError(error, `taking in the LMDB store ${mdb}`);
-  } finally {
-    await log.close();
-  }
-}
-
-/** What a new file starts with: nothing (XXH3-128), or the fingerprints of an LMDB store of an earlier version (MD5). */
-function startingRecords(dir: string): [digest: "xxh128" | "md5", records?: Iterable<Uint8Array>] {
-  if (!statSync(join(dir, LMDB_FILE), { throwIfNoEntry: false })?.isFile()) return ["xxh128"];
-  const store = openLmdbStore(dir, { durable: false });
-  const records: Uint8Array[] = [];
-  try {
-    let batch = new Uint8Array(16 * RECORD_FINGERPRINTS);
-    let n = 0;
-    for (const fingerprint of store.fingerprints()) {
-      batch.set(fingerprint, 16 * n++);
-      if (n === RECORD_FINGERPRINTS) {
-        records.push(encodeRecords(batch));
-        batch = new Uint8Array(16 * RECORD_FINGERPRINTS);
-        n = 0;
-      }
-    }
-    if (n > 0) records.push(encodeRecords(batch.subarray(0, 16 * n)));
-  } finally {
-    store.close();
-  }
-  return ["md5", records];
 }
 
 /** A store's error as a typed one naming the file (`what` says what was being done): damage is ERR_STORE_CORRUPT. */
