@@ -1,0 +1,30 @@
+// The text `near-dups --dedup --exact-first` fingerprints: two texts with the same one are exact
+// duplicates and only one of them is sketched. The normalization is chosen so that it never
+// joins texts the tokenizer would tell apart: the MinHash and SimHash kernels (assembly/simhash.ts
+// tokenize) read runs of letters and digits, treat every ASCII space, tab and line break as a
+// separator and lower A-Z themselves, so collapsing runs of ASCII white space into one space,
+// dropping it at both ends and lowering A-Z leaves the words they see, in order, unchanged.
+// Nothing else is folded: NFC or full lower-casing would join texts the kernel keeps apart
+// (a decomposed "é" is two tokens to it). Texts with letters of scripts written without spaces are
+// cut into words by Intl.Segmenter in pieces whose ends depend on where each character sits, so
+// white space there may matter: those texts are fingerprinted as they are.
+import { UNSPACED_SCRIPTS } from "./text.js";
+
+const SPACES = /[ \t\n\v\f\r]+/g;
+const UPPER = /[A-Z]+/g;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** The text exact-first compares: ASCII white space collapsed and trimmed, A-Z lowered (unspaced scripts: as is). */
+export function exactText(text: string): string {
+  if (!NON_ASCII.test(text)) return text.replace(SPACES, " ").trim().toLowerCase();
+  if (UNSPACED_SCRIPTS.test(text)) return text;
+  // String.prototype.trim and toLowerCase reach beyond ASCII; the kernel does not do the same.
+  return trimSpace(text.replace(SPACES, " ")).replace(UPPER, (run) => run.toLowerCase());
+}
+
+/** `text` without the one ASCII space collapsing may have left at either end. */
+function trimSpace(text: string): string {
+  const from = text.startsWith(" ") ? 1 : 0;
+  const to = text.endsWith(" ") ? text.length - 1 : text.length;
+  return from === 0 && to === text.length ? text : text.slice(from, Math.max(from, to));
+}
