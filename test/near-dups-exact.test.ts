@@ -186,6 +186,39 @@ describe("near-dups --dedup: exact-first and the --keep rules", () => {
     expect(outputs[1].stdout.equals(outputs[0].stdout)).toBe(true);
   });
 
+  it("an exact copy goes where the first of its text went; --no-exact-first lets it join a closer representative that came between", () => {
+    // 60 words; R1 and R2 change E at different places: J(R1, E) = 52/64, J(E, R2) = 55/61, J(R1, R2) = 49/67.
+    const words = Array.from({ length: 60 }, () => `v${Math.floor(next() * 1e9)}`);
+    const changed = (at: number[]) => words.map((w, i) => (at.includes(i) ? `${w}x` : w)).join(" ");
+    const [r1, e, r2] = [changed([10, 30]), changed([]), changed([50])];
+    const shingles = (text: string) => {
+      const t = text.split(" ");
+      return new Set(t.slice(2).map((_, i) => t.slice(i, i + 3).join(" ")));
+    };
+    const jaccard = (a: string, b: string) => {
+      const [x, y] = [shingles(a), shingles(b)];
+      const both = [...x].filter((s) => y.has(s)).length;
+      return both / (x.size + y.size - both);
+    };
+    expect([jaccard(r1, e), jaccard(e, r2), jaccard(r1, r2)]).toEqual([52 / 64, 55 / 61, 49 / 67]);
+    const input = Buffer.from(
+      [r1, e, r2, e.toUpperCase()].map((text, id) => `${JSON.stringify({ id, text })}\n`).join(""),
+    );
+    const removed = (flags: string[]) =>
+      run([...flags, "--threshold", "0.8", "--tmp", dir], { removed: true, input })
+        .removed.trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+    expect(removed([])).toEqual([
+      { id: 1, duplicate_of: 0, similarity: 52 / 64 },
+      { id: 3, duplicate_of: 0, similarity: 52 / 64 },
+    ]);
+    expect(removed(["--no-exact-first"])).toEqual([
+      { id: 1, duplicate_of: 0, similarity: 52 / 64 },
+      { id: 3, duplicate_of: 2, similarity: 55 / 61 },
+    ]);
+  });
+
   it("a --keep value that is no rule: exit 2, one line naming it", () => {
     for (const bad of ["max:", "avg:q", "max", "Longest"]) {
       const result = run(["--keep", bad, INPUT]);
