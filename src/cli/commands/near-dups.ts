@@ -67,8 +67,8 @@ crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--i
   --text-field F     JSON lines: the member holding the text (default text; "html" when it is absent)
   --id-field F       JSON lines: the member holding the id (default id)
   Dataset mode (JSON lines from the FILEs, every one read as JSON lines, or stdin):
-  --dedup            writes the records kept, each as its original line, in input order: the first
-                     record of each cluster, and every record without a word; a removed record is
+  --dedup            writes the records kept, each as its original line, in input order: one record
+                     of each cluster (--keep), and every record without a word; a removed record is
                      within J of the record kept for it. A record without an id is named
                      "FILE:LINE" ("stdin:LINE"). Stdin is copied to a temporary file
                      (in --tmp DIR) to be read twice, and removed at the end. When stdout's reader
