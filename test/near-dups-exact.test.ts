@@ -231,6 +231,21 @@ describe("near-dups --dedup: exact-first and the --keep rules", () => {
   });
 });
 
+describe("near-dups --no-exact-first", () => {
+  it("is the one --no- form, and applies to --dedup only: exit 2, one line naming what was typed", () => {
+    const stderr = (args: string[]) =>
+      spawnSync(process.execPath, [CLI, "near-dups", ...args], { input: "", encoding: "utf8" });
+    expect(stderr(["--no-exact-first"])).toMatchObject({
+      status: 2,
+      stderr: "crawlsieve: near-dups: --no-exact-first applies to --dedup (dataset mode); add --dedup\n",
+    });
+    expect(stderr(["--dedup", "--no-annotate"])).toMatchObject({
+      status: 2,
+      stderr: "crawlsieve: near-dups: unknown option --no-annotate (--annotate is off unless given)\n",
+    });
+  });
+});
+
 describe("near-dups usage", () => {
   it("its usage lines list every option its help describes", () => {
     const help = spawnSync(process.execPath, [CLI, "help", "near-dups"], { encoding: "utf8" }).stdout;

@@ -88,7 +88,7 @@ export function checkFilterFlags(values: Record<string, unknown>): void {
     if (values[flag] !== undefined)
       throw new CrawlsieveError(
         "ERR_INVALID_ARGUMENT",
-        `near-dups: --${flag} does not apply to --filter (${why}); drop it`,
+        `near-dups: --${values[flag] === false ? "no-" : ""}${flag} does not apply to --filter (${why}); drop it`,
       );
   }
 }

@@ -148,6 +148,13 @@ export async function nearDups(argv: string[]): Promise<number> {
     allowNegative: true,
     strict: true,
   });
+  // allowNegative is for --no-exact-first (on by default); no other switch has a "no" form.
+  for (const [flag, value] of Object.entries(values))
+    if (value === false && flag !== "exact-first")
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: unknown option --no-${flag} (--${flag} is off unless given)`,
+      );
   const shingle = integerOption("--shingle", values.shingle, 3, 1, 16);
   const maxBytes = integerOption("--max-bytes", values["max-bytes"], DEFAULT_MAX_BYTES, 1, DEFAULT_MAX_BYTES);
   if (values.filter) {
@@ -224,7 +231,7 @@ export async function nearDups(argv: string[]): Promise<number> {
     if (!dedup && values[flag] !== undefined)
       throw new CrawlsieveError(
         "ERR_INVALID_ARGUMENT",
-        `near-dups: --${flag} applies to --dedup (dataset mode); add --dedup`,
+        `near-dups: --${values[flag] === false ? "no-" : ""}${flag} applies to --dedup (dataset mode); add --dedup`,
       );
   }
   for (const flag of ["pairs", "json"] as const) {
