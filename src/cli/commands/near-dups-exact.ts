@@ -1,4 +1,4 @@
-// Exact-first for `near-dups --dedup`: records whose normalized text (exactText) is the same are
+// Exact-first for `near-dups --dedup`: records whose normalized text (exact-text.ts) is the same are
 // one document to the similarity engine, so only the first of them is sketched. Each batch's texts
 // are fingerprinted by XXH3-128 in one kernel call and checked into a FingerprintSet (16 to 32
 // bytes a distinct text); the fingerprints also go to a column, 16 bytes a record. Which record a
@@ -6,7 +6,7 @@
 // came more than once, so a collection without exact duplicates pays no map at all.
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
 import { Column } from "../../near-dup/column.js";
-import { exactText } from "../../near-dup/exact-text.js";
+import { exactDigests } from "../../near-dup/exact-text.js";
 
 /** Records grouped by the fingerprint of their normalized text, in the order read. */
 export class ExactGroups {
@@ -21,7 +21,7 @@ export class ExactGroups {
 
   /** Adds the next records' texts; out[i] = 1 when texts[i] is the first of its kind (to be sketched). */
   add(texts: readonly string[]): Uint8Array {
-    const packed = FingerprintSet.fingerprintMany(texts.map(exactText));
+    const packed = exactDigests(texts);
     const fresh = this.set.addFingerprints(packed);
     this.prints.append(packed, texts.length);
     this.first.append(fresh, texts.length);
