@@ -16,6 +16,7 @@ export { multiDimBatch } from "./multi-dim";
 export { simhashText, simhashDocs, shingleText, shingleTokens, simhashWeighted, hamming, shingleCapacity, TOKEN_STATE_BYTES, MAX_SHINGLE } from "./simhash";
 export { ndBuildTable, ndOriginals, ndQuery, ndScan, ND_TABLE_BYTES, ND_ENTRIES, ND_DIR, ND_BITS, ND_PIECE_COUNT, ND_PIECES, ND_MATCH_BYTES, ND_MATCH_QUERY, ND_MATCH_ID, ND_MATCH_POSITION } from "./near-dup";
 export { xxh128, xxh128Batch } from "./xxh3";
+export { exactTextDigests } from "./exact-text";
 export { lineDedup, lineDigest, digestDedup, lineStreamInit, lineStreamUpdate, lineStreamFinal, LINE_STREAM_STATE_BYTES } from "./line-dedup";
 export {
   LINE_MODE, LINE_HASH, LINE_OUT, LINE_OUT_LEN, LINE_SCRATCH, LINE_SCALAR, LINE_STATUS, LINE_LINES, LINE_UNIQUE, LINE_TABLE, LINE_LOG_PARTS,

@@ -187,8 +187,9 @@ export const UNSPACED_FLAG: usize = 328;
 
 // Han, Hiragana, Katakana, Thai, Lao, Myanmar and Khmer: the scripts the platform's word
 // segmentation must cut (see src/simhash/text.ts UNSPACED_SCRIPTS).
+/** True for a letter of a script written without spaces (exact-text.ts hashes such texts as they are). */
 // @ts-ignore: decorator
-@inline function isUnspaced(cp: u32): bool {
+@inline export function isUnspaced(cp: u32): bool {
   if (cp < 0x0E00) return false;
   if (cp <= 0x0EFF) return true; // Thai, Lao
   if (cp >= 0x1000 && cp <= 0x109F) return true; // Myanmar

@@ -23,6 +23,8 @@ export interface RecordFields {
   readonly lenient: boolean;
   /** Members a record must not have (--annotate adds them). */
   readonly reserved?: readonly string[];
+  /** The member whose number --keep max:FIELD / min:FIELD reads, if any. */
+  readonly keepField?: string;
 }
 
 /** A record's document: its id as printed in JSON and in text, and its text (HTML when `html`). */
@@ -31,6 +33,8 @@ export interface RecordDoc {
   readonly idText: string;
   readonly text: string;
   readonly html: boolean;
+  /** The number in the `keepField` member; NaN when it is missing or not a number (absent without `keepField`). */
+  readonly keepValue?: number;
 }
 
 /** A document over the --max-bytes limit, named. */
@@ -146,16 +150,26 @@ export function parseRecord(text: string, where: string, fields: RecordFields, l
   }
   // HTML is reduced to text: an "html" member, whether it stands in for an absent text member or is the one named.
   const html = typeof body === "string" && (textValue === undefined || fields.text === "html");
+  // A string "0.9", null or an object is no number: such a record ranks after every numbered one.
+  const ranked = fields.keepField === undefined ? undefined : own(fields.keepField);
+  const keepValue = fields.keepField === undefined ? undefined : typeof ranked === "number" ? ranked : Number.NaN;
   if (id === undefined || id === null)
     return {
       idJson: lineId,
       idText: lineId.startsWith('"') ? JSON.parse(lineId) : lineId,
       text: typeof body === "string" ? body : "",
       html,
+      keepValue,
     };
   // A number keeps its source text: JSON.parse makes 1e400 Infinity and rounds past 2^53.
   const idJson = typeof id === "string" ? JSON.stringify(id) : (numberSource(text, fields.id) ?? String(id));
-  return { idJson, idText: typeof id === "string" ? id : idJson, text: typeof body === "string" ? body : "", html };
+  return {
+    idJson,
+    idText: typeof id === "string" ? id : idJson,
+    text: typeof body === "string" ? body : "",
+    html,
+    keepValue,
+  };
 }
 
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;

@@ -265,6 +265,8 @@ export interface Kernels {
   ): number;
   xxh128(ptr: number, len: number, out: number): void;
   xxh128Batch(keys: number, spans: number, count: number, out: number): void;
+  /** XXH3-128 of each staged text after exact-first's normalization (assembly/exact-text.ts); rewrites the staged bytes. */
+  exactTextDigests(keys: number, spans: number, count: number, out: number): void;
   lineDedup(ctx: number, buf: number, len: number, final: number): number;
   lineDigest(ctx: number, key: number, len: number, out: number): void;
   /** Starts the fingerprint of a key over 1,024 bytes in the state at `st` (LINE_STREAM_STATE_BYTES). */

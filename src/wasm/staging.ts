@@ -5,8 +5,11 @@ import { InvalidArgumentError } from "../errors.js";
 import type { Arena } from "./arena.js";
 import { array, type ArrayRegion } from "./array-region.js";
 
-/** A 16-byte digest a key as the kernels make it: MD5, XXH3-128, or two XXH64s (fingerprintsXxh). */
-export type Digest = "md5" | "xxh128" | "xxh64x2";
+/**
+ * A 16-byte digest a key as the kernels make it: MD5, XXH3-128, two XXH64s (fingerprintsXxh), or
+ * XXH3-128 of the text as near-dups' exact-first compares it ("exact-text", which rewrites the staged bytes).
+ */
+export type Digest = "md5" | "xxh128" | "xxh64x2" | "exact-text";
 
 /** Most keys one kernel call serves. */
 export const BATCH = 4096;
@@ -249,6 +252,7 @@ export class Staging {
     const k = this.arena.k;
     if (digest === "md5") k.md5Batch(this.statePtr, this.keysPtr, this.spansPtr, n, this.hashesPtr);
     else if (digest === "xxh128") k.xxh128Batch(this.keysPtr, this.spansPtr, n, this.hashesPtr);
+    else if (digest === "exact-text") k.exactTextDigests(this.keysPtr, this.spansPtr, n, this.hashesPtr);
     else k.fingerprintsXxh(this.keysPtr, this.spansPtr, n, this.hashesPtr);
     return this.hashes.bytes(this.arena.u8, 0, n);
   }

@@ -1,7 +1,8 @@
 // The second pass of `near-dups --dedup`: the JSON lines are read again (stdin from the copy the
 // first pass spooled) and each record goes to exactly one place: kept records to stdout as their
-// original bytes, removed ones as {"id", "duplicate_of", "similarity"} to the --removed file, or,
-// with --annotate, every record to stdout with "cluster" and "duplicate_of" added. Re-reading
+// original bytes, removed ones as {"id", "duplicate_of", "similarity"} to the --removed file. With
+// --annotate the records written to stdout get "cluster", "cluster_size" and "duplicate_of": every
+// record, or with --removed too the kept ones only (the removed go to that file as ever). Re-reading
 // keeps memory to the ids and sketches whatever the records weigh. A failed write to either is
 // never silent: the --removed file's is exit 2 naming it; stdout's reader going away (`| head`)
 // stops the run, after the removed records of every record read so far reach --removed.
@@ -22,6 +23,8 @@ export interface DatasetPlan {
   readonly score: Float64Array;
   /** Each record's cluster (1-based, numbered by first appearance); 0 for a record without a word. */
   readonly cluster: Uint32Array;
+  /** Records in each cluster, by cluster number (entry 0 unused). */
+  readonly clusterSize: Uint32Array;
   /** Each record's id as JSON. */
   readonly ids: IdList;
   /** "similarity" (MinHash) or "distance" (SimHash), the removed file's third member. */
@@ -77,12 +80,12 @@ export async function writeDataset(
         if (record >= total) throw changed(source.name);
         const r = record++;
         const rep = plan.representative[r];
-        if (output.annotate) {
-          out.push(
-            annotated(line.bytes, plan.cluster[r], plan.cluster[r] === 0 || rep === r ? "null" : plan.ids.json(rep)),
-          );
+        const c = plan.cluster[r];
+        if (output.annotate && (rep === r || output.removed === undefined)) {
+          const members = c === 0 ? "null" : String(plan.clusterSize[c]);
+          out.push(annotated(line.bytes, c, members, c === 0 || rep === r ? "null" : plan.ids.json(rep)));
           out.push(NEWLINE);
-          kept++;
+          if (rep === r) kept++;
         } else if (rep === r) {
           // The original bytes, a "\r" before the "\n" included; every line ends with "\n".
           out.push(line.bytes);
@@ -122,8 +125,8 @@ export async function writeDataset(
   return { kept, removed: total - kept };
 }
 
-/** The record's bytes with "cluster" and "duplicate_of" added before its closing brace. */
-function annotated(bytes: Buffer, cluster: number, duplicateOf: string): Buffer {
+/** The record's bytes with "cluster", "cluster_size" and "duplicate_of" added before its closing brace. */
+function annotated(bytes: Buffer, cluster: number, size: string, duplicateOf: string): Buffer {
   let end = bytes.length;
   while (end > 0 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09 || bytes[end - 1] === 0x0d)) end--;
   // The first pass parsed the line as an object, so bytes[end - 1] is its "}".
@@ -134,7 +137,9 @@ function annotated(bytes: Buffer, cluster: number, duplicateOf: string): Buffer 
   )
     before--;
   const comma = before >= 0 && bytes[before] === 0x7b ? "" : ",";
-  const added = Buffer.from(`${comma}"cluster":${cluster === 0 ? "null" : cluster},"duplicate_of":${duplicateOf}`);
+  const added = Buffer.from(
+    `${comma}"cluster":${cluster === 0 ? "null" : cluster},"cluster_size":${size},"duplicate_of":${duplicateOf}`,
+  );
   return Buffer.concat([bytes.subarray(0, end - 1), added, bytes.subarray(end - 1, end)]);
 }
 

@@ -77,6 +77,7 @@ export function checkFilterFlags(values: Record<string, unknown>): void {
     ["keep", "--filter keeps the first record of each near-duplicate, as it reads them"],
     ["removed", "--filter keeps no ids of what it left out"],
     ["annotate", "--filter keeps no clusters"],
+    ["exact-first", "--filter groups nothing: it answers each record as it comes"],
     ["include", "--filter reads JSON lines only"],
     ["exclude", "--filter reads JSON lines only"],
     ["max-distance", "--filter is MinHash (Jaccard --threshold)"],
@@ -87,7 +88,7 @@ export function checkFilterFlags(values: Record<string, unknown>): void {
     if (values[flag] !== undefined)
       throw new CrawlsieveError(
         "ERR_INVALID_ARGUMENT",
-        `near-dups: --${flag} does not apply to --filter (${why}); drop it`,
+        `near-dups: --${values[flag] === false ? "no-" : ""}${flag} does not apply to --filter (${why}); drop it`,
       );
   }
 }

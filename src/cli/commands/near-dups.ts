@@ -27,13 +27,16 @@ import { Column } from "../../near-dup/column.js";
 import { DEFAULT_SPILL_SKETCH_SIZE } from "../../near-dup/minhash-spill.js";
 import { writeDataset } from "./near-dups-dataset.js";
 import { minhashFinder, simhashFinder, type Finder, type OnProgress } from "./near-dups-finders.js";
+import { ExactGroups } from "./near-dups-exact.js";
 import { IdList } from "./near-dups-ids.js";
+import { keepOrder, keepRule, type KeepRule } from "./near-dups-keep.js";
+import { datasetPlan } from "./near-dups-plan.js";
 import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 
 /** Usage of `near-dups`. */
-export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--tmp DIR]
-crawlsieve near-dups --dedup [FILE.jsonl...] [--keep first|longest] [--removed FILE | --annotate] [--tmp DIR]
-crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--items N] [--fp-rate P] [--redis URL [--cluster] --namespace NAME [--durability local|replicated]]
+export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR]
+crawlsieve near-dups --dedup [FILE.jsonl...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--no-exact-first] [--keep first|longest|max:FIELD|min:FIELD] [--removed FILE] [--annotate] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR]
+crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--items N] [--fp-rate P] [--max-bytes N] [--text-field F] [--id-field F] [--redis URL [--cluster] --namespace NAME [--durability local|replicated]]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
   from "-" or, with no PATH, from stdin. HTML is reduced to its main text first (scripts,
@@ -64,17 +67,25 @@ crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--items N] [--fp-
   --text-field F     JSON lines: the member holding the text (default text; "html" when it is absent)
   --id-field F       JSON lines: the member holding the id (default id)
   Dataset mode (JSON lines from the FILEs, every one read as JSON lines, or stdin):
-  --dedup            writes the records kept, each as its original line, in input order: the first
-                     record of each cluster, and every record without a word; a removed record is
+  --dedup            writes the records kept, each as its original line, in input order: one record
+                     of each cluster (--keep), and every record without a word; a removed record is
                      within J of the record kept for it. A record without an id is named
                      "FILE:LINE" ("stdin:LINE"). Stdin is copied to a temporary file
                      (in --tmp DIR) to be read twice, and removed at the end. When stdout's reader
                      goes away (| head), --removed still gets every record read until then.
-  --keep first|longest  which record of a cluster is kept: the first (default) or the longest text
-                     (clusters are then formed around the longest records)
+  --exact-first      (the default; --no-exact-first turns it off) records whose texts are equal once
+                     ASCII white space is collapsed and A-Z lowered are grouped by XXH3-128 before
+                     sketching: only the first is sketched, the others are its duplicates at
+                     similarity 1 (distance 0)
+  --keep RULE        which record of a cluster is kept: first (default), longest (the longest text),
+                     max:FIELD or min:FIELD (the largest or smallest number in the member FIELD; a
+                     record without it, or with a value that is not a number, ranks last); ties go
+                     to the earlier record; clusters are formed around the records kept
   --removed FILE     one JSON line per removed record: {"id", "duplicate_of": kept id, "similarity"}
-  --annotate         keeps every record and adds "cluster" (a number; null without a word) and
-                     "duplicate_of" (the kept record's id, null for a kept one) before its "}"
+  --annotate         adds "cluster" (a number, in order of the cluster's first record; null without
+                     a word), "cluster_size" (its records; null without a word) and "duplicate_of"
+                     (the kept record's id, null for a kept one) before each record's "}": every
+                     record is written, or with --removed the kept ones (the removed go there)
   Filter mode (JSON lines from the FILEs or stdin, read once):
   --filter           writes each record, as its original line, unless a near-duplicate of it came
                      before (a yes/no test: one Bloom filter per LSH band, no verification: a pair
@@ -121,6 +132,7 @@ export async function nearDups(argv: string[]): Promise<number> {
       keep: { type: "string" },
       removed: { type: "string" },
       annotate: { type: "boolean" },
+      "exact-first": { type: "boolean" },
       "text-field": { type: "string" },
       "id-field": { type: "string" },
       tmp: { type: "string" },
@@ -133,8 +145,16 @@ export async function nearDups(argv: string[]): Promise<number> {
       durability: { type: "string" },
     },
     allowPositionals: true,
+    allowNegative: true,
     strict: true,
   });
+  // allowNegative is for --no-exact-first (on by default); no other switch has a "no" form.
+  for (const [flag, value] of Object.entries(values))
+    if (value === false && flag !== "exact-first")
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: unknown option --no-${flag} (--${flag} is off unless given)`,
+      );
   const shingle = integerOption("--shingle", values.shingle, 3, 1, 16);
   const maxBytes = integerOption("--max-bytes", values["max-bytes"], DEFAULT_MAX_BYTES, 1, DEFAULT_MAX_BYTES);
   if (values.filter) {
@@ -207,11 +227,11 @@ export async function nearDups(argv: string[]): Promise<number> {
     );
   }
   const dedup = values.dedup === true;
-  for (const flag of ["keep", "removed", "annotate"] as const) {
+  for (const flag of ["keep", "removed", "annotate", "exact-first"] as const) {
     if (!dedup && values[flag] !== undefined)
       throw new CrawlsieveError(
         "ERR_INVALID_ARGUMENT",
-        `near-dups: --${flag} applies to --dedup (dataset mode); add --dedup`,
+        `near-dups: --${values[flag] === false ? "no-" : ""}${flag} applies to --dedup (dataset mode); add --dedup`,
       );
   }
   for (const flag of ["pairs", "json"] as const) {
@@ -228,18 +248,13 @@ export async function nearDups(argv: string[]): Promise<number> {
         `near-dups: --${flag} chooses files in folders, and --dedup reads JSON-lines files only; drop --${flag}`,
       );
   }
-  if (values.annotate && values.removed !== undefined)
-    throw new CrawlsieveError(
-      "ERR_INVALID_ARGUMENT",
-      "near-dups: --annotate keeps every record, so --removed would stay empty; give one of them",
-    );
-  if (values.keep !== undefined && values.keep !== "first" && values.keep !== "longest")
-    throw new InvalidArgumentError("--keep", values.keep, "first or longest");
+  const keep = keepRule(values.keep);
   const fields: RecordFields = {
     text: fieldOption("--text-field", values["text-field"], "text"),
     id: fieldOption("--id-field", values["id-field"], "id"),
     lenient: dedup,
-    reserved: values.annotate ? ["cluster", "duplicate_of"] : undefined,
+    reserved: values.annotate ? ["cluster", "cluster_size", "duplicate_of"] : undefined,
+    keepField: keep.kind === "max" || keep.kind === "min" ? keep.field : undefined,
   };
   if (values.removed !== undefined) await checkNotAnInput(values.removed, positionals);
   const finder =
@@ -268,49 +283,30 @@ export async function nearDups(argv: string[]): Promise<number> {
     const docs = dedup
       ? jsonLines(sources, fields, maxBytes)
       : documents(positionals, include, exclude, fields, maxBytes);
-    const read = await readAll(docs, finder, values.keep === "longest");
+    // Exact duplicates are found before sketching, so only the first of each is sketched (--dedup only).
+    const exact = dedup && values["exact-first"] !== false ? new ExactGroups() : undefined;
+    const read = await readAll(docs, finder, keep, exact).finally(() => exact?.dispose());
     const { ids } = read;
     const n = ids.count;
     const progress = new Progress();
+    // Exact duplicates are one document to the engine: its phases count documents, not records.
+    const engineDocs = read.wordless.length;
     const phase =
       (what: string): OnProgress =>
       (done, verified) =>
         progress.update(
-          () => `${what}: ${count(done)} of ${count(n)} documents, ${count(verified)} candidates verified`,
+          () => `${what}: ${count(done)} of ${count(engineDocs)} documents, ${count(verified)} candidates verified`,
         );
     const field = finder.field;
     if (dedup) {
-      const order = Uint32Array.from({ length: n }, (_, i) => i);
-      if (values.keep === "longest") {
-        const lengths = read.lengths.values;
-        order.sort((x, y) => lengths[y] - lengths[x] || x - y);
-      }
-      const clustering = finder.cluster(order, phase("clustering"));
+      const plan = datasetPlan(read, finder, keepOrder(keep, read.values), keep.kind === "first", phase("clustering"));
       progress.done();
-      // By record: the clustering's own arrays when it took the records in input order.
-      const inOrder = values.keep !== "longest";
-      const representative = inOrder ? clustering.representatives : new Uint32Array(n);
-      const score = inOrder ? clustering.similarities : new Float64Array(n);
-      if (!inOrder) {
-        clustering.ids.forEach((id, i) => {
-          representative[id] = clustering.representatives[i];
-          score[id] = clustering.similarities[i];
-        });
-      }
-      // Clusters numbered by where they first appear in the input; records without a word have none.
-      const cluster = new Uint32Array(n);
-      let clusters = 0;
-      for (let r = 0; r < n; r++) {
-        if (read.wordless[r] === 1) continue;
-        const rep = representative[r];
-        if (cluster[rep] === 0) cluster[rep] = ++clusters;
-        cluster[r] = cluster[rep];
-      }
-      await writeDataset(
-        sources,
-        { representative, score, cluster, ids, field },
-        { annotate: values.annotate === true, removed, removedPath: values.removed, maxBytes },
-      );
+      await writeDataset(sources, plan, {
+        annotate: values.annotate === true,
+        removed,
+        removedPath: values.removed,
+        maxBytes,
+      });
     } else {
       const out = new Output();
       const score = (s: number) => (field === "distance" ? -s : s);
@@ -387,12 +383,17 @@ async function checkNotAnInput(removed: string, inputs: readonly string[]): Prom
   }
 }
 
-/** Reads and sketches every document in batches; keeps only ids, lengths and which have no word. */
-async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keepLengths: boolean) {
+/**
+ * Reads every record in batches and sketches each document once: with `exact`, a record whose
+ * normalized text came before is not sketched but joins the document of the first. Keeps only the
+ * ids, each record's document, the --keep rule's value of each record and which documents have no word.
+ */
+async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keep: KeepRule, exact: ExactGroups | undefined) {
   const progress = new Progress();
   const ids = new IdList();
-  const lengths = new Column(Float64Array);
+  const values = new Column(Float64Array);
   const noWord = new Column(Uint8Array);
+  let sketched = 0;
   let wordlessCount = 0;
   let batch: Doc[] = [];
   let chars = 0;
@@ -400,12 +401,18 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keepLengths: bo
   const flush = async () => {
     if (batch.length === 0) return;
     if (batch.some((doc) => doc.html)) toText ??= (await import("../../html/html-to-text.js")).htmlToText;
-    const texts = batch.map((doc) => (doc.html ? toText!(doc.text) : doc.text));
-    const numbers = batch.map((_, i) => ids.count + i);
+    let texts = batch.map((doc) => (doc.html ? toText!(doc.text) : doc.text));
     for (const doc of batch) ids.push(doc.idJson);
-    if (keepLengths) for (const text of texts) lengths.push(text.length);
+    if (keep.kind === "longest") for (const text of texts) values.push(text.length);
+    else if (keep.kind !== "first") for (const doc of batch) values.push(doc.keepValue!);
+    if (exact !== undefined) {
+      const first = exact.add(texts);
+      texts = texts.filter((_, i) => first[i] === 1);
+    }
+    const numbers = texts.map((_, i) => sketched + i);
     for (let i = 0; i < texts.length; i++) noWord.push(0);
     const none = finder.add(numbers, texts);
+    sketched += texts.length;
     const flags = noWord.values;
     for (const number of none) flags[number] = 1;
     wordlessCount += none.length;
@@ -420,7 +427,8 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keepLengths: bo
   }
   await flush();
   progress.done();
-  return { ids, lengths, wordless: noWord.values, wordlessCount };
+  const documentOf = exact?.documents() ?? Uint32Array.from({ length: ids.count }, (_, i) => i);
+  return { ids, documentOf, values: values.values, wordless: noWord.values, wordlessCount };
 }
 
 function integerOption(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
