@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, resolve, sep } from "node:path";
-import { CrawlsieveError, StoreFullError } from "../errors.js";
+import { CrawlsieveError, FormatError, StoreFullError } from "../errors.js";
 
 /** Creates the store's directory (and its parents) and refuses, by name, a path that is not a writable directory. */
 export function prepareDirectory(dir: string): void {
@@ -74,6 +74,17 @@ function diskFull(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A store's error as a typed one naming the file (`what` says what was being done): damage is ERR_STORE_CORRUPT. */
+export function diskError(error: unknown, what: string): Error {
+  if (error instanceof FormatError)
+    return new CrawlsieveError(
+      "ERR_STORE_CORRUPT",
+      `${what}: ${error.message}; the store is damaged: move it away (or restore it) and run again`,
+    );
+  if (error instanceof CrawlsieveError) return error;
+  return new CrawlsieveError("ERR_STORE", `${what}: ${(error as Error).message}`);
 }
 
 // LMDB maps its file into memory and trusts it: a file that is not an LMDB environment would

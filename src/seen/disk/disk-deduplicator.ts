@@ -11,7 +11,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type DedupStats, Deduplicator } from "../../dedup/deduplicator.js";
-import { isStoreFile, prepareDirectory } from "../../dedup/store-directory.js";
+import { diskError, isStoreFile, prepareDirectory } from "../../dedup/store-directory.js";
 import { CrawlsieveError, DisposedError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
@@ -19,7 +19,7 @@ import { toHex } from "../../hash/md5.js";
 import { selectFlagged } from "../../wasm/batch.js";
 import { encodeRecords } from "../fingerprint-batches.js";
 import { LogDriver } from "../log-driver.js";
-import { diskError, LOG_FILE } from "./disk-seen-set.js";
+import { LOG_FILE } from "./disk-seen-set.js";
 import { FileLock } from "./file-lock.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { retireLmdb, startingRecords } from "./lmdb-import.js";

@@ -7,8 +7,8 @@
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
-import { isStoreFile, prepareDirectory, storeWriteError } from "../../dedup/store-directory.js";
-import { CrawlsieveError, FormatError, InvalidArgumentError } from "../../errors.js";
+import { diskError, isStoreFile, prepareDirectory, storeWriteError } from "../../dedup/store-directory.js";
+import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
@@ -196,15 +196,4 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
     await lock.close().catch(() => undefined);
     throw error;
   }
-}
-
-/** A store's error as a typed one naming the file (`what` says what was being done): damage is ERR_STORE_CORRUPT. */
-export function diskError(error: unknown, what: string): Error {
-  if (error instanceof FormatError)
-    return new CrawlsieveError(
-      "ERR_STORE_CORRUPT",
-      `${what}: ${error.message}; the store is damaged: move it away (or restore it) and run again`,
-    );
-  if (error instanceof CrawlsieveError) return error;
-  return new CrawlsieveError("ERR_STORE", `${what}: ${(error as Error).message}`);
 }

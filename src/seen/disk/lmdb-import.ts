@@ -7,11 +7,11 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
-import { checkDataFile } from "../../dedup/store-directory.js";
+import { checkDataFile, diskError } from "../../dedup/store-directory.js";
 import { CrawlsieveError } from "../../errors.js";
 import { concatRecords, encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { LogDriver } from "../log-driver.js";
-import { diskError } from "./disk-seen-set.js";
+
 import { FileLog, readScheme } from "./file-log.js";
 
 /** The LMDB store's file in its directory. */

@@ -19,7 +19,8 @@
 // that holds them is written (unprinted-file.ts); a dead run's file is found under the lock and
 // its fingerprints forgotten in the log, so a kill -9 between record and print loses no line.
 import { CrawlsieveError } from "../../errors.js";
-import { diskError, openStoreLog, type StoreLog } from "./disk-seen-set.js";
+import { diskError } from "../../dedup/store-directory.js";
+import { openStoreLog, type StoreLog } from "./disk-seen-set.js";
 import { encodeRecords } from "../fingerprint-batches.js";
 import { exceedsBudget } from "./tiered-table.js";
 import { LogDriver } from "../log-driver.js";
