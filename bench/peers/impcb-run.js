@@ -32,7 +32,8 @@ function rss() {
   return { now: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
 }
 
-const batches = (keys) => Array.from({ length: Math.ceil(keys.length / BATCH) }, (_, b) => keys.slice(b * BATCH, (b + 1) * BATCH));
+const batches = (keys) =>
+  Array.from({ length: Math.ceil(keys.length / BATCH) }, (_, b) => keys.slice(b * BATCH, (b + 1) * BATCH));
 
 /** IMP-CB's counting filter sized for `items` keys at FP_RATE, given as counters and hashes (4-bit counters). */
 function filterFor(items) {
@@ -82,7 +83,10 @@ if (where !== undefined && where.endsWith(".txt")) {
 }
 const oldUsed = Math.round(n * repeats);
 const newUsed = n - oldUsed;
-const stream = [...fresh.slice(0, newUsed), ...Array.from({ length: oldUsed }, (_, j) => old[Math.floor((j * stored) / oldUsed)])];
+const stream = [
+  ...fresh.slice(0, newUsed),
+  ...Array.from({ length: oldUsed }, (_, j) => old[Math.floor((j * stored) / oldUsed)]),
+];
 const random = xorshift32(0x1234567);
 for (let i = stream.length - 1; i > 0; i--) {
   const j = Math.floor(random() * (i + 1));
@@ -90,6 +94,8 @@ for (let i = stream.length - 1; i > 0; i--) {
 }
 const streamBatches = batches(stream);
 const distinct = stored + newUsed;
+// The keys' RSS, after a full collection (the runner is started with --expose-gc) drops the texts they were split from.
+globalThis.gc?.();
 const beforeContender = rss();
 
 /** Each contender: make (and preload), check one batch (-> count of new keys), stats after. */
@@ -240,20 +246,27 @@ async function redisContender(name) {
   };
   const commandCalls = async () => {
     const calls = {};
-    for (const [, cmd, c] of (await info("commandstats")).matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) calls[cmd] = Number(c);
+    for (const [, cmd, c] of (await info("commandstats")).matchAll(/cmdstat_([\w|]+):calls=(\d+)/g))
+      calls[cmd] = Number(c);
     return calls;
   };
   let at;
   return {
     begin: async () => {
-      at = { sent: { ...sent }, cpu: await serverCpu(), calls: await commandCalls(), stats: { ...(dedup?.stats ?? {}) } };
+      at = {
+        sent: { ...sent },
+        cpu: await serverCpu(),
+        calls: await commandCalls(),
+        stats: { ...(dedup?.stats ?? {}) },
+      };
     },
     check,
     stats: async () => {
       const cpu = (await serverCpu()) - at.cpu;
       const calls = await commandCalls();
       const server = {};
-      for (const [cmd, c] of Object.entries(calls)) if (c - (at.calls[cmd] ?? 0) > 0 && cmd !== "info") server[cmd] = c - (at.calls[cmd] ?? 0);
+      for (const [cmd, c] of Object.entries(calls))
+        if (c - (at.calls[cmd] ?? 0) > 0 && cmd !== "info") server[cmd] = c - (at.calls[cmd] ?? 0);
       const filterBytes = name === "redis-impcb" ? Number(await inner.send(["STRLEN", "cs:{bench}:cf"])) : 0;
       const out = {
         commands: sent.commands - at.sent.commands,
