@@ -97,6 +97,7 @@ const streamBatches = batches(stream);
 const distinct = stored + newUsed;
 // The keys' RSS, after a full collection (the runner is started with --expose-gc) drops the texts they were split from.
 // The peak is reset then (clear_refs 5, Linux), so the peak reported is the contender's and its keys', not the texts'.
+// (Peak less this RSS is no measure of the contender alone: V8 hands freed pages back lazily, and it read 0 where a table grew.)
 globalThis.gc?.();
 writeFileSync("/proc/self/clear_refs", "5");
 const beforeContender = rss();
