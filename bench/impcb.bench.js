@@ -43,6 +43,7 @@ const NAMES = {
   "js-set": "JavaScript Set<string>",
   "lmdb-impcb": "StoreDeduplicator on LMDB (IMP-CB)",
   "lmdb-plain": "StoreDeduplicator on LMDB, one-counter filter (LMDB alone)",
+  "disk-impcb": "openDiskDeduplicator (IMP-CB on the disk engine: counts in references.log)",
   disk: "disk seen-set, no budget (keys in memory)",
   "disk-budget": "disk seen-set, memory 16 MiB (keys on disk behind its filter)",
   "redis-impcb": "RedisDeduplicator + countingFilter (IMP-CB script)",
@@ -219,12 +220,12 @@ if (TIERS.includes("disk")) {
   const root = mkdtempSync(join(process.env.TMP ?? tmpdir(), "cs-impcb-disk-"));
   try {
     const fills = {};
-    for (const kind of ["lmdb-impcb", "lmdb-plain", "disk"]) {
+    for (const kind of ["lmdb-impcb", "lmdb-plain", "disk-impcb", "disk"]) {
       const started = performance.now();
       run(["fill", kind, DISK_STORED, join(root, kind), DISK_KEYS]);
       fills[kind] = (performance.now() - started) / 1000;
     }
-    const contenders = ["lmdb-impcb", "lmdb-plain", "disk", "disk-budget"];
+    const contenders = ["lmdb-impcb", "lmdb-plain", "disk-impcb", "disk", "disk-budget"];
     const dirOf = (c) => join(root, c === "disk-budget" ? "disk" : c);
     const t = tier(
       contenders,

@@ -6,12 +6,13 @@
 // (after the keys were made, and the peak from then on).
 // After the stream a disk store is put back as it was (untimed): the new keys removed again.
 // usage: node bench/peers/impcb-run.js TIER CONTENDER REPEATS N STORED [DIR | REDIS_URL | REAL_KEYS_FILE]
-//        node bench/peers/impcb-run.js fill lmdb-impcb|lmdb-plain|disk N DIR STREAM   (the filter planned for N + STREAM keys)
+//        node bench/peers/impcb-run.js fill lmdb-impcb|lmdb-plain|disk-impcb|disk N DIR STREAM   (the filter planned for N + STREAM keys)
 import { readFileSync, writeFileSync } from "node:fs";
 import {
   Deduplicator,
   FingerprintSet,
   initSync,
+  openDiskDeduplicator,
   openDiskSeenSet,
   openLmdbStore,
   optimalBloom,
@@ -50,6 +51,10 @@ if (tier === "fill") {
     const set = await openDiskSeenSet(dir, { items: n, durable: false });
     for (const batch of batches(old)) await set.addMany(batch);
     await set.close();
+  } else if (contender === "disk-impcb") {
+    const dedup = await openDiskDeduplicator(dir, { items: n + streamKeys, fpRate: FP_RATE, durable: false });
+    for (const batch of batches(old)) await dedup.checkMany(batch);
+    await dedup.close();
   } else {
     const dedup = new StoreDeduplicator(
       openLmdbStore(dir, { durable: false }),
@@ -165,6 +170,26 @@ async function contenderOf(name) {
           for (const b of batches(fresh.slice(0, newUsed))) d.removeMany(b, { all: true });
           for (const b of batches(stream.filter((k) => k.includes("/old/")))) d.removeMany(b);
           d.close();
+        },
+      };
+    }
+    case "disk-impcb": {
+      const t = performance.now();
+      const d = await openDiskDeduplicator(where, { items: stored + n, fpRate: FP_RATE });
+      const open = (performance.now() - t) / 1000;
+      const before = d.stats;
+      return {
+        open,
+        check: async (b) => count((await d.checkMany(b)).isNew),
+        stats: () => ({
+          reads: d.stats.lookups - before.lookups,
+          avoided: d.stats.lookupsAvoided - before.lookupsAvoided,
+          filterBits: (d.filter.counters * d.filter.counterBits) / distinct,
+        }),
+        restore: async () => {
+          for (const b of batches(fresh.slice(0, newUsed))) await d.removeMany(b, { all: true });
+          for (const b of batches(stream.filter((k) => k.includes("/old/")))) await d.removeMany(b);
+          await d.close();
         },
       };
     }
