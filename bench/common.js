@@ -1,6 +1,10 @@
 // Shared benchmark helpers: realistic keys, a tinybench runner that reports keys per second, and
 // markdown output. Benchmarks import what ships (build/js), never the sources.
-import { cpus, totalmem } from "node:os";
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
 import { Bench } from "tinybench";
 
 /**
@@ -101,4 +105,37 @@ export function xorshift32(seed) {
     state >>>= 0;
     return state / 2 ** 32;
   };
+}
+
+/** A free loopback port. */
+export async function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server on a free loopback port, no persistence, in a temporary folder named from `prefix`; its URL and how to stop it. */
+export async function startRedis(prefix = "cs-bench-redis-") {
+  const port = await freePort();
+  const child = spawn("redis-server", [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    mkdtempSync(join(tmpdir(), prefix)),
+  ]);
+  await new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve());
+  });
+  return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
 }

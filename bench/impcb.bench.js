@@ -18,12 +18,11 @@
 // alternate within a round, ROUNDS rounds, medians by wall time.
 // usage: node bench/impcb.bench.js   (env: ROUNDS=3, IMPCB_TIERS=memory,disk,redis,
 //   IMPCB_MEMORY_KEYS=1e6, IMPCB_DISK_KEYS=2e5, IMPCB_DISK_STORED=1e6, IMPCB_REDIS_KEYS=2e5)
-import { execSync, spawn, spawnSync } from "node:child_process";
+import { execSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { machine, table } from "./common.js";
+import { machine, startRedis, table } from "./common.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TIERS = (process.env.IMPCB_TIERS ?? "memory,disk,redis").split(",");
@@ -136,38 +135,6 @@ const HEADER = [
   "peak RSS MiB (keys included)",
 ];
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A redis-server on a free loopback port, no persistence, in a temporary folder. */
-async function startRedis() {
-  const port = await freePort();
-  const child = spawn("redis-server", [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    mkdtempSync(join(tmpdir(), "cs-impcb-redis-")),
-  ]);
-  await new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve());
-  });
-  return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
-}
-
 /** Real keys, one a line: the sample's documentation links and file:// URLs of the files under /usr (what this machine has). */
 function realKeys(file) {
   const links = spawnSync("sort", ["-u", "examples/nodejs-doc-links.txt"], { encoding: "utf8", maxBuffer: 1 << 28 })
@@ -270,7 +237,7 @@ if (TIERS.includes("disk")) {
 }
 
 if (TIERS.includes("redis")) {
-  const server = await startRedis();
+  const server = await startRedis("cs-impcb-redis-");
   try {
     const contenders = ["redis-impcb", "redis-plain", "redis-sadd"];
     const t = tier(
