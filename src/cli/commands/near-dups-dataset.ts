@@ -75,7 +75,7 @@ export async function writeDataset(
   const toStdout = (write: Promise<void>) => write.catch((error: unknown) => void (stopped = error));
   try {
     reading: for (const source of sources) {
-      for await (const line of inputLines(source.open(), source.name, output.maxBytes)) {
+      for await (const line of inputLines((source.openKept ?? source.open)(), source.name, output.maxBytes)) {
         if (isBlank(line.bytes)) continue;
         if (record >= total) throw changed(source.name);
         const r = record++;

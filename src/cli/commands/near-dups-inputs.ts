@@ -3,6 +3,7 @@
 // read twice, so stdin is copied to a spool file during the first reading.
 import { createReadStream } from "node:fs";
 import { decodedInput } from "../../files/decoded-input.js";
+import { isParquetFile, parquetLines } from "../../files/parquet-input.js";
 import { open, readdir, readFile, stat, type FileHandle } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
@@ -22,6 +23,8 @@ import {
 export interface Source {
   readonly name: string;
   open(): AsyncIterable<Uint8Array>;
+  /** What --dedup writes of a kept record, when not the record read (a Parquet row: its id alone). */
+  openKept?(): AsyncIterable<Uint8Array>;
 }
 
 type Doc = RecordDoc;
@@ -122,16 +125,28 @@ export async function* documents(
   );
 }
 
-/** The inputs of --dedup and --filter: each FILE, "-" (or none) for stdin, which is spooled under `spool` to be read twice (--dedup) or read once without one. */
-export function datasetSources(paths: readonly string[], spool: string | undefined): Source[] {
+/**
+ * The inputs of --dedup and --filter: each FILE, "-" (or none) for stdin, which is spooled under
+ * `spool` to be read twice (--dedup) or read once without one. A Parquet file (told by its first
+ * bytes) is read as JSON lines of its `fields` columns.
+ */
+export function datasetSources(paths: readonly string[], spool: string | undefined, fields: RecordFields): Source[] {
   const list = paths.length === 0 ? ["-"] : paths;
   if (list.filter((path) => path === "-").length > 1)
     throw new InvalidArgumentError("FILE", "-", "given once: stdin can be read only once");
   return list.map((path) =>
     path === "-"
       ? stdinSource(spool === undefined ? undefined : join(spool, "stdin.jsonl"))
-      : (checkInputFile(path), fileSource(path)),
+      : (checkInputFile(path), isParquetFile(path) ? parquetSource(path, fields) : fileSource(path)),
   );
+}
+
+function parquetSource(path: string, fields: RecordFields): Source {
+  return {
+    name: path,
+    open: () => parquetLines(path, fields, true),
+    openKept: () => parquetLines(path, fields, false),
+  };
 }
 
 function fileSource(path: string): Source {

@@ -174,7 +174,7 @@ export async function nearDups(argv: string[]): Promise<number> {
       threshold: thresholdOption(values.threshold),
       shingle,
     };
-    const sources = datasetSources(positionals, undefined);
+    const sources = datasetSources(positionals, undefined, fields);
     if (values.redis !== undefined) {
       if (values.namespace === undefined)
         throw new CrawlsieveError(
@@ -277,7 +277,7 @@ export async function nearDups(argv: string[]): Promise<number> {
     // Stdin is read twice in dataset mode: the first reading copies it here.
     if (dedup && (positionals.length === 0 || positionals.includes("-")))
       spool = makeTempFolder(values.tmp ?? tmpdir(), "crawlsieve-near-dups-");
-    const sources = dedup ? datasetSources(positionals, spool) : [];
+    const sources = dedup ? datasetSources(positionals, spool, fields) : [];
     const include = (values.include ?? DEFAULT_INCLUDE).map((glob) => globMatcher("--include", glob));
     const exclude = (values.exclude ?? []).map((glob) => globMatcher("--exclude", glob));
     const docs = dedup
