@@ -10,16 +10,15 @@
 //
 //   bench/near-dup-corpus.sh && node bench/near-dup-corpus.js   (once: data and truth)
 //   flock /tmp/cs-bench.lock node bench/near-dup-filter.bench.js [corpus...]   (npm run bench:near-filter)
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, createCluster } from "redis";
 import { initSync, MinHashIndex, NearDupFilter, sizing } from "../build/js/index.node.js";
 import { fromNodeRedis, RedisMinHashIndex, RedisNearDupFilter } from "../build/js/redis/index.js";
-import { freePorts, untilReady } from "../test/support/local-servers.js";
 import { startCluster } from "../test/support/redis-cluster.js";
-import { machine, table } from "./common.js";
+import { machine, startRedis, table } from "./common.js";
 import { CORPORA, loadCorpus } from "./near-dup-corpus.js";
 
 initSync();
@@ -134,23 +133,8 @@ function speeds(texts) {
 }
 
 async function oneNode() {
-  const [port] = await freePorts(1);
-  const child = await untilReady(
-    spawn("redis-server", [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--dir",
-      mkdtempSync(`${tmpdir()}/cs-bench-redis-`),
-    ]),
-    "redis-server",
-  );
-  const client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true });
+  const server = await startRedis();
+  const client = createClient({ url: server.url, disableOfflineQueue: true });
   await client.connect();
   const redis = fromNodeRedis(client);
   const info = async () => [String(await redis.send(["INFO", "memory"]))];
@@ -159,7 +143,7 @@ async function oneNode() {
     redis,
     info,
     flush: () => redis.send(["FLUSHALL"]),
-    stop: async () => (await client.quit(), child.kill("SIGTERM")),
+    stop: async () => (await client.quit(), server.stop()),
   };
 }
 

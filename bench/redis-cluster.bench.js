@@ -9,10 +9,7 @@
 // alternating order, three rounds; the median is reported, with the client's CPU seconds.
 // usage: flock /tmp/cs-bench.lock node bench/redis-cluster.bench.js   (CRAWL_LINES=1e6 by default;
 // TOPOLOGY=one or cluster runs one of the two)
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { createClient, createCluster } from "redis";
 import { initSync } from "../build/js/index.node.js";
 import {
@@ -23,7 +20,7 @@ import {
   withRecentCache,
 } from "../build/js/redis/index.js";
 import { startCluster } from "../test/support/redis-cluster.js";
-import { machine, table } from "./common.js";
+import { machine, startRedis, table } from "./common.js";
 
 initSync();
 const BATCH = 4096;
@@ -48,39 +45,17 @@ export function crawlStream(lines, seed = 1) {
   return out.slice(0, lines);
 }
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function singleNode() {
-  const port = await freePort();
-  const child = spawn("redis-server", [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    mkdtempSync(`${tmpdir()}/cs-bench-redis-`),
-  ]);
-  await new Promise((resolve) => child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve()));
-  const client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true });
+  const server = await startRedis();
+  const port = Number(new URL(server.url).port);
+  const client = createClient({ url: server.url, disableOfflineQueue: true });
   await client.connect();
   return {
     name: "one node",
     client,
     ports: [port],
     cli: null,
-    stop: async () => (await client.quit(), child.kill("SIGTERM")),
+    stop: async () => (await client.quit(), server.stop()),
   };
 }
 

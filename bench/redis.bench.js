@@ -5,40 +5,12 @@
 // scrapy-redis's dupefilter (one SADD per request, waited for) and ScrapyRedisBloomFilter (k
 // GETBITs then k SETBITs per request, each waited for). Then Redis memory per key (INFO memory)
 // after 1e6 keys at p = 1e-4 against the SADD dupefilter.
-import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { createClient } from "redis";
 import { initSync, requestFingerprint } from "../build/js/index.node.js";
 import { fromNodeRedis, RedisBloomFilter, RedisDeduplicator, ScrapyRedisBloomFilter } from "../build/js/redis/index.js";
-import { millions, table, urlKeys } from "./common.js";
+import { millions, startRedis, table, urlKeys } from "./common.js";
 
 initSync();
-
-async function startServer() {
-  const port = await new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-  const child = spawn("redis-server", [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    mkdtempSync(`${tmpdir()}/cs-bench-redis-`),
-  ]);
-  await new Promise((resolve) => child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve()));
-  return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
-}
 
 async function usedMemory(redis) {
   const info = String(await redis.send(["INFO", "memory"]));
@@ -53,7 +25,7 @@ async function rate(count, fn) {
 
 /** Throughput and memory tables. */
 export async function redisSuite(n = 1_000_000) {
-  const server = await startServer();
+  const server = await startRedis();
   const client = createClient({ url: server.url });
   await client.connect();
   const redis = fromNodeRedis(client, { timeoutMs: 60_000 });
