@@ -96,6 +96,10 @@ describe("openDiskDeduplicator", () => {
     expect(Array.from(all.removed)).toEqual(dropAll.map(() => 1));
     for (const k of dropAll) refs.delete(k);
     for (const [k, c] of refs) if (c === 0) refs.delete(k);
+    // A key named twice in one removal of all: every reference goes, once.
+    await dedup.checkMany(["twice", "twice", "twice"]);
+    await dedup.removeMany(["twice", "twice"], { all: true });
+    expect(Array.from(await dedup.hasMany(["twice"]))).toEqual([0]);
     await dedup.close();
     const again = await openDiskDeduplicator(where, { items: 500 });
     expect(again.size).toBe(refs.size);

@@ -251,21 +251,18 @@ function dropEvery(dedup: Deduplicator, packed: Uint8Array, counts: Uint32Array)
     batch = new Uint8Array(16 * DROP_BATCH);
     n = 0;
   };
-  // A key named twice is dropped whole at its first place: its later places find nothing left.
-  const left = new Map<string, number>();
-  for (let i = 0; i < counts.length; i++) {
+  // A key's last place holds what its first drop left (counts are after the batch's drops, in
+  // order): what is left is dropped there, once a key.
+  const done = new Set<string>();
+  for (let i = counts.length - 1; i >= 0; i--) {
     const one = packed.subarray(16 * i, 16 * i + 16);
     const key = toHex(one);
-    left.set(key, counts[i]);
-  }
-  for (let i = 0; i < counts.length; i++) {
-    const one = packed.subarray(16 * i, 16 * i + 16);
-    const key = toHex(one);
-    for (let c = left.get(key) ?? 0; c > 0; c--) {
+    if (done.has(key)) continue;
+    done.add(key);
+    for (let c = counts[i]; c > 0; c--) {
       batch.set(one, 16 * n++);
       if (n === DROP_BATCH) flush();
     }
-    left.set(key, 0);
   }
   if (n > 0) flush();
   return dropped;
