@@ -11,7 +11,7 @@ import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { KernelRecord, u64 } from "../wasm/record.js";
-import { countOf, eachDigestBatch, eachRun, eachStoredBatch, type Keys } from "../wasm/batch.js";
+import { countOf, eachDigestBatch, eachRun, eachStoredBatch, type Keys, packedDigests } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 
 /** Options of Deduplicator. */
@@ -345,14 +345,7 @@ export class Deduplicator {
   /** The packed fingerprints of keys as this deduplicator makes them. @internal */
   fingerprintsOf(keys: readonly (string | Uint8Array)[]): Uint8Array {
     check.keyList("keys", keys);
-    const packed = new Uint8Array(16 * keys.length);
-    eachDigestBatch(
-      () => sharedEngine().staging,
-      { list: keys },
-      this.xxh ? "xxh64x2" : "md5",
-      (digests, n, at) => packed.set(digests.subarray(0, 16 * n), 16 * at),
-    );
-    return packed;
+    return packedDigests(() => sharedEngine().staging, { list: keys }, this.xxh ? "xxh64x2" : "md5");
   }
 
   /**
