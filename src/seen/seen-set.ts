@@ -51,3 +51,24 @@ export interface ForgettingSeenSet extends SeenSet {
 
 /** Where a SeenSet keeps its keys. */
 export type SeenBackend = "memory" | "window" | "disk" | "redis" | "durable-object" | "browser";
+
+/** When a windowed set's keys come due again: a TTL after the sighting reported new, or after the last sighting. */
+export type WindowSemantics = "first-seen" | "refresh";
+
+/**
+ * An exact seen-set where a key stays seen for its TTL (a default, or a rule of its host or URL
+ * prefix): addMany answers 1 for a key never seen, or whose TTL has passed, or whose host or prefix
+ * was forgotten since. Times are whole seconds since the Unix epoch, on the set's one clock.
+ */
+export interface WindowedSeenSet extends ForgettingSeenSet {
+  /** "first-seen": due a TTL after the sighting reported new; "refresh": every sighting restarts the TTL. */
+  readonly semantics: WindowSemantics;
+  /** When each key was last recorded (ms since the epoch, a whole second), NaN where hasMany would answer 0. */
+  seenAtMany(keys: readonly SeenKey[]): Promise<Float64Array>;
+  /** 1 where a key is due (not seen, or its TTL passed) at `at` (ms since the epoch; default now). */
+  dueMany(keys: readonly SeenKey[], at?: number): Promise<Uint8Array>;
+  /** Forgets every key of a host and its subdomains ("a.example"), and no other key. */
+  forgetHost(host: string): Promise<void>;
+  /** Forgets every key that starts with a URL prefix ("https://a.example/news/"), and no other key. */
+  forgetPrefix(prefix: string): Promise<void>;
+}
