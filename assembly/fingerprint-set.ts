@@ -88,7 +88,7 @@ export function setHasMany(table: usize, logParts: u32, buckets: u32, digests: u
 
 /** The address of slot s of a partition (slots numbered in probe order). */
 // @ts-ignore: decorator
-@inline function slotAt<H>(base: usize, s: usize): usize {
+@inline export function slotAt<H>(base: usize, s: usize): usize {
   return base + (s / slotsPerBucket<H>()) * BUCKET + (s % slotsPerBucket<H>()) * slotBytes<H>();
 }
 
@@ -138,7 +138,7 @@ export function setRemoveMany(table: usize, logParts: u32, buckets: u32, counts:
  * Empties slot `hole` and closes the gap: each later key of the run whose probe passes the hole
  * (its home slot lies cyclically at or before the hole) moves into it, leaving a new hole.
  */
-function shiftBack<H>(base: usize, slots: usize, buckets: u32, hole: usize): void {
+export function shiftBack<H>(base: usize, slots: usize, buckets: u32, hole: usize): void {
   let j = hole;
   while (true) {
     j = j + 1 == slots ? 0 : j + 1;

@@ -28,6 +28,7 @@ export { keyDigests, keyDedup } from "./line-keys";
 export { bucketsGrow, bucketsToBlocked } from "./fingerprint-buckets";
 export { splitBlockAddFingerprints, splitBlockMissFingerprints } from "./split-block";
 export { setAddMany, setHasMany, setRemoveMany } from "./fingerprint-set";
+export { timedAddMany, timedRead, timedRemoveMany, timedSweep } from "./timed-set";
 export { fpPartitionCounts, fpScatter, fpCompactPartition } from "./fingerprint-compact";
 export { sketchDocs, estimatePairs } from "./minhash";
 export { simhashDistinctText, simhashDistinctDocs } from "./simhash";

@@ -1,11 +1,13 @@
 // One WebAssembly memory's share of a FingerprintSet: a bucketed table of whole 128-bit
 // fingerprints (wide slots, assembly/fingerprint-set.ts) with the regions a batch passes through.
+// The exact windowed set's table is the same shard with timed slots (TIMED, assembly/timed-set.ts):
+// the key and its time in whole seconds, with the timed operations below.
 // It grows by 1.5x in place up to its memory's limit; past that its owner splits it in two
 // (fingerprint-set.ts), so a set has no size limit but the machine's.
 import { DisposedError } from "../errors.js";
 import { Arena } from "../wasm/arena.js";
 import { array, ArrayRegion } from "../wasm/array-region.js";
-import { bucketsFor, LOG_PARTS, PARTS, partitionLimit, WIDE } from "../wasm/bucket-layout.js";
+import { bucketsFor, LOG_PARTS, PARTS, partitionLimit, type SlotLayout, TIMED, WIDE } from "../wasm/bucket-layout.js";
 import { eachRun } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
 
@@ -45,25 +47,39 @@ export class FingerprintShard {
   private readonly digests: ArrayRegion;
   /** A batch's result flags. */
   private readonly out: ArrayRegion;
+  /** A timed batch's cutoffs in, or its keys' times out (u32 seconds each). */
+  private readonly times: ArrayRegion;
   private readonly tablePtr: number;
   private buckets: number;
 
-  /** A shard for `items` keys without growing, or for as many as one memory holds; `depth`: how many routing bits its keys share (fingerprint-set.ts). */
+  /**
+   * A shard for `items` keys without growing, or for as many as one memory holds; `depth`: how
+   * many routing bits its keys share (fingerprint-set.ts); `layout`: WIDE, or TIMED for the
+   * timed operations (a timed shard is never split: its slots do not keep the routing bits).
+   */
   constructor(
     items: number,
     readonly depth: number,
+    readonly layout: SlotLayout = WIDE,
   ) {
-    this.buckets = Math.min(maxBuckets(), Math.max(MIN_BUCKETS, bucketsFor(items, WIDE)));
+    this.buckets = Math.min(maxBuckets(), Math.max(MIN_BUCKETS, bucketsFor(items, layout)));
     const arena = new Arena();
     // The table lies last: it grows in place.
     const regions = arena.place(
-      { counts: array(4, PARTS), digests: array(16, BATCH), out: array(1, BATCH), table: this.tableBytes },
+      {
+        counts: array(4, PARTS),
+        digests: array(16, BATCH),
+        out: array(1, BATCH),
+        times: array(4, BATCH),
+        table: this.tableBytes,
+      },
       arena.base,
       "the fingerprint set",
     );
     this.counts = regions.counts;
     this.digests = regions.digests;
     this.out = regions.out;
+    this.times = regions.times;
     this.tablePtr = regions.table;
     this.arena = arena;
   }
@@ -115,6 +131,92 @@ export class FingerprintShard {
     );
   }
 
+  /**
+   * Timed: records the n staged fingerprints at `now` (seconds), each held from its cutoff on:
+   * `cutoff`, or the staged times when undefined (stageTimes). Grows as the kernel stops at its
+   * load limit, calling `beforeGrow` first (a sweep of expired keys may make room); returns how
+   * many it took, fewer than n when one memory is full. Flags (1: not held before) at out.
+   */
+  addTimedStaged(n: number, now: number, cutoff: number | undefined, refresh: boolean, beforeGrow: () => void): number {
+    let taken = 0;
+    eachRun(n, n, (left, done) => {
+      const k = this.live().k;
+      const took = k.timedAddMany(
+        this.tablePtr,
+        LOG_PARTS,
+        this.buckets,
+        this.counts.ptr,
+        partitionLimit(this.buckets, TIMED),
+        this.digests.at(done),
+        left,
+        this.out.at(done),
+        now,
+        cutoff === undefined ? this.times.at(done) : 0,
+        cutoff ?? 0,
+        refresh ? 1 : 0,
+      );
+      taken += took;
+      if (took === left) return took;
+      const before = this.size;
+      beforeGrow();
+      // A sweep that freed a quarter of the table leaves room enough; else the table grows.
+      if (this.size > before * 0.75 && !this.grow()) return n - done;
+      return took;
+    });
+    return taken;
+  }
+
+  /** Timed: out[i] = 1 where the i-th staged fingerprint is held at its cutoff (as addTimedStaged), times (stagedTimes) its time or 0. */
+  readTimedStaged(n: number, cutoff: number | undefined): void {
+    this.live().k.timedRead(
+      this.tablePtr,
+      LOG_PARTS,
+      this.buckets,
+      this.digests.ptr,
+      n,
+      this.out.ptr,
+      this.times.ptr,
+      cutoff === undefined ? this.times.ptr : 0,
+      cutoff ?? 0,
+    );
+  }
+
+  /** Timed: removes the staged fingerprints; out[i] = 1 where one was held at its cutoff. */
+  removeTimedStaged(n: number, cutoff: number | undefined): void {
+    this.live().k.timedRemoveMany(
+      this.tablePtr,
+      LOG_PARTS,
+      this.buckets,
+      this.counts.ptr,
+      this.digests.ptr,
+      n,
+      this.out.ptr,
+      cutoff === undefined ? this.times.ptr : 0,
+      cutoff ?? 0,
+    );
+  }
+
+  /** Timed: drops every key whose time is below `cutoff` (seconds); returns how many. */
+  sweep(cutoff: number): number {
+    const arena = this.live();
+    const { scratch } = arena.place(
+      { table: this.tableBytes, scratch: this.buckets * 64 },
+      this.tablePtr,
+      "the fingerprint set",
+    );
+    return arena.k.timedSweep(this.tablePtr, LOG_PARTS, this.buckets, this.counts.ptr, cutoff, scratch);
+  }
+
+  /** Timed: copies per-key cutoffs (seconds, at most BATCH) into the times region. */
+  stageTimes(cutoffs: Uint32Array): void {
+    this.times.copyIn(this.live().u8, cutoffs);
+  }
+
+  /** Timed: the keys' times of the last read, n of them (a view: valid until the next batch). */
+  stagedTimes(n: number): Uint32Array {
+    return this.times.view(this.live().u8, Uint32Array, 0, n);
+  }
+
   /** The flags of the last batch, n of them (a view: valid until the next batch). */
   flags(n: number): Uint8Array {
     return this.out.bytes(this.live().u8, 0, n);
@@ -142,14 +244,17 @@ export class FingerprintShard {
     new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets).fill(arena.u8);
   }
 
-  /** Visits the fingerprints held, packed 16 bytes each, in table order, a partition at a time (a split or a serialize reads a full memory without a copy of it whole). */
-  eachPacked(visit: (packed: Uint8Array) => void): void {
+  /**
+   * Visits the slots held, packed 16 bytes each, in table order, a partition at a time with its
+   * number (a split or a serialize reads a full memory without a copy of it whole).
+   */
+  eachPacked(visit: (packed: Uint8Array, partition: number) => void): void {
     const part = this.buckets * WIDE.perBucket;
     const slots = new ArrayRegion(this.tablePtr, 16, PARTS * part);
     for (let p = 0; p < PARTS; p++) {
       const arena = this.live();
       const held = this.counts.view(arena.u8, Uint32Array)[p];
-      if (held > 0) visit(new ArrayRegion(slots.at(p * part), 16, part).packed(arena.u8, held));
+      if (held > 0) visit(new ArrayRegion(slots.at(p * part), 16, part).packed(arena.u8, held), p);
     }
   }
 
@@ -182,7 +287,7 @@ export class FingerprintShard {
     const newBytes = PARTS * next * 64;
     if (newBytes > maxTableBytes()) return false;
     const { scratch } = arena.place({ table: newBytes, scratch: old * 64 }, this.tablePtr, "the fingerprint set");
-    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, WIDE.bytes);
+    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, this.layout.bytes);
     this.buckets = next;
     return true;
   }

@@ -39,6 +39,7 @@ export const Kind = {
   FingerprintSet: 11,
   Deduplicator: 12,
   NearDupFilter: 13,
+  ExactWindowSet: 14,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];

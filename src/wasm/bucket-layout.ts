@@ -25,6 +25,11 @@ export interface SlotLayout {
 export const COMPACT: SlotLayout = { bytes: 12, perBucket: 5, maxLoad: 0.9 };
 /** 16-byte slots, 4 a bucket: the whole fingerprint (FingerprintSet serializes it; approximate dedup's exact phase hands it to its filter). */
 export const WIDE: SlotLayout = { bytes: 16, perBucket: 4, maxLoad: 0.85 };
+/**
+ * 16-byte timed slots, 4 a bucket: the compact key (102 bits compared) and its time in whole
+ * seconds (assembly/timed-set.ts, the exact windowed set); read as a wide slot for growth.
+ */
+export const TIMED: SlotLayout = { bytes: 16, perBucket: 4, maxLoad: 0.85 };
 
 /** Most keys a partition of `buckets` buckets takes before it must grow. */
 export function partitionLimit(buckets: number, layout: SlotLayout): number {

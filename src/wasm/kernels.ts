@@ -370,6 +370,47 @@ export interface Kernels {
     out: number,
     slot: number,
   ): number;
+  /** Records timed fingerprints at `now` (cutoffs per key, or one cutoff): out[i] = 1 when not held; stops at a full partition (the exact windowed set). */
+  timedAddMany(
+    table: number,
+    logParts: number,
+    buckets: number,
+    counts: number,
+    limit: number,
+    digests: number,
+    n: number,
+    out: number,
+    now: number,
+    cutoffs: number,
+    cutoff: number,
+    refresh: number,
+  ): number;
+  /** out[i] = 1 when timed fingerprint i is held at its cutoff; times[i] its time (0 absent). */
+  timedRead(
+    table: number,
+    logParts: number,
+    buckets: number,
+    digests: number,
+    n: number,
+    out: number,
+    times: number,
+    cutoffs: number,
+    cutoff: number,
+  ): void;
+  /** Removes timed fingerprints; out[i] = 1 when one was held at its cutoff; returns the slots freed. */
+  timedRemoveMany(
+    table: number,
+    logParts: number,
+    buckets: number,
+    counts: number,
+    digests: number,
+    n: number,
+    out: number,
+    cutoffs: number,
+    cutoff: number,
+  ): number;
+  /** Drops the timed keys with a time below `cutoff`, a partition at a time through a scratch of one; returns the count dropped. */
+  timedSweep(table: number, logParts: number, buckets: number, counts: number, cutoff: number, scratch: number): number;
   /** counts[p] += the fingerprints of partition p (log compaction). */
   fpPartitionCounts(digests: number, n: number, logParts: number, counts: number): void;
   /** Copies the fingerprints of partitions [from, to) to their partition's cursor, flagged when forgotten (log compaction). */

@@ -80,6 +80,27 @@ export class PrefixRules<T> {
     this.prefixes.set(rule.host, list);
   }
 
+  /** The value of the rule for exactly `pattern` (as set), or undefined. */
+  exact(pattern: string): T | undefined {
+    const rule = rulePattern(pattern);
+    if (rule === undefined) return undefined;
+    if (rule.prefix === undefined) return this.hosts.get(rule.host);
+    return this.prefixes.get(rule.host)?.find((r) => r.prefix === rule.prefix)?.value;
+  }
+
+  /** Removes the rule of exactly `pattern`; true when there was one. */
+  delete(pattern: string): boolean {
+    const rule = rulePattern(pattern);
+    if (rule === undefined) return false;
+    if (rule.prefix === undefined) return this.hosts.delete(rule.host);
+    const list = this.prefixes.get(rule.host);
+    const kept = list?.filter((r) => r.prefix !== rule.prefix) ?? [];
+    if (list === undefined || kept.length === list.length) return false;
+    if (kept.length === 0) this.prefixes.delete(rule.host);
+    else this.prefixes.set(rule.host, kept);
+    return true;
+  }
+
   /** Rules held. */
   get size(): number {
     let n = this.hosts.size;
@@ -146,7 +167,8 @@ export function parseTtlMap(text: string, file: string): Record<string, Ttl> {
     if (line === "") continue;
     const fields = line.split(/\s+/);
     const where = `${file}:${i + 1}`;
-    const rule = 'a rule PATTERN DURATION (a host such as a.example or a URL prefix such as https://a.example/news/, then a duration such as 90m, 12h, 1d, 52w, or never)';
+    const rule =
+      "a rule PATTERN DURATION (a host such as a.example or a URL prefix such as https://a.example/news/, then a duration such as 90m, 12h, 1d, 52w, or never)";
     if (fields.length !== 2) throw new InvalidArgumentError(where, lines[i].trim(), rule);
     const [pattern, duration] = fields;
     try {
