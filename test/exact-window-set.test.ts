@@ -6,103 +6,9 @@ import { FormatError, InvalidArgumentError } from "../build/js/index.node.js";
 import { ExactWindowSet } from "../build/js/window/exact-window-set.js";
 import { parseTtlMap, PrefixRules } from "../build/js/window/ttl-rules.js";
 import { ready, rng } from "./helpers.js";
+import { D, H, HOSTS, KEYS, Model, ttlVariant, useModelRules } from "./window-model.js";
 
 beforeAll(ready);
-
-const H = 3600;
-const D = 86_400;
-/** The map under test, and the same rules as the model reads them (seconds). */
-const TTL_MAP: Record<string, string> = {
-  "news.example": "1h",
-  "b.example": "2d",
-  "a.b.example": "10m",
-  "archive.example": "52w",
-  "https://archive.example/old/": "never",
-  "https://news.example/live/": "90s",
-};
-let MODEL_RULES: [string, number][] = [];
-/** The rules as the model reads them: seconds by hand, not by the code under test. */
-function modelRules(never: boolean): [string, number][] {
-  return [
-    ["news.example", H],
-    ["b.example", 2 * D],
-    ["a.b.example", 600],
-    ["archive.example", never ? 52 * 7 * D : 3 * D],
-    ...(never ? ([["https://archive.example/old/", Infinity]] as [string, number][]) : []),
-    ["https://news.example/live/", 90],
-  ];
-}
-const DEFAULT = D;
-
-/** Does a model rule (host or URL prefix) match a URL key? */
-function matches(pattern: string, key: string): boolean {
-  if (pattern.includes("://")) return key.startsWith(pattern);
-  let host: string;
-  try {
-    host = new URL(key).hostname;
-  } catch {
-    return false;
-  }
-  return host === pattern || host.endsWith(`.${pattern}`);
-}
-
-/** The model's TTL: a URL prefix rule first (longest), else the longest matching host. */
-function modelTtl(key: string): number {
-  const prefixes = MODEL_RULES.filter(([p]) => p.includes("://") && matches(p, key));
-  const hosts = MODEL_RULES.filter(([p]) => !p.includes("://") && matches(p, key));
-  const best = (list: [string, number][]) => list.sort((a, b) => b[0].length - a[0].length)[0];
-  return (best(prefixes) ?? best(hosts))?.[1] ?? DEFAULT;
-}
-
-class Model {
-  readonly times = new Map<string, number>();
-  tombstones: [string, number][] = [];
-  constructor(readonly refresh: boolean) {}
-  private cutoff(key: string, now: number): number {
-    const ttl = modelTtl(key);
-    let c = ttl === Infinity ? 0 : Math.max(0, now - ttl + 1);
-    for (const [p, f] of this.tombstones) if (matches(p, key)) c = Math.max(c, f + 1);
-    return c;
-  }
-  held(key: string, now: number): boolean {
-    const t = this.times.get(key);
-    return t !== undefined && t >= this.cutoff(key, now);
-  }
-  add(keys: string[], now: number): number[] {
-    return keys.map((k) => {
-      if (this.held(k, now)) {
-        if (this.refresh) this.times.set(k, Math.max(this.times.get(k)!, now));
-        return 0;
-      }
-      this.times.set(k, Math.max(now, this.cutoff(k, now)));
-      return 1;
-    });
-  }
-  remove(keys: string[], now: number): number[] {
-    return keys.map((k) => {
-      const was = this.held(k, now) ? 1 : 0;
-      this.times.delete(k);
-      return was;
-    });
-  }
-}
-
-const HOSTS = [
-  "news.example",
-  "a.b.example",
-  "c.b.example",
-  "b.example",
-  "archive.example",
-  "other.example",
-  "x.news.example",
-];
-const PATHS = ["/", "/live/1", "/live/2", "/old/a", "/old/b", "/p?q=1", "/news/x", "/a/b/c"];
-const KEYS = [
-  ...HOSTS.flatMap((h) => PATHS.flatMap((p) => [`https://${h}${p}`, `http://${h}${p}`])),
-  "not a url",
-  "urn:isbn:1",
-  "",
-];
 
 for (const [semantics, never] of [
   ["first-seen", true],
@@ -113,12 +19,8 @@ for (const [semantics, never] of [
   describe(`ExactWindowSet (${semantics}, ${never ? "a never rule" : "every TTL finite"}) against a Map of times`, () => {
     it("answers every batch, clock step, forget, removal and reopening as the model does", () => {
       const random = rng((semantics === "refresh" ? 7 : 3) + (never ? 0 : 10));
-      MODEL_RULES = modelRules(never);
-      const ttlMap = { ...TTL_MAP };
-      if (!never) {
-        delete ttlMap["https://archive.example/old/"];
-        ttlMap["archive.example"] = "3d";
-      }
+      const { ttlMap, rules } = ttlVariant(never);
+      useModelRules(rules);
       let now = Date.UTC(2026, 0, 1) / 1000;
       const clock = () => now * 1000 + 999; // ms inside the second: the set takes whole seconds
       const options = { ttl: "1d", ttlMap: ttlMap as never, semantics, items: 16, now: clock } as const;

@@ -7,7 +7,7 @@
 // reads what the log gained in the pieces the log gives, checks its records and applies them in order.
 import { FormatError } from "../errors.js";
 import type { BatchLog } from "./batch-log.js";
-import { concatRecords, decodeRecords } from "./fingerprint-batches.js";
+import { concatRecords, decodeRecords, decodeTombstones, TIMED_ENTRY } from "./fingerprint-batches.js";
 
 /** A table that follows a log: it takes the log's added and forgotten fingerprints, packed 16 bytes each. */
 export interface LogFollower {
@@ -15,6 +15,10 @@ export interface LogFollower {
   clear(): void | Promise<void>;
   add(fingerprints: Uint8Array): void | Promise<void>;
   remove(fingerprints: Uint8Array): void | Promise<void>;
+  /** A windowed table: takes timed keys (fingerprint and time, TIMED_ENTRY bytes each). A log holding them is refused by a table without it. */
+  timed?(entries: Uint8Array): void;
+  /** A windowed table: takes hosts and prefixes forgotten ([pattern, second] pairs). */
+  tombstones?(list: [string, number][]): void;
 }
 
 /** What a catch-up found. */
@@ -45,6 +49,14 @@ async function catchUp(log: BatchLog, table: LogFollower, onRecover?: (message: 
     const piece = read.more === true;
     const decoded = decodeRecords(read.records, log.name, piece);
     for (const batch of decoded.batches) {
+      if (batch.kind === "timed" || batch.kind === "tombstones") {
+        if (table.timed === undefined || table.tombstones === undefined)
+          throw new FormatError(`${log.name} holds the records of a windowed store, not of this one`, "ERR_FORMAT");
+        if (batch.kind === "timed") table.timed(batch.fingerprints);
+        else table.tombstones(decodeTombstones(batch.fingerprints, log.name));
+        changed += batch.kind === "timed" ? batch.fingerprints.length / TIMED_ENTRY : 1;
+        continue;
+      }
       if (batch.forget) await table.remove(batch.fingerprints);
       else await table.add(batch.fingerprints);
       changed += batch.fingerprints.length / 16;

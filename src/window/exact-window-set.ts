@@ -16,10 +16,11 @@ import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
 import { FingerprintShard } from "../dedup/fingerprint-shard.js";
 import { keyList, packedDigests } from "../wasm/batch.js";
-import { TIMED } from "../wasm/bucket-layout.js";
+import { LOG_PARTS, TIMED } from "../wasm/bucket-layout.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
 import type { SeenKey, WindowSemantics } from "../seen/seen-set.js";
+import { decodeTombstones } from "../seen/fingerprint-batches.js";
 import { PrefixRules, type Ttl, type TtlMap, TtlPolicy } from "./ttl-rules.js";
 
 /** Options of ExactWindowSet. */
@@ -167,7 +168,8 @@ export class ExactWindowSet {
   serialize(): Uint8Array {
     const shard = this.live();
     const size = shard.size;
-    const tombstones = new TextEncoder().encode(JSON.stringify(this.tombstones.entries()));
+    const list = this.tombstones.entries();
+    const tombstones = list.length === 0 ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(list));
     const tooLarge = (bytes: number) => new FilterTooLargeError(bytes, "one Uint8Array cannot hold it");
     if (RECORD * size + tombstones.length > 2 ** 32) throw tooLarge(RECORD * size);
     const params = new DataView(new ArrayBuffer(PARAM_BYTES));
@@ -175,19 +177,10 @@ export class ExactWindowSet {
     params.setUint32(4, tombstones.length, true);
     params.setFloat64(8, size, true);
     const payload = new Uint8Array(RECORD * size + tombstones.length);
-    const out = new DataView(payload.buffer);
     let at = 0;
-    shard.eachPacked((slots, partition) => {
-      const words = new DataView(slots.buffer, slots.byteOffset, slots.byteLength);
-      for (let s = 0; s < slots.length; s += 16, at += RECORD) {
-        // The fingerprint as the table compares it: the low word, the high word's low half, and
-        // the partition's bits on top (the bits between are not kept, and not compared).
-        out.setUint32(at, words.getUint32(s, true), true);
-        out.setUint32(at + 4, words.getUint32(s + 4, true), true);
-        out.setUint32(at + 8, words.getUint32(s + 8, true), true);
-        out.setUint32(at + 12, (partition << 26) >>> 0, true);
-        out.setUint32(at + 16, words.getUint32(s + 12, true), true);
-      }
+    this.eachEntry((entries) => {
+      payload.set(entries, at);
+      at += entries.length;
     });
     payload.set(tombstones, at);
     return writeContainer(Kind.ExactWindowSet, new Uint8Array(params.buffer), payload, tooLarge);
@@ -198,26 +191,19 @@ export class ExactWindowSet {
     const stored = readStored(bytes, RECIPE);
     const { size, tombstoneBytes } = stored.params;
     const payload = payloadOf(stored);
-    const tombstones = readTombstones(payload.subarray(RECORD * size, RECORD * size + tombstoneBytes));
+    const tombstones =
+      tombstoneBytes === 0
+        ? []
+        : decodeTombstones(payload.subarray(RECORD * size, RECORD * size + tombstoneBytes), "an exact window set");
+    try {
+      new PrefixRules(tombstones);
+    } catch {
+      throw new FormatError("a tombstone of an exact window set is neither a host nor a URL prefix", "ERR_BAD_PARAMS");
+    }
     const set = new ExactWindowSet({ ...options, items: Math.max(1, size) });
     try {
-      const view = new DataView(payload.buffer, payload.byteOffset, RECORD * size);
-      const digests = new Uint8Array(16 * BATCH);
-      const times = new Uint32Array(BATCH);
+      set.applyTimed(payload.subarray(0, RECORD * size));
       const shard = set.live();
-      for (let done = 0; done < size; ) {
-        const n = Math.min(BATCH, size - done);
-        for (let i = 0; i < n; i++) {
-          const r = RECORD * (done + i);
-          digests.set(payload.subarray(r, r + 16), 16 * i);
-          times[i] = view.getUint32(r + 16, true);
-        }
-        shard.stage(digests.subarray(0, 16 * n));
-        shard.stageTimes(times.subarray(0, n));
-        // Recorded at time 0 with each key's own time as its cutoff: each key takes its stored time.
-        shard.addTimedStaged(n, 0, undefined, false, () => {});
-        done += n;
-      }
       if (shard.size !== size)
         throw new FormatError(`${size - shard.size} of ${size} stored keys are repeated`, "ERR_BAD_PARAMS");
       for (const [pattern, second] of tombstones) set.tombstones.set(pattern, second);
@@ -226,6 +212,99 @@ export class ExactWindowSet {
       throw error;
     }
     return set;
+  }
+
+  /** @internal The packed 16-byte fingerprints of keys (XXH3-128), as a store writes them. */
+  static fingerprintsOf(keys: readonly SeenKey[]): Uint8Array {
+    return packedDigests(sharedEngine().staging, keyList(keys), "xxh128");
+  }
+
+  /** @internal Timed entries (fingerprint, then time: RECORD bytes each) of the keys flagged 1 (every key without flags), as held now. */
+  entriesOf(keys: readonly SeenKey[], flags?: Uint8Array): Uint8Array {
+    const chosen = flags === undefined ? keys : keys.filter((_, i) => flags[i] === 1);
+    const packed = ExactWindowSet.fingerprintsOf(chosen);
+    const entries = new Uint8Array(RECORD * chosen.length);
+    for (let at = 0; at < chosen.length; at += BATCH) {
+      const n = Math.min(BATCH, chosen.length - at);
+      const shard = this.live();
+      shard.stage(packed.subarray(16 * at, 16 * (at + n)));
+      shard.readTimedStaged(n, 0);
+      const times = shard.stagedTimes(n);
+      for (let i = 0; i < n; i++) {
+        entries.set(packed.subarray(16 * (at + i), 16 * (at + i + 1)), RECORD * (at + i));
+        new DataView(entries.buffer).setUint32(RECORD * (at + i) + 16, times[i], true);
+      }
+    }
+    return entries;
+  }
+
+  /** @internal Takes timed entries (a store's log, a serialized set): each key's time becomes the later of its own and the entry's. */
+  applyTimed(entries: Uint8Array): void {
+    const count = entries.length / RECORD;
+    const view = new DataView(entries.buffer, entries.byteOffset, entries.byteLength);
+    const digests = new Uint8Array(16 * Math.min(BATCH, count));
+    const times = new Uint32Array(Math.min(BATCH, count));
+    for (let done = 0; done < count; ) {
+      const n = Math.min(BATCH, count - done);
+      for (let i = 0; i < n; i++) {
+        const r = RECORD * (done + i);
+        digests.set(entries.subarray(r, r + 16), 16 * i);
+        times[i] = view.getUint32(r + 16, true);
+      }
+      const shard = this.live();
+      shard.stage(digests.subarray(0, 16 * n));
+      shard.stageTimes(times.subarray(0, n));
+      // Recorded at time 0 with the entry's time as the cutoff: a key held before keeps its later
+      // time, any other takes the entry's.
+      const took = shard.addTimedStaged(n, 0, undefined, false, () => {});
+      if (took < n) throw new FilterTooLargeError(shard.byteLength * 1.5, "one WebAssembly memory holds the table");
+      done += n;
+    }
+  }
+
+  /** @internal Forgets packed 16-byte fingerprints (a store's log of removals). */
+  applyRemovals(packed: Uint8Array): void {
+    for (let at = 0; at < packed.length / 16; at += BATCH) {
+      const n = Math.min(BATCH, packed.length / 16 - at);
+      const shard = this.live();
+      shard.stage(packed.subarray(16 * at, 16 * (at + n)));
+      shard.removeTimedStaged(n, 0);
+    }
+  }
+
+  /** @internal The tombstones: [pattern, second] pairs. */
+  tombstoneList(): [string, number][] {
+    return this.tombstones.entries();
+  }
+
+  /** @internal Takes tombstones (a store's log): each pattern's second becomes the later of the two. */
+  applyTombstones(list: readonly (readonly [string, number])[]): void {
+    for (const [pattern, second] of list)
+      this.tombstones.set(pattern, Math.max(second, this.tombstones.exact(pattern) ?? 0));
+  }
+
+  /** @internal Drops the keys no TTL holds at `at` (ms; default now), and the tombstones only they needed (a store's compaction). */
+  dropExpired(at?: number): void {
+    this.sweep(this.time(at));
+  }
+
+  /** @internal Visits the keys held as timed entries (RECORD bytes each), a partition at a time. */
+  eachEntry(visit: (entries: Uint8Array) => void): void {
+    this.live().eachPacked((slots, partition) => {
+      const words = new DataView(slots.buffer, slots.byteOffset, slots.byteLength);
+      const entries = new Uint8Array((slots.length / 16) * RECORD);
+      const out = new DataView(entries.buffer);
+      for (let s = 0, at = 0; s < slots.length; s += 16, at += RECORD) {
+        // The fingerprint as the table compares it: the low word, the high word's low half, and
+        // the partition's bits on top (the bits between are not kept, and not compared).
+        out.setUint32(at, words.getUint32(s, true), true);
+        out.setUint32(at + 4, words.getUint32(s + 4, true), true);
+        out.setUint32(at + 8, words.getUint32(s + 8, true), true);
+        out.setUint32(at + 12, (partition << (32 - LOG_PARTS)) >>> 0, true);
+        out.setUint32(at + 16, words.getUint32(s + 12, true), true);
+      }
+      visit(entries);
+    });
   }
 
   /** Releases the memory; later calls throw DisposedError. */
@@ -311,34 +390,4 @@ export class ExactWindowSet {
     if (this.shard === undefined) throw new DisposedError("ExactWindowSet");
     return this.shard;
   }
-}
-
-/** The tombstones of a serialized set: [pattern, second] pairs. */
-function readTombstones(bytes: Uint8Array): [string, number][] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-  } catch {
-    throw new FormatError("the tombstones of an exact window set are not JSON", "ERR_BAD_PARAMS");
-  }
-  const good =
-    Array.isArray(parsed) &&
-    parsed.every(
-      (t) =>
-        Array.isArray(t) &&
-        t.length === 2 &&
-        typeof t[0] === "string" &&
-        Number.isInteger(t[1]) &&
-        t[1] >= 0 &&
-        t[1] <= MAX_SECONDS,
-    );
-  const bad = () =>
-    new FormatError("the tombstones of an exact window set are not [pattern, second] pairs", "ERR_BAD_PARAMS");
-  if (!good) throw bad();
-  try {
-    new PrefixRules(parsed as [string, number][]);
-  } catch {
-    throw bad();
-  }
-  return parsed as [string, number][];
 }

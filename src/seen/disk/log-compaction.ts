@@ -331,6 +331,8 @@ function eachPiece(source: Source, piece: ArrayRegion, visit: (batches: PieceBat
       throw new FormatError(`${where} ended at ${at + got} bytes while ${size} were expected`, "ERR_TRUNCATED");
     const more = at + into.length < size;
     const decoded = decodeRecords(into, where, more);
+    if (decoded.batches.some((batch) => batch.kind === "timed" || batch.kind === "tombstones"))
+      throw new FormatError(`${where} holds the records of a windowed store`, "ERR_FORMAT");
     visit(
       decoded.batches.map((batch) => ({
         at: piece.at(batch.fingerprints.byteOffset - into.byteOffset),
