@@ -75,7 +75,16 @@ export {
   type RecentCacheStats,
 } from "./cache/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
-export type { SeenSet, SeenKey, SeenBackend, LocalSeenSet, ForgettingSeenSet } from "./seen/seen-set.js";
+export type {
+  SeenSet,
+  SeenKey,
+  SeenBackend,
+  LocalSeenSet,
+  ForgettingSeenSet,
+  WindowedSeenSet,
+  WindowSemantics,
+} from "./seen/seen-set.js";
+export type { Ttl, TtlMap } from "./window/ttl-rules.js";
 export type {
   SeenSpec,
   MemorySeenSpec,

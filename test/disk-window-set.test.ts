@@ -34,7 +34,9 @@ for (const semantics of ["first-seen", "refresh"] as const) {
       if (r < 0.4) expect([...(await set.addMany(batch))], `step ${step}`).toEqual(model.add(batch, now));
       else if (r < 0.5) expect([...(await set.hasMany(batch))]).toEqual(batch.map((k) => (model.held(k, now) ? 1 : 0)));
       else if (r < 0.55)
-        expect([...(await set.seenAtMany(batch))]).toEqual(batch.map((k) => (model.held(k, now) ? model.times.get(k)! * 1000 : NaN)));
+        expect([...(await set.seenAtMany(batch))]).toEqual(
+          batch.map((k) => (model.held(k, now) ? model.times.get(k)! * 1000 : NaN)),
+        );
       else if (r < 0.6) expect([...(await set.removeMany(batch))]).toEqual(model.remove(batch, now));
       else if (r < 0.63) {
         const host = HOSTS[Math.floor(random() * HOSTS.length)];
@@ -92,13 +94,16 @@ describe("openDiskWindowSet", () => {
         let out = "";
         child.stdout.on("data", (d) => (out += d));
         child.on("error", reject);
-        child.on("exit", (code) => (code === 0 ? resolve(out.split("\n").filter(Boolean)) : reject(new Error(`exit ${code}`))));
+        child.on("exit", (code) =>
+          code === 0 ? resolve(out.split("\n").filter(Boolean)) : reject(new Error(`exit ${code}`)),
+        );
       });
     const [one, two] = await Promise.all([run(), run()]);
     const all = [...one, ...two];
     expect(new Set(all).size).toBe(all.length);
     const reference = new Set<string>();
-    for (let round = 0; round < 20; round++) for (let i = 0; i < 500; i++) reference.add(`k${(i * 7 + round * 131) % 4000}`);
+    for (let round = 0; round < 20; round++)
+      for (let i = 0; i < 500; i++) reference.add(`k${(i * 7 + round * 131) % 4000}`);
     expect(new Set(all)).toEqual(reference);
   }, 60_000);
 
@@ -129,7 +134,10 @@ describe("openDiskWindowSet", () => {
     const set = await openDiskWindowSet(where, { ttl: "52w", onRecover: (m) => told.push(m) });
     for (let round = 0; round <= acknowledged; round++) {
       const batch = Array.from({ length: 1000 }, (_, i) => `https://site${i % 9}.example/${round}/${i}`);
-      expect((await set.hasMany(batch)).every((f) => f === 1), `round ${round}`).toBe(true);
+      expect(
+        (await set.hasMany(batch)).every((f) => f === 1),
+        `round ${round}`,
+      ).toBe(true);
     }
     expect(told.join("\n")).toMatch(/partly written batch/);
     await set.close();

@@ -46,8 +46,10 @@ let n = 0;
 const BACKENDS: Record<string, (same?: string) => SeenSpec> = {
   "memory exact": () => ({ backend: "memory" }),
   "memory Bloom": () => ({ backend: "memory", exact: false, items: 1000, fpRate: 1e-9 }),
-  window: () => ({ backend: "window", window: "7d", items: 20_000, fpRate: 1e-9 }),
+  window: () => ({ backend: "window", window: "7d" }),
+  "window Bloom": () => ({ backend: "window", window: "7d", exact: false, items: 20_000, fpRate: 1e-9 }),
   disk: (same) => ({ backend: "disk", path: join(dir, same ?? `l${n++}`) }),
+  "disk window": (same) => ({ backend: "disk", path: join(dir, same ?? `w${n++}`), window: "7d" }),
   "redis exact": (same) => ({ backend: "redis", client, name: same ?? `e${n++}` }),
   "redis Bloom": (same) => ({
     backend: "redis",
@@ -158,9 +160,12 @@ describe("openSeenSet: what survives", () => {
     }
   });
 
-  it("a windowed set reports a key new again once the window has passed", async () => {
+  it.each([
+    ["exact", {}],
+    ["Bloom", { exact: false, items: 1000, fpRate: 1e-9 }],
+  ])("a windowed set (%s) reports a key new again once the window has passed", async (_, kind) => {
     let now = Date.UTC(2026, 0, 1);
-    const seen = await openSeenSet({ backend: "window", window: "7d", items: 1000, fpRate: 1e-9, now: () => now });
+    const seen = await openSeenSet({ backend: "window", window: "7d", ...kind, now: () => now } as SeenSpec);
     expect(ones(await seen.addMany(["a", "b"]))).toBe(2);
     now += 5 * 86_400_000;
     expect(ones(await seen.addMany(["a", "b", "c"]))).toBe(1);

@@ -235,7 +235,7 @@ describe("TimeWindowFilter.add / addMany", () => {
 describe("openSeenSet window rings", () => {
   /** The ring behind a window seen-set, read back from its bytes. */
   const ringOf = async (spec: Record<string, unknown>) => {
-    const seen = await openSeenSet({ backend: "window", ...spec } as SeenSpec);
+    const seen = await openSeenSet({ backend: "window", exact: false, ...spec } as SeenSpec);
     const filter = TimeWindowFilter.deserialize((seen as unknown as { serialize(): Uint8Array }).serialize());
     await seen.close();
     return filter;
@@ -253,7 +253,13 @@ describe("openSeenSet window rings", () => {
 
   it("opens a week of minutes at once and builds a slice only for a minute that records keys", async () => {
     let now = Date.UTC(2026, 0, 1);
-    const seen = await openSeenSet({ backend: "window", window: "7d", granularity: "minute", now: () => now });
+    const seen = await openSeenSet({
+      backend: "window",
+      exact: false,
+      window: "7d",
+      granularity: "minute",
+      now: () => now,
+    });
     const filter = TimeWindowFilter.deserialize((seen as unknown as { serialize(): Uint8Array }).serialize());
     expect([filter.slices, filter.itemsPerSlice, filter.byteLength]).toEqual([10_080, 100, 0]);
     const direct = new TimeWindowFilter({
@@ -280,10 +286,10 @@ describe("openSeenSet window rings", () => {
   });
 
   it("refuses up front, by name, a ring of more slices than one process holds", async () => {
-    await expect(openSeenSet({ backend: "window", window: "1000000d" })).rejects.toThrow(
+    await expect(openSeenSet({ backend: "window", exact: false, window: "1000000d" })).rejects.toThrow(
       /window must be at most 10,080 slices; this window is 1,000,000 days/,
     );
-    await expect(openSeenSet({ backend: "window", window: "8d", granularity: "minute" })).rejects.toThrow(
+    await expect(openSeenSet({ backend: "window", exact: false, window: "8d", granularity: "minute" })).rejects.toThrow(
       InvalidArgumentError,
     );
     expect(
@@ -296,11 +302,11 @@ describe("openSeenSet window rings", () => {
 
   it("refuses a window that is not a whole number of slices, and keeps a key between one slice short of the window and the window", async () => {
     for (const window of ["30s", "1s", "90s", "61s", "1.5m"] as const) {
-      await expect(openSeenSet({ backend: "window", window }), window).rejects.toThrow(
+      await expect(openSeenSet({ backend: "window", exact: false, window }), window).rejects.toThrow(
         /window must be a whole number of minutes/,
       );
     }
-    await expect(openSeenSet({ backend: "window", window: "36h", granularity: "day" })).rejects.toThrow(
+    await expect(openSeenSet({ backend: "window", exact: false, window: "36h", granularity: "day" })).rejects.toThrow(
       /whole number of days/,
     );
     const cases: [string, Granularity, number][] = [
@@ -325,7 +331,13 @@ describe("openSeenSet window rings", () => {
         Number.parseFloat(window) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[window.slice(-1) as "m"];
       const t = Date.UTC(2026, 0, 1) + Math.floor(next() * 86_400_000);
       let now = t;
-      const seen = await openSeenSet({ backend: "window", window: window as never, items: 1000, now: () => now });
+      const seen = await openSeenSet({
+        backend: "window",
+        exact: false,
+        window: window as never,
+        items: 1000,
+        now: () => now,
+      });
       await seen.addMany(["k"]);
       now = t + W - UNIT[unit as "minute"];
       expect(Array.from(await seen.hasMany(["k"])), `${window} at window - slice`).toEqual([1]);

@@ -1,5 +1,5 @@
 // SeenSets kept in this process: exact (FingerprintSet), Bloom (ScalableBloomFilter) and windowed
-// (TimeWindowFilter). Each call does its work synchronously before its promise is returned, so
+// (ExactWindowSet, exact-window-seen-set.ts; or the Bloom TimeWindowFilter). Each call does its work synchronously before its promise is returned, so
 // two calls made in one tick are already ordered: the first to add a key is the one that sees it new.
 import { ScalableBloomFilter } from "../bloom/scalable-bloom-filter.js";
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
@@ -9,6 +9,8 @@ import { MAX_WINDOW_SLICES, TimeWindowFilter } from "../window/time-window-filte
 import { durationMs, windowRing } from "./duration.js";
 import type { SeenBackend, SeenKey, SeenSet } from "./seen-set.js";
 import type { MemorySeenSpec, WindowSeenSpec } from "./seen-spec.js";
+import { ExactWindowSeenSet } from "./exact-window-seen-set.js";
+import { ttlSeconds } from "../window/ttl-rules.js";
 
 /** What a local structure offers: synchronous batches, bytes and disposal. */
 interface LocalStructure {
@@ -120,8 +122,35 @@ function bloomAdapter(filter: ScalableBloomFilter) {
   };
 }
 
-/** An in-memory SeenSet that forgets a key `window` after it was added. */
+/** An in-memory SeenSet where a key is new again `window` after it was added: exact, or (exact: false) a Bloom window. */
 export function windowSeenSet(spec: WindowSeenSpec): SeenSet {
+  const exact = spec.exact ?? true;
+  if (typeof exact !== "boolean") throw new InvalidArgumentError("exact", spec.exact, "true or false");
+  if (exact) {
+    for (const name of ["granularity", "fpRate"] as const)
+      if (spec[name] !== undefined)
+        throw new InvalidArgumentError(
+          name,
+          spec[name],
+          `no ${name}: it is the Bloom window's (exact: false); the exact one keeps each key's time`,
+        );
+    ttlSeconds("window", spec.window); // named as the spec names it
+    const options = {
+      ttl: spec.window,
+      ttlMap: spec.ttlMap,
+      semantics: spec.semantics,
+      items: spec.items,
+      now: spec.now,
+    };
+    return new ExactWindowSeenSet(options, spec.bytes);
+  }
+  for (const name of ["ttlMap", "semantics"] as const)
+    if (spec[name] !== undefined)
+      throw new InvalidArgumentError(
+        name,
+        spec[name],
+        `no ${name} with exact: false: the Bloom window has one window for every key`,
+      );
   const ms = durationMs("window", spec.window);
   const { granularity, slices } = windowRing(ms, spec.granularity, MAX_WINDOW_SLICES, spec.window);
   const items = check.positiveInteger("items", spec.items ?? DEFAULT_ITEMS);

@@ -3,7 +3,7 @@
 // so browser and worker bundles carry neither.
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { memorySeenSet, windowSeenSet } from "./local-seen-set.js";
-import type { ForgettingSeenSet, LocalSeenSet, SeenSet } from "./seen-set.js";
+import type { ForgettingSeenSet, LocalSeenSet, SeenSet, WindowedSeenSet } from "./seen-set.js";
 import type { MemorySeenSpec, SeenSpec, WindowSeenSpec } from "./seen-spec.js";
 
 const BACKENDS = '"memory", "window", "disk" (Node; "lmdb" is its old name), "redis" (Node) or "browser" (browsers)';
@@ -22,6 +22,8 @@ export function isSeenSet(value: unknown): value is SeenSet {
 export function openSeenSet(
   spec: MemorySeenSpec & { readonly exact?: true },
 ): Promise<LocalSeenSet & ForgettingSeenSet>;
+/** Opens an exact windowed SeenSet (the default window): it can be saved and forget keys, hosts and prefixes. */
+export function openSeenSet(spec: WindowSeenSpec & { readonly exact?: true }): Promise<LocalSeenSet & WindowedSeenSet>;
 /** Opens an in-memory or windowed SeenSet: it can be saved (serialize). */
 export function openSeenSet(spec: MemorySeenSpec | WindowSeenSpec): Promise<LocalSeenSet>;
 /** Returns a ready SeenSet as it is. */

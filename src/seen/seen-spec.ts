@@ -1,6 +1,8 @@
 // What openSeenSet accepts: a plain object naming a backend and its few options, so integrations
 // can take `seen: { backend: 'disk', path }` from configuration files as well as a ready SeenSet.
 import type { Granularity } from "../window/granularity.js";
+import type { TtlMap } from "../window/ttl-rules.js";
+import type { WindowSemantics } from "./seen-set.js";
 
 /** A duration: milliseconds, or a number with a unit: "90s", "30m", "12h", "7d", "2w". */
 export type Duration = number | `${number}${"s" | "m" | "h" | "d" | "w"}`;
@@ -18,16 +20,29 @@ export interface MemorySeenSpec {
   readonly bytes?: Uint8Array;
 }
 
-/** In this process, forgetting keys older than `window` ("recrawl after 7 days"). */
+/**
+ * In this process, a key seen again after `window` is new again ("recrawl after 7 days"): exact by
+ * default (each key kept with its time, TTLs per host or URL prefix with `ttlMap`), or the Bloom
+ * window (TimeWindowFilter) with `exact: false`.
+ */
 export interface WindowSeenSpec {
   readonly backend: "window";
-  /** How long a key stays seen: a whole number of slices (at most 10,080 of them; "30s" and "90s" are refused). */
-  readonly window: Duration;
-  /** Length of one slice (default: the coarsest of month (30 days), day, hour and minute cutting the window into at least 4 whole slices). */
+  /**
+   * How long a key stays seen. Exact: a Duration of whole seconds, or "never" (only `ttlMap`'s
+   * rules expire keys). exact: false: a whole number of slices (at most 10,080 of them; "30s" and "90s" are refused).
+   */
+  readonly window: Duration | "never";
+  /** true (default): no false answer, 19-28 bytes a key; false: a Bloom window at `fpRate`. */
+  readonly exact?: boolean;
+  /** Exact only: TTLs by host (matching its subdomains) or URL prefix ("https://a.example/news/": "1h"), "never" allowed; the longest URL prefix wins, then the most specific host. */
+  readonly ttlMap?: TtlMap;
+  /** Exact only: "first-seen" (default: new again a window after the sighting reported new) or "refresh" (every sighting restarts the window). */
+  readonly semantics?: WindowSemantics;
+  /** exact: false only: length of one slice (default: the coarsest of month (30 days), day, hour and minute cutting the window into at least 4 whole slices). */
   readonly granularity?: Granularity;
-  /** Keys planned per window (default 1e6): each slice is sized for items / slices of them; a slice given more answers with a higher false-"seen" rate. */
+  /** Keys planned per window (default 1e6; exact: 4,096, and it grows): a Bloom slice is sized for items / slices of them; a slice given more answers with a higher false-"seen" rate. */
   readonly items?: number;
-  /** False-"seen" rate of a query when the window holds `items` keys evenly (default 1e-6). */
+  /** exact: false only: false-"seen" rate of a query when the window holds `items` keys evenly (default 1e-6). */
   readonly fpRate?: number;
   /** Bytes from an earlier `serialize()` to start from. */
   readonly bytes?: Uint8Array;
@@ -57,6 +72,14 @@ export interface DiskSeenSpec {
    * (`process.emitWarning`, type "CrawlsieveWarning"), never silent.
    */
   readonly onRecover?: (message: string) => void;
+  /** A windowed store ("30d", or "never" with a `ttlMap`): each key kept with its time, new again after its TTL (a directory of its own: window.log). Not with `memory`. */
+  readonly window?: Duration | "never";
+  /** With `window`: TTLs by host or URL prefix, as WindowSeenSpec's. */
+  readonly ttlMap?: TtlMap;
+  /** With `window`: "first-seen" (default) or "refresh". */
+  readonly semantics?: WindowSemantics;
+  /** With `window`: the clock in ms since the epoch (default Date.now), read under the store's lock. */
+  readonly now?: () => number;
 }
 
 /** The old name of DiskSeenSpec. */
