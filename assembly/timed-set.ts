@@ -52,8 +52,8 @@ const PER_BUCKET: usize = 4;
 }
 
 /**
- * Records digests[0, n) at time `now` in order: out[i] = 1 when key i was not held (absent, or
- * its time below its cutoff), and its time becomes max(now, cutoff); a held key answers 0 and,
+ * Records digests[0, n) at time `now` in order: out[i] = 1 when key i was absent, 2 when it was
+ * there with its time below its cutoff (due again), and its time becomes max(now, cutoff); a held key answers 0 and,
  * with `refresh`, its time becomes max(t, now). A partition already holding `limit` keys takes no
  * new one: the batch stops there and the count done is returned (the caller grows the table and
  * calls again from that digest); n when all were done.
@@ -74,8 +74,9 @@ export function timedAddMany(table: usize, logParts: u32, buckets: u32, counts: 
         if (refresh != 0 && now > t) store<u32>(at, now, 12);
         store<u8>(out + i, 0);
       } else {
+        // 2: held before and due again (its TTL passed, or its host was forgotten), told apart for --stats.
         store<u32>(at, max(now, c), 12);
-        store<u8>(out + i, 1);
+        store<u8>(out + i, 2);
       }
       continue;
     }

@@ -81,6 +81,7 @@ export class ExactWindowSet {
   /** Forgotten hosts and prefixes: pattern -> the second it was forgotten. */
   private readonly tombstones = new PrefixRules<number>();
   private readonly clock: () => number;
+  private due = 0;
 
   constructor(options: ExactWindowSetOptions) {
     const opts = check.options<ExactWindowSetOptions>("options", options);
@@ -96,10 +97,22 @@ export class ExactWindowSet {
   /** Records keys at `at` (ms; default the clock): out[i] = 1 where keys[i] was not seen within its TTL (a repeat inside the batch is not new). */
   addMany(keys: readonly SeenKey[], at?: number): Uint8Array {
     const now = this.time(at);
-    return this.batches(keys, now, (shard, n, cutoff) => {
+    const flags = this.batches(keys, now, (shard, n, cutoff) => {
       const took = shard.addTimedStaged(n, now, cutoff, this.semantics === "refresh", () => this.sweep(now));
       if (took < n) throw new FilterTooLargeError(shard.byteLength * 1.5, "one WebAssembly memory holds the table");
     });
+    // The kernel tells a key due again (2) from one never held (1).
+    for (let i = 0; i < flags.length; i++) {
+      if (flags[i] !== 2) continue;
+      this.due++;
+      flags[i] = 1;
+    }
+    return flags;
+  }
+
+  /** Keys reported new because they were held and their TTL had passed, or their host or prefix was forgotten (not those dropped as expired before). */
+  get dueAgain(): number {
+    return this.due;
   }
 
   /** out[i] = 1 where keys[i] is seen at `at` (ms; default now): recorded within its TTL and not forgotten since. */

@@ -1,5 +1,5 @@
-// The path of `dedup` whose seen-set is not the byte pipeline's: Redis (--redis), or a Bloom filter
-// to save (--save-filter). Lines go through JavaScript as keys (the line, or its field, JSON value
+// The path of `dedup` whose seen-set is not the byte pipeline's: Redis (--redis), a window in
+// memory or in a store (--window: window-set.ts), or a Bloom filter to save (--save-filter). Lines go through JavaScript as keys (the line, or its field, JSON value
 // or canonical URL: src/lines/keys/). Loaded only for those options, so the common case starts
 // without these modules.
 import { open, rm } from "node:fs/promises";
@@ -34,6 +34,9 @@ export interface KeyedValues {
 interface SeenSet {
   addSpans(data: Uint8Array, spans: ArrayLike<number>): Uint8Array | Promise<Uint8Array>;
   readonly byteLength: number;
+  /** A store that keeps this run's unprinted lines (--store --window): where the output stands, and that it is written up to there. */
+  mark?(): number;
+  printed?(mark: number): void;
   /** Extra numbers for --stats. */
   report(): Record<string, unknown>;
   /** The filter in format v1 as consecutive pieces (approximate in-memory sets only), for --save-filter. */
@@ -58,13 +61,24 @@ export async function keyedDedup(
   values: KeyedValues,
   { exact, fpRate, items, keys }: { exact: boolean; fpRate: number; items: number | undefined; keys?: LineKeys },
 ): Promise<number> {
-  if (values.redis === undefined && exact)
+  if (values.redis === undefined && values.window === undefined && exact)
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
       "--save-filter needs --approx (and no --redis): it writes the in-memory Bloom filter",
     );
-  const filter: SeenSet & { close?(): void | Promise<void> } =
-    values.redis !== undefined
+  const windowed = values.window !== undefined && values.redis === undefined;
+  const filter: SeenSet & { close?(failed?: boolean): void | Promise<void> } = windowed
+    ? await (await import("../window-set.js")).windowSet({
+        window: values.window as string,
+        refresh: values.refresh === true,
+        ttlMap: values["ttl-map"] as string | undefined,
+        now: values.now as string | undefined,
+        store: values.store,
+        exact,
+        items,
+        fpRate,
+      })
+    : values.redis !== undefined
       ? await redisSet({
           url: values.redis,
           cluster: values.cluster === true,
@@ -98,7 +112,7 @@ export async function keyedDedup(
     return flags;
   };
 
-  const durable = values.redis !== undefined;
+  const durable = values.redis !== undefined || (windowed && values.store !== undefined);
   const started = performance.now();
   // A durable seen-set commits a batch before it is printed: each print is confirmed before the
   // next batch is committed, so a failed write leaves at most one batch seen and unprinted.
@@ -137,7 +151,10 @@ export async function keyedDedup(
         lines += batch.count;
         bytesIn += batch.count > 0 ? batch.ends[batch.count - 1] - batch.spans[0] : 0;
         // With Redis the batch is committed: print it now, so at most one batch is committed unprinted.
+        // A windowed store keeps this run's unprinted lines until they are written.
+        const mark = filter.mark?.();
         if (out.full || durable) await out.flush();
+        if (mark !== undefined && durable) filter.printed?.(mark);
         progress.update(
           () =>
             `${count(lines)} lines, ${count(unique)} unique, ${count(lines / ((performance.now() - started) / 1000))} lines/s`,
@@ -148,7 +165,7 @@ export async function keyedDedup(
   } catch (error) {
     // Also on errors: an open Redis connection would otherwise keep the process alive. The first
     // error is the one reported; closing may fail for the same cause (a full disk) and says less.
-    await Promise.resolve(filter.close?.()).catch(() => undefined);
+    await Promise.resolve(filter.close?.(true)).catch(() => undefined);
     throw error;
   }
   await filter.close?.();
@@ -172,8 +189,13 @@ export async function keyedDedup(
     const stats = {
       command: "dedup",
       mode: exact ? "exact" : "approx",
-      filter:
-        values.redis !== undefined
+      filter: windowed
+        ? values.store !== undefined
+          ? "store-window"
+          : exact
+            ? "window"
+            : "window-bloom"
+        : values.redis !== undefined
           ? values.dupefilter !== undefined
             ? "scrapy-redis-dupefilter"
             : values.window !== undefined

@@ -109,6 +109,9 @@ export async function dedup(argv: string[]): Promise<number> {
       namespace: { type: "string" },
       dupefilter: { type: "string" },
       window: { type: "string" },
+      refresh: { type: "boolean" },
+      "ttl-map": { type: "string" },
+      now: { type: "string" },
       durability: { type: "string" },
       "save-filter": { type: "string" },
       hash: { type: "string" },
@@ -136,7 +139,7 @@ export async function dedup(argv: string[]): Promise<number> {
     );
   if (values.hash !== undefined && values.redis !== undefined)
     throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--hash is for dedup in memory; --redis keeps MD5 fingerprints");
-  if (values.hash !== undefined && values.store !== undefined)
+  if (values.hash !== undefined && values.store !== undefined && values.window === undefined)
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
       "--hash does not apply to --store: a store keeps the fingerprint it was created with (XXH3-128)",
@@ -149,16 +152,31 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.store !== undefined && !exact)
     throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
   if (
+    values.window !== undefined &&
+    values.redis !== undefined &&
+    (values.refresh || values["ttl-map"] !== undefined || values.now !== undefined)
+  )
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--refresh, --ttl-map and --now are for the exact window in memory or with --store; with --redis the window is the Bloom one",
+    );
+  if (
     values.redis === undefined &&
     (values.namespace !== undefined ||
       values.dupefilter !== undefined ||
-      values.window !== undefined ||
       values.cluster ||
       values.durability !== undefined)
   )
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
-      "--namespace, --dupefilter, --window, --cluster and --durability need --redis",
+      "--namespace, --dupefilter, --cluster and --durability need --redis",
+    );
+  if (values.window === undefined && (values.refresh || values["ttl-map"] !== undefined || values.now !== undefined))
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--refresh, --ttl-map and --now are for --window: give it");
+  if (values.window !== undefined && (values.hash !== undefined || values["save-filter"] !== undefined))
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "--window keeps XXH3-128 fingerprints with their times: leave out --hash and --save-filter",
     );
   if (
     values.dupefilter !== undefined &&
@@ -199,16 +217,17 @@ export async function dedup(argv: string[]): Promise<number> {
         });
   // Every key, in memory or with a store, goes through the byte pipeline in WebAssembly; a seen-set
   // in Redis or a Bloom filter to save goes through the keyed path, loaded only then.
-  const pipeline = values.redis === undefined && values["save-filter"] === undefined;
+  // A window keeps each key's time: it goes through the keyed path too.
+  const pipeline = values.redis === undefined && values["save-filter"] === undefined && values.window === undefined;
   if (values.memory !== undefined && !(pipeline && exact))
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
-      "--memory is for exact dedup (in memory or with --store): leave out --approx, --redis and --save-filter",
+      "--memory is for exact dedup (in memory or with --store): leave out --approx, --redis, --window and --save-filter",
     );
   if (values.tmp !== undefined && !pipeline)
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
-      "--tmp is for dedup in memory or with --store: leave out --redis and --save-filter",
+      "--tmp is for dedup in memory or with --store: leave out --redis, --window and --save-filter",
     );
   if (pipeline) {
     const memory =

@@ -15,6 +15,7 @@ import { CrawlsieveError, DisposedError, InvalidArgumentError } from "../../erro
 import * as check from "../../validate.js";
 import { ExactWindowSet, type ExactWindowSetOptions } from "../../window/exact-window-set.js";
 import { init } from "../../wasm/node.js";
+import { selectFlagged } from "../../wasm/batch.js";
 import { encodeRecords, encodeTimedRecords, encodeTombstones } from "../fingerprint-batches.js";
 import { LogDriver, type LogFollower } from "../log-driver.js";
 import type { SeenKey, WindowedSeenSet } from "../seen-set.js";
@@ -88,6 +89,8 @@ export class DiskWindowSet implements WindowedSeenSet {
   private set: ExactWindowSet | undefined;
   private readonly clock: () => number;
   private readonly onRecover?: (message: string) => void;
+  /** dueAgain of tables given up (the file read whole again). */
+  private carriedDue = 0;
 
   /** @internal Made by openDiskWindowSet. */
   constructor(
@@ -112,6 +115,48 @@ export class DiskWindowSet implements WindowedSeenSet {
       const entries = set.entriesOf(keys, this.semantics === "refresh" ? undefined : fresh);
       return { result: fresh, append: entries.length > 0 ? [encodeTimedRecords(entries)] : [] };
     });
+  }
+
+  /**
+   * @internal addMany for `dedup --store --window`, under the lock: `gate.forget()` gives the
+   * fingerprints to forget first (lines dead runs recorded and never printed), `gate.recorded`
+   * hears the new keys' fingerprints before they are appended, and `gate.written` that both are in
+   * the file.
+   */
+  addManyGated(
+    keys: readonly SeenKey[],
+    at: number | undefined,
+    gate: { forget(): Uint8Array[]; recorded(fresh: Uint8Array): void; written(): void },
+  ): Promise<Uint8Array> {
+    return this.decide(
+      (set) => {
+        const forgotten = gate.forget().filter((packed) => packed.length > 0);
+        for (const packed of forgotten) set.applyRemovals(packed);
+        const fresh = set.addMany(keys, at ?? this.clock());
+        gate.recorded(selectFlagged(ExactWindowSet.fingerprintsOf(keys), fresh));
+        const entries = set.entriesOf(keys, this.semantics === "refresh" ? undefined : fresh);
+        const append = forgotten.map((packed) => encodeRecords(packed, true));
+        if (entries.length > 0) append.push(encodeTimedRecords(entries));
+        return { result: fresh, append };
+      },
+      () => gate.written(),
+    );
+  }
+
+  /** @internal Runs `body` under the directory's lock (a run's file of unprinted lines is made there). */
+  underLock<T>(body: () => Promise<T> | T): Promise<T> {
+    this.live();
+    return this.lock.run(async () => body());
+  }
+
+  /** @internal The store's file, as errors name the store. */
+  get path(): string {
+    return this.log.path;
+  }
+
+  /** Keys this process found due again (held, and their TTL passed or their host forgotten). */
+  get dueAgain(): number {
+    return this.carriedDue + (this.set?.dueAgain ?? 0);
   }
 
   /** 1 where a key is seen at `at` (ms; default now), as the file stands. */
@@ -179,6 +224,7 @@ export class DiskWindowSet implements WindowedSeenSet {
         }
       });
     } finally {
+      this.carriedDue += this.set?.dueAgain ?? 0;
       this.set?.dispose();
       this.set = undefined;
       await this.lock.close();
@@ -219,6 +265,7 @@ export class DiskWindowSet implements WindowedSeenSet {
       // Read whole again (a failed write, another process's clear or compaction): from nothing.
       clear: () => {
         const old = this.live();
+        this.carriedDue += old.dueAgain;
         this.set = this.remake();
         old.dispose();
       },
@@ -232,11 +279,14 @@ export class DiskWindowSet implements WindowedSeenSet {
   }
 
   /** Runs `body` under the lock on a table brought up to date with the file, and appends what it returns. */
-  private decide<T>(body: (set: ExactWindowSet) => { result: T; append: Uint8Array[] }): Promise<T> {
+  private decide<T>(
+    body: (set: ExactWindowSet) => { result: T; append: Uint8Array[] },
+    after?: () => void,
+  ): Promise<T> {
     this.live();
     return this.driver.run(this.follower(), async () => {
       const { result, append } = body(this.live());
-      return { result, change: { append: append.filter((piece) => piece.length > 0) } };
+      return { result, change: { append: append.filter((piece) => piece.length > 0) }, after };
     });
   }
 
