@@ -22,6 +22,7 @@ const commands: Record<string, () => Promise<Command>> = {
   "near-dups": () => import("./commands/near-dups.js").then((m) => ({ run: m.nearDups, usage: m.nearDupsUsage })),
   md5: () => import("./commands/md5.js").then((m) => ({ run: m.md5Command, usage: m.md5Usage })),
   size: () => import("./commands/size.js").then((m) => ({ run: m.size, usage: m.sizeUsage })),
+  forget: () => import("./commands/forget.js").then((m) => ({ run: m.forgetCommand, usage: m.forgetUsage })),
 };
 
 /** The whole usage text (every command's module is loaded for it). */
