@@ -146,7 +146,8 @@ export function parseTtlMap(text: string, file: string): Record<string, Ttl> {
     if (line === "") continue;
     const fields = line.split(/\s+/);
     const where = `${file}:${i + 1}`;
-    const rule = 'a rule PATTERN DURATION (a host such as a.example or a URL prefix such as https://a.example/news/, then a duration such as 90m, 12h, 1d, 52w, or never)';
+    const rule =
+      "a rule PATTERN DURATION (a host such as a.example or a URL prefix such as https://a.example/news/, then a duration such as 90m, 12h, 1d, 52w, or never)";
     if (fields.length !== 2) throw new InvalidArgumentError(where, lines[i].trim(), rule);
     const [pattern, duration] = fields;
     try {
