@@ -106,17 +106,17 @@ export class RedisWindowedSeenSet implements WindowedSeenSet {
   }
 
   /** Read-only: 1 where keys[i] is held (within its TTL, not forgotten since). */
-  hasMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+  async hasMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
     return this.flags(keys, "h", this.nowArgument());
   }
 
   /** 1 where keys[i] is due at `at` (ms since the epoch, floored to seconds; default now): not held then. */
-  dueMany(keys: readonly SeenKey[], at?: number): Promise<Uint8Array> {
+  async dueMany(keys: readonly SeenKey[], at?: number): Promise<Uint8Array> {
     return this.flags(keys, "d", at === undefined ? this.nowArgument() : seconds("at", at));
   }
 
   /** Forgets keys; 1 where a key was held. */
-  removeMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+  async removeMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
     return this.flags(keys, "x", this.nowArgument());
   }
 
@@ -131,12 +131,12 @@ export class RedisWindowedSeenSet implements WindowedSeenSet {
   }
 
   /** Forgets every key of a host and its subdomains ("a.example"), and no other key: one tombstone, read by every process. */
-  forgetHost(host: string): Promise<void> {
+  async forgetHost(host: string): Promise<void> {
     return this.forget("host", host);
   }
 
   /** Forgets every key that starts with a URL prefix ("https://a.example/news/"), and no other key. */
-  forgetPrefix(prefix: string): Promise<void> {
+  async forgetPrefix(prefix: string): Promise<void> {
     return this.forget("prefix", prefix);
   }
 

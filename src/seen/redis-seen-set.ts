@@ -10,6 +10,7 @@ import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
 import { RedisTimeWindowFilter } from "../redis/redis-time-window-filter.js";
 import { RedisWindowedSeenSet } from "../redis/redis-windowed-set.js";
 import * as check from "../validate.js";
+import { ttlSeconds } from "../window/ttl-rules.js";
 import { durationMs, windowRing } from "./duration.js";
 import { invert } from "./local-seen-set.js";
 import type { SeenKey, SeenSet } from "./seen-set.js";
@@ -48,6 +49,7 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
         spec.fpRate,
         "no fpRate: the window is exact (use exact: false for the Bloom time window)",
       );
+    ttlSeconds("window", spec.window);
     return RedisWindowedSeenSet.open(redis, {
       name: spec.name as string,
       items: spec.items,
