@@ -105,7 +105,7 @@ async function pass(redis, contender, stream, distinct) {
   const answers = new Uint8Array(stream.length);
   const cpu0 = process.cpuUsage();
   const started = performance.now();
-  const add = await contender.open(redis);
+  const add = await contender.open(redis, client);
   for (let at = 0; at < stream.length; at += BATCH) answers.set(await add(stream.slice(at, at + BATCH)), at);
   const wall = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
@@ -141,11 +141,11 @@ const CONTENDERS = [
   },
   {
     name: `UKWA way: SET <url> 1 NX EX ${TTL_SECONDS}, pipelined`,
-    async open(redis) {
+    async open(_, client) {
+      // node-redis's own sendCommand, without crawlsieve's per-command deadline: its cheapest path.
+      const ttl = String(TTL_SECONDS);
       return async (keys) => {
-        const replies = await Promise.all(
-          keys.map((k) => redis.send(["SET", k, "1", "NX", "EX", String(TTL_SECONDS)])),
-        );
+        const replies = await Promise.all(keys.map((k) => client.sendCommand(["SET", k, "1", "NX", "EX", ttl])));
         return Uint8Array.from(replies, (r) => (r === null ? 0 : 1));
       };
     },
@@ -211,7 +211,7 @@ const RULES = [
   ["news.worldpolitics2.fr", 6 * 3600],
   ["techscience3.nl", 86_400],
   ["www.techscience3.nl", 7 * 86_400],
-  ["https://www.newssport0.com/archive/", 14 * 86_400],
+  ["https://www.newssport0.com/archive/", 5 * 86_400],
   ["https://www.newssport0.com/", 2 * 86_400],
 ];
 const DEFAULT_TTL = 3 * 86_400;
@@ -340,7 +340,7 @@ if (process.env.RACE_ONLY === undefined) {
   const rows = [];
   for (const semantics of ["first-seen", "refresh"]) rows.push(await check(redis, semantics));
   out.push(
-    `Correctness: ${SIGHTINGS.toLocaleString("en-US")} sightings over 21 simulated days (an injected clock), default TTL 3d and a map of host, subdomain and URL-prefix rules (6h to 14d), a forget every 50 batches of 1,000, 2,344 shards (items 150,000); every addMany answer and a sample of hasMany against a JavaScript model of the rules.`,
+    `Correctness: ${SIGHTINGS.toLocaleString("en-US")} sightings over 21 simulated days (an injected clock), default TTL 3d and a map of host, subdomain and URL-prefix rules (6h to 5d), a forget every 50 batches of 1,000, 2,344 shards (items 150,000); every addMany answer and a sample of hasMany against a JavaScript model of the rules.`,
     "",
     table(
       [
