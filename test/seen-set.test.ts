@@ -17,7 +17,7 @@ import {
   type SeenSet,
   type SeenSpec,
 } from "../build/js/index.node.js";
-import { fromNodeRedis, ScrapyRedisDupeFilter } from "../build/js/redis/index.js";
+import { fromNodeRedis, ScrapyRedisDupeFilter, type WindowedSeenSet } from "../build/js/redis/index.js";
 import { ready } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 
@@ -59,11 +59,13 @@ const BACKENDS: Record<string, (same?: string) => SeenSpec> = {
     items: 50_000,
     fpRate: 1e-9,
   }),
-  "redis window": (same) => ({
+  "redis window": (same) => ({ backend: "redis", client, name: same ?? `x${n++}`, window: "2d" }),
+  "redis Bloom window": (same) => ({
     backend: "redis",
     client,
     name: same ?? `w${n++}`,
     window: "2d",
+    exact: false,
     items: 50_000,
     fpRate: 1e-9,
   }),
@@ -149,8 +151,15 @@ describe("openSeenSet: what survives", () => {
   });
 
   it("disk and redis keep every key through close and reopen", async () => {
-    for (const name of ["disk", "redis exact", "redis Bloom", "redis window", "scrapy-redis dupefilter"]) {
-      const spec = BACKENDS[name](`reopen-${name.replace(" ", "-")}`);
+    for (const name of [
+      "disk",
+      "redis exact",
+      "redis Bloom",
+      "redis window",
+      "redis Bloom window",
+      "scrapy-redis dupefilter",
+    ]) {
+      const spec = BACKENDS[name](`reopen-${name.replaceAll(" ", "-")}`);
       const seen = await openSeenSet(spec);
       expect(ones(await seen.addMany(keys(0, 3000, "o")))).toBe(3000);
       await seen.close();
@@ -158,6 +167,32 @@ describe("openSeenSet: what survives", () => {
       expect(ones(await again.addMany(keys(0, 3500, "o")))).toBe(500);
       await again.close();
     }
+  });
+
+  it("a redis window is exact and windowed: TTLs by host, refresh, forgetting one host", async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const seen = (await openSeenSet({
+      backend: "redis",
+      client,
+      name: `ttl-map-${n++}`,
+      window: "7d",
+      ttlMap: { "news.example": "1h" },
+      semantics: "refresh",
+      now: () => now,
+    })) as WindowedSeenSet;
+    expect(seen.exact).toBe(true);
+    expect(seen.semantics).toBe("refresh");
+    const keys = ["https://news.example/a", "https://shop.example/a", "https://www.news.example/b"];
+    expect(Array.from(await seen.addMany(keys))).toEqual([1, 1, 1]);
+    now += 3_600_000; // an hour: the news keys are due, the shop key is not
+    expect(Array.from(await seen.dueMany(keys))).toEqual([1, 0, 1]);
+    now += 6 * 86_400_000;
+    expect(Array.from(await seen.addMany(keys.slice(1, 2)))).toEqual([0]); // refreshed at 6 days
+    now += 2 * 86_400_000;
+    expect(Array.from(await seen.hasMany(keys.slice(1, 2)))).toEqual([1]);
+    await seen.forgetHost("shop.example");
+    expect(Array.from(await seen.addMany(keys))).toEqual([1, 1, 1]);
+    await seen.close();
   });
 
   it.each([
@@ -194,6 +229,7 @@ describe("openSeenSet: processes sharing one set", () => {
       "redis Bloom",
       () => ({ backend: "redis", url: server.url, name: "fleet-b", exact: false, items: 50_000, fpRate: 1e-9 }),
     ],
+    ["redis window (exact)", () => ({ backend: "redis", url: server.url, name: "fleet-w", window: "30d" })],
   ])(
     "%s: three processes see every key new exactly once among them",
     async (_, spec) => {
@@ -219,6 +255,16 @@ describe("openSeenSet: bad specs", () => {
     await expect(openSeenSet({ backend: "disk", path: "" })).rejects.toThrow(InvalidArgumentError);
     await expect(openSeenSet({ backend: "redis", client, name: "x", exact: false })).rejects.toThrow(/items/);
     await expect(openSeenSet({ backend: "redis", client: {}, name: "x" })).rejects.toThrow(InvalidArgumentError);
+    await expect(openSeenSet({ backend: "redis", client, name: "x", window: "1d", fpRate: 1e-6 })).rejects.toThrow(
+      /fpRate.*exact: false/,
+    );
+    await expect(openSeenSet({ backend: "redis", client, name: "x", ttlMap: { "a.example": "1h" } })).rejects.toThrow(
+      /ttlMap.*exact window/,
+    );
+    await expect(
+      openSeenSet({ backend: "redis", client, name: "x", window: "1d", exact: false, items: 10, semantics: "refresh" }),
+    ).rejects.toThrow(/semantics.*exact window/);
+    await expect(openSeenSet({ backend: "redis", client, name: "x", window: "1.5s" })).rejects.toThrow(/window.*1\.5s/);
     await expect(openSeenSet({ backend: "memory", bytes: new Uint8Array(10) })).rejects.toThrow(CrawlsieveError);
   });
 

@@ -21,6 +21,9 @@ export { RedisBlockedBloomFilter, type RedisBlockedBloomFilterOptions } from "./
 export { RedisUnavailableError } from "../errors.js";
 export { RedisTimeWindowFilter, type RedisTimeWindowFilterOptions } from "./redis-time-window-filter.js";
 export { RedisDeduplicator, type RedisDeduplicatorOptions } from "./redis-deduplicator.js";
+export { RedisWindowedSeenSet, type RedisWindowedSeenSetOptions } from "./redis-windowed-set.js";
+export type { WindowedSeenSet, WindowSemantics } from "../seen/seen-set.js";
+export type { Ttl, TtlMap } from "../window/ttl-rules.js";
 export { RedisMinHashIndex, type RedisMinHashIndexOptions, type RedisMinHashMatch } from "./redis-minhash-index.js";
 export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";
 export { RedisCountingBloomFilter, type RedisCountingBloomFilterOptions } from "./redis-counting-bloom-filter.js";

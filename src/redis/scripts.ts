@@ -242,3 +242,94 @@ for i = 0, #p / 15 - 1 do
 end
 return out
 `);
+
+/**
+ * Windowed exact set, one batch of one shard group: KEYS the group's shard hashes the batch
+ * names; ARGV: mode, now in seconds ("" reads the server's TIME, so a fleet with skewed clocks
+ * agrees), the longest TTL in seconds (-1: some key never expires), then one binary string of
+ * 22-byte records: the shard's index in KEYS (u16 LE), the 12-byte field, the key's TTL in
+ * seconds (u32 LE, 0: never) and the latest time its host or prefix was forgotten (u32 LE, 0:
+ * never). A key is held when its field's time t is at least its cutoff, the later of now - TTL + 1
+ * and forgotten + 1. Modes: "a" add (first-seen: a held key keeps t), "r" add refreshing t to now,
+ * "h" held, "d" due (not held), "x" remove (answers held), each one character "0"/"1" a record;
+ * "t" answers t where held, else -1. An add records max(now, cutoff), so a key added in the second
+ * its host was forgotten is held. A new field that brings its hash to 96 fields, and every 32
+ * more, sweeps the hash of fields older than now - longest + 1 (expired for every TTL): Redis 7.0
+ * has no hash-field expiry, and the hashes stay small enough for the compact listpack encoding.
+ */
+export const WINDOWED_BATCH = new Script(`
+local mode = ARGV[1]
+local now = tonumber(ARGV[2]) or tonumber(redis.call('TIME')[1])
+local longest = tonumber(ARGV[3])
+local p = ARGV[4]
+local add = mode == 'a' or mode == 'r'
+local out = {}
+local function sweep(key)
+  local all = redis.call('HGETALL', key)
+  local gone = {}
+  local below = now - longest + 1
+  for j = 1, #all, 2 do
+    if tonumber(all[j + 1]) < below then gone[#gone + 1] = all[j] end
+  end
+  for j = 1, #gone, 4096 do redis.call('HDEL', key, unpack(gone, j, math.min(j + 4095, #gone))) end
+end
+local pos = 1
+for i = 1, #p / 22 do
+  local k, field, ttl, forgotten
+  k, field, ttl, forgotten, pos = struct.unpack('<I2c12I4I4', p, pos)
+  local key = KEYS[k]
+  local cutoff = 0
+  if ttl > 0 then cutoff = now - ttl + 1 end
+  if forgotten > 0 and forgotten + 1 > cutoff then cutoff = forgotten + 1 end
+  local v = redis.call('HGET', key, field)
+  local t = v and tonumber(v) or nil
+  local held = t ~= nil and t >= cutoff
+  if mode == 't' then
+    out[i] = held and t or -1
+  elseif mode == 'h' then
+    out[i] = held and '1' or '0'
+  elseif mode == 'd' then
+    out[i] = held and '0' or '1'
+  elseif mode == 'x' then
+    if t ~= nil then redis.call('HDEL', key, field) end
+    out[i] = held and '1' or '0'
+  elseif held then
+    if mode == 'r' and now > t then redis.call('HSET', key, field, now) end
+    out[i] = '0'
+  else
+    redis.call('HSET', key, field, math.max(now, cutoff))
+    if t == nil and longest >= 0 then
+      local n = redis.call('HLEN', key)
+      if n >= 96 and (n - 96) % 32 == 0 then sweep(key) end
+    end
+    out[i] = '1'
+  end
+end
+if mode == 't' then return out end
+return table.concat(out)
+`);
+
+/**
+ * Forgets a host or URL prefix: KEYS[1] the tombstone hash (pattern -> time), KEYS[2] its version
+ * counter; ARGV: the pattern, now in seconds ("" reads TIME), the longest TTL (-1: never). Records
+ * pattern -> now, drops tombstones no key can be older than (time <= now - longest: every key's
+ * own TTL has passed since), bumps the version so every process reads the tombstones again, and
+ * returns the new version.
+ */
+export const FORGET = new Script(`
+local now = tonumber(ARGV[2]) or tonumber(redis.call('TIME')[1])
+local longest = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], now)
+if longest >= 0 then
+  local all = redis.call('HGETALL', KEYS[1])
+  for j = 1, #all, 2 do
+    if tonumber(all[j + 1]) <= now - longest then redis.call('HDEL', KEYS[1], all[j]) end
+  end
+end
+return redis.call('INCR', KEYS[2])
+`);
+
+/** The tombstones and their version in one atomic read: KEYS[1] the hash, KEYS[2] the version; returns {version, HGETALL}. */
+export const FORGOTTEN_READ = new Script(`
+return {redis.call('GET', KEYS[2]) or '0', redis.call('HGETALL', KEYS[1])}
+`);

@@ -1,13 +1,16 @@
-// SeenSets in Redis, shared by a fleet: exact (RedisDeduplicator), Bloom (RedisBloomFilter) or
-// windowed (RedisTimeWindowFilter). Each addMany is atomic per key in Redis, so among all
-// processes exactly one sees a key as new.
+// SeenSets in Redis, shared by a fleet: exact (RedisDeduplicator), Bloom (RedisBloomFilter),
+// windowed and exact (RedisWindowedSeenSet, the default with `window`) or windowed Bloom
+// (RedisTimeWindowFilter, `window` with `exact: false`). Each addMany is atomic per key in Redis,
+// so among all processes exactly one sees a key as new.
 import { InvalidArgumentError } from "../errors.js";
 import { asCommander, type RedisCommander } from "../redis/commander.js";
 import { keyPrefix } from "../redis/keys.js";
 import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
 import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
 import { RedisTimeWindowFilter } from "../redis/redis-time-window-filter.js";
+import { RedisWindowedSeenSet } from "../redis/redis-windowed-set.js";
 import * as check from "../validate.js";
+import { ttlSeconds } from "../window/ttl-rules.js";
 import { durationMs, windowRing } from "./duration.js";
 import { invert } from "./local-seen-set.js";
 import type { SeenKey, SeenSet } from "./seen-set.js";
@@ -20,8 +23,17 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
   const redis = asCommander(spec.client);
   if (spec.dupefilter !== undefined) return dupefilterSeenSet(redis, spec);
   keyPrefix(spec.name as string);
-  const exact = spec.exact ?? spec.window === undefined;
+  const exact = spec.exact ?? true;
   if (typeof exact !== "boolean") throw new InvalidArgumentError("exact", spec.exact, "true or false");
+  for (const option of ["ttlMap", "semantics", "now"] as const)
+    if (spec[option] !== undefined && (spec.window === undefined || (!exact && option !== "now")))
+      throw new InvalidArgumentError(
+        option,
+        spec[option],
+        option === "now"
+          ? "nothing without window (a clock serves a windowed set)"
+          : "nothing here: it belongs to the exact window (window without exact: false)",
+      );
   // A count of keys reported new, kept beside the structure (one INCRBY a batch), for size().
   const counter = `${keyPrefix(spec.name as string)}seen:count`;
   const count = async (fresh: Uint8Array) => {
@@ -30,13 +42,25 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
     if (n > 0) await redis.send(["INCRBY", counter, String(n)]);
     return fresh;
   };
-  if (spec.window !== undefined) {
-    if (exact)
+  if (spec.window !== undefined && exact) {
+    if (spec.fpRate !== undefined)
       throw new InvalidArgumentError(
-        "exact",
-        spec.exact,
-        "false or absent with window (a windowed set is a Bloom filter)",
+        "fpRate",
+        spec.fpRate,
+        "no fpRate: the window is exact (use exact: false for the Bloom time window)",
       );
+    ttlSeconds("window", spec.window);
+    return RedisWindowedSeenSet.open(redis, {
+      name: spec.name as string,
+      items: spec.items,
+      ttl: spec.window,
+      ttlMap: spec.ttlMap,
+      semantics: spec.semantics,
+      durability: spec.durability,
+      now: spec.now,
+    });
+  }
+  if (spec.window !== undefined) {
     const { granularity, slices } = windowRing(durationMs("window", spec.window), undefined, undefined, spec.window);
     const options = {
       name: spec.name as string,
@@ -44,6 +68,7 @@ export async function redisSeenSet(spec: RedisSeenSpec): Promise<SeenSet> {
       slices,
       itemsPerSlice: check.positiveInteger("items", spec.items ?? 1e6),
       fpRate: check.probability("fpRate", spec.fpRate ?? DEFAULT_FP_RATE),
+      now: spec.now,
     };
     const filter = await RedisTimeWindowFilter.open(redis, options);
     return {

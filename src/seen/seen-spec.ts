@@ -85,7 +85,11 @@ export interface DiskSeenSpec {
 /** The old name of DiskSeenSpec. */
 export type LmdbSeenSpec = DiskSeenSpec;
 
-/** In Redis: shared by a fleet. Exact by default; a Bloom filter with `exact: false`; windowed with `window`. */
+/**
+ * In Redis: shared by a fleet. Exact by default; a Bloom filter with `exact: false`. With `window`,
+ * an exact windowed set (RedisWindowedSeenSet: TTLs by host or prefix, forgetting hosts), or with
+ * `window` and `exact: false` the Bloom time window (RedisTimeWindowFilter).
+ */
 export interface RedisSeenSpec {
   readonly backend: "redis";
   /** A node-redis client or cluster (connected), or a RedisCommander. */
@@ -101,8 +105,14 @@ export interface RedisSeenSpec {
   readonly exact?: boolean;
   readonly items?: number;
   readonly fpRate?: number;
-  /** Forget keys older than this (a RedisTimeWindowFilter). */
+  /** A key stays seen this long: whole seconds for the exact window ("30d"), a whole number of slices with `exact: false`. */
   readonly window?: Duration;
+  /** Exact window only: TTLs by host or URL prefix ("news.example": "1h", "https://a.example/archive/": "never"). */
+  readonly ttlMap?: TtlMap;
+  /** Exact window only: "first-seen" (default) or "refresh" (every sighting restarts the TTL). */
+  readonly semantics?: WindowSemantics;
+  /** Exact window only: a clock in ms since the epoch (default the Redis server's TIME), for tests and replayed logs. */
+  readonly now?: () => number;
   /** "replicated": a key is reported new only once a replica has it (exact and Bloom). */
   readonly durability?: "local" | "replicated";
 }
