@@ -30,6 +30,7 @@ import {
   RedisCountingBloomFilter,
   RedisDeduplicator,
   RedisTimeWindowFilter,
+  RedisWindowedSeenSet,
   RedisUnavailableError,
   ScrapyRedisBloomFilter,
   ScrapyRedisDupeFilter,
@@ -781,38 +782,48 @@ describe("Redis going away", () => {
     redis = fromNodeRedis(client);
   }, 180_000);
 
-  it("dedup --redis --window: Redis killed mid-stream ends the CLI with exit 2 and one line, no stack; nothing printed is forgotten", async () => {
-    const own = await startRedis();
-    try {
-      const { code, printed, err } = await dedupUntilRedisDies(
-        own,
-        ["--namespace", "wk", "--window", "7d"],
-        "window-killed",
-      );
-      expect(code, err).toBe(2);
-      expect(err).toMatch(/^crawlsieve: Redis is unavailable/);
-      expect(err).not.toMatch(/\n\s+at /);
-      await own.restart();
-      const c = createClient({ url: own.url });
-      await c.connect();
+  it.each([
+    ["exact", []],
+    ["Bloom", ["--approx"]],
+  ])(
+    "dedup --redis --window (%s): Redis killed mid-stream ends the CLI with exit 2 and one line, no stack; nothing printed is forgotten",
+    async (kind, extra) => {
+      const own = await startRedis();
       try {
-        const window = new RedisTimeWindowFilter(fromNodeRedis(c), {
-          name: "wk",
-          granularity: "day",
-          slices: 7,
-          itemsPerSlice: 1_000_000,
-          fpRate: 0.001,
-        });
-        const got = printed.split("\n").filter((l) => l !== "");
-        expect(got.length).toBeGreaterThan(10_000);
-        expect(sum(await window.hasMany(got))).toBe(got.length);
+        const { code, printed, err } = await dedupUntilRedisDies(
+          own,
+          [...extra, "--namespace", "wk", "--window", "7d"],
+          "window-killed",
+        );
+        expect(code, err).toBe(2);
+        expect(err).toMatch(/^crawlsieve: Redis is unavailable/);
+        expect(err).not.toMatch(/\n\s+at /);
+        await own.restart();
+        const c = createClient({ url: own.url });
+        await c.connect();
+        try {
+          const window =
+            kind === "exact"
+              ? await RedisWindowedSeenSet.open(fromNodeRedis(c), { name: "wk", ttl: "7d" })
+              : new RedisTimeWindowFilter(fromNodeRedis(c), {
+                  name: "wk",
+                  granularity: "day",
+                  slices: 7,
+                  itemsPerSlice: 1_000_000,
+                  fpRate: 0.001,
+                });
+          const got = printed.split("\n").filter((l) => l !== "");
+          expect(got.length).toBeGreaterThan(10_000);
+          expect(sum(await window.hasMany(got))).toBe(got.length);
+        } finally {
+          await c.quit();
+        }
       } finally {
-        await c.quit();
+        await own.stop();
       }
-    } finally {
-      await own.stop();
-    }
-  }, 180_000);
+    },
+    180_000,
+  );
 
   it("a command Redis refuses ends the CLI with a message naming it, without hanging", async () => {
     await redis.send(["RPUSH", "cs:{wrongtype}:meta", "not a description"]);

@@ -7,6 +7,8 @@ import type { Durability } from "../redis/durability.js";
 import { RedisBloomFilter } from "../redis/redis-bloom-filter.js";
 import { RedisDeduplicator } from "../redis/redis-deduplicator.js";
 import { RedisTimeWindowFilter } from "../redis/redis-time-window-filter.js";
+import { RedisWindowedSeenSet } from "../redis/redis-windowed-set.js";
+import { exactWindowOptions } from "./window-set.js";
 import { ScrapyRedisDupeFilter } from "../redis/scrapy-redis.js";
 import type { Granularity } from "../window/granularity.js";
 
@@ -28,6 +30,10 @@ export async function redisSet(options: {
   namespace?: string;
   dupefilter?: string;
   window?: string;
+  /** The exact window's --ttl-map, --refresh and --now. */
+  ttlMap?: string;
+  refresh?: boolean;
+  now?: string;
   durability?: Durability;
   exact: boolean;
   items?: number;
@@ -38,8 +44,16 @@ export async function redisSet(options: {
       "ERR_INVALID_ARGUMENT",
       "--redis needs --namespace NAME (the shared seen-set's name) or --dupefilter KEY (a Scrapy-Redis dupefilter SET)",
     );
-  const window = options.window === undefined ? undefined : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
-  if (options.window !== undefined && window === null)
+  // The exact window takes every duration (and --ttl-map); the Bloom one a count of m, h, d or mo slices.
+  const exactWindow =
+    options.window !== undefined && options.exact
+      ? exactWindowOptions({ ...options, window: options.window })
+      : undefined;
+  const window =
+    options.window === undefined || exactWindow !== undefined
+      ? undefined
+      : /^([1-9]\d*)(mo|m|h|d)$/.exec(options.window);
+  if (options.window !== undefined && exactWindow === undefined && window === null)
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
       `--window must be a count and a unit (m, h, d, mo), e.g. 7d; got ${JSON.stringify(options.window)}`,
@@ -79,6 +93,10 @@ export async function redisSet(options: {
         );
     }
     const name = options.namespace!;
+    if (exactWindow !== undefined) {
+      const set = await RedisWindowedSeenSet.open(commander, { name, ...exactWindow, durability: options.durability });
+      return (keys) => set.addMany(keys);
+    }
     if (window !== null && window !== undefined) {
       const filter = new RedisTimeWindowFilter(commander, {
         name,

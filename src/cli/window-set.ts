@@ -71,23 +71,10 @@ function keysOf(data: Uint8Array, spans: ArrayLike<number>): Uint8Array[] {
   return Array.from({ length: spans.length >>> 1 }, (_, i) => data.subarray(spans[2 * i], spans[2 * i + 1]));
 }
 
-/** Opens the windowed seen-set the flags ask for. */
-export async function windowSet(flags: WindowFlags): Promise<WindowSet> {
+/** The exact window's options from the flags (--window, --ttl-map FILE read and checked, --refresh, --now), for any backend. */
+export function exactWindowOptions(flags: Pick<WindowFlags, "window" | "ttlMap" | "refresh" | "now" | "items">) {
   const ttl = windowTtl("--window", flags.window);
   const fixed = flags.now === undefined ? undefined : nowOption(flags.now);
-  const now = fixed === undefined ? undefined : () => fixed;
-  if (!flags.exact) {
-    for (const [flag, given] of [
-      ["--refresh", flags.refresh],
-      ["--ttl-map", flags.ttlMap],
-      ["--store", flags.store],
-    ] as const)
-      if (given !== undefined && given !== false)
-        throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `${flag} is for the exact window: leave out --approx`);
-    if (ttl === "never")
-      throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--window never needs the exact window: leave out --approx");
-    return bloomWindow(ttl, flags, now);
-  }
   let ttlMap: Record<string, Ttl> | undefined;
   if (flags.ttlMap !== undefined) {
     let text: string;
@@ -105,13 +92,33 @@ export async function windowSet(flags: WindowFlags): Promise<WindowSet> {
       throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `--ttl-map: ${(error as InvalidArgumentError).message}`);
     }
   }
-  const options = {
+  return {
     ttl,
     ttlMap,
     semantics: flags.refresh === true ? ("refresh" as const) : ("first-seen" as const),
     items: flags.items,
-    now,
+    now: fixed === undefined ? undefined : () => fixed,
   };
+}
+
+/** Opens the windowed seen-set the flags ask for. */
+export async function windowSet(flags: WindowFlags): Promise<WindowSet> {
+  const ttl = windowTtl("--window", flags.window);
+  const fixed = flags.now === undefined ? undefined : nowOption(flags.now);
+  const now = fixed === undefined ? undefined : () => fixed;
+  if (!flags.exact) {
+    for (const [flag, given] of [
+      ["--refresh", flags.refresh],
+      ["--ttl-map", flags.ttlMap],
+      ["--store", flags.store],
+    ] as const)
+      if (given !== undefined && given !== false)
+        throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `${flag} is for the exact window: leave out --approx`);
+    if (ttl === "never")
+      throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--window never needs the exact window: leave out --approx");
+    return bloomWindow(ttl, flags, now);
+  }
+  const options = exactWindowOptions(flags);
   if (flags.store !== undefined) return storeWindow(flags.store, options);
   const set = new ExactWindowSet(options);
   // Read before close() disposes the set: --stats reports after it.

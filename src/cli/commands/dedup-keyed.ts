@@ -85,6 +85,9 @@ export async function keyedDedup(
           namespace: values.namespace,
           dupefilter: values.dupefilter as string | undefined,
           window: values.window,
+          ttlMap: values["ttl-map"] as string | undefined,
+          refresh: values.refresh === true,
+          now: values.now as string | undefined,
           durability: values.durability as Durability | undefined,
           exact,
           items,
@@ -199,7 +202,9 @@ export async function keyedDedup(
           ? values.dupefilter !== undefined
             ? "scrapy-redis-dupefilter"
             : values.window !== undefined
-              ? "redis-window"
+              ? exact
+                ? "redis-window"
+                : "redis-window-bloom"
               : exact
                 ? "redis-fingerprints"
                 : "redis-bloom"

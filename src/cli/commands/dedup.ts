@@ -152,15 +152,6 @@ export async function dedup(argv: string[]): Promise<number> {
   if (values.store !== undefined && !exact)
     throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--store is for exact dedup; leave out --approx");
   if (
-    values.window !== undefined &&
-    values.redis !== undefined &&
-    (values.refresh || values["ttl-map"] !== undefined || values.now !== undefined)
-  )
-    throw new CrawlsieveError(
-      "ERR_INVALID_ARGUMENT",
-      "--refresh, --ttl-map and --now are for the exact window in memory or with --store; with --redis the window is the Bloom one",
-    );
-  if (
     values.redis === undefined &&
     (values.namespace !== undefined ||
       values.dupefilter !== undefined ||
@@ -195,10 +186,10 @@ export async function dedup(argv: string[]): Promise<number> {
       "ERR_INVALID_ARGUMENT",
       `--durability must be local or replicated, got ${JSON.stringify(values.durability)}`,
     );
-  if (values.durability === "replicated" && values.window !== undefined)
+  if (values.durability === "replicated" && values.window !== undefined && !exact)
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
-      "--durability replicated is for the exact seen-set and --approx; a --window filter acknowledges once its master has a batch",
+      "--durability replicated is for the exact seen-sets (a --window too) and --approx without --window; the Bloom --window acknowledges once its master has a batch",
     );
   if (values.redis !== undefined && values.store !== undefined)
     throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis and --store are two different seen-sets: give one");

@@ -54,7 +54,12 @@ export async function forgetCommand(argv: string[]): Promise<number> {
     await store.close();
   }
   const what = values.host !== undefined ? { host: values.host } : { prefix: values.prefix };
-  const done = { command: "forget", store: values.store, ...what, at: new Date(Math.floor(at / 1000) * 1000).toISOString() };
+  const done = {
+    command: "forget",
+    store: values.store,
+    ...what,
+    at: new Date(Math.floor(at / 1000) * 1000).toISOString(),
+  };
   stdout().write(
     values.json
       ? `${JSON.stringify(done)}\n`
