@@ -134,13 +134,13 @@ export class RedisWindowedSeenSet implements WindowedSeenSet {
   }
 
   /** Forgets every key of a host and its subdomains ("a.example"), and no other key: one tombstone, read by every process. */
-  async forgetHost(host: string): Promise<void> {
-    return this.forget("host", host);
+  async forgetHost(host: string, at?: number): Promise<void> {
+    return this.forget("host", host, at);
   }
 
   /** Forgets every key that starts with a URL prefix ("https://a.example/news/"), and no other key. */
-  async forgetPrefix(prefix: string): Promise<void> {
-    return this.forget("prefix", prefix);
+  async forgetPrefix(prefix: string, at?: number): Promise<void> {
+    return this.forget("prefix", prefix, at);
   }
 
   /**
@@ -169,10 +169,12 @@ export class RedisWindowedSeenSet implements WindowedSeenSet {
     this.closed = true;
   }
 
-  private async forget(what: "host" | "prefix", pattern: string): Promise<void> {
+  /** Records the tombstone as of `at` (ms; default the clock: the server's TIME unless one was given). */
+  private async forget(what: "host" | "prefix", pattern: string, at?: number): Promise<void> {
     this.open();
     await this.shards();
-    await this.forgotten.forget(what, pattern, this.nowArgument(), this.longestArgument());
+    const now = at === undefined ? this.nowArgument() : seconds("at", at);
+    await this.forgotten.forget(what, pattern, now, this.longestArgument());
   }
 
   /** The shard layout recorded in Redis (recorded now if absent), and the server's version. */

@@ -319,7 +319,9 @@ return table.concat(out)
 export const FORGET = new Script(`
 local now = tonumber(ARGV[2]) or tonumber(redis.call('TIME')[1])
 local longest = tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], ARGV[1], now)
+-- The later of the two, as the memory and disk sets keep it (a clock given may go back).
+local was = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+redis.call('HSET', KEYS[1], ARGV[1], math.max(was, now))
 if longest >= 0 then
   local all = redis.call('HGETALL', KEYS[1])
   for j = 1, #all, 2 do

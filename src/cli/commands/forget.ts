@@ -1,6 +1,7 @@
 // `crawlsieve forget`: forgets every key of a host (and its subdomains) or under a URL prefix in a
-// windowed store (`dedup --store DIR --window`), and no other key: a tombstone in the store, so it
-// takes no time whatever the store holds, and the next run sees those lines as new.
+// windowed store (`dedup --store DIR --window`) or a windowed set in Redis (`dedup --redis URL
+// --namespace N --window`), and no other key: a tombstone beside the keys, so it takes no time
+// whatever the set holds, and the next run sees those lines as new.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -10,11 +11,12 @@ import { stdout } from "../stdout.js";
 import { nowOption } from "../window-set.js";
 
 /** Usage of `forget`. */
-export const forgetUsage = `crawlsieve forget --store DIR (--host HOST | --prefix URL) [--now TIME] [--json]
-  Forgets, in the windowed store DIR (made by dedup --store DIR --window), every key of HOST and
+export const forgetUsage = `crawlsieve forget (--store DIR | --redis URL[,URL...] [--cluster] --namespace NAME) (--host HOST | --prefix URL) [--now TIME] [--json]
+  Forgets, in the windowed store DIR (made by dedup --store DIR --window) or the windowed set NAME
+  in Redis (made by dedup --redis URL --namespace NAME --window), every key of HOST and
   its subdomains (--host a.example) or every key starting with URL (--prefix
   https://a.example/news/), recorded until now (--now: an ISO 8601 time with its zone, or ms since
-  the epoch): the next dedup --store DIR --window prints those lines again. Keys recorded after it
+  the epoch; with --redis, the server's clock by default): the next dedup --window prints those lines again. Keys recorded after it
   stay. Prints what it did (--json: one JSON object).`;
 
 /** Runs `forget`; returns the exit code. */
@@ -23,6 +25,9 @@ export async function forgetCommand(argv: string[]): Promise<number> {
     args: argv,
     options: {
       store: { type: "string" },
+      redis: { type: "string" },
+      cluster: { type: "boolean" },
+      namespace: { type: "string" },
       host: { type: "string" },
       prefix: { type: "string" },
       now: { type: "string" },
@@ -33,26 +38,53 @@ export async function forgetCommand(argv: string[]): Promise<number> {
   });
   if (positionals.length > 0)
     throw new CrawlsieveError("ERR_INVALID_ARGUMENT", `forget takes no file, got ${JSON.stringify(positionals[0])}`);
-  if (values.store === undefined)
-    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "forget needs --store DIR (a windowed store)");
-  if ((values.host === undefined) === (values.prefix === undefined))
-    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "forget needs one of --host HOST and --prefix URL");
-  const at = values.now === undefined ? Date.now() : nowOption(values.now);
-  // Never made here: a mistyped directory is an error, not a new empty store.
-  if (!existsSync(join(values.store, WINDOW_FILE)))
+  if ((values.store === undefined) === (values.redis === undefined))
     throw new CrawlsieveError(
       "ERR_INVALID_ARGUMENT",
-      `--store ${values.store} holds no windowed store (${WINDOW_FILE}, made by dedup --store DIR --window)`,
+      "forget needs one of --store DIR and --redis URL --namespace NAME",
     );
-  const told = (message: string) => process.stderr.write(`crawlsieve: ${message}\n`);
-  // The window given here is only the opener's default: forgetting reads no TTL.
-  const store = await openDiskWindowSet(values.store, { ttl: "never", onRecover: told });
-  try {
-    if (values.host !== undefined) await store.forgetHost(values.host, at);
-    else await store.forgetPrefix(values.prefix as string, at);
-  } finally {
-    await store.close();
+  if (values.redis === undefined && (values.namespace !== undefined || values.cluster))
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--namespace and --cluster need --redis");
+  if (values.redis !== undefined && values.namespace === undefined)
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "--redis needs --namespace NAME (the windowed set's name)");
+  if ((values.host === undefined) === (values.prefix === undefined))
+    throw new CrawlsieveError("ERR_INVALID_ARGUMENT", "forget needs one of --host HOST and --prefix URL");
+  const given = values.now === undefined ? undefined : nowOption(values.now);
+  const forget = async (set: {
+    forgetHost(h: string, at?: number): Promise<void>;
+    forgetPrefix(p: string, at?: number): Promise<void>;
+  }) =>
+    values.host !== undefined ? set.forgetHost(values.host, given) : set.forgetPrefix(values.prefix as string, given);
+  if (values.redis !== undefined) {
+    const { connectRedis } = await import("../redis-set.js");
+    const { RedisWindowedSeenSet } = await import("../../redis/redis-windowed-set.js");
+    const { commander, close, checked } = await connectRedis(values.redis, values.cluster === true, "during forget");
+    try {
+      // The default TTL given here is only the opener's: forgetting reads none.
+      const set = await checked(
+        RedisWindowedSeenSet.open(commander, { name: values.namespace as string, ttl: "never" }),
+      );
+      await checked(forget(set));
+    } finally {
+      await close();
+    }
+  } else {
+    const dir = values.store as string;
+    // Never made here: a mistyped directory is an error, not a new empty store.
+    if (!existsSync(join(dir, WINDOW_FILE)))
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `--store ${dir} holds no windowed store (${WINDOW_FILE}, made by dedup --store DIR --window)`,
+      );
+    const told = (message: string) => process.stderr.write(`crawlsieve: ${message}\n`);
+    const store = await openDiskWindowSet(dir, { ttl: "never", onRecover: told });
+    try {
+      await forget(store);
+    } finally {
+      await store.close();
+    }
   }
+  const at = given ?? Date.now();
   const what = values.host !== undefined ? { host: values.host } : { prefix: values.prefix };
   const done = {
     command: "forget",
@@ -63,7 +95,7 @@ export async function forgetCommand(argv: string[]): Promise<number> {
   stdout().write(
     values.json
       ? `${JSON.stringify(done)}\n`
-      : `forgot ${values.host !== undefined ? `host ${values.host}` : `prefix ${values.prefix}`} in ${values.store}, as of ${done.at}\n`,
+      : `forgot ${values.host !== undefined ? `host ${values.host}` : `prefix ${values.prefix}`} in ${values.store ?? `${values.redis} ${values.namespace}`}, as of ${done.at}\n`,
   );
   return 0;
 }
