@@ -17,7 +17,7 @@ import { LONG_LINE_BYTES } from "../../lines/long-line-store.js";
 import { DEDUP_LIMIT_OF, MAX_LINE_BYTES } from "../line-limit.js";
 
 /** Usage of `dedup`. */
-export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--redis URL[,URL...] [--cluster] (--namespace NAME [--window 7d] [--durability local|replicated] | --dupefilter KEY)] [--save-filter F [--blocked]] [--canonicalize [--keep-fragments] [--drop-blank-values] [--encoding E] [--query-separator S] [--w3lib 2.4.1|head] [extras]] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
+export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR] [--hash xxh128|md5] [--approx] [--fp-rate P] [--items N] [--store DIR] [--window DUR [--refresh] [--ttl-map FILE] [--now TIME]] [--redis URL[,URL...] [--cluster] (--namespace NAME [--durability local|replicated] | --dupefilter KEY)] [--save-filter F [--blocked]] [--canonicalize [--keep-fragments] [--drop-blank-values] [--encoding E] [--query-separator S] [--w3lib 2.4.1|head] [extras]] [--field N [--delimiter C] [--csv] | --json-key KEY [--missing keep|drop]] [--stats]
   Prints the first occurrence of every input line (stdin when no FILE or FILE is -), in input order.
   Lines compare by their bytes without "\\n" or "\\r\\n"; output bytes are the input's.
   Exact by default: 128-bit fingerprints of the lines in an in-memory table, so a unique line is
@@ -60,10 +60,19 @@ export const dedupUsage = `crawlsieve dedup [FILE...] [--memory SIZE] [--tmp DIR
                   version is imported once
   --canonicalize  compare lines by their canonical URL (Scrapy's rules), print them as they came;
                   takes the canonicalize command's flags too
+  --window DUR    a line is printed again once DUR (90m, 12h, 30d, 52w, 3mo; never with a
+                  --ttl-map) passed since it was printed: exact (each key kept with its time, in
+                  whole seconds), in memory, in a --store of its own or in --redis; --approx
+                  --window is the Bloom window (whole slices of m, h, d or mo)
+  --refresh       with --window: every sighting restarts the window, not only the printed one
+  --ttl-map FILE  with --window: TTLs by host (with its subdomains) or URL prefix, one rule a
+                  line "PATTERN DURATION" (# comments); the longest URL prefix wins, then the
+                  most specific host; a bad line is exit 2 naming the file and line
+  --now TIME      with --window: the clock, an ISO 8601 time with its zone or ms since the
+                  epoch (replaying logs); default the machine's (with --redis, the server's)
   --redis URL     share the seen-set with every process using the same --namespace on that
                   Redis: exact by default (MD5 fingerprints with reference counts), a Redis
-                  Bloom filter with --approx, or with --window 7d (Nm, Nh, Nd, Nmo) a time
-                  window: lines seen within the window are dropped. A line is printed only
+                  Bloom filter with --approx, or the window of --window. A line is printed only
                   after Redis acknowledged it; if Redis goes away the command stops with an error
   --dupefilter KEY with --redis, instead of --namespace: the seen-set is a Scrapy-Redis fleet's
                   dupefilter SET (such as spider:dupefilter): each line (or --field, --json-key)
