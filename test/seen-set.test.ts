@@ -17,7 +17,8 @@ import {
   type SeenSet,
   type SeenSpec,
 } from "../build/js/index.node.js";
-import { fromNodeRedis, ScrapyRedisDupeFilter, type WindowedSeenSet } from "../build/js/redis/index.js";
+import { fromNodeRedis, ScrapyRedisDupeFilter } from "../build/js/redis/index.js";
+import type { WindowedSeenSet } from "../build/js/index.node.js";
 import { ready } from "./helpers.js";
 import { startRedis, type RedisServer } from "./support/redis-server.js";
 

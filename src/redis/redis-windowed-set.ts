@@ -19,9 +19,8 @@
 // the version read at open (`serverVersion`) is reported, not used to pick another path.
 import { DisposedError, InvalidArgumentError } from "../errors.js";
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
-import type { SeenKey, WindowedSeenSet, WindowSemantics } from "../seen/seen-set.js";
 import * as check from "../validate.js";
-import { TtlPolicy, type Ttl, type TtlMap } from "../window/ttl-rules.js";
+import { TtlPolicy, type Ttl, type TtlMap, type WindowSemantics } from "../window/ttl-rules.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, once } from "./description.js";
 import { durabilityOption, durableBatch, orFlags, type Durability } from "./durability.js";
@@ -52,8 +51,10 @@ const KEYS_PER_CALL = 1024;
 const MAX_ITEMS = 2 ** 32;
 type Mode = "a" | "r" | "h" | "d" | "x" | "t";
 
+// Every member of the main entry's WindowedSeenSet (src/seen/seen-set.ts), kept structural: src/seen
+// opens this set, so this file does not import from there.
 /** An exact, windowed, shared seen-set in Redis (WindowedSeenSet): exactly one caller sees a key new per window. */
-export class RedisWindowedSeenSet implements WindowedSeenSet {
+export class RedisWindowedSeenSet {
   readonly backend = "redis";
   readonly exact = true;
   readonly semantics: WindowSemantics;
@@ -103,28 +104,28 @@ export class RedisWindowedSeenSet implements WindowedSeenSet {
   }
 
   /** Atomic check-and-insert: 1 where keys[i] was not held (new, expired or forgotten); a repeat inside the batch is not new. */
-  async addMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+  async addMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     const mode = this.semantics === "refresh" ? "r" : "a";
     return this.flags(keys, mode, this.nowArgument());
   }
 
   /** Read-only: 1 where keys[i] is held (within its TTL, not forgotten since). */
-  async hasMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+  async hasMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     return this.flags(keys, "h", this.nowArgument());
   }
 
   /** 1 where keys[i] is due at `at` (ms since the epoch, floored to seconds; default now): not held then. */
-  async dueMany(keys: readonly SeenKey[], at?: number): Promise<Uint8Array> {
+  async dueMany(keys: readonly (string | Uint8Array)[], at?: number): Promise<Uint8Array> {
     return this.flags(keys, "d", at === undefined ? this.nowArgument() : seconds("at", at));
   }
 
   /** Forgets keys; 1 where a key was held. */
-  async removeMany(keys: readonly SeenKey[]): Promise<Uint8Array> {
+  async removeMany(keys: readonly (string | Uint8Array)[]): Promise<Uint8Array> {
     return this.flags(keys, "x", this.nowArgument());
   }
 
   /** When each key was recorded (ms since the epoch, a whole second), NaN where hasMany would answer 0. */
-  async seenAtMany(keys: readonly SeenKey[]): Promise<Float64Array> {
+  async seenAtMany(keys: readonly (string | Uint8Array)[]): Promise<Float64Array> {
     const out = new Float64Array(keys.length);
     await this.run(keys, "t", this.nowArgument(), (i, reply) => {
       const t = Number(reply);
@@ -191,7 +192,7 @@ export class RedisWindowedSeenSet implements WindowedSeenSet {
     return new ShardMap(this.name, value);
   });
 
-  private async flags(keys: readonly SeenKey[], mode: Mode, now: string): Promise<Uint8Array> {
+  private async flags(keys: readonly (string | Uint8Array)[], mode: Mode, now: string): Promise<Uint8Array> {
     const out = new Uint8Array(keys.length);
     await this.run(keys, mode, now, (i, reply) => (out[i] = reply === 49 ? 1 : 0));
     return out;
@@ -199,7 +200,7 @@ export class RedisWindowedSeenSet implements WindowedSeenSet {
 
   /** Runs one mode over a batch: a script call per group's slice of it, all sent at once; `answer(i, reply)` for each key. */
   private async run(
-    keys: readonly SeenKey[],
+    keys: readonly (string | Uint8Array)[],
     mode: Mode,
     now: string,
     answer: (i: number, reply: unknown) => void,

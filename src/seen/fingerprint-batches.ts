@@ -9,6 +9,9 @@
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import { ChecksumMismatchError, FormatError } from "../errors.js";
 import { checksumBytes } from "../format/checksum.js";
+
+/** The tombstones of a record of kind "tombstones" (src/window/ttl-rules.ts). */
+export { decodeTombstones } from "../window/ttl-rules.js";
 import { selectFlagged } from "../wasm/batch.js";
 
 /** A batch after its check-and-insert: the flags (1: new) and the new fingerprints, packed in key order. */
@@ -109,29 +112,6 @@ export interface RecordBatch {
   readonly fingerprints: Uint8Array;
   readonly forget: boolean;
   readonly kind: RecordKind;
-}
-
-/** The tombstones of a record of kind "tombstones"; a FormatError naming `where` when they are not [pattern, second] pairs. */
-export function decodeTombstones(bytes: Uint8Array, where: string): [string, number][] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-  } catch {
-    parsed = undefined;
-  }
-  const good =
-    Array.isArray(parsed) &&
-    parsed.every(
-      (t) =>
-        Array.isArray(t) &&
-        t.length === 2 &&
-        typeof t[0] === "string" &&
-        Number.isInteger(t[1]) &&
-        t[1] >= 0 &&
-        t[1] < 2 ** 32,
-    );
-  if (!good) throw new FormatError(`${where}: a record of tombstones is not [pattern, second] pairs`, "ERR_FORMAT");
-  return parsed as [string, number][];
 }
 
 /** Records read back: each record's fingerprints in order, how many bytes of good records there were, and whether a torn record followed them. */

@@ -1,6 +1,7 @@
 // The one interface every "seen before?" backend offers to integrations (Crawlee, node-crawler,
 // the CLI): async, batched, and atomic where it matters, so an integration never cares whether
 // the keys live in this process, on disk or in Redis.
+import type { WindowSemantics } from "../window/ttl-rules.js";
 
 /** A key: a string (encoded as UTF-8) or bytes. */
 export type SeenKey = string | Uint8Array;
@@ -53,7 +54,7 @@ export interface ForgettingSeenSet extends SeenSet {
 export type SeenBackend = "memory" | "window" | "disk" | "redis" | "durable-object" | "browser";
 
 /** When a windowed set's keys come due again: a TTL after the sighting reported new, or after the last sighting. */
-export type WindowSemantics = "first-seen" | "refresh";
+export type { WindowSemantics } from "../window/ttl-rules.js";
 
 /**
  * An exact seen-set where a key stays seen for its TTL (a default, or a rule of its host or URL

@@ -1,11 +1,12 @@
 // What openSeenSet accepts: a plain object naming a backend and its few options, so integrations
 // can take `seen: { backend: 'disk', path }` from configuration files as well as a ready SeenSet.
+import type { Duration } from "../window/ttl-rules.js";
 import type { Granularity } from "../window/granularity.js";
 import type { TtlMap } from "../window/ttl-rules.js";
-import type { WindowSemantics } from "./seen-set.js";
+import type { WindowSemantics } from "../window/ttl-rules.js";
 
 /** A duration: milliseconds, or a number with a unit: "90s", "30m", "12h", "7d", "2w". */
-export type Duration = number | `${number}${"s" | "m" | "h" | "d" | "w"}`;
+export type { Duration } from "../window/ttl-rules.js";
 
 /** In this process: exact (default, 128-bit fingerprints) or a Bloom filter (`exact: false`). */
 export interface MemorySeenSpec {

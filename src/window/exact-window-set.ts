@@ -19,9 +19,10 @@ import { keyList, packedDigests } from "../wasm/batch.js";
 import { LOG_PARTS, TIMED } from "../wasm/bucket-layout.js";
 import { sharedEngine } from "../wasm/engine.js";
 import { BATCH } from "../wasm/staging.js";
-import type { SeenKey, WindowSemantics } from "../seen/seen-set.js";
-import { decodeTombstones } from "../seen/fingerprint-batches.js";
-import { PrefixRules, type Ttl, type TtlMap, TtlPolicy } from "./ttl-rules.js";
+import { decodeTombstones, PrefixRules, type Ttl, type TtlMap, TtlPolicy, type WindowSemantics } from "./ttl-rules.js";
+
+/** A key: a string (its UTF-8 bytes) or bytes. */
+type SeenKey = string | Uint8Array;
 
 /** Options of ExactWindowSet. */
 export interface ExactWindowSetOptions {

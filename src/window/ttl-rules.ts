@@ -7,9 +7,28 @@
 // starting with "scheme://": keys that start with it, scheme and host compared in lower case). A
 // URL prefix rule wins over a host rule; among URL prefixes the longest wins, among hosts the most
 // specific. A key that is not a URL ("scheme://..." with a host) takes the default.
-import { InvalidArgumentError } from "../errors.js";
-import { durationMs } from "../seen/duration.js";
-import type { Duration } from "../seen/seen-spec.js";
+import { FormatError, InvalidArgumentError } from "../errors.js";
+
+/** A duration: milliseconds, or a number with a unit: "90s", "30m", "12h", "7d", "2w". */
+export type Duration = number | `${number}${"s" | "m" | "h" | "d" | "w"}`;
+
+/** When a windowed set's keys come due again: a TTL after the sighting reported new, or after the last sighting. */
+export type WindowSemantics = "first-seen" | "refresh";
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+/** Milliseconds of a Duration: a positive number of ms, or "<number><s|m|h|d|w>". */
+export function durationMs(name: string, value: Duration | unknown): number {
+  if (typeof value === "number" && Number.isFinite(value) && value > 0) return value;
+  const match = typeof value === "string" ? /^(\d+(?:\.\d+)?)([smhdw])$/.exec(value) : null;
+  const ms = match === null ? NaN : Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  if (!(ms > 0))
+    throw new InvalidArgumentError(
+      name,
+      value,
+      'a positive duration: milliseconds, or a number with a unit s, m, h, d or w ("7d")',
+    );
+  return ms;
+}
 
 /** How long a key stays seen: a Duration (whole seconds) or "never" (it never comes due). */
 export type Ttl = Duration | "never";
@@ -212,4 +231,27 @@ export class TtlPolicy {
     for (const [, s] of this.rules.entries()) most = Math.max(most, s);
     return most;
   }
+}
+
+/** The tombstones of a record of kind "tombstones"; a FormatError naming `where` when they are not [pattern, second] pairs. */
+export function decodeTombstones(bytes: Uint8Array, where: string): [string, number][] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    parsed = undefined;
+  }
+  const good =
+    Array.isArray(parsed) &&
+    parsed.every(
+      (t) =>
+        Array.isArray(t) &&
+        t.length === 2 &&
+        typeof t[0] === "string" &&
+        Number.isInteger(t[1]) &&
+        t[1] >= 0 &&
+        t[1] < 2 ** 32,
+    );
+  if (!good) throw new FormatError(`${where}: a record of tombstones is not [pattern, second] pairs`, "ERR_FORMAT");
+  return parsed as [string, number][];
 }
