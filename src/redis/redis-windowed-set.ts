@@ -20,7 +20,8 @@
 import { DisposedError, InvalidArgumentError } from "../errors.js";
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import * as check from "../validate.js";
-import { TtlPolicy, type Ttl, type TtlMap, type WindowSemantics } from "../window/ttl-rules.js";
+import type { ExactWindowSetOptions } from "../window/exact-window-set.js";
+import { TtlPolicy, type Ttl, type WindowSemantics } from "../window/ttl-rules.js";
 import type { RedisCommander } from "./commander.js";
 import { adoptDescription, once } from "./description.js";
 import { durabilityOption, durableBatch, orFlags, type Durability } from "./durability.js";
@@ -30,16 +31,10 @@ import { DEL_ALL, HLEN_SUM, WINDOWED_BATCH } from "./scripts.js";
 import { parseShardLayout, proposedLayout, shardCalls, ShardMap } from "./windowed-shards.js";
 
 /** Options of RedisWindowedSeenSet. */
-export interface RedisWindowedSeenSetOptions {
+export interface RedisWindowedSeenSetOptions extends Omit<ExactWindowSetOptions, "items" | "now"> {
   readonly name: string;
   /** Keys held at once (within their TTL), planned: sizes the shards when no process created the set yet (default 1e6). */
   readonly items?: number;
-  /** How long a key stays seen by default: whole seconds ("30d", "90m"), or "never". */
-  readonly ttl: Ttl;
-  /** TTLs by host or URL prefix ("news.example": "1h"); the longest prefix wins over a host, the most specific host over its parents. */
-  readonly ttlMap?: TtlMap;
-  /** "first-seen" (default): due a TTL after the sighting reported new; "refresh": every sighting restarts the TTL. */
-  readonly semantics?: WindowSemantics;
   /** "local" (default) or "replicated": a batch returns once a replica of every master written to has it (WAIT). */
   readonly durability?: Durability;
   /** A clock in ms since the epoch (floored to seconds), for tests and replayed logs; default the server's TIME. */

@@ -9,10 +9,10 @@
 import { FingerprintSet } from "../dedup/fingerprint-set.js";
 import { ChecksumMismatchError, FormatError } from "../errors.js";
 import { checksumBytes } from "../format/checksum.js";
+import { selectFlagged } from "../wasm/batch.js";
 
 /** The tombstones of a record of kind "tombstones" (src/window/ttl-rules.ts). */
 export { decodeTombstones } from "../window/ttl-rules.js";
-import { selectFlagged } from "../wasm/batch.js";
 
 /** A batch after its check-and-insert: the flags (1: new) and the new fingerprints, packed in key order. */
 export interface CheckedBatch {

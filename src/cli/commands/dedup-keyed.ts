@@ -1,6 +1,7 @@
 // The path of `dedup` whose seen-set is not the byte pipeline's: Redis (--redis), a window in
-// memory or in a store (--window: window-set.ts), or a Bloom filter to save (--save-filter). Lines go through JavaScript as keys (the line, or its field, JSON value
-// or canonical URL: src/lines/keys/). Loaded only for those options, so the common case starts
+// memory or in a store (--window: window-set.ts), or a Bloom filter to save (--save-filter).
+// Lines go through JavaScript as keys (the line, or its field, JSON value or canonical URL:
+// src/lines/keys/). Loaded only for those options, so the common case starts
 // without these modules.
 import { open, rm } from "node:fs/promises";
 import { BloomFilter } from "../../bloom/bloom-filter.js";
