@@ -305,7 +305,7 @@ describe("the command line explains what went wrong, in one line", () => {
     expect(bare.code).toBe(2);
     expect(bare.stdout.length).toBe(0);
     expect(bare.stderr.toString()).toBe(
-      "usage: crawlsieve <command> [options]; commands: dedup, canonicalize, near-dups, md5, size\nsee crawlsieve help <command>, or crawlsieve --help for all of them\n",
+      "usage: crawlsieve <command> [options]; commands: dedup, canonicalize, near-dups, md5, size, forget\nsee crawlsieve help <command>, or crawlsieve --help for all of them\n",
     );
     expect(run(["help"]).stdout.toString()).toMatch(/^usage: crawlsieve <command>/);
   });
@@ -314,7 +314,7 @@ describe("the command line explains what went wrong, in one line", () => {
     expect(run(["dedupe"])).toMatchObject({
       code: 2,
       stderr:
-        'crawlsieve: unknown command "dedupe" (did you mean dedup?); commands: dedup, canonicalize, near-dups, md5, size; see crawlsieve --help\n',
+        'crawlsieve: unknown command "dedupe" (did you mean dedup?); commands: dedup, canonicalize, near-dups, md5, size, forget; see crawlsieve --help\n',
     });
     expect(run(["nears-dup"]).stderr).toMatch(/did you mean near-dups\?/);
     expect(run(["zzzzzz"]).stderr.split("\n")).toHaveLength(2);

@@ -25,6 +25,7 @@ import {
   UnsupportedVersionError,
 } from "../build/js/index.node.js";
 import { Kind } from "../build/js/format/container.js";
+import { ExactWindowSet } from "../build/js/window/exact-window-set.js";
 import { blockedRate, ready, resigner, urls } from "./helpers.js";
 
 let resign: Awaited<ReturnType<typeof resigner>>;
@@ -361,6 +362,18 @@ const rows: KindRow[] = [
       (x) => x.addMany(urls(120, "t")),
     ),
     load: (b) => FingerprintSet.deserialize(b),
+  },
+  {
+    name: "ExactWindowSet",
+    kind: Kind.ExactWindowSet,
+    bytes: filled(
+      () => new ExactWindowSet({ ttl: "7d", items: 100, now: () => 1.8e12 }),
+      (x) => {
+        x.addMany(urls(120, "t"));
+        x.forgetHost("example.com");
+      },
+    ),
+    load: (b) => ExactWindowSet.deserialize(b, { ttl: "7d" }),
   },
 ];
 
