@@ -25,3 +25,4 @@ export {
 } from "./content-sieve.js";
 export { RedirectSieve, type RedirectSieveOptions, type RedirectContext } from "./redirect-sieve.js";
 export type { PageEffect } from "./page-effects.js";
+export type { RecrawlAfter } from "../seen/recrawl-spec.js";

@@ -34,17 +34,25 @@ import type {
 } from "@crawlee/core";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { init, isSeenSet, openSeenSet, type SeenSet, type SeenSpec } from "../index.node.js";
+import { type RecrawlAfter, recrawlSeen } from "../seen/recrawl-spec.js";
 import { retryOptions, retryTransient, type RetryOptions } from "../seen/transient.js";
 import * as check from "../validate.js";
 import { chunkReader, isIterable } from "./chunks.js";
 import { keyer, type Keyed, type Keyer, type ScrapyKeyOptions, type SieveKey } from "./keys.js";
 import { PendingKeys } from "./pending-keys.js";
 import { recordName, SeenPersistence } from "./persist.js";
+import { pageKey, recrawlOf } from "./recrawl.js";
 import { applyResume, type ResumePolicy } from "./resume.js";
 import { acceptRequestManagerOption } from "./request-manager-option.js";
 
 /** One entry of addedRequests / processedRequests. */
 type ProcessedRequest = AddRequestsBatchedResult["addedRequests"][number];
+
+/** Forwards sources to the queue; `spent`: new requests already added from this chunk, taken off the budget. */
+type Send = (
+  sources: Source[],
+  spent?: number,
+) => Promise<{ added: readonly ProcessedRequest[]; overLimit: readonly Source[] }>;
 
 /** When keys are committed to the seen-set. */
 export type CommitMode = "after-enqueue" | "on-check";
@@ -59,6 +67,15 @@ export interface SieveRequestManagerOptions {
   readonly scrapy?: ScrapyKeyOptions;
   /** "after-enqueue" (default) or "on-check" (a fleet sharing one seen-set, each with its own queue). */
   readonly commit?: CommitMode;
+  /**
+   * Fetch a page again once this long has passed since it was handled: one TTL ("7d"), or TTLs by
+   * host or URL prefix with a default ({ default: "30d", "news.example": "1h" }; rules need URL
+   * keys, so not with key "scrapy"). `seen` must be a spec: it becomes the exact windowed set of its
+   * backend (memory, disk, redis), which outlives an empty queue under resume "auto".
+   */
+  readonly recrawlAfter?: RecrawlAfter;
+  /** With recrawlAfter: the clock in ms since the epoch (default Date.now; a Redis window: the server's TIME). */
+  readonly now?: () => number;
   /** What to do with a seen-set that outlives an empty queue: "auto" (default), "keep" or "clear". */
   readonly resume?: ResumePolicy;
   /**
@@ -90,6 +107,8 @@ export interface SieveStats {
   lost: number;
   /** on-check only: keys enqueued although the seen-set held them, because a claim of this process whose reply was lost may have put them there. */
   uncertain: number;
+  /** Windowed seen-sets: pages due again that the queue had handled, added again under a recrawl uniqueKey. */
+  recrawled: number;
 }
 
 /**
@@ -144,6 +163,9 @@ export class SieveRequestManager implements IRequestManager {
     /** What the sieve did so far. */
     readonly stats: SieveStats,
     private readonly retry: RetryOptions,
+    /** True when pages come due again (a windowed seen-set): due pages the queue handled are added again. */
+    private readonly windowed: boolean,
+    private readonly clock: () => number,
   ) {}
 
   /**
@@ -179,9 +201,11 @@ export class SieveRequestManager implements IRequestManager {
           `a Crawlee RequestQueue or request manager (it has no ${method}())`,
         );
     }
-    const given = opts.seen ?? { backend: "memory" };
-    if (!isSeenSet(given) && (given === null || typeof given !== "object"))
-      throw new InvalidArgumentError("seen", given, 'a SeenSet or a spec such as { backend: "memory" }');
+    const asked = opts.seen ?? { backend: "memory" };
+    if (!isSeenSet(asked) && (asked === null || typeof asked !== "object"))
+      throw new InvalidArgumentError("seen", asked, 'a SeenSet or a spec such as { backend: "memory" }');
+    const urls = opts.key === undefined || opts.key === "crawlee" || typeof opts.key === "function";
+    const { seen: given, windowed } = recrawlSeen(asked, opts.recrawlAfter, opts.now, { urls, key: '"scrapy"' });
 
     // In-memory sets are saved into (and read back from) Crawlee's key-value store.
     let spec: SeenSet | SeenSpec = given;
@@ -200,7 +224,8 @@ export class SieveRequestManager implements IRequestManager {
       }
     }
     const seen = await openSeenSet(spec);
-    const outcome = await applyResume(resume, inner, seen);
+    // A windowed set outliving its queue is the recrawl schedule itself: "auto" keeps it.
+    const outcome = await applyResume(windowed && resume === "auto" ? "keep" : resume, inner, seen);
     if (outcome === "cleared") {
       // Forgetting what a persistent seen-set held is what a user must not miss (Crawlee's default level hides INFO in many setups).
       const message = `crawlsieve: the request queue is empty, so the ${seen.backend} seen-set was cleared (resume: "${resume}")`;
@@ -216,6 +241,7 @@ export class SieveRequestManager implements IRequestManager {
       committed: 0,
       lost: 0,
       uncertain: 0,
+      recrawled: 0,
     };
     const pending = await PendingKeys.open(seen, (n) => (stats.committed += n));
     const manager = new SieveRequestManager(
@@ -228,6 +254,8 @@ export class SieveRequestManager implements IRequestManager {
       pending,
       stats,
       retry,
+      windowed,
+      opts.now ?? Date.now,
     );
     // The handled keys waiting for their group commit go in first, so a saved set has them all.
     persistence?.attach(async () => {
@@ -282,7 +310,8 @@ export class SieveRequestManager implements IRequestManager {
     };
     const reader = chunkReader(requests as Iterable<Source | string>);
     const overLimit: Source[] = [];
-    const send = (sources: Source[]) => this.forwardBatch(sources, forefront, pause, limited ? budget.left : undefined);
+    const send = (sources: Source[], spent = 0) =>
+      this.forwardBatch(sources, forefront, pause, limited ? budget.left - spent : undefined);
 
     const step = async (chunk: (Source | string)[]) => {
       const { processed, overLimit: over, forwarded } = await this.sieve(chunk, forefront, budget.left, send);
@@ -344,7 +373,7 @@ export class SieveRequestManager implements IRequestManager {
     chunk: readonly (Source | string)[],
     forefront: boolean,
     budgetLeft: number,
-    send: (sources: Source[]) => Promise<{ added: readonly ProcessedRequest[]; overLimit: readonly Source[] }>,
+    send: Send,
   ): Promise<{ processed: ProcessedRequest[]; overLimit: Source[]; forwarded: number }> {
     // Lists to fetch (requestsFromUrl) cannot be keyed before Crawlee fetches them: passed on as they are.
     const lists: Source[] = [];
@@ -387,10 +416,14 @@ export class SieveRequestManager implements IRequestManager {
         const mine = new Set(claimed);
         forward = Uint8Array.from(keys, (k) => (mine.has(k) ? 1 : 0));
       }
-      const sending = keys.flatMap((k, i) => (forward[i] === 1 ? [keyed[firstOf.get(k)!]] : []));
-      const { added, overLimit } =
+      let sending = keys.flatMap((k, i) => (forward[i] === 1 ? [keyed[firstOf.get(k)!]] : []));
+      let { added, overLimit } =
         sending.length > 0 ? await send(sending.map((k) => k.source)) : { added: [], overLimit: [] };
       this.stats.forwarded += sending.length;
+      // Keys whose recrawl the queue calls handled too: fetched, their commit lost (after-enqueue commits them now).
+      let handledAgain: readonly string[] = [];
+      if (this.windowed && added.some((r) => r.wasAlreadyHandled))
+        ({ added, overLimit, sending, handledAgain } = await this.recrawl(sending, added, overLimit, send));
 
       // What the queue holds now (new or already present) is committed; the rest is not.
       const acceptedUniqueKeys = new Set(added.map((r) => r.uniqueKey));
@@ -399,6 +432,7 @@ export class SieveRequestManager implements IRequestManager {
       this.stats.accepted += acceptedKeys.size;
       if (this.commit === "after-enqueue") {
         await this.pending.accept([...acceptedKeys]);
+        for (const key of handledAgain) this.pending.handled(key);
       } else {
         const refused = claimed.filter((k) => !acceptedKeys.has(k));
         await this.giveBack(refused);
@@ -426,6 +460,39 @@ export class SieveRequestManager implements IRequestManager {
       for (const key of keys) if (this.inflight.get(key) === done) this.inflight.delete(key);
       release();
     }
+  }
+
+  /**
+   * Windowed seen-sets: the due pages of a chunk that the queue answered "already handled" are
+   * added again, each under a recrawl uniqueKey (recrawl.ts), within what is left of the budget.
+   */
+  private async recrawl(
+    sending: readonly Keyed[],
+    added: readonly ProcessedRequest[],
+    overLimit: readonly Source[],
+    send: Send,
+  ): Promise<{ added: ProcessedRequest[]; overLimit: Source[]; sending: Keyed[]; handledAgain: string[] }> {
+    const handled = new Set(added.filter((r) => r.wasAlreadyHandled).map((r) => r.uniqueKey));
+    const second = Math.floor(this.clock() / 1000);
+    const again = new Map<string, Keyed>();
+    for (const k of sending) if (handled.has(k.uniqueKey)) again.set(k.uniqueKey, recrawlOf(k, second));
+    const spent = added.filter((r) => !r.wasAlreadyPresent).length;
+    const retried = await send(
+      [...again.values()].map((k) => k.source),
+      spent,
+    );
+    const keyOfRecrawl = new Map([...again.values()].map((k) => [k.uniqueKey, k.key]));
+    const handledAgain: string[] = [];
+    for (const r of retried.added) {
+      if (r.wasAlreadyHandled) handledAgain.push(keyOfRecrawl.get(r.uniqueKey)!);
+      else if (!r.wasAlreadyPresent) this.stats.recrawled += 1;
+    }
+    return {
+      added: [...added.filter((r) => !handled.has(r.uniqueKey)), ...retried.added],
+      overLimit: [...overLimit, ...retried.overLimit],
+      sending: sending.map((k) => again.get(k.uniqueKey) ?? k),
+      handledAgain,
+    };
   }
 
   /** Forwards one filtered chunk to the queue as one batch; Crawlee retries what it left unprocessed. */
@@ -530,7 +597,8 @@ export class SieveRequestManager implements IRequestManager {
     const info = await this.queue.markRequestHandled(request);
     if (this.commit === "after-enqueue") {
       try {
-        this.pending.handled(this.keyOf(request).key);
+        const key = this.keyOf(request).key;
+        this.pending.handled(this.windowed ? pageKey(key) : key);
       } catch (error) {
         crawleeLog.warning(`crawlsieve: no key for the handled request ${request.url}: ${String(error)}`);
       }

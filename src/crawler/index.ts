@@ -12,3 +12,4 @@ export {
   type SieveCrawlerOptions,
 } from "./sieve-crawler.js";
 export type { CrawlerKey, CrawlerRequestLike } from "./request-key.js";
+export type { RecrawlAfter } from "../seen/recrawl-spec.js";

@@ -2,6 +2,7 @@
 // query sorted, as w3lib/Scrapy canonicalize) and body, fingerprinted, so spellings of one request
 // meet in one key whatever backend holds it.
 import { InvalidArgumentError } from "../errors.js";
+import { canonicalizeUrl } from "../url/canonicalize.js";
 import { requestFingerprint } from "../url/fingerprint.js";
 
 /** What a request is keyed by: "request" (MD5 fingerprint, default), "scrapy" (Scrapy-Redis SHA1), or a function. */
@@ -17,8 +18,15 @@ export interface CrawlerRequestLike {
   readonly json?: unknown;
 }
 
-/** A key function for the `key` option (checked once, when the sieve is attached). */
-export function keyFunction(key: CrawlerKey | undefined): (request: CrawlerRequestLike) => string | undefined {
+/**
+ * A key function for the `key` option (checked once, when the sieve is attached). With `urls`
+ * (recrawl TTLs by host or URL prefix, which must see the URL), "request" keys a GET without a
+ * body by its canonical URL, and any other request by that URL, a space and the MD5 fingerprint.
+ */
+export function keyFunction(
+  key: CrawlerKey | undefined,
+  urls = false,
+): (request: CrawlerRequestLike) => string | undefined {
   if (typeof key === "function") return key;
   if (key !== undefined && key !== "request" && key !== "scrapy")
     throw new InvalidArgumentError("key", key, '"request", "scrapy" or a function (request) => string');
@@ -28,8 +36,12 @@ export function keyFunction(key: CrawlerKey | undefined): (request: CrawlerReque
     // A URL given as a function is resolved by node-crawler at fetch time: nothing to key it by yet.
     if (typeof url !== "string") return undefined;
     const method = (request.method ?? "GET").toUpperCase();
+    const body = bodyOf(request);
     try {
-      return requestFingerprint({ method, url, body: bodyOf(request) }, { algorithm });
+      const fingerprint = requestFingerprint({ method, url, body }, { algorithm });
+      if (!urls) return fingerprint;
+      const canonical = canonicalizeUrl(url);
+      return method === "GET" && body === undefined ? canonical : `${canonical} ${fingerprint}`;
     } catch {
       // A URL the canonicalizer refuses still gets a key (it will fail at fetch): the exact text.
       return `${method} ${url}`;

@@ -10,6 +10,7 @@ import { asCommander } from "../redis/commander.js";
 import { openSeenSet } from "../seen/open-seen-set.node.js";
 import type { SeenSet } from "../seen/seen-set.js";
 import type { SeenSpec } from "../seen/seen-spec.js";
+import { type RecrawlAfter, recrawlSeen } from "../seen/recrawl-spec.js";
 import { filePendingLog, redisPendingLog, type PendingLog, type PendingRequest } from "./pending-log.js";
 import { keyFunction, type CrawlerKey, type CrawlerRequestLike } from "./request-key.js";
 
@@ -30,6 +31,15 @@ export interface SieveCrawlerOptions {
   readonly seen?: SeenSet | SeenSpec;
   /** What a request is keyed by (default "request": MD5 over method, canonical URL and body). */
   readonly key?: CrawlerKey;
+  /**
+   * Schedule a URL again once this long has passed since it was scheduled: one TTL ("7d"), or TTLs
+   * by host or URL prefix with a default ({ default: "30d", "news.example": "1h" }; with rules the
+   * "request" key is the canonical URL, see keyFunction; not with key "scrapy"). `seen` must be a
+   * spec: it becomes the exact windowed set of its backend (memory, disk, redis).
+   */
+  readonly recrawlAfter?: RecrawlAfter;
+  /** With recrawlAfter: the clock in ms since the epoch (default Date.now; a Redis window: the server's TIME). */
+  readonly now?: () => number;
   /** Forget a request whose fetch finally failed (after node-crawler's retries), so a later add retries it. Exact seen-sets only. */
   readonly forgetOnFailure?: boolean;
   /**
@@ -112,11 +122,16 @@ export async function sieveCrawler(crawler: CrawlerLike, options: SieveCrawlerOp
     throw new InvalidArgumentError("crawler", crawler, "a node-crawler 2.x Crawler (new Crawler({...}))");
   }
   await init();
-  const keyOf = keyFunction(options.key);
+  const rules = options.recrawlAfter !== null && typeof options.recrawlAfter === "object";
+  const keyOf = keyFunction(options.key, rules && options.key !== "scrapy");
   const worker = options.worker ?? "main";
   if (typeof worker !== "string" || !/^[\w.-]{1,64}$/.test(worker))
     throw new InvalidArgumentError("worker", worker, "a name of letters, digits, '_', '.', '-'");
-  const spec = options.seen ?? { backend: "memory" };
+  const urls = options.key !== "scrapy";
+  const { seen: spec } = recrawlSeen(options.seen ?? { backend: "memory" }, options.recrawlAfter, options.now, {
+    urls,
+    key: '"scrapy"',
+  });
   const seen = await openSeenSet(spec);
   const forget = options.forgetOnFailure ?? false;
   if (typeof forget !== "boolean") throw new InvalidArgumentError("forgetOnFailure", forget, "true or false");
