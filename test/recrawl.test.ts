@@ -97,7 +97,7 @@ describe("SieveRequestManager recrawlAfter", () => {
    */
   async function replay(
     sieve: (now: () => number) => SieveRequestManagerOptions,
-    storage: () => MemoryStorage,
+    configOf: () => Configuration,
   ): Promise<{ recrawled: number }> {
     const pages = sitemap();
     const model = new Schedule(`${site.origin}/q/`);
@@ -107,11 +107,7 @@ describe("SieveRequestManager recrawlAfter", () => {
       const t = T0 + step;
       const due = model.due(pages.keys(), t);
       site.reset();
-      const config = new Configuration({
-        storageClient: storage(),
-        purgeOnStart: false,
-        persistStateIntervalMillis: 3_600_000,
-      });
+      const config = configOf();
       const manager = await SieveRequestManager.open(await RequestQueue.open(null, { config }), {
         config,
         ...sieve(() => t),
@@ -142,11 +138,17 @@ describe("SieveRequestManager recrawlAfter", () => {
     return { recrawled };
   }
 
-  it("a kept queue, the in-memory window saved in its key-value store: due pages are added again under a recrawl uniqueKey", async () => {
-    const kept = new MemoryStorage({ persistStorage: false });
+  /** A configuration over `storage`, the queue kept at start. */
+  const configOver = (storage: MemoryStorage) =>
+    new Configuration({ storageClient: storage, purgeOnStart: false, persistStateIntervalMillis: 3_600_000 });
+
+  it("one queue object kept across runs, the in-memory window saved in its key-value store: due pages are added again under a recrawl uniqueKey", async () => {
+    // The same Configuration, so the same RequestQueue object: its cache calls a handled request
+    // unhandled (Crawlee caches markRequestHandled's "was it handled before" answer).
+    const config = configOver(new MemoryStorage({ persistStorage: false }));
     const { recrawled } = await replay(
       (now) => ({ recrawlAfter: RULES(site.origin), now }),
-      () => kept,
+      () => config,
     );
     // Every fetch after the first day went through the queue's "already handled" answer.
     expect(recrawled).toBeGreaterThan(0);
@@ -156,7 +158,7 @@ describe("SieveRequestManager recrawlAfter", () => {
     const path = tempDir();
     const { recrawled } = await replay(
       (now) => ({ seen: { backend: "disk", path }, recrawlAfter: RULES(site.origin), now }),
-      () => new MemoryStorage({ persistStorage: false }),
+      () => configOver(new MemoryStorage({ persistStorage: false })),
     );
     expect(recrawled).toBe(0);
   }, 180_000);
@@ -174,13 +176,55 @@ describe("SieveRequestManager recrawlAfter", () => {
           recrawlAfter: RULES(site.origin),
           now,
         }),
-        () => kept,
+        () => configOver(kept),
       );
       expect(recrawled).toBeGreaterThan(0);
     } finally {
       await client.quit();
     }
   }, 180_000);
+
+  it("a page still pending in a kept queue (its sieve closed before it was handled) is not added again; a handled one is, once due", async () => {
+    const config = configOver(new MemoryStorage({ persistStorage: false }));
+    const queue = await RequestQueue.open("pending", { config });
+    const [a, b] = ["https://d.example/a", "https://d.example/b"];
+    const open = (t: number) => SieveRequestManager.open(queue, { config, recrawlAfter: "1d", now: () => t });
+    const first = await open(T0);
+    await first.addRequestsBatched([a, b], { waitForAllRequestsToBeAdded: true });
+    await first.markRequestHandled((await first.fetchNextRequest())!);
+    await first.close();
+    const present = async (t: number) => {
+      const sieve = await open(t);
+      const { addedRequests } = await sieve.addRequestsBatched([a, b], { waitForAllRequestsToBeAdded: true });
+      const out = {
+        present: addedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent]).sort(),
+        recrawled: sieve.stats.recrawled,
+      };
+      await sieve.close();
+      return out;
+    };
+    const recrawlKey = `${a}#crawlsieve-recrawl-${(T0 + DAY) / 1000}`;
+    expect(await present(T0 + 1000)).toEqual({
+      present: [
+        [a, true],
+        [b, true],
+      ],
+      recrawled: 0,
+    });
+    expect(queue.getTotalCount()).toBe(2);
+    expect(await present(T0 + DAY)).toEqual({
+      present: [
+        [recrawlKey, false],
+        [b, true],
+      ],
+      recrawled: 1,
+    });
+    expect(queue.getTotalCount()).toBe(3);
+    const next = await queue.fetchNextRequest();
+    expect([next?.url, next?.uniqueKey]).toEqual([b, b]);
+    const again = await queue.fetchNextRequest();
+    expect([again?.url, again?.uniqueKey]).toEqual([a, recrawlKey]);
+  });
 
   it("refuses what it cannot honour, naming the value", async () => {
     const open = (options: SieveRequestManagerOptions) => SieveRequestManager.open(null, options);

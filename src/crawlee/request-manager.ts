@@ -422,7 +422,7 @@ export class SieveRequestManager implements IRequestManager {
       this.stats.forwarded += sending.length;
       // Keys whose recrawl the queue calls handled too: fetched, their commit lost (after-enqueue commits them now).
       let handledAgain: readonly string[] = [];
-      if (this.windowed && added.some((r) => r.wasAlreadyHandled))
+      if (this.windowed && added.some((r) => r.wasAlreadyPresent))
         ({ added, overLimit, sending, handledAgain } = await this.recrawl(sending, added, overLimit, send));
 
       // What the queue holds now (new or already present) is committed; the rest is not.
@@ -472,7 +472,9 @@ export class SieveRequestManager implements IRequestManager {
     overLimit: readonly Source[],
     send: Send,
   ): Promise<{ added: ProcessedRequest[]; overLimit: Source[]; sending: Keyed[]; handledAgain: string[] }> {
-    const handled = new Set(added.filter((r) => r.wasAlreadyHandled).map((r) => r.uniqueKey));
+    const handled = await this.handledOf(added);
+    if (handled.size === 0)
+      return { added: [...added], overLimit: [...overLimit], sending: [...sending], handledAgain: [] };
     const second = Math.floor(this.clock() / 1000);
     const again = new Map<string, Keyed>();
     for (const k of sending) if (handled.has(k.uniqueKey)) again.set(k.uniqueKey, recrawlOf(k, second));
@@ -482,17 +484,35 @@ export class SieveRequestManager implements IRequestManager {
       spent,
     );
     const keyOfRecrawl = new Map([...again.values()].map((k) => [k.uniqueKey, k.key]));
-    const handledAgain: string[] = [];
-    for (const r of retried.added) {
-      if (r.wasAlreadyHandled) handledAgain.push(keyOfRecrawl.get(r.uniqueKey)!);
-      else if (!r.wasAlreadyPresent) this.stats.recrawled += 1;
-    }
+    const handledTwice = await this.handledOf(retried.added);
+    const handledAgain = [...handledTwice].map((uniqueKey) => keyOfRecrawl.get(uniqueKey)!);
+    for (const r of retried.added) if (!r.wasAlreadyPresent) this.stats.recrawled += 1;
     return {
       added: [...added.filter((r) => !handled.has(r.uniqueKey)), ...retried.added],
       overLimit: [...overLimit, ...retried.overLimit],
       sending: sending.map((k) => again.get(k.uniqueKey) ?? k),
       handledAgain,
     };
+  }
+
+  /**
+   * The uniqueKeys among `infos` whose requests the queue holds as handled. Crawlee's answer to an
+   * add says "already handled" only for what its cache knows, and its cache keeps a request as
+   * unhandled after markRequestHandled; so a request the queue reports present is read back
+   * (getRequest: its handledAt), and only a queue without getRequest is taken at its word.
+   */
+  private async handledOf(infos: readonly ProcessedRequest[]): Promise<Set<string>> {
+    const present = infos.filter((r) => r.wasAlreadyPresent);
+    const queue = this.queue as { getRequest?: (id: string) => Promise<{ handledAt?: unknown } | null> };
+    const getRequest = queue.getRequest?.bind(queue);
+    const handled = await Promise.all(
+      present.map(async (r) =>
+        getRequest === undefined || typeof r.requestId !== "string"
+          ? r.wasAlreadyHandled === true
+          : ((await getRequest(r.requestId))?.handledAt ?? null) !== null,
+      ),
+    );
+    return new Set(present.filter((_, i) => handled[i]).map((r) => r.uniqueKey));
   }
 
   /** Forwards one filtered chunk to the queue as one batch; Crawlee retries what it left unprocessed. */
