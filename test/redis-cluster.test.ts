@@ -13,6 +13,7 @@ import {
   RedisDeduplicator,
   RedisNearDupFilter,
   RedisTimeWindowFilter,
+  RedisWindowedSeenSet,
   type RedisCommander,
 } from "../build/js/redis/index.js";
 import { ready, rng, urls } from "./helpers.js";
@@ -293,6 +294,49 @@ describe("on a Redis Cluster", () => {
     expect(winners.size).toBe(27_000);
     expect([...winners.entries()].filter(([, n]) => n !== 1)).toEqual([]);
   }, 120_000);
+
+  it("the exact recrawl window: a master killed between a batch's writes and its WAIT (its replica paused): with replicated durability no key reported new is lost, and none is new twice", async () => {
+    const synced = () =>
+      cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
+    await cluster.settle(() => cluster.masters().length === 3 && synced());
+    const options = {
+      name: "wait-window",
+      ttl: "30d",
+      durability: "replicated",
+      now: () => Date.parse("2026-06-01T00:00:00Z"),
+    } as const;
+    const window = await RedisWindowedSeenSet.open(redis, options);
+    const victim = cluster.nodes.find((node) => node.port === cluster.masters()[0])!;
+    const replica = cluster.nodes.find((node) => node.port === cluster.replicaOf(victim.port))!;
+    replica.pause();
+    const keys = urls(2_000, "wait-window");
+    const run = window.addMany(keys);
+    await new Promise((r) => setTimeout(r, 1_500));
+    // The victim took its share of the batch's shards, which its paused replica never got.
+    const onVictim = cluster.cli(["KEYS", "cs:*:ws:*"], victim.port).trim().split("\n").filter(Boolean).length;
+    await victim.kill();
+    replica.resume();
+    cluster.cli(["CLUSTER", "FAILOVER", "TAKEOVER"], replica.port);
+    await new Promise((r) => setTimeout(r, 2_000));
+    await victim.restart();
+    const due = await run;
+    await cluster.settle(
+      () =>
+        cluster.masters().length === 3 &&
+        /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)),
+    );
+    expect(onVictim).toBeGreaterThan(10);
+    const acked = keys.filter((_, i) => due[i] === 1);
+    expect(acked.length).toBe(keys.length);
+    const reader = await connect();
+    try {
+      const again = await RedisWindowedSeenSet.open(fromNodeRedis(reader), options);
+      expect(acked.length - sum(await again.hasMany(acked))).toBe(0);
+      expect(sum(await again.addMany(acked))).toBe(0);
+    } finally {
+      await reader.close();
+    }
+  }, 180_000);
 
   it("a master killed mid-stream: the client recovers by itself and, with replicated durability, every acknowledged key is still seen", async () => {
     const filter = await RedisBloomFilter.open(redis, {
