@@ -295,10 +295,39 @@ describe("on a Redis Cluster", () => {
     expect([...winners.entries()].filter(([, n]) => n !== 1)).toEqual([]);
   }, 120_000);
 
-  it("the exact recrawl window: a master killed between a batch's writes and its WAIT (its replica paused): with replicated durability no key reported new is lost, and none is new twice", async () => {
+  /**
+   * Runs `batch` while the first master's replica is paused, kills that master 1.5 s in (its
+   * writes never reached a replica), promotes the replica, brings the victim back as a replica,
+   * and returns the batch's answers with the count of the victim's keys matching `pattern` at the kill.
+   */
+  async function killInWaitWindow<T>(
+    pattern: string,
+    batch: () => Promise<T>,
+  ): Promise<{ result: T; onVictim: number }> {
     const synced = () =>
       cluster.masters().every((port) => /connected_slaves:1/.test(cluster.cli(["INFO", "replication"], port)));
     await cluster.settle(() => cluster.masters().length === 3 && synced());
+    const victim = cluster.nodes.find((node) => node.port === cluster.masters()[0])!;
+    const replica = cluster.nodes.find((node) => node.port === cluster.replicaOf(victim.port))!;
+    replica.pause();
+    const run = batch();
+    await new Promise((r) => setTimeout(r, 1_500));
+    const onVictim = cluster.cli(["KEYS", pattern], victim.port).trim().split("\n").filter(Boolean).length;
+    await victim.kill();
+    replica.resume();
+    cluster.cli(["CLUSTER", "FAILOVER", "TAKEOVER"], replica.port);
+    await new Promise((r) => setTimeout(r, 2_000));
+    await victim.restart();
+    const result = await run;
+    await cluster.settle(
+      () =>
+        cluster.masters().length === 3 &&
+        /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)),
+    );
+    return { result, onVictim };
+  }
+
+  it("the exact recrawl window: a master killed between a batch's writes and its WAIT (its replica paused): with replicated durability no key reported new is lost, and none is new twice", async () => {
     const options = {
       name: "wait-window",
       ttl: "30d",
@@ -306,25 +335,9 @@ describe("on a Redis Cluster", () => {
       now: () => Date.parse("2026-06-01T00:00:00Z"),
     } as const;
     const window = await RedisWindowedSeenSet.open(redis, options);
-    const victim = cluster.nodes.find((node) => node.port === cluster.masters()[0])!;
-    const replica = cluster.nodes.find((node) => node.port === cluster.replicaOf(victim.port))!;
-    replica.pause();
     const keys = urls(2_000, "wait-window");
-    const run = window.addMany(keys);
-    await new Promise((r) => setTimeout(r, 1_500));
+    const { result: due, onVictim } = await killInWaitWindow("cs:*:ws:*", () => window.addMany(keys));
     // The victim took its share of the batch's shards, which its paused replica never got.
-    const onVictim = cluster.cli(["KEYS", "cs:*:ws:*"], victim.port).trim().split("\n").filter(Boolean).length;
-    await victim.kill();
-    replica.resume();
-    cluster.cli(["CLUSTER", "FAILOVER", "TAKEOVER"], replica.port);
-    await new Promise((r) => setTimeout(r, 2_000));
-    await victim.restart();
-    const due = await run;
-    await cluster.settle(
-      () =>
-        cluster.masters().length === 3 &&
-        /master_link_status:up/.test(cluster.cli(["INFO", "replication"], victim.port)),
-    );
     expect(onVictim).toBeGreaterThan(10);
     const acked = keys.filter((_, i) => due[i] === 1);
     expect(acked.length).toBe(keys.length);
@@ -333,6 +346,32 @@ describe("on a Redis Cluster", () => {
       const again = await RedisWindowedSeenSet.open(fromNodeRedis(reader), options);
       expect(acked.length - sum(await again.hasMany(acked))).toBe(0);
       expect(sum(await again.addMany(acked))).toBe(0);
+    } finally {
+      await reader.close();
+    }
+  }, 180_000);
+
+  it("the near-duplicate filter: a master killed between a batch's writes and its WAIT: with replicated durability every text answered new is found again, and its near copies answer as in memory", async () => {
+    const next = rng(4747);
+    const word = () => `v${Math.floor(next() * 1e6).toString(36)}`;
+    const bases = Array.from({ length: 300 }, () => Array.from({ length: 60 }, word));
+    const texts = bases.map((base) => base.join(" "));
+    const copies = bases.map((base) => base.map((w, i) => (i === 30 ? word() : w)).join(" "));
+    const options = { name: "wait-nd", items: 10_000, fpRate: 1e-4, durability: "replicated" } as const;
+    const filter = await RedisNearDupFilter.open(redis, options);
+    const { result: answers, onVictim } = await killInWaitWindow("cs:{wait-nd*", () => filter.addMany(texts));
+    expect(onVictim).toBeGreaterThan(10);
+    const acked = texts.filter((_, i) => answers[i] === 0);
+    expect(acked.length).toBeGreaterThan(295);
+    const reader = await connect();
+    try {
+      const again = await RedisNearDupFilter.open(fromNodeRedis(reader), options);
+      expect(acked.length - sum(await again.hasMany(acked))).toBe(0);
+      // Near copies answer as the in-memory filter holding the same texts: no band write was lost.
+      const local = new NearDupFilter({ items: 10_000, fpRate: 1e-4 });
+      local.addMany(acked);
+      const copyOfAcked = copies.filter((_, i) => answers[i] === 0);
+      expect(await again.hasMany(copyOfAcked)).toEqual(local.hasMany(copyOfAcked));
     } finally {
       await reader.close();
     }
