@@ -11,6 +11,7 @@ import { log as crawleeLog } from "./core.js";
 import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
 import { htmlToText } from "../html/html-to-text.js";
 import { init, NearDupIndex, simhash } from "../index.node.js";
+import type { NearDupTextFilter } from "../near-dup/near-dup-filter.js";
 import { retryOptions, retryTransient, type RetryOptions } from "../seen/transient.js";
 import * as check from "../validate.js";
 import { DEFAULT_SKIP, muteContext, type PageEffect } from "./page-effects.js";
@@ -34,11 +35,7 @@ export interface SharedNearDupIndex {
   ): Promise<readonly ({ readonly id: string; readonly similarity: number } | null)[]>;
 }
 
-/** A yes/no near-duplicate filter (NearDupFilter, or RedisNearDupFilter from `crawlsieve/redis`): per text 1 when a near-duplicate was added before; every text is recorded. */
-export interface NearDupTextFilter {
-  /** Records the texts; result[i] = 1 when a near-duplicate of texts[i] was recorded before. */
-  addMany(texts: string[]): Uint8Array | Promise<Uint8Array>;
-}
+export type { NearDupTextFilter } from "../near-dup/near-dup-filter.js";
 
 /** Options of ContentSieve.open. */
 export interface ContentSieveOptions {

@@ -13,3 +13,10 @@ export {
 } from "./sieve-crawler.js";
 export type { CrawlerKey, CrawlerRequestLike } from "./request-key.js";
 export type { RecrawlAfter } from "../seen/recrawl-spec.js";
+export {
+  skipNearDuplicates,
+  type CrawlerCallback,
+  type CrawlerResponseLike,
+  type NearDupCallbackOptions,
+  type NearDupCallbackStats,
+} from "./near-dup-callback.js";

@@ -15,6 +15,12 @@ import * as check from "../validate.js";
 import { DEFAULT_SHINGLE } from "./features.js";
 import { checkSketchParams, wideBandKeys, type SketchParams } from "./minhash.js";
 
+/** A yes/no near-duplicate filter (NearDupFilter, or RedisNearDupFilter from `crawlsieve/redis`): per text 1 when a near-duplicate was added before; every text is recorded. */
+export interface NearDupTextFilter {
+  /** Records the texts; result[i] = 1 when a near-duplicate of texts[i] was recorded before. */
+  addMany(texts: string[]): Uint8Array | Promise<Uint8Array>;
+}
+
 /** Options of NearDupFilter. */
 export interface NearDupFilterOptions {
   /** Texts planned. */
