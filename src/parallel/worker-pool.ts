@@ -27,7 +27,7 @@ export type JobResult =
 /** A job failed in a worker (its message says why). */
 export class WorkerJobError extends CrawlsieveError {
   constructor(message: string) {
-    super("ERR_WORKER", `a Bloom worker failed: ${message}`);
+    super("ERR_WORKER", `a worker thread failed: ${message}`);
   }
 }
 

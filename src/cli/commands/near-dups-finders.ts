@@ -5,6 +5,7 @@
 import type { Clustering, ScoredPair } from "../../near-dup/groups.js";
 import { MinHashSpill } from "../../near-dup/minhash-spill.js";
 import { sketchMany } from "../../near-dup/minhash.js";
+import type { SketchPool } from "../../near-dup/sketch-pool.js";
 import { NearDupIndex, type NearMatch } from "../../near-dup/near-dup-index.js";
 import { features } from "../../near-dup/features.js";
 import { simhashMany } from "../../near-dup/simhash.js";
@@ -17,8 +18,12 @@ export type OnProgress = (done: number, verified: number) => void;
 
 /** The similarity engine behind the command: one per mode. */
 export interface Finder {
-  /** Stores documents `numbers` (consecutive from 0, continuing the last call's); returns the numbers of those without a word. */
-  add(numbers: number[], texts: string[]): number[];
+  /**
+   * Stores documents `numbers` (consecutive from 0, continuing the last call's); returns the
+   * numbers of those without a word. A promise when sketching runs on worker threads: calls may
+   * overlap, and documents are still stored in call order.
+   */
+  add(numbers: number[], texts: string[]): number[] | Promise<number[]>;
   /** Every pair reaching the threshold, in batches as found. */
   pairBatches(onProgress: OnProgress): Iterable<ScoredPair[]>;
   /** Star clusters, documents taken in `order`. */
@@ -27,12 +32,29 @@ export interface Finder {
   dispose(): void;
 }
 
-/** MinHash: sketches on disk in MinHashSpill (under `tmp`), band buckets in memory; it streams pairs and clusters in one pass itself. */
-export function minhashFinder(threshold: number, shingle: number, sketchSize: number, tmp: string | undefined): Finder {
+/**
+ * MinHash: sketches on disk in MinHashSpill (under `tmp`), band buckets in memory; it streams
+ * pairs and clusters in one pass itself. With `pool`, a batch is sketched on the worker threads
+ * while the next is read, and batches are stored in order (the same sketches, so the same output).
+ */
+export function minhashFinder(
+  threshold: number,
+  shingle: number,
+  sketchSize: number,
+  tmp: string | undefined,
+  pool?: SketchPool,
+): Finder {
   const index = new MinHashSpill({ threshold, shingle, sketchSize, tmp });
+  let stored: Promise<unknown> = Promise.resolve();
   return {
     field: "similarity",
-    add: (_numbers, texts) => index.addSketches(sketchMany(texts, index.params)),
+    add(_numbers, texts) {
+      if (pool === undefined) return index.addSketches(sketchMany(texts, index.params));
+      const sketches = pool.sketchMany(texts, index.params);
+      const done = Promise.all([sketches, stored]).then(([made]) => index.addSketches(made));
+      stored = done.catch(() => undefined);
+      return done;
+    },
     pairBatches: (onProgress) => index.pairBatches(onProgress),
     cluster: (order, onProgress) => index.cluster(order, onProgress),
     dispose: () => index.dispose(),

@@ -8,7 +8,7 @@
 // --dedup the JSON-lines records themselves, the duplicates left out; --filter leaves them out in
 // one pass through a yes/no filter (near-dups-filter.ts).
 import { open, stat, type FileHandle } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import { probabilityOption, thresholdOption } from "../parse.js";
@@ -25,6 +25,7 @@ import { count, Progress } from "../progress.js";
 import { makeTempFolder, removeTempFolder, removeTempFoldersAtExit } from "../../files/temp-folders.js";
 import { Column } from "../../near-dup/column.js";
 import { DEFAULT_SPILL_SKETCH_SIZE } from "../../near-dup/minhash-spill.js";
+import { SketchPool } from "../../near-dup/sketch-pool.js";
 import { writeDataset } from "./near-dups-dataset.js";
 import { minhashFinder, simhashFinder, type Finder, type OnProgress } from "./near-dups-finders.js";
 import { ExactGroups } from "./near-dups-exact.js";
@@ -34,8 +35,8 @@ import { datasetPlan } from "./near-dups-plan.js";
 import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 
 /** Usage of `near-dups`. */
-export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR]
-crawlsieve near-dups --dedup [FILE.jsonl...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--no-exact-first] [--keep first|longest|max:FIELD|min:FIELD] [--removed FILE] [--annotate] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR]
+export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR] [--threads N]
+crawlsieve near-dups --dedup [FILE.jsonl...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--no-exact-first] [--keep first|longest|max:FIELD|min:FIELD] [--removed FILE] [--annotate] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR] [--threads N]
 crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--items N] [--fp-rate P] [--max-bytes N] [--text-field F] [--id-field F] [--redis URL [--cluster] --namespace NAME [--durability local|replicated]]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
@@ -59,6 +60,8 @@ crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--i
   --tmp DIR          where the documents' sketches are kept while the command runs (4 bytes per
                      distinct shingle, at most 8 KB a document, on disk; memory keeps about 200
                      bytes a document); default TMPDIR; removed at the end and on Ctrl-C
+  --threads N        worker threads that make the MinHash sketches (default: the cores available);
+                     the output is the same bytes for every N
   --max-distance K   SimHash instead: documents within K bits of 64-bit SimHash distance (0 to 8),
                      groups and pairs with "distance" instead of "similarity"
   --max-bytes N      largest document (a file, or a JSON line) in bytes; a larger one ends the run
@@ -143,6 +146,7 @@ export async function nearDups(argv: string[]): Promise<number> {
       cluster: { type: "boolean" },
       namespace: { type: "string" },
       durability: { type: "string" },
+      threads: { type: "string" },
     },
     allowPositionals: true,
     allowNegative: true,
@@ -158,6 +162,11 @@ export async function nearDups(argv: string[]): Promise<number> {
   const shingle = integerOption("--shingle", values.shingle, 3, 1, 16);
   const maxBytes = integerOption("--max-bytes", values["max-bytes"], DEFAULT_MAX_BYTES, 1, DEFAULT_MAX_BYTES);
   if (values.filter) {
+    if (values.threads !== undefined)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        "near-dups: --threads sketches documents for --dedup and pair search; --filter runs on one thread",
+      );
     checkFilterFlags(values);
     const fields: RecordFields = {
       text: fieldOption("--text-field", values["text-field"], "text"),
@@ -256,16 +265,22 @@ export async function nearDups(argv: string[]): Promise<number> {
     reserved: values.annotate ? ["cluster", "cluster_size", "duplicate_of"] : undefined,
     keepField: keep.kind === "max" || keep.kind === "min" ? keep.field : undefined,
   };
+  if (values["max-distance"] !== undefined && values.threads !== undefined)
+    throw new CrawlsieveError(
+      "ERR_INVALID_ARGUMENT",
+      "near-dups: --threads sketches MinHash documents; SimHash (--max-distance) runs on one thread",
+    );
+  const threads = integerOption("--threads", values.threads, availableParallelism(), 1, 256);
   if (values.removed !== undefined) await checkNotAnInput(values.removed, positionals);
-  const finder =
-    values["max-distance"] !== undefined
-      ? simhashFinder(integerOption("--max-distance", values["max-distance"], 3, 0, 8), shingle)
-      : minhashFinder(
-          thresholdOption(values.threshold),
-          shingle,
-          integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096),
-          values.tmp,
-        );
+  const simhash = values["max-distance"] !== undefined;
+  const maxDistance = integerOption("--max-distance", values["max-distance"], 3, 0, 8);
+  const threshold = thresholdOption(values.threshold);
+  const sketchSize = integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096);
+  // Started once every option is checked: a bad one must not leave threads behind.
+  const pool = !simhash && threads > 1 ? await SketchPool.start(threads) : undefined;
+  const finder = simhash
+    ? simhashFinder(maxDistance, shingle)
+    : minhashFinder(threshold, shingle, sketchSize, values.tmp, pool);
   let removed: FileHandle | undefined;
   let spool: string | undefined;
   // The sketch file goes at exit, on an error, and on the signals that end a long run.
@@ -361,6 +376,7 @@ export async function nearDups(argv: string[]): Promise<number> {
     }
   } finally {
     finder.dispose();
+    await pool?.close();
     await removed?.close();
     if (spool !== undefined) removeTempFolder(spool);
   }
@@ -398,6 +414,7 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keep: KeepRule,
   let batch: Doc[] = [];
   let chars = 0;
   let toText: ((html: string) => string) | undefined;
+  let inFlight: Promise<void> = Promise.resolve();
   const flush = async () => {
     if (batch.length === 0) return;
     if (batch.some((doc) => doc.html)) toText ??= (await import("../../html/html-to-text.js")).htmlToText;
@@ -411,11 +428,17 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keep: KeepRule,
     }
     const numbers = texts.map((_, i) => sketched + i);
     for (let i = 0; i < texts.length; i++) noWord.push(0);
-    const none = finder.add(numbers, texts);
+    // On worker threads this batch is sketched while the next is read: one batch in flight.
+    const added = Promise.resolve(finder.add(numbers, texts)).then((none) => {
+      const flags = noWord.values;
+      for (const number of none) flags[number] = 1;
+      wordlessCount += none.length;
+    });
+    // Handled now, awaited at the next batch: a failure meanwhile is not an unhandled rejection.
+    added.catch(() => undefined);
+    await inFlight;
+    inFlight = added;
     sketched += texts.length;
-    const flags = noWord.values;
-    for (const number of none) flags[number] = 1;
-    wordlessCount += none.length;
     batch = [];
     chars = 0;
     progress.update(() => `read ${count(ids.count)} documents`);
@@ -426,6 +449,7 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keep: KeepRule,
     if (batch.length >= BATCH_DOCS || chars >= BATCH_CHARS) await flush();
   }
   await flush();
+  await inFlight;
   progress.done();
   const documentOf = exact?.documents() ?? Uint32Array.from({ length: ids.count }, (_, i) => i);
   return { ids, documentOf, values: values.values, wordless: noWord.values, wordlessCount };
