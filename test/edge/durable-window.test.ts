@@ -93,6 +93,31 @@ describe("the exact window in Durable Objects (workerd)", () => {
     }, 240_000);
   }
 
+  it("four concurrent clients over overlapping keys, on one clock, see each key new exactly once between them", async () => {
+    await fresh();
+    await start();
+    const set = { name: "race", shards: 3, ttl: "1d", now: 1_800_000_000_000 };
+    const pool = Array.from({ length: 6000 }, (_, i) => `https://race${i % 5}.example/${i}`);
+    const news = new Map<string, number>();
+    await Promise.all(
+      [0, 1, 2, 3].map(async (client) => {
+        const mine = pool.slice(client * 1000, client * 1000 + 3000);
+        for (let i = mine.length - 1; i > 0; i--) {
+          const j = (i * 7919 + client * 31) % (i + 1);
+          [mine[i], mine[j]] = [mine[j], mine[i]];
+        }
+        for (let at = 0; at < mine.length; at += 250) {
+          const keys = mine.slice(at, at + 250);
+          const flags = await call<number[]>("/add", { ...set, keys });
+          keys.forEach((key, i) => news.set(key, (news.get(key) ?? 0) + flags[i]));
+        }
+      }),
+    );
+    expect(news.size).toBe(pool.length);
+    expect([...news.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(await call("/size", set)).toBe(pool.length);
+  }, 120_000);
+
   it("without a client clock, each call is on the objects' clock (set by hand), or at the time the call names", async () => {
     await fresh();
     let server = await start();
