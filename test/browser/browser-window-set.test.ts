@@ -1,9 +1,11 @@
 // openSeenSet({ backend: "browser", name, window }) in real headless Chromium on a persistent
 // profile, in OPFS and in IndexedDB, against the Map of times of window-model.ts: random batches,
 // clock steps (an injected `now`, never the wall clock), forgets, removals, reopenings, page
-// reloads and a browser restart; two tabs racing on the same keys (each key new for exactly one,
+// reloads and a browser restart; a SIGKILL of the browser in the middle of batches and a torn
+// tail in the OPFS file (every acknowledged key kept with its second); two tabs racing on the same keys (each key new for exactly one,
 // times and tombstones shared); a plain store and a windowed one never read as each other; bad
 // options refused naming the value.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -19,6 +21,9 @@ let server: Server;
 let origin: string;
 let profile: string;
 let context: BrowserContext;
+
+/** A second of the tests' clock (June 2026). */
+const T0 = Date.UTC(2026, 5, 1) / 1000;
 
 const LOAD = `(async () => { const cs = await import("/build/js/index.browser.js"); await cs.init(); window.cs = cs; })()`;
 
@@ -147,6 +152,63 @@ describe.each(["opfs", "indexeddb"] as const)("the browser window set in %s", (s
     }, 240_000);
   }
 
+  it("loses no acknowledged key or time when the browser is killed (SIGKILL) in the middle of batches", async () => {
+    const name = `killed-${storage}`;
+    const page = await tab();
+    const acknowledged: number[] = [];
+    await page.exposeFunction("acknowledged", (batch: number) => void acknowledged.push(batch));
+    // Batches of 1,000 keys, batch b at second T0 + b, each acknowledged once addMany resolved, until the browser dies.
+    void run(
+      page,
+      `
+      window.now = arg.t0;
+      const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage, window: "52w", now: () => window.now * 1000 });
+      for (let batch = 0; ; batch++) {
+        window.now = arg.t0 + batch;
+        await seen.addMany(Array.from({ length: 1000 }, (_, i) => "https://killed.example/" + batch + "/" + i));
+        await window.acknowledged(batch);
+      }`,
+      { name, storage, t0: T0 },
+    ).catch(() => undefined);
+    while (acknowledged.length < 15) await new Promise((resolve) => setTimeout(resolve, 20));
+    const browserProcesses = () => {
+      const found = spawnSync("pgrep", ["-f", "--", `user-data-dir=${profile}`], { encoding: "utf8" });
+      return found.stdout.split("\n").filter(Boolean).map(Number);
+    };
+    // The oldest is /usr/bin/chromium (a wrapper script, which execs the browser), so the browser itself.
+    const [browserPid] = browserProcesses().sort((a, b) => a - b);
+    process.kill(browserPid, "SIGKILL");
+    await context.close().catch(() => undefined);
+    for (let waited = 0; browserProcesses().length > 0; waited += 50) {
+      if (waited > 10_000) throw new Error(`the browser did not die: ${browserProcesses().join(" ")}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const seenBefore = [...acknowledged];
+    context = await launchPersistent(profile);
+    const again = await tab();
+    const result = await run<{ wrong: number; size: number }>(
+      again,
+      `
+      window.now = arg.t0 + 100000;
+      const seen = await cs.openSeenSet({ backend: "browser", name: arg.name, storage: arg.storage, window: "52w", now: () => window.now * 1000 });
+      let wrong = 0;
+      for (const batch of arg.batches) {
+        const times = await seen.seenAtMany(Array.from({ length: 1000 }, (_, i) => "https://killed.example/" + batch + "/" + i));
+        wrong += times.filter((t) => t !== (arg.t0 + batch) * 1000).length;
+      }
+      const out = { wrong, size: await seen.size() };
+      await seen.close();
+      return out;`,
+      { name, storage, batches: seenBefore, t0: T0 },
+    );
+    // Every acknowledged key is there with its own second; whole batches only, at most the one in flight besides.
+    expect(result.wrong).toBe(0);
+    expect(result.size % 1000).toBe(0);
+    expect(result.size - 1000 * seenBefore.length).toBeGreaterThanOrEqual(0);
+    expect(result.size - 1000 * seenBefore.length).toBeLessThanOrEqual(1000);
+    await again.close();
+  }, 120_000);
+
   it("two tabs racing on the same keys: each key new for exactly one of them; times and forgets shared", async () => {
     const name = `tabs-${storage}`;
     const now = 1_800_000_000;
@@ -209,6 +271,42 @@ describe.each(["opfs", "indexeddb"] as const)("the browser window set in %s", (s
       { storage },
     );
     expect(result).toEqual(["ERR_STORE_CORRUPT", "ERR_FORMAT"]);
+    await page.close();
+  }, 120_000);
+});
+
+describe("the browser window set's OPFS file", () => {
+  it("loses a torn tail (half a timed record), keeping every key and time written before it", async () => {
+    const page = await tab();
+    const result = await run<{ before: number[]; fresh: number; sizes: number[] }>(
+      page,
+      `
+      const open = () => cs.openSeenSet({ backend: "browser", name: "torn-window", storage: "opfs", window: "1d", now: () => arg.t * 1000 });
+      const seen = await open();
+      await seen.addMany(arg.a);
+      await seen.close();
+      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle("crawlsieve");
+      const handle = await dir.getFileHandle("torn-window.seen");
+      const good = (await handle.getFile()).size;
+      // What a write stopped half-way leaves: a CSFT record's head and part of its entries.
+      const record = new Uint8Array(8 + 20 * 100 + 8);
+      new DataView(record.buffer).setUint32(0, 0x54465343, true);
+      new DataView(record.buffer).setUint32(4, 100, true);
+      const writable = await handle.createWritable({ keepExistingData: true });
+      await writable.write({ type: "write", position: good, data: record.subarray(0, 900) });
+      await writable.close();
+      const torn = (await handle.getFile()).size;
+      const again = await open();
+      const before = Array.from(new Set(Array.from(await again.seenAtMany(arg.a))));
+      const fresh = (await again.addMany(arg.b)).reduce((x, y) => x + y, 0);
+      await again.close();
+      return { before, fresh, sizes: [torn - good, (await handle.getFile()).size - good] };`,
+      { a: Array.from({ length: 300 }, (_, i) => `https://torn.example/${i}`), b: ["https://torn.example/new"], t: T0 },
+    );
+    expect(result.before).toEqual([T0 * 1000]);
+    expect(result.fresh).toBe(1);
+    // The 900 torn bytes were cut; then one record of one timed key was appended.
+    expect(result.sizes).toEqual([900, 8 + 20 + 8]);
     await page.close();
   }, 120_000);
 });
