@@ -18,6 +18,8 @@ export class WindowRows implements BatchLog {
   private last = -1;
   /** Bytes given back by unread(), read first next time. */
   private pending: Uint8Array = new Uint8Array(0);
+  /** Rows and bytes stored, once counted: every write of this object goes through here. */
+  private counted: { rows: number; bytes: number } | undefined;
   /** What the last read returned. */
   private lastRead: Uint8Array = new Uint8Array(0);
 
@@ -70,6 +72,7 @@ export class WindowRows implements BatchLog {
     if (change.clear === true) {
       this.sql.exec("DELETE FROM crawlsieve_window_log");
       this.last = 0;
+      this.counted = { rows: 0, bytes: 0 };
     }
     if (change.append !== undefined && change.append.length > 0) this.insert(change.append);
   }
@@ -77,19 +80,20 @@ export class WindowRows implements BatchLog {
   /** The next read takes every row again. */
   async abort(): Promise<void> {
     this.last = -1;
+    this.counted = undefined;
   }
 
   /** Nothing to release: the storage is the object's. */
   async close(): Promise<void> {}
 
-  /** Rows stored. */
+  /** Rows stored (counted once, then kept as rows are written). */
   rows(): number {
-    return Number(this.sql.exec("SELECT count(*) AS n FROM crawlsieve_window_log").one().n);
+    return this.tally().rows;
   }
 
-  /** Bytes stored. */
+  /** Bytes stored (counted once, then kept as rows are written). */
   bytes(): number {
-    return Number(this.sql.exec("SELECT coalesce(sum(length(bytes)), 0) AS n FROM crawlsieve_window_log").one().n);
+    return this.tally().bytes;
   }
 
   /** Replaces every row by `rows` (whole records each), in one transaction; the next read gives nothing new. */
@@ -98,11 +102,13 @@ export class WindowRows implements BatchLog {
       this.transaction(() => {
         this.sql.exec("DELETE FROM crawlsieve_window_log");
         this.last = 0;
+        this.counted = { rows: 0, bytes: 0 };
         for (const row of rows) if (row.length > 0) this.insert(row);
       });
     } catch (error) {
-      // Rolled back: what was read before stands, but it is read whole again to be sure.
+      // Rolled back: what was read before stands, but it is read (and counted) whole again to be sure.
       this.last = -1;
+      this.counted = undefined;
       throw error;
     }
   }
@@ -111,7 +117,20 @@ export class WindowRows implements BatchLog {
   private insert(bytes: Uint8Array): void {
     const blob =
       bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+    const before = this.tally();
     this.sql.exec("INSERT INTO crawlsieve_window_log (bytes) VALUES (?)", blob);
     this.last = Number(this.sql.exec("SELECT last_insert_rowid() AS id").one().id);
+    this.counted = { rows: before.rows + 1, bytes: before.bytes + bytes.length };
+  }
+
+  /** The rows and bytes stored, counted from the table the first time. */
+  private tally(): { rows: number; bytes: number } {
+    this.counted ??= (() => {
+      const row = this.sql
+        .exec("SELECT count(*) AS n, coalesce(sum(length(bytes)), 0) AS total FROM crawlsieve_window_log")
+        .one();
+      return { rows: Number(row.n), bytes: Number(row.total) };
+    })();
+    return this.counted;
   }
 }

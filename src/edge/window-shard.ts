@@ -35,6 +35,11 @@ class ShardSet extends LogWindowSet {
     super(options, { backend: "durable-object", log: rows, lock: (body) => body(), storageError });
   }
 
+  /** Rows stored. */
+  get rowCount(): number {
+    return this.rows.rows();
+  }
+
   /** Rewrites the rows with only the keys still held and the tombstones, once they grew by REWRITE_AFTER rows and doubled in bytes. */
   rewriteIfDue(): Promise<void> {
     return this.decide((set) => {
@@ -127,7 +132,7 @@ export class WindowShard {
         await set.forgetPrefix(head.pattern as string);
         return new Response(null, { status: 204 });
       case "size":
-        return Response.json({ size: await set.size(), rows: new WindowRows(this.sql, this.transaction).rows() });
+        return Response.json({ size: await set.size(), rows: set.rowCount });
       case "clear":
         await set.clear();
         return new Response(null, { status: 204 });
