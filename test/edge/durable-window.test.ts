@@ -1,7 +1,8 @@
 // durableWindowSet (crawlsieve/durable-object) in real workerd (the npm package's binary) with
 // SQLite-backed Durable Objects on local disk, against the Map of times of window-model.ts: random
 // batches, clock steps (the client's `now`, never the wall clock), forgets, removals and restarts of
-// workerd (SIGTERM and SIGKILL), over three shards; the objects' own clock (set by hand) when the
+// workerd (SIGTERM and SIGKILL), over three shards; concurrent clients (each key new once) and a
+// SIGKILL in the middle of their batches (every acknowledged key kept with its second); the objects' own clock (set by hand) when the
 // client gives none; many batches rewritten into few rows and still answered the same; a plain set
 // and a window never sharing a name; bad options and another protocol version refused, named.
 import { mkdtempSync } from "node:fs";
@@ -116,6 +117,35 @@ describe("the exact window in Durable Objects (workerd)", () => {
     expect(news.size).toBe(pool.length);
     expect([...news.values()].filter((n) => n !== 1)).toEqual([]);
     expect(await call("/size", set)).toBe(pool.length);
+  }, 120_000);
+
+  it("loses no key it acknowledged, nor its second, when workerd is killed (SIGKILL) in the middle of batches", async () => {
+    await fresh();
+    const server = await start();
+    const set = { name: "crash", shards: 2, ttl: "52w" };
+    const t0 = 1_800_000_000_000;
+    const acknowledged = new Map<string, number>();
+    let stop = false;
+    const clients = [0, 1].map(async (client) => {
+      for (let batch = 0; !stop; batch++) {
+        const keys = Array.from({ length: 500 }, (_, i) => `https://crash${client}.example/${batch}/${i}`);
+        const now = t0 + 1000 * batch;
+        try {
+          const flags = await call<number[]>("/add", { ...set, now, keys });
+          keys.forEach((key, i) => flags[i] === 1 && acknowledged.set(key, now));
+        } catch {
+          return; // the connection died with workerd
+        }
+      }
+    });
+    while (acknowledged.size < 5000) await new Promise((done) => setTimeout(done, 20));
+    await server.stop("SIGKILL");
+    stop = true;
+    await Promise.all(clients);
+    await start();
+    const keys = [...acknowledged.keys()];
+    const times = await call<number[]>("/seen-at", { ...set, now: t0 + 3_600_000, keys });
+    expect(keys.filter((key, i) => times[i] !== acknowledged.get(key))).toEqual([]);
   }, 120_000);
 
   it("without a client clock, each call is on the objects' clock (set by hand), or at the time the call names", async () => {
