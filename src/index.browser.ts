@@ -6,6 +6,7 @@ export * from "./index.common.js";
 // Shadows the common openSeenSet (an explicit export wins over export *): this one knows "browser".
 export { openSeenSet } from "./seen/open-seen-set.browser.js";
 export type { BrowserSeenSet } from "./seen/browser/browser-seen-set.js";
+export type { BrowserWindowSet } from "./seen/browser/browser-window-set.js";
 
 /** Where init() may take the module from. */
 export type WasmSource = URL | string | Response | BufferSource | WebAssembly.Module;

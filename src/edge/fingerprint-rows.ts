@@ -132,24 +132,27 @@ export class FingerprintRows {
   }
 
   /**
-   * Records this object's shard index, count and window (ms, 0 for none) on first use; afterwards
-   * refuses others: a ShardCountError, since a changed count would send keys to objects that never
-   * saw them, or ERR_WINDOW_CHANGED, since stored epochs are sixteenths of the first window.
+   * Records this object's shard index, count, window (ms, 0 for none) and mode (0: plain, 1: the
+   * exact window) on first use; afterwards refuses others: a ShardCountError, since a changed count
+   * would send keys to objects that never saw them, or ERR_WINDOW_CHANGED, since stored epochs are
+   * sixteenths of the first window and an exact window's rows are no plain set's.
    */
-  claim(shard: number, shards: number, window = 0): void {
-    if (this.claimed === `${shard}/${shards}/${window}`) return;
+  claim(shard: number, shards: number, window = 0, mode = 0): void {
+    if (this.claimed === `${shard}/${shards}/${window}/${mode}`) return;
     const recorded = new Map<string, number>();
     for (const row of this.sql.exec("SELECT key, value FROM crawlsieve_meta"))
       recorded.set(String(row.key), Number(row.value));
     const count = recorded.get("shards");
     const index = recorded.get("shard");
     const recordedWindow = recorded.get("window") ?? 0;
+    const recordedMode = recorded.get("mode") ?? 0;
     if (count === undefined || index === undefined) {
       this.sql.exec(
-        "INSERT OR REPLACE INTO crawlsieve_meta (key, value) VALUES ('shards', ?), ('shard', ?), ('window', ?)",
+        "INSERT OR REPLACE INTO crawlsieve_meta (key, value) VALUES ('shards', ?), ('shard', ?), ('window', ?), ('mode', ?)",
         shards,
         shard,
         window,
+        mode,
       );
     } else if (count !== shards) {
       throw new ShardCountError(
@@ -159,13 +162,20 @@ export class FingerprintRows {
       );
     } else if (index !== shard) {
       throw new ShardCountError(`this object is shard ${index}, not shard ${shard}`, index, shard);
+    } else if (recordedMode !== mode) {
+      throw new CrawlsieveError(
+        "ERR_WINDOW_CHANGED",
+        recordedMode === 1
+          ? "this seen-set was created as an exact window (durableWindowSet); open it with durableWindowSet"
+          : "this seen-set was created without an exact window (durableSeenSet); open it with durableSeenSet",
+      );
     } else if (recordedWindow !== window) {
       throw new CrawlsieveError(
         "ERR_WINDOW_CHANGED",
         `this seen-set was created with a window of ${recordedWindow} ms; it cannot be opened with ${window} ms`,
       );
     }
-    this.claimed = `${shard}/${shards}/${window}`;
+    this.claimed = `${shard}/${shards}/${window}/${mode}`;
   }
 }
 

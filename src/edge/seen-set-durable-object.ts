@@ -2,7 +2,8 @@
 // fingerprints live in a FingerprintSet (WebAssembly memory) for the check, and in the object's
 // SQLite storage for persistence. A Durable Object runs one event at a time and nothing here
 // awaits between the check and the insert, so every batch is an atomic check-and-insert; the
-// runtime's output gate holds the answer until the row written for it is on disk.
+// runtime's output gate holds the answer until the row written for it is on disk. An object that
+// is a shard of an exact window (durableWindowSet) answers /window/... calls instead (window-shard.ts).
 import { CrawlsieveError, FingerprintSet, initSync } from "../index.workerd.js";
 import { addFresh } from "../seen/fingerprint-batches.js";
 import { FingerprintRows } from "./fingerprint-rows.js";
@@ -15,6 +16,8 @@ import {
   type Operation,
   type WireError,
 } from "./protocol.js";
+import type { WindowOperation } from "./window-protocol.js";
+import { WindowShard } from "./window-shard.js";
 import type { DurableObjectContext } from "./workers-types.js";
 
 /**
@@ -28,12 +31,16 @@ export const MAX_KEYS_PER_OBJECT = 2_000_000;
 export class SeenSetDurableObject {
   private set!: FingerprintSet;
   private readonly rows: FingerprintRows;
+  /** The exact window's calls (durableWindowSet), when this object is a shard of one. */
+  private readonly windowed: WindowShard;
   /** With a window: the oldest epoch stored (undefined when none), so most calls skip the expiry query. */
   private oldest: number | undefined;
 
   constructor(ctx: DurableObjectContext, _env?: unknown) {
     initSync();
-    this.rows = new FingerprintRows(ctx.storage.sql, (body) => ctx.storage.transactionSync(body));
+    const transaction = <T>(body: () => T) => ctx.storage.transactionSync(body);
+    this.rows = new FingerprintRows(ctx.storage.sql, transaction);
+    this.windowed = new WindowShard(ctx.storage.sql, transaction, () => this.now(), MAX_KEYS_PER_OBJECT);
     void ctx.blockConcurrencyWhile(async () => this.load());
   }
 
@@ -42,16 +49,21 @@ export class SeenSetDurableObject {
     return Date.now();
   }
 
-  /** Answers the client's POSTs: add, has, size, clear, claim (the body holds packed 16-byte fingerprints). */
+  /** Answers the client's POSTs: add, has, size, clear, claim (the body holds packed 16-byte fingerprints); /window/... the exact window's (window-protocol.ts). */
   async fetch(request: Request): Promise<Response> {
     try {
       const body = new Uint8Array(await request.arrayBuffer());
+      const path = new URL(request.url).pathname;
+      if (path.startsWith("/window/")) {
+        this.rows.claim(header(request, SHARD_HEADER), header(request, SHARDS_HEADER), 0, 1);
+        return await this.windowed.answer(path.slice("/window/".length) as WindowOperation, body);
+      }
       // Nothing below awaits: the record check, the expiry, the check-and-insert and the write are one event.
       const window = header(request, WINDOW_HEADER);
       this.rows.claim(header(request, SHARD_HEADER), header(request, SHARDS_HEADER), window);
       const epoch = window === 0 ? 0 : Math.floor(this.now() / epochMs(window));
       if (window > 0) this.expire(window);
-      const operation = new URL(request.url).pathname.slice(1) as Operation;
+      const operation = path.slice(1) as Operation;
       switch (operation) {
         case "add":
           return new Response(this.add(body, epoch) as Uint8Array<ArrayBuffer>);

@@ -131,6 +131,14 @@ export interface BrowserSeenSpec {
   readonly storage?: "auto" | "opfs" | "indexeddb";
   /** Keys planned: sizes the table in memory (it grows past any number). */
   readonly items?: number;
+  /** An exact windowed set ("30d", or "never" with a `ttlMap`): each key kept with its time, new again after its TTL (the disk window's records, in the same store). */
+  readonly window?: Duration | "never";
+  /** With `window`: TTLs by host or URL prefix, as WindowSeenSpec's. */
+  readonly ttlMap?: TtlMap;
+  /** With `window`: "first-seen" (default) or "refresh". */
+  readonly semantics?: WindowSemantics;
+  /** With `window`: the clock in ms since the epoch (default Date.now), read under the name's Web Lock. */
+  readonly now?: () => number;
 }
 
 /** Any backend openSeenSet knows. */

@@ -27,3 +27,30 @@ export async function otherBackends(ready: SeenSet): Promise<void> {
   const same: SeenSet = await openSeenSet(ready);
   void same;
 }
+
+/** The browser entry's window is a WindowedSeenSet (forgets hosts, tells times); its plain set has no window methods. */
+export async function browserBackends(): Promise<void> {
+  const { openSeenSet: openInBrowser } = await import("../../src/index.browser.js");
+  const windowed = await openInBrowser({ backend: "browser", name: "w", window: "7d", ttlMap: { "a.example": "1h" } });
+  await windowed.forgetHost("a.example", Date.now());
+  const times: Float64Array = await windowed.seenAtMany(["a"]);
+  const storage: "opfs" | "indexeddb" = windowed.storage;
+  const plain = await openInBrowser({ backend: "browser", name: "p" });
+  // @ts-expect-error a plain browser set has no window
+  await plain.forgetHost("a.example");
+  void times;
+  void storage;
+}
+
+/** durableWindowSet is a WindowedSeenSet whose calls may name their time. */
+export async function durableWindow(
+  namespace: import("../../src/edge/index.js").DurableObjectNamespaceLike,
+): Promise<void> {
+  const { durableWindowSet } = await import("../../src/edge/index.js");
+  const seen = durableWindowSet(namespace, { name: "w", shards: 4, ttl: "30d", now: Date.now });
+  const flags: Uint8Array = await seen.addMany(["a"], Date.now());
+  await seen.forgetPrefix("https://a.example/news/");
+  // @ts-expect-error a window needs its ttl
+  durableWindowSet(namespace, { name: "w" });
+  void flags;
+}

@@ -8,6 +8,7 @@
 import { FingerprintSet } from "../../dedup/fingerprint-set.js";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
+import type { LockRunner } from "../log-driver.js";
 import { PersistedSeenSet } from "../persisted-seen-set.js";
 import type { ForgettingSeenSet } from "../seen-set.js";
 import type { BrowserSeenSpec } from "../seen-spec.js";
@@ -29,25 +30,15 @@ function opfsFile(name: string): string {
 
 /** Opens (or creates) the browser seen-set `spec.name`. */
 export async function browserSeenSet(spec: BrowserSeenSpec): Promise<BrowserSeenSet> {
-  // The OPFS file name is the name URI-encoded: kept under the 255 bytes file systems allow.
-  if (typeof spec.name !== "string" || spec.name === "" || encodeURIComponent(spec.name).length > 200)
-    throw new InvalidArgumentError("name", spec.name, "a non-empty string of at most 200 characters once URI-encoded");
-  const wanted = spec.storage ?? "auto";
-  if (!["auto", "opfs", "indexeddb"].includes(wanted))
-    throw new InvalidArgumentError("storage", spec.storage, '"auto", "opfs" or "indexeddb"');
+  for (const option of ["ttlMap", "semantics", "now"] as const)
+    if (spec[option] !== undefined)
+      throw new InvalidArgumentError(option, spec[option], `no ${option} without window (a windowed set's option)`);
   const items = check.positiveInteger("items", spec.items ?? 4096);
-  if (typeof navigator === "undefined" || navigator.locks === undefined) {
-    throw new CrawlsieveError(
-      "ERR_UNSUPPORTED",
-      'the "browser" seen-set needs Web Locks (navigator.locks): a browser page or worker in a secure context (https, or http on localhost/127.0.0.1)',
-    );
-  }
-  const log = await openLog(spec.name, wanted);
-  const lock = `crawlsieve:seen:${spec.name}`;
+  const { log, lock } = await openBrowserLog(spec);
   const set = new PersistedSeenSet({
     backend: "browser",
     log,
-    lock: (body) => navigator.locks.request(lock, body) as ReturnType<typeof body>,
+    lock,
     table: new FingerprintSet({ items }),
     digest: "xxh128",
     storageError,
@@ -59,6 +50,25 @@ export async function browserSeenSet(spec: BrowserSeenSpec): Promise<BrowserSeen
     throw error;
   }
   return set;
+}
+
+/** The store of `spec.name` (its name and storage checked) and the Web Lock every call of its set holds. */
+export async function openBrowserLog(spec: BrowserSeenSpec): Promise<{ log: BatchLog; lock: LockRunner }> {
+  // The OPFS file name is the name URI-encoded: kept under the 255 bytes file systems allow.
+  if (typeof spec.name !== "string" || spec.name === "" || encodeURIComponent(spec.name).length > 200)
+    throw new InvalidArgumentError("name", spec.name, "a non-empty string of at most 200 characters once URI-encoded");
+  const wanted = spec.storage ?? "auto";
+  if (!["auto", "opfs", "indexeddb"].includes(wanted))
+    throw new InvalidArgumentError("storage", spec.storage, '"auto", "opfs" or "indexeddb"');
+  if (typeof navigator === "undefined" || navigator.locks === undefined) {
+    throw new CrawlsieveError(
+      "ERR_UNSUPPORTED",
+      'the "browser" seen-set needs Web Locks (navigator.locks): a browser page or worker in a secure context (https, or http on localhost/127.0.0.1)',
+    );
+  }
+  const log = await openLog(spec.name, wanted);
+  const name = `crawlsieve:seen:${spec.name}`;
+  return { log, lock: (body) => navigator.locks.request(name, body) as ReturnType<typeof body> };
 }
 
 /** The store: OPFS when wanted and usable here, else IndexedDB (for "auto"); a set already kept in the other store is refused, never split in two. */
