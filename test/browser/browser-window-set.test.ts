@@ -90,7 +90,8 @@ describe.each(["opfs", "indexeddb"] as const)("the browser window set in %s", (s
       const call = <T>(code: string, keys: string[] = [], extra: object = {}) =>
         run<T>(page, `window.now = arg.now; ${code}`, { now, keys, ...extra });
       const heldNow = (batch: string[]) => batch.map((k) => (model.held(k, now) ? 1 : 0));
-      for (let step = 0; step < 400; step++) {
+      // 160 steps (about 5 reopenings and 1 or 2 reloads), then a restart: the suite's time is shared.
+      for (let step = 0; step < 160; step++) {
         const r = random();
         const batch = Array.from({ length: 1 + Math.floor(random() * 30) }, pick);
         if (r < 0.4)
