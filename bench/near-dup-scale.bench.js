@@ -7,7 +7,7 @@
 // tool whose estimate from the previous size passes 18 GiB or 40 minutes is not run (FORCE=1
 // runs it); a run is killed at 40 minutes. Each run takes /tmp/cs-bench.lock unless the caller
 // holds it already (flock ... node bench/near-dup-scale.bench.js).
-// usage: [CLI=build/js/cli/main.js] [SIZES=1e5,1e6,1e7] [REPS=n] [TOOLS=crawlsieve,peer,peer-verify] node bench/near-dup-scale.bench.js [SIZES]
+// usage: [CLI=build/js/cli/main.js] [SIZES=1e5,1e6,1e7] [REPS=n] [TOOLS=crawlsieve,crawlsieve-1t,peer,peer-verify] node bench/near-dup-scale.bench.js [SIZES]
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -31,6 +31,11 @@ const allTools = [
     name: "crawlsieve",
     label: "`near-dups --dedup --threshold 0.8`",
     argv: (r) => [cli, "near-dups", "--dedup", "--threshold", "0.8", "--removed", r],
+  },
+  {
+    name: "crawlsieve-1t",
+    label: "the same on one thread (`--threads 1`)",
+    argv: (r) => [cli, "near-dups", "--dedup", "--threshold", "0.8", "--threads", "1", "--removed", r],
   },
   {
     name: "peer",
