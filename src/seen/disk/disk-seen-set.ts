@@ -15,7 +15,7 @@ import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
-import { exceedsBudget, roomLeft, TieredTable } from "./tiered-table.js";
+import { exceedsBudget, heldItems, roomLeft, TieredTable } from "./tiered-table.js";
 import { Arena } from "../../wasm/arena.js";
 import { FileLock } from "./file-lock.js";
 
@@ -64,13 +64,23 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   try {
     let table: FingerprintSet | TieredTable;
     let follow: (() => void) | undefined;
-    if (memory !== undefined && exceedsBudget(stored, memory)) {
-      const tiered = await lock.run(async () => new TieredTable(coldKeysOf(log, memory), planned));
+    if (memory !== undefined) {
+      // Tiered from the first key: a store that outgrows its budget while open merges as it goes.
+      // One within it is read into memory whole by its first call (its sorted part too, if any).
+      let wholeFirst = !exceedsBudget(stored, memory);
+      const tiered = await lock.run(
+        async () =>
+          new TieredTable(
+            wholeFirst ? undefined : coldKeysOf(log, memory),
+            Math.min(tableItems(planned, stored), heldItems(memory)),
+          ),
+      );
       table = tiered;
       // After a failed merge, the next is tried once twice as many keys wait.
       let mergeFrom = 0;
       follow = () => {
-        if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
+        if (wholeFirst) wholeFirst = false;
+        else if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
         else if (
           tiered.inMemory >= mergeFrom &&
           exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes)) &&
@@ -79,8 +89,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           mergeFrom = 2 * tiered.inMemory;
       };
     } else {
-      // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
-      table = new FingerprintSet({ items: Math.max(planned, Math.ceil(stored * 1.05) + 1024) });
+      table = new FingerprintSet({ items: tableItems(planned, stored) });
     }
     const set = new PersistedSeenSet({
       backend: "disk",
@@ -104,6 +113,11 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
     await lock.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Keys a table is first made for: those planned, or room for what the file holds with slack (partitions fill unevenly, and one that fills grows the whole table). */
+function tableItems(planned: number, stored: number): number {
+  return Math.max(planned, Math.ceil(stored * 1.05) + 1024);
 }
 
 /**

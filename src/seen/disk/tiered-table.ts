@@ -17,6 +17,11 @@ export function exceedsBudget(stored: number, memory: number): boolean {
   return stored * TABLE_BYTES_A_KEY > memory;
 }
 
+/** Keys a table may hold within `memory` bytes: what a tiered table's keys in memory are first made for, so a large plan does not take memory the budget never gave. */
+export function heldItems(memory: number): number {
+  return Math.max(1, Math.floor(memory / TABLE_BYTES_A_KEY));
+}
+
 /**
  * Bytes left within `memory` for the keys a tiered table holds in memory, once its sorted part's
  * filter and index take `coldBytes`: at least a quarter of the budget, so a budget smaller than
