@@ -78,13 +78,15 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       table = tiered;
       // After a failed merge, the next is tried once twice as many keys wait.
       let mergeFrom = 0;
+      // One memory for every merge's compaction: a new one each time would stay resident until collected.
+      const merging = new MergeMemory();
       follow = () => {
         if (wholeFirst) wholeFirst = false;
-        else if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
+        else if (log.stale()) tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
         else if (
           tiered.inMemory >= mergeFrom &&
           exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes)) &&
-          !mergeInto(log, tiered, memory, opts.onRecover)
+          !mergeInto(log, tiered, memory, merging.arena(), opts.onRecover)
         )
           mergeFrom = 2 * tiered.inMemory;
       };
@@ -125,14 +127,14 @@ function tableItems(planned: number, stored: number): number {
  * what came after it; first, with `compact`, the file is compacted when the keys after its sorted
  * part would not fit what the budget leaves. Called under the set's lock.
  */
-function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | undefined {
+function coldKeysOf(log: FileLog, memory: number, compact = true, arena?: Arena): ColdKeys | undefined {
   try {
     if (compact) {
       const { stored, unsorted } = log.keyCounts();
       if (exceedsBudget(unsorted, roomLeft(memory, coldBytes(stored, memory)))) log.compact(new Arena());
     }
     const part = log.sortedPart();
-    return part === undefined ? undefined : ColdKeys.build(part, memory);
+    return part === undefined ? undefined : ColdKeys.build(part, memory, arena);
   } catch (error) {
     throw diskError(error, `opening ${log.name} past its memory budget`);
   }
@@ -144,17 +146,34 @@ function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | un
  * sorted part taken. A compaction that fails (a full disk) leaves the file as it was, and is told
  * (false): the keys stay in memory, past the budget, until a later one succeeds.
  */
-function mergeInto(log: FileLog, tiered: TieredTable, memory: number, told?: (message: string) => void): boolean {
+function mergeInto(
+  log: FileLog,
+  tiered: TieredTable,
+  memory: number,
+  arena: Arena,
+  told?: (message: string) => void,
+): boolean {
   try {
-    log.compact(new Arena());
+    log.compact(arena);
   } catch (error) {
     told?.(
       `merging ${tiered.inMemory} keys held in memory into ${log.name} failed, and they stay in memory: ${(error as Error).message}`,
     );
     return false;
   }
-  tiered.replaceCold(coldKeysOf(log, memory, false));
+  tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
   return true;
+}
+
+/** The memory a tiered table's merges compact in, made at the first merge and kept for the next (a compaction overwrites what it holds). */
+class MergeMemory {
+  private made: Arena | undefined;
+
+  /** The instance, made when first asked for. */
+  arena(): Arena {
+    this.made ??= new Arena();
+    return this.made;
+  }
 }
 
 /** A store directory opened: its file of batches, the lock every batch is written under, its fingerprint and the fingerprints it holds (about: forgotten ones count). */
