@@ -4,7 +4,7 @@
 // set's. Writes each key's answer (1 new, 0 seen) to FLAGS; with `progress`, prints after each
 // batch how many keys are acknowledged; with `known`, fails when a key below it is reported new
 // (it was reported new by an earlier run). Then asks `probe` keys by number (present or not) and
-// as many never added, and prints the set's stats and its peak RSS (VmHWM) as JSON.
+// as many never added, and prints the set's stats and its peak RSS (VmHWM) after the fill and at the end as JSON.
 // usage: node budget-fill-child.mjs '{"dir":…,"n":…,"distinct":…,"memory":…,"batch":…,"flags":…}'
 // (distinct 0: key i is number i, every key new once; else a seeded mix of i in [0, distinct)).
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
@@ -49,20 +49,24 @@ for (let i = 0; i < n; i += batch) {
 }
 const fill = { seconds: (performance.now() - started) / 1000, cpu: process.cpuUsage(cpuStarted) };
 const before = set.stats;
+const hwm = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) * 1024;
+const fillPeakRss = hwm();
 const present = [];
-for (let i = 0; i < probe; i += batch) {
-  const keys = Array.from({ length: Math.min(batch, probe - i) }, (_, k) => keyOf(i + k));
+// In batches of 10,000: a batch of strings is JavaScript's memory, not the set's.
+const PROBE_BATCH = 10_000;
+for (let i = 0; i < probe; i += PROBE_BATCH) {
+  const keys = Array.from({ length: Math.min(PROBE_BATCH, probe - i) }, (_, k) => keyOf(i + k));
   present.push(await set.hasMany(keys));
 }
 for (const got of present) writeSync(out, got);
 const mid = set.stats;
 let absentFound = 0;
-for (let i = 0; i < probe; i += batch) {
-  const keys = Array.from({ length: Math.min(batch, probe - i) }, (_, k) => `https://absent.example/q/${i + k}`);
+for (let i = 0; i < probe; i += PROBE_BATCH) {
+  const keys = Array.from({ length: Math.min(PROBE_BATCH, probe - i) }, (_, k) => `https://absent.example/q/${i + k}`);
   absentFound += (await set.hasMany(keys)).reduce((a, b) => a + b, 0);
 }
 const after = set.stats;
 closeSync(out);
 await set.close();
-const peakRss = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) * 1024;
-process.stdout.write(`${JSON.stringify({ fill, worstBatchMs, before, mid, after, absentFound, peakRss })}\n`);
+const peakRss = hwm();
+process.stdout.write(`${JSON.stringify({ fill, worstBatchMs, before, mid, after, absentFound, fillPeakRss, peakRss })}\n`);
