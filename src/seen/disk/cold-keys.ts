@@ -23,6 +23,8 @@ const GAP_BLOCKS = 16;
 /** Filter bits a key: at most 16 (0.18% of absent keys read a block), at least 8 (about 2%), whatever the budget. */
 const MAX_FILTER_BITS = 16;
 const MIN_FILTER_BITS = 8;
+/** Bytes of a block of the split-block filter. */
+const FILTER_BLOCK = 64;
 
 /** Bytes of memory the cold keys of a `count`-key sorted part take within `budget` bytes: the filter's share and the block index. */
 export function coldBytes(count: number, budget: number): number {
@@ -31,10 +33,9 @@ export function coldBytes(count: number, budget: number): number {
 
 /** The filter's bytes: half the budget, between 8 and 16 bits a key, and within one WebAssembly memory (less room for its batch). */
 function filterBytes(count: number, budget: number): number {
-  return Math.min(
-    Math.ceil(Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget)) / 8),
-    MAX_ARENA_BYTES - (64 << 20),
-  );
+  const bits = Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget));
+  // Whole 64-byte blocks: the filter at its floor of 8 bits a key needs the last block whole too (KeySieve.over).
+  return Math.min(Math.ceil(bits / (8 * FILTER_BLOCK)) * FILTER_BLOCK, MAX_ARENA_BYTES - (64 << 20));
 }
 
 /** What has() keeps of the keys the filter let through: each key, its block, its place in the batch, and their order by block. */
