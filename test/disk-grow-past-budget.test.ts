@@ -100,7 +100,7 @@ describe("a fresh disk seen-set filled far past its memory budget", () => {
     for (let i = 0; i < 3_000_000; i += 100_000) {
       let chunk = "";
       for (let j = i; j < i + 100_000; j++) chunk += `${keyOf(keyNumber(j, 4_000_000))}\n`;
-      if (!out.write(chunk)) await new Promise((resolve) => out.once("drain", resolve));
+      if (!out.write(chunk)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
     }
     await new Promise((resolve) => out.end(resolve));
     const expected = execFileSync("mawk", ["!seen[$0]++", input], { maxBuffer: 1 << 30 });
