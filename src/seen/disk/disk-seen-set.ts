@@ -1,6 +1,8 @@
 // The on-disk seen-set (Node): the persisted seen-set (persisted-seen-set.ts) over one append-only
 // file of checksummed batches in a directory, shared by the processes that open it through a file
-// lock. Every key is looked up in memory; a batch costs one append and one fdatasync. A directory
+// lock. Every key is looked up in memory, or with a memory budget (from the first key) in a tiered
+// table that merges what outgrows it into the file's sorted part (tiered-table.ts); a batch costs
+// one append and one fdatasync. A directory
 // holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept as they
 // are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops there. The
 // lock file says a log was made: a log removed later is an error, not an empty store.

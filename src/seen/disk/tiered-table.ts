@@ -1,4 +1,4 @@
-// The table of a disk seen-set past its memory budget: the keys of the file's sorted part stay on
+// The table of a disk seen-set with a memory budget, from its first key: the keys of the file's sorted part stay on
 // disk (cold-keys.ts: a filter and a block index in memory, a block read for a key the filter
 // cannot rule out), and only what came after that part, this process's batches and others', is
 // held in a FingerprintSet. Keys of the sorted part forgotten since are held too, in a set of
