@@ -88,6 +88,11 @@ export class KeySieve {
     return splitBlockBloomFpRate({ bits: this.blocks * BLOCK_BYTES * 8, items: Math.max(1, this.lines) });
   }
 
+  /** Filter bits a key added (its blocks' bits over the keys). */
+  get bitsPerKey(): number {
+    return (this.blocks * BLOCK_BYTES * 8) / Math.max(1, this.lines);
+  }
+
   /** Adds spill records (`recordBytes` each, the fingerprint first), at most a batch. */
   add(records: Uint8Array, recordBytes: number): void {
     const n = records.length / recordBytes;

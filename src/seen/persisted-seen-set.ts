@@ -27,8 +27,14 @@ export interface SeenTable {
   clear(): void;
   /** @internal Hands over its memory, to be reused (the disk file's compaction at close); the table is done with. */
   releaseArena(): Arena | undefined;
-  /** Keys looked up on disk and blocks read for them, for a table that leaves keys there. */
-  readonly diskLookups?: { readonly asked: number; readonly blocksRead: number };
+  /** Keys looked up on disk, blocks read for them and reads made, and the filter in front of them, for a table that leaves keys there. */
+  readonly diskLookups?: {
+    readonly asked: number;
+    readonly blocksRead: number;
+    readonly reads: number;
+    readonly filterBits: number;
+    readonly filterFpRate: number;
+  };
 }
 
 /** What a persisted seen-set is made of. */
@@ -67,15 +73,33 @@ export class PersistedSeenSet implements ForgettingSeenSet {
 
   /**
    * Keys held after the last call, fingerprints this process took from the log after its first
-   * read (written by other processes or contexts meanwhile), and for a disk set past its memory
-   * budget the keys looked up on disk and the blocks read for them.
+   * read (written by other processes or contexts meanwhile), and for a disk set with a memory
+   * budget the keys looked up on disk, the 4 KiB blocks read for them, the reads made (near
+   * blocks are read at once), and the sorted part's filter: its bits a key and the share of
+   * absent keys it lets through to a read (a miss reads the disk at that rate, no more).
    */
-  get stats(): { keys: number; fromOthers: number; diskLookups?: number; diskBlocksRead?: number } {
+  get stats(): {
+    keys: number;
+    fromOthers: number;
+    diskLookups?: number;
+    diskBlocksRead?: number;
+    diskReads?: number;
+    filterBitsPerKey?: number;
+    filterFpRate?: number;
+  } {
     const disk = this.table?.diskLookups;
     return {
       keys: this.held,
       fromOthers: this.driver.others,
-      ...(disk === undefined ? {} : { diskLookups: disk.asked, diskBlocksRead: disk.blocksRead }),
+      ...(disk === undefined
+        ? {}
+        : {
+            diskLookups: disk.asked,
+            diskBlocksRead: disk.blocksRead,
+            diskReads: disk.reads,
+            filterBitsPerKey: disk.filterBits,
+            filterFpRate: disk.filterFpRate,
+          }),
     };
   }
 

@@ -23,6 +23,8 @@ const GAP_BLOCKS = 16;
 /** Filter bits a key: at most 16 (0.18% of absent keys read a block), at least 8 (about 2%), whatever the budget. */
 const MAX_FILTER_BITS = 16;
 const MIN_FILTER_BITS = 8;
+/** Bytes of a block of the split-block filter. */
+const FILTER_BLOCK = 64;
 
 /** Bytes of memory the cold keys of a `count`-key sorted part take within `budget` bytes: the filter's share and the block index. */
 export function coldBytes(count: number, budget: number): number {
@@ -31,15 +33,22 @@ export function coldBytes(count: number, budget: number): number {
 
 /** The filter's bytes: half the budget, between 8 and 16 bits a key, and within one WebAssembly memory (less room for its batch). */
 function filterBytes(count: number, budget: number): number {
-  return Math.min(
-    Math.ceil(Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget)) / 8),
-    MAX_ARENA_BYTES - (64 << 20),
-  );
+  const bits = Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget));
+  // Whole 64-byte blocks: the filter at its floor of 8 bits a key needs the last block whole too (KeySieve.over).
+  return Math.min(Math.ceil(bits / (8 * FILTER_BLOCK)) * FILTER_BLOCK, MAX_ARENA_BYTES - (64 << 20));
+}
+
+/** What has() keeps of the keys the filter let through: each key, its block, its place in the batch, and their order by block. */
+interface Wanted {
+  keys: Uint8Array;
+  blocks: Int32Array;
+  places: Uint32Array;
+  order: Uint32Array;
 }
 
 /** The on-disk keys of a disk seen-set, answered through a filter and a block index. */
 export class ColdKeys {
-  private readonly arena = new Arena();
+  private readonly arena: Arena;
   private readonly sieve: KeySieve;
   /** Each block's first fingerprint's place in table order (ORDER_WORDS words), and its checksum. */
   private readonly firsts: Uint32Array;
@@ -48,14 +57,25 @@ export class ColdKeys {
   private readonly place = new Uint32Array(ORDER_WORDS);
   /** Where blocks are read into: a record's at most. */
   private readonly span = new Uint8Array(16 * RECORD_FINGERPRINTS);
+  /** has()'s arrays, reused. */
+  private lists: Wanted = {
+    keys: new Uint8Array(0),
+    blocks: new Int32Array(0),
+    places: new Uint32Array(0),
+    order: new Uint32Array(0),
+  };
   /** Keys asked, and blocks read for them (a key the filter could not rule out). */
   asked = 0;
   blocksRead = 0;
+  /** Reads made for them: blocks near each other are read at once. */
+  reads = 0;
 
   private constructor(
     private readonly part: SortedPart,
     budget: number,
+    arena: Arena | undefined,
   ) {
+    this.arena = arena ?? new Arena();
     const blocks = Math.ceil(part.count / BLOCK);
     this.firsts = new Uint32Array(ORDER_WORDS * blocks);
     this.sums = new BigUint64Array(blocks);
@@ -70,9 +90,13 @@ export class ColdKeys {
     this.sieve = sieve;
   }
 
-  /** The cold keys of `part` (taken: closed with them) within `budget` bytes (coldBytes): the part is read whole once, each record verified. */
-  static build(part: SortedPart, budget: number): ColdKeys {
-    const cold = new ColdKeys(part, budget);
+  /**
+   * The cold keys of `part` (taken: closed with them) within `budget` bytes (coldBytes): the part
+   * is read whole once, each record verified. The filter goes in `arena` when given (the memory of
+   * cold keys released: a new one each merge would stay resident until collected).
+   */
+  static build(part: SortedPart, budget: number, arena?: Arena): ColdKeys {
+    const cold = new ColdKeys(part, budget, arena);
     let block = 0;
     part.markAll();
     part.eachMarked((fingerprints) => {
@@ -102,42 +126,46 @@ export class ColdKeys {
     const n = packed.length / 16;
     const flags = new Uint8Array(n);
     this.asked += n;
-    // Every key the filter lets through, with the block it can only be in.
-    const wanted: { block: number; key: number; place: number; keys: DataView }[] = [];
+    // Every key the filter lets through (copied: the filter's regions are reused by the next piece), with the block it can only be in and its place in `packed`.
+    const w = this.wanted(n);
+    const view = new DataView(w.keys.buffer);
+    let m = 0;
     for (let from = 0; from < n; from += BATCH) {
       const piece = packed.subarray(16 * from, 16 * Math.min(n, from + BATCH));
       const passed = this.sieve.sieve(piece);
-      const m = passed.length / 16;
-      if (m === 0) continue;
-      const places = this.sieve.lastPlaces(m);
-      // Copied: the filter's regions are reused by the next piece.
-      const keys = new DataView(passed.slice().buffer);
-      for (let i = 0; i < m; i++) {
-        const block = this.blockOf(keys, 16 * i);
-        if (block >= 0) wanted.push({ block, key: 16 * i, place: from + places[i], keys });
+      const p = passed.length / 16;
+      if (p === 0) continue;
+      const places = this.sieve.lastPlaces(p);
+      for (let i = 0; i < p; i++) {
+        w.keys.set(passed.subarray(16 * i, 16 * i + 16), 16 * m);
+        const block = this.blockOf(view, 16 * m);
+        if (block < 0) continue;
+        w.blocks[m] = block;
+        w.places[m] = from + places[i];
+        w.order[m] = m;
+        m++;
       }
     }
     // In file order, so blocks close together are read at once (a read costs more than the bytes between).
-    wanted.sort((a, b) => a.block - b.block);
-    for (let i = 0; i < wanted.length; ) {
-      const first = wanted[i].block;
+    const order = w.order.subarray(0, m).sort((a, b) => w.blocks[a] - w.blocks[b]);
+    const blockAt = (i: number) => w.blocks[order[i]];
+    for (let i = 0; i < m; ) {
+      const first = blockAt(i);
       const record = Math.floor(first / BLOCKS_A_RECORD);
       let j = i + 1;
-      while (
-        j < wanted.length &&
-        wanted[j].block - wanted[j - 1].block <= GAP_BLOCKS &&
-        Math.floor(wanted[j].block / BLOCKS_A_RECORD) === record
-      )
+      while (j < m && blockAt(j) - blockAt(j - 1) <= GAP_BLOCKS && Math.floor(blockAt(j) / BLOCKS_A_RECORD) === record)
         j++;
-      const last = wanted[j - 1].block;
+      const last = blockAt(j - 1);
+      this.reads++;
       const span = this.part.readFingerprints(
         first * BLOCK,
         Math.min((last + 1) * BLOCK, this.part.count) - first * BLOCK,
         this.span,
       );
       let verified = -1;
-      for (let w = i; w < j; w++) {
-        const { block, key, place, keys } = wanted[w];
+      for (let k = i; k < j; k++) {
+        const at = order[k];
+        const block = w.blocks[at];
         const bytes = span.subarray(
           16 * (block - first) * BLOCK,
           Math.min(span.length, 16 * (block - first + 1) * BLOCK),
@@ -146,16 +174,46 @@ export class ColdKeys {
           this.verify(block, bytes);
           verified = block;
         }
-        if (this.inBlock(bytes, keys, key)) flags[place] = 1;
+        if (this.inBlock(bytes, view, 16 * at)) flags[w.places[at]] = 1;
       }
       i = j;
     }
     return flags;
   }
 
+  /** The reused arrays of has() for `n` keys: grown when a call needs more, so a batch leaves no garbage but its answers. */
+  private wanted(n: number): Wanted {
+    if (this.lists.blocks.length < n) {
+      const size = Math.max(n, 2 * this.lists.blocks.length);
+      this.lists = {
+        keys: new Uint8Array(16 * size),
+        blocks: new Int32Array(size),
+        places: new Uint32Array(size),
+        order: new Uint32Array(size),
+      };
+    }
+    return this.lists;
+  }
+
   /** Releases the filter's memory and the part's descriptor. */
   close(): void {
     this.part.close();
+  }
+
+  /** Closes the part's descriptor and hands over the filter's memory, to be reused by the next cold keys (its contents are overwritten). */
+  releaseArena(): Arena {
+    this.part.close();
+    return this.arena;
+  }
+
+  /** Filter bits a key of the sorted part. */
+  get filterBits(): number {
+    return this.sieve.bitsPerKey;
+  }
+
+  /** The rate at which a key not in the sorted part passes the filter, and costs a block read (what its size gives). */
+  get filterFpRate(): number {
+    return this.sieve.fpRate;
   }
 
   /** The block the fingerprint at `at` of `keys` can only be in (the last whose first fingerprint is not after it), or -1: before every block. */

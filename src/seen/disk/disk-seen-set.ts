@@ -1,6 +1,8 @@
 // The on-disk seen-set (Node): the persisted seen-set (persisted-seen-set.ts) over one append-only
 // file of checksummed batches in a directory, shared by the processes that open it through a file
-// lock. Every key is looked up in memory; a batch costs one append and one fdatasync. A directory
+// lock. Every key is looked up in memory, or with a memory budget (from the first key) in a tiered
+// table that merges what outgrows it into the file's sorted part (tiered-table.ts); a batch costs
+// one append and one fdatasync. A directory
 // holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept as they
 // are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops there. The
 // lock file says a log was made: a log removed later is an error, not an empty store.
@@ -15,7 +17,7 @@ import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
-import { exceedsBudget, roomLeft, TieredTable } from "./tiered-table.js";
+import { exceedsBudget, heldItems, roomLeft, TieredTable } from "./tiered-table.js";
 import { Arena } from "../../wasm/arena.js";
 import { FileLock } from "./file-lock.js";
 
@@ -64,23 +66,34 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   try {
     let table: FingerprintSet | TieredTable;
     let follow: (() => void) | undefined;
-    if (memory !== undefined && exceedsBudget(stored, memory)) {
-      const tiered = await lock.run(async () => new TieredTable(coldKeysOf(log, memory), planned));
+    if (memory !== undefined) {
+      // Tiered from the first key: a store that outgrows its budget while open merges as it goes.
+      // One within it is read into memory whole by its first call (its sorted part too, if any).
+      let wholeFirst = !exceedsBudget(stored, memory);
+      const tiered = await lock.run(
+        async () =>
+          new TieredTable(
+            wholeFirst ? undefined : coldKeysOf(log, memory),
+            Math.min(tableItems(planned, stored), heldItems(memory)),
+          ),
+      );
       table = tiered;
       // After a failed merge, the next is tried once twice as many keys wait.
       let mergeFrom = 0;
+      // One memory for every merge's compaction: a new one each time would stay resident until collected.
+      const merging = new MergeMemory();
       follow = () => {
-        if (log.stale()) tiered.replaceCold(coldKeysOf(log, memory, false));
+        if (wholeFirst) wholeFirst = false;
+        else if (log.stale()) tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
         else if (
           tiered.inMemory >= mergeFrom &&
           exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes)) &&
-          !mergeInto(log, tiered, memory, opts.onRecover)
+          !mergeInto(log, tiered, memory, merging.arena(), opts.onRecover)
         )
           mergeFrom = 2 * tiered.inMemory;
       };
     } else {
-      // Room for what the file holds, with slack: partitions fill unevenly, and one that fills grows the whole table.
-      table = new FingerprintSet({ items: Math.max(planned, Math.ceil(stored * 1.05) + 1024) });
+      table = new FingerprintSet({ items: tableItems(planned, stored) });
     }
     const set = new PersistedSeenSet({
       backend: "disk",
@@ -106,19 +119,24 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   }
 }
 
+/** Keys a table is first made for: those planned, or room for what the file holds with slack (partitions fill unevenly, and one that fills grows the whole table). */
+function tableItems(planned: number, stored: number): number {
+  return Math.max(planned, Math.ceil(stored * 1.05) + 1024);
+}
+
 /**
  * The keys of the file's sorted part, left on disk within `memory` bytes, with the log set to read
  * what came after it; first, with `compact`, the file is compacted when the keys after its sorted
  * part would not fit what the budget leaves. Called under the set's lock.
  */
-function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | undefined {
+function coldKeysOf(log: FileLog, memory: number, compact = true, arena?: Arena): ColdKeys | undefined {
   try {
     if (compact) {
       const { stored, unsorted } = log.keyCounts();
       if (exceedsBudget(unsorted, roomLeft(memory, coldBytes(stored, memory)))) log.compact(new Arena());
     }
     const part = log.sortedPart();
-    return part === undefined ? undefined : ColdKeys.build(part, memory);
+    return part === undefined ? undefined : ColdKeys.build(part, memory, arena);
   } catch (error) {
     throw diskError(error, `opening ${log.name} past its memory budget`);
   }
@@ -130,17 +148,34 @@ function coldKeysOf(log: FileLog, memory: number, compact = true): ColdKeys | un
  * sorted part taken. A compaction that fails (a full disk) leaves the file as it was, and is told
  * (false): the keys stay in memory, past the budget, until a later one succeeds.
  */
-function mergeInto(log: FileLog, tiered: TieredTable, memory: number, told?: (message: string) => void): boolean {
+function mergeInto(
+  log: FileLog,
+  tiered: TieredTable,
+  memory: number,
+  arena: Arena,
+  told?: (message: string) => void,
+): boolean {
   try {
-    log.compact(new Arena());
+    log.compact(arena);
   } catch (error) {
     told?.(
       `merging ${tiered.inMemory} keys held in memory into ${log.name} failed, and they stay in memory: ${(error as Error).message}`,
     );
     return false;
   }
-  tiered.replaceCold(coldKeysOf(log, memory, false));
+  tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
   return true;
+}
+
+/** The memory a tiered table's merges compact in, made at the first merge and kept for the next (a compaction overwrites what it holds). */
+class MergeMemory {
+  private made: Arena | undefined;
+
+  /** The instance, made when first asked for. */
+  arena(): Arena {
+    this.made ??= new Arena();
+    return this.made;
+  }
 }
 
 /** A store directory opened: its file of batches, the lock every batch is written under, its fingerprint and the fingerprints it holds (about: forgotten ones count). */

@@ -1,4 +1,4 @@
-// The table of a disk seen-set past its memory budget: the keys of the file's sorted part stay on
+// The table of a disk seen-set with a memory budget, from its first key: the keys of the file's sorted part stay on
 // disk (cold-keys.ts: a filter and a block index in memory, a block read for a key the filter
 // cannot rule out), and only what came after that part, this process's batches and others', is
 // held in a FingerprintSet. Keys of the sorted part forgotten since are held too, in a set of
@@ -17,6 +17,11 @@ export function exceedsBudget(stored: number, memory: number): boolean {
   return stored * TABLE_BYTES_A_KEY > memory;
 }
 
+/** Keys a table may hold within `memory` bytes: what a tiered table's keys in memory are first made for, so a large plan does not take memory the budget never gave. */
+export function heldItems(memory: number): number {
+  return Math.max(1, Math.floor(memory / TABLE_BYTES_A_KEY));
+}
+
 /**
  * Bytes left within `memory` for the keys a tiered table holds in memory, once its sorted part's
  * filter and index take `coldBytes`: at least a quarter of the budget, so a budget smaller than
@@ -24,6 +29,20 @@ export function exceedsBudget(stored: number, memory: number): boolean {
  */
 export function roomLeft(memory: number, coldBytes: number): number {
   return Math.max(memory - coldBytes, memory / 4);
+}
+
+/** What a tiered table's look-ups on disk cost (PersistedSeenSet's stats). */
+export interface DiskLookups {
+  /** Keys looked up in the sorted part (every one the table in memory does not hold). */
+  readonly asked: number;
+  /** 4 KiB blocks read and verified for them: a key the filter let through. */
+  readonly blocksRead: number;
+  /** Reads made (blocks near each other are read at once). */
+  readonly reads: number;
+  /** The sorted part's filter: bits a key (0: no sorted part). */
+  readonly filterBits: number;
+  /** The share of absent keys its size lets through to a block read. */
+  readonly filterFpRate: number;
 }
 
 /** A disk seen-set's keys: its sorted part on disk, the rest in memory. */
@@ -34,6 +53,7 @@ export class TieredTable {
   /** Keys looked up in sorted parts replaced since, and blocks read for them. */
   private asked = 0;
   private blocksRead = 0;
+  private reads = 0;
 
   constructor(
     private cold: ColdKeys | undefined,
@@ -57,19 +77,33 @@ export class TieredTable {
     return this.cold?.byteLength ?? 0;
   }
 
-  /** Keys looked up on disk, and blocks read for them. */
-  get diskLookups(): { asked: number; blocksRead: number } {
-    return { asked: this.asked + (this.cold?.asked ?? 0), blocksRead: this.blocksRead + (this.cold?.blocksRead ?? 0) };
+  /** Keys looked up on disk, the blocks read for them and the reads made, and the sorted part's filter: bits a key and the share of absent keys it lets through to a read. */
+  get diskLookups(): DiskLookups {
+    const cold = this.cold;
+    return {
+      asked: this.asked + (cold?.asked ?? 0),
+      blocksRead: this.blocksRead + (cold?.blocksRead ?? 0),
+      reads: this.reads + (cold?.reads ?? 0),
+      filterBits: cold?.filterBits ?? 0,
+      filterFpRate: cold?.filterFpRate ?? 0,
+    };
   }
 
-  /** Takes the sorted part of a file put in place of the one read (another process compacted it): what came after the old one goes too, and is read again. */
-  replaceCold(cold: ColdKeys | undefined): void {
-    this.asked += this.cold?.asked ?? 0;
-    this.blocksRead += this.cold?.blocksRead ?? 0;
-    this.cold?.close();
-    this.cold = cold;
+  /**
+   * Takes the sorted part of a file put in place of the one read (this process's merge, or another
+   * process compacted it), made by `make` in the old part's memory: what came after the old one
+   * goes too, and is read again. Should `make` fail, no part is held until the next replaceCold
+   * (the log is read again then: its driver forgets what it read when a call fails).
+   */
+  replaceCold(make: (memory: Arena | undefined) => ColdKeys | undefined): void {
+    const old = this.cold;
+    this.cold = undefined;
+    this.asked += old?.asked ?? 0;
+    this.blocksRead += old?.blocksRead ?? 0;
+    this.reads += old?.reads ?? 0;
     this.recent.clear();
     this.forgotten.clear();
+    this.cold = make(old?.releaseArena());
   }
 
   /** 1 for each packed fingerprint held. */
@@ -99,7 +133,7 @@ export class TieredTable {
 
   /** Forgets every key (the file was cleared). */
   clear(): void {
-    this.replaceCold(undefined);
+    this.replaceCold(() => undefined);
   }
 
   /** Hands over the memory of the keys held in memory (for the file's compaction at close); the rest is released. */
