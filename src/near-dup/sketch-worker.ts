@@ -9,7 +9,10 @@ initSync();
 parentPort!.on("message", (job: { id: number; texts: string[]; params: SketchParams }) => {
   try {
     const { values, keys } = sketchMany(job.texts, job.params);
-    parentPort!.postMessage({ id: job.id, ok: true, values, keys }, [values.buffer as ArrayBuffer, keys.buffer as ArrayBuffer]);
+    parentPort!.postMessage({ id: job.id, ok: true, values, keys }, [
+      values.buffer as ArrayBuffer,
+      keys.buffer as ArrayBuffer,
+    ]);
   } catch (error) {
     parentPort!.postMessage({ id: job.id, ok: false, message: error instanceof Error ? error.message : String(error) });
   }
