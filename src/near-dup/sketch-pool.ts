@@ -6,7 +6,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { DisposedError } from "../errors.js";
 import * as check from "../validate.js";
-import { WorkerJobError } from "../parallel/worker-pool.js";
+import { startWorkers, WorkerJobError } from "../parallel/worker-pool.js";
 import { checkSketchParams, type SketchParams, type Sketches, sketchMany } from "./minhash.js";
 
 const workerUrl = new URL("./sketch-worker.js", import.meta.url);
@@ -42,18 +42,7 @@ export class SketchPool {
 
   /** Starts `threads` workers (default: the cores available to this process). */
   static async start(threads = availableParallelism()): Promise<SketchPool> {
-    const count = check.positiveInteger("threads", threads, 256);
-    const workers = Array.from({ length: count }, () => new Worker(workerUrl));
-    await Promise.all(
-      workers.map(
-        (worker) =>
-          new Promise<void>((resolve, reject) => {
-            worker.once("online", resolve);
-            worker.once("error", reject);
-          }),
-      ),
-    );
-    return new SketchPool(workers);
+    return new SketchPool(await startWorkers(workerUrl, check.positiveInteger("threads", threads, 256)));
   }
 
   /** Threads in the pool. */

@@ -33,6 +33,21 @@ export class WorkerJobError extends CrawlsieveError {
 
 const workerUrl = new URL("./worker.js", import.meta.url);
 
+/** Starts `count` threads of the module at `url`, resolved once every one is online (rejected if one fails to start). */
+export async function startWorkers(url: URL, count: number): Promise<Worker[]> {
+  const threads = Array.from({ length: count }, () => new Worker(url));
+  await Promise.all(
+    threads.map(
+      (worker) =>
+        new Promise<void>((resolve, reject) => {
+          worker.once("online", resolve);
+          worker.once("error", reject);
+        }),
+    ),
+  );
+  return threads;
+}
+
 /** Worker threads that add and test keys in shared filters in parallel. */
 export class BloomWorkerPool {
   private workers: Worker[];
@@ -50,18 +65,7 @@ export class BloomWorkerPool {
 
   /** Starts `workers` threads (each compiles the modules once). */
   static async start(workers: number): Promise<BloomWorkerPool> {
-    const count = check.positiveInteger("workers", workers, 1024);
-    const threads = Array.from({ length: count }, () => new Worker(workerUrl));
-    await Promise.all(
-      threads.map(
-        (worker) =>
-          new Promise<void>((resolve, reject) => {
-            worker.once("online", resolve);
-            worker.once("error", reject);
-          }),
-      ),
-    );
-    return new BloomWorkerPool(threads);
+    return new BloomWorkerPool(await startWorkers(workerUrl, check.positiveInteger("workers", workers, 1024)));
   }
 
   /** Threads in the pool. */
