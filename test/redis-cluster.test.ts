@@ -296,8 +296,8 @@ describe("on a Redis Cluster", () => {
   }, 120_000);
 
   /**
-   * Runs `batch` while the first master's replica is paused, kills that master 1.5 s in (its
-   * writes never reached a replica), promotes the replica, brings the victim back as a replica,
+   * Runs `batch` while the first master's replica is paused, kills that master once it holds
+   * more than 10 of the batch's keys (its writes never reached a replica), promotes the replica, brings the victim back as a replica,
    * and returns the batch's answers with the count of the victim's keys matching `pattern` at the kill.
    */
   async function killInWaitWindow<T>(
@@ -311,8 +311,11 @@ describe("on a Redis Cluster", () => {
     const replica = cluster.nodes.find((node) => node.port === cluster.replicaOf(victim.port))!;
     replica.pause();
     const run = batch();
-    await new Promise((r) => setTimeout(r, 1_500));
-    const onVictim = cluster.cli(["KEYS", pattern], victim.port).trim().split("\n").filter(Boolean).length;
+    // The kill waits for the victim to hold some of the batch (at most 30 s on a loaded machine).
+    const held = () => cluster.cli(["KEYS", pattern], victim.port).trim().split("\n").filter(Boolean).length;
+    for (let i = 0; i < 300 && held() <= 10; i++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 200));
+    const onVictim = held();
     await victim.kill();
     replica.resume();
     cluster.cli(["CLUSTER", "FAILOVER", "TAKEOVER"], replica.port);
