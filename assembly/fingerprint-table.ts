@@ -11,7 +11,7 @@
 import { mulhi64 } from "./reduce";
 import { counterAddress, readCounter, writeCounter } from "./counters";
 
-/** Bytes of one table slot; the wrapper sizes the table from this global (src/dedup/deduplicator.ts). */
+/** Bytes of one table slot; the wrapper sizes the table from this global (src/exact/imp-cb.ts). */
 export const TABLE_SLOT_BYTES: u32 = 20;
 const SLOT: usize = <usize>TABLE_SLOT_BYTES;
 

@@ -19,7 +19,7 @@
 
 import { sortKeyed, sortValues } from "./sort";
 
-/** Bytes of one table descriptor; the wrapper lays descriptors out from this global (src/simhash/near-dup-index.ts). */
+/** Bytes of one table descriptor; the wrapper lays descriptors out from this global (src/near-dup/simhash-index.ts). */
 export const ND_TABLE_BYTES: u32 = 128;
 const TABLE_BYTES: usize = <usize>ND_TABLE_BYTES;
 /** Descriptor: offset of the u32 address of the table's entries. */

@@ -1,10 +1,10 @@
 // Names the Node main entry kept for one minor version after they moved to a subpath or gave way
 // to openSeenSet (CHANGELOG.md, 0.3.0): each is the same value as at its new home.
-import { PartitionedBloomFilter as PartitionedBloomFilterNow } from "./parallel/partitioned-bloom-filter.js";
-import { BloomWorkerPool as BloomWorkerPoolNow, WorkerJobError as WorkerJobErrorNow } from "./parallel/worker-pool.js";
+import { PartitionedBloomFilter as PartitionedBloomFilterNow } from "./threads/partitioned-bloom-filter.js";
+import { BloomWorkerPool as BloomWorkerPoolNow, WorkerJobError as WorkerJobErrorNow } from "./threads/worker-pool.js";
 import { PersistedSeenSet as PersistedSeenSetNow } from "./seen/persisted-seen-set.js";
 import { openDiskSeenSet as openDiskSeenSetNow } from "./seen/disk/disk-seen-set.js";
-import { openLmdbStore as openLmdbStoreNow } from "./dedup/lmdb-store.js";
+import { openLmdbStore as openLmdbStoreNow } from "./seen/lmdb/lmdb-store.js";
 
 /** @deprecated Since 0.3.0: import it from `crawlsieve/threads`; the main entry drops this name in 0.4.0. */
 export const PartitionedBloomFilter = PartitionedBloomFilterNow;

@@ -32,4 +32,4 @@ export const toHex = toHexNow;
 /** @deprecated Since 0.3.0: import it from `crawlsieve/backend`; the main entry drops this name in 0.4.0. */
 export const isInitialized = isInitializedNow;
 // The LMDB engine, deprecated where it is declared (its home goes in 0.4.0).
-export { StoreDeduplicator } from "./dedup/store-deduplicator.js";
+export { StoreDeduplicator } from "./seen/lmdb/store-deduplicator.js";

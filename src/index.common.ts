@@ -4,14 +4,14 @@ export { BloomFilter } from "./bloom/bloom-filter.js";
 export { BlockedBloomFilter } from "./bloom/blocked-bloom-filter.js";
 export { ScalableBloomFilter, type ScalableBloomFilterOptions } from "./bloom/scalable-bloom-filter.js";
 export { CountingBloomFilter, type CountingBloomFilterOptions } from "./bloom/counting-bloom-filter.js";
-export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./dedup/deduplicator.js";
-export type { StoreDeduplicatorOptions } from "./dedup/store-deduplicator.js";
-export { FingerprintSet, type FingerprintSetOptions } from "./dedup/fingerprint-set.js";
+export { Deduplicator, type DeduplicatorOptions, type DedupStats } from "./exact/imp-cb.js";
+export type { StoreDeduplicatorOptions } from "./seen/lmdb/store-deduplicator.js";
+export { FingerprintSet, type FingerprintSetOptions } from "./exact/fingerprint-set.js";
 export { TimeWindowFilter, type TimeWindowFilterOptions } from "./window/time-window-filter.js";
 export type { Granularity } from "./window/granularity.js";
 export { AgePartitionedFilter, type AgePartitionedFilterOptions } from "./window/age-partitioned-filter.js";
 export { MultiDimBloomFilter, type MultiDimBloomFilterOptions } from "./bloom/multi-dim-bloom-filter.js";
-export type { FingerprintStore, StoreChanges, StoreView } from "./dedup/fingerprint-store.js";
+export type { FingerprintStore, StoreChanges, StoreView } from "./seen/lmdb/fingerprint-store.js";
 export type { BloomFilterOptions, PlannedLoad } from "./bloom/geometry.js";
 export { md5, md5Hex, md5Many, Md5 } from "./hash/md5.js";
 export { xxh64 } from "./hash/xxh64.js";
@@ -51,7 +51,7 @@ export {
   type NearDupIndexOptions,
   type NearMatch,
   type NearPair,
-} from "./near-dup/near-dup-index.js";
+} from "./near-dup/simhash-index.js";
 export {
   MinHashIndex,
   type MinHashIndexOptions,
@@ -73,7 +73,7 @@ export {
   type CheckAndInsert,
   type RecentCacheOptions,
   type RecentCacheStats,
-} from "./cache/recent-cache.js";
+} from "./redis/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
 export type {
   SeenSet,

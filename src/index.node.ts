@@ -7,7 +7,7 @@ export * from "./index.common.js";
 export { init, initSync } from "./wasm/node.js";
 export { fileSpill } from "./lines/file-spill.js";
 export { MinHashSpill, type MinHashSpillOptions } from "./near-dup/minhash-spill.js";
-export type { LmdbStoreOptions } from "./dedup/lmdb-store.js";
+export type { LmdbStoreOptions } from "./seen/lmdb/lmdb-store.js";
 export type { DiskSeenSetOptions } from "./seen/disk/disk-seen-set.js";
 export {
   openDiskDeduplicator,
@@ -20,7 +20,7 @@ export type { BatchLog, LogRead, LogWrite } from "./seen/batch-log.js";
 export type {
   PartitionedBloomFilterOptions,
   PartitionedBloomFilterHandle,
-} from "./parallel/partitioned-bloom-filter.js";
+} from "./threads/partitioned-bloom-filter.js";
 export type { BitsGeometry, Layout } from "./bloom/partitioned-bits.js";
 export * from "./deprecated.node.js";
 // Shadows the common openSeenSet (an explicit export wins over export *): this one knows "disk" and "redis".

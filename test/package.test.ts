@@ -49,7 +49,11 @@ describe("package", () => {
   });
 
   it("keeps Node built-ins out of the browser and worker entries", () => {
-    for (const entry of ["build/js/index.browser.js", "build/js/index.workerd.js", "build/js/edge/index.js"]) {
+    for (const entry of [
+      "build/js/index.browser.js",
+      "build/js/index.workerd.js",
+      "build/js/durable-object/index.js",
+    ]) {
       const graph = importGraph(new URL(entry, root).pathname);
       expect(graph.size).toBeGreaterThan(5);
       for (const [file, specifiers] of graph) {

@@ -97,7 +97,7 @@ describe("the main entry (Node)", () => {
       expect(at, name).toBeGreaterThan(0);
       expect(lines[at - 1], name).toMatch(/^\/\*\* @deprecated Since 0\.3\.0/);
     }
-    const store = readFileSync(new URL("../build/js/dedup/store-deduplicator.d.ts", import.meta.url), "utf8");
+    const store = readFileSync(new URL("../build/js/seen/lmdb/store-deduplicator.d.ts", import.meta.url), "utf8");
     expect(store).toMatch(/@deprecated Since 0\.3\.0[^\n]*openDiskDeduplicator/);
   });
 });

@@ -317,11 +317,11 @@ describe("memory is laid out and grown in src/wasm/ only", () => {
 
   it("the check names a structure file that does, and not src/wasm/", () => {
     const forged = new Map([
-      ["src/dedup/forged.ts", "const p = alignUp(base + n, 64);\narena.reserve(p + 16);"],
+      ["src/exact/forged.ts", "const p = alignUp(base + n, 64);\narena.reserve(p + 16);"],
       ["src/wasm/arena.ts", "this.k.memory.grow(pages); alignUp(x, 64);"],
     ]);
-    expect(offenders(forged, GROWS)).toEqual(["src/dedup/forged.ts"]);
-    expect(offenders(forged, ALIGNS)).toEqual(["src/dedup/forged.ts"]);
+    expect(offenders(forged, GROWS)).toEqual(["src/exact/forged.ts"]);
+    expect(offenders(forged, ALIGNS)).toEqual(["src/exact/forged.ts"]);
     // One forged line a way of computing an address by hand, each caught on its own.
     const hand = [
       "k.run(this.digestsPtr + 16 * done, n);",

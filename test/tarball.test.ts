@@ -54,7 +54,7 @@ describe("the packed package, installed from its tarball", () => {
       "build/crawlsieve-shared.wasm",
       "build/js/index.node.js",
       "build/js/cli/main.js",
-      "build/js/parallel/worker.js",
+      "build/js/threads/worker.js",
     ]) {
       expect(packed, file).toContain(file);
     }

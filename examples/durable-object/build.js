@@ -22,7 +22,7 @@ export async function buildDurableWorker({ out, storage, port = 8788, entry = `$
     bundle: true,
     format: "esm",
     conditions: ["workerd", "worker"],
-    alias: { "crawlsieve/durable-object": `${root}/build/js/edge/index.js` },
+    alias: { "crawlsieve/durable-object": `${root}/build/js/durable-object/index.js` },
     // The .wasm stays a module of its own, named as the config names it.
     plugins: [
       {

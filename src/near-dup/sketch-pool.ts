@@ -6,7 +6,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { DisposedError } from "../errors.js";
 import * as check from "../validate.js";
-import { startWorkers, WorkerJobError } from "../parallel/worker-pool.js";
+import { startWorkers, WorkerJobError } from "../threads/worker-pool.js";
 import { checkSketchParams, type SketchParams, type Sketches, sketchMany } from "./minhash.js";
 
 const workerUrl = new URL("./sketch-worker.js", import.meta.url);

@@ -18,7 +18,7 @@
 // every 32 more, sweeps it of fields every TTL has passed. The sweep serves every server version;
 // the version read at open (`serverVersion`) is reported, not used to pick another path.
 import { DisposedError, InvalidArgumentError } from "../errors.js";
-import { FingerprintSet } from "../dedup/fingerprint-set.js";
+import { FingerprintSet } from "../exact/fingerprint-set.js";
 import * as check from "../validate.js";
 import type { ExactWindowSetOptions } from "../window/exact-window-set.js";
 import { TtlPolicy, type Ttl, type WindowSemantics } from "../window/ttl-rules.js";

@@ -6,7 +6,7 @@
 // single keys (the disk seen-set) writes the forgotten fingerprints as records of their own. A
 // windowed store (disk/disk-window-set.ts) writes keys with their times, and its forgotten hosts
 // and prefixes, as two more kinds of record in the same frame.
-import { FingerprintSet } from "../dedup/fingerprint-set.js";
+import { FingerprintSet } from "../exact/fingerprint-set.js";
 import { ChecksumMismatchError, FormatError } from "../errors.js";
 import { checksumBytes } from "../format/checksum.js";
 import { selectFlagged } from "../wasm/batch.js";

@@ -2,7 +2,7 @@
 // (ExactWindowSet, exact-window-seen-set.ts; or the Bloom TimeWindowFilter). Each call does its work synchronously before its promise is returned, so
 // two calls made in one tick are already ordered: the first to add a key is the one that sees it new.
 import { ScalableBloomFilter } from "../bloom/scalable-bloom-filter.js";
-import { FingerprintSet } from "../dedup/fingerprint-set.js";
+import { FingerprintSet } from "../exact/fingerprint-set.js";
 import { DisposedError, InvalidArgumentError } from "../errors.js";
 import * as check from "../validate.js";
 import { MAX_WINDOW_SLICES, TimeWindowFilter } from "../window/time-window-filter.js";

@@ -14,7 +14,7 @@ import { DisposedError, FilterTooLargeError, FormatError, InvalidArgumentError }
 import { Kind, writeContainer } from "../format/container.js";
 import { payloadOf, readStored, type Recipe } from "../format/recipe.js";
 import * as check from "../validate.js";
-import { FingerprintShard } from "../dedup/fingerprint-shard.js";
+import { FingerprintShard } from "../exact/fingerprint-shard.js";
 import { keyList, packedDigests } from "../wasm/batch.js";
 import { LOG_PARTS, TIMED } from "../wasm/bucket-layout.js";
 import { sharedEngine } from "../wasm/engine.js";

@@ -44,9 +44,9 @@ export async function browserBackends(): Promise<void> {
 
 /** durableWindowSet is a WindowedSeenSet whose calls may name their time. */
 export async function durableWindow(
-  namespace: import("../../src/edge/index.js").DurableObjectNamespaceLike,
+  namespace: import("../../src/durable-object/index.js").DurableObjectNamespaceLike,
 ): Promise<void> {
-  const { durableWindowSet } = await import("../../src/edge/index.js");
+  const { durableWindowSet } = await import("../../src/durable-object/index.js");
   const seen = durableWindowSet(namespace, { name: "w", shards: 4, ttl: "30d", now: Date.now });
   const flags: Uint8Array = await seen.addMany(["a"], Date.now());
   await seen.forgetPrefix("https://a.example/news/");

@@ -4,7 +4,7 @@
 // bytes a distinct text); the fingerprints also go to a column, 16 bytes a record. Which record a
 // repeat repeats is resolved once everything is read, by a map holding only the fingerprints that
 // came more than once, so a collection without exact duplicates pays no map at all.
-import { FingerprintSet } from "../../dedup/fingerprint-set.js";
+import { FingerprintSet } from "../../exact/fingerprint-set.js";
 import { Column } from "../../near-dup/column.js";
 import { exactDigests } from "../../near-dup/exact-text.js";
 

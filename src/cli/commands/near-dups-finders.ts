@@ -6,7 +6,7 @@ import type { Clustering, ScoredPair } from "../../near-dup/groups.js";
 import { MinHashSpill } from "../../near-dup/minhash-spill.js";
 import { sketchMany } from "../../near-dup/minhash.js";
 import type { SketchPool } from "../../near-dup/sketch-pool.js";
-import { NearDupIndex, type NearMatch } from "../../near-dup/near-dup-index.js";
+import { NearDupIndex, type NearMatch } from "../../near-dup/simhash-index.js";
 import { features } from "../../near-dup/features.js";
 import { simhashMany } from "../../near-dup/simhash.js";
 

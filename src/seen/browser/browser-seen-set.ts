@@ -5,7 +5,7 @@
 // checks and inserts, and writes the batch's new fingerprints durably before its keys are
 // reported new (persisted-seen-set.ts, as the disk seen-set). So among all contexts each key is
 // new exactly once.
-import { FingerprintSet } from "../../dedup/fingerprint-set.js";
+import { FingerprintSet } from "../../exact/fingerprint-set.js";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import type { LockRunner } from "../log-driver.js";

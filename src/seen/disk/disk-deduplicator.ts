@@ -10,8 +10,8 @@
 // holding a StoreDeduplicator's LMDB store is imported once, counts and all (lmdb-import.ts).
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type DedupStats, Deduplicator } from "../../dedup/deduplicator.js";
-import { diskError, isStoreFile, prepareDirectory } from "../../dedup/store-directory.js";
+import { type DedupStats, Deduplicator } from "../../exact/imp-cb.js";
+import { diskError, isStoreFile, prepareDirectory } from "./store-directory.js";
 import { CrawlsieveError, DisposedError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";

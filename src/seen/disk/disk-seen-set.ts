@@ -8,8 +8,8 @@
 // lock file says a log was made: a log removed later is an error, not an empty store.
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FingerprintSet } from "../../dedup/fingerprint-set.js";
-import { diskError, isStoreFile, prepareDirectory, storeWriteError } from "../../dedup/store-directory.js";
+import { FingerprintSet } from "../../exact/fingerprint-set.js";
+import { diskError, isStoreFile, prepareDirectory, storeWriteError } from "./store-directory.js";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { init } from "../../wasm/node.js";

@@ -6,7 +6,7 @@
 // place; the others read it whole.
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { diskError, isStoreFile, prepareDirectory } from "../../dedup/store-directory.js";
+import { diskError, isStoreFile, prepareDirectory } from "./store-directory.js";
 import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import * as check from "../../validate.js";
 import { ExactWindowSet, type ExactWindowSetOptions } from "../../window/exact-window-set.js";

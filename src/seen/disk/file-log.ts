@@ -24,7 +24,7 @@ import {
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { FormatError } from "../../errors.js";
-import { storeWriteError } from "../../dedup/store-directory.js";
+import { storeWriteError } from "./store-directory.js";
 import { readAt, writeAt } from "../../files/file-range.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 import type { Arena } from "../../wasm/arena.js";

@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
-import { checkDataFile, diskError } from "../../dedup/store-directory.js";
+import { checkDataFile, diskError } from "./store-directory.js";
 import { CrawlsieveError } from "../../errors.js";
 import { concatRecords, encodeRecords, RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { LogDriver } from "../log-driver.js";

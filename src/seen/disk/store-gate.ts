@@ -19,7 +19,7 @@
 // that holds them is written (unprinted-file.ts); a dead run's file is found under the lock and
 // its fingerprints forgotten in the log, so a kill -9 between record and print loses no line.
 import { CrawlsieveError } from "../../errors.js";
-import { diskError } from "../../dedup/store-directory.js";
+import { diskError } from "./store-directory.js";
 import { openStoreLog, type StoreLog } from "./disk-seen-set.js";
 import { encodeRecords } from "../fingerprint-batches.js";
 import { exceedsBudget } from "./tiered-table.js";

@@ -4,7 +4,7 @@
 // held in a FingerprintSet. Keys of the sorted part forgotten since are held too, in a set of
 // their own, so the sorted part is never rewritten to forget one. A key is held when the
 // FingerprintSet holds it, or the sorted part does and it was not forgotten.
-import { FingerprintSet } from "../../dedup/fingerprint-set.js";
+import { FingerprintSet } from "../../exact/fingerprint-set.js";
 import type { Arena } from "../../wasm/arena.js";
 import { selectFlagged } from "../../wasm/batch.js";
 import type { ColdKeys } from "./cold-keys.js";

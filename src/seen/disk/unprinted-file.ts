@@ -32,7 +32,7 @@ import { join } from "node:path";
 import { CrawlsieveError } from "../../errors.js";
 import { readAt, writeAt } from "../../files/file-range.js";
 import { decodeRecords, encodeRecords } from "../fingerprint-batches.js";
-import { storeWriteError } from "../../dedup/store-directory.js";
+import { storeWriteError } from "./store-directory.js";
 import { nativeLocks } from "./file-lock.js";
 
 const MAGIC = 0x50555343; // "CSUP"

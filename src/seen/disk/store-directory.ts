@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, resolve, sep } from "node:path";
-import { CrawlsieveError, FormatError, StoreFullError } from "../errors.js";
+import { CrawlsieveError, FormatError, StoreFullError } from "../../errors.js";
 
 /** Creates the store's directory (and its parents) and refuses, by name, a path that is not a writable directory. */
 export function prepareDirectory(dir: string): void {

@@ -6,15 +6,15 @@
 // key as new. A zero counter proves a key new only while this process's filter covers the store:
 // it does when the epoch read inside the transaction is the one its filter was built or last
 // updated at; after another process commits, every key is looked up in the store instead.
-import { CountingBloomFilter } from "../bloom/counting-bloom-filter.js";
-import { FormatError, InvalidArgumentError } from "../errors.js";
-import { toHex } from "../hash/md5.js";
-import * as check from "../validate.js";
-import { sharedEngine } from "../wasm/engine.js";
-import { Accumulator, countOf, eachDigestBatch, type Keys } from "../wasm/batch.js";
-import { RecordArray } from "../wasm/record-array.js";
-import { BATCH } from "../wasm/staging.js";
-import type { DedupStats } from "./deduplicator.js";
+import { CountingBloomFilter } from "../../bloom/counting-bloom-filter.js";
+import { FormatError, InvalidArgumentError } from "../../errors.js";
+import { toHex } from "../../hash/md5.js";
+import * as check from "../../validate.js";
+import { sharedEngine } from "../../wasm/engine.js";
+import { Accumulator, countOf, eachDigestBatch, type Keys } from "../../wasm/batch.js";
+import { RecordArray } from "../../wasm/record-array.js";
+import { BATCH } from "../../wasm/staging.js";
+import type { DedupStats } from "../../exact/imp-cb.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
 
 /** Options of StoreDeduplicator (used only when the store has no saved counting filter). */

@@ -3,9 +3,9 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { checkDataFile, prepareDirectory, storeWriteError } from "./store-directory.js";
+import { checkDataFile, prepareDirectory, storeWriteError } from "../disk/store-directory.js";
 import { randomBytes } from "node:crypto";
-import { CrawlsieveError, InvalidArgumentError } from "../errors.js";
+import { CrawlsieveError, InvalidArgumentError } from "../../errors.js";
 import type { FingerprintStore } from "./fingerprint-store.js";
 
 const EPOCH = Buffer.from("crawlsieve:epoch");
