@@ -3,7 +3,7 @@
 // exported constants (*_BYTES globals) give it the sizes of records the kernels define, so no size
 // is written twice. src/wasm/kernels.ts must list exactly these exports (test/kernels.test.ts).
 
-export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh, HASH_H2 } from "./xxh64";
+export { xxh64, xxh64Pieces, hashPairs, fingerprintsXxh, HASH_H2, XXH64_STATE_BYTES, xxh64Reset, xxh64Update, xxh64Digest } from "./xxh64";
 export { bloomTest, bloomSet, bloomHasKey, bloomAddKey, popcountBytes, popcountRange, bloomPositions } from "./bloom";
 export { blockedTest, blockedSet, blockedHasKey, blockedAddKey, blockedPositions } from "./blocked-bloom";
 export { md5Init, md5Update, md5Final, md5, md5Batch, MD5_STATE_BYTES } from "./md5";

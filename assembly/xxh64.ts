@@ -34,15 +34,16 @@ export function xxh64(ptr: usize, len: usize, seed: u64): u64 {
       v4 = round(v4, load<u64>(ptr, 24));
       ptr += 32;
     } while (ptr <= limit);
-    h = rotl<u64>(v1, 1) + rotl<u64>(v2, 7) + rotl<u64>(v3, 12) + rotl<u64>(v4, 18);
-    h = mergeRound(h, v1);
-    h = mergeRound(h, v2);
-    h = mergeRound(h, v3);
-    h = mergeRound(h, v4);
+    h = merged(v1, v2, v3, v4);
   } else {
     h = seed + P5;
   }
-  h += <u64>len;
+  return finish(h + <u64>len, ptr, end);
+}
+
+/** The end of XXH64: folds the last bytes [ptr, end) (fewer than 32) into h, then avalanches. */
+// @ts-ignore: decorator
+@inline function finish(h: u64, ptr: usize, end: usize): u64 {
   while (ptr + 8 <= end) {
     h ^= round(0, load<u64>(ptr));
     h = rotl<u64>(h, 27) * P1 + P4;
@@ -64,6 +65,83 @@ export function xxh64(ptr: usize, len: usize, seed: u64): u64 {
   h *= P3;
   h ^= h >> 32;
   return h;
+}
+
+/** The four lanes' merge of a stream of at least 32 bytes (xxh64 above; XXH64_digest in the spec). */
+// @ts-ignore: decorator
+@inline function merged(v1: u64, v2: u64, v3: u64, v4: u64): u64 {
+  let h = rotl<u64>(v1, 1) + rotl<u64>(v2, 7) + rotl<u64>(v3, 12) + rotl<u64>(v4, 18);
+  h = mergeRound(h, v1);
+  h = mergeRound(h, v2);
+  h = mergeRound(h, v3);
+  return mergeRound(h, v4);
+}
+
+// XXH64 over a stream of pieces (a Zstandard frame's content checksum is its low 32 bits): the
+// state is XXH64_state_t's fields at a caller's address: the four lanes (u64 at 0, 8, 16, 24), the
+// bytes so far (u64 at 32), the seed (u64 at 40), up to 31 bytes not yet a stripe (at 48) and
+// their count (u32 at 80).
+/** Bytes of a streaming XXH64 state. */
+export const XXH64_STATE_BYTES: u32 = 88;
+
+/** Starts a stream with `seed` in the state at `state`. */
+export function xxh64Reset(state: usize, seed: u64): void {
+  store<u64>(state, seed + P1 + P2);
+  store<u64>(state, seed + P2, 8);
+  store<u64>(state, seed, 16);
+  store<u64>(state, seed - P1, 24);
+  store<u64>(state, 0, 32);
+  store<u64>(state, seed, 40);
+  store<u32>(state, 0, 80);
+}
+
+/** Adds `len` bytes at `ptr` to the stream at `state`. */
+export function xxh64Update(state: usize, ptr: usize, len: usize): void {
+  store<u64>(state, load<u64>(state, 32) + <u64>len, 32);
+  const pending = <usize>load<u32>(state, 80);
+  if (pending + len < 32) {
+    memory.copy(state + 48 + pending, ptr, len);
+    store<u32>(state, <u32>(pending + len), 80);
+    return;
+  }
+  let v1 = load<u64>(state);
+  let v2 = load<u64>(state, 8);
+  let v3 = load<u64>(state, 16);
+  let v4 = load<u64>(state, 24);
+  if (pending > 0) {
+    const fill = 32 - pending;
+    memory.copy(state + 48 + pending, ptr, fill);
+    v1 = round(v1, load<u64>(state, 48));
+    v2 = round(v2, load<u64>(state, 56));
+    v3 = round(v3, load<u64>(state, 64));
+    v4 = round(v4, load<u64>(state, 72));
+    ptr += fill;
+    len -= fill;
+  }
+  while (len >= 32) {
+    v1 = round(v1, load<u64>(ptr));
+    v2 = round(v2, load<u64>(ptr, 8));
+    v3 = round(v3, load<u64>(ptr, 16));
+    v4 = round(v4, load<u64>(ptr, 24));
+    ptr += 32;
+    len -= 32;
+  }
+  memory.copy(state + 48, ptr, len);
+  store<u32>(state, <u32>len, 80);
+  store<u64>(state, v1);
+  store<u64>(state, v2, 8);
+  store<u64>(state, v3, 16);
+  store<u64>(state, v4, 24);
+}
+
+/** XXH64 of every byte added to the stream at `state` so far (the stream may go on). */
+export function xxh64Digest(state: usize): u64 {
+  const total = load<u64>(state, 32);
+  const h =
+    total >= 32
+      ? merged(load<u64>(state), load<u64>(state, 8), load<u64>(state, 16), load<u64>(state, 24))
+      : load<u64>(state, 40) + P5;
+  return finish(h + total, state + 48, state + 48 + <usize>load<u32>(state, 80));
 }
 
 /** splitmix64's step: a bijective 64-bit mix of x + the golden-ratio increment. */

@@ -1,6 +1,6 @@
 // Shared benchmark helpers: realistic keys, a tinybench runner that reports keys per second, and
 // markdown output. Benchmarks import what ships (build/js), never the sources.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -138,4 +138,32 @@ export async function startRedis(prefix = "cs-bench-redis-") {
     child.stdout.on("data", (d) => String(d).includes("Ready to accept") && resolve());
   });
   return { url: `redis://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
+}
+
+/**
+ * Runs `command` with `args` as one timed contender: under `flock /tmp/cs-bench.lock` (the shared
+ * machine's other benchmarks wait) and `/usr/bin/time`, so every figure has its wall and CPU
+ * seconds and peak RSS beside it. `shell: true` runs `command` as a bash pipeline (args unused).
+ * Returns { wall, cpu, rssMiB, stdout, stderr }; throws with the stderr's tail when it fails.
+ */
+export function timedRun(command, args = [], { shell = false, input, env, maxBuffer = 1 << 26 } = {}) {
+  const argv = shell ? ["bash", "-o", "pipefail", "-c", command] : [command, ...args];
+  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...argv], {
+    input,
+    env: env === undefined ? process.env : { ...process.env, ...env },
+    maxBuffer,
+  });
+  const stderr = result.stderr.toString();
+  const line = stderr
+    .trim()
+    .split("\n")
+    .find((l) => l.startsWith("TIME "));
+  if (result.status !== 0 || line === undefined) throw new Error(`${argv.join(" ")} failed: ${stderr.slice(-800)}`);
+  const [wall, user, sys, kib] = line.slice(5).split(" ").map(Number);
+  return { wall, cpu: user + sys, rssMiB: kib / 1024, stdout: result.stdout, stderr };
+}
+
+/** The run of `runs` with the median wall time (rounds are alternated by the caller). */
+export function medianByWall(runs) {
+  return [...runs].sort((a, b) => a.wall - b.wall)[Math.floor(runs.length / 2)];
 }

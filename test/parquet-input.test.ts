@@ -86,27 +86,12 @@ describe("near-dups --dedup on Parquet", () => {
     });
   });
 
-  it("a file without the text column, cut off or with flipped bytes: exit 2, one line naming the file, nothing printed", () => {
+  it("a file without the text column: exit 2, one line naming the file and its columns, nothing printed (damaged files: damaged-input-fuzz.test.ts)", () => {
     const missing = nearDups(["--dedup", file, "--text-field", "body"]);
     expect(missing.status).toBe(2);
     expect(missing.stdout).toBe("");
     expect(missing.stderr).toBe(
       `crawlsieve: ${file}: the Parquet file has no column "body" (--text-field; its columns: id, text, q)\n`,
     );
-    const bytes = readFileSync(file);
-    const next = rng(7);
-    for (let k = 0; k < 12; k++) {
-      const copy = Buffer.from(k < 4 ? bytes.subarray(0, Math.floor(bytes.length * (0.2 + 0.2 * k))) : bytes);
-      if (k >= 4) for (let f = 0; f < 8; f++) copy[4 + Math.floor(next() * (copy.length - 12))] ^= 0xff;
-      const path = join(dir, `bad-${k}.parquet`);
-      writeFileSync(path, copy);
-      const bad = nearDups(["--dedup", path]);
-      // Flipped bytes inside a text's characters still read: then the run succeeds on other texts.
-      if (bad.status === 0) continue;
-      expect(bad.status, bad.stderr).toBe(2);
-      expect(bad.stderr.trim().split("\n")).toHaveLength(1);
-      expect(bad.stderr).toMatch(new RegExp(`^crawlsieve: ${path}: `));
-      expect(bad.stdout).toBe("");
-    }
   });
 });

@@ -2,12 +2,14 @@
 // not its name, and decompressed as it is read, so memory stays a chunk's whatever the file's
 // size. gzip is node:zlib's (every member of a concatenated file); Zstandard is node:zlib's where
 // the runtime has it (Node 22.15 and later) and otherwise fzstd, an optional dependency loaded
-// only then (pure JavaScript, streaming, from the author of fflate). Damaged or cut-off data is a
+// only then (pure JavaScript, streaming, from the author of fflate), its frames checked beside it. Damaged or cut-off data is a
 // typed error naming the input and how far into its compressed bytes the damage was found.
 import { pipeline, Readable, Transform } from "node:stream";
 import { createGunzip } from "node:zlib";
 import * as zlib from "node:zlib";
 import { CrawlsieveError } from "../errors.js";
+import { Xxh64Stream } from "../hash/xxh64-stream.js";
+import { type FrameEnd, ZstdFrames } from "./zstd-frames.js";
 
 /** How an input's bytes are encoded: as they are, gzip or Zstandard. */
 export type InputCoding = "plain" | "gzip" | "zstd";
@@ -95,15 +97,35 @@ async function zstdStream(name: string): Promise<NodeJS.ReadWriteStream & { dest
   }
   let ended = false;
   let out: ((chunk: Uint8Array) => void) | undefined;
+  // fzstd checks neither the content checksum nor the content size: the frames are walked beside it
+  // (zstd-frames.ts) and what it decodes of each frame is held to what the frame's header promised.
+  const frames = new ZstdFrames();
+  const content = new Xxh64Stream();
+  let decoded = 0;
   const inner = new fzstd.Decompress((chunk, final) => {
-    if (chunk.length > 0) out?.(chunk);
+    if (chunk.length > 0) {
+      content.update(chunk);
+      decoded += chunk.length;
+      out?.(chunk);
+    }
     if (final) ended = true;
   });
+  const frameEnded = (end: FrameEnd): void => {
+    if (end.contentSize !== undefined && decoded !== end.contentSize)
+      throw new Error(`a frame decodes to ${decoded} bytes where its header says ${end.contentSize}`);
+    if (end.checksum !== undefined && Number(content.digest() & 0xffffffffn) !== end.checksum)
+      throw new Error("a frame's content checksum does not match");
+    content.reset();
+    decoded = 0;
+  };
   return new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       out = (bytes) => this.push(bytes);
       try {
-        inner.push(chunk);
+        for (const piece of frames.feed(chunk)) {
+          inner.push(piece.bytes);
+          if (piece.end !== undefined) frameEnded(piece.end);
+        }
         callback();
       } catch (error) {
         callback(error as Error);
@@ -114,7 +136,7 @@ async function zstdStream(name: string): Promise<NodeJS.ReadWriteStream & { dest
       try {
         inner.push(new Uint8Array(0), true);
         // A stream that stops inside a frame decodes to what came before and never says it ended.
-        callback(ended ? undefined : new Error("the data ends inside a frame"));
+        callback(ended && frames.atBoundary ? undefined : new Error("the data ends inside a frame"));
       } catch (error) {
         callback(error as Error);
       }

@@ -116,6 +116,10 @@ export interface Kernels {
   heapBase(): number;
   xxh64(ptr: number, len: number, seed: bigint): bigint;
   xxh64Pieces(ptr: number, len: number, seed: bigint, piece: number): bigint;
+  readonly XXH64_STATE_BYTES: WebAssembly.Global;
+  xxh64Reset(state: number, seed: bigint): void;
+  xxh64Update(state: number, ptr: number, len: number): void;
+  xxh64Digest(state: number): bigint;
   hashPairs(keys: number, spans: number, count: number, out: number): void;
   fingerprintsXxh(keys: number, spans: number, count: number, out: number): void;
   bloomTest(bits: number, m: number, k: number, hashes: number, count: number, out: number): void;
