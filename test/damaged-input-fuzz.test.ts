@@ -173,4 +173,20 @@ describe("200 damaged datasets", () => {
     expect(refused).toBeGreaterThan(30);
     expect(readFileSync(plain).length).toBeGreaterThan(0);
   }, 300_000);
+
+  it("a Zstandard window past 128 MiB is refused as zstd refuses it, before anything that size is allocated", async () => {
+    // Without a content size the frame cannot be single-segment, so it has a window descriptor.
+    const good = spawnSync("zstd", ["-q", "-c", "--no-content-size", plain], { maxBuffer: 1 << 26 }).stdout;
+    // Byte 5 is the window descriptor when the frame is not single-segment (bit 5 of byte 4 clear).
+    expect(good[4] & 0x20).toBe(0);
+    const path = join(dir, "window.zst");
+    const bad = Buffer.from(good);
+    bad[5] = 19 << 3; // 2^(10 + 19) = 512 MiB
+    writeFileSync(path, bad);
+    expect(spawnSync("zstd", ["-t", "-q", path]).stderr.toString()).toMatch(/too much memory/);
+    const r = await run(["dedup", path]);
+    oneLineNaming(r, path);
+    expect(r.stderr).toMatch(/a frame needs a window of 536870912 bytes/);
+    expect(r.peak).toBeLessThan(512 * 2 ** 20);
+  });
 });
