@@ -45,9 +45,9 @@ const jobs = {
   "dedup plain": () => timedRun(process.execPath, [CLI, "dedup", lines]),
   "dedup .gz": () => timedRun(process.execPath, [CLI, "dedup", `${lines}.gz`]),
   "dedup .zst": () => timedRun(process.execPath, [CLI, "dedup", `${lines}.zst`]),
-  "gzip -dc | dedup": () => timedRun(`gzip -dc ${lines}.gz | ${process.execPath} ${CLI} dedup`, [], { shell: true }),
-  "zstd -dc | dedup": () => timedRun(`zstd -dc ${lines}.zst | ${process.execPath} ${CLI} dedup`, [], { shell: true }),
-  "zstd -dc | mawk": () => timedRun(`zstd -dc ${lines}.zst | LC_ALL=C mawk '!s[$0]++'`, [], { shell: true }),
+  "gzip -dc \\| dedup": () => timedRun(`gzip -dc ${lines}.gz | ${process.execPath} ${CLI} dedup`, [], { shell: true }),
+  "zstd -dc \\| dedup": () => timedRun(`zstd -dc ${lines}.zst | ${process.execPath} ${CLI} dedup`, [], { shell: true }),
+  "zstd -dc \\| mawk": () => timedRun(`zstd -dc ${lines}.zst | LC_ALL=C mawk '!s[$0]++'`, [], { shell: true }),
   "near-dups plain": () => timedRun(process.execPath, [CLI, "near-dups", "--dedup", records]),
   "near-dups .gz": () => timedRun(process.execPath, [CLI, "near-dups", "--dedup", `${records}.gz`]),
   "near-dups .zst": () => timedRun(process.execPath, [CLI, "near-dups", "--dedup", `${records}.zst`]),
@@ -60,7 +60,7 @@ try {
   if (
     !same("dedup plain", "dedup .gz") ||
     !same("dedup plain", "dedup .zst") ||
-    !same("dedup plain", "zstd -dc | mawk")
+    !same("dedup plain", "zstd -dc \\| mawk")
   )
     throw new Error("dedup's output differs between the plain and compressed inputs");
   if (!same("near-dups plain", "near-dups .gz") || !same("near-dups plain", "near-dups .zst"))
