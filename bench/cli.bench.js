@@ -8,9 +8,10 @@
 // and bench/out/mirror-12m.txt, generated with
 // `node bench/gen-mirror.js 12000000 bench/out/mirror-12m.txt` when missing)
 import { spawnSync } from "node:child_process";
-import { existsSync, openSync, closeSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { createHash } from "node:crypto";
-import { machine, table } from "./common.js";
+import { machine, table, timedRun } from "./common.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const OUT = "bench/out/cli-out.txt";
@@ -27,21 +28,13 @@ if (files.length === 0) {
 
 /** One timed run: stdout to OUT; returns wall and CPU seconds, peak RSS in MiB. */
 function timed(command) {
+  mkdirSync(dirname(OUT), { recursive: true });
   const out = openSync(OUT, "w");
-  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...command], {
-    stdio: ["ignore", out, "pipe"],
-    env: { ...process.env, LC_ALL: "C" },
-    maxBuffer: 1 << 26,
-  });
-  closeSync(out);
-  const line = result.stderr
-    .toString()
-    .trim()
-    .split("\n")
-    .find((l) => l.startsWith("TIME "));
-  if (result.status !== 0 || line === undefined) throw new Error(`${command.join(" ")} failed: ${result.stderr}`);
-  const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
-  return { wall, cpu: user + sys, rss: rssKb / 1024 };
+  try {
+    return timedRun(command, { stdout: out, env: { LC_ALL: "C" } });
+  } finally {
+    closeSync(out);
+  }
 }
 
 function digest(file) {

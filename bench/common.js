@@ -141,15 +141,17 @@ export async function startRedis(prefix = "cs-bench-redis-") {
 }
 
 /**
- * Runs `command` with `args` as one timed contender: under `flock /tmp/cs-bench.lock` (the shared
- * machine's other benchmarks wait) and `/usr/bin/time`, so every figure has its wall and CPU
- * seconds and peak RSS beside it. `shell: true` runs `command` as a bash pipeline (args unused).
- * Returns { wall, cpu, rssMiB, stdout, stderr }; throws with the stderr's tail when it fails.
+ * Runs `argv` (a command and its arguments; with `shell: true`, one bash pipeline as a string) as
+ * one timed contender: under `flock /tmp/cs-bench.lock` (the shared machine's other benchmarks
+ * wait) and `/usr/bin/time`, so every figure has its wall and CPU seconds and peak RSS beside it.
+ * `stdout`: "pipe" (returned as a Buffer), "ignore", or a file descriptor to write to.
+ * Returns { wall, cpu, rss (MiB), stdout, stderr }; throws with the stderr's tail when it fails.
  */
-export function timedRun(command, args = [], { shell = false, input, env, maxBuffer = 1 << 26 } = {}) {
-  const argv = shell ? ["bash", "-o", "pipefail", "-c", command] : [command, ...args];
-  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...argv], {
+export function timedRun(argv, { shell = false, stdout = "pipe", input, env, maxBuffer = 1 << 26 } = {}) {
+  const command = shell ? ["bash", "-o", "pipefail", "-c", argv] : argv;
+  const result = spawnSync("flock", ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", ...command], {
     input,
+    stdio: [input === undefined ? "ignore" : "pipe", stdout, "pipe"],
     env: env === undefined ? process.env : { ...process.env, ...env },
     maxBuffer,
   });
@@ -158,9 +160,14 @@ export function timedRun(command, args = [], { shell = false, input, env, maxBuf
     .trim()
     .split("\n")
     .find((l) => l.startsWith("TIME "));
-  if (result.status !== 0 || line === undefined) throw new Error(`${argv.join(" ")} failed: ${stderr.slice(-800)}`);
+  if (result.status !== 0 || line === undefined) throw new Error(`${command.join(" ")} failed: ${stderr.slice(-800)}`);
   const [wall, user, sys, kib] = line.slice(5).split(" ").map(Number);
-  return { wall, cpu: user + sys, rssMiB: kib / 1024, stdout: result.stdout, stderr };
+  return { wall, cpu: user + sys, rss: kib / 1024, stdout: result.stdout ?? Buffer.alloc(0), stderr };
+}
+
+/** The JSON report a bench child prints last on stdout. */
+export function lastJson(stdout) {
+  return JSON.parse(stdout.toString().trim().split("\n").pop());
 }
 
 /** The run of `runs` with the median wall time (rounds are alternated by the caller). */

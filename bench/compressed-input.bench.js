@@ -42,15 +42,15 @@ for (let i = 0; i < DOCS; i++) {
 const records = withCopies("docs.jsonl", `${docs.join("\n")}\n`);
 
 const jobs = {
-  "dedup plain": () => timedRun(process.execPath, [CLI, "dedup", lines]),
-  "dedup .gz": () => timedRun(process.execPath, [CLI, "dedup", `${lines}.gz`]),
-  "dedup .zst": () => timedRun(process.execPath, [CLI, "dedup", `${lines}.zst`]),
-  "gzip -dc \\| dedup": () => timedRun(`gzip -dc ${lines}.gz | ${process.execPath} ${CLI} dedup`, [], { shell: true }),
-  "zstd -dc \\| dedup": () => timedRun(`zstd -dc ${lines}.zst | ${process.execPath} ${CLI} dedup`, [], { shell: true }),
-  "zstd -dc \\| mawk": () => timedRun(`zstd -dc ${lines}.zst | LC_ALL=C mawk '!s[$0]++'`, [], { shell: true }),
-  "near-dups plain": () => timedRun(process.execPath, [CLI, "near-dups", "--dedup", records]),
-  "near-dups .gz": () => timedRun(process.execPath, [CLI, "near-dups", "--dedup", `${records}.gz`]),
-  "near-dups .zst": () => timedRun(process.execPath, [CLI, "near-dups", "--dedup", `${records}.zst`]),
+  "dedup plain": () => timedRun([process.execPath, CLI, "dedup", lines]),
+  "dedup .gz": () => timedRun([process.execPath, CLI, "dedup", `${lines}.gz`]),
+  "dedup .zst": () => timedRun([process.execPath, CLI, "dedup", `${lines}.zst`]),
+  "gzip -dc \\| dedup": () => timedRun(`gzip -dc ${lines}.gz | ${process.execPath} ${CLI} dedup`, { shell: true }),
+  "zstd -dc \\| dedup": () => timedRun(`zstd -dc ${lines}.zst | ${process.execPath} ${CLI} dedup`, { shell: true }),
+  "zstd -dc \\| mawk": () => timedRun(`zstd -dc ${lines}.zst | LC_ALL=C mawk '!s[$0]++'`, { shell: true }),
+  "near-dups plain": () => timedRun([process.execPath, CLI, "near-dups", "--dedup", records]),
+  "near-dups .gz": () => timedRun([process.execPath, CLI, "near-dups", "--dedup", `${records}.gz`]),
+  "near-dups .zst": () => timedRun([process.execPath, CLI, "near-dups", "--dedup", `${records}.zst`]),
 };
 const runs = Object.fromEntries(Object.keys(jobs).map((name) => [name, []]));
 try {
@@ -72,7 +72,7 @@ try {
     med[name].wall.toFixed(2),
     med[name].cpu.toFixed(2),
     (med[name].wall / base(name).wall).toFixed(2),
-    med[name].rssMiB.toFixed(0),
+    med[name].rss.toFixed(0),
   ]);
   console.log(`## Compressed input (${machine()}, commit ${commit}, ${new Date().toISOString().slice(0, 10)})\n`);
   console.log(

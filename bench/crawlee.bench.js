@@ -15,12 +15,12 @@
 //    costs); the seen-sets are measured at 1e7.
 // usage: node bench/crawlee.bench.js   (npm run build first; redis-server on PATH)
 //   ENQUEUE="1e6x1e5" ROUNDS=3 FRONTIER_CRAWLEE="1e5,1e6,2e6" FRONTIER_SIEVE="1e5,1e6,1e7"
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { machine, table } from "./common.js";
+import { lastJson, machine, table, timedRun } from "./common.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const [OCC, DISTINCT] = (process.env.ENQUEUE ?? "1e6x1e5").split("x").map(Number);
@@ -36,19 +36,8 @@ const NAMES = {
 
 /** One child run under the benchmark lock; its JSON plus wall, CPU (user + sys) and peak RSS from /usr/bin/time. */
 function timed(args) {
-  const result = spawnSync(
-    "flock",
-    ["/tmp/cs-bench.lock", "/usr/bin/time", "-f", "TIME %e %U %S %M", process.execPath, ...args],
-    { encoding: "utf8", maxBuffer: 1 << 24 },
-  );
-  const line = result.stderr
-    .trim()
-    .split("\n")
-    .find((l) => l.startsWith("TIME "));
-  if (result.status !== 0 || line === undefined)
-    throw new Error(`${args.join(" ")} failed: ${result.stderr.slice(-800)}`);
-  const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
-  return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout.trim().split("\n").pop()) };
+  const run = timedRun([process.execPath, ...args], { maxBuffer: 1 << 24 });
+  return { ...run, ...lastJson(run.stdout) };
 }
 
 async function startRedis() {

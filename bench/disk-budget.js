@@ -9,7 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { machine, table } from "./common.js";
+import { lastJson, machine, table, timedRun } from "./common.js";
 
 const sizes = process.argv.slice(2).map(Number);
 if (sizes.length === 0) sizes.push(1e7, 3e7, 1e8);
@@ -18,28 +18,11 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toString().trim();
 
 function run(...args) {
-  const result = spawnSync(
-    "flock",
-    [
-      "/tmp/cs-bench.lock",
-      "/usr/bin/time",
-      "-f",
-      "TIME %e %U %S %M",
-      process.execPath,
-      "--max-old-space-size=16384",
-      "bench/peers/disk-budget-run.js",
-      ...args.map(String),
-    ],
-    { encoding: "utf8", maxBuffer: 1 << 24 },
+  const result = timedRun(
+    [process.execPath, "--max-old-space-size=16384", "bench/peers/disk-budget-run.js", ...args.map(String)],
+    { maxBuffer: 1 << 24 },
   );
-  const line = result.stderr
-    .trim()
-    .split("\n")
-    .find((l) => l.startsWith("TIME "));
-  if (result.status !== 0 || line === undefined)
-    throw new Error(`${args.join(" ")} failed: ${result.stderr.slice(-800)}`);
-  const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
-  return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout.trim().split("\n").pop()) };
+  return { ...result, ...lastJson(result.stdout) };
 }
 
 const rows = [];

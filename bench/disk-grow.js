@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { machine, table } from "./common.js";
+import { lastJson, machine, table, timedRun } from "./common.js";
 
 const sizes = process.argv.slice(2).map(Number);
 if (sizes.length === 0) sizes.push(1e7);
@@ -20,13 +20,8 @@ const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"]).stdout.toStrin
 function run(kind, n) {
   const dir = mkdtempSync(join(process.env.TMP ?? "/tmp", "cs-disk-grow-"));
   try {
-    const result = spawnSync(
-      "flock",
+    const result = timedRun(
       [
-        "/tmp/cs-bench.lock",
-        "/usr/bin/time",
-        "-f",
-        "TIME %e %U %S %M",
         process.execPath,
         "--max-old-space-size=16384",
         "bench/peers/disk-grow-run.js",
@@ -35,15 +30,9 @@ function run(kind, n) {
         String(n),
         String(MEMORY),
       ],
-      { encoding: "utf8", maxBuffer: 1 << 24 },
+      { maxBuffer: 1 << 24 },
     );
-    const line = result.stderr
-      .trim()
-      .split("\n")
-      .find((l) => l.startsWith("TIME "));
-    if (result.status !== 0 || line === undefined) throw new Error(`${kind} ${n} failed: ${result.stderr.slice(-800)}`);
-    const [wall, user, sys] = line.slice(5).split(" ").map(Number);
-    return { wall, cpu: user + sys, ...JSON.parse(result.stdout.trim().split("\n").pop()) };
+    return { wall: result.wall, cpu: result.cpu, ...lastJson(result.stdout) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

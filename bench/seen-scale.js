@@ -1,13 +1,4 @@
-// The exact in-memory set (FingerprintSet, behind openSeenSet({ backend: "memory" }) and the disk
-// seen-set's table) as it grows past one WebAssembly memory, against a JavaScript Set of the
-// same URLs and, with BEFORE=DIR, the build in DIR (a copy of build/ from another commit). Each
-// contender runs in its own process (bench/peers/seen-scale-run.js) under
-// `flock /tmp/cs-bench.lock /usr/bin/time`, contenders alternating; ROUNDS rounds at sizes up to
-// ROUNDS_UP_TO keys, one round above (a round at 3e8 takes minutes). Wall and CPU seconds, peak
-// RSS, bytes of WebAssembly memory per key, memories, and where a contender stops.
-// usage: BEFORE=/tmp/old/build node bench/seen-scale.js   (SIZES="1e7,1e8,3e8")
-import { spawnSync } from "node:child_process";
-import { machine, table } from "./common.js";
+import { lastJson, machine, table, timedRun } from "./common.js";
 
 const SIZES = (process.env.SIZES ?? "1e7,1e8,3e8").split(",").map(Number);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -17,26 +8,18 @@ const BEFORE = process.env.BEFORE;
 const SET_LIMIT = 2 ** 24;
 
 function run(contender, count, build) {
-  const args = [
-    "/tmp/cs-bench.lock",
-    "/usr/bin/time",
-    "-f",
-    "TIME %e %U %S %M",
-    process.execPath,
-    "--max-old-space-size=16384",
-    "bench/peers/seen-scale-run.js",
-    contender,
-    String(count),
-    ...(build ? [build] : []),
-  ];
-  const result = spawnSync("flock", args, { encoding: "utf8", maxBuffer: 1 << 24 });
-  const line = result.stderr
-    .trim()
-    .split("\n")
-    .find((l) => l.startsWith("TIME "));
-  if (line === undefined) throw new Error(`${contender} failed: ${result.stderr.slice(-500)}`);
-  const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
-  return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout.trim().split("\n").pop()) };
+  const result = timedRun(
+    [
+      process.execPath,
+      "--max-old-space-size=16384",
+      "bench/peers/seen-scale-run.js",
+      contender,
+      String(count),
+      ...(build ? [build] : []),
+    ],
+    { maxBuffer: 1 << 24 },
+  );
+  return { ...result, ...lastJson(result.stdout) };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

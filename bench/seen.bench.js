@@ -1,13 +1,4 @@
-// The in-memory seen-set against what a Node crawler author would use instead, on one generated
-// crawl-order stream of link occurrences (pages of 1,250 links, 90% of them seen before): a
-// JavaScript Set of the URLs, and node-crawler's own duplicate check (seenreq: a normaliser, MD5
-// hex strings in a Set). Each contender runs in its own process (bench/peers/seen-stream.js),
-// contenders alternate, 3 rounds, medians; wall and CPU seconds and peak RSS come from
-// /usr/bin/time under flock /tmp/cs-bench.lock; bytes per URL is the memory still held after a
-// full collection (heap + WebAssembly memory), grown from before the stream, per distinct URL.
-// usage: node bench/seen.bench.js   (sizes: SEEN_SIZES="1e5x10,1e6x10,1e7x2")
-import { spawnSync } from "node:child_process";
-import { machine, table } from "./common.js";
+import { lastJson, machine, table, timedRun } from "./common.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SIZES = (process.env.SEEN_SIZES ?? "1e5x10,1e6x10,1e7x2").split(",").map((s) => s.split("x").map(Number));
@@ -23,13 +14,8 @@ const NAMES = {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function run(contender, distinct, repeat) {
-  const result = spawnSync(
-    "flock",
+  const result = timedRun(
     [
-      "/tmp/cs-bench.lock",
-      "/usr/bin/time",
-      "-f",
-      "TIME %e %U %S %M",
       process.execPath,
       "--expose-gc",
       "--max-old-space-size=8192",
@@ -38,15 +24,9 @@ function run(contender, distinct, repeat) {
       String(distinct),
       String(repeat),
     ],
-    { encoding: "utf8", maxBuffer: 1 << 24 },
+    { maxBuffer: 1 << 24 },
   );
-  const line = result.stderr
-    .trim()
-    .split("\n")
-    .find((l) => l.startsWith("TIME "));
-  if (result.status !== 0 || line === undefined) throw new Error(`${contender} failed: ${result.stderr.slice(-500)}`);
-  const [wall, user, sys, rssKb] = line.slice(5).split(" ").map(Number);
-  return { wall, cpu: user + sys, rss: rssKb / 1024, ...JSON.parse(result.stdout) };
+  return { ...result, ...lastJson(result.stdout) };
 }
 
 console.log(`# openSeenSet memory vs Set vs seenreq (${machine()})`);
