@@ -17,7 +17,7 @@ import type { Source } from "./near-dups-inputs.js";
 
 /** What becomes of each record, by record number (0-based, blank lines not counted). */
 export interface DatasetPlan {
-  /** The kept record each one is a duplicate of; itself when it is kept. */
+  /** The kept record each one is a duplicate of; itself when it is kept (past the records: a saved index's document, its id at that place in ids). */
   readonly representative: Uint32Array;
   /** Each record's score against its representative. */
   readonly score: Float64Array;
@@ -29,6 +29,10 @@ export interface DatasetPlan {
   readonly ids: IdList;
   /** "similarity" (MinHash) or "distance" (SimHash), the removed file's third member. */
   readonly field: "similarity" | "distance";
+  /** Each document's leading document (itself when it leads), for --save-index. */
+  readonly leader: Uint32Array;
+  /** The record each document stands for (0xffffffff for a saved index's documents). */
+  readonly best: Uint32Array;
 }
 
 /** How the records are written. */

@@ -4,7 +4,7 @@
 // in a given order: each document joins its closest earlier representative, or becomes one.
 import type { Clustering, ScoredPair } from "../../near-dup/groups.js";
 import { MinHashSpill } from "../../near-dup/minhash-spill.js";
-import { sketchMany } from "../../near-dup/minhash.js";
+import { type SketchParams, type Sketches, sketchMany } from "../../near-dup/minhash.js";
 import type { SketchPool } from "../../near-dup/sketch-pool.js";
 import { NearDupIndex, type NearMatch } from "../../near-dup/simhash-index.js";
 import { features } from "../../near-dup/features.js";
@@ -32,6 +32,16 @@ export interface Finder {
   dispose(): void;
 }
 
+/** The MinHash engine, which can also take the documents of a saved index and hand its sketches to a new one. */
+export interface MinHashFinder extends Finder {
+  /** Sketch parameters of this run. */
+  readonly params: SketchParams;
+  /** Stores documents sketched by an earlier run (a saved index's), numbered on from the last. */
+  addSaved(batch: Sketches): void;
+  /** Told every batch of sketches stored, in document order (--save-index writes them). */
+  onStored: ((batch: Sketches) => void) | undefined;
+}
+
 /**
  * MinHash: sketches on disk in MinHashSpill (under `tmp`), band buckets in memory; it streams
  * pairs and clusters in one pass itself. With `pool`, a batch is sketched on the worker threads
@@ -43,15 +53,24 @@ export function minhashFinder(
   sketchSize: number,
   tmp: string | undefined,
   pool?: SketchPool,
-): Finder {
-  const index = new MinHashSpill({ threshold, shingle, sketchSize, tmp });
+  layout?: { readonly bands: number; readonly rows: number },
+): MinHashFinder {
+  const index = new MinHashSpill({ threshold, shingle, sketchSize, tmp, ...layout });
   let stored: Promise<unknown> = Promise.resolve();
-  return {
+  const store = (made: Sketches) => {
+    const none = index.addSketches(made);
+    finder.onStored?.(made);
+    return none;
+  };
+  const finder: MinHashFinder = {
     field: "similarity",
+    params: index.params,
+    onStored: undefined,
+    addSaved: (batch) => void store(batch),
     add(_numbers, texts) {
-      if (pool === undefined) return index.addSketches(sketchMany(texts, index.params));
+      if (pool === undefined) return store(sketchMany(texts, index.params));
       const sketches = pool.sketchMany(texts, index.params);
-      const done = Promise.all([sketches, stored]).then(([made]) => index.addSketches(made));
+      const done = Promise.all([sketches, stored]).then(([made]) => store(made));
       stored = done.catch(() => undefined);
       return done;
     },
@@ -59,6 +78,7 @@ export function minhashFinder(
     cluster: (order, onProgress) => index.cluster(order, onProgress),
     dispose: () => index.dispose(),
   };
+  return finder;
 }
 
 /**

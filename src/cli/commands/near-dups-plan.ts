@@ -3,7 +3,8 @@
 // document stands for its best record by the --keep rule, the documents are clustered in the
 // order of those records, and every record of a cluster but the best of its leading document is
 // removed as a duplicate of that record. Clusters are numbered by the input position of their
-// first record, so the numbers depend on the input alone, never on the rule or the engine.
+// first record, so the numbers depend on the input alone, never on the rule or the engine. With
+// --against, a saved index's documents come first and lead: a record joining one is removed, naming it.
 import type { DatasetPlan } from "./near-dups-dataset.js";
 import type { Finder, OnProgress } from "./near-dups-finders.js";
 import type { IdList } from "./near-dups-ids.js";
@@ -24,6 +25,7 @@ export function datasetPlan(
   order: (a: number, b: number) => number,
   inInputOrder: boolean,
   onProgress: OnProgress,
+  prior = 0,
 ): DatasetPlan {
   const { documentOf, wordless } = read;
   const n = documentOf.length;
@@ -34,9 +36,10 @@ export function datasetPlan(
     const d = documentOf[r];
     if (best[d] === 0xffffffff || order(r, best[d]) < 0) best[d] = r;
   }
+  // A saved index's documents (--against: 0 to prior - 1, no record here) go first, so they lead.
   const taken = Uint32Array.from({ length: docs }, (_, d) => d);
   // Documents are numbered by their first record, so input order needs no sort.
-  if (!inInputOrder) taken.sort((x, y) => order(best[x], best[y]));
+  if (!inInputOrder) taken.subarray(prior).sort((x, y) => order(best[x], best[y]));
   const clustering = finder.cluster(taken, onProgress);
   const leader = new Uint32Array(docs);
   const scoreOf = new Float64Array(docs);
@@ -58,7 +61,8 @@ export function datasetPlan(
       continue;
     }
     const lead = leader[d];
-    representative[r] = best[lead];
+    // A record led by a saved document is a duplicate of it: its id follows the records' in ids.
+    representative[r] = lead < prior ? n + lead : best[lead];
     score[r] = d === lead ? same : scoreOf[d];
     if (clusterOfLeader[lead] === 0) {
       clusterOfLeader[lead] = sizes.length;
@@ -67,5 +71,14 @@ export function datasetPlan(
     cluster[r] = clusterOfLeader[lead];
     sizes[cluster[r]]++;
   }
-  return { representative, score, cluster, clusterSize: Uint32Array.from(sizes), ids: read.ids, field: finder.field };
+  return {
+    representative,
+    score,
+    cluster,
+    clusterSize: Uint32Array.from(sizes),
+    ids: read.ids,
+    field: finder.field,
+    leader,
+    best,
+  };
 }

@@ -25,18 +25,20 @@ import { count, Progress } from "../progress.js";
 import { makeTempFolder, removeTempFolder, removeTempFoldersAtExit } from "../../files/temp-folders.js";
 import { Column } from "../../near-dup/column.js";
 import { DEFAULT_SPILL_SKETCH_SIZE } from "../../near-dup/minhash-spill.js";
+import { lshLayout } from "../../near-dup/minhash.js";
 import { SketchPool } from "../../near-dup/sketch-pool.js";
 import { writeDataset } from "./near-dups-dataset.js";
 import { minhashFinder, simhashFinder, type Finder, type OnProgress } from "./near-dups-finders.js";
 import { ExactGroups } from "./near-dups-exact.js";
 import { IdList } from "./near-dups-ids.js";
+import { checkAgainst, IndexWriter, SavedIndex } from "./near-dups-index.js";
 import { keepOrder, keepRule, type KeepRule } from "./near-dups-keep.js";
 import { datasetPlan } from "./near-dups-plan.js";
 import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 
 /** Usage of `near-dups`. */
 export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR] [--threads N]
-crawlsieve near-dups --dedup [FILE.jsonl...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--no-exact-first] [--keep first|longest|max:FIELD|min:FIELD] [--removed FILE] [--annotate] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR] [--threads N]
+crawlsieve near-dups --dedup [FILE.jsonl...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--no-exact-first] [--keep first|longest|max:FIELD|min:FIELD] [--removed FILE] [--annotate] [--save-index DIR] [--against DIR] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR] [--threads N]
 crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--items N] [--fp-rate P] [--max-bytes N] [--text-field F] [--id-field F] [--redis URL [--cluster] --namespace NAME [--durability local|replicated]]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
@@ -89,6 +91,11 @@ crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--i
                      a word), "cluster_size" (its records; null without a word) and "duplicate_of"
                      (the kept record's id, null for a kept one) before each record's "}": every
                      record is written, or with --removed the kept ones (the removed go there)
+  --save-index DIR   also saves each document's sketch, band keys, id and kept flag in DIR (new or
+                     empty; DIR/index.json, written last, lists the files with their XXH64)
+  --against DIR      removes the records within J of a document kept in the index DIR saved by an
+                     earlier run (naming it in duplicate_of); --shingle, --sketch-size and
+                     --threshold default to the index's, and other values are refused
   Filter mode (JSON lines from the FILEs or stdin, read once):
   --filter           writes each record, as its original line, unless a near-duplicate of it came
                      before (a yes/no test: one Bloom filter per LSH band, no verification: a pair
@@ -147,6 +154,8 @@ export async function nearDups(argv: string[]): Promise<number> {
       namespace: { type: "string" },
       durability: { type: "string" },
       threads: { type: "string" },
+      "save-index": { type: "string" },
+      against: { type: "string" },
     },
     allowPositionals: true,
     allowNegative: true,
@@ -236,7 +245,7 @@ export async function nearDups(argv: string[]): Promise<number> {
     );
   }
   const dedup = values.dedup === true;
-  for (const flag of ["keep", "removed", "annotate", "exact-first"] as const) {
+  for (const flag of ["keep", "removed", "annotate", "exact-first", "save-index", "against"] as const) {
     if (!dedup && values[flag] !== undefined)
       throw new CrawlsieveError(
         "ERR_INVALID_ARGUMENT",
@@ -270,17 +279,34 @@ export async function nearDups(argv: string[]): Promise<number> {
       "ERR_INVALID_ARGUMENT",
       "near-dups: --threads sketches MinHash documents; SimHash (--max-distance) runs on one thread",
     );
+  for (const flag of ["save-index", "against"] as const)
+    if (values["max-distance"] !== undefined && values[flag] !== undefined)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: --${flag} keeps MinHash sketches; SimHash (--max-distance) has none to keep`,
+      );
   const threads = integerOption("--threads", values.threads, availableParallelism(), 1, 256);
   if (values.removed !== undefined) await checkNotAnInput(values.removed, positionals);
   const simhash = values["max-distance"] !== undefined;
   const maxDistance = integerOption("--max-distance", values["max-distance"], 3, 0, 8);
-  const threshold = thresholdOption(values.threshold);
-  const sketchSize = integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096);
+  // --against: the saved index's parameters where the run gives none (its index.json read now).
+  const against = values.against === undefined ? undefined : new SavedIndex(values.against);
+  const threshold = values.threshold === undefined && against ? against.threshold : thresholdOption(values.threshold);
+  const sketchSize =
+    values["sketch-size"] === undefined && against
+      ? against.params.k
+      : integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096);
+  const shingles = values.shingle === undefined && against ? against.params.shingle : shingle;
+  const layout = values.threshold === undefined && against ? against.params : undefined;
+  if (against !== undefined) {
+    const { bands, rows } = layout ?? lshLayout(threshold);
+    checkAgainst(against, { shingle: shingles, k: sketchSize, bands, rows });
+  }
   // Started once every option is checked: a bad one must not leave threads behind.
   const pool = !simhash && threads > 1 ? await SketchPool.start(threads) : undefined;
-  const finder = simhash
-    ? simhashFinder(maxDistance, shingle)
-    : minhashFinder(threshold, shingle, sketchSize, values.tmp, pool);
+  const minhash = simhash ? undefined : minhashFinder(threshold, shingles, sketchSize, values.tmp, pool, layout);
+  const finder = minhash ?? simhashFinder(maxDistance, shingle);
+  let saving: IndexWriter | undefined;
   let removed: FileHandle | undefined;
   let spool: string | undefined;
   // The sketch file goes at exit, on an error, and on the signals that end a long run.
@@ -298,9 +324,21 @@ export async function nearDups(argv: string[]): Promise<number> {
     const docs = dedup
       ? jsonLines(sources, fields, maxBytes)
       : documents(positionals, include, exclude, fields, maxBytes);
+    if (values["save-index"] !== undefined && minhash !== undefined) {
+      const writer = new IndexWriter(values["save-index"], minhash.params, threshold);
+      saving = writer;
+      minhash.onStored = (batch) => writer.add(batch);
+    }
+    // The saved index's kept documents come first, numbered 0, 1, ... (and saved again with --save-index).
+    const priorIds = new IdList();
+    const prior =
+      against?.load(
+        (batch) => minhash!.addSaved(batch),
+        (json) => priorIds.push(json),
+      ) ?? 0;
     // Exact duplicates are found before sketching, so only the first of each is sketched (--dedup only).
     const exact = dedup && values["exact-first"] !== false ? new ExactGroups() : undefined;
-    const read = await readAll(docs, finder, keep, exact).finally(() => exact?.dispose());
+    const read = await readAll(docs, finder, keep, exact, prior).finally(() => exact?.dispose());
     const { ids } = read;
     const n = ids.count;
     const progress = new Progress();
@@ -314,14 +352,29 @@ export async function nearDups(argv: string[]): Promise<number> {
         );
     const field = finder.field;
     if (dedup) {
-      const plan = datasetPlan(read, finder, keepOrder(keep, read.values), keep.kind === "first", phase("clustering"));
+      const plan = datasetPlan(
+        read,
+        finder,
+        keepOrder(keep, read.values),
+        keep.kind === "first",
+        phase("clustering"),
+        prior,
+      );
       progress.done();
+      // A record removed as a saved document's duplicate names it: those ids follow the records'.
+      for (let d = 0; d < prior; d++) ids.push(priorIds.json(d));
       await writeDataset(sources, plan, {
         annotate: values.annotate === true,
         removed,
         removedPath: values.removed,
         maxBytes,
       });
+      // Written once the run has succeeded: an index exists only for a run that finished.
+      saving?.finish(
+        (d) => (d < prior ? priorIds.json(d) : ids.json(plan.best[d])),
+        Uint8Array.from(plan.leader, (lead, d) => (read.wordless[d] === 1 ? 2 : lead === d ? 1 : 0)),
+      );
+      saving = undefined;
     } else {
       const out = new Output();
       const score = (s: number) => (field === "distance" ? -s : s);
@@ -375,6 +428,7 @@ export async function nearDups(argv: string[]): Promise<number> {
         process.stderr.write(`crawlsieve: ${count(read.wordlessCount)} document(s) without a word were left out\n`);
     }
   } finally {
+    saving?.abandon();
     finder.dispose();
     await pool?.close();
     await removed?.close();
@@ -404,12 +458,20 @@ async function checkNotAnInput(removed: string, inputs: readonly string[]): Prom
  * normalized text came before is not sketched but joins the document of the first. Keeps only the
  * ids, each record's document, the --keep rule's value of each record and which documents have no word.
  */
-async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keep: KeepRule, exact: ExactGroups | undefined) {
+async function readAll(
+  docs: AsyncIterable<Doc>,
+  finder: Finder,
+  keep: KeepRule,
+  exact: ExactGroups | undefined,
+  prior: number,
+) {
   const progress = new Progress();
   const ids = new IdList();
   const values = new Column(Float64Array);
   const noWord = new Column(Uint8Array);
-  let sketched = 0;
+  // The documents of a saved index (--against) hold numbers 0 to prior - 1; they have words.
+  let sketched = prior;
+  for (let d = 0; d < prior; d++) noWord.push(0);
   let wordlessCount = 0;
   let batch: Doc[] = [];
   let chars = 0;
@@ -452,6 +514,7 @@ async function readAll(docs: AsyncIterable<Doc>, finder: Finder, keep: KeepRule,
   await inFlight;
   progress.done();
   const documentOf = exact?.documents() ?? Uint32Array.from({ length: ids.count }, (_, i) => i);
+  if (prior > 0) for (let r = 0; r < documentOf.length; r++) documentOf[r] += prior;
   return { ids, documentOf, values: values.values, wordless: noWord.values, wordlessCount };
 }
 
