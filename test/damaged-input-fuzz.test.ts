@@ -2,7 +2,8 @@
 // gzip and zstd, and Parquet files made by hyparquet-writer, cut short, with bytes flipped, zeroed
 // or appended, or with a wrong magic. The tools themselves say which damage is real: what
 // `gzip -t` / `zstd -t` accept must decode to what `gzip -dc` / `zstd -dc` give (dedup's output
-// equals mawk's on it), and what they refuse must end with exit 2 and one line naming the file.
+// equals mawk's on it), and what they refuse must end with exit 2 and one line naming the file;
+// Zstandard both through the zstd tool in a child process and in process (fzstd, frames checked).
 // A Parquet file has no checksum over its values, so a flipped value may read: then the run ends
 // 0; otherwise exit 2, one line naming the file, nothing on stdout. Every run within 60 s and 1 GiB.
 import { spawn, spawnSync } from "node:child_process";
@@ -27,8 +28,11 @@ interface Run {
 }
 
 /** Runs the command line on args, watching its peak RSS (killed past 1 GiB) and its time (60 s). */
-async function run(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+async function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
   const rss = watchPeakRss(child, 2 ** 30);
   const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
   const out: Buffer[] = [];
@@ -109,8 +113,9 @@ describe("200 damaged datasets", () => {
       const results = await inTurn(
         cases.map((path, k) => async () => {
           // A wrong magic leaves no compressed data to tell: near-dups reads JSON lines and names the line.
-          const args = k % 5 === 4 ? ["near-dups", "--dedup", path] : ["dedup", path];
-          return { path, k, r: await run(args) };
+          const args = k % 5 === 4 ? ["near-dups", "--dedup", "--threads", "1", path] : ["dedup", path];
+          // Zstandard alternates between the zstd tool in a child and the in-process decoder.
+          return { path, k, r: await run(args, tool === "zstd" && k % 2 === 1 ? { CRAWLSIEVE_ZSTD: "js" } : {}) };
         }),
       );
       let accepted = 0;
@@ -159,7 +164,7 @@ describe("200 damaged datasets", () => {
       return path;
     });
     const results = await inTurn(
-      cases.map((path) => async () => ({ path, r: await run(["near-dups", "--dedup", path]) })),
+      cases.map((path) => async () => ({ path, r: await run(["near-dups", "--dedup", "--threads", "1", path]) })),
     );
     let refused = 0;
     for (const { path, r } of results) {
@@ -184,9 +189,12 @@ describe("200 damaged datasets", () => {
     bad[5] = 19 << 3; // 2^(10 + 19) = 512 MiB
     writeFileSync(path, bad);
     expect(spawnSync("zstd", ["-t", "-q", path]).stderr.toString()).toMatch(/too much memory/);
-    const r = await run(["dedup", path]);
+    const r = await run(["dedup", path], { CRAWLSIEVE_ZSTD: "js" });
     oneLineNaming(r, path);
     expect(r.stderr).toMatch(/a frame needs a window of 536870912 bytes/);
     expect(r.peak).toBeLessThan(512 * 2 ** 20);
+    const tool = await run(["dedup", path]);
+    oneLineNaming(tool, path);
+    expect(tool.stderr).toMatch(/Frame requires too much memory for decoding/);
   });
 });

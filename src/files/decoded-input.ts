@@ -1,8 +1,9 @@
 // Input as datasets come (Node only): a gzip or Zstandard stream is recognised by its first bytes,
 // not its name, and decompressed as it is read, so memory stays a chunk's whatever the file's
 // size. gzip is node:zlib's (every member of a concatenated file); Zstandard is node:zlib's where
-// the runtime has it (Node 22.15 and later) and otherwise fzstd, an optional dependency loaded
-// only then (pure JavaScript, streaming, from the author of fflate), its frames checked beside it. Damaged or cut-off data is a
+// the runtime has it (Node 22.15 and later), else the zstd tool in a child process where it is on
+// PATH (zstd-tool.ts), and otherwise fzstd, an optional dependency loaded only then (pure
+// JavaScript, streaming, from the author of fflate), its frames checked beside it. Damaged or cut-off data is a
 // typed error naming the input and how far into its compressed bytes the damage was found.
 import { pipeline, Readable, Transform } from "node:stream";
 import { createGunzip } from "node:zlib";
@@ -10,6 +11,7 @@ import * as zlib from "node:zlib";
 import { CrawlsieveError } from "../errors.js";
 import { Xxh64Stream } from "../hash/xxh64-stream.js";
 import { type FrameEnd, ZstdFrames } from "./zstd-frames.js";
+import { hasZstdTool, zstdToolStream } from "./zstd-tool.js";
 
 /** How an input's bytes are encoded: as they are, gzip or Zstandard. */
 export type InputCoding = "plain" | "gzip" | "zstd";
@@ -49,7 +51,7 @@ export async function* decodedChunks(
     yield* source;
     return;
   }
-  const decoder = coding === "gzip" ? createGunzip() : await zstdStream(name);
+  const decoder = coding === "gzip" ? createGunzip({ chunkSize: 1 << 20 }) : await zstdStream(name);
   let fed = 0;
   let readError: unknown;
   async function* compressed(): AsyncGenerator<Uint8Array> {
@@ -86,6 +88,7 @@ async function zstdStream(name: string): Promise<NodeJS.ReadWriteStream & { dest
     zlib as unknown as { createZstdDecompress?: () => NodeJS.ReadWriteStream & { destroy(error?: Error): void } }
   ).createZstdDecompress;
   if (native !== undefined) return native();
+  if (hasZstdTool()) return zstdToolStream() as unknown as NodeJS.ReadWriteStream & { destroy(error?: Error): void };
   let fzstd: typeof import("fzstd");
   try {
     fzstd = await import("fzstd");
