@@ -148,6 +148,27 @@ describe("near-dups --save-index and --against", () => {
     expect(low.stderr).toMatch(/LSH bands \(from --threshold\)/);
   });
 
+  it("--index re-clusters the saved documents at another threshold without their texts", () => {
+    const groups = nearDups(["--index", index, "--json"]);
+    expect(groups.code, groups.stderr).toBe(0);
+    const truthA = starClusters(A);
+    const want = A.filter((r) => truthA.get(r.id)!.rep !== r.id).map((r) => [truthA.get(r.id)!.rep, r.id]);
+    expect(want.length).toBe(40);
+    const got = groups.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { representative: string; members: { id: string; similarity: number }[] })
+      .flatMap((g) => g.members.filter((m) => m.id !== g.representative).map((m) => [g.representative, m.id]));
+    expect(got).toEqual(want);
+    // The near copies are at J = 75/81 = 0.93: none reaches 0.97.
+    expect(nearDups(["--index", index, "--threshold", "0.97", "--json"])).toEqual({ code: 0, stdout: "", stderr: "" });
+    const low = nearDups(["--index", index, "--threshold", "0.5"]);
+    expect(low.code).toBe(2);
+    expect(low.stderr).toMatch(/laid out for J >= 0\.8; a threshold of 0\.5 needs a new run/);
+    expect(nearDups(["--index", index, fileA]).stderr).toMatch(/--index reads no input/);
+    expect(nearDups(["--index", index, "--dedup"]).stderr).toMatch(/--dedup does not apply/);
+  });
+
   it("a damaged, cut or unfinished index is exit 2 and one line naming the file, nothing printed", () => {
     const cases: [string, (copy: string) => void, RegExp][] = [
       [

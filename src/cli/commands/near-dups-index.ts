@@ -172,7 +172,12 @@ export class SavedIndex {
   readonly threshold: number;
   private readonly manifest: Manifest;
 
-  constructor(readonly dir: string) {
+  /** Opens the index in `dir`, given to `flag` (--against or --index, named in errors). */
+  constructor(
+    readonly dir: string,
+    readonly flag: "--against" | "--index" = "--against",
+  ) {
+    const corrupt = (dir: string, why: string) => corruptIndex(flag, dir, why);
     const path = join(dir, "index.json");
     let text: string;
     try {
@@ -215,11 +220,12 @@ export class SavedIndex {
    * (JSON) to `id` in the same order. The files are read once, in chunks, each checked against its
    * size and XXH64 in index.json as it ends: a damaged index throws before the run reads its input.
    */
-  load(add: (batch: Sketches) => void, id: (json: string) => void): number {
+  load(add: (batch: Sketches) => void, id: (json: string) => void, all = false): number {
+    const corrupt = (dir: string, why: string) => corruptIndex(this.flag, dir, why);
     const { documents } = this.manifest;
     const { k, bands } = this.params;
     const files = Object.fromEntries(
-      FILES.map((name) => [name, new CheckedReader(this.dir, name, this.manifest.files[name])]),
+      FILES.map((name) => [name, new CheckedReader(this.dir, name, this.manifest.files[name], this.flag)]),
     ) as Record<FileName, CheckedReader>;
     const stride = k + 1;
     let values = new Uint32Array(LOAD_DOCS * stride);
@@ -247,7 +253,8 @@ export class SavedIndex {
         if (n > k) throw corrupt(this.dir, `sketches.bin holds a sketch of ${n} values at document ${d}, past ${k}`);
         const sketch = files["sketches.bin"].read(4 * n);
         const json = files["ids.jsonl"].line();
-        if (flag !== 1) continue;
+        // Kept documents (--against), or every document with words (--index re-clusters them all).
+        if (flag !== 1 && !(all && flag === 0)) continue;
         values[count * stride] = n;
         for (let i = 0; i < n; i++) values[count * stride + 1 + i] = sketch.readUInt32LE(4 * i);
         for (let b = 0; b < bands; b++) batchKeys[count * bands + b] = keys.readUInt32LE(4 * b);
@@ -277,7 +284,9 @@ class CheckedReader {
     private readonly dir: string,
     private readonly name: FileName,
     private readonly want: { readonly bytes: number; readonly xxh64: string },
+    private readonly flag: string,
   ) {
+    const corrupt = (dir: string, why: string) => corruptIndex(flag, dir, why);
     try {
       this.fd = openSync(join(dir, name), "r");
     } catch (error) {
@@ -302,7 +311,8 @@ class CheckedReader {
         this.at = end + 1;
         return text;
       }
-      if (this.buffer.length - this.at > 1 << 20) throw corrupt(this.dir, `${this.name} holds a line past 1 MiB`);
+      if (this.buffer.length - this.at > 1 << 20)
+        throw corruptIndex(this.flag, this.dir, `${this.name} holds a line past 1 MiB`);
       this.fill(this.buffer.length - this.at + 1);
     }
   }
@@ -314,9 +324,9 @@ class CheckedReader {
       this.read_ !== this.want.bytes ||
       readAt(this.fd, Buffer.alloc(1), this.read_) !== 0
     )
-      throw corrupt(this.dir, `${this.name} is not the ${this.want.bytes} bytes its index.json says`);
+      throw corruptIndex(this.flag, this.dir, `${this.name} is not the ${this.want.bytes} bytes its index.json says`);
     if (this.hash.digest().toString(16).padStart(16, "0") !== this.want.xxh64)
-      throw corrupt(this.dir, `${this.name} does not match its checksum in index.json (damaged)`);
+      throw corruptIndex(this.flag, this.dir, `${this.name} does not match its checksum in index.json (damaged)`);
   }
 
   close(): void {
@@ -343,7 +353,8 @@ class CheckedReader {
     }
     this.buffer = next.subarray(0, have);
     this.at = 0;
-    if (have < n) throw corrupt(this.dir, `${this.name} ends before its documents do (cut short or damaged)`);
+    if (have < n)
+      throw corruptIndex(this.flag, this.dir, `${this.name} ends before its documents do (cut short or damaged)`);
   }
 }
 
@@ -359,12 +370,12 @@ export function checkAgainst(index: SavedIndex, params: SketchParams): void {
     if (mine !== theirs)
       throw new CrawlsieveError(
         "ERR_INDEX_MISMATCH",
-        `--against ${index.dir}: the index was made with ${flag} ${theirs} (threshold ${index.threshold}), this run has ${mine}; give the index's parameters or leave them out`,
+        `${index.flag} ${index.dir}: the index was made with ${flag} ${theirs} (threshold ${index.threshold}), this run has ${mine}; give the index's parameters or leave them out`,
       );
 }
 
-function corrupt(dir: string, why: string): CrawlsieveError {
-  return new CrawlsieveError("ERR_INDEX_CORRUPT", `--against ${dir}: ${why}`);
+function corruptIndex(flag: string, dir: string, why: string): CrawlsieveError {
+  return new CrawlsieveError("ERR_INDEX_CORRUPT", `${flag} ${dir}: ${why}`);
 }
 
 function failedSave(dir: string, error: unknown): CrawlsieveError {

@@ -39,6 +39,7 @@ import { datasetSources, documents, jsonLines } from "./near-dups-inputs.js";
 /** Usage of `near-dups`. */
 export const nearDupsUsage = `crawlsieve near-dups [PATH...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--pairs] [--json] [--include GLOB] [--exclude GLOB] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR] [--threads N]
 crawlsieve near-dups --dedup [FILE.jsonl...] [--threshold J | --max-distance K] [--shingle W] [--sketch-size K] [--no-exact-first] [--keep first|longest|max:FIELD|min:FIELD] [--removed FILE] [--annotate] [--save-index DIR] [--against DIR] [--max-bytes N] [--text-field F] [--id-field F] [--tmp DIR] [--threads N]
+crawlsieve near-dups --index DIR [--threshold J] [--pairs] [--json]
 crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--items N] [--fp-rate P] [--max-bytes N] [--text-field F] [--id-field F] [--redis URL [--cluster] --namespace NAME [--durability local|replicated]]
   Finds near-duplicate documents: files named, and in folders (walked) .html, .htm, .txt and .md
   files, or JSON lines {"id": ..., "text": ...} (or "html": ...) from .jsonl and .ndjson files,
@@ -93,6 +94,8 @@ crawlsieve near-dups --filter [FILE.jsonl...] [--threshold J] [--shingle W] [--i
                      record is written, or with --removed the kept ones (the removed go there)
   --save-index DIR   also saves each document's sketch, band keys, id and kept flag in DIR (new or
                      empty; DIR/index.json, written last, lists the files with their XXH64)
+  --index DIR        (with no input) re-clusters the documents of an index saved by --save-index at
+                     --threshold J (at least the index's), printing groups or --pairs as above
   --against DIR      removes the records within J of a document kept in the index DIR saved by an
                      earlier run (naming it in duplicate_of); --shingle, --sketch-size and
                      --threshold default to the index's, and other values are refused
@@ -156,6 +159,7 @@ export async function nearDups(argv: string[]): Promise<number> {
       threads: { type: "string" },
       "save-index": { type: "string" },
       against: { type: "string" },
+      index: { type: "string" },
     },
     allowPositionals: true,
     allowNegative: true,
@@ -279,6 +283,19 @@ export async function nearDups(argv: string[]): Promise<number> {
       "ERR_INVALID_ARGUMENT",
       "near-dups: --threads sketches MinHash documents; SimHash (--max-distance) runs on one thread",
     );
+  if (values.index !== undefined) {
+    for (const flag of ["dedup", "save-index", "against", "max-distance", "include", "exclude", "threads"] as const)
+      if (values[flag] !== undefined)
+        throw new CrawlsieveError(
+          "ERR_INVALID_ARGUMENT",
+          `near-dups: --index re-clusters a saved index's documents; --${flag} does not apply`,
+        );
+    if (positionals.length > 0)
+      throw new CrawlsieveError(
+        "ERR_INVALID_ARGUMENT",
+        `near-dups: --index reads no input (the index holds the sketches), got ${positionals[0]}`,
+      );
+  }
   for (const flag of ["save-index", "against"] as const)
     if (values["max-distance"] !== undefined && values[flag] !== undefined)
       throw new CrawlsieveError(
@@ -290,14 +307,30 @@ export async function nearDups(argv: string[]): Promise<number> {
   const simhash = values["max-distance"] !== undefined;
   const maxDistance = integerOption("--max-distance", values["max-distance"], 3, 0, 8);
   // --against: the saved index's parameters where the run gives none (its index.json read now).
-  const against = values.against === undefined ? undefined : new SavedIndex(values.against);
+  const against =
+    values.against !== undefined
+      ? new SavedIndex(values.against)
+      : values.index !== undefined
+        ? new SavedIndex(values.index, "--index")
+        : undefined;
+  // A threshold below the index's loses pairs its LSH bands were not laid out to find.
+  if (
+    values.index !== undefined &&
+    values.threshold !== undefined &&
+    thresholdOption(values.threshold) < against!.threshold
+  )
+    throw new CrawlsieveError(
+      "ERR_INDEX_MISMATCH",
+      `--index ${values.index}: the index's LSH bands were laid out for J >= ${against!.threshold}; a threshold of ${values.threshold} needs a new run with --save-index`,
+    );
   const threshold = values.threshold === undefined && against ? against.threshold : thresholdOption(values.threshold);
   const sketchSize =
     values["sketch-size"] === undefined && against
       ? against.params.k
       : integerOption("--sketch-size", values["sketch-size"], DEFAULT_SPILL_SKETCH_SIZE, 8, 4096);
   const shingles = values.shingle === undefined && against ? against.params.shingle : shingle;
-  const layout = values.threshold === undefined && against ? against.params : undefined;
+  // --index keeps the index's bands at any threshold it allows; --against matches them.
+  const layout = (values.threshold === undefined || values.index !== undefined) && against ? against.params : undefined;
   if (against !== undefined) {
     const { bands, rows } = layout ?? lshLayout(threshold);
     checkAgainst(against, { shingle: shingles, k: sketchSize, bands, rows });
@@ -321,9 +354,12 @@ export async function nearDups(argv: string[]): Promise<number> {
     const sources = dedup ? datasetSources(positionals, spool, fields) : [];
     const include = (values.include ?? DEFAULT_INCLUDE).map((glob) => globMatcher("--include", glob));
     const exclude = (values.exclude ?? []).map((glob) => globMatcher("--exclude", glob));
-    const docs = dedup
-      ? jsonLines(sources, fields, maxBytes)
-      : documents(positionals, include, exclude, fields, maxBytes);
+    const docs =
+      values.index !== undefined
+        ? noDocuments()
+        : dedup
+          ? jsonLines(sources, fields, maxBytes)
+          : documents(positionals, include, exclude, fields, maxBytes);
     if (values["save-index"] !== undefined && minhash !== undefined) {
       const writer = new IndexWriter(values["save-index"], minhash.params, threshold);
       saving = writer;
@@ -335,10 +371,20 @@ export async function nearDups(argv: string[]): Promise<number> {
       against?.load(
         (batch) => minhash!.addSaved(batch),
         (json) => priorIds.push(json),
+        values.index !== undefined,
       ) ?? 0;
     // Exact duplicates are found before sketching, so only the first of each is sketched (--dedup only).
     const exact = dedup && values["exact-first"] !== false ? new ExactGroups() : undefined;
-    const read = await readAll(docs, finder, keep, exact, prior).finally(() => exact?.dispose());
+    const read =
+      values.index !== undefined
+        ? {
+            ids: priorIds,
+            documentOf: Uint32Array.from({ length: prior }, (_, d) => d),
+            values: new Float64Array(0),
+            wordless: new Uint8Array(prior),
+            wordlessCount: 0,
+          }
+        : await readAll(docs, finder, keep, exact, prior).finally(() => exact?.dispose());
     const { ids } = read;
     const n = ids.count;
     const progress = new Progress();
@@ -436,6 +482,9 @@ export async function nearDups(argv: string[]): Promise<number> {
   }
   return 0;
 }
+
+/** The documents of a run that reads none (--index). */
+async function* noDocuments(): AsyncGenerator<Doc> {}
 
 /** Refuses a --removed file that is one of the inputs: opening it for writing would empty it before it is read. */
 async function checkNotAnInput(removed: string, inputs: readonly string[]): Promise<void> {
