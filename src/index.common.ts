@@ -73,7 +73,7 @@ export {
   type CheckAndInsert,
   type RecentCacheOptions,
   type RecentCacheStats,
-} from "./redis/recent-cache.js";
+} from "./exact/recent-cache.js";
 export { openSeenSet, isSeenSet } from "./seen/open-seen-set.js";
 export type {
   SeenSet,

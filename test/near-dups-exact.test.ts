@@ -268,7 +268,7 @@ describe("near-dups usage", () => {
   it("its usage lines list every option its help describes", () => {
     const help = spawnSync(process.execPath, [CLI, "help", "near-dups"], { encoding: "utf8" }).stdout;
     const usage = help.split("\n").filter((line) => line.startsWith("crawlsieve near-dups"));
-    expect(usage.length).toBe(3);
+    expect(usage.length).toBe(4);
     const described = [...help.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]);
     expect(described.length).toBeGreaterThan(20);
     const listed = new Set(usage.join(" ").match(/--[a-z-]+/g));

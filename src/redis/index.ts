@@ -26,5 +26,5 @@ export type { Ttl, TtlMap, WindowSemantics } from "../window/ttl-rules.js";
 export { RedisMinHashIndex, type RedisMinHashIndexOptions, type RedisMinHashMatch } from "./redis-minhash-index.js";
 export { ScrapyRedisDupeFilter, ScrapyRedisBloomFilter, type ScrapyRedisOptions } from "./scrapy-redis.js";
 export { RedisCountingBloomFilter, type RedisCountingBloomFilterOptions } from "./redis-counting-bloom-filter.js";
-export { withRecentCache } from "./recent-cache.js";
+export { withRecentCache } from "../exact/recent-cache.js";
 export { RedisNearDupFilter, type RedisNearDupFilterOptions } from "./redis-near-dup-filter.js";
