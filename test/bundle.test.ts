@@ -37,7 +37,11 @@ describe("browser bundle", () => {
     const text = new TextDecoder().decode(js);
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.some((file) => file.endsWith("build/js/index.browser.js"))).toBe(true);
-    expect(inputs.filter((file) => /index\.node|lmdb-store|node_modules\/lmdb|\/threads\/|\/redis\/|html-to-text/.test(file))).toEqual([]);
+    expect(
+      inputs.filter((file) =>
+        /index\.node|lmdb-store|node_modules\/lmdb|\/threads\/|\/redis\/|html-to-text/.test(file),
+      ),
+    ).toEqual([]);
     expect(text).not.toMatch(/\bnode:|\bBuffer\b|\brequire\(/);
     const jsGzip = gzipSync(js, { level: 9 }).length;
     const wasmGzip = gzipSync(readFileSync(`${root}build/crawlsieve.wasm`), { level: 9 }).length;
