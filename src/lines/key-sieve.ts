@@ -24,6 +24,12 @@ export interface FreeMemory {
   readonly bytes: number;
 }
 
+/** A sieve's filter bits (whole 64-byte blocks) and the keys added to them, as exportBits() gives them. */
+export interface SieveBits {
+  readonly bits: Uint8Array;
+  readonly lines: number;
+}
+
 /** A batch's staging (spill records or packed keys), the keys' answers, those let through and their places, then the filter's bits. */
 function sieveLayout(ptr: number, batch: number, recordBytes: number) {
   return layOut(ptr, {
@@ -54,6 +60,7 @@ export class KeySieve {
     lines: number,
     batch: number,
     recordBytes: number,
+    blocks?: number,
   ) {
     const r = sieveLayout(memory.ptr, batch, recordBytes);
     this.staging = r.staging;
@@ -61,11 +68,32 @@ export class KeySieve {
     this.passed = r.passed;
     this.places = r.places;
     this.bits = r.bits;
-    this.blocks = Math.min(
-      Math.floor((memory.ptr + memory.bytes - r.bits) / BLOCK_BYTES),
-      Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)),
-    );
+    this.blocks =
+      blocks ??
+      Math.min(
+        Math.floor((memory.ptr + memory.bytes - r.bits) / BLOCK_BYTES),
+        Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)),
+      );
     memory.arena.u8.fill(0, this.bits, this.bits + this.blocks * BLOCK_BYTES);
+  }
+
+  /** A sieve in `memory` holding bits another sieve exported (e.g. built by a merge worker), or undefined when they do not fit. */
+  static load(memory: FreeMemory, saved: SieveBits, batch: number, recordBytes: number): KeySieve | undefined {
+    if (saved.bits.length % BLOCK_BYTES !== 0)
+      throw new RangeError(`sieve bits: ${saved.bits.length} bytes is not whole blocks`);
+    const blocks = saved.bits.length / BLOCK_BYTES;
+    const fixed = sieveLayout(0, batch, recordBytes).bits;
+    if (blocks === 0 || memory.bytes - fixed < saved.bits.length) return undefined;
+    const sieve = new KeySieve(memory, saved.lines, batch, recordBytes, blocks);
+    memory.arena.u8.set(saved.bits, sieve.bits);
+    sieve.lines = saved.lines;
+    return sieve;
+  }
+
+  /** A copy of the filter's bits and its key count, for load() in another instance (a worker's result is handed back this way, its buffer transferable). */
+  exportBits(): SieveBits {
+    const bytes = this.blocks * BLOCK_BYTES;
+    return { bits: this.memory.arena.u8.slice(this.bits, this.bits + bytes), lines: this.lines };
   }
 
   /** Bytes a sieve of `lines` lines takes at its full 16 bits a line. */

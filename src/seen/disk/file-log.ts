@@ -20,6 +20,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  writeSync,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
@@ -29,7 +30,7 @@ import { readAt, writeAt } from "../../files/file-range.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 import type { Arena } from "../../wasm/arena.js";
 import { SortedPart } from "./sorted-part.js";
-import { compactionDue, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
+import { type Compacted, compactionDue, installCompaction, recordBytes, writeCompaction } from "./log-compaction.js";
 
 /** The fingerprints a file may hold. */
 type Digest = "xxh128" | "md5";
@@ -41,6 +42,14 @@ const MAGIC = 0x4c465343; // "CSFL"
 const VERSION = 1;
 /** Fingerprint schemes: 1 = XXH3-128 (as the OPFS file), 2 = MD5 (imported from an LMDB store). */
 const SCHEMES: Record<number, Digest> = { 1: "xxh128", 2: "md5" };
+
+/** A compaction written aside as of a snapshot of the file (its size `from`, the file's inode and epoch then), waiting for installAside(). */
+export interface PendingCompaction {
+  readonly compacted: Compacted;
+  readonly from: number;
+  readonly inode: { readonly dev: number; readonly ino: number };
+  readonly epoch: number;
+}
 
 /** The name of a file written beside `path` before it is renamed into place. */
 export function asideName(path: string): string {
@@ -374,10 +383,20 @@ export class FileLog implements BatchLog {
    * set's lock.
    */
   compact(arena: Arena): void {
+    const pending = this.compactAside(arena);
+    if (!this.installAside(pending, false)) throw new Error(`${this.path} was replaced while it was compacted`);
+  }
+
+  /**
+   * Writes the compaction of the file as it is now (its size the snapshot) aside, without
+   * installing it: records appended later are copied onto it by installAside(), so a merge can
+   * write the bulk while batches go on. Called under the set's lock.
+   */
+  compactAside(arena: Arena): PendingCompaction {
     this.followReplacement();
     const fd = this.open();
     const size = fstatSync(fd).size;
-    const { scheme } = checkHeader(this.path, readHeader(fd));
+    const { scheme, epoch: was } = checkHeader(this.path, readHeader(fd));
     try {
       const epoch = newEpoch(this.epoch);
       const compacted = writeCompaction(
@@ -390,12 +409,59 @@ export class FileLog implements BatchLog {
         arena,
         asideName(this.path),
       );
-      installCompaction(compacted, this.path);
-      if (this.durable) syncDirectory(dirname(this.path));
-      ftruncateSync(fd, 0);
+      return { compacted, from: size, inode: this.inode!, epoch: was };
     } catch (error) {
       throw storeWriteError(this.path, dirname(this.path), error);
     }
+  }
+
+  /**
+   * Installs a compaction compactAside() wrote: the records appended since its snapshot are
+   * copied onto it and flushed, then it is renamed into place and the name made durable, and the
+   * old file cut to nothing. When another process replaced the file meanwhile, the compaction is
+   * stale: it is removed and false returned, the file left as it is. A failure (a full disk)
+   * removes it and leaves the file as it was. Called under the set's lock.
+   */
+  installAside(pending: PendingCompaction, check = true): boolean {
+    const { compacted, from } = pending;
+    // compact() installs at once: no one can have replaced the file in between (the lock is held).
+    if (check && this.replacedSince(pending)) {
+      rmSync(compacted.aside, { force: true });
+      return false;
+    }
+    const fd = this.open();
+    try {
+      const size = fstatSync(fd).size;
+      if (size > from) {
+        // "r+": an aside another process's open removed (removeAsides) must fail here, not become a headerless file.
+        const out = openSync(compacted.aside, "r+");
+        try {
+          const chunk = new Uint8Array(Math.min(size - from, 1 << 22));
+          for (let at = from; at < size; ) {
+            const got = readAt(fd, chunk.subarray(0, Math.min(chunk.length, size - at)), at);
+            writeSync(out, chunk, 0, got, compacted.size + (at - from));
+            at += got;
+          }
+          if (this.durable) fdatasyncSync(out);
+        } finally {
+          closeSync(out);
+        }
+      }
+      installCompaction(compacted, this.path);
+      if (this.durable) syncDirectory(dirname(this.path));
+      ftruncateSync(fd, 0);
+      return true;
+    } catch (error) {
+      rmSync(compacted.aside, { force: true });
+      throw storeWriteError(this.path, dirname(this.path), error);
+    }
+  }
+
+  /** Whether the path names another file than the snapshot's, or the file was cleared (its epoch changed) since. */
+  private replacedSince(pending: PendingCompaction): boolean {
+    const now = statSync(this.path, { throwIfNoEntry: false });
+    if (now === undefined || now.ino !== pending.inode.ino || now.dev !== pending.inode.dev) return true;
+    return checkHeader(this.path, readHeader(this.open())).epoch !== pending.epoch;
   }
 
   /** When the path names another file than the one held (another process compacted it), the held one is let go: the next read takes the new one whole. */
