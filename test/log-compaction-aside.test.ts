@@ -15,7 +15,7 @@ beforeAll(ready);
 
 const keys = (from: number, to: number) =>
   Array.from({ length: to - from }, (_, i) => `https://example.com/aside/${from + i}`);
-const news = (flags: Uint8Array | boolean[]) => Array.from(flags).filter(Boolean).length;
+const news = (flags: ArrayLike<unknown>) => Array.from(flags).filter(Boolean).length;
 
 /** A store of keys [0, n) written by a seen-set, and its file's path. */
 async function store(n: number): Promise<{ dir: string; log: string }> {
