@@ -85,7 +85,7 @@ export class KeySieve {
     const fixed = sieveLayout(0, batch, recordBytes).bits;
     if (blocks === 0 || memory.bytes - fixed < saved.bits.length) return undefined;
     const sieve = new KeySieve(memory, saved.lines, batch, recordBytes, blocks);
-    memory.arena.u8.set(saved.bits, sieve.bits);
+    memory.arena.bytes(sieve.bits, saved.bits.length).set(saved.bits);
     sieve.lines = saved.lines;
     return sieve;
   }
@@ -93,7 +93,7 @@ export class KeySieve {
   /** A copy of the filter's bits and its key count, for load() in another instance (a worker's result is handed back this way, its buffer transferable). */
   exportBits(): SieveBits {
     const bytes = this.blocks * BLOCK_BYTES;
-    return { bits: this.memory.arena.u8.slice(this.bits, this.bits + bytes), lines: this.lines };
+    return { bits: this.memory.arena.bytes(this.bits, bytes).slice(), lines: this.lines };
   }
 
   /** Bytes a sieve of `lines` lines takes at its full 16 bits a line. */
