@@ -20,7 +20,6 @@ import {
   renameSync,
   rmSync,
   statSync,
-  writeSync,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
@@ -438,9 +437,11 @@ export class FileLog implements BatchLog {
         try {
           const chunk = new Uint8Array(Math.min(size - from, 1 << 22));
           for (let at = from; at < size; ) {
-            const got = readAt(fd, chunk.subarray(0, Math.min(chunk.length, size - at)), at);
-            writeSync(out, chunk, 0, got, compacted.size + (at - from));
-            at += got;
+            const piece = chunk.subarray(0, Math.min(chunk.length, size - at));
+            // The lock holds the file's length: a short read means it was cut under us.
+            if (readAt(fd, piece, at) < piece.length) throw new Error(`${this.path} ended at ${at}, before ${size}`);
+            writeAt(out, piece, compacted.size + (at - from));
+            at += piece.length;
           }
           if (this.durable) fdatasyncSync(out);
         } finally {
