@@ -2,7 +2,10 @@
 // compactAside/installAside, the first step of issue 46 item 1): records appended after the
 // snapshot are copied onto the new file before it is renamed in, so no key acknowledged meanwhile
 // is lost; one whose file another process replaced meanwhile is discarded, the file left as is.
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+// An open spares the aside of a process that runs (a background merge writes it without the
+// lock) and removes one whose process is gone.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -35,15 +38,14 @@ describe("a compaction written aside and installed later", () => {
     const during = await openSeenSet({ backend: "disk", path: dir });
     expect(news(await during.addMany(keys(50_000, 60_000)))).toBe(10_000);
     await during.close();
-    // Opening the store removes asides left by killed processes, this one too (a limit of this
-    // first step: a background merge's aside needs a name that open cleanup spares): install
-    // must then fail and leave the file as it was, never install a file without its header.
-    expect(() => file.installAside(pending)).toThrow();
+    // Opening the store meanwhile spares the aside: it is named after this process, which runs.
+    expect(file.installAside(pending)).toBe(true);
     await file.close();
     const after = await openSeenSet({ backend: "disk", path: dir });
     expect(news(await after.addMany(keys(0, 60_000)))).toBe(0);
     expect(news(await after.addMany(keys(60_000, 60_010)))).toBe(10);
     await after.close();
+    expect(readFileSync(log).readUInt32LE(12)).toBe(50_000);
     // With no open between the snapshot and the install, the appended records are copied on.
     const again = new FileLog(log, true);
     const next = again.compactAside(new Arena());
@@ -56,6 +58,21 @@ describe("a compaction written aside and installed later", () => {
     expect(news(await last.addMany(keys(0, 60_010)))).toBe(0);
     await last.close();
     expect(readdirSync(dir).filter((f) => f.includes("aside") || f.startsWith("."))).toEqual([]);
+  });
+
+  it("is removed by the next open once the process that wrote it is gone, and spared while it runs", async () => {
+    const { dir, log } = await store(1_000);
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    const dead = join(dir, `fingerprints.log.${gone.stdout}.0123abcd.tmp`);
+    const deadPart = join(dir, `fingerprints.log.${gone.stdout}.0123abcd.3f.tmp`);
+    const live = join(dir, `fingerprints.log.${process.pid}.89abcdef.tmp`);
+    for (const path of [dead, deadPart, live]) writeFileSync(path, "aside");
+    const set = await openSeenSet({ backend: "disk", path: dir });
+    await set.close();
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(deadPart)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(readFileSync(log).length).toBeGreaterThan(16);
   });
 
   it("is discarded when another process installed its own compaction meanwhile", async () => {

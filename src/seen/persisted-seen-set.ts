@@ -34,6 +34,8 @@ export interface SeenTable {
     readonly reads: number;
     readonly filterBits: number;
     readonly filterFpRate: number;
+    readonly merges: number;
+    readonly merging: boolean;
   };
 }
 
@@ -46,6 +48,8 @@ export interface PersistedParts extends DriverParts {
   readonly follow?: () => void;
   /** The fingerprint of a key: XXH3-128 (new sets), or MD5 (a set imported from an LMDB store). */
   readonly digest: "xxh128" | "md5";
+  /** Run when the set is closed, before the lock is taken (a disk seen-set stops a merge still running). */
+  readonly closing?: () => Promise<void>;
   /** Called after the log is closed (to release the lock). */
   readonly release?: () => Promise<void>;
 }
@@ -76,7 +80,8 @@ export class PersistedSeenSet implements ForgettingSeenSet {
    * read (written by other processes or contexts meanwhile), and for a disk set with a memory
    * budget the keys looked up on disk, the 4 KiB blocks read for them, the reads made (near
    * blocks are read at once), and the sorted part's filter: its bits a key and the share of
-   * absent keys it lets through to a read (a miss reads the disk at that rate, no more).
+   * absent keys it lets through to a read (a miss reads the disk at that rate, no more), the
+   * background merges installed, and whether one runs.
    */
   get stats(): {
     keys: number;
@@ -86,6 +91,8 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     diskReads?: number;
     filterBitsPerKey?: number;
     filterFpRate?: number;
+    diskMerges?: number;
+    diskMerging?: boolean;
   } {
     const disk = this.table?.diskLookups;
     return {
@@ -99,6 +106,8 @@ export class PersistedSeenSet implements ForgettingSeenSet {
             diskReads: disk.reads,
             filterBitsPerKey: disk.filterBits,
             filterFpRate: disk.filterFpRate,
+            diskMerges: disk.merges,
+            diskMerging: disk.merging,
           }),
     };
   }
@@ -152,6 +161,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
   async close(): Promise<void> {
     if (this.table === undefined) return;
     try {
+      await this.parts.closing?.();
       await this.parts.lock(async () => {
         // The table's memory, touched already, is the disk file's to compact in.
         const spare = this.table?.releaseArena();

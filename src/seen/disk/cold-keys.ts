@@ -3,15 +3,16 @@
 // fingerprints (key-sieve.ts, in a WebAssembly memory of its own, 8 to 16 bits a key as the budget
 // allows) and an index of blocks of 256 fingerprints (4 KiB on disk): each block's first
 // fingerprint and the XXH64 of its bytes, 28 bytes a block, both made while the part is read once
-// at open, every record verified. A key the filter rules out is absent without a read; any other
-// is found in its block, read and checked against the block's checksum before it is trusted, so a
+// at open, every record verified, or by a background merge as it writes the part (ColdIndex, in
+// the merge's worker thread; ColdKeys.adopt takes it over). A key the filter rules out is absent
+// without a read; any other is found in its block, read and checked against the block's checksum before it is trusted, so a
 // block damaged since the open is an error, never a wrong answer. The blocks of a batch are read
 // in file order, blocks near each other in one read.
 import { FilterTooLargeError, FormatError } from "../../errors.js";
 import { checksumBytes } from "../../format/checksum.js";
 import { Arena, MAX_ARENA_BYTES } from "../../wasm/arena.js";
 import { BATCH } from "../../wasm/staging.js";
-import { KeySieve } from "../../lines/key-sieve.js";
+import { KeySieve, type SieveBits } from "../../lines/key-sieve.js";
 import { RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { ORDER_WORDS, orderWords, placeAfter, placesNotAfter, type SortedPart } from "./sorted-part.js";
 
@@ -46,13 +47,81 @@ interface Wanted {
   order: Uint32Array;
 }
 
+/** A sorted part's filter bits and block index, as ColdIndex.parts() hands them over (its buffers transferable). */
+export interface ColdIndexParts {
+  readonly bits: SieveBits;
+  readonly firsts: Uint32Array;
+  readonly sums: BigUint64Array;
+  /** Fingerprints indexed. */
+  readonly count: number;
+}
+
+/**
+ * The filter and block index of a sorted part, built from its records as they are read or
+ * written, in order (each a whole number of blocks but the last), for at most `most` keys within
+ * `budget` bytes: the filter is sized for `most`, so one built while the part is written (its
+ * count known only at the end) may hold a little more than it needs.
+ */
+export class ColdIndex {
+  readonly sieve: KeySieve;
+  private firsts: Uint32Array;
+  private sums: BigUint64Array;
+  private count = 0;
+
+  constructor(arena: Arena, most: number, budget: number) {
+    const blocks = Math.ceil(most / BLOCK);
+    this.firsts = new Uint32Array(ORDER_WORDS * blocks);
+    this.sums = new BigUint64Array(blocks);
+    const bytes = KeySieve.bytesFor(0, BATCH, 16) + filterBytes(most, budget);
+    const r = arena.place({ sieve: bytes }, arena.base, "the filter of a disk seen-set's keys");
+    const sieve = KeySieve.over({ arena, ptr: r.sieve, bytes }, most, BATCH, 16);
+    if (sieve === undefined)
+      throw new FilterTooLargeError(
+        (MIN_FILTER_BITS * most) / 8,
+        `the filter of ${most} keys on disk (8 bits a key at least) outgrows one WebAssembly memory; open the set without a memory budget`,
+      );
+    this.sieve = sieve;
+  }
+
+  /** Adds the next record's fingerprints (packed, in the part's order). */
+  add(fingerprints: Uint8Array): void {
+    if (this.count % BLOCK !== 0) throw new RangeError("a sorted part's records are whole blocks but the last");
+    for (let at = 0; at < fingerprints.length; at += 16 * BATCH)
+      this.sieve.add(fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BATCH)), 16);
+    const view = new DataView(fingerprints.buffer, fingerprints.byteOffset, fingerprints.byteLength);
+    for (let at = 0; at < fingerprints.length; at += 16 * BLOCK) {
+      const block = this.count / BLOCK;
+      if (block >= this.sums.length) throw new RangeError(`more than the ${BLOCK * this.sums.length} keys planned`);
+      orderWords(view, at, this.firsts, ORDER_WORDS * block);
+      this.sums[block] = checksumBytes(0n, fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BLOCK)));
+      this.count += Math.min(BLOCK, (fingerprints.length - at) / 16);
+    }
+  }
+
+  /** The index of the keys added, each block once (the arrays trimmed to them). */
+  index(): { firsts: Uint32Array; sums: BigUint64Array; count: number } {
+    const blocks = Math.ceil(this.count / BLOCK);
+    return {
+      firsts: this.firsts.subarray(0, ORDER_WORDS * blocks),
+      sums: this.sums.subarray(0, blocks),
+      count: this.count,
+    };
+  }
+
+  /** Copies of the filter and index, to hand to another thread (ColdKeys.adopt). */
+  parts(): ColdIndexParts {
+    const { firsts, sums, count } = this.index();
+    return { bits: this.sieve.exportBits(), firsts: firsts.slice(), sums: sums.slice(), count };
+  }
+}
+
 /** The on-disk keys of a disk seen-set, answered through a filter and a block index. */
 export class ColdKeys {
-  private readonly arena: Arena;
-  private readonly sieve: KeySieve;
-  /** Each block's first fingerprint's place in table order (ORDER_WORDS words), and its checksum. */
-  private readonly firsts: Uint32Array;
-  private readonly sums: BigUint64Array;
+  /** Keys asked, and blocks read for them (a key the filter could not rule out). */
+  asked = 0;
+  blocksRead = 0;
+  /** Reads made for them: blocks near each other are read at once. */
+  reads = 0;
   private readonly key = new Uint32Array(ORDER_WORDS);
   private readonly place = new Uint32Array(ORDER_WORDS);
   /** Where blocks are read into: a record's at most. */
@@ -64,51 +133,54 @@ export class ColdKeys {
     places: new Uint32Array(0),
     order: new Uint32Array(0),
   };
-  /** Keys asked, and blocks read for them (a key the filter could not rule out). */
-  asked = 0;
-  blocksRead = 0;
-  /** Reads made for them: blocks near each other are read at once. */
-  reads = 0;
 
   private constructor(
     private readonly part: SortedPart,
-    budget: number,
-    arena: Arena | undefined,
-  ) {
-    this.arena = arena ?? new Arena();
-    const blocks = Math.ceil(part.count / BLOCK);
-    this.firsts = new Uint32Array(ORDER_WORDS * blocks);
-    this.sums = new BigUint64Array(blocks);
-    const bytes = KeySieve.bytesFor(0, BATCH, 16) + filterBytes(part.count, budget);
-    const r = this.arena.place({ sieve: bytes }, this.arena.base, "the filter of a disk seen-set's keys");
-    const sieve = KeySieve.over({ arena: this.arena, ptr: r.sieve, bytes }, part.count, BATCH, 16);
-    if (sieve === undefined)
-      throw new FilterTooLargeError(
-        (MIN_FILTER_BITS * part.count) / 8,
-        `the filter of ${part.count} keys on disk (8 bits a key at least) outgrows one WebAssembly memory; open the set without a memory budget`,
-      );
-    this.sieve = sieve;
-  }
+    private readonly arena: Arena,
+    private readonly sieve: KeySieve,
+    /** Each block's first fingerprint's place in table order (ORDER_WORDS words), and its checksum. */
+    private readonly firsts: Uint32Array,
+    private readonly sums: BigUint64Array,
+  ) {}
 
   /**
    * The cold keys of `part` (taken: closed with them) within `budget` bytes (coldBytes): the part
    * is read whole once, each record verified. The filter goes in `arena` when given (the memory of
    * cold keys released: a new one each merge would stay resident until collected).
    */
-  static build(part: SortedPart, budget: number, arena?: Arena): ColdKeys {
-    const cold = new ColdKeys(part, budget, arena);
-    let block = 0;
-    part.markAll();
-    part.eachMarked((fingerprints) => {
-      for (let at = 0; at < fingerprints.length; at += 16 * BATCH)
-        cold.sieve.add(fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BATCH)), 16);
-      const view = new DataView(fingerprints.buffer, fingerprints.byteOffset, fingerprints.byteLength);
-      for (let at = 0; at < fingerprints.length; at += 16 * BLOCK, block++) {
-        orderWords(view, at, cold.firsts, ORDER_WORDS * block);
-        cold.sums[block] = checksumBytes(0n, fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BLOCK)));
-      }
-    });
-    return cold;
+  static build(part: SortedPart, budget: number, arena = new Arena()): ColdKeys {
+    try {
+      const index = new ColdIndex(arena, part.count, budget);
+      part.markAll();
+      part.eachMarked((fingerprints) => index.add(fingerprints));
+      const { firsts, sums } = index.index();
+      return new ColdKeys(part, arena, index.sieve, firsts, sums);
+    } catch (error) {
+      part.close();
+      throw error;
+    }
+  }
+
+  /**
+   * The cold keys of `part` (taken) from the filter and index a merge built while it wrote the part
+   * (ColdIndex.parts), checked against the part's count; the filter is copied into `arena`.
+   */
+  static adopt(part: SortedPart, parts: ColdIndexParts, arena = new Arena()): ColdKeys {
+    try {
+      if (parts.count !== part.count || parts.sums.length !== Math.ceil(part.count / BLOCK))
+        throw new FormatError(
+          `${part.where}: its sorted part holds ${part.count} keys, but the merge that wrote it indexed ${parts.count}`,
+          "ERR_STORE_CORRUPT",
+        );
+      const bytes = KeySieve.bytesFor(0, BATCH, 16) + parts.bits.bits.length;
+      const r = arena.place({ sieve: bytes }, arena.base, "the filter of a disk seen-set's keys");
+      const sieve = KeySieve.load({ arena, ptr: r.sieve, bytes }, parts.bits, BATCH, 16);
+      if (sieve === undefined) throw new RangeError(`a merge's filter of ${parts.bits.bits.length} bytes is empty`);
+      return new ColdKeys(part, arena, sieve, parts.firsts, parts.sums);
+    } catch (error) {
+      part.close();
+      throw error;
+    }
   }
 
   /** Keys in the sorted part. */

@@ -1,8 +1,8 @@
 // The on-disk seen-set (Node): the persisted seen-set (persisted-seen-set.ts) over one append-only
 // file of checksummed batches in a directory, shared by the processes that open it through a file
 // lock. Every key is looked up in memory, or with a memory budget (from the first key) in a tiered
-// table that merges what outgrows it into the file's sorted part (tiered-table.ts); a batch costs
-// one append and one fdatasync. A directory
+// table that merges what outgrows it into the file's sorted part in a worker thread while batches
+// go on (tiered-table.ts, background-merge.ts); a batch costs one append and one fdatasync. A directory
 // holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept as they
 // are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops there. The
 // lock file says a log was made: a log removed later is an error, not an empty store.
@@ -17,6 +17,8 @@ import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
+import { BackgroundMerge } from "./background-merge.js";
+import type { SortedPart } from "./sorted-part.js";
 import { exceedsBudget, heldItems, roomLeft, TieredTable } from "./tiered-table.js";
 import { Arena } from "../../wasm/arena.js";
 import { FileLock } from "./file-lock.js";
@@ -66,6 +68,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   try {
     let table: FingerprintSet | TieredTable;
     let follow: (() => void) | undefined;
+    let closing: (() => Promise<void>) | undefined;
     if (memory !== undefined) {
       // Tiered from the first key: a store that outgrows its budget while open merges as it goes.
       // One within it is read into memory whole by its first call (its sorted part too, if any).
@@ -80,17 +83,52 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       table = tiered;
       // After a failed merge, the next is tried once twice as many keys wait.
       let mergeFrom = 0;
-      // One memory for every merge's compaction: a new one each time would stay resident until collected.
-      const merging = new MergeMemory();
+      let merge: BackgroundMerge | undefined;
+      const told = opts.onRecover;
+      const failed = (why: string) => {
+        told?.(
+          `merging ${tiered.inMemory} keys held in memory into ${log.name} failed, and they stay in memory: ${why}`,
+        );
+        mergeFrom = 2 * tiered.inMemory;
+      };
       follow = () => {
-        if (wholeFirst) wholeFirst = false;
-        else if (log.stale()) tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
-        else if (
-          tiered.inMemory >= mergeFrom &&
-          exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes)) &&
-          !mergeInto(log, tiered, memory, merging.arena(), opts.onRecover)
-        )
-          mergeFrom = 2 * tiered.inMemory;
+        if (wholeFirst) {
+          wholeFirst = false;
+        } else if (log.stale()) {
+          // Another process compacted or cleared the file: a merge of the old one is for nothing.
+          void merge?.cancel();
+          merge = undefined;
+          tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
+        } else if (merge !== undefined) {
+          const outcome = merge.poll();
+          if (outcome === undefined) return;
+          const done = merge;
+          merge = undefined;
+          if (!outcome.ok) {
+            tiered.thaw();
+            void done.cancel();
+            if (!outcome.stale) failed(outcome.message);
+            return;
+          }
+          let part: SortedPart | undefined;
+          try {
+            part = log.installMerge(done.snapshot, outcome.compacted);
+          } catch (error) {
+            // installAside failed before the rename (a full disk): the file is as it was.
+            tiered.thaw();
+            failed((error as Error).message);
+            return;
+          }
+          if (part === undefined) tiered.thaw();
+          else tiered.merged((arena) => ColdKeys.adopt(part, outcome.index, arena));
+        } else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes))) {
+          merge = BackgroundMerge.start(log.snapshot(), memory);
+          tiered.freeze();
+        }
+      };
+      closing = async () => {
+        await merge?.cancel();
+        merge = undefined;
       };
     } else {
       table = new FingerprintSet({ items: tableItems(planned, stored) });
@@ -100,6 +138,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       log,
       lock: lock.run,
       release: () => lock.close(),
+      closing,
       table,
       follow,
       digest,
@@ -139,42 +178,6 @@ function coldKeysOf(log: FileLog, memory: number, compact = true, arena?: Arena)
     return part === undefined ? undefined : ColdKeys.build(part, memory, arena);
   } catch (error) {
     throw diskError(error, `opening ${log.name} past its memory budget`);
-  }
-}
-
-/**
- * Merges the keys a tiered table holds in memory into the file's sorted part, once they outgrow
- * what the budget leaves them: the file is compacted (in an instance of its own) and its new
- * sorted part taken. A compaction that fails (a full disk) leaves the file as it was, and is told
- * (false): the keys stay in memory, past the budget, until a later one succeeds.
- */
-function mergeInto(
-  log: FileLog,
-  tiered: TieredTable,
-  memory: number,
-  arena: Arena,
-  told?: (message: string) => void,
-): boolean {
-  try {
-    log.compact(arena);
-  } catch (error) {
-    told?.(
-      `merging ${tiered.inMemory} keys held in memory into ${log.name} failed, and they stay in memory: ${(error as Error).message}`,
-    );
-    return false;
-  }
-  tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
-  return true;
-}
-
-/** The memory a tiered table's merges compact in, made at the first merge and kept for the next (a compaction overwrites what it holds). */
-class MergeMemory {
-  private made: Arena | undefined;
-
-  /** The instance, made when first asked for. */
-  arena(): Arena {
-    this.made ??= new Arena();
-    return this.made;
   }
 }
 

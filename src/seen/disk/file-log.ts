@@ -34,7 +34,9 @@ import { type Compacted, compactionDue, installCompaction, recordBytes, writeCom
 /** The fingerprints a file may hold. */
 type Digest = "xxh128" | "md5";
 
-const HEADER = 16;
+/** Bytes of the file's header: records follow it. */
+export const LOG_HEADER = 16;
+const HEADER = LOG_HEADER;
 /** Bytes read at a time: four whole records of the largest size (1 MiB and 16 bytes), since a record cut at a piece's end is read again; a larger piece is more fresh memory to touch, each page a fault. */
 const PIECE = 4 * ((1 << 20) + 16);
 const MAGIC = 0x4c465343; // "CSFL"
@@ -50,17 +52,93 @@ export interface PendingCompaction {
   readonly epoch: number;
 }
 
+/** A background merge's view of the file (FileLog.snapshot): its first `from` bytes, verified records that stay as they are while the file keeps its inode and epoch. */
+export interface MergeSnapshot {
+  readonly path: string;
+  readonly from: number;
+  readonly inode: { readonly dev: number; readonly ino: number };
+  readonly epoch: number;
+  readonly durable: boolean;
+}
+
+/**
+ * Writes the compaction of a snapshot's bytes aside without the lock (a background merge's
+ * thread; `onRecord` sees each record's fingerprints as written): those bytes change only when
+ * the file is cleared or replaced, which installMerge() finds (the epoch, the inode, the size)
+ * and then discards what was written. Undefined when the path names another file already.
+ */
+export function writeSnapshotAside(
+  snapshot: MergeSnapshot,
+  arena: Arena,
+  aside: string,
+  onRecord?: (fingerprints: Uint8Array) => void,
+  room?: number,
+): Compacted | undefined {
+  const fd = openSync(snapshot.path, "r");
+  try {
+    const { dev, ino } = fstatSync(fd);
+    if (dev !== snapshot.inode.dev || ino !== snapshot.inode.ino) return undefined;
+    return writeAside(snapshot.path, fd, snapshot.from, snapshot.epoch, snapshot.durable, arena, aside, onRecord, room);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The compaction of the first `size` bytes of the file `path` open as `fd` (its epoch `was`), written aside under a new epoch. */
+function writeAside(
+  path: string,
+  fd: number,
+  size: number,
+  was: number,
+  durable: boolean,
+  arena: Arena,
+  aside: string,
+  onRecord?: (fingerprints: Uint8Array) => void,
+  room?: number,
+): Compacted {
+  const { scheme } = checkHeader(path, readHeader(fd));
+  const epoch = newEpoch(was);
+  return writeCompaction(
+    path,
+    fd,
+    size,
+    HEADER,
+    (count) => header(scheme, epoch, Math.min(count, 0xffffffff)),
+    durable,
+    arena,
+    aside,
+    onRecord,
+    room,
+  );
+}
+
 /** The name of a file written beside `path` before it is renamed into place. */
 export function asideName(path: string): string {
   return `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 }
 
-/** Removes files written beside `path` (asideName, and a compaction's partition files named after it) and never renamed: a process was killed first. Called under the set's lock. */
+/**
+ * Removes files written beside `path` (asideName, and a compaction's partition files named after
+ * it) and never renamed: their process was killed first. A file of a process still running is
+ * spared: a background merge writes it without the lock. Called under the set's lock.
+ */
 export function removeAsideFiles(path: string): void {
   const prefix = `${basename(path)}.`;
   for (const name of readdirSync(dirname(path))) {
-    if (name.startsWith(prefix) && /^\d+\.[0-9a-f]{8}(\.[0-9a-f]{2})?\.tmp$/.test(name.slice(prefix.length)))
-      rmSync(join(dirname(path), name), { force: true });
+    const aside = /^(\d+)\.[0-9a-f]{8}(\.[0-9a-f]{2})?\.tmp$/.exec(
+      name.startsWith(prefix) ? name.slice(prefix.length) : "",
+    );
+    if (aside !== null && !running(Number(aside[1]))) rmSync(join(dirname(path), name), { force: true });
+  }
+}
+
+/** Whether a process `pid` runs (a signal 0 reaches it, or it is another user's); a reused pid keeps a dead process's files until it ends too. */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -395,23 +473,51 @@ export class FileLog implements BatchLog {
     this.followReplacement();
     const fd = this.open();
     const size = fstatSync(fd).size;
-    const { scheme, epoch: was } = checkHeader(this.path, readHeader(fd));
+    const { epoch: was } = checkHeader(this.path, readHeader(fd));
     try {
-      const epoch = newEpoch(this.epoch);
-      const compacted = writeCompaction(
-        this.path,
-        fd,
-        size,
-        HEADER,
-        (count) => header(scheme, epoch, Math.min(count, 0xffffffff)),
-        this.durable,
-        arena,
-        asideName(this.path),
-      );
+      const compacted = writeAside(this.path, fd, size, this.epoch, this.durable, arena, asideName(this.path));
       return { compacted, from: size, inode: this.inode!, epoch: was };
     } catch (error) {
       throw storeWriteError(this.path, dirname(this.path), error);
     }
+  }
+
+  /**
+   * What this process has read and written of the file, every byte a verified record, for a
+   * background merge to compact without the lock (writeSnapshotAside). Called under the set's
+   * lock, once the file was read and found the same (stale() false).
+   */
+  snapshot(): MergeSnapshot {
+    const fd = this.open();
+    if (this.inode === undefined || this.epoch === 0 || this.offset < HEADER)
+      throw new Error(`${this.path} was not read before its merge`);
+    checkHeader(this.path, readHeader(fd));
+    return { path: this.path, from: this.offset, inode: this.inode, epoch: this.epoch, durable: this.durable };
+  }
+
+  /**
+   * Installs what a background merge wrote of `snapshot` (installAside: the records appended since
+   * are copied on) and takes the new file as read as far as the old one was: the records of the
+   * copied tail this process had read are not read again (its table holds them), the rest are.
+   * Returns the new file's sorted part; undefined, the merge discarded and nothing changed, when
+   * the file was replaced or cleared since the snapshot. Called under the set's lock.
+   */
+  installMerge(snapshot: MergeSnapshot, compacted: Compacted): SortedPart | undefined {
+    const read = this.offset;
+    const pending = { compacted, from: snapshot.from, inode: snapshot.inode, epoch: snapshot.epoch };
+    if (read < snapshot.from || this.fd === undefined) {
+      rmSync(compacted.aside, { force: true });
+      return undefined;
+    }
+    if (!this.installAside(pending)) return undefined;
+    const part = this.sortedPart();
+    if (part === undefined || part.end !== compacted.size) {
+      part?.close();
+      throw new FormatError(`${this.path}: the merge installed is not the one written`, "ERR_STORE_CORRUPT");
+    }
+    this.offset = part.end + (read - snapshot.from);
+    this.readFrom = this.offset;
+    return part;
   }
 
   /**
@@ -458,10 +564,12 @@ export class FileLog implements BatchLog {
     }
   }
 
-  /** Whether the path names another file than the snapshot's, or the file was cleared (its epoch changed) since. */
+  /** Whether the path names another file than the snapshot's, or the file was cleared (its epoch changed) or cut below it since. */
   private replacedSince(pending: PendingCompaction): boolean {
     const now = statSync(this.path, { throwIfNoEntry: false });
     if (now === undefined || now.ino !== pending.inode.ino || now.dev !== pending.inode.dev) return true;
+    // Cut below the snapshot: what the compaction holds is not all still in the file.
+    if (now.size < pending.from) return true;
     return checkHeader(this.path, readHeader(this.open())).epoch !== pending.epoch;
   }
 

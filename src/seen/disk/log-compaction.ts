@@ -77,8 +77,9 @@ interface Group {
  * overwritten), grown only when one partition needs more than it has. The partitions are taken in
  * groups that fit that memory: each group a pass over the file when four passes do it, else
  * from partition files written beside `aside` in one pass (a set past its memory budget), read
- * back a group at a time. A torn last record is left out: it was never acknowledged. The caller
- * renames the file into place.
+ * back a group at a time. A torn last record is left out: it was never acknowledged. `onRecord`
+ * sees each record's fingerprints as they are written; `room` bounds the memory of a group
+ * (a background merge gives less than the table left). The caller renames the file into place.
  */
 export function writeCompaction(
   path: string,
@@ -89,13 +90,15 @@ export function writeCompaction(
   durable: boolean,
   arena: Arena,
   aside: string,
+  onRecord?: (fingerprints: Uint8Array) => void,
+  room = compactionRoom(arena),
 ): Compacted {
   const k = arena.k;
-  const budget = compactionRoom(arena);
+  const budget = room;
   const out = openSync(aside, "w", 0o644);
   try {
     // The header's count is known at the end: its place is kept, then written.
-    const records = new SortedRecords(out, head(0).length);
+    const records = new SortedRecords(out, head(0).length, onRecord);
     const source = { arena, fd, size, header, where: path };
     const groups =
       ((size - header) / 16) * ENTRY_BYTES <= passesInMemory() * budget
@@ -145,6 +148,8 @@ class SortedRecords {
   constructor(
     private readonly fd: number,
     private at: number,
+    /** Sees each record's fingerprints as it is written (a background merge builds the part's filter and index from them). */
+    private readonly onRecord?: (fingerprints: Uint8Array) => void,
   ) {}
 
   /** Adds packed fingerprints, in order. */
@@ -166,8 +171,10 @@ class SortedRecords {
 
   private flush(): void {
     if (this.held === 0) return;
-    const records = encodeRecords(this.pending.subarray(0, this.held), false, this.scratch);
+    const fingerprints = this.pending.subarray(0, this.held);
+    const records = encodeRecords(fingerprints, false, this.scratch);
     writeAt(this.fd, records, this.at);
+    this.onRecord?.(fingerprints);
     this.at += records.length;
     this.written += this.held / 16;
     this.held = 0;
@@ -242,10 +249,7 @@ function* passGroups(source: Source, budget: number): Generator<Group> {
 function* fileGroups(source: Source, budget: number, aside: string): Generator<Group> {
   const { arena } = source;
   const k = arena.k;
-  const paths = Array.from(
-    { length: PARTS },
-    (_, p) => `${aside.slice(0, -".tmp".length)}.${p.toString(16).padStart(2, "0")}.tmp`,
-  );
+  const paths = partitionPaths(aside);
   const fds: number[] = [];
   try {
     for (const path of paths) fds.push(openSync(path, "w+", 0o600));
@@ -293,6 +297,19 @@ function* fileGroups(source: Source, budget: number, aside: string): Generator<G
     for (const fd of fds) closeSync(fd);
     for (const path of paths) rmSync(path, { force: true });
   }
+}
+
+/** The partition files of a compaction written to `aside` (fileGroups). */
+function partitionPaths(aside: string): string[] {
+  return Array.from(
+    { length: PARTS },
+    (_, p) => `${aside.slice(0, -".tmp".length)}.${p.toString(16).padStart(2, "0")}.tmp`,
+  );
+}
+
+/** Removes what a compaction to `aside` wrote, its partition files too (a background merge stopped before it ended). */
+export function removeCompactionFiles(aside: string): void {
+  for (const path of [aside, ...partitionPaths(aside)]) rmSync(path, { force: true });
 }
 
 /** Renames the compaction's file into place. */

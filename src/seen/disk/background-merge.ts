@@ -1,0 +1,94 @@
+// A merge of a disk seen-set's keys into a new sorted part, written by a worker thread while
+// batches go on (issue: no stop-the-world merges). Under the set's lock a batch takes a snapshot
+// (FileLog.snapshot: the bytes this process has read and written, whole records that stay as
+// they are while the file keeps its inode and epoch) and freezes the keys in memory
+// (TieredTable.freeze); the thread compacts those bytes aside and builds the new part's filter
+// and block index as it writes (merge-worker.ts), outside the lock. Each later batch polls it
+// without waiting (receiveMessageOnPort); the first to find it done installs it under the lock:
+// the records appended since the snapshot are copied on, the file renamed into place
+// (FileLog.installMerge), the filter and index taken over (ColdKeys.adopt) and the frozen keys
+// dropped. A batch waits for that install only: a copy of what was appended during the merge and
+// a copy of the filter, never the merge. The aside is named after this process, so another
+// process's open spares it while this one runs (removeAsideFiles); a process killed mid-merge
+// leaves it to the next open, and the store as it was.
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import type { ColdIndexParts } from "./cold-keys.js";
+import { asideName, type MergeSnapshot } from "./file-log.js";
+import { type Compacted, removeCompactionFiles } from "./log-compaction.js";
+
+/** What a merge's thread is given. */
+export interface MergeJob {
+  readonly snapshot: MergeSnapshot;
+  /** The set's memory budget: sizes the new part's filter. */
+  readonly budget: number;
+  /** The file it writes, renamed into place at the install. */
+  readonly aside: string;
+  /** Tests only: the thread holds its result until the test lets it go (mergeTestHooks). */
+  readonly gate?: SharedArrayBuffer;
+}
+
+/** What a merge's thread hands back: the compaction written and its part's filter and index, or why there is none (`stale`: the file changed first). */
+export type MergeOutcome =
+  | { readonly ok: true; readonly compacted: Compacted; readonly index: ColdIndexParts }
+  | { readonly ok: false; readonly stale: boolean; readonly message: string; readonly code?: string };
+
+/** @internal Tests only: a gate every merge started from now on holds at, once written (Int32Array over it: [0] becomes 1 when a merge waits, [1] set to 1 and notified lets it go). */
+export const mergeTestHooks: { gate?: SharedArrayBuffer } = {};
+
+const workerUrl = new URL("./merge-worker.js", import.meta.url);
+
+/** A background merge running in a worker thread of its own. */
+export class BackgroundMerge {
+  private readonly port: MessagePort;
+  private readonly worker: Worker;
+  private stopped: string | undefined;
+
+  private constructor(
+    readonly snapshot: MergeSnapshot,
+    private readonly aside: string,
+    budget: number,
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    const job: MergeJob = { snapshot, budget, aside, gate: mergeTestHooks.gate };
+    // Flags of the process are not the thread's: `node --input-type=module -e` would stop it from loading its file.
+    this.worker = new Worker(workerUrl, { workerData: { job, port: port2 }, transferList: [port2], execArgv: [] });
+    this.worker.on("error", (error) => {
+      this.stopped = error.message;
+    });
+    this.worker.on("exit", (code) => {
+      this.stopped ??= `its thread ended (exit code ${code}) before it handed back a result`;
+    });
+    // Neither keeps the process running: a process that ends mid-merge leaves the store as it was.
+    this.worker.unref();
+    this.port.unref();
+  }
+
+  /** Starts merging the file as of `snapshot` within the memory budget `budget`. */
+  static start(snapshot: MergeSnapshot, budget: number): BackgroundMerge {
+    return new BackgroundMerge(snapshot, asideName(snapshot.path), budget);
+  }
+
+  /**
+   * The merge's outcome once its thread is done (given once; the merge keeps nothing of it, so
+   * its buffers go when the caller is done with them), else undefined: never waits.
+   */
+  poll(): MergeOutcome | undefined {
+    const got = receiveMessageOnPort(this.port);
+    let outcome = got?.message as MergeOutcome | undefined;
+    if (outcome === undefined && this.stopped !== undefined)
+      outcome = { ok: false, stale: false, message: this.stopped };
+    if (outcome !== undefined) {
+      this.port.close();
+      this.worker.removeAllListeners();
+    }
+    return outcome;
+  }
+
+  /** Stops the thread, and removes what it wrote (the install did not take it). */
+  async cancel(): Promise<void> {
+    this.port.close();
+    await this.worker.terminate();
+    removeCompactionFiles(this.aside);
+  }
+}
