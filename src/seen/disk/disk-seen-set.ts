@@ -84,6 +84,8 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       // After a failed merge, the next is tried once twice as many keys wait.
       let mergeFrom = 0;
       let merge: BackgroundMerge | undefined;
+      // Merges stopped (their threads ended and files removed on Node's loop), waited for at close.
+      const stopping: Promise<void>[] = [];
       const told = opts.onRecover;
       const failed = (why: string) => {
         told?.(
@@ -96,7 +98,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           wholeFirst = false;
         } else if (log.stale()) {
           // Another process compacted or cleared the file: a merge of the old one is for nothing.
-          void merge?.cancel();
+          if (merge !== undefined) stopping.push(merge.cancel());
           merge = undefined;
           tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
         } else if (merge !== undefined) {
@@ -106,7 +108,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           merge = undefined;
           if (!outcome.ok) {
             tiered.thaw();
-            void done.cancel();
+            stopping.push(done.cancel());
             if (!outcome.stale) failed(outcome.message);
             return;
           }
@@ -127,8 +129,9 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
         }
       };
       closing = async () => {
-        await merge?.cancel();
+        if (merge !== undefined) stopping.push(merge.cancel());
         merge = undefined;
+        await Promise.all(stopping.splice(0));
       };
     } else {
       table = new FingerprintSet({ items: tableItems(planned, stored) });

@@ -1,0 +1,134 @@
+// Background merges of a disk seen-set with a memory budget (src/seen/disk/background-merge.ts,
+// issue 46 item 1): the merge's thread is held at a gate once it has written its file
+// (mergeTestHooks), so the test knows a merge is running without a clock. While it is held,
+// batches go on and are answered (they never wait for it); keys added, forgotten and added again
+// meanwhile answer as a JavaScript Set replaying the same calls, before and after the install and
+// after reopening; a merge whose file another process compacted meanwhile is discarded.
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openDiskSeenSet } from "../build/js/index.node.js";
+import * as backgroundMerge from "../build/js/seen/disk/background-merge.js";
+import { FileLog } from "../build/js/seen/disk/file-log.js";
+import { Arena } from "../build/js/wasm/arena.js";
+import { ready } from "./helpers.js";
+
+beforeAll(ready);
+// @internal, so not in the declarations: the gate the merge's thread holds at.
+const { mergeTestHooks } = backgroundMerge as unknown as { mergeTestHooks: { gate?: SharedArrayBuffer } };
+/** Atomics.waitAsync (Node 16+), not in this TypeScript's lib. */
+const waitAsync = (Atomics as unknown as { waitAsync: (a: Int32Array, i: number, v: number) => { value: unknown } })
+  .waitAsync;
+afterEach(() => {
+  mergeTestHooks.gate = undefined;
+});
+
+const MEMORY = 16 << 20;
+const key = (i: number) => `https://example.com/merge/${i}`;
+const keys = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => key(from + i));
+const temp = () => join(mkdtempSync(join(tmpdir(), "crawlsieve-bgmerge-")), "seen");
+
+/** A gate every merge started from now on holds at once its file is written. */
+function gate(): { waiting: () => Promise<void>; open: () => void } {
+  const shared = new SharedArrayBuffer(8);
+  const cells = new Int32Array(shared);
+  mergeTestHooks.gate = shared;
+  return {
+    async waiting() {
+      while (Atomics.load(cells, 0) === 0) await waitAsync(cells, 0, 0).value;
+    },
+    open() {
+      Atomics.store(cells, 1, 1);
+      Atomics.notify(cells, 1);
+    },
+  };
+}
+
+/** Calls the set until a merge is installed (each call polls it). */
+async function untilMerged(set: Awaited<ReturnType<typeof openDiskSeenSet>>, merges: number): Promise<void> {
+  while ((set.stats.diskMerges ?? 0) < merges) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await set.size();
+  }
+}
+
+describe("a disk seen-set's merge in a thread of its own", () => {
+  it("lets batches go on while the merge is held, and answers as a Set through adds, removals and re-adds", async () => {
+    const dir = temp();
+    const held = gate();
+    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    const expected = new Set<string>();
+    const add = async (list: string[]) => {
+      const flags = await set.addMany(list);
+      const want = list.map((k) => (expected.has(k) ? 0 : (expected.add(k), 1)));
+      expect(Array.from(flags)).toEqual(want);
+    };
+    // 800,000 keys outgrow what 16 MiB leaves the keys in memory: a merge starts.
+    for (let i = 0; i < 800_000; i += 50_000) await add(keys(i, i + 50_000));
+    expect(set.stats.diskMerging).toBe(true);
+    await held.waiting();
+    // Held: every batch below is answered though the merge cannot end.
+    await add(keys(800_000, 900_000));
+    await add(keys(0, 1000));
+    const gone = [...keys(10, 20), ...keys(850_000, 850_010)];
+    expect(Array.from(await set.removeMany(gone)).every((f) => f === 1)).toBe(true);
+    for (const k of gone) expected.delete(k);
+    await add(keys(15, 17));
+    expect(set.stats.diskMerges).toBe(0);
+    expect(set.stats.diskMerging).toBe(true);
+    held.open();
+    await untilMerged(set, 1);
+    const sorted = readFileSync(join(dir, "fingerprints.log")).readUInt32LE(12);
+    expect(sorted).toBeGreaterThan(500_000);
+    expect(sorted).toBeLessThanOrEqual(800_000);
+    const probe = [...keys(0, 30), ...keys(799_990, 800_010), ...keys(849_995, 850_015), key(2_000_000)];
+    const check = async (s: typeof set) =>
+      expect(Array.from(await s.hasMany(probe))).toEqual(probe.map((k) => (expected.has(k) ? 1 : 0)));
+    await check(set);
+    expect(await set.size()).toBe(expected.size);
+    await add(keys(899_990, 900_010));
+    await set.close();
+    const again = await openDiskSeenSet(dir, { memory: MEMORY });
+    await check(again);
+    expect(await again.size()).toBe(expected.size);
+    await again.close();
+    expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  }, 120_000);
+
+  it("is discarded when another process compacts the file meanwhile, and no key is lost", async () => {
+    const dir = temp();
+    const held = gate();
+    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    for (let i = 0; i < 800_000; i += 50_000) await set.addMany(keys(i, i + 50_000));
+    await held.waiting();
+    // Another writer compacts the file under the lock: the held merge's snapshot is of a file replaced.
+    const other = new FileLog(join(dir, "fingerprints.log"), true);
+    await other.read();
+    other.compact(new Arena());
+    await other.close();
+    held.open();
+    expect(Array.from(await set.addMany(keys(799_999, 800_001)))).toEqual([0, 1]);
+    expect(set.stats.diskMerging).toBe(false);
+    expect(set.stats.diskMerges).toBe(0);
+    expect(Array.from(await set.hasMany([key(0), key(400_000), key(800_000), key(800_001)]))).toEqual([1, 1, 1, 0]);
+    expect(await set.size()).toBe(800_001);
+    await set.close();
+    expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  }, 120_000);
+
+  it("a merge still running at close is stopped and its file removed; the store is whole", async () => {
+    const dir = temp();
+    gate();
+    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    for (let i = 0; i < 800_000; i += 50_000) await set.addMany(keys(i, i + 50_000));
+    expect(set.stats.diskMerging).toBe(true);
+    await set.close();
+    expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    mergeTestHooks.gate = undefined;
+    const again = await openDiskSeenSet(dir, { memory: MEMORY });
+    expect(Array.from(await again.hasMany([key(0), key(799_999), key(800_000)]))).toEqual([1, 1, 0]);
+    expect(await again.size()).toBe(800_000);
+    await again.close();
+  }, 120_000);
+});
