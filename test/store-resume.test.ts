@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { awkFirst, randomKeys, rng } from "./helpers.js";
 
 const CLI = new URL("../build/js/cli/main.js", import.meta.url).pathname;
@@ -105,7 +105,10 @@ function wholeLines(out: string): string[] {
     .filter(Boolean);
 }
 
-describe.each([
+// The five cases share nothing (each its own folder, store, input and random sequence) and spend
+// most of their time waiting (each fdatasync held up 40 ms, the pipe paced, kill timers): run at
+// once, they fill a core one at a time leaves idle.
+describe.concurrent.each([
   { pipe: false, past: false, name: "reading a file" },
   { pipe: true, past: false, name: "reading a slow pipe" },
   { pipe: false, past: true, name: "reading a file, the store past --memory" },
@@ -113,7 +116,7 @@ describe.each([
   // The keyed path (a record's field as its key; these lines have one field, the whole line).
   { pipe: true, past: false, keyed: true, name: "keyed by --field 1, reading a slow pipe" },
 ])("dedup --store killed, $name", ({ pipe, past, keyed }) => {
-  it(`${KILLS} kill -9 resumes in a row lose no line: the union of the outputs is awk's`, async () => {
+  it(`${KILLS} kill -9 resumes in a row lose no line: the union of the outputs is awk's`, async ({ expect }) => {
     const dir = mkdtempSync(join(tmpdir(), "cs-resume-"));
     const store = join(dir, "seen");
     const random = rng(pipe ? 48_31 : 48_32);
