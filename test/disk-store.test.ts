@@ -35,6 +35,40 @@ function dedup(args: string[], input?: string) {
   return { code: run.status, signal: run.signal, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
 
+/** Lines `from` to `to`, one a line. */
+const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
+
+interface PastFill {
+  /** The store the run made, 1.5 M keys; a test works on a copy of its own. */
+  readonly store: string;
+  /** Its --tmp folder. */
+  readonly tmp: string;
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+let pastFill: PastFill | undefined;
+/**
+ * The first run of the two "past --memory" tests below, made once (the 1.5 M-line run was the same
+ * command over the same input in both): `dedup --store S --memory 16MiB --tmp T --stats` over
+ * lines 1 to 1,500,000, into a fresh store.
+ */
+function filledPastMemory(): PastFill {
+  if (pastFill === undefined) {
+    const dir = temp();
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp);
+    const store = join(dir, "seen");
+    const run = spawnSync(
+      process.execPath,
+      [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"],
+      { input: seq(1, 1_500_000), maxBuffer: 1 << 26, timeout: 180_000 },
+    );
+    pastFill = { store, tmp, status: run.status, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+  }
+  return pastFill;
+}
+
 /** What `dedup args` printed before it was killed with SIGKILL, once more than `bytes` of output had arrived. */
 function printedUntilKilled(args: string[], bytes: number, env: Record<string, string> = {}): Promise<string> {
   return new Promise<string>((resolve) => {
@@ -502,19 +536,16 @@ describe("dedup --store", () => {
     const store = join(dir, "seen");
     const tmp = join(dir, "tmp");
     mkdirSync(tmp);
-    const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
     // 1.5 M keys are some 34 MB in a table: a 16 MiB budget holds a tenth of them.
-    const first = spawnSync(
-      process.execPath,
-      [CLI, "dedup", "--store", store, "--memory", "16MiB", "--tmp", tmp, "--stats"],
-      { input: seq(1, 1_500_000), maxBuffer: 1 << 26, timeout: 180_000 },
-    );
-    expect(first.status, first.stderr.toString()).toBe(0);
-    expect(first.stdout.toString() === seq(1, 1_500_000)).toBe(true);
-    expect(JSON.parse(first.stderr.toString())).toMatchObject({ frozen: true, stored: 1_500_000 });
-    expect(JSON.parse(first.stderr.toString()).spilledLines).toBeGreaterThan(1_000_000);
+    const first = filledPastMemory();
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout === seq(1, 1_500_000)).toBe(true);
+    expect(JSON.parse(first.stderr)).toMatchObject({ frozen: true, stored: 1_500_000 });
+    expect(JSON.parse(first.stderr).spilledLines).toBeGreaterThan(1_000_000);
     // The first run's store was small until its end: it was read into the table, and its few keys set aside whole at the end.
-    expect(JSON.parse(first.stderr.toString()).deferred).toBeUndefined();
+    expect(JSON.parse(first.stderr).deferred).toBeUndefined();
+    expect(readdirSync(first.tmp)).toEqual([]);
+    cpSync(first.store, store, { recursive: true });
     // The target of the issue, scaled down: a window over the end of the store prints exactly what
     // is past it; lines repeated within the run, and old lines, are dropped.
     const window = seq(1_450_001, 1_600_000) + seq(1, 100) + seq(1_450_001, 1_460_000) + seq(1_550_001, 1_560_000);
@@ -567,7 +598,6 @@ describe("dedup --store", () => {
   it("past --memory with a store that fits it: the store is read in, the lines past the table wait, and only store keys that may equal one are set aside", () => {
     const dir = temp();
     const store = join(dir, "seen");
-    const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
     // 400,000 keys (9.6 MB at 24 bytes a key) fit 16 MiB: read into the table, which then has little room left.
     expect(dedup(["--store", store], seq(1, 400_000)).code).toBe(0);
     // New lines interleaved with old ones, and the new ones again.
@@ -598,7 +628,6 @@ describe("dedup --store", () => {
   it("past --memory with a compacted store: a few lines read only the records of its sorted part they may lie in, a window reads them all, and both print exactly the new lines", async () => {
     const dir = temp();
     const store = join(dir, "seen");
-    const seq = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join("");
     const run = (input: string, env: Record<string, string> = {}) => {
       const done = spawnSync(
         process.execPath,
@@ -608,7 +637,11 @@ describe("dedup --store", () => {
       expect(done.status, done.stderr.toString()).toBe(0);
       return { out: done.stdout.toString(), stats: JSON.parse(done.stderr.toString()) };
     };
-    expect(run(seq(1, 1_500_000)).out === seq(1, 1_500_000)).toBe(true);
+    // The store a first run over lines 1 to 1,500,000 made (filledPastMemory, shared with the test above), copied.
+    const first = filledPastMemory();
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout === seq(1, 1_500_000)).toBe(true);
+    cpSync(first.store, store, { recursive: true });
     // The next run compacts what it found (1.5 M keys, 24 MB) at its end, here through partition files, as a store past its budget is.
     const second = run(seq(1, 10), { CRAWLSIEVE_TEST_COMPACT_FROM: "1", CRAWLSIEVE_TEST_COMPACT_PASSES: "0" });
     expect(second.out).toBe("");
