@@ -3,8 +3,9 @@
 // (mergeTestHooks), so the test knows a merge is running without a clock. While it is held,
 // batches go on and are answered (they never wait for it); keys added, forgotten and added again
 // meanwhile answer as a JavaScript Set replaying the same calls, before and after the install and
-// after reopening; a merge whose file another process compacted meanwhile is discarded.
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+// after reopening; a merge whose file another process compacted meanwhile is discarded; one that
+// fills the disk (a real tmpfs, test/support/full-disk.ts) leaves the store as it was.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import * as backgroundMerge from "../build/js/seen/disk/background-merge.js";
 import { FileLog } from "../build/js/seen/disk/file-log.js";
 import { Arena } from "../build/js/wasm/arena.js";
 import { ready } from "./helpers.js";
+import { onFullDisk } from "./support/full-disk.js";
 
 beforeAll(ready);
 // @internal, so not in the declarations: the gate the merge's thread holds at.
@@ -130,5 +132,67 @@ describe("a disk seen-set's merge in a thread of its own", () => {
     expect(Array.from(await again.hasMany([key(0), key(799_999), key(800_000)]))).toEqual([1, 1, 0]);
     expect(await again.size()).toBe(800_000);
     await again.close();
+  }, 120_000);
+});
+
+describe("a disk seen-set's merge on a full disk", () => {
+  it("leaves the store as it was: the merge is told failed, every key reported new stays, the full append is ERR_STORE_FULL", () => {
+    const work = mkdtempSync(join(tmpdir(), "crawlsieve-bgmerge-full-"));
+    const script = join(work, "fill.mjs");
+    // A 40 MiB tmpfs: the first merge (some 11 MB of file, written aside) fits, a later one (the
+    // file, its copy aside and the partition files) does not, and the appends go on until it is full.
+    writeFileSync(
+      script,
+      `import { readdirSync } from "node:fs";
+      import { openDiskSeenSet } from ${JSON.stringify(new URL("../build/js/index.node.js", import.meta.url).pathname)};
+      const key = (i) => "https://example.com/merge/" + i;
+      const keys = (from, n) => Array.from({ length: n }, (_, i) => key(from + i));
+      const dir = process.env.FULL + "/store";
+      const told = [];
+      const set = await openDiskSeenSet(dir, { memory: ${MEMORY}, onRecover: (m) => told.push(m) });
+      let acknowledged = 0;
+      let error;
+      try {
+        for (let i = 0; i < 4_000_000; i += 50_000) {
+          const flags = await set.addMany(keys(i, 50_000));
+          if (!flags.every((f) => f === 1)) throw new Error("a key reported new twice, at " + i);
+          acknowledged = i + 50_000;
+        }
+      } catch (e) {
+        error = { code: e.code, message: e.message };
+      }
+      await set.close();
+      const asides = readdirSync(dir).filter((name) => name.endsWith(".tmp"));
+      const again = await openDiskSeenSet(dir);
+      let missing = 0;
+      for (let i = 0; i < acknowledged; i += 100_000)
+        missing += (await again.hasMany(keys(i, Math.min(100_000, acknowledged - i)))).filter((f) => f === 0).length;
+      const size = await again.size();
+      await again.close();
+      process.stdout.write(JSON.stringify({ acknowledged, error, told, asides, missing, size }));`,
+    );
+    const run = onFullDisk("40m", `"$NODE" "$SCRIPT"`, {
+      FULL: join(work, "full"),
+      NODE: process.execPath,
+      SCRIPT: script,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toBe("");
+    const got = JSON.parse(run.stdout) as {
+      acknowledged: number;
+      error?: { code: string; message: string };
+      told: string[];
+      asides: string[];
+      missing: number;
+      size: number;
+    };
+    expect(got.error?.code, got.error?.message).toBe("ERR_STORE_FULL");
+    expect(
+      got.told.some((m) => /merging \d+ keys held in memory into .* failed/.test(m) && /full|ENOSPC|space/i.test(m)),
+    ).toBe(true);
+    expect(got.acknowledged).toBeGreaterThan(1_500_000);
+    expect(got.missing).toBe(0);
+    expect(got.size).toBe(got.acknowledged);
+    expect(got.asides).toEqual([]);
   }, 120_000);
 });

@@ -3,12 +3,14 @@
 // (FileLog.snapshot: the bytes this process has read and written, whole records that stay as
 // they are while the file keeps its inode and epoch) and freezes the keys in memory
 // (TieredTable.freeze); the thread compacts those bytes aside and builds the new part's filter
-// and block index as it writes (merge-worker.ts), outside the lock. Each later batch polls it
-// without waiting (receiveMessageOnPort); the first to find it done installs it under the lock:
-// the records appended since the snapshot are copied on, the file renamed into place
+// and block index as it writes (merge-worker.ts), outside the lock, then copies on the records
+// appended since as far as each later batch tells it (tell: the bytes read and written when that
+// batch held the lock). Each later batch polls it without waiting (receiveMessageOnPort); the
+// first to find it done installs it under the lock: the records appended since its last copy are
+// copied on, the file renamed into place
 // (FileLog.installMerge), the filter and index taken over (ColdKeys.adopt) and the frozen keys
-// dropped. A batch waits for that install only: a copy of what was appended during the merge and
-// a copy of the filter, never the merge. The aside is named after this process, so another
+// dropped. A batch waits for that install only: a copy of what was appended since the thread's
+// last copy (a few batches) and a copy of the filter, never the merge. The aside is named after this process, so another
 // process's open spares it while this one runs (removeAsideFiles); a process killed mid-merge
 // leaves it to the next open, and the store as it was.
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
@@ -29,7 +31,13 @@ export interface MergeJob {
 
 /** What a merge's thread hands back: the compaction written and its part's filter and index, or why there is none (`stale`: the file changed first). */
 export type MergeOutcome =
-  | { readonly ok: true; readonly compacted: Compacted; readonly index: ColdIndexParts }
+  | {
+      readonly ok: true;
+      readonly compacted: Compacted;
+      /** Byte of the old file up to which the thread copied the records appended after the snapshot. */
+      readonly copiedTo: number;
+      readonly index: ColdIndexParts;
+    }
   | { readonly ok: false; readonly stale: boolean; readonly message: string; readonly code?: string };
 
 /** @internal Tests only: a gate every merge started from now on holds at, once written (Int32Array over it: [0] becomes 1 when a merge waits, [1] set to 1 and notified lets it go). */
@@ -83,6 +91,11 @@ export class BackgroundMerge {
       this.worker.removeAllListeners();
     }
     return outcome;
+  }
+
+  /** Tells the thread that the file's first `bytes` are whole records this process read or wrote (under the lock): it copies them on while it runs. */
+  tell(bytes: number): void {
+    this.port.postMessage({ safe: bytes });
   }
 
   /** Stops the thread, and removes what it wrote (the install did not take it). */

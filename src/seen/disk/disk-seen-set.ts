@@ -103,7 +103,10 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
         } else if (merge !== undefined) {
           const outcome = merge.poll();
-          if (outcome === undefined) return;
+          if (outcome === undefined) {
+            merge.tell(log.end);
+            return;
+          }
           const done = merge;
           merge = undefined;
           if (!outcome.ok) {
@@ -114,7 +117,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           }
           let part: SortedPart | undefined;
           try {
-            part = log.installMerge(done.snapshot, outcome.compacted);
+            part = log.installMerge(done.snapshot, outcome.compacted, outcome.copiedTo);
           } catch (error) {
             // installAside failed before the rename (a full disk): the file is as it was.
             tiered.thaw();

@@ -50,6 +50,8 @@ export interface PendingCompaction {
   readonly from: number;
   readonly inode: { readonly dev: number; readonly ino: number };
   readonly epoch: number;
+  /** Bytes of the file up to which the records after the snapshot are already copied on (a merge's thread catches up; default `from`). */
+  readonly copiedTo?: number;
 }
 
 /** A background merge's view of the file (FileLog.snapshot): its first `from` bytes, verified records that stay as they are while the file keeps its inode and epoch. */
@@ -79,6 +81,51 @@ export function writeSnapshotAside(
     const { dev, ino } = fstatSync(fd);
     if (dev !== snapshot.inode.dev || ino !== snapshot.inode.ino) return undefined;
     return writeAside(snapshot.path, fd, snapshot.from, snapshot.epoch, snapshot.durable, arena, aside, onRecord, room);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Copies the bytes [from, to) of the file `path` open as `fd` to `out` at `at`, a piece at a time.
+ * The caller knows them to be whole records that stay as they are (under the lock, or before a
+ * merge's snapshot's successors: see MergeSnapshot); a short read means the file was cut meanwhile.
+ */
+export function copyRecords(path: string, fd: number, out: number, from: number, to: number, at: number): void {
+  const chunk = new Uint8Array(Math.min(Math.max(to - from, 0), 1 << 22));
+  for (let pos = from; pos < to; ) {
+    const piece = chunk.subarray(0, Math.min(chunk.length, to - pos));
+    if (readAt(fd, piece, pos) < piece.length) throw new Error(`${path} ended at ${pos}, before ${to}`);
+    writeAt(out, piece, at + (pos - from));
+    pos += piece.length;
+  }
+}
+
+/**
+ * A merge's thread catching up: copies onto the compaction it wrote of `snapshot` the records
+ * appended since, up to the latest of the bounds `safe()` gives (what the set's process had read
+ * and written when it last held the lock: whole records, as the snapshot's bytes), until it gives
+ * no more; flushed when durable. Returns the byte of the old file up to which they are copied, so
+ * the install under the lock copies only what came after. Undefined when the path names another
+ * file now (the install will discard the merge).
+ */
+export function catchUpAside(snapshot: MergeSnapshot, compacted: Compacted, safe: () => number): number | undefined {
+  const fd = openSync(snapshot.path, "r");
+  try {
+    const { dev, ino } = fstatSync(fd);
+    if (dev !== snapshot.inode.dev || ino !== snapshot.inode.ino) return undefined;
+    const out = openSync(compacted.aside, "r+");
+    try {
+      let copied = snapshot.from;
+      for (let to = safe(); to > copied; to = safe()) {
+        copyRecords(snapshot.path, fd, out, copied, to, compacted.size + (copied - snapshot.from));
+        copied = to;
+      }
+      if (snapshot.durable) fdatasyncSync(out);
+      return copied;
+    } finally {
+      closeSync(out);
+    }
   } finally {
     closeSync(fd);
   }
@@ -497,14 +544,14 @@ export class FileLog implements BatchLog {
 
   /**
    * Installs what a background merge wrote of `snapshot` (installAside: the records appended since
-   * are copied on) and takes the new file as read as far as the old one was: the records of the
+   * and not yet copied by its thread, from `copiedTo` on, are copied on) and takes the new file as read as far as the old one was: the records of the
    * copied tail this process had read are not read again (its table holds them), the rest are.
    * Returns the new file's sorted part; undefined, the merge discarded and nothing changed, when
    * the file was replaced or cleared since the snapshot. Called under the set's lock.
    */
-  installMerge(snapshot: MergeSnapshot, compacted: Compacted): SortedPart | undefined {
+  installMerge(snapshot: MergeSnapshot, compacted: Compacted, copiedTo = snapshot.from): SortedPart | undefined {
     const read = this.offset;
-    const pending = { compacted, from: snapshot.from, inode: snapshot.inode, epoch: snapshot.epoch };
+    const pending = { compacted, from: snapshot.from, inode: snapshot.inode, epoch: snapshot.epoch, copiedTo };
     if (read < snapshot.from || this.fd === undefined) {
       rmSync(compacted.aside, { force: true });
       return undefined;
@@ -529,6 +576,7 @@ export class FileLog implements BatchLog {
    */
   installAside(pending: PendingCompaction, check = true): boolean {
     const { compacted, from } = pending;
+    const copied = pending.copiedTo ?? from;
     // compact() installs at once: no one can have replaced the file in between (the lock is held).
     if (check && this.replacedSince(pending)) {
       rmSync(compacted.aside, { force: true });
@@ -537,18 +585,12 @@ export class FileLog implements BatchLog {
     const fd = this.open();
     try {
       const size = fstatSync(fd).size;
-      if (size > from) {
+      if (size < copied) throw new Error(`${this.path} is ${size} bytes, shorter than the ${copied} its merge copied`);
+      if (size > copied) {
         // "r+": an aside another process's open removed (removeAsides) must fail here, not become a headerless file.
         const out = openSync(compacted.aside, "r+");
         try {
-          const chunk = new Uint8Array(Math.min(size - from, 1 << 22));
-          for (let at = from; at < size; ) {
-            const piece = chunk.subarray(0, Math.min(chunk.length, size - at));
-            // The lock holds the file's length: a short read means it was cut under us.
-            if (readAt(fd, piece, at) < piece.length) throw new Error(`${this.path} ended at ${at}, before ${size}`);
-            writeAt(out, piece, compacted.size + (at - from));
-            at += piece.length;
-          }
+          copyRecords(this.path, fd, out, copied, size, compacted.size + (copied - from));
           if (this.durable) fdatasyncSync(out);
         } finally {
           closeSync(out);

@@ -1,12 +1,13 @@
 // The thread of a background merge (background-merge.ts): writes the compaction of the store's
 // file as of a snapshot aside, and builds the new sorted part's filter and block index from each
-// record as it is written (so nothing reads the part again), then hands both back on its port.
-import { type MessagePort, workerData } from "node:worker_threads";
+// record as it is written (so nothing reads the part again), copies on the records appended
+// since as far as the set's process tells it they are whole, then hands it all back on its port.
+import { type MessagePort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { Arena } from "../../wasm/arena.js";
 import { initSync } from "../../wasm/node.js";
 import type { MergeJob, MergeOutcome } from "./background-merge.js";
 import { ColdIndex } from "./cold-keys.js";
-import { LOG_HEADER, writeSnapshotAside } from "./file-log.js";
+import { catchUpAside, LOG_HEADER, writeSnapshotAside } from "./file-log.js";
 
 initSync();
 const { job, port } = workerData as { job: MergeJob; port: MessagePort };
@@ -35,9 +36,18 @@ function merge(job: MergeJob): MergeOutcome {
       (fingerprints) => index.add(fingerprints),
       room,
     );
-    if (compacted === undefined) return { ok: false, stale: true, message: `${job.snapshot.path} was replaced` };
+    const stale = { ok: false, stale: true, message: `${job.snapshot.path} was replaced` } as const;
+    if (compacted === undefined) return stale;
+    // The records batches appended meanwhile, as far as the set's process says they are whole: what the install copies under the lock is only what came after.
+    let safe = job.snapshot.from;
+    const copiedTo = catchUpAside(job.snapshot, compacted, () => {
+      for (let got = receiveMessageOnPort(port); got !== undefined; got = receiveMessageOnPort(port))
+        safe = Math.max(safe, (got.message as { safe: number }).safe);
+      return safe;
+    });
+    if (copiedTo === undefined) return stale;
     if (job.gate !== undefined) hold(new Int32Array(job.gate));
-    return { ok: true, compacted, index: index.parts() };
+    return { ok: true, compacted, copiedTo, index: index.parts() };
   } catch (error) {
     const { message, code } = error as NodeJS.ErrnoException;
     return { ok: false, stale: false, message: String(message ?? error), code };
