@@ -4,14 +4,15 @@
 // read the disk at the filter's rate, and every answer equals a JavaScript Set's. The same for
 // `dedup --store DIR --memory 16MiB` against mawk's `!seen[$0]++`. kill -9 while keys move to the
 // sorted part (a compaction's file aside), in a loop, loses no key reported new and reports none
-// new twice; two writers filling one store past the budget at once each find a key new once.
+// new twice; two writers filling one store past the budget at once each find a key new once, and
+// so does a writer killed again and again (during its merges or not) beside one that runs on.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openSeenSet } from "../build/js/index.node.js";
-import { ready } from "./helpers.js";
+import { ready, rng } from "./helpers.js";
 import { exited, watchPeakRss } from "./support/peak-rss.js";
 import { keyNumber, keyOf } from "./support/key-numbers.mjs";
 
@@ -207,5 +208,71 @@ describe("kill -9 while a fresh store moves its keys to disk", () => {
     expect(wrong).toBe(0);
     // The store was merged past its budget: its sorted part holds keys.
     expect(readFileSync(join(dir, "fingerprints.log")).readUInt32LE(12)).toBeGreaterThan(0);
+  }, 240_000);
+
+  it("one writer killed -9 again and again while another fills the store: each key new at most once, none lost", async () => {
+    const dir = temp();
+    const n = 1_600_000;
+    const random = rng(46);
+    const child = (flags: string, progress: boolean) => {
+      const run = spawn(
+        process.execPath,
+        [CHILD, JSON.stringify({ memory: MEMORY, dir, n, distinct: 0, batch: 20_000, flags, progress })],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let out = "";
+      let err = "";
+      run.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      run.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+      return { run, out: () => out, err: () => err, done: exited(run) };
+    };
+    const steady = child(join(dir, "..", `${dir.split("/").pop()}.steady.flags`), false);
+    const killed: string[] = [];
+    // Three runs of the other writer, each killed at a random point of its fill (merges run in
+    // their threads every few hundred thousand keys, so some kills land inside one).
+    for (let round = 0; round < 3; round++) {
+      const flags = join(dir, "..", `${dir.split("/").pop()}.killed-${round}.flags`);
+      const at = 200_000 + Math.floor(random() * 600_000);
+      const victim = child(flags, true);
+      await new Promise<void>((resolve) => {
+        const check = () => {
+          if (Number(victim.out().trim().split("\n").pop() ?? 0) >= at && victim.run.exitCode === null) {
+            victim.run.kill("SIGKILL");
+            resolve();
+          }
+        };
+        victim.run.stdout.on("data", check);
+        victim.run.on("exit", () => resolve());
+      });
+      const code = await victim.done;
+      expect(victim.err()).toBe("");
+      // It may have finished first (the steady writer added most keys): then it exited 0.
+      expect(["SIGKILL", 0]).toContain(code);
+      killed.push(flags);
+    }
+    const code = await steady.done;
+    expect(code, steady.err()).toBe(0);
+    const files = [
+      readFileSync(join(dir, "..", `${dir.split("/").pop()}.steady.flags`)),
+      ...killed.map((f) => readFileSync(f)),
+    ];
+    let twice = 0;
+    for (let i = 0; i < n; i++) {
+      let news = 0;
+      for (const file of files) if (i < file.length) news += file[i];
+      if (news > 1) twice++;
+    }
+    expect(twice).toBe(0);
+    // The steady writer ran to the end: every key is there, once each.
+    const set = await openSeenSet({ backend: "disk", path: dir, memory: MEMORY });
+    expect(await set.size()).toBe(n);
+    for (let i = 0; i < n; i += 100_000) {
+      const flags = await set.hasMany(Array.from({ length: 100_000 }, (_, j) => keyOf(i + j)));
+      expect(
+        flags.every((f) => f === 1),
+        `keys from ${i}`,
+      ).toBe(true);
+    }
+    await set.close();
   }, 240_000);
 });
