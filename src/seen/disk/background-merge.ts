@@ -1,18 +1,18 @@
 // A merge of a disk seen-set's keys into a new sorted part, written by a worker thread while
 // batches go on (issue: no stop-the-world merges). Under the set's lock a batch takes a snapshot
-// (FileLog.snapshot: the bytes this process has read and written, whole records that stay as
-// they are while the file keeps its inode and epoch) and freezes the keys in memory
-// (TieredTable.freeze); the thread compacts those bytes aside and builds the new part's filter
-// and block index as it writes (merge-worker.ts), outside the lock, then copies on the records
-// appended since as far as each later batch tells it (tell: the bytes read and written when that
-// batch held the lock). Each later batch polls it without waiting (receiveMessageOnPort); the
-// first to find it done installs it under the lock: the records appended since its last copy are
-// copied on, the file renamed into place
-// (FileLog.installMerge), the filter and index taken over (ColdKeys.adopt) and the frozen keys
-// dropped. A batch waits for that install only: a copy of what was appended since the thread's
-// last copy (a few batches) and a copy of the filter, never the merge. The aside is named after this process, so another
-// process's open spares it while this one runs (removeAsideFiles); a process killed mid-merge
-// leaves it to the next open, and the store as it was.
+// (FileLog.snapshot: the bytes this process has read and written, whole records that stay as they
+// are while the file keeps its inode and epoch) and freezes the keys in memory
+// (TieredTable.freeze); the thread compacts those bytes aside and builds the new part's filter and
+// block index as it writes (merge-worker.ts), outside the lock, then copies on the records appended
+// since as far as each later batch tells it (tell: the bytes read and written when that batch held
+// the lock). Each later batch polls it without waiting (receiveMessageOnPort); the first to find it
+// done installs it under the lock: the records appended since its last copy are copied on, the file
+// renamed into place (FileLog.installMerge), the filter and index taken over (ColdKeys.adopt) and
+// the frozen keys dropped. A batch waits for that install only: a copy of what was appended since
+// the thread's last copy (a few batches) and a copy of the filter, never the merge. The aside is
+// named after this process, so another process's open spares it while this one runs
+// (removeAsideFiles); a process killed mid-merge leaves it to the next open, and the store as it
+// was.
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import type { ColdIndexParts } from "./cold-keys.js";
 import { asideName, type MergeSnapshot } from "./file-log.js";

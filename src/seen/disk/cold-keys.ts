@@ -3,11 +3,11 @@
 // fingerprints (key-sieve.ts, in a WebAssembly memory of its own, 8 to 16 bits a key as the budget
 // allows) and an index of blocks of 256 fingerprints (4 KiB on disk): each block's first
 // fingerprint and the XXH64 of its bytes, 28 bytes a block, both made while the part is read once
-// at open, every record verified, or by a background merge as it writes the part (ColdIndex, in
-// the merge's worker thread; ColdKeys.adopt takes it over). A key the filter rules out is absent
-// without a read; any other is found in its block, read and checked against the block's checksum before it is trusted, so a
-// block damaged since the open is an error, never a wrong answer. The blocks of a batch are read
-// in file order, blocks near each other in one read.
+// at open, every record verified, or by a background merge as it writes the part (ColdIndex, in the
+// merge's worker thread; ColdKeys.adopt takes it over). A key the filter rules out is absent
+// without a read; any other is found in its block, read and checked against the block's checksum
+// before it is trusted, so a block damaged since the open is an error, never a wrong answer. The
+// blocks of a batch are read in file order, blocks near each other in one read.
 import { FilterTooLargeError, FormatError } from "../../errors.js";
 import { checksumBytes } from "../../format/checksum.js";
 import { Arena, MAX_ARENA_BYTES } from "../../wasm/arena.js";
@@ -64,8 +64,8 @@ export interface ColdIndexParts {
  */
 export class ColdIndex {
   readonly sieve: KeySieve;
-  private firsts: Uint32Array;
-  private sums: BigUint64Array;
+  private readonly firsts: Uint32Array;
+  private readonly sums: BigUint64Array;
   private count = 0;
 
   constructor(arena: Arena, most: number, budget: number) {

@@ -2,10 +2,10 @@
 // file of checksummed batches in a directory, shared by the processes that open it through a file
 // lock. Every key is looked up in memory, or with a memory budget (from the first key) in a tiered
 // table that merges what outgrows it into the file's sorted part in a worker thread while batches
-// go on (tiered-table.ts, background-merge.ts); a batch costs one append and one fdatasync. A directory
-// holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept as they
-// are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops there. The
-// lock file says a log was made: a log removed later is an error, not an empty store.
+// go on (tiered-table.ts, background-merge.ts); a batch costs one append and one fdatasync. A
+// directory holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept
+// as they are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops
+// there. The lock file says a log was made: a log removed later is an error, not an empty store.
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FingerprintSet } from "../../exact/fingerprint-set.js";
@@ -85,7 +85,11 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       let mergeFrom = 0;
       let merge: BackgroundMerge | undefined;
       // Merges stopped (their threads ended and files removed on Node's loop), waited for at close.
-      const stopping: Promise<void>[] = [];
+      const stopping = new Set<Promise<void>>();
+      const stop = (stopped: BackgroundMerge) => {
+        const done: Promise<void> = stopped.cancel().finally(() => stopping.delete(done));
+        stopping.add(done);
+      };
       const told = opts.onRecover;
       const failed = (why: string) => {
         told?.(
@@ -98,7 +102,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           wholeFirst = false;
         } else if (log.stale()) {
           // Another process compacted or cleared the file: a merge of the old one is for nothing.
-          if (merge !== undefined) stopping.push(merge.cancel());
+          if (merge !== undefined) stop(merge);
           merge = undefined;
           tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
         } else if (merge !== undefined) {
@@ -111,7 +115,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           merge = undefined;
           if (!outcome.ok) {
             tiered.thaw();
-            stopping.push(done.cancel());
+            stop(done);
             if (!outcome.stale) failed(outcome.message);
             return;
           }
@@ -132,9 +136,9 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
         }
       };
       closing = async () => {
-        if (merge !== undefined) stopping.push(merge.cancel());
+        if (merge !== undefined) stop(merge);
         merge = undefined;
-        await Promise.all(stopping.splice(0));
+        await Promise.all(stopping);
       };
     } else {
       table = new FingerprintSet({ items: tableItems(planned, stored) });

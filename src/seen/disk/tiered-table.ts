@@ -85,11 +85,6 @@ export class TieredTable {
     return this.recent.size + this.forgotten.size + this.frozenSize + (this.since?.size ?? 0);
   }
 
-  /** Keys added since the last merge's snapshot: those a merge starting now would not take. */
-  get sinceSnapshot(): number {
-    return this.recent.size;
-  }
-
   private get frozenSize(): number {
     return this.frozen.reduce((sum, set) => sum + set.size, 0);
   }
