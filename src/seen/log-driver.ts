@@ -109,7 +109,7 @@ export interface RunOptions {
   /** Read the log from its start, whatever was read before (and count nothing as others' writes). */
   readonly fromStart?: boolean;
   /** Run under the lock before the log is read (a table that follows a file put in its place; a sorted part read first). */
-  readonly before?: () => void;
+  readonly before?: () => void | Promise<void>;
   /** The caller holds the lock already (closing, opening). */
   readonly held?: boolean;
 }
@@ -164,7 +164,7 @@ export class LogDriver {
       let caught: CaughtUp;
       try {
         if (options.fromStart === true) await log.abort();
-        options.before?.();
+        await options.before?.();
         caught = await catchUp(log, follower, this.parts.onRecover);
         if (this.loaded && options.fromStart !== true) this.fromOthers += caught.changed;
         this.loaded = true;

@@ -36,6 +36,7 @@ export interface SeenTable {
     readonly filterFpRate: number;
     readonly merges: number;
     readonly merging: boolean;
+    readonly mergeWaits: number;
   };
 }
 
@@ -44,8 +45,8 @@ export interface PersistedParts extends DriverParts {
   readonly backend: SeenBackend;
   readonly log: BatchLog;
   readonly table: SeenTable;
-  /** Run under the lock before the log is read: a table that leaves keys in the log's file follows a file put in its place. */
-  readonly follow?: () => void;
+  /** Run under the lock before the log is read: a table that leaves keys in the log's file follows a file put in its place (and may wait for its merge). */
+  readonly follow?: () => void | Promise<void>;
   /** The fingerprint of a key: XXH3-128 (new sets), or MD5 (a set imported from an LMDB store). */
   readonly digest: "xxh128" | "md5";
   /** Run when the set is closed, before the lock is taken (a disk seen-set stops a merge still running). */
@@ -81,7 +82,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
    * budget the keys looked up on disk, the 4 KiB blocks read for them, the reads made (near
    * blocks are read at once), and the sorted part's filter: its bits a key and the share of
    * absent keys it lets through to a read (a miss reads the disk at that rate, no more), the
-   * background merges installed, and whether one runs.
+   * background merges installed, whether one runs, and the batches that waited for one.
    */
   get stats(): {
     keys: number;
@@ -93,6 +94,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     filterFpRate?: number;
     diskMerges?: number;
     diskMerging?: boolean;
+    diskMergeWaits?: number;
   } {
     const disk = this.table?.diskLookups;
     return {
@@ -108,6 +110,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
             filterFpRate: disk.filterFpRate,
             diskMerges: disk.merges,
             diskMerging: disk.merging,
+            diskMergeWaits: disk.mergeWaits,
           }),
     };
   }
@@ -203,7 +206,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
         before: () => {
           // Closed while this call waited for the lock.
           this.live();
-          this.parts.follow?.();
+          return this.parts.follow?.();
         },
       },
     );

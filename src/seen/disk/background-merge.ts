@@ -93,6 +93,15 @@ export class BackgroundMerge {
     return outcome;
   }
 
+  /** The merge's outcome, once its thread is done (a batch that cannot go on without it waits; polled each millisecond or so). */
+  async finished(): Promise<MergeOutcome> {
+    for (;;) {
+      const outcome = this.poll();
+      if (outcome !== undefined) return outcome;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
   /** Tells the thread that the file's first `bytes` are whole records this process read or wrote (under the lock): it copies them on while it runs. */
   tell(bytes: number): void {
     this.port.postMessage({ safe: bytes });

@@ -17,7 +17,7 @@ import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
-import { BackgroundMerge } from "./background-merge.js";
+import { BackgroundMerge, type MergeOutcome } from "./background-merge.js";
 import type { SortedPart } from "./sorted-part.js";
 import { exceedsBudget, heldItems, roomLeft, TieredTable } from "./tiered-table.js";
 import { Arena } from "../../wasm/arena.js";
@@ -67,7 +67,7 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
   const { log, lock, digest, stored } = await openStoreLog(dir, durable, opts.onRecover);
   try {
     let table: FingerprintSet | TieredTable;
-    let follow: (() => void) | undefined;
+    let follow: (() => void | Promise<void>) | undefined;
     let closing: (() => Promise<void>) | undefined;
     if (memory !== undefined) {
       // Tiered from the first key: a store that outgrows its budget while open merges as it goes.
@@ -97,6 +97,27 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
         );
         mergeFrom = 2 * tiered.inMemory;
       };
+      // A merge's thread is done: its part installed under the lock, or the keys it froze kept held.
+      const settle = (done: BackgroundMerge, outcome: MergeOutcome): void => {
+        merge = undefined;
+        if (!outcome.ok) {
+          tiered.thaw();
+          stop(done);
+          if (!outcome.stale) failed(outcome.message);
+          return;
+        }
+        let part: SortedPart | undefined;
+        try {
+          part = log.installMerge(done.snapshot, outcome.compacted, outcome.copiedTo);
+        } catch (error) {
+          // installAside failed before the rename (a full disk): the file is as it was.
+          tiered.thaw();
+          failed((error as Error).message);
+          return;
+        }
+        if (part === undefined) tiered.thaw();
+        else tiered.merged((arena) => ColdKeys.adopt(part, outcome.index, arena));
+      };
       follow = () => {
         if (wholeFirst) {
           wholeFirst = false;
@@ -106,30 +127,16 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           merge = undefined;
           tiered.replaceCold((arena) => coldKeysOf(log, memory, false, arena));
         } else if (merge !== undefined) {
-          const outcome = merge.poll();
-          if (outcome === undefined) {
-            merge.tell(log.end);
-            return;
+          const running = merge;
+          const outcome = running.poll();
+          if (outcome !== undefined) return settle(running, outcome);
+          running.tell(log.end);
+          // Keys gathering faster than a merge ends (a fast fill of a large store): past twice what
+          // the budget leaves them, a batch waits for it, so memory stays bounded.
+          if (exceedsBudget(tiered.inMemory, 2 * roomLeft(memory, tiered.coldBytes))) {
+            tiered.waited++;
+            return running.finished().then((done) => settle(running, done));
           }
-          const done = merge;
-          merge = undefined;
-          if (!outcome.ok) {
-            tiered.thaw();
-            stop(done);
-            if (!outcome.stale) failed(outcome.message);
-            return;
-          }
-          let part: SortedPart | undefined;
-          try {
-            part = log.installMerge(done.snapshot, outcome.compacted, outcome.copiedTo);
-          } catch (error) {
-            // installAside failed before the rename (a full disk): the file is as it was.
-            tiered.thaw();
-            failed((error as Error).message);
-            return;
-          }
-          if (part === undefined) tiered.thaw();
-          else tiered.merged((arena) => ColdKeys.adopt(part, outcome.index, arena));
         } else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes))) {
           merge = BackgroundMerge.start(log.snapshot(), memory);
           tiered.freeze();

@@ -51,6 +51,8 @@ export interface DiskLookups {
   readonly merges: number;
   /** Whether a merge is running. */
   readonly merging: boolean;
+  /** Batches that waited for a merge to end (keys gathered faster than it wrote). */
+  readonly mergeWaits: number;
 }
 
 /** A disk seen-set's keys: its sorted part on disk, the rest in memory. */
@@ -67,6 +69,8 @@ export class TieredTable {
   private blocksRead = 0;
   private reads = 0;
   private merges = 0;
+  /** Batches that waited for a merge: keys gathered past twice what the budget leaves them while it ran. */
+  waited = 0;
 
   constructor(
     private cold: ColdKeys | undefined,
@@ -105,6 +109,7 @@ export class TieredTable {
       filterFpRate: cold?.filterFpRate ?? 0,
       merges: this.merges,
       merging: this.since !== undefined,
+      mergeWaits: this.waited,
     };
   }
 
