@@ -88,8 +88,8 @@ export function writeSnapshotAside(
 
 /**
  * Copies the bytes [from, to) of the file `path` open as `fd` to `out` at `at`, a piece at a time.
- * The caller knows them to be whole records that stay as they are (under the lock, or before a
- * merge's snapshot's successors: see MergeSnapshot); a short read means the file was cut meanwhile.
+ * The caller knows them to be whole records that stay as they are (read under the lock, or told
+ * whole by the set's process: catchUpAside); a short read means the file was cut meanwhile.
  */
 export function copyRecords(path: string, fd: number, out: number, from: number, to: number, at: number): void {
   const chunk = new Uint8Array(Math.min(Math.max(to - from, 0), 1 << 22));
