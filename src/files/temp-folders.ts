@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { processGone } from "./process-gone.js";
 
 /** Folders made and not removed yet. */
 const live = new Set<string>();
@@ -51,16 +52,6 @@ export function makeTempFolder(dir: string, prefix: string): string {
   return folder;
 }
 
-/** True when process `pid` of this pid space is gone (EPERM: it lives, under another user). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
 /**
  * Removes the folders `prefix`PID.SPACE.HOST-XXXXXX under `dir` of this host and boot whose process
  * is gone (once a place a process); returns how many. Names without a host (earlier versions) are
@@ -85,7 +76,7 @@ export function sweepAbandoned(dir: string, prefix: string): number {
       owner[2] !== SPACE ||
       owner[3] !== HOST ||
       Number(owner[1]) === process.pid ||
-      !gone(Number(owner[1]))
+      !processGone(Number(owner[1]))
     )
       continue;
     try {

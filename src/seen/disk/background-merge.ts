@@ -38,7 +38,7 @@ export type MergeOutcome =
       readonly copiedTo: number;
       readonly index: ColdIndexParts;
     }
-  | { readonly ok: false; readonly stale: boolean; readonly message: string; readonly code?: string };
+  | { readonly ok: false; readonly stale: boolean; readonly message: string };
 
 /** @internal Tests only: a gate every merge started from now on holds at, once written (Int32Array over it: [0] becomes 1 when a merge waits, [1] set to 1 and notified lets it go). */
 export const mergeTestHooks: { gate?: SharedArrayBuffer } = {};

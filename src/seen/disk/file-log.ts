@@ -26,6 +26,7 @@ import { basename, dirname, join } from "node:path";
 import { FormatError } from "../../errors.js";
 import { storeWriteError } from "./store-directory.js";
 import { readAt, writeAt } from "../../files/file-range.js";
+import { processGone } from "../../files/process-gone.js";
 import type { BatchLog, LogRead, LogWrite } from "../batch-log.js";
 import type { Arena } from "../../wasm/arena.js";
 import { SortedPart } from "./sorted-part.js";
@@ -76,14 +77,22 @@ export function writeSnapshotAside(
   onRecord?: (fingerprints: Uint8Array) => void,
   room?: number,
 ): Compacted | undefined {
-  const fd = openSync(snapshot.path, "r");
+  const fd = openSnapshot(snapshot);
+  if (fd === undefined) return undefined;
   try {
-    const { dev, ino } = fstatSync(fd);
-    if (dev !== snapshot.inode.dev || ino !== snapshot.inode.ino) return undefined;
     return writeAside(snapshot.path, fd, snapshot.from, snapshot.epoch, snapshot.durable, arena, aside, onRecord, room);
   } finally {
     closeSync(fd);
   }
+}
+
+/** The snapshot's file opened for reading, or undefined (closed again) when the path names another file now. */
+function openSnapshot(snapshot: MergeSnapshot): number | undefined {
+  const fd = openSync(snapshot.path, "r");
+  const { dev, ino } = fstatSync(fd);
+  if (dev === snapshot.inode.dev && ino === snapshot.inode.ino) return fd;
+  closeSync(fd);
+  return undefined;
 }
 
 /**
@@ -110,10 +119,9 @@ export function copyRecords(path: string, fd: number, out: number, from: number,
  * file now (the install will discard the merge).
  */
 export function catchUpAside(snapshot: MergeSnapshot, compacted: Compacted, safe: () => number): number | undefined {
-  const fd = openSync(snapshot.path, "r");
+  const fd = openSnapshot(snapshot);
+  if (fd === undefined) return undefined;
   try {
-    const { dev, ino } = fstatSync(fd);
-    if (dev !== snapshot.inode.dev || ino !== snapshot.inode.ino) return undefined;
     const out = openSync(compacted.aside, "r+");
     try {
       let copied = snapshot.from;
@@ -175,17 +183,7 @@ export function removeAsideFiles(path: string): void {
     const aside = /^(\d+)\.[0-9a-f]{8}(\.[0-9a-f]{2})?\.tmp$/.exec(
       name.startsWith(prefix) ? name.slice(prefix.length) : "",
     );
-    if (aside !== null && !running(Number(aside[1]))) rmSync(join(dirname(path), name), { force: true });
-  }
-}
-
-/** Whether a process `pid` runs (a signal 0 reaches it, or it is another user's); a reused pid keeps a dead process's files until it ends too. */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    if (aside !== null && processGone(Number(aside[1]))) rmSync(join(dirname(path), name), { force: true });
   }
 }
 

@@ -49,8 +49,7 @@ function merge(job: MergeJob): MergeOutcome {
     if (job.gate !== undefined) hold(new Int32Array(job.gate));
     return { ok: true, compacted, copiedTo, index: index.parts() };
   } catch (error) {
-    const { message, code } = error as NodeJS.ErrnoException;
-    return { ok: false, stale: false, message: String(message ?? error), code };
+    return { ok: false, stale: false, message: error instanceof Error ? error.message : String(error) };
   }
 }
 
