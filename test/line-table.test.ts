@@ -1,10 +1,10 @@
 // The compact bucket table (12-byte slots, 5 a bucket: assembly/fingerprint-buckets.ts) that holds
-// exact dedup's fingerprints, driven through a TableShard against a JavaScript Map of the bits it
+// exact dedup's fingerprints, driven through a BucketTable (src/exact/bucket-table.ts) against a JavaScript Map of the bits it
 // is documented to compare: the low word, the high word's low 32 bits and its top 6 (the
 // partition). Keys are crowded onto few home buckets so probe runs are long, cross buckets and
 // wrap around a partition's end; growth, removal (runs shifted back) and look-ups all take part.
 import { beforeAll, describe, expect, it } from "vitest";
-import { TableShard } from "../build/js/lines/table-shard.js";
+import { BucketTable, grownBuckets } from "../build/js/exact/bucket-table.js";
 import { COMPACT, PARTS, WIDE } from "../build/js/wasm/bucket-layout.js";
 import { ready, rng } from "./helpers.js";
 
@@ -45,14 +45,14 @@ function keyPool(next: () => number, n: number): [bigint, bigint][] {
 }
 
 /** Adds the staged keys [0, n) to the shard, growing it whenever a partition is full, and returns its flags. */
-function addAll(shard: TableShard, keys: [bigint, bigint][]): number[] {
-  shard.staging.copyIn(shard.arena.u8, pack(keys));
+function addAll(shard: BucketTable, keys: [bigint, bigint][]): number[] {
+  shard.stage(pack(keys));
   let done = shard.add(0, keys.length);
   while (done < keys.length) {
-    shard.grow();
+    shard.grow(grownBuckets(shard.buckets));
     done = shard.add(done, keys.length);
   }
-  return Array.from(shard.flags.bytes(shard.arena.u8, 0, keys.length));
+  return Array.from(shard.flags(keys.length));
 }
 
 describe("the compact line table", () => {
@@ -63,7 +63,7 @@ describe("the compact line table", () => {
     it(`${name}: adds, finds, removes and grows as a Map of the compared bits does, with long and wrapping probe runs`, () => {
       const next = rng(layout.bytes);
       const pool = keyPool(next, 3000);
-      const shard = new TableShard(512, 4, layout);
+      const shard = new BucketTable(512, 4, layout, "a test table");
       const reference = new Set<string>();
       const wide = layout === WIDE;
       for (let round = 0; round < 40; round++) {
@@ -78,16 +78,16 @@ describe("the compact line table", () => {
         });
         expect(flags, `round ${round} adds`).toEqual(expected);
         const gone = Array.from({ length: 120 }, () => pool[Math.floor(next() * pool.length)]);
-        shard.staging.copyIn(shard.arena.u8, pack(gone));
+        shard.stage(pack(gone));
         shard.remove(gone.length);
-        expect(Array.from(shard.flags.bytes(shard.arena.u8, 0, gone.length)), `round ${round} removes`).toEqual(
+        expect(Array.from(shard.flags(gone.length)), `round ${round} removes`).toEqual(
           gone.map(([lo, hi]) => (reference.delete(compared(lo, hi, wide)) ? 1 : 0)),
         );
         for (let at = 0; at < pool.length; at += 512) {
           const keys = pool.slice(at, at + 512);
-          shard.staging.copyIn(shard.arena.u8, pack(keys));
+          shard.stage(pack(keys));
           shard.has(0, keys.length);
-          expect(Array.from(shard.flags.bytes(shard.arena.u8, 0, keys.length)), `round ${round} look-ups`).toEqual(
+          expect(Array.from(shard.flags(keys.length)), `round ${round} look-ups`).toEqual(
             keys.map(([lo, hi]) => (reference.has(compared(lo, hi, wide)) ? 1 : 0)),
           );
         }
@@ -98,7 +98,7 @@ describe("the compact line table", () => {
   }
 
   it("compact: keys differing only in the high word's bits 32-57 are one key; in any compared bit, two", () => {
-    const shard = new TableShard(16, 4, COMPACT);
+    const shard = new BucketTable(16, 4, COMPACT, "a test table");
     const hi = (5n << 58n) | (0x1234n << 32n) | 0xabcdn;
     const keys: [bigint, bigint][] = [
       [7n, hi],

@@ -286,8 +286,8 @@ export class FingerprintSet {
       shard.stage(packed.subarray(16 * done, 16 * (done + m)));
       let took = m;
       if (op === "add") took = shard.addStaged(m);
-      else if (op === "has") shard.hasStaged(m);
-      else shard.removeStaged(m);
+      else if (op === "has") shard.has(0, m);
+      else shard.remove(m);
       const flags = shard.flags(took);
       if (positions === null) out.set(flags, at + done);
       else for (let j = 0; j < took; j++) out[positions[done + j]] = flags[j];

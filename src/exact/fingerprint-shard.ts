@@ -1,15 +1,13 @@
-// One WebAssembly memory's share of a FingerprintSet: a bucketed table of whole 128-bit
-// fingerprints (wide slots, assembly/fingerprint-set.ts) with the regions a batch passes through.
-// The exact windowed set's table is the same shard with timed slots (TIMED, assembly/timed-set.ts):
-// the key and its time in whole seconds, with the timed operations below.
-// It grows by 1.5x in place up to its memory's limit; past that its owner splits it in two
-// (fingerprint-set.ts), so a set has no size limit but the machine's.
-import { DisposedError } from "../errors.js";
-import { Arena } from "../wasm/arena.js";
-import { array, ArrayRegion } from "../wasm/array-region.js";
+// One WebAssembly memory's share of a FingerprintSet: a bucket table of whole 128-bit
+// fingerprints (wide slots, bucket-table.ts). The exact windowed set's table is the same shard
+// with timed slots (TIMED, assembly/timed-set.ts): the key and its time in whole seconds, with the
+// timed operations below. It grows by 1.5x in place up to its memory's limit; past that its owner
+// splits it in two (fingerprint-set.ts), so a set has no size limit but the machine's.
+import { ArrayRegion } from "../wasm/array-region.js";
 import { bucketsFor, LOG_PARTS, PARTS, partitionLimit, type SlotLayout, TIMED, WIDE } from "../wasm/bucket-layout.js";
 import { eachRun } from "../wasm/batch.js";
 import { BATCH } from "../wasm/staging.js";
+import { BucketTable } from "./bucket-table.js";
 
 const GROWTH = 1.5;
 const MIN_BUCKETS = 4;
@@ -38,20 +36,8 @@ export function shardTableBytes(items: number): number {
   return PARTS * Math.max(MIN_BUCKETS, bucketsFor(items, WIDE)) * 64;
 }
 
-/** A fingerprint table in one WebAssembly memory. */
-export class FingerprintShard {
-  private arena: Arena | undefined;
-  /** Keys per partition (u32 each; the kernels keep them). */
-  private readonly counts: ArrayRegion;
-  /** A batch's fingerprints, 16 bytes a key. */
-  private readonly digests: ArrayRegion;
-  /** A batch's result flags. */
-  private readonly out: ArrayRegion;
-  /** A timed batch's cutoffs in, or its keys' times out (u32 seconds each). */
-  private readonly times: ArrayRegion;
-  private readonly tablePtr: number;
-  private buckets: number;
-
+/** A fingerprint table in one WebAssembly memory that grows itself. */
+export class FingerprintShard extends BucketTable {
   /**
    * A shard for `items` keys without growing, or for as many as one memory holds; `depth`: how
    * many routing bits its keys share (fingerprint-set.ts); `layout`: WIDE, or TIMED for the
@@ -60,75 +46,25 @@ export class FingerprintShard {
   constructor(
     items: number,
     readonly depth: number,
-    readonly layout: SlotLayout = WIDE,
+    layout: SlotLayout = WIDE,
   ) {
-    this.buckets = Math.min(maxBuckets(), Math.max(MIN_BUCKETS, bucketsFor(items, layout)));
-    const arena = new Arena();
-    // The table lies last: it grows in place.
-    const regions = arena.place(
-      {
-        counts: array(4, PARTS),
-        digests: array(16, BATCH),
-        out: array(1, BATCH),
-        times: array(4, BATCH),
-        table: this.tableBytes,
-      },
-      arena.base,
+    super(
+      BATCH,
+      Math.min(maxBuckets(), Math.max(MIN_BUCKETS, bucketsFor(items, layout))),
+      layout,
       "the fingerprint set",
     );
-    this.counts = regions.counts;
-    this.digests = regions.digests;
-    this.out = regions.out;
-    this.times = regions.times;
-    this.tablePtr = regions.table;
-    this.arena = arena;
   }
 
   /**
-   * Adds the n fingerprints in the digest region in order, growing the table as the kernel stops
+   * Adds the n fingerprints in the staging region in order, growing the table as the kernel stops
    * at its load limit; returns how many it took: fewer than n when the table is as large as one
-   * memory allows (the caller splits the shard). The flags (1: new) are at out, in order.
+   * memory allows (the caller splits the shard). The flags (1: new) are at flags(), in order.
    */
   addStaged(n: number): number {
-    let taken = 0;
-    eachRun(n, n, (left, done) => {
-      const limit = partitionLimit(this.buckets, WIDE);
-      const took = this.live().k.setAddMany(
-        this.tablePtr,
-        LOG_PARTS,
-        this.buckets,
-        this.counts.ptr,
-        limit,
-        this.digests.at(done),
-        left,
-        this.out.at(done),
-        WIDE.bytes,
-      );
-      taken += took;
-      if (took === left) return took;
-      if (!this.grow()) return n - done;
-      return took;
-    });
-    return taken;
-  }
-
-  /** out[i] = 1 where the i-th staged fingerprint is here. */
-  hasStaged(n: number): void {
-    this.live().k.setHasMany(this.tablePtr, LOG_PARTS, this.buckets, this.digests.ptr, n, this.out.ptr, WIDE.bytes);
-  }
-
-  /** Removes the staged fingerprints in order; out[i] = 1 where one was here. */
-  removeStaged(n: number): void {
-    this.live().k.setRemoveMany(
-      this.tablePtr,
-      LOG_PARTS,
-      this.buckets,
-      this.counts.ptr,
-      this.digests.ptr,
-      n,
-      this.out.ptr,
-      WIDE.bytes,
-    );
+    let done = this.add(0, n);
+    while (done < n && this.growWithin()) done = this.add(done, n);
+    return done;
   }
 
   /**
@@ -147,7 +83,7 @@ export class FingerprintShard {
         this.buckets,
         this.counts.ptr,
         partitionLimit(this.buckets, TIMED),
-        this.digests.at(done),
+        this.staging.at(done),
         left,
         this.out.at(done),
         now,
@@ -160,7 +96,7 @@ export class FingerprintShard {
       const before = this.size;
       beforeGrow();
       // A sweep that freed a quarter of the table leaves room enough; else the table grows.
-      if (this.size > before * 0.75 && !this.grow()) return n - done;
+      if (this.size > before * 0.75 && !this.growWithin()) return n - done;
       return took;
     });
     return taken;
@@ -172,7 +108,7 @@ export class FingerprintShard {
       this.tablePtr,
       LOG_PARTS,
       this.buckets,
-      this.digests.ptr,
+      this.staging.ptr,
       n,
       this.out.ptr,
       this.times.ptr,
@@ -188,7 +124,7 @@ export class FingerprintShard {
       LOG_PARTS,
       this.buckets,
       this.counts.ptr,
-      this.digests.ptr,
+      this.staging.ptr,
       n,
       this.out.ptr,
       cutoff === undefined ? this.times.ptr : 0,
@@ -200,7 +136,7 @@ export class FingerprintShard {
   sweep(cutoff: number): number {
     const arena = this.live();
     const { scratch } = arena.place(
-      { table: this.tableBytes, scratch: this.buckets * 64 },
+      { table: PARTS * this.buckets * 64, scratch: this.buckets * 64 },
       this.tablePtr,
       "the fingerprint set",
     );
@@ -217,33 +153,6 @@ export class FingerprintShard {
     return this.times.view(this.live().u8, Uint32Array, 0, n);
   }
 
-  /** The flags of the last batch, n of them (a view: valid until the next batch). */
-  flags(n: number): Uint8Array {
-    return this.out.bytes(this.live().u8, 0, n);
-  }
-
-  /** Copies packed fingerprints into the digest region (at most BATCH). */
-  stage(packed: Uint8Array): void {
-    this.digests.copyIn(this.live().u8, packed);
-  }
-
-  /** Keys held. */
-  get size(): number {
-    return this.counts.view(this.live().u8, Uint32Array).reduce((total, count) => total + count, 0);
-  }
-
-  /** Bytes of WebAssembly memory held. */
-  get byteLength(): number {
-    return this.live().k.memory.buffer.byteLength;
-  }
-
-  /** Removes every key (the table keeps its size). */
-  clear(): void {
-    const arena = this.live();
-    this.counts.fill(arena.u8);
-    new ArrayRegion(this.tablePtr, 64, PARTS * this.buckets).fill(arena.u8);
-  }
-
   /**
    * Visits the slots held, packed 16 bytes each, in table order, a partition at a time with its
    * number (a split or a serialize reads a full memory without a copy of it whole).
@@ -252,43 +161,16 @@ export class FingerprintShard {
     const part = this.buckets * WIDE.perBucket;
     const slots = new ArrayRegion(this.tablePtr, 16, PARTS * part);
     for (let p = 0; p < PARTS; p++) {
-      const arena = this.live();
-      const held = this.counts.view(arena.u8, Uint32Array)[p];
-      if (held > 0) visit(new ArrayRegion(slots.at(p * part), 16, part).packed(arena.u8, held), p);
+      const held = this.counts.view(this.live().u8, Uint32Array)[p];
+      if (held > 0) visit(new ArrayRegion(slots.at(p * part), 16, part).packed(this.live().u8, held), p);
     }
   }
 
-  /** Releases the memory; later calls throw DisposedError. */
-  dispose(): void {
-    this.arena = undefined;
-  }
-
-  /** Disposes the shard and hands its instance, memory touched already, to another use. */
-  releaseArena(): Arena | undefined {
-    const arena = this.arena;
-    this.dispose();
-    return arena;
-  }
-
-  private get tableBytes(): number {
-    return PARTS * this.buckets * 64;
-  }
-
-  private live(): Arena {
-    if (this.arena === undefined) throw new DisposedError("FingerprintSet");
-    return this.arena;
-  }
-
-  /** Grows every partition by 1.5x in place (a scratch of one old partition after the new table); false when that outgrows one memory. */
-  private grow(): boolean {
-    const arena = this.live();
-    const old = this.buckets;
-    const next = Math.ceil(old * GROWTH);
-    const newBytes = PARTS * next * 64;
-    if (newBytes > maxTableBytes()) return false;
-    const { scratch } = arena.place({ table: newBytes, scratch: old * 64 }, this.tablePtr, "the fingerprint set");
-    arena.k.bucketsGrow(this.tablePtr, LOG_PARTS, old, next, scratch, this.layout.bytes);
-    this.buckets = next;
+  /** Grows every partition by 1.5x in place; false when that outgrows one memory. */
+  private growWithin(): boolean {
+    const next = Math.ceil(this.buckets * GROWTH);
+    if (PARTS * next * 64 > maxTableBytes()) return false;
+    this.grow(next);
     return true;
   }
 }

@@ -2,7 +2,7 @@
 // block (line-context.ts), two input slots (one is read into while the other is worked), two output
 // regions (one is written out while the other fills) and the seen-set, which lies last so it can
 // grow in place. Exact mode keeps fingerprints in a bucketed table of compact slots
-// (assembly/fingerprint-buckets.ts, table-shard.ts) that grows by 1.5x, by 1.2x from 1 GiB, one
+// (assembly/fingerprint-buckets.ts, src/exact/bucket-table.ts) that grows by 1.5x, by 1.2x from 1 GiB, one
 // partition at a time. Approximate mode starts with a table of wide slots, exact and small enough
 // to stay in cache, and when it fills moves its fingerprints into the first split-block Bloom
 // filter (assembly/split-block.ts: one cache line and one SIMD test a line), sized from the lines
@@ -27,7 +27,7 @@ import { LineTables } from "./line-tables.js";
 import type { LineSpill, LineSpillFactory } from "./line-spill.js";
 import { SplitPath } from "./split-path.js";
 import { joinPieces } from "./join-pieces.js";
-import { grownBuckets } from "./table-shard.js";
+import { grownBuckets } from "../exact/bucket-table.js";
 import { KeyedBatch } from "./keyed-batch.js";
 import type { LineKeys } from "./keys/line-keys.js";
 

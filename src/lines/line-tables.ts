@@ -1,8 +1,8 @@
 // The exact line table over several WebAssembly memories, all with compact slots (bucket-layout.ts).
 // The line engine's own table (the fast path's, in the engine's memory) grows until one memory or
 // the budget stops it; then it is sealed: it keeps the keys it has, nearly full (no memory is spent
-// on a second copy or on half-empty tables), and is only looked up. New keys go to 2^k TableShard
-// instances, a fingerprint's shard chosen by the low k bits of its high word (bits no table uses
+// on a second copy or on half-empty tables), and is only looked up. New keys go to 2^k BucketTable
+// instances (src/exact/bucket-table.ts, the tables FingerprintSet is made of too), a fingerprint's shard chosen by the low k bits of its high word (bits no table uses
 // for its partition or bucket); each shard grows on its own from small within the budget. A batch
 // is looked up in the own table first; the fingerprints it lacks are sorted by shard
 // (assembly/line-split.ts groupBy), each group copied to its instance and tested-and-set there, and
@@ -14,7 +14,7 @@ import { CrawlsieveError } from "../errors.js";
 import { Arena } from "../wasm/arena.js";
 import { ArrayRegion } from "../wasm/array-region.js";
 import { COMPACT, LOG_PARTS, PARTS, partitionLimit } from "../wasm/bucket-layout.js";
-import { TableShard } from "./table-shard.js";
+import { BucketTable, grownBuckets } from "../exact/bucket-table.js";
 import type { FreeMemory } from "./key-sieve.js";
 
 /** The engine's own table, as the shards' kernels address it. */
@@ -54,7 +54,7 @@ const MAX_LOG_SHARDS = 6;
 
 /** The own table, sealed, and 2^k shards; or the own table alone (frozen: the budget had no room for shards). */
 export class LineTables {
-  private readonly shards: TableShard[] = [];
+  private readonly shards: BucketTable[] = [];
   private logShards = 0;
   /** No insert any more: the budget is reached. */
   frozen = false;
@@ -86,7 +86,7 @@ export class LineTables {
   spread(): boolean {
     const own = this.own();
     const first = Math.max(4, Math.ceil(own.buckets / FIRST_SHARE));
-    const firstBytes = PARTS * first * 64 + this.batch * 17 + (1 << 16);
+    const firstBytes = PARTS * first * 64 + this.batch * 21 + (1 << 16);
     const available = this.limits.available();
     if (available < 2 * firstBytes) {
       this.frozen = true;
@@ -97,7 +97,8 @@ export class LineTables {
     const wanted = Math.ceil(Math.log2(Math.max(1, available / (0.8 * this.limits.perMemory))));
     const fits = Math.floor(Math.log2(available / firstBytes));
     this.logShards = Math.max(0, Math.min(MAX_LOG_SHARDS, wanted, fits));
-    for (let i = 0; i < 1 << this.logShards; i++) this.shards.push(new TableShard(this.batch, first, COMPACT));
+    for (let i = 0; i < 1 << this.logShards; i++)
+      this.shards.push(new BucketTable(this.batch, first, COMPACT, "a line table shard"));
     return true;
   }
 
@@ -169,12 +170,12 @@ export class LineTables {
       const size = starts[g + 1] - a;
       if (size === 0) continue;
       const shard = this.shards[g];
-      shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, size));
+      shard.stage(r.grouped.bytes(own.arena.u8, a, size));
       let done = 0;
       if (!this.frozen || mode === "resolve") {
         done = shard.add(0, size);
         while (done < size && shard.whole && this.mayGrow(shard)) {
-          shard.grow();
+          shard.grow(grownBuckets(shard.buckets));
           done = shard.add(done, size);
         }
       }
@@ -183,7 +184,7 @@ export class LineTables {
         this.frozen = true;
         shard.has(done, size);
       }
-      r.gflags.copyIn(own.arena.u8, shard.flags.bytes(shard.arena.u8, 0, size), a);
+      r.gflags.copyIn(own.arena.u8, shard.flags(size), a);
       const answers = r.gflags.bytes(own.arena.u8, a, size);
       // Looked-up answers (1 present) turned into the flags' sense (0 seen); the first absent line starts the spill.
       for (let j = done; j < size; j++) {
@@ -247,7 +248,7 @@ export class LineTables {
       const m = starts[g + 1] - a;
       if (m === 0) continue;
       const shard = this.shards[g];
-      shard.staging.copyIn(shard.arena.u8, r.grouped.bytes(own.arena.u8, a, m));
+      shard.stage(r.grouped.bytes(own.arena.u8, a, m));
       shard.remove(m);
     }
   }
@@ -272,9 +273,9 @@ export class LineTables {
   }
 
   /** Whether a shard may grow: its next size within one memory and the budget. */
-  private mayGrow(shard: TableShard): boolean {
-    const extra = shard.grownBytes - shard.byteLength;
-    return shard.grownBytes <= this.limits.perMemory && extra <= this.limits.available();
+  private mayGrow(shard: BucketTable): boolean {
+    const grown = shard.grownBytes(grownBuckets(shard.buckets));
+    return grown <= this.limits.perMemory && grown - shard.byteLength <= this.limits.available();
   }
 }
 
