@@ -33,6 +33,7 @@ export { fpPartitionCounts, fpScatter, fpCompactPartition } from "./fingerprint-
 export { sketchDocs, estimatePairs } from "./minhash";
 export { simhashDistinctText, simhashDistinctDocs } from "./simhash";
 export { recentProbe, recentInsert } from "./recent-cache";
+export { coldLocate, coldFind } from "./cold-blocks";
 
 /** First byte after the module's static data: the TypeScript layer allocates from here. */
 export function heapBase(): usize {

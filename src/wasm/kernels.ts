@@ -459,6 +459,21 @@ export interface Kernels {
   ): void;
   recentProbe(table: number, setMask: number, hashes: number, count: number, out: number): number;
   recentInsert(table: number, setMask: number, hashes: number, count: number, skip: number): void;
+  /** Finds each packed fingerprint's block in a sorted part's block index and sorts them by block; returns how many lie in one. */
+  coldLocate(firsts: number, count: number, keys: number, n: number, blocks: number, tags: number): number;
+  /** Searches located fingerprints in their blocks of a span read from the sorted part: found[tag] = 1 where present. */
+  coldFind(
+    span: number,
+    spanBlock: number,
+    spanKeys: number,
+    perBlock: number,
+    keys: number,
+    blocks: number,
+    tags: number,
+    from: number,
+    to: number,
+    found: number,
+  ): void;
 }
 
 /** The exports of build/crawlsieve-shared.wasm, which imports one shared memory. */

@@ -6,15 +6,17 @@
 // at open, every record verified, or by a background merge as it writes the part (ColdIndex, in the
 // merge's worker thread; ColdKeys.adopt takes it over). A key the filter rules out is absent
 // without a read; any other is found in its block, read and checked against the block's checksum
-// before it is trusted, so a block damaged since the open is an error, never a wrong answer. The
-// blocks of a batch are read in file order, blocks near each other in one read.
+// before it is trusted, so a block damaged since the open is an error, never a wrong answer. A
+// batch's keys are found in the index, ordered by block and searched in their blocks by kernels
+// (assembly/cold-blocks.ts), the blocks read in file order, blocks near each other in one read.
 import { FilterTooLargeError, FormatError } from "../../errors.js";
-import { checksumBytes } from "../../format/checksum.js";
+import { checksumBytes, checksumRegion } from "../../format/checksum.js";
+import { array, type ArrayRegion } from "../../wasm/array-region.js";
 import { Arena, MAX_ARENA_BYTES } from "../../wasm/arena.js";
 import { BATCH } from "../../wasm/staging.js";
 import { KeySieve, type SieveBits } from "../../lines/key-sieve.js";
 import { RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
-import { ORDER_WORDS, orderWords, placeAfter, placesNotAfter, type SortedPart } from "./sorted-part.js";
+import { ORDER_WORDS, orderWords, type SortedPart } from "./sorted-part.js";
 
 /** Fingerprints in a block: 4 KiB on disk, one read; a record's 65,536 are 256 whole blocks. */
 const BLOCK = 256;
@@ -26,6 +28,8 @@ const MAX_FILTER_BITS = 16;
 const MIN_FILTER_BITS = 8;
 /** Bytes of a block of the split-block filter. */
 const FILTER_BLOCK = 64;
+/** Keys the filter let through that one look-up orders by block and searches (a call with more takes several). */
+const LOOK_UP = 1 << 17;
 
 /** Bytes of memory the cold keys of a `count`-key sorted part take within `budget` bytes: the filter's share and the block index. */
 export function coldBytes(count: number, budget: number): number {
@@ -37,14 +41,6 @@ function filterBytes(count: number, budget: number): number {
   const bits = Math.min(MAX_FILTER_BITS * count, Math.max(MIN_FILTER_BITS * count, 4 * budget));
   // Whole 64-byte blocks: the filter at its floor of 8 bits a key needs the last block whole too (KeySieve.over).
   return Math.min(Math.ceil(bits / (8 * FILTER_BLOCK)) * FILTER_BLOCK, MAX_ARENA_BYTES - (64 << 20));
-}
-
-/** What has() keeps of the keys the filter let through: each key, its block, its place in the batch, and their order by block. */
-interface Wanted {
-  keys: Uint8Array;
-  blocks: Int32Array;
-  places: Uint32Array;
-  order: Uint32Array;
 }
 
 /** A sorted part's filter bits and block index, as ColdIndex.parts() hands them over (its buffers transferable). */
@@ -64,6 +60,8 @@ export interface ColdIndexParts {
  */
 export class ColdIndex {
   readonly sieve: KeySieve;
+  /** Where the filter's memory ends. */
+  readonly end: number;
   private readonly firsts: Uint32Array;
   private readonly sums: BigUint64Array;
   private count = 0;
@@ -81,6 +79,7 @@ export class ColdIndex {
         `the filter of ${most} keys on disk (8 bits a key at least) outgrows one WebAssembly memory; open the set without a memory budget`,
       );
     this.sieve = sieve;
+    this.end = r.sieve + bytes;
   }
 
   /** Adds the next record's fingerprints (packed, in the part's order). */
@@ -115,6 +114,19 @@ export class ColdIndex {
   }
 }
 
+/** The regions of a look-up, after the filter in the same memory. */
+interface LookUpRegions {
+  /** Each block's first fingerprint's place in table order (ORDER_WORDS u32 words a block). */
+  readonly firsts: ArrayRegion;
+  /** The keys the filter let through (16 bytes each), their blocks (u64 slots for the sort, u32 after it), their tags, and the answers by tag. */
+  readonly keys: ArrayRegion;
+  readonly blocks: ArrayRegion;
+  readonly tags: ArrayRegion;
+  readonly found: ArrayRegion;
+  /** Where blocks are read into: a record's at most. */
+  readonly span: ArrayRegion;
+}
+
 /** The on-disk keys of a disk seen-set, answered through a filter and a block index. */
 export class ColdKeys {
   /** Keys asked, and blocks read for them (a key the filter could not rule out). */
@@ -122,26 +134,37 @@ export class ColdKeys {
   blocksRead = 0;
   /** Reads made for them: blocks near each other are read at once. */
   reads = 0;
-  private readonly key = new Uint32Array(ORDER_WORDS);
-  private readonly place = new Uint32Array(ORDER_WORDS);
-  /** Where blocks are read into: a record's at most. */
-  private readonly span = new Uint8Array(16 * RECORD_FINGERPRINTS);
-  /** has()'s arrays, reused. */
-  private lists: Wanted = {
-    keys: new Uint8Array(0),
-    blocks: new Int32Array(0),
-    places: new Uint32Array(0),
-    order: new Uint32Array(0),
-  };
+  private readonly r: LookUpRegions;
+  /** Each let-through key's place in the packed keys of has(), by tag. */
+  private readonly places = new Uint32Array(LOOK_UP);
+  /** Blocks in the index. */
+  private readonly blocks: number;
 
   private constructor(
     private readonly part: SortedPart,
     private readonly arena: Arena,
     private readonly sieve: KeySieve,
-    /** Each block's first fingerprint's place in table order (ORDER_WORDS words), and its checksum. */
-    private readonly firsts: Uint32Array,
+    /** Where the filter's memory ends: the look-up's regions follow it. */
+    sieveEnd: number,
+    firsts: Uint32Array,
+    /** Each block's checksum. */
     private readonly sums: BigUint64Array,
-  ) {}
+  ) {
+    this.blocks = sums.length;
+    this.r = arena.place(
+      {
+        firsts: array(4 * ORDER_WORDS, Math.max(1, this.blocks)),
+        keys: array(16, LOOK_UP),
+        blocks: array(4, 2 * LOOK_UP),
+        tags: array(4, LOOK_UP),
+        found: array(1, LOOK_UP),
+        span: array(16, RECORD_FINGERPRINTS),
+      },
+      sieveEnd,
+      "the block index of a disk seen-set's keys",
+    );
+    this.r.firsts.copyIn(arena.u8, new Uint8Array(firsts.buffer, firsts.byteOffset, firsts.byteLength));
+  }
 
   /**
    * The cold keys of `part` (taken: closed with them) within `budget` bytes (coldBytes): the part
@@ -154,7 +177,7 @@ export class ColdKeys {
       part.markAll();
       part.eachMarked((fingerprints) => index.add(fingerprints));
       const { firsts, sums } = index.index();
-      return new ColdKeys(part, arena, index.sieve, firsts, sums);
+      return new ColdKeys(part, arena, index.sieve, index.end, firsts, sums);
     } catch (error) {
       part.close();
       throw error;
@@ -176,7 +199,7 @@ export class ColdKeys {
       const r = arena.place({ sieve: bytes }, arena.base, "the filter of a disk seen-set's keys");
       const sieve = KeySieve.load({ arena, ptr: r.sieve, bytes }, parts.bits, BATCH, 16);
       if (sieve === undefined) throw new RangeError(`a merge's filter of ${parts.bits.bits.length} bytes is empty`);
-      return new ColdKeys(part, arena, sieve, parts.firsts, parts.sums);
+      return new ColdKeys(part, arena, sieve, r.sieve + bytes, parts.firsts, parts.sums);
     } catch (error) {
       part.close();
       throw error;
@@ -188,9 +211,9 @@ export class ColdKeys {
     return this.part.count;
   }
 
-  /** Bytes of memory held: the filter's memory and the block index. */
+  /** Bytes of memory held: the filter's memory (the block index and the look-up's regions in it) and the checksums. */
   get byteLength(): number {
-    return this.arena.k.memory.buffer.byteLength + this.firsts.byteLength + this.sums.byteLength;
+    return this.arena.k.memory.buffer.byteLength + this.sums.byteLength;
   }
 
   /** 1 for each packed fingerprint the sorted part holds. */
@@ -198,73 +221,54 @@ export class ColdKeys {
     const n = packed.length / 16;
     const flags = new Uint8Array(n);
     this.asked += n;
-    // Every key the filter lets through (copied: the filter's regions are reused by the next piece), with the block it can only be in and its place in `packed`.
-    const w = this.wanted(n);
-    const view = new DataView(w.keys.buffer);
+    // Every key the filter lets through is copied beside the others (the filter's regions are reused by the next piece), with its place in `packed`.
     let m = 0;
     for (let from = 0; from < n; from += BATCH) {
       const piece = packed.subarray(16 * from, 16 * Math.min(n, from + BATCH));
       const passed = this.sieve.sieve(piece);
       const p = passed.length / 16;
       if (p === 0) continue;
-      const places = this.sieve.lastPlaces(p);
-      for (let i = 0; i < p; i++) {
-        w.keys.set(passed.subarray(16 * i, 16 * i + 16), 16 * m);
-        const block = this.blockOf(view, 16 * m);
-        if (block < 0) continue;
-        w.blocks[m] = block;
-        w.places[m] = from + places[i];
-        w.order[m] = m;
-        m++;
+      if (m + p > LOOK_UP) {
+        this.lookUp(m, flags);
+        m = 0;
       }
+      this.r.keys.copyIn(this.arena.u8, passed, m);
+      this.places.set(this.sieve.lastPlaces(p), m);
+      for (let i = m; i < m + p; i++) this.places[i] += from;
+      m += p;
     }
-    // In file order, so blocks close together are read at once (a read costs more than the bytes between).
-    const order = w.order.subarray(0, m).sort((a, b) => w.blocks[a] - w.blocks[b]);
-    const blockAt = (i: number) => w.blocks[order[i]];
-    for (let i = 0; i < m; ) {
-      const first = blockAt(i);
-      const record = Math.floor(first / BLOCKS_A_RECORD);
-      let j = i + 1;
-      while (j < m && blockAt(j) - blockAt(j - 1) <= GAP_BLOCKS && Math.floor(blockAt(j) / BLOCKS_A_RECORD) === record)
-        j++;
-      const last = blockAt(j - 1);
-      this.reads++;
-      const span = this.part.readFingerprints(
-        first * BLOCK,
-        Math.min((last + 1) * BLOCK, this.part.count) - first * BLOCK,
-        this.span,
-      );
-      let verified = -1;
-      for (let k = i; k < j; k++) {
-        const at = order[k];
-        const block = w.blocks[at];
-        const bytes = span.subarray(
-          16 * (block - first) * BLOCK,
-          Math.min(span.length, 16 * (block - first + 1) * BLOCK),
-        );
-        if (block !== verified) {
-          this.verify(block, bytes);
-          verified = block;
-        }
-        if (this.inBlock(bytes, view, 16 * at)) flags[w.places[at]] = 1;
-      }
-      i = j;
-    }
+    if (m > 0) this.lookUp(m, flags);
     return flags;
   }
 
-  /** The reused arrays of has() for `n` keys: grown when a call needs more, so a batch leaves no garbage but its answers. */
-  private wanted(n: number): Wanted {
-    if (this.lists.blocks.length < n) {
-      const size = Math.max(n, 2 * this.lists.blocks.length);
-      this.lists = {
-        keys: new Uint8Array(16 * size),
-        blocks: new Int32Array(size),
-        places: new Uint32Array(size),
-        order: new Uint32Array(size),
-      };
+  /** Answers the m keys gathered in the keys region: found in the index, read in file order (blocks close together at once: a read costs more than the bytes between), searched in their blocks. */
+  private lookUp(m: number, flags: Uint8Array): void {
+    const { r, arena } = this;
+    const k = arena.k;
+    const located = k.coldLocate(r.firsts.ptr, this.blocks, r.keys.ptr, m, r.blocks.ptr, r.tags.ptr) >>> 0;
+    const blocks = r.blocks.view(arena.u8, Uint32Array, 0, located);
+    const tags = r.tags.view(arena.u8, Uint32Array, 0, located);
+    const found = r.found.bytes(arena.u8, 0, m);
+    for (let i = 0; i < located; ) {
+      const first = blocks[i];
+      const record = Math.floor(first / BLOCKS_A_RECORD);
+      let j = i + 1;
+      while (
+        j < located &&
+        blocks[j] - blocks[j - 1] <= GAP_BLOCKS &&
+        Math.floor(blocks[j] / BLOCKS_A_RECORD) === record
+      )
+        j++;
+      const last = blocks[j - 1];
+      this.reads++;
+      const keys = Math.min((last + 1) * BLOCK, this.part.count) - first * BLOCK;
+      this.part.readFingerprints(first * BLOCK, keys, r.span.bytes(arena.u8, 0, keys));
+      // Every block of the span the keys need is checked before any answer from it is trusted.
+      for (let q = i; q < j; q++) if (q === i || blocks[q] !== blocks[q - 1]) this.verify(blocks[q], first, keys);
+      k.coldFind(r.span.ptr, first, keys, BLOCK, r.keys.ptr, r.blocks.ptr, r.tags.ptr, i, j, r.found.ptr);
+      i = j;
     }
-    return this.lists;
+    for (let q = 0; q < located; q++) if (found[tags[q]] === 1) flags[this.places[tags[q]]] = 1;
   }
 
   /** Releases the filter's memory and the part's descriptor. */
@@ -288,37 +292,15 @@ export class ColdKeys {
     return this.sieve.fpRate;
   }
 
-  /** The block the fingerprint at `at` of `keys` can only be in (the last whose first fingerprint is not after it), or -1: before every block. */
-  private blockOf(keys: DataView, at: number): number {
-    orderWords(keys, at, this.key, 0);
-    return placesNotAfter(this.firsts, this.sums.length, this.key) - 1;
-  }
-
-  /** Checks block b's bytes as read now against its checksum made at open. */
-  private verify(b: number, bytes: Uint8Array): void {
+  /** Checks block b's bytes as read now into the span (from block `first` on, `keys` fingerprints) against its checksum made at open. */
+  private verify(b: number, first: number, keys: number): void {
     this.blocksRead++;
-    if (checksumBytes(0n, bytes) !== this.sums[b])
+    const from = 16 * (b - first) * BLOCK;
+    const bytes = Math.min(16 * keys, from + 16 * BLOCK) - from;
+    if (checksumRegion(0n, this.arena, this.r.span.ptr + from, bytes) !== this.sums[b])
       throw new FormatError(
-        `${this.part.where}: block ${b} of its sorted part (fingerprints ${b * BLOCK} to ${b * BLOCK + bytes.length / 16}) changed since it was read at open: the file was damaged`,
+        `${this.part.where}: block ${b} of its sorted part (fingerprints ${b * BLOCK} to ${b * BLOCK + bytes / 16}) changed since it was read at open: the file was damaged`,
         "ERR_STORE_CORRUPT",
       );
-  }
-
-  /** Whether the fingerprint at `at` of `keys` is among a block's (sorted) fingerprints. */
-  private inBlock(block: Uint8Array, keys: DataView, at: number): boolean {
-    orderWords(keys, at, this.key, 0);
-    const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
-    const place = this.place;
-    let l = 0;
-    let h = block.length / 16;
-    while (l < h) {
-      const mid = (l + h) >>> 1;
-      orderWords(view, 16 * mid, place, 0);
-      if (placeAfter(place, 0, this.key, 0)) h = mid;
-      else l = mid + 1;
-    }
-    if (l === 0) return false;
-    orderWords(view, 16 * (l - 1), place, 0);
-    return !placeAfter(place, 0, this.key, 0) && !placeAfter(this.key, 0, place, 0);
   }
 }
