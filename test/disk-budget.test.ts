@@ -78,6 +78,25 @@ describe("openDiskSeenSet({ memory }) past its budget", () => {
     await whole.close();
   }, 120_000);
 
+  it("one call of more keys than a look-up holds (2^17 let through) answers each: present, absent, repeated", async () => {
+    const { set } = await filledPastBudget();
+    const random = rng(46_3);
+    // 250,000 present keys (some twice) and 100,000 absent ones, shuffled: the look-up's regions grow, then a call takes two.
+    const keys = [
+      ...Array.from({ length: 250_000 }, () => key(Math.floor(random() * N))),
+      ...Array.from({ length: 100_000 }, (_, i) => `https://example.org/absent/${i}`),
+    ];
+    for (let i = keys.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [keys[i], keys[j]] = [keys[j], keys[i]];
+    }
+    const got = await set.hasMany(keys);
+    const wrong = keys.filter((k, i) => (got[i] === 1) !== k.startsWith("https://example.com/"));
+    expect(wrong.slice(0, 5)).toEqual([]);
+    expect((set as unknown as { stats: { diskLookups: number } }).stats.diskLookups).toBe(keys.length);
+    await set.close();
+  }, 120_000);
+
   it("an absent key reads a block at the filter's rate; a present one reads its block", async () => {
     const dir = temp();
     await fill(dir, 0, N);

@@ -1,10 +1,11 @@
 // One contender of bench/disk-grow.js in its own process: "store" fills a fresh disk seen-set
-// with a memory budget (keys as spans of one reused buffer), "set" a JavaScript Set of the same
-// key strings; then both answer 1 M absent keys, 1 M present ones and 1 M mixed (90% present), in
-// batches of 100,000 (only the calls are timed: making the keys is not). Prints one JSON line:
-// keys a second of each step, the longest batch, the peak RSS after the fill, the store's bytes on
-// disk and its reads (4 KiB blocks) a key of each check.
-// usage: node bench/peers/disk-grow-run.js store|set DIR N MEMORY
+// with a memory budget (keys as spans of one reused buffer), "nobudget" the same set without one
+// (every key in memory), "set" a JavaScript Set of the same key strings; then each answers 1 M
+// absent keys, 1 M present ones and 1 M mixed (90% present), in batches of 100,000 (only the calls
+// are timed: making the keys is not), and a store is closed and opened again (timed). Prints one
+// JSON line: keys a second of each step, the longest batch, the peak RSS after the fill, the
+// store's bytes on disk, its reads (4 KiB blocks) a key of each check and its open seconds.
+// usage: node bench/peers/disk-grow-run.js store|nobudget|set DIR N MEMORY
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { openSeenSet } from "../../build/js/index.node.js";
@@ -38,12 +39,14 @@ function spansOf(from, to) {
   return { data: data.subarray(0, at), spans: spans.subarray(0, 2 * (to - from)) };
 }
 
-const set = kind === "store" ? await openSeenSet({ backend: "disk", path: dir, memory: MEMORY }) : new Set();
+const options = { backend: "disk", path: dir, ...(kind === "store" ? { memory: MEMORY } : {}) };
+const stored = kind !== "set";
+const set = stored ? await openSeenSet(options) : new Set();
 let fillMs = 0;
 let worstMs = 0;
 for (let i = 0; i < N; i += BATCH) {
   const to = Math.min(N, i + BATCH);
-  if (kind === "store") {
+  if (stored) {
     const keys = spansOf(i, to);
     const t = performance.now();
     await set.addSpans(keys.data, keys.spans);
@@ -75,27 +78,34 @@ const steps = {
 for (const [step, make] of Object.entries(steps)) {
   let ms = 0;
   let found = 0;
-  const before = kind === "store" ? set.stats : undefined;
+  const before = stored ? set.stats : undefined;
   for (let i = 0; i < CHECKS; i += BATCH) {
     const keys = Array.from({ length: BATCH }, (_, j) => make(i + j));
     const t = performance.now();
-    if (kind === "store") found += (await set.hasMany(keys)).reduce((a, b) => a + b, 0);
+    if (stored) found += (await set.hasMany(keys)).reduce((a, b) => a + b, 0);
     else for (const key of keys) found += set.has(key) ? 1 : 0;
     ms += performance.now() - t;
   }
   result[step] = { perSecond: Math.round(CHECKS / (ms / 1000)), found };
-  if (kind === "store") {
+  if (stored && before.diskBlocksRead !== undefined) {
     const after = set.stats;
     result[step].blocksAKey = (after.diskBlocksRead - before.diskBlocksRead) / CHECKS;
     result[step].readsAKey = (after.diskReads - before.diskReads) / CHECKS;
   }
 }
-if (kind === "store") {
+result.peakRss = hwm();
+if (stored) {
   const { filterBitsPerKey, filterFpRate, diskLookups } = set.stats;
   Object.assign(result, { filterBitsPerKey, filterFpRate, diskLookups });
   await set.close();
   const bytes = readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
   result.diskBytesAKey = bytes / N;
+  // Opened again: the file read (with a budget, its sorted part once into the filter and index) until the first answer.
+  const t = performance.now();
+  const again = await openSeenSet(options);
+  await again.hasMany(["https://absent.example/open"]);
+  result.openSeconds = (performance.now() - t) / 1000;
+  await again.close();
 }
-result.peakRss = hwm();
+result.openPeakRss = hwm();
 process.stdout.write(`${JSON.stringify(result)}\n`);

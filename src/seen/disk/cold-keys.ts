@@ -28,8 +28,13 @@ const MAX_FILTER_BITS = 16;
 const MIN_FILTER_BITS = 8;
 /** Bytes of a block of the split-block filter. */
 const FILTER_BLOCK = 64;
-/** Keys the filter let through that one look-up orders by block and searches (a call with more takes several). */
+/**
+ * Keys the filter let through that one look-up orders by block and searches (a call with more
+ * takes several). Its regions grow to what calls need, up to this: the budget counts them.
+ */
 const LOOK_UP = 1 << 17;
+/** Blocks one read takes at most (256 KiB): the span they are read into is counted in the budget too. */
+const SPAN_BLOCKS = 64;
 
 /** Bytes of memory the cold keys of a `count`-key sorted part take within `budget` bytes: the filter's share and the block index. */
 export function coldBytes(count: number, budget: number): number {
@@ -134,9 +139,11 @@ export class ColdKeys {
   blocksRead = 0;
   /** Reads made for them: blocks near each other are read at once. */
   reads = 0;
-  private readonly r: LookUpRegions;
+  private r: LookUpRegions;
+  /** Keys the look-up's regions hold now. */
+  private room = 0;
   /** Each let-through key's place in the packed keys of has(), by tag. */
-  private readonly places = new Uint32Array(LOOK_UP);
+  private places = new Uint32Array(0);
   /** Blocks in the index. */
   private readonly blocks: number;
 
@@ -144,26 +151,44 @@ export class ColdKeys {
     private readonly part: SortedPart,
     private readonly arena: Arena,
     private readonly sieve: KeySieve,
-    /** Where the filter's memory ends: the look-up's regions follow it. */
-    sieveEnd: number,
+    /** Where the filter's memory ends: the block index and the look-up's regions follow it. */
+    private readonly sieveEnd: number,
     firsts: Uint32Array,
     /** Each block's checksum. */
     private readonly sums: BigUint64Array,
   ) {
     this.blocks = sums.length;
-    this.r = arena.place(
+    this.r = this.place(0);
+    this.r.firsts.copyIn(arena.u8, new Uint8Array(firsts.buffer, firsts.byteOffset, firsts.byteLength));
+  }
+
+  /** Lays out the block index (first, so it stays where it is) and the look-up's regions for `room` keys; may grow memory. */
+  private place(room: number): LookUpRegions {
+    this.room = room;
+    return this.arena.place(
       {
         firsts: array(4 * ORDER_WORDS, Math.max(1, this.blocks)),
-        keys: array(16, LOOK_UP),
-        blocks: array(4, 2 * LOOK_UP),
-        tags: array(4, LOOK_UP),
-        found: array(1, LOOK_UP),
-        span: array(16, RECORD_FINGERPRINTS),
+        keys: array(16, room),
+        blocks: array(4, 2 * room),
+        tags: array(4, room),
+        found: array(1, room),
+        span: array(16, room === 0 ? 0 : SPAN_BLOCKS * BLOCK),
       },
-      sieveEnd,
+      this.sieveEnd,
       "the block index of a disk seen-set's keys",
     );
-    this.r.firsts.copyIn(arena.u8, new Uint8Array(firsts.buffer, firsts.byteOffset, firsts.byteLength));
+  }
+
+  /** Makes the look-up's regions hold at least `keys` keys (at most LOOK_UP), keeping the places gathered. */
+  private ensure(keys: number): void {
+    if (keys <= this.room) return;
+    const room = Math.min(LOOK_UP, Math.max(keys, 2 * this.room, BATCH));
+    const places = new Uint32Array(room);
+    places.set(this.places);
+    this.places = places;
+    const kept = this.room === 0 ? undefined : this.r.keys.bytes(this.arena.u8).slice();
+    this.r = this.place(room);
+    if (kept !== undefined) this.r.keys.copyIn(this.arena.u8, kept);
   }
 
   /**
@@ -225,13 +250,15 @@ export class ColdKeys {
     let m = 0;
     for (let from = 0; from < n; from += BATCH) {
       const piece = packed.subarray(16 * from, 16 * Math.min(n, from + BATCH));
-      const passed = this.sieve.sieve(piece);
-      const p = passed.length / 16;
-      if (p === 0) continue;
-      if (m + p > LOOK_UP) {
+      if (m + piece.length / 16 > LOOK_UP) {
         this.lookUp(m, flags);
         m = 0;
       }
+      // Room first: growing memory would lose the view sieve() returns.
+      this.ensure(m + piece.length / 16);
+      const passed = this.sieve.sieve(piece);
+      const p = passed.length / 16;
+      if (p === 0) continue;
       this.r.keys.copyIn(this.arena.u8, passed, m);
       this.places.set(this.sieve.lastPlaces(p), m);
       for (let i = m; i < m + p; i++) this.places[i] += from;
@@ -256,6 +283,7 @@ export class ColdKeys {
       while (
         j < located &&
         blocks[j] - blocks[j - 1] <= GAP_BLOCKS &&
+        blocks[j] - first < SPAN_BLOCKS &&
         Math.floor(blocks[j] / BLOCKS_A_RECORD) === record
       )
         j++;
