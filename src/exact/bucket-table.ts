@@ -71,8 +71,8 @@ export class BucketTable {
   }
 
   /** Copies packed fingerprints into the staging region (at most a batch). */
-  stage(packed: Uint8Array, at = 0): void {
-    this.staging.copyIn(this.live().u8, packed, at);
+  stage(packed: Uint8Array): void {
+    this.staging.copyIn(this.live().u8, packed);
   }
 
   /** The answers of the last batch, n of them (a view: valid until the next batch). */
