@@ -102,7 +102,7 @@ for (const n of sizes) {
       ? "every key in memory (within the budget: no sorted part)"
       : `filter ${store.filterBitsPerKey.toFixed(2)} bits a key (false-positive rate ${(100 * store.filterFpRate).toFixed(3)}%); blocks read an absent key ${store.absent.blocksAKey.toFixed(5)}, a present key ${store.present.blocksAKey.toFixed(5)}`;
   notes.push(
-    `${n.toExponential()}: ${filter}; walls of the ${ROUNDS} rounds: ${walls}${n > SET_MAX ? `; no Set past ${SET_MAX.toExponential()} keys (SET_MAX): its strings outgrow this machine's memory` : ""}`,
+    `${n.toExponential()}: ${filter}; walls of the ${ROUNDS} rounds: ${walls}${n > SET_MAX && SET_MAX > 0 ? `; no Set past ${SET_MAX.toExponential()} keys (SET_MAX): its strings outgrow this machine's memory` : ""}`,
   );
 }
 console.log(
