@@ -18,12 +18,15 @@ import { onFullDisk } from "./support/full-disk.js";
 
 beforeAll(ready);
 // @internal, so not in the declarations: the gate the merge's thread holds at.
-const { mergeTestHooks } = backgroundMerge as unknown as { mergeTestHooks: { gate?: SharedArrayBuffer } };
+const { mergeTestHooks } = backgroundMerge as unknown as {
+  mergeTestHooks: { gate?: SharedArrayBuffer; memories?: WebAssembly.Memory[] };
+};
 /** Atomics.waitAsync (Node 16+), not in this TypeScript's lib. */
 const waitAsync = (Atomics as unknown as { waitAsync: (a: Int32Array, i: number, v: number) => { value: unknown } })
   .waitAsync;
 afterEach(() => {
   mergeTestHooks.gate = undefined;
+  mergeTestHooks.memories = undefined;
 });
 
 const MEMORY = 16 << 20;
@@ -45,6 +48,17 @@ function gate(): { waiting: () => Promise<void>; open: () => void } {
       Atomics.notify(cells, 1);
     },
   };
+}
+
+/** Whether two memories are one: a byte written through the first is read through the second (and put back). */
+function aliases(a: WebAssembly.Memory, b: WebAssembly.Memory): boolean {
+  const x = new Uint8Array(a.buffer);
+  const y = new Uint8Array(b.buffer);
+  const was = x[8];
+  x[8] = was ^ 0xff;
+  const same = y[8] === (was ^ 0xff);
+  x[8] = was;
+  return same;
 }
 
 /** Calls the set until a merge is installed (each call polls it). */
@@ -97,6 +111,38 @@ describe("a disk seen-set's merge in a thread of its own", () => {
     await again.close();
     expect(readdirSync(dir).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   }, 120_000);
+
+  it("builds each filter in a shared memory used as it is, two memories taking turns, and answers as a Set", async () => {
+    const dir = temp();
+    const memories: WebAssembly.Memory[] = [];
+    mergeTestHooks.memories = memories;
+    const set = await openDiskSeenSet(dir, { memory: MEMORY });
+    // Three merges: 16 MiB leaves the keys in memory room for some 700,000 at first, fewer once a part's filter and index take their share.
+    let next = 0;
+    while ((set.stats.diskMerges ?? 0) < 3) {
+      const flags = await set.addMany(keys(next, next + 50_000));
+      expect(flags.every((f) => f === 1)).toBe(true);
+      next += 50_000;
+      expect(next).toBeLessThan(4_000_000);
+    }
+    // The first merge's memory is new, the second's too (the first part's filter is in use); the third takes the one the first part's filter left (the same memory, come back from the thread as another object).
+    expect(memories.length).toBe(3);
+    for (const memory of memories) expect(memory.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(aliases(memories[0], memories[1])).toBe(false);
+    expect(aliases(memories[0], memories[2])).toBe(true);
+    // Every key added is present, held or on disk, and keys never added are absent.
+    const probe = [...keys(0, 20_000), ...keys(next - 20_000, next), ...keys(next, next + 20_000)];
+    const present = await set.hasMany(probe);
+    expect(present.slice(0, 40_000).every((f) => f === 1)).toBe(true);
+    expect(present.slice(40_000).every((f) => f === 0)).toBe(true);
+    const again = await set.addMany(keys(0, 100_000));
+    expect(again.every((f) => f === 0)).toBe(true);
+    expect((set.stats.diskLookups ?? 0) > 0).toBe(true);
+    await set.close();
+    const reopened = await openDiskSeenSet(dir, { memory: MEMORY });
+    expect((await reopened.hasMany(probe)).reduce((a, b) => a + b, 0)).toBe(40_000);
+    await reopened.close();
+  });
 
   it("is discarded when another process compacts the file meanwhile, and no key is lost", async () => {
     const dir = temp();

@@ -24,10 +24,13 @@ export interface FreeMemory {
   readonly bytes: number;
 }
 
-/** A sieve's filter bits (whole 64-byte blocks) and the keys added to them, as exportBits() gives them. */
-export interface SieveBits {
-  readonly bits: Uint8Array;
+/** Where a sieve's filter lies in its memory, as inPlace() takes it over in another instance (e.g. a merge thread's, handed back with its shared memory). */
+export interface SievePlace {
+  readonly ptr: number;
+  readonly bytes: number;
+  /** Keys added, and the filter's 64-byte blocks. */
   readonly lines: number;
+  readonly blocks: number;
 }
 
 /** A batch's staging (spill records or packed keys), the keys' answers, those let through and their places, then the filter's bits. */
@@ -60,6 +63,7 @@ export class KeySieve {
     lines: number,
     batch: number,
     recordBytes: number,
+    /** Given: the bits are another instance's, kept (inPlace); else they are made and zeroed. */
     blocks?: number,
   ) {
     const r = sieveLayout(memory.ptr, batch, recordBytes);
@@ -74,26 +78,22 @@ export class KeySieve {
         Math.floor((memory.ptr + memory.bytes - r.bits) / BLOCK_BYTES),
         Math.ceil((lines * BITS_PER_LINE) / (8 * BLOCK_BYTES)),
       );
-    memory.arena.u8.fill(0, this.bits, this.bits + this.blocks * BLOCK_BYTES);
+    if (blocks === undefined) memory.arena.u8.fill(0, this.bits, this.bits + this.blocks * BLOCK_BYTES);
   }
 
-  /** A sieve in `memory` holding bits another sieve exported (e.g. built by a merge worker), or undefined when they do not fit. */
-  static load(memory: FreeMemory, saved: SieveBits, batch: number, recordBytes: number): KeySieve | undefined {
-    if (saved.bits.length % BLOCK_BYTES !== 0)
-      throw new RangeError(`sieve bits: ${saved.bits.length} bytes is not whole blocks`);
-    const blocks = saved.bits.length / BLOCK_BYTES;
+  /** The sieve another instance built in `arena`'s memory at `place` (its bits kept as they are). */
+  static inPlace(arena: Arena, place: SievePlace, batch: number, recordBytes: number): KeySieve {
     const fixed = sieveLayout(0, batch, recordBytes).bits;
-    if (blocks === 0 || memory.bytes - fixed < saved.bits.length) return undefined;
-    const sieve = new KeySieve(memory, saved.lines, batch, recordBytes, blocks);
-    memory.arena.bytes(sieve.bits, saved.bits.length).set(saved.bits);
-    sieve.lines = saved.lines;
+    if (place.blocks <= 0 || place.bytes - fixed < place.blocks * BLOCK_BYTES)
+      throw new RangeError(`a sieve of ${place.blocks} blocks does not fit its ${place.bytes} bytes`);
+    const sieve = new KeySieve({ arena, ptr: place.ptr, bytes: place.bytes }, place.lines, batch, recordBytes, place.blocks);
+    sieve.lines = place.lines;
     return sieve;
   }
 
-  /** A copy of the filter's bits and its key count, for load() in another instance (a worker's result is handed back this way, its buffer transferable). */
-  exportBits(): SieveBits {
-    const bytes = this.blocks * BLOCK_BYTES;
-    return { bits: this.memory.arena.bytes(this.bits, bytes).slice(), lines: this.lines };
+  /** Where this sieve lies in its memory, for inPlace() in another instance over the same memory. */
+  get place(): SievePlace {
+    return { ptr: this.memory.ptr, bytes: this.memory.bytes, lines: this.lines, blocks: this.blocks };
   }
 
   /** Bytes a sieve of `lines` lines takes at its full 16 bits a line. */

@@ -39,8 +39,9 @@ export class Arena {
   /** The large-memory hook has run for this memory. */
   private large = false;
 
-  constructor() {
-    this.k = instantiate();
+  /** A fresh instance of its own memory, or the kernels `k` over a memory given them (shared-module.ts). */
+  constructor(k: Kernels = instantiate()) {
+    this.k = k;
     this.base = alignUp(this.k.heapBase(), REGION_ALIGN);
     this.u8 = new Uint8Array(this.k.memory.buffer);
     this.u32 = new Uint32Array(this.k.memory.buffer);
@@ -55,6 +56,11 @@ export class Arena {
     const regions = layOut(start, sizes);
     this.reserve(regions.end, what, start);
     return regions;
+  }
+
+  /** The memory is a shared one (another thread may have filled it, and may be handed it). */
+  get shared(): boolean {
+    return typeof SharedArrayBuffer !== "undefined" && this.k.memory.buffer instanceof SharedArrayBuffer;
   }
 
   /** Zeroes every byte past the static data, as a new instance has them (arena-pool.ts reuses instances). */

@@ -9,7 +9,9 @@
 // done installs it under the lock: the records appended since its last copy are copied on, the file
 // renamed into place (FileLog.installMerge), the filter and index taken over (ColdKeys.adopt) and
 // the frozen keys dropped. A batch waits for that install only: a copy of what was appended since
-// the thread's last copy (a few batches) and a copy of the filter, never the merge. The aside is
+// the thread's last copy (a few batches), never the merge. The filter is built in a shared
+// memory and used where it is: the set gives each merge the memory its last part's filter left
+// (or a new one), so two filters exist at most, never a third in transit. The aside is
 // named after this process, so another process's open spares it while this one runs
 // (removeAsideFiles); a process killed mid-merge leaves it to the next open, and the store as it
 // was.
@@ -23,6 +25,8 @@ export interface MergeJob {
   readonly snapshot: MergeSnapshot;
   /** The set's memory budget: sizes the new part's filter. */
   readonly budget: number;
+  /** The shared memory the thread builds the filter in (newSharedMemory, or a part's no longer used): handed back with it. */
+  readonly memory: WebAssembly.Memory;
   /** The file it writes, renamed into place at the install. */
   readonly aside: string;
   /** Tests only: the thread holds its result until the test lets it go (mergeTestHooks). */
@@ -40,8 +44,12 @@ export type MergeOutcome =
     }
   | { readonly ok: false; readonly stale: boolean; readonly message: string };
 
-/** @internal Tests only: a gate every merge started from now on holds at, once written (Int32Array over it: [0] becomes 1 when a merge waits, [1] set to 1 and notified lets it go). */
-export const mergeTestHooks: { gate?: SharedArrayBuffer } = {};
+/**
+ * @internal Tests only: a gate every merge started from now on holds at, once written (Int32Array
+ * over it: [0] becomes 1 when a merge waits, [1] set to 1 and notified lets it go); `memories`,
+ * when set, gathers the memory each merge builds its filter in.
+ */
+export const mergeTestHooks: { gate?: SharedArrayBuffer; memories?: WebAssembly.Memory[] } = {};
 
 const workerUrl = new URL("./merge-worker.js", import.meta.url);
 
@@ -55,10 +63,12 @@ export class BackgroundMerge {
     readonly snapshot: MergeSnapshot,
     private readonly aside: string,
     budget: number,
+    memory: WebAssembly.Memory,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    const job: MergeJob = { snapshot, budget, aside, gate: mergeTestHooks.gate };
+    const job: MergeJob = { snapshot, budget, memory, aside, gate: mergeTestHooks.gate };
+    mergeTestHooks.memories?.push(memory);
     // Flags of the process are not the thread's: `node --input-type=module -e` would stop it from loading its file.
     this.worker = new Worker(workerUrl, { workerData: { job, port: port2 }, transferList: [port2], execArgv: [] });
     this.worker.on("error", (error) => {
@@ -72,9 +82,9 @@ export class BackgroundMerge {
     this.port.unref();
   }
 
-  /** Starts merging the file as of `snapshot` within the memory budget `budget`. */
-  static start(snapshot: MergeSnapshot, budget: number): BackgroundMerge {
-    return new BackgroundMerge(snapshot, asideName(snapshot.path), budget);
+  /** Starts merging the file as of `snapshot` within the memory budget `budget`, the new part's filter built in the shared `memory` (no other thread may use it until the merge is done). */
+  static start(snapshot: MergeSnapshot, budget: number, memory: WebAssembly.Memory): BackgroundMerge {
+    return new BackgroundMerge(snapshot, asideName(snapshot.path), budget, memory);
   }
 
   /**

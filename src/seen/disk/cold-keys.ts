@@ -14,7 +14,8 @@ import { checksumBytes, checksumRegion } from "../../format/checksum.js";
 import { array, type ArrayRegion } from "../../wasm/array-region.js";
 import { Arena, MAX_ARENA_BYTES } from "../../wasm/arena.js";
 import { BATCH } from "../../wasm/staging.js";
-import { KeySieve, type SieveBits } from "../../lines/key-sieve.js";
+import { KeySieve, type SievePlace } from "../../lines/key-sieve.js";
+import { instantiateSharedKernels } from "../../wasm/shared-module.js";
 import { RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { ORDER_WORDS, orderWords, type SortedPart } from "./sorted-part.js";
 
@@ -48,9 +49,13 @@ function filterBytes(count: number, budget: number): number {
   return Math.min(Math.ceil(bits / (8 * FILTER_BLOCK)) * FILTER_BLOCK, MAX_ARENA_BYTES - (64 << 20));
 }
 
-/** A sorted part's filter bits and block index, as ColdIndex.parts() hands them over (its buffers transferable). */
+/**
+ * A sorted part's filter and block index, as ColdIndex.parts() hands them over: the filter where it
+ * was built, in a shared memory taken as it is, the index's buffers transferable.
+ */
 export interface ColdIndexParts {
-  readonly bits: SieveBits;
+  readonly memory: WebAssembly.Memory;
+  readonly filter: SievePlace;
   readonly firsts: Uint32Array;
   readonly sums: BigUint64Array;
   /** Fingerprints indexed. */
@@ -112,10 +117,11 @@ export class ColdIndex {
     };
   }
 
-  /** Copies of the filter and index, to hand to another thread (ColdKeys.adopt). */
-  parts(): ColdIndexParts {
+  /** The filter where it lies in `arena` (a shared memory, or it could not be handed over whole) and copies of the index, to hand to another thread (ColdKeys.adopt). */
+  parts(arena: Arena): ColdIndexParts {
+    if (!arena.shared) throw new RangeError("a filter handed to another thread is built in a shared memory");
     const { firsts, sums, count } = this.index();
-    return { bits: this.sieve.exportBits(), firsts: firsts.slice(), sums: sums.slice(), count };
+    return { memory: arena.k.memory, filter: this.sieve.place, firsts: firsts.slice(), sums: sums.slice(), count };
   }
 }
 
@@ -211,20 +217,19 @@ export class ColdKeys {
 
   /**
    * The cold keys of `part` (taken) from the filter and index a merge built while it wrote the part
-   * (ColdIndex.parts), checked against the part's count; the filter is copied into `arena`.
+   * (ColdIndex.parts), checked against the part's count: the filter is used where the merge's
+   * thread built it, in its shared memory, with no copy.
    */
-  static adopt(part: SortedPart, parts: ColdIndexParts, arena = new Arena()): ColdKeys {
+  static adopt(part: SortedPart, parts: ColdIndexParts): ColdKeys {
     try {
       if (parts.count !== part.count || parts.sums.length !== Math.ceil(part.count / BLOCK))
         throw new FormatError(
           `${part.where}: its sorted part holds ${part.count} keys, but the merge that wrote it indexed ${parts.count}`,
           "ERR_STORE_CORRUPT",
         );
-      const bytes = KeySieve.bytesFor(0, BATCH, 16) + parts.bits.bits.length;
-      const r = arena.place({ sieve: bytes }, arena.base, "the filter of a disk seen-set's keys");
-      const sieve = KeySieve.load({ arena, ptr: r.sieve, bytes }, parts.bits, BATCH, 16);
-      if (sieve === undefined) throw new RangeError(`a merge's filter of ${parts.bits.bits.length} bytes is empty`);
-      return new ColdKeys(part, arena, sieve, r.sieve + bytes, parts.firsts, parts.sums);
+      const arena = new Arena(instantiateSharedKernels(parts.memory));
+      const sieve = KeySieve.inPlace(arena, parts.filter, BATCH, 16);
+      return new ColdKeys(part, arena, sieve, parts.filter.ptr + parts.filter.bytes, parts.firsts, parts.sums);
     } catch (error) {
       part.close();
       throw error;

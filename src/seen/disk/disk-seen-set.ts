@@ -17,6 +17,7 @@ import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
+import { newSharedMemory } from "../../wasm/shared-module.js";
 import { BackgroundMerge, type MergeOutcome } from "./background-merge.js";
 import type { SortedPart } from "./sorted-part.js";
 import { exceedsBudget, heldItems, roomLeft, TieredTable } from "./tiered-table.js";
@@ -84,6 +85,8 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
       // After a failed merge, the next is tried once twice as many keys wait.
       let mergeFrom = 0;
       let merge: BackgroundMerge | undefined;
+      // The shared memory of the part a merge replaced, its filter no longer used: the next merge builds its filter there.
+      let spare: WebAssembly.Memory | undefined;
       // Merges stopped (their threads ended and files removed on Node's loop), waited for at close.
       const stopping = new Set<Promise<void>>();
       const stop = (stopped: BackgroundMerge) => {
@@ -116,7 +119,11 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           return;
         }
         if (part === undefined) tiered.thaw();
-        else tiered.merged((arena) => ColdKeys.adopt(part, outcome.index, arena));
+        else
+          tiered.merged((old) => {
+            if (old?.shared) spare = old.k.memory;
+            return ColdKeys.adopt(part, outcome.index);
+          });
       };
       follow = () => {
         if (wholeFirst) {
@@ -138,7 +145,9 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
             return running.finished().then((done) => settle(running, done));
           }
         } else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes))) {
-          merge = BackgroundMerge.start(log.snapshot(), memory);
+          // A failed or stopped merge's memory is not taken again: its thread may still be writing in it.
+          merge = BackgroundMerge.start(log.snapshot(), memory, spare ?? newSharedMemory());
+          spare = undefined;
           tiered.freeze();
         }
       };

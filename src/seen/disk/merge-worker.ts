@@ -1,10 +1,12 @@
 // The thread of a background merge (background-merge.ts): writes the compaction of the store's
 // file as of a snapshot aside, and builds the new sorted part's filter and block index from each
-// record as it is written (so nothing reads the part again), copies on the records appended
+// record as it is written (so nothing reads the part again) in the shared memory the set hands it,
+// copies on the records appended
 // since as far as the set's process tells it they are whole, then hands it all back on its port.
 import { type MessagePort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { Arena } from "../../wasm/arena.js";
 import { initSync } from "../../wasm/node.js";
+import { instantiateSharedKernels } from "../../wasm/shared-module.js";
 import type { MergeJob, MergeOutcome } from "./background-merge.js";
 import { ColdIndex } from "./cold-keys.js";
 import { catchUpAside, LOG_HEADER, writeSnapshotAside } from "./file-log.js";
@@ -12,18 +14,18 @@ import { catchUpAside, LOG_HEADER, writeSnapshotAside } from "./file-log.js";
 initSync();
 const { job, port } = workerData as { job: MergeJob; port: MessagePort };
 const outcome = merge(job);
-const { index } = outcome as { index?: { bits: { bits: Uint8Array }; firsts: Uint32Array; sums: BigUint64Array } };
-port.postMessage(
-  outcome,
-  index === undefined ? [] : ([index.bits.bits.buffer, index.firsts.buffer, index.sums.buffer] as ArrayBuffer[]),
-);
+const { index } = outcome as { index?: { firsts: Uint32Array; sums: BigUint64Array } };
+// The filter's shared memory goes as it is; the index's copies are moved, not copied again.
+port.postMessage(outcome, index === undefined ? [] : ([index.firsts.buffer, index.sums.buffer] as ArrayBuffer[]));
 port.close();
 
 function merge(job: MergeJob): MergeOutcome {
   try {
     // Sized for every fingerprint the snapshot may hold (16 bytes each at least): the live count is known only at the end.
+    // The filter is built in the shared memory the set gave (its last part's, no longer used, or new) and used there after.
+    const filter = new Arena(instantiateSharedKernels(job.memory));
     const index = new ColdIndex(
-      new Arena(),
+      filter,
       Math.max(1, Math.floor((job.snapshot.from - LOG_HEADER) / 16)),
       job.budget,
     );
@@ -47,7 +49,7 @@ function merge(job: MergeJob): MergeOutcome {
     });
     if (copiedTo === undefined) return stale;
     if (job.gate !== undefined) hold(new Int32Array(job.gate));
-    return { ok: true, compacted, copiedTo, index: index.parts() };
+    return { ok: true, compacted, copiedTo, index: index.parts(filter) };
   } catch (error) {
     return { ok: false, stale: false, message: error instanceof Error ? error.message : String(error) };
   }
