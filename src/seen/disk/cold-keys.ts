@@ -1,7 +1,7 @@
 // The keys of a disk seen-set past its memory budget that stay on disk: the file's sorted part
 // (sorted-part.ts), looked up the way of IMP-CB. In memory stay a split-block Bloom filter of its
-// fingerprints (key-sieve.ts, in a WebAssembly memory of its own, 8 to 16 bits a key as the budget
-// allows) and an index of blocks of 256 fingerprints (4 KiB on disk): each block's first
+// fingerprints (key-sieve.ts, in a WebAssembly memory of its own, a shared one when a merge's
+// thread built it there, 8 to 16 bits a key as the budget allows) and an index of blocks of 256 fingerprints (4 KiB on disk): each block's first
 // fingerprint and the XXH64 of its bytes, 28 bytes a block, both made while the part is read once
 // at open, every record verified, or by a background merge as it writes the part (ColdIndex, in the
 // merge's worker thread; ColdKeys.adopt takes it over). A key the filter rules out is absent
