@@ -1,5 +1,6 @@
 // Format v1: round trips, golden files that must load forever, and every kind of bad bytes.
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -26,6 +27,9 @@ import {
 } from "../build/js/index.node.js";
 import { Kind } from "../build/js/format/container.js";
 import { ExactWindowSet } from "../build/js/window/exact-window-set.js";
+import { ColdIndex } from "../build/js/seen/disk/cold-keys.js";
+import { loadPartIndex } from "../build/js/seen/disk/part-index.js";
+import { Arena } from "../build/js/wasm/arena.js";
 import { blockedRate, ready, resigner, urls } from "./helpers.js";
 
 let resign: Awaited<ReturnType<typeof resigner>>;
@@ -375,7 +379,38 @@ const rows: KindRow[] = [
     ),
     load: (b) => ExactWindowSet.deserialize(b, { ttl: "7d" }),
   },
+  {
+    // A file's structure (src/files/stored-file.ts): the bytes are written to a file and read back from it.
+    name: "DiskPartIndex",
+    kind: Kind.DiskPartIndex,
+    bytes: () => {
+      const index = new ColdIndex(new Arena(), 700, 16 << 20);
+      const fingerprints = new Uint8Array(16 * 700);
+      for (let i = 0; i < fingerprints.length; i++) fingerprints[i] = (i * 2654435761) >>> 24;
+      index.add(fingerprints);
+      const path = join(scratch, `made-${made++}`);
+      index.save(path, 0x5eed);
+      return new Uint8Array(readFileSync(path));
+    },
+    load: (b) => {
+      const path = join(scratch, `read-${made++}`);
+      writeFileSync(path, b);
+      try {
+        return loadPartIndex(path, new Arena());
+      } finally {
+        rmSync(path);
+      }
+    },
+    // The index's block firsts, their checksums, the filter's bits: one checksum segment each.
+    segments: (bytes) => {
+      const view = new DataView(bytes.buffer, bytes.byteOffset);
+      const blocks = view.getUint32(24 + 4, true);
+      return [20 * blocks, 8 * blocks, 64 * view.getUint32(24 + 8, true)];
+    },
+  },
 ];
+const scratch = mkdtempSync(join(tmpdir(), "crawlsieve-part-index-"));
+let made = 0;
 
 /** Loads bytes; a structure that loads is disposed. Returns the error thrown, or undefined. */
 function attempt(row: KindRow, bytes: Uint8Array): unknown {

@@ -40,6 +40,7 @@ export const Kind = {
   Deduplicator: 12,
   NearDupFilter: 13,
   ExactWindowSet: 14,
+  DiskPartIndex: 15,
 } as const;
 /** A kind code. */
 export type KindCode = (typeof Kind)[keyof typeof Kind];
@@ -83,7 +84,22 @@ export function writeTrailer(checksum: bigint): Uint8Array {
 export function readContainer(bytes: unknown, expected: readonly KindCode[]): Container {
   if (!(bytes instanceof Uint8Array))
     throw new FormatError(`serialized input must be a Uint8Array, got ${typeof bytes}`, "ERR_INVALID_ARGUMENT");
-  if (bytes.length < HEADER_BYTES) throw new TruncatedInputError(HEADER_BYTES, bytes.length);
+  const head = readHead(bytes, bytes.length, expected);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { ...head, storedChecksum: view.getBigUint64(bytes.length - TRAILER_BYTES, true) };
+}
+
+/**
+ * Validates a header (magic, version, kind, scheme, lengths) against the `total` bytes of the
+ * whole input, of which `bytes` holds at least the first HEADER_BYTES (and, to return, the
+ * parameters): a file's structure is checked from its first bytes before its payload is read.
+ */
+export function readHead(
+  bytes: Uint8Array,
+  total: number,
+  expected: readonly KindCode[],
+): Omit<Container, "storedChecksum"> {
+  if (total < HEADER_BYTES) throw new TruncatedInputError(HEADER_BYTES, total);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const magic = view.getUint32(0, true);
   if (magic !== MAGIC) {
@@ -111,22 +127,22 @@ export function readContainer(bytes: unknown, expected: readonly KindCode[]): Co
   if (payloadBig > BigInt(Number.MAX_SAFE_INTEGER))
     throw new FormatError(`payload length ${payloadBig} is impossible`, "ERR_BAD_PARAMS");
   const payloadBytes = Number(payloadBig);
-  const total = HEADER_BYTES + paramBytes + payloadBytes + TRAILER_BYTES;
-  if (bytes.length < total) throw new TruncatedInputError(total, bytes.length);
-  if (bytes.length > total) {
+  const declared = HEADER_BYTES + paramBytes + payloadBytes + TRAILER_BYTES;
+  if (total < declared) throw new TruncatedInputError(declared, total);
+  if (total > declared) {
     throw new FormatError(
-      `serialized input has ${bytes.length - total} bytes after its end (declared ${total} bytes)`,
+      `serialized input has ${total - declared} bytes after its end (declared ${declared} bytes)`,
       "ERR_TRAILING_BYTES",
     );
   }
   const payloadStart = HEADER_BYTES + paramBytes;
+  if (bytes.length < payloadStart) throw new RangeError(`a header read without its ${paramBytes} parameter bytes`);
   return {
     kind,
     params: new DataView(bytes.buffer, bytes.byteOffset + HEADER_BYTES, paramBytes),
     head: bytes.subarray(0, payloadStart),
     payloadStart,
     payloadBytes,
-    storedChecksum: view.getBigUint64(total - TRAILER_BYTES, true),
   };
 }
 

@@ -6,14 +6,16 @@
 // a view of the caller's bytes (payloadOf) or copied into WASM regions and checked where it lies
 // (loadRegions). Writing mirrors it: writeContainer for a payload in caller bytes, regionParts /
 // writeRegions for payloads that live in WASM memory.
-import { ChecksumMismatchError, FormatError } from "../errors.js";
+import { ChecksumMismatchError, FormatError, TruncatedInputError } from "../errors.js";
 import type { Arena } from "../wasm/arena.js";
 import { checksumRegion } from "./checksum.js";
 import {
   concat,
   expectParams,
   headChecksum,
+  HEADER_BYTES,
   readContainer,
+  readHead,
   verifiedPayload,
   writeHead,
   writeTrailer,
@@ -63,6 +65,42 @@ export function readStored<P>(bytes: unknown, recipe: Recipe<P>): Stored<P> {
   const view = expectParams(container, typeof paramBytes === "number" ? paramBytes : paramBytes.of(container.params));
   const params = fromStoredParams(recipe.what, () => recipe.read(view, container.payloadBytes));
   return { params, container, bytes: bytes as Uint8Array };
+}
+
+/** Bytes of the header and parameters of a structure whose first HEADER_BYTES are `first` (a file's structure is read that far first). */
+export function headBytes(first: Uint8Array): number {
+  if (first.length < HEADER_BYTES) throw new TruncatedInputError(HEADER_BYTES, first.length);
+  return HEADER_BYTES + new DataView(first.buffer, first.byteOffset, first.byteLength).getUint32(12, true);
+}
+
+/**
+ * Reads the header and parameters of a structure of `total` bytes (a file's) from its first
+ * headBytes() bytes through `recipe`, checked as readStored checks them: the payload is read
+ * after, into what the parameters say, and checked against `checksum` where it lies.
+ */
+export function readStoredHead<P>(head: Uint8Array, total: number, recipe: Recipe<P>): StoredHead<P> {
+  const container = readHead(head, total, [recipe.kind]);
+  const { paramBytes } = recipe;
+  if (typeof paramBytes !== "number" && container.params.byteLength < paramBytes.minimum) {
+    throw new FormatError(
+      `parameter block of ${container.params.byteLength} bytes where at least ${paramBytes.minimum} were expected`,
+      "ERR_BAD_PARAMS",
+    );
+  }
+  const view = expectParams(
+    { ...container, storedChecksum: 0n },
+    typeof paramBytes === "number" ? paramBytes : paramBytes.of(container.params),
+  );
+  const params = fromStoredParams(recipe.what, () => recipe.read(view, container.payloadBytes));
+  return { params, payloadBytes: container.payloadBytes, checksum: headChecksum(container.head) };
+}
+
+/** A structure's header and parameters read ahead of its payload (readStoredHead). */
+export interface StoredHead<P> {
+  readonly params: P;
+  readonly payloadBytes: number;
+  /** The checksum of the header segment, folded on over each payload segment as it is read. */
+  readonly checksum: bigint;
 }
 
 /** The payload as a view of the caller's bytes, once the checksum over header and payload holds. */

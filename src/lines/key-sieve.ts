@@ -86,7 +86,13 @@ export class KeySieve {
     const fixed = sieveLayout(0, batch, recordBytes).bits;
     if (place.blocks <= 0 || place.bytes - fixed < place.blocks * BLOCK_BYTES)
       throw new RangeError(`a sieve of ${place.blocks} blocks does not fit its ${place.bytes} bytes`);
-    const sieve = new KeySieve({ arena, ptr: place.ptr, bytes: place.bytes }, place.lines, batch, recordBytes, place.blocks);
+    const sieve = new KeySieve(
+      { arena, ptr: place.ptr, bytes: place.bytes },
+      place.lines,
+      batch,
+      recordBytes,
+      place.blocks,
+    );
     sieve.lines = place.lines;
     return sieve;
   }
@@ -94,6 +100,11 @@ export class KeySieve {
   /** Where this sieve lies in its memory, for inPlace() in another instance over the same memory. */
   get place(): SievePlace {
     return { ptr: this.memory.ptr, bytes: this.memory.bytes, lines: this.lines, blocks: this.blocks };
+  }
+
+  /** Where a sieve's bits begin, from the start of its memory (its batch's regions come first). */
+  static bitsOffset(batch: number, recordBytes: number): number {
+    return sieveLayout(0, batch, recordBytes).bits;
   }
 
   /** Bytes a sieve of `lines` lines takes at its full 16 bits a line. */

@@ -16,7 +16,9 @@
 // (removeAsideFiles); a process killed mid-merge leaves it to the next open, and the store as it
 // was.
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { rmSync } from "node:fs";
 import type { ColdIndexParts } from "./cold-keys.js";
+import { partIndexPath } from "./part-index.js";
 import { asideName, type MergeSnapshot } from "./file-log.js";
 import { type Compacted, removeCompactionFiles } from "./log-compaction.js";
 
@@ -29,6 +31,8 @@ export interface MergeJob {
   readonly memory: WebAssembly.Memory;
   /** The file it writes, renamed into place at the install. */
   readonly aside: string;
+  /** Where it saves the new part's filter and index (part-index.ts), renamed in after the part. */
+  readonly indexAside: string;
   /** Tests only: the thread holds its result until the test lets it go (mergeTestHooks). */
   readonly gate?: SharedArrayBuffer;
 }
@@ -58,6 +62,8 @@ export class BackgroundMerge {
   private readonly port: MessagePort;
   private readonly worker: Worker;
   private stopped: string | undefined;
+  /** Where the thread saves the new part's filter and index. */
+  readonly indexAside: string;
 
   private constructor(
     readonly snapshot: MergeSnapshot,
@@ -67,7 +73,8 @@ export class BackgroundMerge {
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    const job: MergeJob = { snapshot, budget, memory, aside, gate: mergeTestHooks.gate };
+    this.indexAside = asideName(partIndexPath(snapshot.path));
+    const job: MergeJob = { snapshot, budget, memory, aside, indexAside: this.indexAside, gate: mergeTestHooks.gate };
     mergeTestHooks.memories?.push(memory);
     // Flags of the process are not the thread's: `node --input-type=module -e` would stop it from loading its file.
     this.worker = new Worker(workerUrl, { workerData: { job, port: port2 }, transferList: [port2], execArgv: [] });
@@ -122,5 +129,6 @@ export class BackgroundMerge {
     this.port.close();
     await this.worker.terminate();
     removeCompactionFiles(this.aside);
+    rmSync(this.indexAside, { force: true });
   }
 }

@@ -9,6 +9,7 @@
 // before it is trusted, so a block damaged since the open is an error, never a wrong answer. A
 // batch's keys are found in the index, ordered by block and searched in their blocks by kernels
 // (assembly/cold-blocks.ts), the blocks read in file order, blocks near each other in one read.
+import { renameSync, rmSync } from "node:fs";
 import { FilterTooLargeError, FormatError } from "../../errors.js";
 import { checksumBytes, checksumRegion } from "../../format/checksum.js";
 import { array, type ArrayRegion } from "../../wasm/array-region.js";
@@ -17,6 +18,8 @@ import { BATCH } from "../../wasm/staging.js";
 import { KeySieve, type SievePlace } from "../../lines/key-sieve.js";
 import { instantiateSharedKernels } from "../../wasm/shared-module.js";
 import { RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
+import { asideName } from "./file-log.js";
+import { loadPartIndex, savePartIndex, type PartIndex } from "./part-index.js";
 import { ORDER_WORDS, orderWords, type SortedPart } from "./sorted-part.js";
 
 /** Fingerprints in a block: 4 KiB on disk, one read; a record's 65,536 are 256 whole blocks. */
@@ -76,7 +79,11 @@ export class ColdIndex {
   private readonly sums: BigUint64Array;
   private count = 0;
 
-  constructor(arena: Arena, most: number, budget: number) {
+  constructor(
+    readonly arena: Arena,
+    most: number,
+    budget: number,
+  ) {
     const blocks = Math.ceil(most / BLOCK);
     this.firsts = new Uint32Array(ORDER_WORDS * blocks);
     this.sums = new BigUint64Array(blocks);
@@ -117,11 +124,57 @@ export class ColdIndex {
     };
   }
 
-  /** The filter where it lies in `arena` (a shared memory, or it could not be handed over whole) and copies of the index, to hand to another thread (ColdKeys.adopt). */
-  parts(arena: Arena): ColdIndexParts {
-    if (!arena.shared) throw new RangeError("a filter handed to another thread is built in a shared memory");
+  /** The filter where it lies (its arena's memory must be a shared one) and copies of the index, to hand to another thread (ColdKeys.adopt). */
+  parts(): ColdIndexParts {
+    if (!this.arena.shared) throw new RangeError("a filter handed to another thread is built in a shared memory");
     const { firsts, sums, count } = this.index();
-    return { memory: arena.k.memory, filter: this.sieve.place, firsts: firsts.slice(), sums: sums.slice(), count };
+    return { memory: this.arena.k.memory, filter: this.sieve.place, firsts: firsts.slice(), sums: sums.slice(), count };
+  }
+
+  /** Saves the filter and index to `path` (a new file aside: installPartIndex renames it in) for a part of the log at `epoch`. */
+  save(path: string, epoch: number): void {
+    savePartIndex(path, this.arena, this.sieve.place, { epoch, ...this.index() });
+  }
+}
+
+/**
+ * The filter and index saved at `saved.path` when they are `part`'s (the log's epoch, the key
+ * count, its first and last blocks' checksums) and the filter fits what `budget` gives one of
+ * its size (twice the share: a merge sizes it from the keys its snapshot may hold); else
+ * undefined, and the part is to be read.
+ */
+function loadSaved(
+  part: SortedPart,
+  budget: number,
+  arena: Arena,
+  saved: { path: string; epoch: number },
+): (PartIndex & { sieve: KeySieve; end: number }) | undefined {
+  let loaded: ReturnType<typeof loadPartIndex>;
+  try {
+    loaded = loadPartIndex(saved.path, arena);
+  } catch {
+    // Missing, damaged or torn: a cache, read again from the part.
+    return undefined;
+  }
+  if (loaded.epoch !== saved.epoch || loaded.count !== part.count) return undefined;
+  if (loaded.sieve.bitsPerKey * loaded.count > 2 * 8 * filterBytes(part.count, budget)) return undefined;
+  const last = loaded.sums.length - 1;
+  for (const b of last === 0 ? [0] : [0, last]) {
+    const n = Math.min(BLOCK, part.count - b * BLOCK);
+    const bytes = part.readFingerprints(b * BLOCK, n, new Uint8Array(16 * n));
+    if (checksumBytes(0n, bytes) !== loaded.sums[b]) return undefined;
+  }
+  return loaded;
+}
+
+/** Saves a part's filter and index beside its log (aside, then renamed in); a failure leaves none. */
+function saveBeside(index: ColdIndex, saved: { path: string; epoch: number }): void {
+  const aside = asideName(saved.path);
+  try {
+    index.save(aside, saved.epoch);
+    renameSync(aside, saved.path);
+  } catch {
+    rmSync(aside, { force: true });
   }
 }
 
@@ -140,6 +193,8 @@ interface LookUpRegions {
 
 /** The on-disk keys of a disk seen-set, answered through a filter and a block index. */
 export class ColdKeys {
+  /** Made by reading the part whole (no saved filter and index of it was taken). */
+  scanned = false;
   /** Keys asked, and blocks read for them (a key the filter could not rule out). */
   asked = 0;
   blocksRead = 0;
@@ -198,17 +253,33 @@ export class ColdKeys {
   }
 
   /**
-   * The cold keys of `part` (taken: closed with them) within `budget` bytes (coldBytes): the part
-   * is read whole once, each record verified. The filter goes in `arena` when given (the memory of
-   * cold keys released: a new one each merge would stay resident until collected).
+   * The cold keys of `part` (taken: closed with them) within `budget` bytes (coldBytes), from the
+   * filter and index saved beside the log (part-index.ts) when `saved` names one that is the
+   * part's and fits the budget; else the part is read whole once, each record verified, and what
+   * was built saved there for the next open (a failure to save costs only that). The filter goes
+   * in `arena` when given (the memory of cold keys released: a new one each time would stay
+   * resident until collected).
    */
-  static build(part: SortedPart, budget: number, arena = new Arena()): ColdKeys {
+  static build(
+    part: SortedPart,
+    budget: number,
+    arena = new Arena(),
+    saved?: { path: string; epoch: number },
+  ): ColdKeys {
     try {
+      if (saved !== undefined) {
+        const loaded = loadSaved(part, budget, arena, saved);
+        if (loaded !== undefined)
+          return new ColdKeys(part, arena, loaded.sieve, loaded.end, loaded.firsts, loaded.sums);
+      }
       const index = new ColdIndex(arena, part.count, budget);
       part.markAll();
       part.eachMarked((fingerprints) => index.add(fingerprints));
       const { firsts, sums } = index.index();
-      return new ColdKeys(part, arena, index.sieve, index.end, firsts, sums);
+      const cold = new ColdKeys(part, arena, index.sieve, index.end, firsts, sums);
+      cold.scanned = true;
+      if (saved !== undefined) saveBeside(index, saved);
+      return cold;
     } catch (error) {
       part.close();
       throw error;

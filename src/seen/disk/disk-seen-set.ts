@@ -6,7 +6,7 @@
 // directory holding an LMDB store of an earlier version is imported once (its MD5 fingerprints kept
 // as they are), so a resumed crawl keeps its past, and then retired so an LMDB-era build stops
 // there. The lock file says a log was made: a log removed later is an error, not an empty store.
-import { statSync, writeFileSync } from "node:fs";
+import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FingerprintSet } from "../../exact/fingerprint-set.js";
 import { diskError, isStoreFile, prepareDirectory, storeWriteError } from "./store-directory.js";
@@ -19,6 +19,7 @@ import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
 import { newSharedMemory } from "../../wasm/shared-module.js";
 import { BackgroundMerge, type MergeOutcome } from "./background-merge.js";
+import { installPartIndex, partIndexPath } from "./part-index.js";
 import type { SortedPart } from "./sorted-part.js";
 import { exceedsBudget, heldItems, roomLeft, TieredTable } from "./tiered-table.js";
 import { Arena } from "../../wasm/arena.js";
@@ -114,16 +115,22 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           part = log.installMerge(done.snapshot, outcome.compacted, outcome.copiedTo);
         } catch (error) {
           // installAside failed before the rename (a full disk): the file is as it was.
+          rmSync(done.indexAside, { force: true });
           tiered.thaw();
           failed((error as Error).message);
           return;
         }
-        if (part === undefined) tiered.thaw();
-        else
+        if (part === undefined) {
+          rmSync(done.indexAside, { force: true });
+          tiered.thaw();
+        } else {
+          // After the part: a kill between leaves the old index, bound to the old epoch, not taken.
+          installPartIndex(done.indexAside, log.path);
           tiered.merged((old) => {
             if (old?.shared) spare = old.k.memory;
             return ColdKeys.adopt(part, outcome.index);
           });
+        }
       };
       follow = () => {
         if (wholeFirst) {
@@ -201,7 +208,9 @@ function coldKeysOf(log: FileLog, memory: number, compact = true, arena?: Arena)
       if (exceedsBudget(unsorted, roomLeft(memory, coldBytes(stored, memory)))) log.compact(new Arena());
     }
     const part = log.sortedPart();
-    return part === undefined ? undefined : ColdKeys.build(part, memory, arena);
+    return part === undefined
+      ? undefined
+      : ColdKeys.build(part, memory, arena, { path: partIndexPath(log.path), epoch: log.epochRead });
   } catch (error) {
     throw diskError(error, `opening ${log.name} past its memory budget`);
   }
@@ -229,6 +238,7 @@ export async function openStoreLog(dir: string, durable: boolean, told?: (messag
     await lock.run(async () => {
       // A file written aside by a process killed before it renamed it (under this lock, so no one's now).
       removeAsideFiles(path);
+      removeAsideFiles(partIndexPath(path));
       const lockPath = join(dir, LOCK_FILE);
       let justImported = false;
       if (statSync(join(dir, "references.log"), { throwIfNoEntry: false }) !== undefined)

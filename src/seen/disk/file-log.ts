@@ -167,6 +167,16 @@ function writeAside(
   );
 }
 
+/** The epoch in the header of the log (or a compaction aside) at `path`: it changes at every compaction and clear. */
+export function epochOf(path: string): number {
+  const fd = openSync(path, "r");
+  try {
+    return checkHeader(path, readHeader(fd)).epoch;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The name of a file written beside `path` before it is renamed into place. */
 export function asideName(path: string): string {
   return `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
@@ -383,6 +393,11 @@ export class FileLog implements BatchLog {
     this.whole = false;
     if (this.found === 0) this.found = size;
     return part;
+  }
+
+  /** The file's epoch as this process last read it (its sorted part's, after sortedPart()). */
+  get epochRead(): number {
+    return this.epoch;
   }
 
   /** Bytes of the file as this process last read or wrote it: where the next append goes. */

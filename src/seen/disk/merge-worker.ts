@@ -3,13 +3,14 @@
 // record as it is written (so nothing reads the part again) in the shared memory the set hands it,
 // copies on the records appended
 // since as far as the set's process tells it they are whole, then hands it all back on its port.
+import { rmSync } from "node:fs";
 import { type MessagePort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { Arena } from "../../wasm/arena.js";
 import { initSync } from "../../wasm/node.js";
 import { instantiateSharedKernels } from "../../wasm/shared-module.js";
 import type { MergeJob, MergeOutcome } from "./background-merge.js";
 import { ColdIndex } from "./cold-keys.js";
-import { catchUpAside, LOG_HEADER, writeSnapshotAside } from "./file-log.js";
+import { catchUpAside, epochOf, LOG_HEADER, writeSnapshotAside } from "./file-log.js";
 
 initSync();
 const { job, port } = workerData as { job: MergeJob; port: MessagePort };
@@ -24,11 +25,7 @@ function merge(job: MergeJob): MergeOutcome {
     // Sized for every fingerprint the snapshot may hold (16 bytes each at least): the live count is known only at the end.
     // The filter is built in the shared memory the set gave (its last part's, no longer used, or new) and used there after.
     const filter = new Arena(instantiateSharedKernels(job.memory));
-    const index = new ColdIndex(
-      filter,
-      Math.max(1, Math.floor((job.snapshot.from - LOG_HEADER) / 16)),
-      job.budget,
-    );
+    const index = new ColdIndex(filter, Math.max(1, Math.floor((job.snapshot.from - LOG_HEADER) / 16)), job.budget);
     // Groups of partitions in a quarter of the budget (8 MiB at least, one partition whatever it needs): the thread's memory comes on top of the set's.
     const room = Math.min(Math.max(job.budget / 4, 8 << 20), 1 << 30);
     const compacted = writeSnapshotAside(
@@ -48,8 +45,14 @@ function merge(job: MergeJob): MergeOutcome {
       return safe;
     });
     if (copiedTo === undefined) return stale;
+    // Saved beside the part, so the next open past the budget reads it instead of the part; without it (a full disk) that open reads the part.
+    try {
+      index.save(job.indexAside, epochOf(compacted.aside));
+    } catch {
+      rmSync(job.indexAside, { force: true });
+    }
     if (job.gate !== undefined) hold(new Int32Array(job.gate));
-    return { ok: true, compacted, copiedTo, index: index.parts(filter) };
+    return { ok: true, compacted, copiedTo, index: index.parts() };
   } catch (error) {
     return { ok: false, stale: false, message: error instanceof Error ? error.message : String(error) };
   }

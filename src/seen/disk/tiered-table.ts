@@ -49,6 +49,8 @@ export interface DiskLookups {
   readonly filterFpRate: number;
   /** Background merges of keys held in memory into the sorted part installed so far. */
   readonly merges: number;
+  /** Times a sorted part was read whole for its filter and index (none saved beside the log fit). */
+  readonly partScans: number;
   /** Whether a merge is running. */
   readonly merging: boolean;
   /** Batches that waited for a merge to end (keys gathered faster than it wrote). */
@@ -69,6 +71,8 @@ export class TieredTable {
   private blocksRead = 0;
   private reads = 0;
   private merges = 0;
+  /** Sorted parts replaced since that were read whole (ColdKeys.scanned). */
+  private scans = 0;
   /** Batches that waited for a merge: keys gathered past twice what the budget leaves them while it ran. */
   waited = 0;
 
@@ -108,6 +112,7 @@ export class TieredTable {
       filterBits: cold?.filterBits ?? 0,
       filterFpRate: cold?.filterFpRate ?? 0,
       merges: this.merges,
+      partScans: this.scans + (cold?.scanned === true ? 1 : 0),
       merging: this.since !== undefined,
       mergeWaits: this.waited,
     };
@@ -228,6 +233,7 @@ export class TieredTable {
     this.asked += old?.asked ?? 0;
     this.blocksRead += old?.blocksRead ?? 0;
     this.reads += old?.reads ?? 0;
+    if (old?.scanned === true) this.scans++;
     this.cold = make(old?.releaseArena());
   }
 

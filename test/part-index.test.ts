@@ -1,0 +1,100 @@
+// The filter and block index of a disk seen-set's sorted part, saved beside its log
+// (src/seen/disk/part-index.ts, issue 46): an open past the memory budget takes them instead of
+// reading the part whole, and one that is damaged, torn, stale (of another epoch) or of another
+// part is not taken: the part is read as before, every answer stays a Set's, and the index is
+// written again for the next open. `stats.diskPartScans` says which way an open went.
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { openDiskSeenSet } from "../build/js/index.node.js";
+import { ready } from "./helpers.js";
+
+beforeAll(ready);
+
+const MEMORY = 16 << 20;
+const key = (i: number) => `https://example.org/part-index/${i}`;
+const keys = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => key(from + i));
+const temp = () => join(mkdtempSync(join(tmpdir(), "crawlsieve-part-index-")), "seen");
+
+/** Adds keys 0, 1, ... a batch at a time until `merges` merges are installed (and a batch more); the keys added. */
+async function fill(dir: string, merges: number, from = 0): Promise<number> {
+  const set = await openDiskSeenSet(dir, { memory: MEMORY });
+  let next = from;
+  while ((set.stats.diskMerges ?? 0) < merges || next === from) {
+    expect((await set.addMany(keys(next, next + 50_000))).every((f) => f === 1)).toBe(true);
+    next += 50_000;
+  }
+  await set.close();
+  return next;
+}
+
+/** Opens the store past its budget and checks every key below `added` is present and as many above absent; its part scans. */
+async function check(dir: string, added: number): Promise<number> {
+  const set = await openDiskSeenSet(dir, { memory: MEMORY });
+  try {
+    const scans = set.stats.diskPartScans ?? -1;
+    for (let i = 0; i < added; i += 100_000) {
+      const present = await set.hasMany(keys(i, Math.min(added, i + 100_000)));
+      expect(
+        present.every((f) => f === 1),
+        `keys from ${i}`,
+      ).toBe(true);
+    }
+    const absent = await set.hasMany(keys(added, added + 100_000));
+    expect(absent.every((f) => f === 0)).toBe(true);
+    expect((set.stats.diskLookups ?? 0) > 0).toBe(true);
+    return scans;
+  } finally {
+    await set.close();
+  }
+}
+
+describe("a disk seen-set's saved part index", () => {
+  it("an open past the budget takes the filter and index a merge saved, and answers as before", async () => {
+    const dir = temp();
+    const added = await fill(dir, 1);
+    expect(existsSync(join(dir, "fingerprints.log.index"))).toBe(true);
+    expect(await check(dir, added)).toBe(0);
+  });
+
+  it("a damaged or torn index is not taken: the part is read, no key is lost, and the index is saved again", async () => {
+    const dir = temp();
+    const added = await fill(dir, 1);
+    const index = join(dir, "fingerprints.log.index");
+    const good = readFileSync(index);
+    // A run of zeros in the middle of the filter: taken, the keys whose bits lie there would read as absent.
+    const damaged = Buffer.from(good);
+    damaged.fill(0, damaged.length - 200_000, damaged.length - 100_000);
+    writeFileSync(index, damaged);
+    expect(await check(dir, added)).toBe(1);
+    // Saved again by that open (sized for the part's keys, not for those a merge's snapshot may hold): the next takes it.
+    expect(readFileSync(index).equals(damaged)).toBe(false);
+    expect(await check(dir, added)).toBe(0);
+    truncateSync(index, good.length - 1000);
+    expect(await check(dir, added)).toBe(1);
+    expect(await check(dir, added)).toBe(0);
+  });
+
+  it("an index of another epoch of the file is not taken (the part it describes was merged away)", async () => {
+    const dir = temp();
+    const first = await fill(dir, 1);
+    const index = join(dir, "fingerprints.log.index");
+    const old = `${index}.old`;
+    copyFileSync(index, old);
+    // Keys added past the budget again: another merge writes another part, under a new epoch.
+    const added = await fill(dir, 1, first);
+    copyFileSync(old, index);
+    expect(await check(dir, added)).toBe(1);
+    expect(await check(dir, added)).toBe(0);
+  });
+
+  it("an index of another store (same shape, another part) is not taken", async () => {
+    const one = temp();
+    const other = temp();
+    const added = await fill(one, 1);
+    await fill(other, 1, 10_000_000);
+    copyFileSync(join(other, "fingerprints.log.index"), join(one, "fingerprints.log.index"));
+    expect(await check(one, added)).toBe(1);
+  });
+});
