@@ -3,9 +3,11 @@
 // before, and what one still does when the saved index is missing): the same store, opened in a
 // child process each time, alternating, median of 3, wall and CPU seconds and peak RSS. The store
 // is DIR, made beforehand (for example by test/support/budget-fill-child.mjs); the saved index is
-// taken away before each "read the part" open and saved again by it.
-// usage: node bench/disk-open.js DIR [MEMORY]   (MEMORY in bytes, default 128 MiB)
-import { existsSync, rmSync, statSync } from "node:fs";
+// taken away before each "read the part" open and saved again by it. With COLD=1 the page cache is
+// dropped before each open (root only: /proc/sys/vm/drop_caches), so each reads from the disk.
+// usage: [COLD=1] node bench/disk-open.js DIR [MEMORY]   (MEMORY in bytes, default 128 MiB)
+import { execFileSync } from "node:child_process";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lastJson, medianByWall, timedRun } from "./common.js";
 
@@ -26,7 +28,12 @@ const child = `
   console.log(JSON.stringify({ seconds, keys: set.stats.keys, scans: set.stats.diskPartScans }));
   await set.close();
 `;
+const cold = process.env.COLD === "1";
 const open = () => {
+  if (cold) {
+    execFileSync("sync");
+    writeFileSync("/proc/sys/vm/drop_caches", "3\n");
+  }
   const run = timedRun(["node", "--input-type=module", "-e", child]);
   return { ...run, report: lastJson(run.stdout) };
 };
@@ -47,7 +54,7 @@ const saved = medianByWall(runs.saved);
 const row = (name, r) =>
   `| ${name} | ${r.report.seconds.toFixed(2)} | ${r.wall.toFixed(2)} | ${r.cpu.toFixed(2)} | ${r.rss.toFixed(0)} |`;
 console.log(
-  `${saved.report.keys} keys, log ${(statSync(join(dir, "fingerprints.log")).size / 2 ** 20).toFixed(0)} MiB, index ${(statSync(index).size / 2 ** 20).toFixed(1)} MiB, budget ${(memory / 2 ** 20).toFixed(0)} MiB, median of ${ROUNDS}`,
+  `${saved.report.keys} keys, log ${(statSync(join(dir, "fingerprints.log")).size / 2 ** 20).toFixed(0)} MiB, index ${(statSync(index).size / 2 ** 20).toFixed(1)} MiB, budget ${(memory / 2 ** 20).toFixed(0)} MiB, median of ${ROUNDS}, page cache ${cold ? "dropped before each open" : "warm"}`,
 );
 console.log("| open | open s | process wall s | CPU s | peak RSS MiB |");
 console.log("| --- | --- | --- | --- | --- |");
