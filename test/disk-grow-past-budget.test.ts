@@ -25,7 +25,7 @@ const MEMORY = 16 << 20;
  * What a process takes beside the budget: Node and the kernels' instances (about 60 MiB), a
  * 100,000-key batch's buffers (25), the sorted part's filter past its share of the budget, buffers
  * the collector has not taken yet (up to 50), and while a background merge runs its thread (an
- * isolate of about 10 MiB, its compaction's groups in a quarter of the budget, 8 MiB at least, and
+ * isolate of about 10 MiB, its compaction's groups in an eighth of the budget, 8 MiB at least, and
  * the new part's filter) beside the keys frozen for it and those gathering meanwhile. On the fill
  * below (2026-12-03) the code of the merges in a thread peaks at about 190-200 MiB; main's code
  * before item 0, every key in memory, at some 250 (219 on 8 M adds of 12 M numbers).

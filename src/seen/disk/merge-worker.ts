@@ -26,8 +26,11 @@ function merge(job: MergeJob): MergeOutcome {
     // The filter is built in the shared memory the set gave (its last part's, no longer used, or new) and used there after.
     const filter = new Arena(instantiateSharedKernels(job.memory));
     const index = new ColdIndex(filter, Math.max(1, Math.floor((job.snapshot.from - LOG_HEADER) / 16)), job.budget);
-    // Groups of partitions in a quarter of the budget (8 MiB at least, one partition whatever it needs): the thread's memory comes on top of the set's.
-    const room = Math.min(Math.max(job.budget / 4, 8 << 20), 1 << 30);
+    // Groups of partitions in an eighth of the budget (8 MiB at least, one partition whatever it
+    // needs): the thread's memory comes on top of the set's. Past a few passes' worth the groups
+    // are read from partition files written in one pass, so a smaller room makes more groups,
+    // not more reads of the file (a quarter measured the same fill rate at 1e8 keys, 16 MiB more).
+    const room = Math.min(Math.max(job.budget / 8, 8 << 20), 1 << 30);
     const compacted = writeSnapshotAside(
       job.snapshot,
       new Arena(),
