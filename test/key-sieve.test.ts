@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { KeySieve } from "../build/js/lines/key-sieve.js";
 import { Arena } from "../build/js/wasm/arena.js";
+import { instantiateSharedKernels, newSharedMemory } from "../build/js/wasm/shared-module.js";
 import { fourSigma, ready } from "./helpers.js";
 
 beforeAll(ready);
@@ -75,32 +76,37 @@ describe("KeySieve", () => {
     expect(KeySieve.over({ arena, ptr: free, bytes: 1 << 20 }, 500_000, BATCH, RECORD)).toBeDefined();
   });
 
-  it("exports its bits and loads them in another instance with the same answers (how a merge worker hands a filter back)", () => {
+  it("is taken over where it lies by another instance over the same shared memory, with the same answers (how a merge's thread hands a filter back)", () => {
     const lines = 50_000;
-    const a = new Arena();
+    const memory = newSharedMemory();
+    const a = new Arena(instantiateSharedKernels(memory));
     const at = a.place({ free: 2 << 20 });
     const built = KeySieve.over({ arena: a, ptr: at.free, bytes: at.end - at.free }, lines, BATCH, RECORD)!;
     const spilled = (i: number) => `https://spilled.example/${i}`;
     for (let k = 0; k < lines; k += BATCH) built.add(records(spilled, k, Math.min(lines, k + BATCH)), RECORD);
-    const saved = built.exportBits();
-    expect(saved.lines).toBe(lines);
-    const b = new Arena();
-    const bt = b.place({ free: 2 << 20 });
-    const loaded = KeySieve.load({ arena: b, ptr: bt.free, bytes: bt.end - bt.free }, saved, BATCH, RECORD)!;
-    expect(loaded).toBeDefined();
-    expect(loaded.fpRate).toBe(built.fpRate);
+    const place = built.place;
+    expect(place.lines).toBe(lines);
+    // Another instance of the kernels over the same memory: its bits are kept, not zeroed.
+    const b = new Arena(instantiateSharedKernels(memory));
+    const taken = KeySieve.inPlace(b, place, BATCH, RECORD);
+    expect(taken.fpRate).toBe(built.fpRate);
+    let passed = 0;
+    for (let k = 0; k < lines; k += BATCH)
+      passed += taken.sieve(fingerprints(spilled, k, Math.min(lines, k + BATCH))).length / 16;
+    expect(passed).toBe(lines);
     const absent = (i: number) => `https://absent.example/${i}`;
     for (let k = 0; k < 100_000; k += BATCH) {
       const q = fingerprints(absent, k, k + BATCH);
-      expect(Buffer.from(loaded.sieve(q)).equals(Buffer.from(built.sieve(q)))).toBe(true);
+      expect(Buffer.from(taken.sieve(q)).equals(Buffer.from(built.sieve(q)))).toBe(true);
     }
-    let passed = 0;
-    for (let k = 0; k < lines; k += BATCH)
-      passed += loaded.sieve(fingerprints(spilled, k, Math.min(lines, k + BATCH))).length / 16;
-    expect(passed).toBe(lines);
-    // Bits that do not fit are refused, not truncated.
-    const c = new Arena();
-    const ct = c.place({ free: 64 << 10 });
-    expect(KeySieve.load({ arena: c, ptr: ct.free, bytes: ct.end - ct.free }, saved, BATCH, RECORD)).toBeUndefined();
+    // A place whose blocks do not fit its bytes is refused, not read past.
+    expect(() =>
+      KeySieve.inPlace(
+        b,
+        { ...place, bytes: KeySieve.bitsOffset(BATCH, RECORD) + 64 * (place.blocks - 1) },
+        BATCH,
+        RECORD,
+      ),
+    ).toThrow(RangeError);
   });
 });
