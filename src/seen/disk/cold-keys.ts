@@ -1,13 +1,14 @@
 // The keys of a disk seen-set past its memory budget that stay on disk: the file's sorted part
 // (sorted-part.ts), looked up the way of IMP-CB. In memory stay a split-block Bloom filter of its
 // fingerprints (key-sieve.ts, in a WebAssembly memory of its own, a shared one when a merge's
-// thread built it there, 8 to 16 bits a key as the budget allows) and an index of blocks of 256 fingerprints (4 KiB on disk): each block's first
-// fingerprint and the XXH64 of its bytes, 28 bytes a block, both made while the part is read once
-// at open, every record verified, or by a background merge as it writes the part (ColdIndex, in the
-// merge's worker thread; ColdKeys.adopt takes it over). A key the filter rules out is absent
-// without a read; any other is found in its block, read and checked against the block's checksum
-// before it is trusted, so a block damaged since the open is an error, never a wrong answer. A
-// batch's keys are found in the index, ordered by block and searched in their blocks by kernels
+// thread built it there, 8 to 16 bits a key as the budget allows) and an index of blocks of 256
+// fingerprints (4 KiB on disk): each block's first fingerprint and the XXH64 of its bytes, 28
+// bytes a block, both made while the part is read once at open, every record verified, or by a
+// background merge as it writes the part (ColdIndex, in the merge's worker thread; ColdKeys.adopt
+// takes it over), and saved beside the log so the next open reads them, not the part
+// (part-index.ts). A key the filter rules out is absent without a read; any other is found in its
+// block, read and checked against the block's checksum before it is trusted, so a block damaged
+// since the open is an error, never a wrong answer. A batch's keys are found in the index, ordered by block and searched in their blocks by kernels
 // (assembly/cold-blocks.ts), the blocks read in file order, blocks near each other in one read.
 import { renameSync, rmSync } from "node:fs";
 import { FilterTooLargeError, FormatError } from "../../errors.js";

@@ -1,8 +1,8 @@
 // The thread of a background merge (background-merge.ts): writes the compaction of the store's
 // file as of a snapshot aside, and builds the new sorted part's filter and block index from each
 // record as it is written (so nothing reads the part again) in the shared memory the set hands it,
-// copies on the records appended
-// since as far as the set's process tells it they are whole, then hands it all back on its port.
+// copies on the records appended since as far as the set's process tells it they are whole, saves
+// the filter and index beside the part (part-index.ts), then hands it all back on its port.
 import { rmSync } from "node:fs";
 import { type MessagePort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { Arena } from "../../wasm/arena.js";
@@ -16,7 +16,7 @@ initSync();
 const { job, port } = workerData as { job: MergeJob; port: MessagePort };
 const outcome = merge(job);
 const { index } = outcome as { index?: { firsts: Uint32Array; sums: BigUint64Array } };
-// The filter's shared memory goes as it is; the index's copies are moved, not copied again.
+// The filter's shared memory goes as it is; the index's arrays are moved, not copied.
 port.postMessage(outcome, index === undefined ? [] : ([index.firsts.buffer, index.sums.buffer] as ArrayBuffer[]));
 port.close();
 
@@ -29,7 +29,7 @@ function merge(job: MergeJob): MergeOutcome {
     // Groups of partitions in an eighth of the budget (8 MiB at least, one partition whatever it
     // needs): the thread's memory comes on top of the set's. Past a few passes' worth the groups
     // are read from partition files written in one pass, so a smaller room makes more groups,
-    // not more reads of the file (a quarter measured the same fill rate at 1e8 keys, 16 MiB more).
+    // not more reads of the file (a quarter: the same fill rate at 1e8 keys under 128 MiB, 8 MiB more).
     const room = Math.min(Math.max(job.budget / 8, 8 << 20), 1 << 30);
     const compacted = writeSnapshotAside(
       job.snapshot,
