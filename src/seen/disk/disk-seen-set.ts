@@ -199,13 +199,15 @@ function tableItems(planned: number, stored: number): number {
 /**
  * The keys of the file's sorted part, left on disk within `memory` bytes, with the log set to read
  * what came after it; first, with `compact`, the file is compacted when the keys after its sorted
- * part would not fit what the budget leaves. Called under the set's lock.
+ * part are more than twice what the budget leaves (what a set holds at most while a merge runs, so
+ * a set closed or killed mid-merge opens without rewriting the file: its first batch starts a
+ * merge in the background instead). Called under the set's lock.
  */
 function coldKeysOf(log: FileLog, memory: number, compact = true, arena?: Arena): ColdKeys | undefined {
   try {
     if (compact) {
       const { stored, unsorted } = log.keyCounts();
-      if (exceedsBudget(unsorted, roomLeft(memory, coldBytes(stored, memory)))) log.compact(new Arena());
+      if (exceedsBudget(unsorted, 2 * roomLeft(memory, coldBytes(stored, memory)))) log.compact(new Arena());
     }
     const part = log.sortedPart();
     return part === undefined
