@@ -205,7 +205,7 @@ describe("a disk seen-set's merge on a full disk", () => {
           acknowledged = i + 50_000;
         }
       } catch (e) {
-        error = { code: e.code, message: e.message, merging: set.stats.diskMerging };
+        error = { code: e.code, message: e.message, merging: set.stats.diskMerging, merges: set.stats.diskMerges };
       }
       await set.close();
       const asides = readdirSync(dir).filter((name) => name.endsWith(".tmp"));
@@ -226,7 +226,7 @@ describe("a disk seen-set's merge on a full disk", () => {
     expect(run.stderr).toBe("");
     const got = JSON.parse(run.stdout) as {
       acknowledged: number;
-      error?: { code: string; message: string; merging: boolean };
+      error?: { code: string; message: string; merging: boolean; merges: number };
       told: string[];
       asides: string[];
       missing: number;
@@ -240,7 +240,11 @@ describe("a disk seen-set's merge on a full disk", () => {
       (m) => /merging \d+ keys held in memory into .* failed/.test(m) && /full|ENOSPC|space/i.test(m),
     );
     expect(mergeFailed || got.error?.merging === true, got.told.join("\n")).toBe(true);
-    expect(got.acknowledged).toBeGreaterThan(1_500_000);
+    // At least one merge was installed before the disk filled (the file sorted, its saved part
+    // index beside it): how many keys that takes moves with the space the index needs and with how
+    // the appends and the merges interleave, so the count is a floor, not a figure.
+    expect(got.error?.merges).toBeGreaterThanOrEqual(1);
+    expect(got.acknowledged).toBeGreaterThan(1_000_000);
     expect(got.missing).toBe(0);
     expect(got.size).toBe(got.acknowledged);
     expect(got.asides).toEqual([]);

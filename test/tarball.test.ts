@@ -52,6 +52,7 @@ describe("the packed package, installed from its tarball", () => {
       "package.json",
       "build/crawlsieve.wasm",
       "build/crawlsieve-shared.wasm",
+      "build/crawlsieve-kernels-shared.wasm",
       "build/js/index.node.js",
       "build/js/cli/main.js",
       "build/js/threads/worker.js",
@@ -62,7 +63,7 @@ describe("the packed package, installed from its tarball", () => {
     // Only what runs: no build notes, no debug build, no text formats of the modules.
     expect(
       packed.filter(
-        (f) => f.startsWith("build/") && !f.startsWith("build/js/") && !/^build\/crawlsieve(-shared)?\.wasm$/.test(f),
+        (f) => f.startsWith("build/") && !f.startsWith("build/js/") && !/^build\/crawlsieve(-shared|-kernels-shared)?\.wasm$/.test(f),
       ),
     ).toEqual([]);
     const map = JSON.parse(readFileSync(join(app, "node_modules/crawlsieve/build/js/index.node.js.map"), "utf8"));
