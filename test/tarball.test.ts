@@ -63,7 +63,10 @@ describe("the packed package, installed from its tarball", () => {
     // Only what runs: no build notes, no debug build, no text formats of the modules.
     expect(
       packed.filter(
-        (f) => f.startsWith("build/") && !f.startsWith("build/js/") && !/^build\/crawlsieve(-shared|-kernels-shared)?\.wasm$/.test(f),
+        (f) =>
+          f.startsWith("build/") &&
+          !f.startsWith("build/js/") &&
+          !/^build\/crawlsieve(-shared|-kernels-shared)?\.wasm$/.test(f),
       ),
     ).toEqual([]);
     const map = JSON.parse(readFileSync(join(app, "node_modules/crawlsieve/build/js/index.node.js.map"), "utf8"));
