@@ -36,7 +36,14 @@ const temp = () => mkdtempSync(join(tmpdir(), "crawlsieve-grow-"));
 interface ChildReport {
   fill: { seconds: number };
   worstBatchMs: number;
-  before: { keys: number; diskLookups?: number; diskBlocksRead?: number; filterBitsPerKey?: number };
+  before: {
+    keys: number;
+    diskLookups?: number;
+    diskBlocksRead?: number;
+    filterBitsPerKey?: number;
+    diskMerges?: number;
+    diskMergesKept?: number;
+  };
   mid: { diskLookups?: number; diskBlocksRead?: number };
   after: { diskLookups?: number; diskBlocksRead?: number; diskReads?: number; filterFpRate?: number };
   absentFound: number;
@@ -68,6 +75,11 @@ describe("a fresh disk seen-set filled far past its memory budget", () => {
     // The keys moved to disk as the set grew: later batches asked the sorted part.
     expect(report.before.diskLookups).toBeGreaterThan(0);
     expect(report.before.diskBlocksRead).toBeGreaterThan(0);
+    // Past 4 M keys the filter is at its share of the budget (8 MiB) and has room for more: merges
+    // keep it (the set adds each key to it as it comes) rather than build another, and before
+    // that they built it (16 bits a key), so both kinds ran and answered as the Set below.
+    expect(report.before.diskMergesKept).toBeGreaterThan(0);
+    expect(report.before.diskMergesKept).toBeLessThan(report.before.diskMerges as number);
     const got = readFileSync(flags);
     expect(got.length).toBe(n + probe);
     const seen = new Set<number>();

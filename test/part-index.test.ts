@@ -21,11 +21,11 @@ const key = (i: number) => `https://example.org/part-index/${i}`;
 const keys = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => key(from + i));
 const temp = () => join(mkdtempSync(join(tmpdir(), "crawlsieve-part-index-")), "seen");
 
-/** Adds keys 0, 1, ... a batch at a time until `merges` merges are installed (and a batch more); the keys added. */
-async function fill(dir: string, merges: number, from = 0): Promise<number> {
+/** Adds keys 0, 1, ... a batch at a time until `merges` merges are installed (or `kept` of them kept the filter) and a batch more; the keys added. */
+async function fill(dir: string, merges: number, from = 0, kept = 0): Promise<number> {
   const set = await openDiskSeenSet(dir, { memory: MEMORY });
   let next = from;
-  while ((set.stats.diskMerges ?? 0) < merges || next === from) {
+  while ((set.stats.diskMerges ?? 0) < merges || (set.stats.diskMergesKept ?? 0) < kept || next === from) {
     expect((await set.addMany(keys(next, next + 50_000))).every((f) => f === 1)).toBe(true);
     next += 50_000;
   }
@@ -61,6 +61,14 @@ describe("a disk seen-set's saved part index", () => {
     expect(existsSync(join(dir, "fingerprints.log.index"))).toBe(true);
     expect(await check(dir, added)).toBe(0);
   });
+
+  it("a merge that kept the set's filter saves it with the bits set meanwhile, and an open takes it and answers as before", async () => {
+    const dir = temp();
+    // A filter a merge built (16 bits a key for the keys it took) has room for some more: a later
+    // merge keeps it, the set having added each key to it as it came.
+    const added = await fill(dir, 0, 0, 1);
+    expect(await check(dir, added)).toBe(0);
+  }, 120_000);
 
   it("a damaged or torn index is not taken: the part is read, no key is lost, and the index is saved again", async () => {
     const dir = temp();

@@ -207,6 +207,11 @@ export class FingerprintSet {
     this.disposed = true;
   }
 
+  /** @internal Visits the fingerprints held, packed 16 bytes each, a partition of a shard at a time (none copied whole). */
+  eachPacked(visit: (packed: Uint8Array) => void): void {
+    for (const shard of this.parts()) shard.eachPacked(visit);
+  }
+
   /** @internal Disposes the set and hands the instance of its largest memory, touched already, to another use (a disk store's compaction at close). */
   releaseArena(): Arena | undefined {
     if (this.disposed) return undefined;

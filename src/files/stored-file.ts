@@ -30,7 +30,15 @@ function fold(sum: bigint, segment: Segment): bigint {
     : checksumRegion(sum, segment.arena, segment.ptr, segment.bytes);
 }
 
-/** Writes the structure of `kind` (its parameters, then `segments` in order as its payload) to the new file `path`; the caller renames it into place. */
+/** Bytes of a piece of shared memory copied at a time before it is folded and written (a whole number of checksum pieces, so the sum is the one a read folds). */
+const SHARED_PIECE = 1 << 24;
+
+/**
+ * Writes the structure of `kind` (its parameters, then `segments` in order as its payload) to the
+ * new file `path`; the caller renames it into place. Each piece is folded into the checksum as it
+ * is written; a piece of shared memory (another thread may be changing it: a disk seen-set's
+ * filter, whose bits are only ever set) is copied first, so the sum is that of the bytes written.
+ */
 export function writeStoredFile(path: string, kind: KindCode, params: Uint8Array, segments: readonly Segment[]): void {
   const head = writeHead(
     kind,
@@ -38,7 +46,6 @@ export function writeStoredFile(path: string, kind: KindCode, params: Uint8Array
     segments.reduce((sum, s) => sum + lengthOf(s), 0),
   );
   let sum = checksumBytes(0n, head);
-  for (const segment of segments) sum = fold(sum, segment);
   const fd = openSync(path, "wx");
   try {
     let at = 0;
@@ -47,8 +54,18 @@ export function writeStoredFile(path: string, kind: KindCode, params: Uint8Array
       at += bytes.length;
     };
     write(head);
-    for (const segment of segments)
+    for (const segment of segments) {
+      if (segment instanceof Uint8Array && segment.buffer instanceof SharedArrayBuffer) {
+        for (let from = 0; from < segment.length; from += SHARED_PIECE) {
+          const piece = segment.slice(from, Math.min(segment.length, from + SHARED_PIECE));
+          sum = checksumBytes(sum, piece);
+          write(piece);
+        }
+        continue;
+      }
+      sum = fold(sum, segment);
       for (let from = 0; from < lengthOf(segment); from += PIECE) write(bytesOf(segment, from));
+    }
     write(writeTrailer(sum));
   } finally {
     closeSync(fd);

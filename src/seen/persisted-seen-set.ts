@@ -35,6 +35,7 @@ export interface SeenTable {
     readonly filterBits: number;
     readonly filterFpRate: number;
     readonly merges: number;
+    readonly mergesKept: number;
     readonly partScans: number;
     readonly merging: boolean;
     readonly mergeWaits: number;
@@ -83,7 +84,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
    * budget the keys looked up on disk, the 4 KiB blocks read for them, the reads made (near
    * blocks are read at once), and the sorted part's filter: its bits a key and the share of
    * absent keys it lets through to a read (a miss reads the disk at that rate, no more), the
-   * background merges installed, the sorted parts read whole at an open (none when the filter and
+   * background merges installed (and those of them that kept the filter, none built), the sorted parts read whole at an open (none when the filter and
    * index saved beside the log were taken), whether a merge runs, and the batches that waited for one.
    */
   get stats(): {
@@ -95,6 +96,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
     filterBitsPerKey?: number;
     filterFpRate?: number;
     diskMerges?: number;
+    diskMergesKept?: number;
     diskPartScans?: number;
     diskMerging?: boolean;
     diskMergeWaits?: number;
@@ -112,6 +114,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
             filterBitsPerKey: disk.filterBits,
             filterFpRate: disk.filterFpRate,
             diskMerges: disk.merges,
+            diskMergesKept: disk.mergesKept,
             diskPartScans: disk.partScans,
             diskMerging: disk.merging,
             diskMergeWaits: disk.mergeWaits,

@@ -11,12 +11,15 @@
 // the frozen keys dropped. A batch waits for that install only: a copy of what was appended since
 // the thread's last copy (a few batches), never the merge. The filter is built in a shared
 // memory and used where it is: the set gives each merge the memory its last part's filter left
-// (or a new one), so two filters exist at most, never a third in transit. The aside is
+// (or a new one), so two filters exist at most, never a third in transit. While the set's filter
+// has room for the keys a merge takes (the set adds each key to it as it comes), the merge keeps
+// it: one filter, none built, and the thread only reads it to save it. The aside is
 // named after this process, so another process's open spares it while this one runs
 // (removeAsideFiles); a process killed mid-merge leaves it to the next open, and the store as it
 // was.
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { rmSync } from "node:fs";
+import type { SievePlace } from "../../lines/key-sieve.js";
 import type { ColdIndexParts } from "./cold-keys.js";
 import { partIndexPath } from "./part-index.js";
 import { asideName, type MergeSnapshot } from "./file-log.js";
@@ -29,6 +32,12 @@ export interface MergeJob {
   readonly budget: number;
   /** The shared memory the thread builds the filter in (newSharedMemory, or a part's no longer used): handed back with it. */
   readonly memory: WebAssembly.Memory;
+  /**
+   * Set: the set's own filter, at this place of `memory`, already holds every key of the snapshot
+   * and is kept (ColdKeys.keptFor): the thread builds the block index only and reads the filter,
+   * to save it, while the set goes on using it and setting bits in it.
+   */
+  readonly keep?: SievePlace;
   /** The file it writes, renamed into place at the install. */
   readonly aside: string;
   /** Where it saves the new part's filter and index (part-index.ts), renamed in after the part. */
@@ -70,11 +79,21 @@ export class BackgroundMerge {
     private readonly aside: string,
     budget: number,
     memory: WebAssembly.Memory,
+    /** The set's filter, kept (MergeJob.keep). */
+    readonly keep: SievePlace | undefined,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.indexAside = asideName(partIndexPath(snapshot.path));
-    const job: MergeJob = { snapshot, budget, memory, aside, indexAside: this.indexAside, gate: mergeTestHooks.gate };
+    const job: MergeJob = {
+      snapshot,
+      budget,
+      memory,
+      keep,
+      aside,
+      indexAside: this.indexAside,
+      gate: mergeTestHooks.gate,
+    };
     mergeTestHooks.memories?.push(memory);
     // Flags of the process are not the thread's: `node --input-type=module -e` would stop it from loading its file.
     this.worker = new Worker(workerUrl, { workerData: { job, port: port2 }, transferList: [port2], execArgv: [] });
@@ -89,9 +108,18 @@ export class BackgroundMerge {
     this.port.unref();
   }
 
-  /** Starts merging the file as of `snapshot` within the memory budget `budget`, the new part's filter built in the shared `memory` (no other thread may use it until the merge is done). */
-  static start(snapshot: MergeSnapshot, budget: number, memory: WebAssembly.Memory): BackgroundMerge {
-    return new BackgroundMerge(snapshot, asideName(snapshot.path), budget, memory);
+  /**
+   * Starts merging the file as of `snapshot` within the memory budget `budget`, the new part's
+   * filter built in the shared `memory` (no other thread may use it until the merge is done), or,
+   * with `keep`, the set's filter at that place of `memory` kept as it is (MergeJob.keep).
+   */
+  static start(
+    snapshot: MergeSnapshot,
+    budget: number,
+    memory: WebAssembly.Memory,
+    keep?: SievePlace,
+  ): BackgroundMerge {
+    return new BackgroundMerge(snapshot, asideName(snapshot.path), budget, memory, keep);
   }
 
   /**

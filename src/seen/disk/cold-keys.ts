@@ -20,7 +20,7 @@ import { KeySieve, type SievePlace } from "../../lines/key-sieve.js";
 import { instantiateSharedKernels } from "../../wasm/shared-module.js";
 import { RECORD_FINGERPRINTS } from "../fingerprint-batches.js";
 import { asideName } from "./file-log.js";
-import { loadPartIndex, savePartIndex, type PartIndex } from "./part-index.js";
+import { loadPartIndex, savePartIndex, sieveBits, type PartIndex } from "./part-index.js";
 import { ORDER_WORDS, orderWords, type SortedPart } from "./sorted-part.js";
 
 /** Fingerprints in a block: 4 KiB on disk, one read; a record's 65,536 are 256 whole blocks. */
@@ -73,21 +73,29 @@ export interface ColdIndexParts {
  * count known only at the end) may hold a little more than it needs.
  */
 export class ColdIndex {
-  readonly sieve: KeySieve;
+  /** The filter it builds (undefined: the set's own filter, grown in place, already holds the keys: ColdIndex.indexOnly). */
+  readonly sieve: KeySieve | undefined;
   /** Where the filter's memory ends. */
   readonly end: number;
   private readonly firsts: Uint32Array;
   private readonly sums: BigUint64Array;
   private count = 0;
+  /** The set's filter grown in place: its shared memory and where it lies, read only (to save it). */
+  private live: { memory: WebAssembly.Memory; place: SievePlace } | undefined;
 
   constructor(
-    readonly arena: Arena,
+    readonly arena: Arena | undefined,
     most: number,
     budget: number,
   ) {
     const blocks = Math.ceil(most / BLOCK);
     this.firsts = new Uint32Array(ORDER_WORDS * blocks);
     this.sums = new BigUint64Array(blocks);
+    if (arena === undefined) {
+      this.sieve = undefined;
+      this.end = 0;
+      return;
+    }
     const bytes = KeySieve.bytesFor(0, BATCH, 16) + filterBytes(most, budget);
     const r = arena.place({ sieve: bytes }, arena.base, "the filter of a disk seen-set's keys");
     const sieve = KeySieve.over({ arena, ptr: r.sieve, bytes }, most, BATCH, 16);
@@ -100,11 +108,25 @@ export class ColdIndex {
     this.end = r.sieve + bytes;
   }
 
+  /**
+   * The block index alone of at most `most` keys, for a part whose keys the set's filter (at
+   * `place` in the shared `memory`) already holds: the set adds every key to it as the key comes
+   * (ColdKeys.note). The filter is only read, to be saved; no kernel of this thread touches that
+   * memory, which the set's thread goes on using.
+   */
+  static indexOnly(memory: WebAssembly.Memory, place: SievePlace, most: number): ColdIndex {
+    const index = new ColdIndex(undefined, most, 0);
+    index.live = { memory, place };
+    return index;
+  }
+
   /** Adds the next record's fingerprints (packed, in the part's order). */
   add(fingerprints: Uint8Array): void {
     if (this.count % BLOCK !== 0) throw new RangeError("a sorted part's records are whole blocks but the last");
-    for (let at = 0; at < fingerprints.length; at += 16 * BATCH)
-      this.sieve.add(fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BATCH)), 16);
+    const sieve = this.sieve;
+    if (sieve !== undefined)
+      for (let at = 0; at < fingerprints.length; at += 16 * BATCH)
+        sieve.add(fingerprints.subarray(at, Math.min(fingerprints.length, at + 16 * BATCH)), 16);
     const view = new DataView(fingerprints.buffer, fingerprints.byteOffset, fingerprints.byteLength);
     for (let at = 0; at < fingerprints.length; at += 16 * BLOCK) {
       const block = this.count / BLOCK;
@@ -131,14 +153,23 @@ export class ColdIndex {
    * copy of 28 bytes a block would come on top at the merge's end); the index is done with.
    */
   parts(): ColdIndexParts {
-    if (!this.arena.shared) throw new RangeError("a filter handed to another thread is built in a shared memory");
     const { firsts, sums, count } = this.index();
+    if (this.live !== undefined) return { memory: this.live.memory, filter: this.live.place, firsts, sums, count };
+    if (this.arena === undefined || this.sieve === undefined || !this.arena.shared)
+      throw new RangeError("a filter handed to another thread is built in a shared memory");
     return { memory: this.arena.k.memory, filter: this.sieve.place, firsts, sums, count };
   }
 
   /** Saves the filter and index to `path` (a new file aside: installPartIndex renames it in) for a part of the log at `epoch`. */
   save(path: string, epoch: number): void {
-    savePartIndex(path, this.arena, this.sieve.place, { epoch, ...this.index() });
+    const index = { epoch, ...this.index() };
+    if (this.live !== undefined) {
+      const { memory, place } = this.live;
+      const bits = new Uint8Array(memory.buffer, place.ptr + KeySieve.bitsOffset(BATCH, 16), place.blocks * 64);
+      savePartIndex(path, bits, place, index);
+    } else if (this.arena !== undefined && this.sieve !== undefined) {
+      savePartIndex(path, sieveBits(this.arena, this.sieve.place), this.sieve.place, index);
+    }
   }
 }
 
@@ -281,7 +312,8 @@ export class ColdKeys {
       part.markAll();
       part.eachMarked((fingerprints) => index.add(fingerprints));
       const { firsts, sums } = index.index();
-      const cold = new ColdKeys(part, arena, index.sieve, index.end, firsts, sums);
+      // Made with an arena, the index has built its filter.
+      const cold = new ColdKeys(part, arena, index.sieve as KeySieve, index.end, firsts, sums);
       cold.scanned = true;
       if (saved !== undefined) saveBeside(index, saved);
       return cold;
@@ -294,22 +326,53 @@ export class ColdKeys {
   /**
    * The cold keys of `part` (taken) from the filter and index a merge built while it wrote the part
    * (ColdIndex.parts), checked against the part's count: the filter is used where the merge's
-   * thread built it, in its shared memory, with no copy.
+   * thread built it, in its shared memory, with no copy. With `arena` (the memory of the cold keys
+   * it replaces, whose filter the merge kept: ColdIndex.indexOnly), the filter is the one at
+   * `parts.filter` there, kept as it is.
    */
-  static adopt(part: SortedPart, parts: ColdIndexParts): ColdKeys {
+  static adopt(part: SortedPart, parts: ColdIndexParts, arena?: Arena): ColdKeys {
     try {
       if (parts.count !== part.count || parts.sums.length !== Math.ceil(part.count / BLOCK))
         throw new FormatError(
           `${part.where}: its sorted part holds ${part.count} keys, but the merge that wrote it indexed ${parts.count}`,
           "ERR_STORE_CORRUPT",
         );
-      const arena = new Arena(instantiateSharedKernels(parts.memory));
-      const sieve = KeySieve.inPlace(arena, parts.filter, BATCH, 16);
-      return new ColdKeys(part, arena, sieve, parts.filter.ptr + parts.filter.bytes, parts.firsts, parts.sums);
+      const over = arena ?? new Arena(instantiateSharedKernels(parts.memory));
+      const sieve = KeySieve.inPlace(over, parts.filter, BATCH, 16);
+      return new ColdKeys(part, over, sieve, parts.filter.ptr + parts.filter.bytes, parts.firsts, parts.sums);
     } catch (error) {
       part.close();
       throw error;
     }
+  }
+
+  /**
+   * Adds keys the set has just taken into memory to the filter, so that it holds every key the set
+   * holds (a merge can then keep it as it is: keptFor). A key forgotten later keeps its bits: a
+   * block read more for it, never a wrong answer (the block is searched).
+   */
+  note(packed: Uint8Array): void {
+    for (let at = 0; at < packed.length; at += 16 * BATCH)
+      this.sieve.add(packed.subarray(at, Math.min(packed.length, at + 16 * BATCH)), 16);
+  }
+
+  /**
+   * The filter's shared memory and place, when a merge into a part of at most `keys` keys can
+   * keep it as it is instead of building another (no second filter, no reading of its keys):
+   * it is in a shared memory and has at least 8 bits a key and three quarters of what
+   * filterBytes gives that many within `budget`. Else undefined: the merge builds a new one.
+   */
+  keptFor(keys: number, budget: number): { memory: WebAssembly.Memory; place: SievePlace } | undefined {
+    if (!this.arena.shared) return undefined;
+    const place = this.sieve.place;
+    const bits = place.blocks * FILTER_BLOCK * 8;
+    if (bits < MIN_FILTER_BITS * keys || bits < 0.75 * 8 * filterBytes(keys, budget)) return undefined;
+    return { memory: this.arena.k.memory, place };
+  }
+
+  /** Where the filter lies in its memory, the keys added to it counted. */
+  get filter(): SievePlace {
+    return this.sieve.place;
   }
 
   /** Keys in the sorted part. */

@@ -17,7 +17,7 @@ import { PersistedSeenSet } from "../persisted-seen-set.js";
 import { createLogFile, FileLog, readScheme, removeAsideFiles } from "./file-log.js";
 import { retireLmdb, startingRecords } from "./lmdb-import.js";
 import { ColdKeys, coldBytes } from "./cold-keys.js";
-import { newSharedMemory } from "../../wasm/shared-module.js";
+import { instantiateSharedKernels, newSharedMemory } from "../../wasm/shared-module.js";
 import { BackgroundMerge, type MergeOutcome } from "./background-merge.js";
 import { installPartIndex, partIndexPath } from "./part-index.js";
 import type { SortedPart } from "./sorted-part.js";
@@ -126,10 +126,14 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
         } else {
           // After the part: a kill between leaves the old index, bound to the old epoch, not taken.
           installPartIndex(done.indexAside, log.path);
+          // A kept filter goes on as it is, with the keys added to it since counted.
+          const kept = done.keep === undefined ? undefined : tiered.filterNow;
           tiered.merged((old) => {
+            if (kept !== undefined && old !== undefined)
+              return ColdKeys.adopt(part, { ...outcome.index, filter: kept }, old);
             if (old?.shared) spare = old.k.memory;
             return ColdKeys.adopt(part, outcome.index);
-          });
+          }, kept !== undefined);
         }
       };
       follow = () => {
@@ -152,8 +156,13 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
             return running.finished().then((done) => settle(running, done));
           }
         } else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes))) {
-          // A failed or stopped merge's memory is not taken again: its thread may still be writing in it.
-          merge = BackgroundMerge.start(log.snapshot(), memory, spare ?? newSharedMemory());
+          // The part's filter kept when it has room: no second filter, and the spare one goes.
+          // Else a failed or stopped merge's memory is not taken again: its thread may still be writing in it.
+          const kept = tiered.filterKept(memory);
+          merge =
+            kept === undefined
+              ? BackgroundMerge.start(log.snapshot(), memory, spare ?? newSharedMemory())
+              : BackgroundMerge.start(log.snapshot(), memory, kept.memory, kept.place);
           spare = undefined;
           tiered.freeze();
         }
@@ -212,7 +221,11 @@ function coldKeysOf(log: FileLog, memory: number, compact = true, arena?: Arena)
     const part = log.sortedPart();
     return part === undefined
       ? undefined
-      : ColdKeys.build(part, memory, arena, { path: partIndexPath(log.path), epoch: log.epochRead });
+      : // In a shared memory, so that a merge may keep its filter (ColdKeys.keptFor).
+        ColdKeys.build(part, memory, arena ?? new Arena(instantiateSharedKernels(newSharedMemory())), {
+          path: partIndexPath(log.path),
+          epoch: log.epochRead,
+        });
   } catch (error) {
     throw diskError(error, `opening ${log.name} past its memory budget`);
   }

@@ -1,6 +1,7 @@
 // The thread of a background merge (background-merge.ts): writes the compaction of the store's
 // file as of a snapshot aside, and builds the new sorted part's filter and block index from each
-// record as it is written (so nothing reads the part again) in the shared memory the set hands it,
+// record as it is written (so nothing reads the part again) in the shared memory the set hands it
+// (or only the index, when the set keeps its filter: MergeJob.keep),
 // copies on the records appended since as far as the set's process tells it they are whole, saves
 // the filter and index beside the part (part-index.ts), then hands it all back on its port.
 import { rmSync } from "node:fs";
@@ -23,9 +24,13 @@ port.close();
 function merge(job: MergeJob): MergeOutcome {
   try {
     // Sized for every fingerprint the snapshot may hold (16 bytes each at least): the live count is known only at the end.
-    // The filter is built in the shared memory the set gave (its last part's, no longer used, or new) and used there after.
-    const filter = new Arena(instantiateSharedKernels(job.memory));
-    const index = new ColdIndex(filter, Math.max(1, Math.floor((job.snapshot.from - LOG_HEADER) / 16)), job.budget);
+    // The filter is built in the shared memory the set gave (its last part's, no longer used, or new) and used there after;
+    // or the set's own is kept, and this thread runs no kernel over that memory (the set's thread does).
+    const most = Math.max(1, Math.floor((job.snapshot.from - LOG_HEADER) / 16));
+    const index =
+      job.keep === undefined
+        ? new ColdIndex(new Arena(instantiateSharedKernels(job.memory)), most, job.budget)
+        : ColdIndex.indexOnly(job.memory, job.keep, most);
     // Groups of partitions in an eighth of the budget (8 MiB at least, one partition whatever it
     // needs): the thread's memory comes on top of the set's. Past a few passes' worth the groups
     // are read from partition files written in one pass, so a smaller room makes more groups,

@@ -12,7 +12,7 @@ import { renameSync, rmSync } from "node:fs";
 import { FormatError } from "../../errors.js";
 import { Kind } from "../../format/container.js";
 import type { Recipe } from "../../format/recipe.js";
-import { readStoredFile, writeStoredFile } from "../../files/stored-file.js";
+import { readStoredFile, type Segment, writeStoredFile } from "../../files/stored-file.js";
 import { KeySieve, type SievePlace } from "../../lines/key-sieve.js";
 import type { Arena } from "../../wasm/arena.js";
 import { BATCH } from "../../wasm/staging.js";
@@ -65,21 +65,30 @@ const recipe: Recipe<Params> = {
   },
 };
 
-/** Writes `index` (its filter `filter` in `arena`) to `path`, a new file aside, renamed in by installPartIndex. */
-export function savePartIndex(path: string, arena: Arena, filter: SievePlace, index: PartIndex): void {
+/**
+ * Writes `index` to `path` (a new file aside: installPartIndex renames it in), its filter `filter`:
+ * the bits at `bits` (a region of the filter's memory, or a view of a shared one another thread
+ * may go on setting bits in: copied a piece at a time as it is written).
+ */
+export function savePartIndex(path: string, bits: Segment, filter: { blocks: number }, index: PartIndex): void {
   const params = new Uint8Array(PARAM_BYTES);
   const view = new DataView(params.buffer);
   view.setUint32(0, index.epoch, true);
   view.setUint32(4, index.sums.length, true);
   view.setUint32(8, filter.blocks, true);
   view.setBigUint64(16, BigInt(index.count), true);
-  view.setBigUint64(24, BigInt(filter.lines), true);
-  const fixed = KeySieve.bitsOffset(BATCH, 16);
+  // The filter holds the part's keys (and, grown in place, keys added since: only more bits set).
+  view.setBigUint64(24, BigInt(index.count), true);
   writeStoredFile(path, Kind.DiskPartIndex, params, [
     new Uint8Array(index.firsts.buffer, index.firsts.byteOffset, index.firsts.byteLength),
     new Uint8Array(index.sums.buffer, index.sums.byteOffset, index.sums.byteLength),
-    { arena, ptr: filter.ptr + fixed, bytes: filter.blocks * 64 },
+    bits,
   ]);
+}
+
+/** Where a sieve at `filter` in `arena` keeps its bits, as savePartIndex takes them. */
+export function sieveBits(arena: Arena, filter: SievePlace): Segment {
+  return { arena, ptr: filter.ptr + KeySieve.bitsOffset(BATCH, 16), bytes: filter.blocks * 64 };
 }
 
 /** Renames a saved index written aside into place beside the log; a failure leaves none (the next open reads the part). */

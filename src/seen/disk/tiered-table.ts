@@ -11,6 +11,7 @@
 import { FingerprintSet } from "../../exact/fingerprint-set.js";
 import type { Arena } from "../../wasm/arena.js";
 import { selectFlagged } from "../../wasm/batch.js";
+import type { SievePlace } from "../../lines/key-sieve.js";
 import type { ColdKeys } from "./cold-keys.js";
 
 /** Bytes a key takes in a FingerprintSet, its growth room included (about 13-20 once placed). */
@@ -49,6 +50,8 @@ export interface DiskLookups {
   readonly filterFpRate: number;
   /** Background merges of keys held in memory into the sorted part installed so far. */
   readonly merges: number;
+  /** Of those, the merges that kept the part's filter as it was (it held every key: no second filter built). */
+  readonly mergesKept: number;
   /** Times a sorted part was read whole for its filter and index (none saved beside the log fit). */
   readonly partScans: number;
   /** Whether a merge is running. */
@@ -71,6 +74,7 @@ export class TieredTable {
   private blocksRead = 0;
   private reads = 0;
   private merges = 0;
+  private mergesKept = 0;
   /** Sorted parts replaced since that were read whole (ColdKeys.scanned). */
   private scans = 0;
   /** Batches that waited for a merge: keys gathered past twice what the budget leaves them while it ran. */
@@ -102,6 +106,19 @@ export class TieredTable {
     return this.cold?.byteLength ?? 0;
   }
 
+  /**
+   * The sorted part's filter, when a merge of every key held now can keep it where it is
+   * (ColdKeys.keptFor: it holds them all already), else undefined.
+   */
+  filterKept(budget: number): { memory: WebAssembly.Memory; place: SievePlace } | undefined {
+    return this.cold?.keptFor(this.cold.count + this.inMemory, budget);
+  }
+
+  /** Where the sorted part's filter lies now, the keys added to it counted (a merge that kept it hands this on to the new part). */
+  get filterNow(): SievePlace | undefined {
+    return this.cold?.filter;
+  }
+
   /** Keys looked up on disk, the blocks read for them and the reads made, and the sorted part's filter: bits a key and the share of absent keys it lets through to a read. */
   get diskLookups(): DiskLookups {
     const cold = this.cold;
@@ -112,6 +129,7 @@ export class TieredTable {
       filterBits: cold?.filterBits ?? 0,
       filterFpRate: cold?.filterFpRate ?? 0,
       merges: this.merges,
+      mergesKept: this.mergesKept,
       partScans: this.scans + (cold?.scanned === true ? 1 : 0),
       merging: this.since !== undefined,
       mergeWaits: this.waited,
@@ -150,9 +168,10 @@ export class TieredTable {
   /**
    * The merge's new sorted part is in place, made by `make` in the old part's memory: it holds the
    * frozen keys and the old part's live ones, so those go from memory, and the keys it took that
-   * were forgotten since its snapshot are its forgotten ones. Should `make` fail, as replaceCold.
+   * were forgotten since its snapshot are its forgotten ones. `kept`: the merge kept the old
+   * part's filter (it holds every key already). Should `make` fail, as replaceCold.
    */
-  merged(make: (memory: Arena | undefined) => ColdKeys | undefined): void {
+  merged(make: (memory: Arena | undefined) => ColdKeys | undefined, kept: boolean): void {
     const since = this.since;
     if (since === undefined) throw new Error("no merge is running");
     this.since = undefined;
@@ -160,7 +179,12 @@ export class TieredTable {
     this.forgotten.dispose();
     this.forgotten = since;
     this.merges++;
+    if (kept) this.mergesKept++;
     this.swapCold(make);
+    // A filter the merge built holds the keys of its snapshot; those that came since (noted in the
+    // old one) are added to it, so it holds every key held and a later merge may keep it.
+    const cold = this.cold;
+    if (!kept && cold !== undefined) this.recent.eachPacked((packed) => cold.note(packed));
   }
 
   /** 1 for each packed fingerprint held. */
@@ -176,7 +200,10 @@ export class TieredTable {
     const held = this.inSets(packed);
     const live = this.liveCold(packed, held);
     for (let i = 0; i < held.length; i++) held[i] = held[i] | live[i] ? 0 : 1;
-    return scatter(held, this.recent.addFingerprints(selectFlagged(packed, held)));
+    const fresh = selectFlagged(packed, held);
+    // Into the part's filter too: it holds every key held, so the next merge may keep it (ColdKeys.keptFor).
+    this.cold?.note(fresh);
+    return scatter(held, this.recent.addFingerprints(fresh));
   }
 
   /** Forgets packed fingerprints; 1 for each that was held (a repeat within the call is not). */
