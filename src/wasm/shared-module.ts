@@ -31,3 +31,11 @@ export function instantiateSharedKernels(memory: WebAssembly.Memory): Kernels {
 export function newSharedMemory(): WebAssembly.Memory {
   return new WebAssembly.Memory({ initial: 1, maximum: 65536, shared: true });
 }
+
+/**
+ * The `length` bytes at `ptr` of a shared memory another thread lays out, viewed where they lie
+ * (a thread that holds no Arena over it, as a merge's that only reads and saves a filter).
+ */
+export function sharedBytes(memory: WebAssembly.Memory, ptr: number, length: number): Uint8Array {
+  return new Uint8Array(memory.buffer, ptr, length);
+}

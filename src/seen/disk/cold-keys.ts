@@ -164,9 +164,7 @@ export class ColdIndex {
   save(path: string, epoch: number): void {
     const index = { epoch, ...this.index() };
     if (this.live !== undefined) {
-      const { memory, place } = this.live;
-      const bits = new Uint8Array(memory.buffer, place.ptr + KeySieve.bitsOffset(BATCH, 16), place.blocks * 64);
-      savePartIndex(path, bits, place, index);
+      savePartIndex(path, sieveBits(this.live.memory, this.live.place), this.live.place, index);
     } else if (this.arena !== undefined && this.sieve !== undefined) {
       savePartIndex(path, sieveBits(this.arena, this.sieve.place), this.sieve.place, index);
     }

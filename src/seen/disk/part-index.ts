@@ -15,6 +15,7 @@ import type { Recipe } from "../../format/recipe.js";
 import { readStoredFile, type Segment, writeStoredFile } from "../../files/stored-file.js";
 import { KeySieve, type SievePlace } from "../../lines/key-sieve.js";
 import type { Arena } from "../../wasm/arena.js";
+import { sharedBytes } from "../../wasm/shared-module.js";
 import { BATCH } from "../../wasm/staging.js";
 import { ORDER_WORDS } from "./sorted-part.js";
 
@@ -86,9 +87,11 @@ export function savePartIndex(path: string, bits: Segment, filter: { blocks: num
   ]);
 }
 
-/** Where a sieve at `filter` in `arena` keeps its bits, as savePartIndex takes them. */
-export function sieveBits(arena: Arena, filter: SievePlace): Segment {
-  return { arena, ptr: filter.ptr + KeySieve.bitsOffset(BATCH, 16), bytes: filter.blocks * 64 };
+/** Where a sieve at `filter` in `arena` (or in a shared memory this thread holds no arena over) keeps its bits, as savePartIndex takes them. */
+export function sieveBits(over: Arena | WebAssembly.Memory, filter: SievePlace): Segment {
+  const ptr = filter.ptr + KeySieve.bitsOffset(BATCH, 16);
+  const bytes = filter.blocks * 64;
+  return over instanceof WebAssembly.Memory ? sharedBytes(over, ptr, bytes) : { arena: over, ptr, bytes };
 }
 
 /** Renames a saved index written aside into place beside the log; a failure leaves none (the next open reads the part). */
