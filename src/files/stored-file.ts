@@ -31,7 +31,7 @@ function fold(sum: bigint, segment: Segment): bigint {
 }
 
 /** Bytes of a piece of shared memory copied at a time before it is folded and written (a whole number of checksum pieces, so the sum is the one a read folds). */
-const SHARED_PIECE = 1 << 24;
+const SHARED_PIECE = 1 << 22;
 
 /**
  * Writes the structure of `kind` (its parameters, then `segments` in order as its payload) to the
@@ -54,10 +54,17 @@ export function writeStoredFile(path: string, kind: KindCode, params: Uint8Array
       at += bytes.length;
     };
     write(head);
+    let copy: Uint8Array | undefined;
     for (const segment of segments) {
       if (segment instanceof Uint8Array && segment.buffer instanceof SharedArrayBuffer) {
+        // One copy buffer for the whole segment: a fresh one a piece would leave the collector
+        // up to a filter's size of garbage (the merge thread saves a 100 MB filter).
+        if (copy === undefined || copy.length < Math.min(SHARED_PIECE, segment.length))
+          copy = new Uint8Array(Math.min(SHARED_PIECE, segment.length));
         for (let from = 0; from < segment.length; from += SHARED_PIECE) {
-          const piece = segment.slice(from, Math.min(segment.length, from + SHARED_PIECE));
+          const end = Math.min(segment.length, from + SHARED_PIECE);
+          const piece = copy.subarray(0, end - from);
+          piece.set(segment.subarray(from, end));
           sum = checksumBytes(sum, piece);
           write(piece);
         }

@@ -357,14 +357,16 @@ export class ColdKeys {
   /**
    * The filter's shared memory and place, when a merge into a part of at most `keys` keys can
    * keep it as it is instead of building another (no second filter, no reading of its keys):
-   * it is in a shared memory and has at least 8 bits a key and three quarters of what
-   * filterBytes gives that many within `budget`. Else undefined: the merge builds a new one.
+   * it is in a shared memory and has at least 8 bits a key and all that filterBytes gives that
+   * many within `budget` (so a filter is kept only at its flat share of the budget, between
+   * budget/4 and budget/2 keys: below, the share grows with the keys; above, at 8 bits a key,
+   * every key more needs more bits). Else undefined: the merge builds a new one.
    */
   keptFor(keys: number, budget: number): { memory: WebAssembly.Memory; place: SievePlace } | undefined {
     if (!this.arena.shared) return undefined;
     const place = this.sieve.place;
     const bits = place.blocks * FILTER_BLOCK * 8;
-    if (bits < MIN_FILTER_BITS * keys || bits < 0.75 * 8 * filterBytes(keys, budget)) return undefined;
+    if (bits < MIN_FILTER_BITS * keys || bits < 8 * filterBytes(keys, budget)) return undefined;
     return { memory: this.arena.k.memory, place };
   }
 

@@ -156,9 +156,12 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
             return running.finished().then((done) => settle(running, done));
           }
         } else if (tiered.inMemory >= mergeFrom && exceedsBudget(tiered.inMemory, roomLeft(memory, tiered.coldBytes))) {
-          // The part's filter kept when it has room: no second filter, and the spare one goes.
-          // Else a failed or stopped merge's memory is not taken again: its thread may still be writing in it.
-          const kept = tiered.filterKept(memory);
+          // The part's filter kept when it has room for the keys this merge takes and for the
+          // most that may gather before the next (the set adds each key to it as it comes): no
+          // second filter built, and the spare one goes. A filter that must grow again soon (at
+          // its floor of 8 bits a key) is built anew, in the spare memory, not in fresh memory
+          // beside it. A failed or stopped merge's memory is not taken again: its thread may still be writing in it.
+          const kept = tiered.filterKept(memory, heldItems(2 * roomLeft(memory, tiered.coldBytes)));
           merge =
             kept === undefined
               ? BackgroundMerge.start(log.snapshot(), memory, spare ?? newSharedMemory())

@@ -107,11 +107,11 @@ export class TieredTable {
   }
 
   /**
-   * The sorted part's filter, when a merge of every key held now can keep it where it is
-   * (ColdKeys.keptFor: it holds them all already), else undefined.
+   * The sorted part's filter, when a merge of every key held now (and `more` to come) can keep it
+   * where it is (ColdKeys.keptFor: it holds them all already), else undefined.
    */
-  filterKept(budget: number): { memory: WebAssembly.Memory; place: SievePlace } | undefined {
-    return this.cold?.keptFor(this.cold.count + this.inMemory, budget);
+  filterKept(budget: number, more = 0): { memory: WebAssembly.Memory; place: SievePlace } | undefined {
+    return this.cold?.keptFor(this.cold.count + this.inMemory + more, budget);
   }
 
   /** Where the sorted part's filter lies now, the keys added to it counted (a merge that kept it hands this on to the new part). */
