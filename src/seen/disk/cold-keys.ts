@@ -241,9 +241,13 @@ export class ColdKeys {
   private places = new Uint32Array(0);
   /** Blocks in the index. */
   private readonly blocks: number;
+  /** Whether the filter holds every key the set holds (note): only then may a merge keep it. */
+  private holdsAll = true;
 
   private constructor(
     private readonly part: SortedPart,
+    /** The set's memory budget, that the filter is sized within (filterBytes). */
+    private readonly budget: number,
     private readonly arena: Arena,
     private readonly sieve: KeySieve,
     /** Where the filter's memory ends: the block index and the look-up's regions follow it. */
@@ -304,14 +308,14 @@ export class ColdKeys {
       if (saved !== undefined) {
         const loaded = loadSaved(part, budget, arena, saved);
         if (loaded !== undefined)
-          return new ColdKeys(part, arena, loaded.sieve, loaded.end, loaded.firsts, loaded.sums);
+          return new ColdKeys(part, budget, arena, loaded.sieve, loaded.end, loaded.firsts, loaded.sums);
       }
       const index = new ColdIndex(arena, part.count, budget);
       part.markAll();
       part.eachMarked((fingerprints) => index.add(fingerprints));
       const { firsts, sums } = index.index();
       // Made with an arena, the index has built its filter.
-      const cold = new ColdKeys(part, arena, index.sieve as KeySieve, index.end, firsts, sums);
+      const cold = new ColdKeys(part, budget, arena, index.sieve as KeySieve, index.end, firsts, sums);
       cold.scanned = true;
       if (saved !== undefined) saveBeside(index, saved);
       return cold;
@@ -328,7 +332,7 @@ export class ColdKeys {
    * it replaces, whose filter the merge kept: ColdIndex.indexOnly), the filter is the one at
    * `parts.filter` there, kept as it is.
    */
-  static adopt(part: SortedPart, parts: ColdIndexParts, arena?: Arena): ColdKeys {
+  static adopt(part: SortedPart, budget: number, parts: ColdIndexParts, arena?: Arena): ColdKeys {
     try {
       if (parts.count !== part.count || parts.sums.length !== Math.ceil(part.count / BLOCK))
         throw new FormatError(
@@ -337,7 +341,7 @@ export class ColdKeys {
         );
       const over = arena ?? new Arena(instantiateSharedKernels(parts.memory));
       const sieve = KeySieve.inPlace(over, parts.filter, BATCH, 16);
-      return new ColdKeys(part, over, sieve, parts.filter.ptr + parts.filter.bytes, parts.firsts, parts.sums);
+      return new ColdKeys(part, budget, over, sieve, parts.filter.ptr + parts.filter.bytes, parts.firsts, parts.sums);
     } catch (error) {
       part.close();
       throw error;
@@ -346,28 +350,49 @@ export class ColdKeys {
 
   /**
    * Adds keys the set has just taken into memory to the filter, so that it holds every key the set
-   * holds (a merge can then keep it as it is: keptFor). A key forgotten later keeps its bits: a
-   * block read more for it, never a wrong answer (the block is searched).
+   * holds (a merge can then keep it as it is: keptFor), as long as it has the bits a filter of that
+   * many keys would be given: past that it could never be kept, and adding more would only let more
+   * absent keys through to a block read (a part's filter at 16 bits a key holds none more), so it
+   * takes no more and is not kept. A key forgotten later keeps its bits: a block read more for it,
+   * never a wrong answer (the block is searched).
    */
   note(packed: Uint8Array): void {
+    if (!this.holdsAll || packed.length === 0) return;
+    if (!this.roomFor(this.sieve.place.lines + packed.length / 16, this.budget)) {
+      this.holdsAll = false;
+      return;
+    }
     for (let at = 0; at < packed.length; at += 16 * BATCH)
       this.sieve.add(packed.subarray(at, Math.min(packed.length, at + 16 * BATCH)), 16);
+  }
+
+  /** Whether the filter holds every key the set holds (note): a merge may keep it only then. */
+  get holdsEveryKey(): boolean {
+    return this.holdsAll;
+  }
+
+  /** The filter no longer holds every key the set holds (a kept filter whose old cold keys stopped noting). */
+  lacksKeys(): void {
+    this.holdsAll = false;
   }
 
   /**
    * The filter's shared memory and place, when a merge into a part of at most `keys` keys can
    * keep it as it is instead of building another (no second filter, no reading of its keys):
-   * it is in a shared memory and has at least 8 bits a key and all that filterBytes gives that
-   * many within `budget` (so a filter is kept only at its flat share of the budget, between
-   * budget/4 and budget/2 keys: below, the share grows with the keys; above, at 8 bits a key,
-   * every key more needs more bits). Else undefined: the merge builds a new one.
+   * it holds every key held, is in a shared memory and has at least 8 bits a key and all that
+   * filterBytes gives that many within `budget` (so a filter is kept only at its flat share of
+   * the budget, between budget/4 and budget/2 keys: below, the share grows with the keys; above,
+   * at 8 bits a key, every key more needs more bits). Else undefined: the merge builds a new one.
    */
   keptFor(keys: number, budget: number): { memory: WebAssembly.Memory; place: SievePlace } | undefined {
-    if (!this.arena.shared) return undefined;
-    const place = this.sieve.place;
-    const bits = place.blocks * FILTER_BLOCK * 8;
-    if (bits < MIN_FILTER_BITS * keys || bits < 8 * filterBytes(keys, budget)) return undefined;
-    return { memory: this.arena.k.memory, place };
+    if (!this.arena.shared || !this.holdsAll || !this.roomFor(keys, budget)) return undefined;
+    return { memory: this.arena.k.memory, place: this.sieve.place };
+  }
+
+  /** Whether the filter has the bits a filter of `keys` keys within `budget` is given (and 8 a key at least). */
+  private roomFor(keys: number, budget: number): boolean {
+    const bits = this.sieve.place.blocks * FILTER_BLOCK * 8;
+    return bits >= MIN_FILTER_BITS * keys && bits >= 8 * filterBytes(keys, budget);
   }
 
   /** Where the filter lies in its memory, the keys added to it counted. */

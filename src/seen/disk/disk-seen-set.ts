@@ -130,9 +130,9 @@ export async function openDiskSeenSet(dir: string, options: DiskSeenSetOptions =
           const kept = done.keep === undefined ? undefined : tiered.filterNow;
           tiered.merged((old) => {
             if (kept !== undefined && old !== undefined)
-              return ColdKeys.adopt(part, { ...outcome.index, filter: kept }, old);
+              return ColdKeys.adopt(part, memory, { ...outcome.index, filter: kept }, old);
             if (old?.shared) spare = old.k.memory;
-            return ColdKeys.adopt(part, outcome.index);
+            return ColdKeys.adopt(part, memory, outcome.index);
           }, kept !== undefined);
         }
       };

@@ -180,11 +180,15 @@ export class TieredTable {
     this.forgotten = since;
     this.merges++;
     if (kept) this.mergesKept++;
+    const holding = this.cold?.holdsEveryKey === true;
     this.swapCold(make);
     // A filter the merge built holds the keys of its snapshot; those that came since (noted in the
-    // old one) are added to it, so it holds every key held and a later merge may keep it.
+    // old one) are added to it, so it holds every key held and a later merge may keep it. A kept
+    // filter holds them already, unless the old part's stopped taking keys while the merge ran.
     const cold = this.cold;
-    if (!kept && cold !== undefined) this.recent.eachPacked((packed) => cold.note(packed));
+    if (cold === undefined) return;
+    if (!kept) this.recent.eachPacked((packed) => cold.note(packed));
+    else if (!holding) cold.lacksKeys();
   }
 
   /** 1 for each packed fingerprint held. */
