@@ -17,6 +17,12 @@ import type { ForgettingSeenSet, SeenBackend, SeenKey } from "./seen-set.js";
 export interface SeenTable {
   /** Adds packed fingerprints; 1 for each that was new. */
   addFingerprints(packed: Uint8Array): Uint8Array;
+  /**
+   * Adds packed fingerprints a batch of the log recorded as new (each new when it was written,
+   * under the lock, after every batch before it), as the log is read; a table that leaves keys on
+   * disk takes them without looking them up there. Else addFingerprints.
+   */
+  addLogged?(packed: Uint8Array): void;
   /** 1 for each packed fingerprint held. */
   hasFingerprints(packed: Uint8Array): Uint8Array;
   /** Forgets packed fingerprints; 1 for each that was held. */
@@ -205,7 +211,7 @@ export class PersistedSeenSet implements ForgettingSeenSet {
       {
         // A table still empty needs no clearing when the log is read whole.
         clear: () => (table.size > 0 ? table.clear() : undefined),
-        add: (f) => void table.addFingerprints(f),
+        add: (f) => (table.addLogged === undefined ? void table.addFingerprints(f) : table.addLogged(f)),
         remove: (f) => void table.removeFingerprints(f),
       },
       () => body(table),

@@ -210,6 +210,23 @@ export class TieredTable {
     return scatter(held, this.recent.addFingerprints(fresh));
   }
 
+  /**
+   * Adds packed fingerprints a batch after the sorted part recorded as new, as the log is read (at
+   * an open, or another process's batches): each was new when written, so none is in the part
+   * unless forgotten since, and held in memory it is held either way; no look-up on disk (at an
+   * open after a fill, millions of keys a block read each for the filter's false positives, which
+   * cover most of the part's blocks). A key a damaged log recorded twice counts twice in `size`
+   * until the next merge.
+   */
+  addLogged(packed: Uint8Array): void {
+    const fresh = selectFlagged(
+      packed,
+      this.inSets(packed).map((held) => 1 - held),
+    );
+    this.cold?.note(fresh);
+    this.recent.addFingerprints(fresh);
+  }
+
   /** Forgets packed fingerprints; 1 for each that was held (a repeat within the call is not). */
   removeFingerprints(packed: Uint8Array): Uint8Array {
     const live = this.liveCold(packed, new Uint8Array(packed.length / 16));
