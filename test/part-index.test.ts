@@ -78,7 +78,7 @@ describe("a disk seen-set's saved part index", () => {
     const set = await openDiskSeenSet(dir, { memory: MEMORY });
     try {
       // The keys after the part were new when written: the open takes them without asking the
-      // part (it asked each, 510,002 in docs/seen-sets.md's example, and read blocks for some).
+      // part (it asked each: 500,000 in docs/seen-sets.md's example, with 890 blocks read).
       expect(set.stats.diskLookups).toBe(0);
       expect(set.stats.diskBlocksRead).toBe(0);
       // Those keys added to a filter sized for the part's alone would cut its bits a key (to 9 in
